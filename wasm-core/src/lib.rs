@@ -1,0 +1,9 @@
+//! Garblet's core: everything both parties run, natively and in WebAssembly.
+//!
+//! * [`block`]: 128-bit blocks (labels, Δ).
+//! * [`aes`]: AES-128 — the fixed-key permutation π and a keyed CTR generator.
+
+pub mod aes;
+pub mod block;
+
+pub use block::Block;
