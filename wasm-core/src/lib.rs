@@ -2,8 +2,10 @@
 //!
 //! * [`block`]: 128-bit blocks (labels, Δ).
 //! * [`aes`]: AES-128 — the fixed-key permutation π and a keyed CTR generator.
+//! * [`ot`]: base OT and correlated OT extension.
 
 pub mod aes;
 pub mod block;
+pub mod ot;
 
 pub use block::Block;

@@ -1,0 +1,3 @@
+//! `garblet bench …`: benchmarks that print numbers (never timed assertions).
+
+pub mod report;

@@ -1,0 +1,1 @@
+//! Oblivious transfer: Chou–Orlandi base OT and IKNP correlated OT extension.
