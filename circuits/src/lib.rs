@@ -9,7 +9,9 @@ pub mod bristol;
 pub mod builder;
 pub mod gate;
 pub mod int;
+pub mod library;
 pub mod program;
+pub mod registry;
 pub mod value;
 
 #[cfg(any(test, feature = "testing"))]

@@ -1,0 +1,118 @@
+//! The built-in circuit programs, by name, with their public parameters.
+//!
+//! Both parties build a built-in program from its name and parameters, so the circuit never
+//! crosses the network; [`circuit_id`] names the exact circuit for the session's hello.
+
+use crate::library;
+use crate::program::{BuildError, InputField, Program};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+
+/// One public parameter of a program.
+#[derive(Clone, Copy, Debug)]
+pub struct ParamSpec {
+    pub name: &'static str,
+    pub doc: &'static str,
+    pub default: u64,
+    pub min: u64,
+    pub max: u64,
+}
+
+/// Resolved parameters: every parameter of the program, within its range.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Params(BTreeMap<String, u64>);
+
+impl Params {
+    /// The value of a parameter the program declares (0 if it does not).
+    pub fn get(&self, name: &str) -> u64 {
+        self.0.get(name).copied().unwrap_or(0)
+    }
+
+    pub fn usize(&self, name: &str) -> usize {
+        self.get(name) as usize
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&str, u64)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), *v))
+    }
+}
+
+/// The garbler's secret as a service holds it, when the circuit takes something derived from it
+/// in the clear (the AES round keys from the key, BLOSUM62 rows from a protein string).
+#[derive(Clone, Copy)]
+pub struct GarblerSecret {
+    /// The fields a service configures, in order.
+    pub fields: fn(&Params) -> Vec<InputField>,
+    /// The circuit's garbler input bits, from the fields' bits concatenated.
+    pub derive: fn(&Params, &[bool]) -> Result<Vec<bool>, BuildError>,
+}
+
+/// A built-in program.
+#[derive(Clone, Copy)]
+pub struct ProgramSpec {
+    pub name: &'static str,
+    pub doc: &'static str,
+    pub params: &'static [ParamSpec],
+    pub build: fn(&Params) -> Result<Box<dyn Program>, BuildError>,
+    pub garbler_secret: Option<GarblerSecret>,
+}
+
+impl ProgramSpec {
+    /// Fills in defaults and checks names and ranges.
+    pub fn resolve<'a>(&self, given: impl IntoIterator<Item = (&'a str, u64)>) -> Result<Params, BuildError> {
+        let mut params: BTreeMap<String, u64> = self.params.iter().map(|p| (p.name.to_string(), p.default)).collect();
+        for (name, value) in given {
+            let spec = self
+                .params
+                .iter()
+                .find(|p| p.name == name)
+                .ok_or_else(|| BuildError::Parameter(format!("{} has no parameter '{name}' (it has: {})", self.name, self.param_names())))?;
+            if value < spec.min || value > spec.max {
+                return Err(BuildError::Parameter(format!("{}: {name} = {value} is outside {}..={}", self.name, spec.min, spec.max)));
+            }
+            params.insert(name.to_string(), value);
+        }
+        Ok(Params(params))
+    }
+
+    pub fn instantiate(&self, params: &Params) -> Result<Box<dyn Program>, BuildError> {
+        (self.build)(params)
+    }
+
+    fn param_names(&self) -> String {
+        let names: Vec<&str> = self.params.iter().map(|p| p.name).collect();
+        if names.is_empty() {
+            "none".into()
+        } else {
+            names.join(", ")
+        }
+    }
+}
+
+/// Every built-in program.
+pub fn builtins() -> &'static [ProgramSpec] {
+    library::PROGRAMS
+}
+
+pub fn find(name: &str) -> Option<&'static ProgramSpec> {
+    builtins().iter().find(|p| p.name == name)
+}
+
+/// Version of the circuit library: bump it whenever any program's gates change, so that
+/// parties running different circuits notice at the hello instead of decoding garbage.
+pub const LIBRARY_VERSION: u32 = 1;
+
+/// Identifies a built-in circuit: SHA-256 over the library version, name and parameters.
+pub fn circuit_id(name: &str, params: &Params) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(b"garblet builtin circuit\0");
+    h.update(LIBRARY_VERSION.to_le_bytes());
+    h.update(name.as_bytes());
+    h.update([0]);
+    for (k, v) in params.iter() {
+        h.update(k.as_bytes());
+        h.update([0]);
+        h.update(v.to_le_bytes());
+    }
+    h.finalize().into()
+}
