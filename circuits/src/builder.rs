@@ -331,6 +331,11 @@ impl Builder {
         self.batch.push(gate);
     }
 
+    /// Appends gates over reserved slots as they are.
+    pub fn emit_all(&mut self, gates: impl Iterator<Item = Gate>) {
+        self.batch.extend(gates);
+    }
+
     // ---- batches, for the runner ----
 
     /// Gates emitted since the last [`Builder::clear_batch`].

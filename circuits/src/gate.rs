@@ -147,6 +147,13 @@ impl Batch {
         self.gates.push(gate);
     }
 
+    /// Appends many gates (one capacity check, not one per gate).
+    #[inline]
+    pub fn extend(&mut self, gates: impl Iterator<Item = Gate>) {
+        let counts = &mut self.counts;
+        self.gates.extend(gates.inspect(|g| counts.count(g)));
+    }
+
     pub fn clear(&mut self) {
         self.gates.clear();
         self.counts = GateCounts::default();

@@ -4,7 +4,8 @@
 //! crosses the network; [`circuit_id`] names the exact circuit for the session's hello.
 
 use crate::library;
-use crate::program::{BuildError, InputField, Program};
+use crate::gate::Party;
+use crate::program::{BuildError, InputField, Program, Shape};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 
@@ -77,6 +78,23 @@ impl ProgramSpec {
 
     pub fn instantiate(&self, params: &Params) -> Result<Box<dyn Program>, BuildError> {
         (self.build)(params)
+    }
+
+    /// The garbler's input fields as a service configures them: the secret's fields if the
+    /// program derives its garbler input, else the circuit's garbler fields.
+    pub fn garbler_fields(&self, params: &Params, shape: &Shape) -> Vec<InputField> {
+        match &self.garbler_secret {
+            Some(secret) => (secret.fields)(params),
+            None => shape.inputs_of(Party::Garbler).cloned().collect(),
+        }
+    }
+
+    /// The circuit's garbler input bits from the configured fields' bits (concatenated).
+    pub fn garbler_bits(&self, params: &Params, configured: Vec<bool>) -> Result<Vec<bool>, BuildError> {
+        match &self.garbler_secret {
+            Some(secret) => (secret.derive)(params, &configured),
+            None => Ok(configured),
+        }
     }
 
     fn param_names(&self) -> String {

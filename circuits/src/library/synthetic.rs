@@ -29,6 +29,8 @@ pub const SPEC: ProgramSpec = ProgramSpec {
 const OUTPUTS: usize = 128;
 /// Gates per step.
 const GATES_PER_STEP: u64 = 1024;
+/// Distinct wiring offsets, cycled (a prime, so the pattern does not align with the ring).
+const OFFSETS: usize = 4093;
 
 fn build(params: &Params) -> Result<Box<dyn Program>, BuildError> {
     let width = params.get("width");
@@ -46,7 +48,8 @@ pub struct Synthetic {
     /// Index of the next value; value t lives in slot `base + t mod width`.
     next: u64,
     base: Slot,
-    wiring: u64,
+    /// How far back gate t reads: entry t mod OFFSETS, drawn once from the public seed.
+    offsets: Vec<(u32, u32)>,
     started: bool,
 }
 
@@ -58,19 +61,23 @@ impl Synthetic {
             outputs: vec![Shape::uint_output("out", OUTPUTS, Reveal::Evaluator)],
         };
         let gates_per_and = 1 + xor_per_and;
-        Synthetic { shape, width, gates_left: and_gates * gates_per_and, gates_per_and, next: 0, base: 0, wiring: seed | 1, started: false }
+        // xorshift64*: public wiring, not randomness. Lemire's multiply-shift maps 32 random
+        // bits onto width/4..width without a division.
+        let (quarter, span) = (width / 4, width - width / 4);
+        let mut state = seed | 1;
+        let mut offset = || {
+            state ^= state >> 12;
+            state ^= state << 25;
+            state ^= state >> 27;
+            let r = state.wrapping_mul(0x2545_f491_4f6c_dd1d);
+            (quarter + (((r & 0xffff_ffff) * span) >> 32)) as u32
+        };
+        let offsets = (0..OFFSETS).map(|_| (offset(), offset())).collect();
+        Synthetic { shape, width, gates_left: and_gates * gates_per_and, gates_per_and, next: 0, base: 0, offsets, started: false }
     }
 
     fn slot(&self, value: u64) -> Slot {
         self.base + (value & (self.width - 1)) as Slot
-    }
-
-    /// xorshift64*: public wiring, not randomness.
-    fn next_wire(&mut self) -> u64 {
-        self.wiring ^= self.wiring >> 12;
-        self.wiring ^= self.wiring << 25;
-        self.wiring ^= self.wiring >> 27;
-        self.wiring.wrapping_mul(0x2545_f491_4f6c_dd1d)
     }
 }
 
@@ -89,18 +96,26 @@ impl Program for Synthetic {
             }
             self.next = self.width;
         }
-        let quarter = self.width / 4;
-        for _ in 0..self.gates_left.min(GATES_PER_STEP) {
-            let r = self.next_wire();
-            // Read two values between width/4 and width−1 back.
-            let a = self.slot(self.next - quarter - (r % (self.width - quarter)));
-            let b = self.slot(self.next - quarter - ((r >> 32) % (self.width - quarter)));
-            let out = self.slot(self.next);
-            let gate = if self.gates_left % self.gates_per_and == 0 { Gate::And { a, b, out } } else { Gate::Xor { a, b, out } };
-            c.emit(gate);
-            self.next += 1;
-            self.gates_left -= 1;
-        }
+        let (base, mask) = (self.base, self.width - 1);
+        let slot = |value: u64| base + (value & mask) as Slot;
+        let count = self.gates_left.min(GATES_PER_STEP);
+        let (first, gates_per_and) = (self.next, self.gates_per_and);
+        // Where this step starts in the AND, XOR, … pattern and in the offset table; counted
+        // along, as divisions per gate would cost more than the rest.
+        let mut phase = (first - self.width) % gates_per_and;
+        let mut k = (first % OFFSETS as u64) as usize;
+        let offsets = &self.offsets;
+        c.emit_all((first..first + count).map(|t| {
+            // Read two values between width/4 and width−1 back; overwrite the one width back.
+            let (da, db) = offsets[k];
+            k = if k + 1 == OFFSETS { 0 } else { k + 1 };
+            let (a, b, out) = (slot(t - da as u64), slot(t - db as u64), slot(t));
+            let gate = if phase == 0 { Gate::And { a, b, out } } else { Gate::Xor { a, b, out } };
+            phase = if phase + 1 == gates_per_and { 0 } else { phase + 1 };
+            gate
+        }));
+        self.next += count;
+        self.gates_left -= count;
         if self.gates_left > 0 {
             return Ok(true);
         }

@@ -1,0 +1,278 @@
+//! The garbler engine: zero-labels per slot, garbled tables out.
+
+use super::lane::{as_blocks, Lane};
+use super::{pack_bits, GarbleError, PendingSlots, TweakHash, GARBLE_GROUP};
+use crate::aes::AesCtr;
+use crate::block::Block;
+use garblet_circuits::{Batch, Gate, Party, Slot};
+
+/// Garbles batches under one Δ. One `Garbler` per session: its AND counter (the hash tweak)
+/// runs on across computations, so no tweak is ever used twice under the same Δ.
+pub struct Garbler {
+    delta: Block,
+    hash: TweakHash,
+    /// The zero-label of each slot.
+    labels: Vec<Lane>,
+    pending: PendingSlots,
+    group: AndGroup,
+    label_prg: AesCtr,
+    // Per computation:
+    garbler_inputs: Vec<bool>,
+    next_garbler_input: usize,
+    evaluator_zero_labels: Vec<Block>,
+    next_evaluator_input: usize,
+    /// The outputs the garbler learns, in order, to decode what the evaluator sends back.
+    own_outputs: Vec<OwnOutput>,
+    // Scratch, reused batch to batch:
+    fresh_labels: Vec<Block>,
+    input_labels: Vec<[u8; 16]>,
+    decode_bits: Vec<bool>,
+}
+
+/// An output the garbler learns: decoded from the bit the evaluator returns, or public.
+#[derive(Clone, Copy)]
+enum OwnOutput {
+    /// The lsb of the output wire's zero-label.
+    Decode(bool),
+    Public(bool),
+}
+
+/// Δ and what is derived from it, as lanes.
+struct Keys {
+    delta: Lane,
+    sigma_delta: Lane,
+    one: Lane,
+}
+
+/// ANDs waiting to be hashed together.
+struct AndGroup {
+    len: usize,
+    /// The session-wide index of the next AND: its tweaks are 2i and 2i+1.
+    next_index: u64,
+    a0: [Lane; GARBLE_GROUP],
+    out: [Slot; GARBLE_GROUP],
+    pb: [bool; GARBLE_GROUP],
+    /// σ(A0) and σ(B0) per AND (σ(A1) = σ(A0) ⊕ σ(Δ), as σ is linear).
+    sigma: [Lane; 2 * GARBLE_GROUP],
+    /// Hash inputs σ(A0) ⊕ j, σ(A1) ⊕ j, σ(B0) ⊕ j', σ(B1) ⊕ j' per AND.
+    y: [Lane; 4 * GARBLE_GROUP],
+    /// The group's tables (T_G, T_E), appended to the payload in one copy.
+    tables: [[u8; 16]; 2 * GARBLE_GROUP],
+}
+
+impl AndGroup {
+    #[inline(always)]
+    fn push(&mut self, a0: Lane, b0: Lane, out: Slot, keys: &Keys) {
+        let k = self.len % GARBLE_GROUP;
+        // Tweaks 2i and 2i+1 for the i-th AND of the session: unique under this Δ.
+        let j0 = Lane::tweak(self.next_index);
+        let j1 = j0 ^ keys.one;
+        self.next_index += 1;
+        self.a0[k] = a0;
+        self.out[k] = out;
+        self.pb[k] = b0.lsb();
+        let (sa, sb) = (a0.sigma(), b0.sigma());
+        self.sigma[2 * k] = sa;
+        self.sigma[2 * k + 1] = sb;
+        let y = &mut self.y[4 * k..4 * k + 4];
+        y[0] = sa ^ j0;
+        y[1] = sa ^ keys.sigma_delta ^ j0;
+        y[2] = sb ^ j1;
+        y[3] = sb ^ keys.sigma_delta ^ j1;
+        self.len = k + 1;
+    }
+
+    /// Hashes the group, appends its tables to `payload` and writes its output zero-labels.
+    fn flush(&mut self, hash: &TweakHash, keys: &Keys, labels: &mut [Lane], pending: &mut PendingSlots, payload: &mut Vec<u8>) {
+        let n = self.len;
+        if n == 0 {
+            return;
+        }
+        hash.permute(as_blocks(&mut self.y[..4 * n]));
+        let (delta, sd) = (keys.delta, keys.sigma_delta);
+        for k in 0..n {
+            let p = &self.y[4 * k..4 * k + 4];
+            let (sa, sb) = (self.sigma[2 * k], self.sigma[2 * k + 1]);
+            let (a0, pb) = (self.a0[k], self.pb[k]);
+            // H(X, j) = π(σ(X) ⊕ j) ⊕ σ(X).
+            let (ha0, ha1, hb0, hb1) = (p[0] ^ sa, p[1] ^ sa ^ sd, p[2] ^ sb, p[3] ^ sb ^ sd);
+            // Garbler half-gate (a ∧ pb, the garbler knowing pb).
+            let tg = ha0 ^ ha1 ^ delta.select(pb);
+            let wg = ha0 ^ tg.select(a0.lsb());
+            // Evaluator half-gate (a ∧ (b ⊕ pb), the evaluator knowing b ⊕ pb):
+            // T_E = H(B0) ⊕ H(B1) ⊕ A0 and W_E = H(B_pb).
+            let te = hb0 ^ hb1 ^ a0;
+            let we = hb0 ^ (hb0 ^ hb1).select(pb);
+            labels[self.out[k] as usize] = wg ^ we;
+            tg.write(&mut self.tables[2 * k]);
+            te.write(&mut self.tables[2 * k + 1]);
+        }
+        payload.extend_from_slice(self.tables[..2 * n].as_flattened());
+        pending.clear(&self.out[..n]);
+        self.len = 0;
+    }
+}
+
+impl Garbler {
+    /// A garbler with global offset `delta` (lsb set), labels from a generator seeded by the OS.
+    pub fn new(delta: Block) -> Result<Self, GarbleError> {
+        if !delta.lsb() {
+            return Err(GarbleError::DeltaLsb);
+        }
+        let label_prg = AesCtr::from_os_rng().map_err(|e| GarbleError::Random(e.to_string()))?;
+        Ok(Garbler {
+            delta,
+            hash: TweakHash::new(),
+            labels: Vec::new(),
+            pending: PendingSlots::default(),
+            group: AndGroup {
+                len: 0,
+                next_index: 0,
+                a0: [Lane::ZERO; GARBLE_GROUP],
+                out: [0; GARBLE_GROUP],
+                pb: [false; GARBLE_GROUP],
+                sigma: [Lane::ZERO; 2 * GARBLE_GROUP],
+                y: [Lane::ZERO; 4 * GARBLE_GROUP],
+                tables: [[0; 16]; 2 * GARBLE_GROUP],
+            },
+            label_prg,
+            garbler_inputs: Vec::new(),
+            next_garbler_input: 0,
+            evaluator_zero_labels: Vec::new(),
+            next_evaluator_input: 0,
+            own_outputs: Vec::new(),
+            fresh_labels: Vec::new(),
+            input_labels: Vec::new(),
+            decode_bits: Vec::new(),
+        })
+    }
+
+    pub fn delta(&self) -> Block {
+        self.delta
+    }
+
+    /// Starts a computation: this party's input bits, and the zero-labels of the evaluator's
+    /// input bits (from correlated OT), both in circuit order.
+    pub fn start_computation(&mut self, garbler_inputs: Vec<bool>, evaluator_zero_labels: Vec<Block>) {
+        self.garbler_inputs = garbler_inputs;
+        self.next_garbler_input = 0;
+        self.evaluator_zero_labels = evaluator_zero_labels;
+        self.next_evaluator_input = 0;
+        self.own_outputs.clear();
+    }
+
+    /// AND gates garbled so far in this session.
+    pub fn and_gates(&self) -> u64 {
+        self.group.next_index
+    }
+
+    /// How many label bits the evaluator must return: one per non-public output the garbler
+    /// learns.
+    pub fn returned_bits_expected(&self) -> usize {
+        self.own_outputs.iter().filter(|o| matches!(o, OwnOutput::Decode(_))).count()
+    }
+
+    /// The garbler's outputs in order, from the label bits the evaluator returned; `None` if
+    /// it returned the wrong number of bits.
+    pub fn decode_outputs(&self, returned: &[bool]) -> Option<Vec<bool>> {
+        if returned.len() != self.returned_bits_expected() {
+            return None;
+        }
+        let mut returned = returned.iter();
+        self.own_outputs
+            .iter()
+            .map(|o| match *o {
+                OwnOutput::Decode(zero_lsb) => returned.next().map(|r| r ^ zero_lsb),
+                OwnOutput::Public(value) => Some(value),
+            })
+            .collect()
+    }
+
+    /// Garbles one batch, appending its payload to `out`.
+    pub fn garble(&mut self, batch: &Batch, out: &mut Vec<u8>) -> Result<(), GarbleError> {
+        let slots = batch.slots as usize;
+        if self.labels.len() < slots {
+            self.labels.resize(slots, Lane::ZERO);
+        }
+        let garbler_inputs = batch.counts.inputs[Party::Garbler.index()] as usize;
+        self.fresh_labels.resize(garbler_inputs, Block::ZERO);
+        self.label_prg.fill(&mut self.fresh_labels);
+        self.input_labels.clear();
+        self.decode_bits.clear();
+        out.reserve(super::payload_len(&batch.counts));
+
+        // Locals, so the hot loop keeps them in registers.
+        let Garbler { delta, hash, labels, pending, group, garbler_inputs: g_bits, next_garbler_input, evaluator_zero_labels, next_evaluator_input, own_outputs, fresh_labels, input_labels, decode_bits, .. } = self;
+        let delta = Lane::from_block(*delta);
+        let keys = Keys { delta, sigma_delta: delta.sigma(), one: Lane::from_block(Block(1)) };
+        let labels = labels.as_mut_slice();
+        let mut fresh = fresh_labels.iter();
+
+        for gate in &batch.gates {
+            match *gate {
+                Gate::Xor { a, b, out: o } => {
+                    if pending.any(a, b, o) {
+                        group.flush(hash, &keys, labels, pending, out);
+                    }
+                    labels[o as usize] = labels[a as usize] ^ labels[b as usize];
+                }
+                Gate::And { a, b, out: o } => {
+                    if pending.any(a, b, o) {
+                        group.flush(hash, &keys, labels, pending, out);
+                    }
+                    group.push(labels[a as usize], labels[b as usize], o, &keys);
+                    pending.set(o);
+                    if group.len == GARBLE_GROUP {
+                        group.flush(hash, &keys, labels, pending, out);
+                    }
+                }
+                Gate::Not { a, out: o } => {
+                    // NOT is XOR with the public constant 1: flip the meaning of the labels.
+                    if pending.any(a, a, o) {
+                        group.flush(hash, &keys, labels, pending, out);
+                    }
+                    labels[o as usize] = labels[a as usize] ^ keys.delta;
+                }
+                Gate::Input { party, out: o } => {
+                    if pending.any(o, o, o) {
+                        group.flush(hash, &keys, labels, pending, out);
+                    }
+                    labels[o as usize] = if party == Party::Garbler {
+                        let bit = *g_bits.get(*next_garbler_input).ok_or(GarbleError::InputsExhausted("garbler"))?;
+                        *next_garbler_input += 1;
+                        let zero = Lane::from_block(*fresh.next().ok_or(GarbleError::InputsExhausted("garbler"))?);
+                        let mut active = [0u8; 16];
+                        (zero ^ keys.delta.select(bit)).write(&mut active);
+                        input_labels.push(active);
+                        zero
+                    } else {
+                        let zero = *evaluator_zero_labels.get(*next_evaluator_input).ok_or(GarbleError::InputsExhausted("evaluator"))?;
+                        *next_evaluator_input += 1;
+                        Lane::from_block(zero)
+                    };
+                }
+                Gate::Output { a, to } => {
+                    if pending.any(a, a, a) {
+                        group.flush(hash, &keys, labels, pending, out);
+                    }
+                    let lsb = labels[a as usize].lsb();
+                    if to.to_evaluator() {
+                        decode_bits.push(lsb);
+                    }
+                    if to.to_garbler() {
+                        own_outputs.push(OwnOutput::Decode(lsb));
+                    }
+                }
+                Gate::OutputConst { value, to } => {
+                    if to.to_garbler() {
+                        own_outputs.push(OwnOutput::Public(value));
+                    }
+                }
+            }
+        }
+        group.flush(hash, &keys, labels, pending, out);
+        out.extend_from_slice(input_labels.as_flattened());
+        pack_bits(decode_bits, out);
+        Ok(())
+    }
+}

@@ -1,0 +1,254 @@
+//! A label in a SIMD register, for the engines' hot loops: `__m128i` on x86-64 (SSE2 is part of
+//! the baseline there), `v128` in WebAssembly with simd128, `u128` elsewhere. [`Block`] stays
+//! the plain type of the public API; a `Lane` has the same 16 bytes in the same order, and every
+//! operation here is tested against the `Block` one.
+
+use crate::block::Block;
+
+#[cfg(target_arch = "x86_64")]
+use core::arch::x86_64::*;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+use core::arch::wasm32::*;
+
+#[cfg(target_arch = "x86_64")]
+type Raw = __m128i;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+type Raw = v128;
+#[cfg(not(any(target_arch = "x86_64", all(target_arch = "wasm32", target_feature = "simd128"))))]
+type Raw = u128;
+
+#[derive(Clone, Copy)]
+#[repr(transparent)]
+pub(crate) struct Lane(Raw);
+
+// A `Lane` slice is handed to AES as a `Block` slice: same size, and at least the alignment.
+const _: () = assert!(core::mem::size_of::<Lane>() == 16 && core::mem::size_of::<Block>() == 16);
+const _: () = assert!(core::mem::align_of::<Lane>() >= core::mem::align_of::<Block>());
+
+/// The lanes as blocks, for AES.
+pub(crate) fn as_blocks(lanes: &mut [Lane]) -> &mut [Block] {
+    // SAFETY: `Lane` and `Block` are both 16 bytes of plain data (an integer or SIMD vector, no
+    // padding, every bit pattern valid) holding the same bytes in the same order (little-endian
+    // u128 = vector lane order on x86-64 and wasm32); `Lane`'s alignment is at least `Block`'s
+    // (checked at compile time above); the new slice covers exactly the old one's memory and
+    // borrows it mutably for the same lifetime, so no aliasing is created.
+    unsafe { core::slice::from_raw_parts_mut(lanes.as_mut_ptr().cast::<Block>(), lanes.len()) }
+}
+
+// `sse2`: the SSE2 intrinsics below are `unsafe` only because Rust cannot see that the
+// x86-64 baseline already includes SSE2 (every x86-64 CPU has it; the target enables it), so
+// calling them cannot hit a missing instruction. The only other obligations, for loads and
+// stores, are stated where they occur.
+#[cfg(target_arch = "x86_64")]
+impl Lane {
+    pub const ZERO: Lane = Lane(unsafe {
+        // SAFETY: an all-zero bit pattern is a valid `__m128i`.
+        core::mem::transmute::<u128, __m128i>(0)
+    });
+
+    #[inline(always)]
+    pub fn from_block(b: Block) -> Lane {
+        // SAFETY: u128 and __m128i are both 16 bytes of plain data, every pattern valid; on
+        // little-endian x86-64 the u128's bytes are the vector's bytes in order.
+        Lane(unsafe { core::mem::transmute::<u128, __m128i>(b.0) })
+    }
+
+    #[cfg(test)]
+    pub fn to_block(self) -> Block {
+        // SAFETY: as in `from_block`, in the other direction.
+        Block(unsafe { core::mem::transmute::<__m128i, u128>(self.0) })
+    }
+
+    /// The i-th AND's tweak pair base: the integer `i << 1`.
+    #[inline(always)]
+    pub fn tweak(index: u64) -> Lane {
+        // SAFETY: SSE2 only (in the x86-64 baseline, see `sse2` below).
+        Lane(unsafe { _mm_set_epi64x((index >> 63) as i64, (index << 1) as i64) })
+    }
+
+    #[inline(always)]
+    pub fn xor(self, o: Lane) -> Lane {
+        // SAFETY: SSE2 only.
+        Lane(unsafe { _mm_xor_si128(self.0, o.0) })
+    }
+
+    /// `self` if `bit`, else zero.
+    #[inline(always)]
+    pub fn select(self, bit: bool) -> Lane {
+        // SAFETY: SSE2 only.
+        Lane(unsafe { _mm_and_si128(self.0, _mm_set1_epi64x(-(bit as i64))) })
+    }
+
+    #[inline(always)]
+    pub fn lsb(self) -> bool {
+        // SAFETY: SSE2 only.
+        unsafe { _mm_cvtsi128_si32(self.0) & 1 == 1 }
+    }
+
+    /// σ(xL ‖ xR) = (xL ⊕ xR) ‖ xL: swap the halves, then fold the high half back in.
+    #[inline(always)]
+    pub fn sigma(self) -> Lane {
+        // SAFETY: SSE2 only.
+        unsafe {
+            let swapped = _mm_shuffle_epi32::<0b01_00_11_10>(self.0);
+            let high = _mm_and_si128(self.0, _mm_set_epi64x(-1, 0));
+            Lane(_mm_xor_si128(swapped, high))
+        }
+    }
+
+    #[inline(always)]
+    pub fn read(bytes: &[u8; 16]) -> Lane {
+        // SAFETY: SSE2 only; reads exactly the 16 bytes of `bytes`; `loadu` needs no alignment.
+        Lane(unsafe { _mm_loadu_si128(bytes.as_ptr().cast()) })
+    }
+
+    #[inline(always)]
+    pub fn write(self, bytes: &mut [u8; 16]) {
+        // SAFETY: SSE2 only; writes exactly the 16 bytes of `bytes`; `storeu` needs no alignment.
+        unsafe { _mm_storeu_si128(bytes.as_mut_ptr().cast(), self.0) }
+    }
+}
+
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+impl Lane {
+    pub const ZERO: Lane = Lane(u64x2(0, 0));
+
+    #[inline(always)]
+    pub fn from_block(b: Block) -> Lane {
+        Lane(u64x2(b.0 as u64, (b.0 >> 64) as u64))
+    }
+
+    #[cfg(test)]
+    pub fn to_block(self) -> Block {
+        let (lo, hi) = (u64x2_extract_lane::<0>(self.0), u64x2_extract_lane::<1>(self.0));
+        Block(((hi as u128) << 64) | lo as u128)
+    }
+
+    #[inline(always)]
+    pub fn tweak(index: u64) -> Lane {
+        Lane(u64x2(index << 1, index >> 63))
+    }
+
+    #[inline(always)]
+    pub fn xor(self, o: Lane) -> Lane {
+        Lane(v128_xor(self.0, o.0))
+    }
+
+    #[inline(always)]
+    pub fn select(self, bit: bool) -> Lane {
+        Lane(v128_and(self.0, i64x2_splat(-(bit as i64))))
+    }
+
+    #[inline(always)]
+    pub fn lsb(self) -> bool {
+        u64x2_extract_lane::<0>(self.0) & 1 == 1
+    }
+
+    #[inline(always)]
+    pub fn sigma(self) -> Lane {
+        let swapped = i64x2_shuffle::<1, 0>(self.0, self.0);
+        let high = v128_and(self.0, u64x2(0, u64::MAX));
+        Lane(v128_xor(swapped, high))
+    }
+
+    #[inline(always)]
+    pub fn read(bytes: &[u8; 16]) -> Lane {
+        // SAFETY: reads exactly the 16 bytes of `bytes`; `v128_load` needs no alignment.
+        Lane(unsafe { v128_load(bytes.as_ptr().cast()) })
+    }
+
+    #[inline(always)]
+    pub fn write(self, bytes: &mut [u8; 16]) {
+        // SAFETY: writes exactly the 16 bytes of `bytes`; `v128_store` needs no alignment.
+        unsafe { v128_store(bytes.as_mut_ptr().cast(), self.0) }
+    }
+}
+
+#[cfg(not(any(target_arch = "x86_64", all(target_arch = "wasm32", target_feature = "simd128"))))]
+impl Lane {
+    pub const ZERO: Lane = Lane(0);
+
+    #[inline(always)]
+    pub fn from_block(b: Block) -> Lane {
+        Lane(b.0)
+    }
+
+    #[cfg(test)]
+    pub fn to_block(self) -> Block {
+        Block(self.0)
+    }
+
+    #[inline(always)]
+    pub fn tweak(index: u64) -> Lane {
+        Lane((index as u128) << 1)
+    }
+
+    #[inline(always)]
+    pub fn xor(self, o: Lane) -> Lane {
+        Lane(self.0 ^ o.0)
+    }
+
+    #[inline(always)]
+    pub fn select(self, bit: bool) -> Lane {
+        Lane(Block(self.0).select(bit).0)
+    }
+
+    #[inline(always)]
+    pub fn lsb(self) -> bool {
+        self.0 & 1 == 1
+    }
+
+    #[inline(always)]
+    pub fn sigma(self) -> Lane {
+        Lane(Block(self.0).sigma().0)
+    }
+
+    #[inline(always)]
+    pub fn read(bytes: &[u8; 16]) -> Lane {
+        Lane(u128::from_le_bytes(*bytes))
+    }
+
+    #[inline(always)]
+    pub fn write(self, bytes: &mut [u8; 16]) {
+        *bytes = self.0.to_le_bytes();
+    }
+}
+
+impl core::ops::BitXor for Lane {
+    type Output = Lane;
+    #[inline(always)]
+    fn bitxor(self, o: Lane) -> Lane {
+        self.xor(o)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every lane operation equals the scalar `Block` one.
+    #[test]
+    fn lane_matches_scalar_block() {
+        let mut x = 0x0123_4567_89ab_cdef_fedc_ba98_7654_3211u128;
+        for _ in 0..1000 {
+            x = x.wrapping_mul(0x2360_ed05_1fc6_5da4_4385_df64_9fcc_f645).wrapping_add(0x5851_f42d_4c95_7f2d);
+            let (a, b) = (Block(x), Block(x.rotate_left(37) ^ 0xabc));
+            let (la, lb) = (Lane::from_block(a), Lane::from_block(b));
+            assert_eq!(la.to_block(), a);
+            assert_eq!((la ^ lb).to_block(), a ^ b);
+            assert_eq!(la.sigma().to_block(), a.sigma());
+            assert_eq!(la.lsb(), a.lsb());
+            assert_eq!(la.select(true).to_block(), a);
+            assert_eq!(la.select(false).to_block(), Block::ZERO);
+            let mut bytes = [0u8; 16];
+            la.write(&mut bytes);
+            assert_eq!(bytes, a.to_bytes());
+            assert_eq!(Lane::read(&bytes).to_block(), a);
+            let index = x as u64;
+            assert_eq!(Lane::tweak(index).to_block(), Block((index as u128) << 1));
+        }
+        assert_eq!(Lane::ZERO.to_block(), Block::ZERO);
+        let mut lanes = [Lane::from_block(Block(7)), Lane::from_block(Block(9))];
+        assert_eq!(as_blocks(&mut lanes), &[Block(7), Block(9)]);
+    }
+}

@@ -1,0 +1,102 @@
+//! Half-gates garbling (Zahur–Rosulek–Evans 2015) with free-XOR and point-and-permute.
+//!
+//! The [`Garbler`] and [`Evaluator`] consume the same batches of gates (both parties run the
+//! same circuit program) and agree on a per-batch *payload*, the bytes the garbler sends:
+//!
+//! ```text
+//! [ AND tables (T_G, T_E): 32 B each, in gate order ]
+//! [ garbler input labels: 16 B each, in gate order ]
+//! [ decoding bits of the outputs the evaluator learns, packed LSB first ]
+//! ```
+//!
+//! (Tables first, so the garbler appends them as it goes, without zero-filling a buffer.)
+//!
+//! ANDs are not hashed one at a time: consecutive independent ANDs are collected into a group
+//! and hashed together (4 blocks per AND to garble, 2 to evaluate), so AES runs on long batches
+//! — VAES natively, bitsliced SIMD in the browser. A gate that reads or overwrites the output of
+//! a pending AND flushes the group first; tables still come out in gate order, so the two
+//! parties may group differently.
+
+mod evaluator;
+mod garbler;
+mod hash;
+mod lane;
+
+pub use evaluator::Evaluator;
+pub use garbler::Garbler;
+pub use hash::TweakHash;
+
+use crate::block::Block;
+use garblet_circuits::GateCounts;
+use thiserror::Error;
+
+/// Bytes of a batch's payload: see the module documentation.
+pub fn payload_len(counts: &GateCounts) -> usize {
+    let labels = counts.inputs[garblet_circuits::Party::Garbler.index()] as usize;
+    counts.and as usize * 2 * Block::BYTES + labels * Block::BYTES + (counts.outputs_to_evaluator as usize).div_ceil(8)
+}
+
+/// A fresh global offset Δ from the OS CSPRNG, with its least significant bit set
+/// (point-and-permute). Never reused across sessions.
+pub fn random_delta() -> Result<Block, getrandom::Error> {
+    Ok(Block(Block::random()?.0 | 1))
+}
+
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum GarbleError {
+    #[error("the circuit reads more {0} input bits than were provided")]
+    InputsExhausted(&'static str),
+    #[error("batch payload has {actual} bytes, the batch needs {expected}")]
+    PayloadLength { expected: usize, actual: usize },
+    #[error("Δ must have its least significant bit set")]
+    DeltaLsb,
+    #[error("the operating system's random generator failed: {0}")]
+    Random(String),
+}
+
+/// ANDs hashed together per group: 32 (128 AES blocks) when garbling, 64 when evaluating.
+const GARBLE_GROUP: usize = 32;
+const EVAL_GROUP: usize = 64;
+
+/// Which slots may be outputs of ANDs still waiting in the current group.
+///
+/// A fixed table of 1024 flags indexed by `slot mod 1024`: exact for circuits with fewer than
+/// 1024 live wires; for wider ones an occasional false alarm only flushes a group early, which
+/// is always correct. Fixed size: no bounds checks, always in L1 cache, two instructions a test.
+struct PendingSlots {
+    flags: [u8; PENDING_SLOTS],
+}
+
+const PENDING_SLOTS: usize = 1024;
+
+impl Default for PendingSlots {
+    fn default() -> Self {
+        PendingSlots { flags: [0; PENDING_SLOTS] }
+    }
+}
+
+impl PendingSlots {
+    #[inline(always)]
+    fn any(&self, a: u32, b: u32, c: u32) -> bool {
+        let f = |s: u32| self.flags[s as usize % PENDING_SLOTS];
+        f(a) | f(b) | f(c) != 0
+    }
+
+    #[inline(always)]
+    fn set(&mut self, slot: u32) {
+        self.flags[slot as usize % PENDING_SLOTS] = 1;
+    }
+
+    /// Clears the flags of a flushed group's outputs.
+    #[inline(always)]
+    fn clear(&mut self, outs: &[u32]) {
+        for &s in outs {
+            self.flags[s as usize % PENDING_SLOTS] = 0;
+        }
+    }
+}
+
+/// Appends bits to `out`, packed LSB first.
+fn pack_bits(bits: &[bool], out: &mut Vec<u8>) {
+    out.extend(bits.chunks(8).map(|byte| byte.iter().enumerate().fold(0u8, |acc, (i, &b)| acc | ((b as u8) << i))));
+}

@@ -1,0 +1,182 @@
+//! Garble → evaluate equals plaintext evaluation: random circuits, and every Bristol circuit in
+//! ../shared/bristol/ on random inputs.
+
+use garblet_circuits::bristol::{self, BristolInput, BristolOutput, BristolProgram, InputSource};
+use garblet_circuits::testing::{RandomCircuit, TestRng};
+use garblet_circuits::{Encoding, Party, Plaintext, Program, Reveal, Runner};
+use garblet_core::garble::{random_delta, Evaluator, Garbler};
+use garblet_core::Block;
+use std::sync::Arc;
+
+/// Correlated-OT outputs as a trusted dealer would hand them out — a test double for the OT
+/// layer (tested on its own): the garbler's zero-labels and the evaluator's active labels.
+fn dealer_labels(delta: Block, choices: &[bool]) -> (Vec<Block>, Vec<Block>) {
+    let zero: Vec<Block> = choices.iter().map(|_| Block::random().unwrap()).collect();
+    let active = zero.iter().zip(choices).map(|(&q, &r)| q ^ delta.select(r)).collect();
+    (zero, active)
+}
+
+struct Outcome {
+    evaluator: Vec<bool>,
+    garbler: Vec<bool>,
+    payload_bytes: usize,
+}
+
+/// Runs the program on both sides — two runners, as two parties would — and returns what
+/// each learns.
+fn garble_and_evaluate(make: &dyn Fn() -> Box<dyn Program>, garbler_bits: &[bool], evaluator_bits: &[bool]) -> Outcome {
+    let delta = random_delta().unwrap();
+    let (zero, active) = dealer_labels(delta, evaluator_bits);
+    let mut garbler = Garbler::new(delta).unwrap();
+    garbler.start_computation(garbler_bits.to_vec(), zero);
+    let mut evaluator = Evaluator::new();
+    evaluator.start_computation(active);
+    let (mut g_runner, mut e_runner) = (Runner::new(make()), Runner::new(make()));
+    let mut payload = Vec::new();
+    let mut payload_bytes = 0;
+    loop {
+        payload.clear();
+        let g_batch = g_runner.next_batch().unwrap();
+        let e_batch = e_runner.next_batch().unwrap();
+        match (g_batch, e_batch) {
+            (Some(g), Some(e)) => {
+                garbler.garble(g, &mut payload).unwrap();
+                payload_bytes += payload.len();
+                evaluator.evaluate(e, &payload).unwrap();
+            }
+            (None, None) => break,
+            _ => panic!("the two parties' programs diverged"),
+        }
+    }
+    let garbler_outputs = garbler.decode_outputs(evaluator.garbler_output_bits()).expect("one bit per garbler output");
+    Outcome { evaluator: evaluator.outputs().to_vec(), garbler: garbler_outputs, payload_bytes }
+}
+
+fn plaintext(make: &dyn Fn() -> Box<dyn Program>, garbler_bits: &[bool], evaluator_bits: &[bool]) -> Vec<bool> {
+    let mut plain = Plaintext::new(garbler_bits.to_vec(), evaluator_bits.to_vec());
+    Runner::new(make()).run(&mut plain).unwrap();
+    plain.into_outputs()
+}
+
+#[test]
+fn random_circuits_match_plaintext() {
+    let mut rng = TestRng::new(2015);
+    for (i, &gates) in [1usize, 10, 100, 1000, 20_000, 100_000].iter().enumerate() {
+        for reveal in [Reveal::Evaluator, Reveal::Garbler, Reveal::Both] {
+            let (gi, ei, outs) = (1 + rng.below(40), 1 + rng.below(40), 1 + rng.below(64));
+            let seed = rng.next_u64();
+            let make = || Box::new(RandomCircuit::new(seed, gi, ei, gates, outs, reveal)) as Box<dyn Program>;
+            let (g, e) = (rng.bits(gi), rng.bits(ei));
+            let expect = plaintext(&make, &g, &e);
+            let got = garble_and_evaluate(&make, &g, &e);
+            let (want_e, want_g) = match reveal {
+                Reveal::Evaluator => (expect.clone(), vec![]),
+                Reveal::Garbler => (vec![], expect.clone()),
+                Reveal::Both => (expect.clone(), expect.clone()),
+            };
+            assert_eq!(got.evaluator, want_e, "case {i}: {gates} gates, {reveal:?}");
+            assert_eq!(got.garbler, want_g, "case {i}: {gates} gates, {reveal:?}");
+        }
+    }
+}
+
+fn shared_bristol(name: &str) -> Vec<u8> {
+    let path = format!("{}/../../shared/bristol/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+#[test]
+fn every_shared_bristol_circuit_matches_plaintext() {
+    let dir = format!("{}/../../shared/bristol", env!("CARGO_MANIFEST_DIR"));
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".txt") && !n.starts_with("LICENSE"))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 12, "expected the shared circuits in {dir}");
+    let mut rng = TestRng::new(1);
+    for name in names {
+        let text: &'static [u8] = Box::leak(shared_bristol(&name).into_boxed_slice());
+        let info = Arc::new(bristol::scan(text).unwrap());
+        let n_in = info.header.inputs.len();
+        // Alternate owners so both parties' input paths are exercised; reveal to both.
+        let parties: Vec<Party> = (0..n_in).map(|i| if i % 2 == 0 { Party::Garbler } else { Party::Evaluator }).collect();
+        let inputs: Vec<BristolInput> = parties
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| BristolInput { name: format!("in{i}"), source: InputSource::Party(p), encoding: Encoding::UInt })
+            .collect();
+        let outputs: Vec<BristolOutput> = (0..info.header.outputs.len()).map(|i| BristolOutput { name: format!("out{i}"), reveal: Reveal::Both }).collect();
+        let make = || Box::new(BristolProgram::new(text, info.clone(), inputs.clone(), outputs.clone()).unwrap()) as Box<dyn Program>;
+        for _ in 0..3 {
+            let mut g = Vec::new();
+            let mut e = Vec::new();
+            for (i, &w) in info.header.inputs.iter().enumerate() {
+                let bits = rng.bits(w);
+                if parties[i] == Party::Garbler { g.extend(bits) } else { e.extend(bits) }
+            }
+            let expect = plaintext(&make, &g, &e);
+            let got = garble_and_evaluate(&make, &g, &e);
+            assert_eq!(got.evaluator, expect, "{name}: evaluator's outputs");
+            assert_eq!(got.garbler, expect, "{name}: garbler's outputs");
+            let and_gates = info.stats.and as usize;
+            assert!(got.payload_bytes >= 32 * and_gates, "{name}: {} payload bytes for {and_gates} ANDs", got.payload_bytes);
+        }
+    }
+}
+
+#[test]
+fn aes_128_garbled_gives_the_fips197_ciphertext() {
+    let text: &'static [u8] = Box::leak(shared_bristol("aes_128.txt").into_boxed_slice());
+    let info = Arc::new(bristol::scan(text).unwrap());
+    let inputs = vec![
+        BristolInput { name: "key".into(), source: InputSource::Party(Party::Garbler), encoding: Encoding::Bytes },
+        BristolInput { name: "block".into(), source: InputSource::Party(Party::Evaluator), encoding: Encoding::Bytes },
+    ];
+    let outputs = vec![BristolOutput { name: "ciphertext".into(), reveal: Reveal::Evaluator }];
+    let make = || Box::new(BristolProgram::new(text, info.clone(), inputs.clone(), outputs.clone()).unwrap()) as Box<dyn Program>;
+    let key: Vec<u8> = (0u8..16).collect();
+    let block: Vec<u8> = (0u8..16).map(|i| i * 0x11).collect();
+    let got = garble_and_evaluate(&make, &garblet_circuits::value::from_bytes(&key), &garblet_circuits::value::from_bytes(&block));
+    assert_eq!(garblet_circuits::value::to_hex(&got.evaluator), "0x69c4e0d86a7b0430d8cdb78070b4c55a");
+    assert!(got.garbler.is_empty(), "the garbler learns nothing");
+}
+
+#[test]
+fn every_session_has_a_fresh_delta_and_fresh_labels() {
+    let deltas: Vec<Block> = (0..16).map(|_| random_delta().unwrap()).collect();
+    for (i, d) in deltas.iter().enumerate() {
+        assert!(d.lsb(), "point-and-permute needs lsb(Δ) = 1");
+        assert!(deltas[..i].iter().all(|e| e != d), "Δ repeated");
+    }
+    // The same circuit and inputs garble to different bytes in two sessions.
+    let make = || Box::new(RandomCircuit::new(9, 8, 0, 200, 8, Reveal::Evaluator)) as Box<dyn Program>;
+    let payload = |delta: Block| {
+        let mut g = Garbler::new(delta).unwrap();
+        g.start_computation(vec![true; 8], vec![]);
+        let mut runner = Runner::new(make());
+        let mut out = Vec::new();
+        while let Some(batch) = runner.next_batch().unwrap() {
+            g.garble(batch, &mut out).unwrap();
+        }
+        out
+    };
+    let (a, b) = (payload(random_delta().unwrap()), payload(random_delta().unwrap()));
+    assert_eq!(a.len(), b.len());
+    assert_ne!(a, b);
+    assert!(Garbler::new(Block(2)).is_err(), "Δ with lsb 0 is refused");
+}
+
+#[test]
+fn wrong_payload_length_and_missing_inputs_are_errors() {
+    let make = || Box::new(RandomCircuit::new(3, 4, 4, 50, 4, Reveal::Evaluator)) as Box<dyn Program>;
+    let mut runner = Runner::new(make());
+    let batch = runner.next_batch().unwrap().unwrap();
+    let mut e = Evaluator::new();
+    e.start_computation(vec![Block::ZERO; 4]);
+    assert!(matches!(e.evaluate(batch, &[0u8; 3]), Err(garblet_core::garble::GarbleError::PayloadLength { .. })));
+    let mut g = Garbler::new(random_delta().unwrap()).unwrap();
+    g.start_computation(vec![true; 2], vec![Block::ZERO; 4]);
+    assert_eq!(g.garble(batch, &mut Vec::new()), Err(garblet_core::garble::GarbleError::InputsExhausted("garbler")));
+}
