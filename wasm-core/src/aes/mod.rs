@@ -4,6 +4,7 @@
 //! or AES-NI natively, and our bitsliced `v128` implementation in WebAssembly, where there are
 //! no AES instructions. Every engine is tested against the `aes` crate.
 
+pub mod bitsliced;
 mod expand;
 mod prg;
 #[cfg(target_arch = "x86_64")]
@@ -30,6 +31,9 @@ pub struct FixedKeyAes {
 enum Engine {
     #[cfg(target_arch = "x86_64")]
     X86(x86::X86Aes),
+    /// Boxed: its bitsliced round keys take 1408 bytes.
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    Simd128(Box<bitsliced::BitslicedAes<bitsliced::Simd128>>),
     Portable(Aes128),
 }
 
@@ -39,12 +43,18 @@ impl FixedKeyAes {
         Self::new(FIXED_KEY)
     }
 
+    /// AES-128 under `key`, which must be public: the x86 and WebAssembly engines expand it
+    /// with table lookups ([`expand_key`]).
     pub fn new(key: [u8; 16]) -> Self {
         #[cfg(target_arch = "x86_64")]
         if let Some(aes) = x86::X86Aes::detect(&expand_key(key)) {
             return FixedKeyAes { engine: Engine::X86(aes) };
         }
-        FixedKeyAes { engine: Engine::Portable(Aes128::new(key)) }
+        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+        let engine = Engine::Simd128(Box::new(bitsliced::BitslicedAes::new(key)));
+        #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+        let engine = Engine::Portable(Aes128::new(key));
+        FixedKeyAes { engine }
     }
 
     /// Forces the portable engine (the `aes` crate), for comparisons and tests.
@@ -52,11 +62,13 @@ impl FixedKeyAes {
         FixedKeyAes { engine: Engine::Portable(Aes128::new(key)) }
     }
 
-    /// Which engine runs: "vaes", "aes-ni" or "aes-crate".
+    /// Which engine runs: "vaes", "aes-ni", "bitsliced-simd128" or "aes-crate".
     pub fn engine_name(&self) -> &'static str {
         match &self.engine {
             #[cfg(target_arch = "x86_64")]
             Engine::X86(aes) => aes.name(),
+            #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+            Engine::Simd128(_) => "bitsliced-simd128",
             Engine::Portable(_) => "aes-crate",
         }
     }
@@ -67,6 +79,8 @@ impl FixedKeyAes {
         match &self.engine {
             #[cfg(target_arch = "x86_64")]
             Engine::X86(aes) => aes.encrypt_blocks(blocks),
+            #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+            Engine::Simd128(aes) => aes.encrypt_blocks(blocks),
             Engine::Portable(aes) => aes.encrypt_blocks(blocks),
         }
     }
@@ -81,15 +95,25 @@ impl FixedKeyAes {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test;
 
-    #[test]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
     fn fixed_key_is_the_documented_hash() {
         use sha2::Digest;
         let digest = sha2::Sha256::digest(b"garblet fixed-key AES-128 v1");
         assert_eq!(&digest[..16], &FIXED_KEY);
     }
 
-    #[test]
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    #[wasm_bindgen_test]
+    fn webassembly_runs_the_bitsliced_engine() {
+        assert_eq!(FixedKeyAes::pi().engine_name(), "bitsliced-simd128");
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
     fn fips197_appendix_c1() {
         let key: [u8; 16] = core::array::from_fn(|i| i as u8);
         let pt: [u8; 16] = core::array::from_fn(|i| (i as u8) * 0x11);
@@ -102,7 +126,8 @@ mod tests {
         }
     }
 
-    #[test]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
     fn fast_engine_matches_aes_crate_on_every_batch_length() {
         let mut seed = 0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c834u128;
         let mut next = || {

@@ -1,0 +1,294 @@
+//! Bitsliced, fixsliced AES-128 encryption: the garbling permutation π in WebAssembly, which
+//! has no AES instructions. Eight blocks are encrypted together in eight 128-bit registers
+//! (`v128` with simd128); the same code runs on `u128` everywhere, which is how it is tested
+//! natively against the `aes` crate.
+//!
+//! # Representation (Käsper–Schwabe, CHES 2009)
+//!
+//! AES bytes are at rows `r` and columns `c`, block byte `4c + r` (FIPS-197 §3.4). Register `i`
+//! of the state holds bit `i` of every byte: its byte `4r + c` holds bit `i` of byte `(r, c)`
+//! of the eight blocks, block `k` in bit `k`. The S-box is then a circuit of bitwise operations
+//! on the eight registers (Boyar–Peralta's, in `sbox.rs`). Rows are contiguous 32-bit lanes, so
+//! MixColumns' row rotations are 32-bit lane shuffles (one `pshufd` once compiled for x86).
+//!
+//! # Fixslicing (Adomnicai–Peyrin, TCHES 2021 issue 1)
+//!
+//! ShiftRows is never computed. After round `i` the registers hold `X = ShiftRows^{-i}(S)` of
+//! the true state `S`, that is `S(r, c) = X(r, c + i·r)`. In that representation MixColumns,
+//! which combines `S(r, c)` with `S(r + 1, c)` and `S(r + 2, c)`, combines `X(r, c)` with
+//! `X(r + 1, c + i)` and `X(r + 2, c + 2i)`: translations of positions that depend on
+//! `i mod 4` only, a row shuffle and a byte rotation within rows per register, where plain
+//! bitslicing needs a row shuffle plus a full byte shuffle for ShiftRows. Round key `i` is
+//! stored in representation `i`, and the pending `ShiftRows^{10} = ShiftRows²` is folded into
+//! the byte shuffle that turns the state back into blocks.
+//!
+//! # Constant time
+//!
+//! The data path has no table lookups and no data-dependent branches. The key schedule uses
+//! [`expand_key`], which looks the key up in a table: keys must be public, as π's is.
+
+mod lane;
+mod sbox;
+
+pub use lane::Lane;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+pub use lane::Simd128;
+
+use super::expand::expand_key;
+use crate::block::Block;
+use sbox::sub_bytes_without_constant;
+
+/// Blocks encrypted together: one per bit of a register byte.
+pub const BATCH: usize = 8;
+
+/// Eight registers; register `i` holds bit `i` of every state byte of [`BATCH`] blocks.
+type State<L> = [L; 8];
+
+/// AES-128 encryption under a public key, [`BATCH`] blocks at a time, on registers `L`.
+#[derive(Clone)]
+pub struct BitslicedAes<L: Lane> {
+    /// Round key `i`, bitsliced like the state (every bit of a byte spread over its eight
+    /// blocks), in the representation of round `i`, with the S-box constant 0x63 added for
+    /// `i ≥ 1` (see [`sub_bytes_without_constant`]).
+    round_keys: [State<L>; 11],
+}
+
+impl<L: Lane> BitslicedAes<L> {
+    /// Precomputes the bitsliced round keys. `key` must be public (see the module docs).
+    pub fn new(key: [u8; 16]) -> Self {
+        let expanded = expand_key(key);
+        let round_keys = core::array::from_fn(|round| {
+            let sbox_constant = if round == 0 { 0 } else { 0x63 };
+            // Stored byte (r, c) of round `round` is true byte (r, c − round·r).
+            let stored: [u8; 16] = core::array::from_fn(|i| {
+                let (row, col) = (i / 4, i % 4);
+                let true_col = (col + 4 - round * row % 4) % 4;
+                expanded[round][4 * true_col + row] ^ sbox_constant
+            });
+            core::array::from_fn(|bit| {
+                let spread = stored.map(|byte| 0u8.wrapping_sub(byte >> bit & 1));
+                L::from_u128(u128::from_le_bytes(spread))
+            })
+        });
+        BitslicedAes { round_keys }
+    }
+
+    /// Encrypts every block in place; lengths that are not a multiple of [`BATCH`] pad the
+    /// last batch internally.
+    pub fn encrypt_blocks(&self, blocks: &mut [Block]) {
+        let mut batches = blocks.chunks_exact_mut(BATCH);
+        for batch in &mut batches {
+            let batch: &mut [Block; BATCH] = batch
+                .try_into()
+                .expect("chunks_exact_mut yields whole batches");
+            self.encrypt_batch(batch);
+        }
+        let tail = batches.into_remainder();
+        if !tail.is_empty() {
+            let mut padded = [Block::ZERO; BATCH];
+            padded[..tail.len()].copy_from_slice(tail);
+            self.encrypt_batch(&mut padded);
+            tail.copy_from_slice(&padded[..tail.len()]);
+        }
+    }
+
+    /// Not inlined: whole batches and the padded tail share one copy of this large function,
+    /// and one call per batch costs nothing next to ten bitsliced rounds.
+    #[inline(never)]
+    fn encrypt_batch(&self, batch: &mut [Block; BATCH]) {
+        let mut state: State<L> = batch.map(|block| L::from_u128(block.0).rows_from_columns());
+        transpose_bits(&mut state);
+        add_round_key(&mut state, &self.round_keys[0]);
+        for keys in self.round_keys[1..9].chunks_exact(4) {
+            // Rounds i ≡ 1, 2, 3, 0 (mod 4): MixColumns translates by (1, i) and (2, 2i).
+            round::<L, 1, 2>(&mut state, &keys[0]);
+            round::<L, 2, 0>(&mut state, &keys[1]);
+            round::<L, 3, 2>(&mut state, &keys[2]);
+            round::<L, 0, 0>(&mut state, &keys[3]);
+        }
+        round::<L, 1, 2>(&mut state, &self.round_keys[9]);
+        sub_bytes_without_constant(&mut state);
+        add_round_key(&mut state, &self.round_keys[10]);
+        transpose_bits(&mut state);
+        *batch = state.map(|x| Block(x.columns_from_final_state().to_u128()));
+    }
+}
+
+/// One of rounds 1 to 9 (SubBytes, MixColumns, AddRoundKey; ShiftRows is implicit), in the
+/// representation of round `i`, with `COLS_1 = i mod 4` and `COLS_2 = 2i mod 4`.
+#[inline(always)]
+fn round<L: Lane, const COLS_1: usize, const COLS_2: usize>(state: &mut State<L>, key: &State<L>) {
+    sub_bytes_without_constant(state);
+    mix_columns::<L, COLS_1, COLS_2>(state);
+    add_round_key(state, key);
+}
+
+/// MixColumns in the representation of a round `i` with `COLS_1 = i mod 4` and
+/// `COLS_2 = 2i mod 4`, where the true rows `r + 1` and `r + 2` of a byte's column are at the
+/// translations `(1, COLS_1)` and `(2, COLS_2)` of its position.
+///
+/// Per byte: `a' = 2a ⊕ 3ρ(a) ⊕ ρ²(a) ⊕ ρ³(a) = 2(a ⊕ ρ(a)) ⊕ ρ(a) ⊕ ρ²(a ⊕ ρ(a))` with ρ the
+/// one-row rotation (Käsper–Schwabe 2009); doubling in GF(2^8) moves bit `j` to `j + 1` and
+/// reduces bit 7 into bits 0, 1, 3 and 4 (x^8 = x^4 + x^3 + x + 1).
+#[inline(always)]
+fn mix_columns<L: Lane, const COLS_1: usize, const COLS_2: usize>(state: &mut State<L>) {
+    const { assert!(COLS_2 == 2 * COLS_1 % 4) };
+    let a = *state;
+    let rotated: State<L> = a.map(|x| x.translate::<1, COLS_1>());
+    let sum: State<L> = core::array::from_fn(|j| a[j] ^ rotated[j]);
+    let twice_rotated: State<L> = sum.map(|x| x.translate::<2, COLS_2>());
+    let top = sum[7];
+    *state = [
+        rotated[0] ^ twice_rotated[0] ^ top,
+        rotated[1] ^ twice_rotated[1] ^ sum[0] ^ top,
+        rotated[2] ^ twice_rotated[2] ^ sum[1],
+        rotated[3] ^ twice_rotated[3] ^ sum[2] ^ top,
+        rotated[4] ^ twice_rotated[4] ^ sum[3] ^ top,
+        rotated[5] ^ twice_rotated[5] ^ sum[4],
+        rotated[6] ^ twice_rotated[6] ^ sum[5],
+        rotated[7] ^ twice_rotated[7] ^ sum[6],
+    ];
+}
+
+#[inline(always)]
+fn add_round_key<L: Lane>(state: &mut State<L>, key: &State<L>) {
+    for (x, k) in state.iter_mut().zip(key) {
+        *x ^= *k;
+    }
+}
+
+/// Transposes, at each byte position, the 8 × 8 bit matrix whose row `i` is that byte of
+/// register `i`: bit `j` of register `i` trades places with bit `i` of register `j`. Eight
+/// blocks become the eight bit registers of the state, and back (it is an involution).
+///
+/// Three layers of SWAPMOVE, exchanging bit `j + d` of register `i` with bit `j` of register
+/// `i + d` for `d` = 1, 2, 4, all bits `j` and registers `i` without `d` set.
+#[inline(always)]
+fn transpose_bits<L: Lane>(state: &mut State<L>) {
+    for (distance, mask) in [(1, 0x55u8), (2, 0x33), (4, 0x0f)] {
+        let mask = L::from_u128(u128::from_le_bytes([mask; 16]));
+        for low in (0..8).filter(|i| i & distance == 0) {
+            let high = low + distance;
+            let swapped = (state[low].shr_u64(distance as u32) ^ state[high]) & mask;
+            state[high] ^= swapped;
+            state[low] ^= swapped.shl_u64(distance as u32);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::aes::Aes128;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test;
+
+    fn random_blocks() -> impl FnMut() -> Block {
+        let mut seed = 0x0123_4567_89ab_cdef_f0e1_d2c3_b4a5_9687u128;
+        move || {
+            seed = seed
+                .wrapping_mul(0x2360_ed05_1fc6_5da4_4385_df64_9fcc_f645)
+                .wrapping_add(1);
+            Block(seed ^ (seed >> 61))
+        }
+    }
+
+    fn fips197_appendix_c1<L: Lane>() {
+        let key: [u8; 16] = core::array::from_fn(|i| i as u8);
+        let plaintext: [u8; 16] = core::array::from_fn(|i| (i as u8) * 0x11);
+        let ciphertext = [
+            0x69, 0xc4, 0xe0, 0xd8, 0x6a, 0x7b, 0x04, 0x30, 0xd8, 0xcd, 0xb7, 0x80, 0x70, 0xb4,
+            0xc5, 0x5a,
+        ];
+        let mut block = [Block::from_bytes(plaintext)];
+        BitslicedAes::<L>::new(key).encrypt_blocks(&mut block);
+        assert_eq!(block[0].to_bytes(), ciphertext);
+    }
+
+    fn matches_aes_crate_on_every_batch_length<L: Lane>() {
+        let mut next = random_blocks();
+        for len in 0..70 {
+            let key = next().to_bytes();
+            let input: Vec<Block> = (0..len).map(|_| next()).collect();
+            let (mut ours, mut reference) = (input.clone(), input);
+            BitslicedAes::<L>::new(key).encrypt_blocks(&mut ours);
+            Aes128::new(key).encrypt_blocks(&mut reference);
+            assert_eq!(ours, reference, "length {len}");
+        }
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+    fn portable_lane_fips197_appendix_c1() {
+        fips197_appendix_c1::<u128>();
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+    fn portable_lane_matches_aes_crate_on_every_batch_length() {
+        matches_aes_crate_on_every_batch_length::<u128>();
+    }
+
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    #[wasm_bindgen_test]
+    fn simd128_lane_fips197_appendix_c1() {
+        fips197_appendix_c1::<Simd128>();
+    }
+
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    #[wasm_bindgen_test]
+    fn simd128_lane_matches_aes_crate_on_every_batch_length() {
+        matches_aes_crate_on_every_batch_length::<Simd128>();
+    }
+
+    /// Every `Simd128` operation against its `u128` definition, so that a mismatch points at
+    /// the operation rather than at the whole cipher.
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    #[wasm_bindgen_test]
+    fn simd128_lane_operations_match_portable_lane() {
+        let mut next = random_blocks();
+        for _ in 0..16 {
+            let (x, y) = (next().0, next().0);
+            let (a, b) = (Simd128::from_u128(x), Simd128::from_u128(y));
+            assert_eq!(a.to_u128(), x);
+            assert_eq!((a ^ b).to_u128(), x ^ y);
+            assert_eq!((a & b).to_u128(), x & y);
+            for bits in [1, 2, 4, 63] {
+                assert_eq!(a.shl_u64(bits).to_u128(), x.shl_u64(bits));
+                assert_eq!(a.shr_u64(bits).to_u128(), x.shr_u64(bits));
+            }
+            assert_eq!(a.rows_from_columns().to_u128(), x.rows_from_columns());
+            assert_eq!(
+                a.columns_from_final_state().to_u128(),
+                x.columns_from_final_state()
+            );
+            macro_rules! check_translations {
+                ($(($rows:literal, $cols:literal)),*) => {$(
+                    assert_eq!(
+                        a.translate::<$rows, $cols>().to_u128(),
+                        x.translate::<$rows, $cols>(),
+                        "translation ({}, {})", $rows, $cols
+                    );
+                )*};
+            }
+            check_translations!(
+                (0, 0),
+                (0, 1),
+                (0, 2),
+                (0, 3),
+                (1, 0),
+                (1, 1),
+                (1, 2),
+                (1, 3),
+                (2, 0),
+                (2, 1),
+                (2, 2),
+                (2, 3),
+                (3, 0),
+                (3, 1),
+                (3, 2),
+                (3, 3)
+            );
+        }
+    }
+}
