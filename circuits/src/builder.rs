@@ -349,6 +349,11 @@ impl Builder {
         &self.batch
     }
 
+    /// The current batch as last returned by [`Builder::batch`].
+    pub fn current_batch(&self) -> &Batch {
+        &self.batch
+    }
+
     pub fn clear_batch(&mut self) {
         self.batch.clear();
     }

@@ -140,6 +140,11 @@ impl<'p> Runner<'p> {
         Ok(if batch.is_empty() { None } else { Some(batch) })
     }
 
+    /// The batch the last [`Runner::next_batch`] built (empty before the first).
+    pub fn current_batch(&self) -> &Batch {
+        self.builder.current_batch()
+    }
+
     /// Runs the program to the end through `backend`.
     pub fn run<B: Backend>(mut self, backend: &mut B) -> Result<RunSummary, RunError<B::Error>> {
         while let Some(batch) = self.next_batch().map_err(RunError::Build)? {

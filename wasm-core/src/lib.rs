@@ -4,10 +4,16 @@
 //! * [`aes`]: AES-128 — the fixed-key permutation π and a keyed CTR generator.
 //! * [`garble`]: half-gates garbler and evaluator engines.
 //! * [`ot`]: base OT and correlated OT extension.
+//! * [`protocol`]: the session protocol, sans-IO.
+//! * `wasm` (WebAssembly only): the evaluator session for JavaScript.
 
 pub mod aes;
 pub mod block;
 pub mod garble;
 pub mod ot;
+pub mod protocol;
+
+#[cfg(target_arch = "wasm32")]
+mod wasm;
 
 pub use block::Block;

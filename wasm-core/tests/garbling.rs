@@ -1,5 +1,7 @@
 //! Garble → evaluate equals plaintext evaluation: random circuits, and every Bristol circuit in
 //! ../shared/bristol/ on random inputs.
+// Native only: these tests read the shared Bristol files from disk.
+#![cfg(not(target_arch = "wasm32"))]
 
 use garblet_circuits::bristol::{self, BristolInput, BristolOutput, BristolProgram, InputSource};
 use garblet_circuits::testing::{RandomCircuit, TestRng};

@@ -1,0 +1,248 @@
+//! The service catalog: what a server offers, sent as JSON in its hello, and how a service name
+//! plus the client's parameters resolve to one exact circuit — the same way on both sides.
+
+use garblet_circuits::registry::{self, Params, ProgramSpec};
+use garblet_circuits::{Encoding, InputField, OutputField, Party, Reveal, Shape};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use thiserror::Error;
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Catalog {
+    pub services: Vec<ServiceInfo>,
+}
+
+/// One service: a circuit, who holds which input, who learns what.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ServiceInfo {
+    pub name: String,
+    #[serde(default)]
+    pub doc: String,
+    pub circuit: CircuitInfo,
+    /// Inputs with the service's default parameters: the garbler's as the service holds them,
+    /// then the evaluator's.
+    pub inputs: Vec<FieldInfo>,
+    pub outputs: Vec<OutputInfo>,
+    /// AND gates with the default parameters.
+    #[serde(default)]
+    pub and_gates: Option<u64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum CircuitInfo {
+    /// A built-in program both sides build; `params` are fixed by the service, `client_params`
+    /// the client may set.
+    Builtin { program: String, params: BTreeMap<String, u64>, client_params: Vec<ParamInfo> },
+    /// A circuit the garbler streams (a Bristol file), identified by its hash.
+    Streamed { hash: String, max_live: u32 },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ParamInfo {
+    pub name: String,
+    #[serde(default)]
+    pub doc: String,
+    pub default: u64,
+    pub min: u64,
+    pub max: u64,
+    /// The evaluator input whose length (in symbols or bytes) this parameter is, so clients
+    /// can fill it in from the value they pass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub length_of: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FieldInfo {
+    pub name: String,
+    pub party: String,
+    pub bits: usize,
+    pub encoding: EncodingInfo,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum EncodingInfo {
+    Uint,
+    Bytes,
+    Symbols { alphabet: String, symbol_bits: usize },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OutputInfo {
+    pub name: String,
+    pub bits: usize,
+    pub reveal: String,
+    #[serde(default)]
+    pub signed: bool,
+}
+
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum ResolveError {
+    #[error("the server has no service '{0}'")]
+    UnknownService(String),
+    #[error("service {service}: {message}")]
+    Params { service: String, message: String },
+    #[error("service {0} uses a program this build does not know ({1}): update the client")]
+    UnknownProgram(String, String),
+    #[error("the catalog is malformed: {0}")]
+    Malformed(String),
+}
+
+/// A service resolved to one circuit.
+pub struct Resolved {
+    pub circuit_id: [u8; 32],
+    pub circuit: ResolvedCircuit,
+    /// The circuit's inputs and outputs.
+    pub shape: Shape,
+}
+
+pub enum ResolvedCircuit {
+    Builtin { spec: &'static ProgramSpec, params: Params },
+    Streamed { max_live: u32 },
+}
+
+impl Catalog {
+    pub fn parse(json: &str) -> Result<Catalog, ResolveError> {
+        serde_json::from_str(json).map_err(|e| ResolveError::Malformed(e.to_string()))
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|_| "{\"services\":[]}".into())
+    }
+
+    pub fn service(&self, name: &str) -> Result<&ServiceInfo, ResolveError> {
+        self.services.iter().find(|s| s.name == name).ok_or_else(|| ResolveError::UnknownService(name.into()))
+    }
+}
+
+impl ServiceInfo {
+    /// The circuit this service computes with the client's parameters.
+    pub fn resolve(&self, client_params: &[(String, u64)]) -> Result<Resolved, ResolveError> {
+        let params_error = |message: String| ResolveError::Params { service: self.name.clone(), message };
+        match &self.circuit {
+            CircuitInfo::Builtin { program, params, client_params: settable } => {
+                let spec = registry::find(program).ok_or_else(|| ResolveError::UnknownProgram(self.name.clone(), program.clone()))?;
+                let mut all = params.clone();
+                for (name, value) in client_params {
+                    let p = settable.iter().find(|p| &p.name == name).ok_or_else(|| params_error(format!("parameter '{name}' cannot be set by the client")))?;
+                    if *value < p.min || *value > p.max {
+                        return Err(params_error(format!("{name} = {value} is outside {}..={}", p.min, p.max)));
+                    }
+                    all.insert(name.clone(), *value);
+                }
+                let params = spec.resolve(all.iter().map(|(k, v)| (k.as_str(), *v))).map_err(|e| params_error(e.to_string()))?;
+                let program = spec.instantiate(&params).map_err(|e| params_error(e.to_string()))?;
+                let shape = program.shape().clone();
+                Ok(Resolved { circuit_id: registry::circuit_id(spec.name, &params), circuit: ResolvedCircuit::Builtin { spec, params }, shape })
+            }
+            CircuitInfo::Streamed { hash, max_live } => {
+                if let Some((name, _)) = client_params.first() {
+                    return Err(params_error(format!("this service takes no parameters (got '{name}')")));
+                }
+                let circuit_id = parse_hash(hash).ok_or_else(|| ResolveError::Malformed(format!("service {}: bad circuit hash", self.name)))?;
+                let shape = Shape {
+                    inputs: self.inputs.iter().map(FieldInfo::to_field).collect::<Result<_, _>>()?,
+                    outputs: self.outputs.iter().map(OutputInfo::to_field).collect::<Result<_, _>>()?,
+                };
+                Ok(Resolved { circuit_id, circuit: ResolvedCircuit::Streamed { max_live: *max_live }, shape })
+            }
+        }
+    }
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn parse_hash(s: &str) -> Option<[u8; 32]> {
+    if s.len() != 64 || !s.is_ascii() {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = u8::from_str_radix(&s[2 * i..2 * i + 2], 16).ok()?;
+    }
+    Some(out)
+}
+
+impl FieldInfo {
+    pub fn from_field(f: &InputField) -> Self {
+        let encoding = match &f.encoding {
+            Encoding::UInt => EncodingInfo::Uint,
+            Encoding::Bytes => EncodingInfo::Bytes,
+            Encoding::Symbols { alphabet, symbol_bits } => EncodingInfo::Symbols { alphabet: alphabet.clone(), symbol_bits: *symbol_bits },
+        };
+        FieldInfo { name: f.name.clone(), party: f.party.name().into(), bits: f.bits, encoding }
+    }
+
+    pub fn to_field(&self) -> Result<InputField, ResolveError> {
+        let party = match self.party.as_str() {
+            "garbler" => Party::Garbler,
+            "evaluator" => Party::Evaluator,
+            other => return Err(ResolveError::Malformed(format!("input {}: party '{other}'", self.name))),
+        };
+        let encoding = match &self.encoding {
+            EncodingInfo::Uint => Encoding::UInt,
+            EncodingInfo::Bytes => Encoding::Bytes,
+            EncodingInfo::Symbols { alphabet, symbol_bits } => Encoding::Symbols { alphabet: alphabet.clone(), symbol_bits: *symbol_bits },
+        };
+        Ok(InputField { name: self.name.clone(), party, bits: self.bits, encoding })
+    }
+}
+
+impl OutputInfo {
+    pub fn from_field(f: &OutputField) -> Self {
+        OutputInfo { name: f.name.clone(), bits: f.bits, reveal: f.reveal.name().into(), signed: f.signed }
+    }
+
+    pub fn to_field(&self) -> Result<OutputField, ResolveError> {
+        let reveal = Reveal::parse(&self.reveal).ok_or_else(|| ResolveError::Malformed(format!("output {}: reveal '{}'", self.name, self.reveal)))?;
+        Ok(OutputField { name: self.name.clone(), bits: self.bits, reveal, signed: self.signed })
+    }
+}
+
+impl ParamInfo {
+    pub fn from_spec(p: &registry::ParamSpec) -> Self {
+        ParamInfo { name: p.name.into(), doc: p.doc.into(), default: p.default, min: p.min, max: p.max, length_of: None }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn synthetic_service() -> ServiceInfo {
+        let mut params = BTreeMap::new();
+        params.insert("width".to_string(), 256);
+        ServiceInfo {
+            name: "big".into(),
+            doc: String::new(),
+            circuit: CircuitInfo::Builtin {
+                program: "synthetic".into(),
+                params,
+                client_params: vec![ParamInfo { name: "and_gates".into(), doc: String::new(), default: 100, min: 1, max: 1000, length_of: None }],
+            },
+            inputs: vec![],
+            outputs: vec![],
+            and_gates: None,
+        }
+    }
+
+    #[test]
+    fn builtin_services_resolve_the_same_circuit_on_both_sides() {
+        let catalog = Catalog { services: vec![synthetic_service()] };
+        let again = Catalog::parse(&catalog.to_json()).unwrap();
+        assert_eq!(again, catalog);
+        let s = again.service("big").unwrap();
+        let a = s.resolve(&[("and_gates".into(), 500)]).unwrap();
+        let b = s.resolve(&[("and_gates".into(), 500)]).unwrap();
+        assert_eq!(a.circuit_id, b.circuit_id);
+        assert_ne!(a.circuit_id, s.resolve(&[("and_gates".into(), 501)]).unwrap().circuit_id);
+        assert_eq!(a.shape.input_bits(Party::Evaluator), 128);
+        assert!(matches!(s.resolve(&[("width".into(), 512)]), Err(ResolveError::Params { .. })), "server-fixed parameter");
+        assert!(matches!(s.resolve(&[("and_gates".into(), 5000)]), Err(ResolveError::Params { .. })), "out of range");
+        assert!(matches!(again.service("nope"), Err(ResolveError::UnknownService(_))));
+        assert!(matches!(Catalog::parse("{"), Err(ResolveError::Malformed(_))));
+    }
+}

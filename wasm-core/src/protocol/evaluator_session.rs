@@ -1,0 +1,455 @@
+//! The evaluator's side of a session, as a state machine: frames in, frames out.
+//!
+//! The evaluator evaluates each batch as soon as its bytes have arrived, acknowledges consumed
+//! bytes with `Credit` frames, and holds at most the credit window of unevaluated data — so a
+//! browser tab's memory stays bounded however fast the server is.
+
+use super::catalog::{Catalog, ResolvedCircuit};
+use super::frame::{ErrorCode, Frame, VERSION};
+use super::stats::{Clock, Counters, Stats};
+use super::topology::{decode_record, RecordHeader, TopologyError, TopologyHasher, HEADER_BYTES};
+use super::SessionError;
+use crate::garble::{payload_len, Evaluator};
+use crate::ot::{OtReceiver, MAX_CHUNK};
+use garblet_circuits::{Batch, Counter, Party, Runner, Shape};
+use std::collections::VecDeque;
+
+#[derive(Clone, Debug)]
+pub struct EvaluatorConfig {
+    /// Bytes of garbled stream the garbler may send ahead of what has been evaluated.
+    pub window: u32,
+    /// The most wire slots a streamed circuit may ask for (16 bytes each).
+    pub max_slots: u32,
+}
+
+impl Default for EvaluatorConfig {
+    fn default() -> Self {
+        EvaluatorConfig { window: 4 << 20, max_slots: 1 << 22 }
+    }
+}
+
+/// How far the current computation is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Progress {
+    pub and_gates: u64,
+    /// Known in advance for most services.
+    pub and_total: Option<u64>,
+    /// Bytes received in this computation, all frames.
+    pub bytes_received: u64,
+    /// Bytes of garbled stream evaluated.
+    pub bytes_consumed: u64,
+}
+
+/// One output the evaluator learned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutputValue {
+    pub name: String,
+    /// Bit i is wire i of the output.
+    pub bits: Vec<bool>,
+    pub signed: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ComputationResult {
+    pub service: String,
+    pub outputs: Vec<OutputValue>,
+    pub evaluator: Stats,
+    pub garbler: Stats,
+}
+
+#[derive(Debug, PartialEq)]
+pub enum EvaluatorEvent {
+    /// The hello is done: the catalog is known and computations may start.
+    Ready,
+    Finished(Box<ComputationResult>),
+}
+
+enum Source {
+    /// A built-in program, built here; `ready` says its current batch awaits its payload.
+    Program { runner: Runner<'static>, ready: bool },
+    /// A circuit the garbler streams.
+    Streamed { batch: Batch, header: Option<RecordHeader>, decoded: bool, hasher: Option<TopologyHasher>, expected: [u8; 32], max_slots: u32 },
+}
+
+struct Active {
+    service: String,
+    shape: Shape,
+    source: Source,
+    buffer: Vec<u8>,
+    read: usize,
+    consumed: u64,
+    credited: u64,
+    and_total: Option<u64>,
+    evaluated_all: bool,
+    returned_outputs: bool,
+    garbler_stats: Option<Stats>,
+    start_ms: f64,
+    start_cpu: Option<f64>,
+    start_counters: Counters,
+    start_and: u64,
+}
+
+enum State {
+    AwaitServerHello,
+    Ready,
+    Computing(Box<Active>),
+    Closed,
+}
+
+pub struct EvaluatorSession {
+    config: EvaluatorConfig,
+    clock: Box<dyn Clock>,
+    state: State,
+    ot: OtReceiver,
+    engine: Evaluator,
+    catalog: Option<Catalog>,
+    catalog_json: String,
+    window: u32,
+    outbox: VecDeque<Vec<u8>>,
+    counters: Counters,
+    events: VecDeque<EvaluatorEvent>,
+}
+
+/// Unconsumed data beyond the window that a garbler may still legitimately have sent: one
+/// oversized batch.
+const WINDOW_SLACK: usize = 16 << 20;
+
+impl EvaluatorSession {
+    /// Starts a session; its first frame (the hello, with the base-OT point) is ready to send.
+    pub fn new(config: EvaluatorConfig, clock: Box<dyn Clock>) -> Result<Self, SessionError> {
+        let (ot, base_ot) = OtReceiver::new()?;
+        let base_ot: [u8; 32] = base_ot.as_slice().try_into().map_err(|_| SessionError::Protocol("base-OT point is not 32 bytes".into()))?;
+        let (mut outbox, mut counters) = (VecDeque::new(), Counters::default());
+        enqueue(&mut outbox, &mut counters, Frame::ClientHello { version: VERSION, window: config.window, base_ot }.encode());
+        Ok(EvaluatorSession {
+            window: config.window,
+            config,
+            clock,
+            state: State::AwaitServerHello,
+            ot,
+            engine: Evaluator::new(),
+            catalog: None,
+            catalog_json: String::new(),
+            outbox,
+            counters,
+            events: VecDeque::new(),
+        })
+    }
+
+    /// The server's catalog (JSON), once the hello is done.
+    pub fn catalog_json(&self) -> Option<&str> {
+        self.catalog.as_ref().map(|_| self.catalog_json.as_str())
+    }
+
+    pub fn catalog(&self) -> Option<&Catalog> {
+        self.catalog.as_ref()
+    }
+
+    pub fn poll_transmit(&mut self) -> Option<Vec<u8>> {
+        self.outbox.pop_front()
+    }
+
+    /// Queues a frame to send, counting it now: statistics include what is queued.
+    fn queue(&mut self, frame: Vec<u8>) {
+        enqueue(&mut self.outbox, &mut self.counters, frame);
+    }
+
+    pub fn poll_event(&mut self) -> Option<EvaluatorEvent> {
+        self.events.pop_front()
+    }
+
+    pub fn is_closed(&self) -> bool {
+        matches!(self.state, State::Closed)
+    }
+
+    pub fn is_ready(&self) -> bool {
+        matches!(self.state, State::Ready)
+    }
+
+    /// Which AES engine evaluates.
+    pub fn aes_engine(&self) -> &'static str {
+        self.engine.aes_engine()
+    }
+
+    pub fn progress(&self) -> Progress {
+        match &self.state {
+            State::Computing(a) => Progress {
+                and_gates: self.engine.and_gates() - a.start_and,
+                and_total: a.and_total,
+                bytes_received: self.counters.bytes_received - a.start_counters.bytes_received,
+                bytes_consumed: a.consumed,
+            },
+            _ => Progress::default(),
+        }
+    }
+
+    /// Ends the session from this side (the user cancelled): the `Error` frame to send, if any.
+    pub fn abort(&mut self, message: &str) -> Option<Vec<u8>> {
+        let was_open = !self.is_closed();
+        self.state = State::Closed;
+        self.outbox.clear();
+        was_open.then(|| Frame::Error { code: ErrorCode::Protocol as u16, message: message.into() }.encode())
+    }
+
+    /// Handles one frame from the server. Errors close the session (and queue an `Error` frame
+    /// for the server unless the server itself sent the error).
+    pub fn handle(&mut self, bytes: &[u8]) -> Result<(), SessionError> {
+        self.counters.received(bytes);
+        let result = self.handle_frame(bytes);
+        if let Err(e) = &result {
+            self.outbox.clear();
+            if !matches!(e, SessionError::Remote { .. }) && !self.is_closed() {
+                self.queue(Frame::Error { code: e.code() as u16, message: e.to_string() }.encode());
+            }
+            self.state = State::Closed;
+        }
+        result
+    }
+
+    fn handle_frame(&mut self, bytes: &[u8]) -> Result<(), SessionError> {
+        let frame = Frame::decode(bytes)?;
+        if let Frame::Error { code, message } = frame {
+            return Err(SessionError::Remote { code, message });
+        }
+        match (&mut self.state, frame) {
+            (State::AwaitServerHello, Frame::ServerHello { version, window, max_frame: _, base_ot, catalog }) => {
+                if version != VERSION {
+                    return Err(SessionError::Version { ours: VERSION, theirs: version });
+                }
+                if window > self.config.window {
+                    return Err(SessionError::Protocol(format!("the server granted a window of {window} bytes, more than the {} asked for", self.config.window)));
+                }
+                self.window = window;
+                self.ot.finish_base_ot(&base_ot)?;
+                self.catalog = Some(Catalog::parse(&catalog)?);
+                self.catalog_json = catalog;
+                self.state = State::Ready;
+                self.events.push_back(EvaluatorEvent::Ready);
+            }
+            (State::Computing(active), Frame::Data(data)) => {
+                if active.evaluated_all || active.buffer.len() - active.read + data.len() > self.window as usize + WINDOW_SLACK {
+                    return Err(SessionError::Protocol("the server sent more data than the credit window allows".into()));
+                }
+                active.buffer.extend_from_slice(&data);
+                self.advance()?;
+            }
+            (State::Computing(active), Frame::Done(stats)) => {
+                if active.garbler_stats.is_some() {
+                    return Err(SessionError::Protocol("two Done frames".into()));
+                }
+                active.garbler_stats = Some(stats);
+                self.advance()?;
+            }
+            (state, frame) => {
+                let state = match state {
+                    State::AwaitServerHello => "awaiting the server's hello",
+                    State::Ready => "idle",
+                    State::Computing(_) => "computing",
+                    State::Closed => "closed",
+                };
+                return Err(SessionError::Unexpected { frame: frame.name(), state });
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts a computation of `service` with the client's `params` and this party's input
+    /// bits (its fields concatenated in order). Input errors leave the session usable.
+    pub fn start(&mut self, service: &str, params: Vec<(String, u64)>, evaluator_inputs: Vec<bool>) -> Result<(), SessionError> {
+        if !matches!(self.state, State::Ready) {
+            return Err(SessionError::Input(match self.state {
+                State::Computing(_) => "a computation is already running on this connection".into(),
+                State::Closed => "the session is closed".into(),
+                _ => "the session is not ready yet".into(),
+            }));
+        }
+        let catalog = self.catalog.as_ref().ok_or(SessionError::Input("the session is not ready yet".into()))?;
+        let info = catalog.service(service)?;
+        let resolved = info.resolve(&params)?;
+        let expected = resolved.shape.input_bits(Party::Evaluator);
+        if evaluator_inputs.len() != expected {
+            return Err(SessionError::Input(format!("{service} takes {expected} input bits from the client; {} were given", evaluator_inputs.len())));
+        }
+        let (source, and_total) = match resolved.circuit {
+            ResolvedCircuit::Builtin { spec, params: full } => {
+                let total = if params.is_empty() && info.and_gates.is_some() {
+                    info.and_gates
+                } else if info.and_gates.is_none_or(|n| n <= 20_000_000) {
+                    // Count in a dry run: cheap next to evaluating, and it makes progress bars honest.
+                    let mut counter = Counter::default();
+                    Runner::new(spec.instantiate(&full)?).run(&mut counter).map_err(|e| SessionError::Protocol(e.to_string()))?;
+                    Some(counter.counts.and)
+                } else {
+                    None
+                };
+                (Source::Program { runner: Runner::new(spec.instantiate(&full)?), ready: false }, total)
+            }
+            ResolvedCircuit::Streamed { max_live } => {
+                let max_slots = self.config.max_slots;
+                if max_live > max_slots {
+                    return Err(SessionError::Input(format!("{service} needs {max_live} wire slots; this client allows {max_slots}")));
+                }
+                (
+                    Source::Streamed { batch: Batch::default(), header: None, decoded: false, hasher: Some(TopologyHasher::new()), expected: resolved.circuit_id, max_slots },
+                    info.and_gates,
+                )
+            }
+        };
+        // Correlated OT for every input bit, in chunks: the garbler learns nothing of the bits.
+        let mut labels = Vec::with_capacity(evaluator_inputs.len());
+        let mut chunks = Vec::new();
+        for choices in evaluator_inputs.chunks(MAX_CHUNK) {
+            let mut message = Vec::new();
+            self.ot.extend(choices, &mut message, &mut labels)?;
+            chunks.push(Frame::OtChunk(message).encode());
+        }
+        self.engine.start_computation(labels);
+        let request = super::frame::ComputeRequest { service: service.into(), params, circuit_id: resolved.circuit_id, evaluator_bits: expected as u64 };
+        self.queue(Frame::Compute(request).encode());
+        for chunk in chunks {
+            self.queue(chunk);
+        }
+        let active = Active {
+            service: service.into(),
+            shape: resolved.shape,
+            source,
+            buffer: Vec::new(),
+            read: 0,
+            consumed: 0,
+            credited: 0,
+            and_total,
+            evaluated_all: false,
+            returned_outputs: false,
+            garbler_stats: None,
+            start_ms: self.clock.now_ms(),
+            start_cpu: self.clock.cpu_ms(),
+            start_counters: self.counters,
+            start_and: self.engine.and_gates(),
+        };
+        self.state = State::Computing(Box::new(active));
+        Ok(())
+    }
+
+    /// Evaluates every batch whose bytes have arrived; grants credit; finishes when done.
+    fn advance(&mut self) -> Result<(), SessionError> {
+        let State::Computing(active) = &mut self.state else { return Ok(()) };
+        let engine = &mut self.engine;
+        while !active.evaluated_all {
+            let available = &active.buffer[active.read..];
+            let used = match &mut active.source {
+                Source::Program { runner, ready } => {
+                    if !*ready {
+                        if runner.next_batch()?.is_none() {
+                            active.evaluated_all = true;
+                            break;
+                        }
+                        *ready = true;
+                    }
+                    let batch = runner.current_batch();
+                    let need = payload_len(&batch.counts);
+                    if available.len() < need {
+                        break;
+                    }
+                    engine.evaluate(batch, &available[..need])?;
+                    *ready = false;
+                    need
+                }
+                Source::Streamed { batch, header, decoded, hasher, expected, max_slots } => match header {
+                    None => {
+                        let Some(head) = available.first_chunk::<HEADER_BYTES>() else { break };
+                        let h = RecordHeader::parse(head);
+                        if let Some(hasher) = hasher.as_mut() {
+                            hasher.update(head);
+                        }
+                        if h.is_end() {
+                            let hash = hasher.take().map(TopologyHasher::finish);
+                            if hash.as_ref() != Some(expected) {
+                                return Err(TopologyError::HashMismatch.into());
+                            }
+                            active.evaluated_all = true;
+                        } else {
+                            *header = Some(h);
+                            *decoded = false;
+                        }
+                        HEADER_BYTES
+                    }
+                    Some(h) if !*decoded => {
+                        let n = h.topology_bytes as usize;
+                        if available.len() < n {
+                            break;
+                        }
+                        decode_record(h, &available[..n], *max_slots, batch)?;
+                        if let Some(hasher) = hasher.as_mut() {
+                            hasher.update(&available[..n]);
+                        }
+                        *decoded = true;
+                        n
+                    }
+                    Some(_) => {
+                        let need = payload_len(&batch.counts);
+                        if available.len() < need {
+                            break;
+                        }
+                        engine.evaluate(batch, &available[..need])?;
+                        *header = None;
+                        need
+                    }
+                },
+            };
+            active.read += used;
+            active.consumed += used as u64;
+        }
+        // Drop consumed bytes once they are most of the buffer (amortised O(1) per byte).
+        if active.read > active.buffer.len() / 2 {
+            active.buffer.drain(..active.read);
+            active.read = 0;
+        }
+        let grant = active.consumed - active.credited;
+        if grant > 0 && (grant >= self.window as u64 / 4 || active.evaluated_all) {
+            active.credited = active.consumed;
+            enqueue(&mut self.outbox, &mut self.counters, Frame::Credit { consumed: active.consumed }.encode());
+        }
+        if !active.evaluated_all {
+            return Ok(());
+        }
+        if active.read < active.buffer.len() {
+            return Err(SessionError::Protocol("data after the end of the garbled stream".into()));
+        }
+        let garbler_learns = active.shape.outputs.iter().any(|o| o.reveal.to_garbler());
+        if garbler_learns && !active.returned_outputs {
+            active.returned_outputs = true;
+            enqueue(&mut self.outbox, &mut self.counters, Frame::GarblerOutputs { bits: self.engine.garbler_output_bits().to_vec() }.encode());
+        }
+        if active.garbler_stats.is_some() {
+            self.finish()?;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<(), SessionError> {
+        let State::Computing(active) = std::mem::replace(&mut self.state, State::Ready) else { return Ok(()) };
+        let mut bits = self.engine.outputs().iter().copied();
+        let mut outputs = Vec::new();
+        for field in active.shape.outputs.iter().filter(|f| f.reveal.to_evaluator()) {
+            let value: Vec<bool> = bits.by_ref().take(field.bits).collect();
+            if value.len() != field.bits {
+                return Err(SessionError::Protocol(format!("output {} is incomplete", field.name)));
+            }
+            outputs.push(OutputValue { name: field.name.clone(), bits: value, signed: field.signed });
+        }
+        if bits.next().is_some() {
+            return Err(SessionError::Protocol("more outputs than the service declares".into()));
+        }
+        let cpu = self.clock.cpu_ms().zip(active.start_cpu).map(|(now, start)| now - start);
+        let and_gates = self.engine.and_gates() - active.start_and;
+        let evaluator = self.counters.since(&active.start_counters, self.clock.now_ms() - active.start_ms, cpu, and_gates);
+        let garbler = active.garbler_stats.unwrap_or_default();
+        self.events.push_back(EvaluatorEvent::Finished(Box::new(ComputationResult { service: active.service, outputs, evaluator, garbler })));
+        Ok(())
+    }
+}
+
+fn enqueue(outbox: &mut VecDeque<Vec<u8>>, counters: &mut Counters, frame: Vec<u8>) {
+    counters.sent(&frame);
+    outbox.push_back(frame);
+}

@@ -1,0 +1,397 @@
+//! Frames: the messages of a session, one per WebSocket binary message.
+//!
+//! A frame is a type byte and a body; integers are little-endian; `str8`/`str16` are a u8/u16
+//! byte length and UTF-8. Every decoder checks lengths exactly: a frame with missing or extra
+//! bytes is an error, never a guess.
+//!
+//! | type | frame            | direction | body |
+//! |------|------------------|-----------|------|
+//! | 0x01 | `ClientHello`    | E → G     | "GRBL", version u16, window u32, base-OT point A [32] |
+//! | 0x81 | `ServerHello`    | G → E     | version u16, window u32, max frame u32, base-OT points B [4096], catalog str32 (JSON) |
+//! | 0x02 | `Compute`        | E → G     | service str8, params u8 × (name str8, value u64), circuit id [32], evaluator bits u64 |
+//! | 0x03 | `OtChunk`        | E → G     | one OT-extension message (its length fixed by the chunk's size) |
+//! | 0x04 | `Credit`         | E → G     | bytes of data consumed so far in this computation, u64 |
+//! | 0x05 | `GarblerOutputs` | E → G     | count u32, bits packed LSB first |
+//! | 0x83 | `Data`           | G → E     | the next bytes of the garbled stream |
+//! | 0x84 | `Done`           | G → E     | the garbler's statistics (see [`Stats`]) |
+//! | 0x7f | `Error`          | both      | code u16, message str16 |
+
+use super::stats::Stats;
+use thiserror::Error;
+
+pub const MAGIC: &[u8; 4] = b"GRBL";
+/// Version of this protocol; both sides must speak the same.
+pub const VERSION: u16 = 1;
+
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum FrameError {
+    #[error("empty frame")]
+    Empty,
+    #[error("unknown frame type 0x{0:02x}")]
+    UnknownType(u8),
+    #[error("{frame} frame is truncated: {what} is missing")]
+    Truncated { frame: &'static str, what: &'static str },
+    #[error("{frame} frame has {extra} unexpected trailing bytes")]
+    Trailing { frame: &'static str, extra: usize },
+    #[error("{frame} frame: {what} is not valid UTF-8")]
+    Utf8 { frame: &'static str, what: &'static str },
+    #[error("not a Garblet client (bad magic)")]
+    Magic,
+    #[error("{frame} frame: {what} is too long ({len} bytes)")]
+    TooLong { frame: &'static str, what: &'static str, len: usize },
+}
+
+/// Error codes carried by `Error` frames.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u16)]
+pub enum ErrorCode {
+    Protocol = 1,
+    UnknownService = 2,
+    BadRequest = 3,
+    Limit = 4,
+    Internal = 5,
+    Busy = 6,
+    Timeout = 7,
+    Version = 8,
+}
+
+impl ErrorCode {
+    pub fn from_u16(code: u16) -> Option<Self> {
+        use ErrorCode::*;
+        [Protocol, UnknownService, BadRequest, Limit, Internal, Busy, Timeout, Version].into_iter().find(|c| *c as u16 == code)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorCode::Protocol => "protocol",
+            ErrorCode::UnknownService => "unknown-service",
+            ErrorCode::BadRequest => "bad-request",
+            ErrorCode::Limit => "limit",
+            ErrorCode::Internal => "internal",
+            ErrorCode::Busy => "busy",
+            ErrorCode::Timeout => "timeout",
+            ErrorCode::Version => "version",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ComputeRequest {
+    pub service: String,
+    /// Parameters the client chose (the service fixes the others).
+    pub params: Vec<(String, u64)>,
+    /// The circuit the client will evaluate; the garbler checks it is the one it garbles.
+    pub circuit_id: [u8; 32],
+    pub evaluator_bits: u64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Frame {
+    ClientHello { version: u16, window: u32, base_ot: [u8; 32] },
+    ServerHello { version: u16, window: u32, max_frame: u32, base_ot: Vec<u8>, catalog: String },
+    Compute(ComputeRequest),
+    OtChunk(Vec<u8>),
+    Credit { consumed: u64 },
+    GarblerOutputs { bits: Vec<bool> },
+    Data(Vec<u8>),
+    Done(Stats),
+    Error { code: u16, message: String },
+}
+
+mod tag {
+    pub const CLIENT_HELLO: u8 = 0x01;
+    pub const COMPUTE: u8 = 0x02;
+    pub const OT_CHUNK: u8 = 0x03;
+    pub const CREDIT: u8 = 0x04;
+    pub const GARBLER_OUTPUTS: u8 = 0x05;
+    pub const ERROR: u8 = 0x7f;
+    pub const SERVER_HELLO: u8 = 0x81;
+    pub const DATA: u8 = 0x83;
+    pub const DONE: u8 = 0x84;
+}
+
+/// Bytes of a `Data` frame around its content.
+pub const DATA_OVERHEAD: usize = 1;
+
+impl Frame {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Frame::ClientHello { .. } => "ClientHello",
+            Frame::ServerHello { .. } => "ServerHello",
+            Frame::Compute(_) => "Compute",
+            Frame::OtChunk(_) => "OtChunk",
+            Frame::Credit { .. } => "Credit",
+            Frame::GarblerOutputs { .. } => "GarblerOutputs",
+            Frame::Data(_) => "Data",
+            Frame::Done(_) => "Done",
+            Frame::Error { .. } => "Error",
+        }
+    }
+
+    pub fn encode(&self) -> Vec<u8> {
+        let mut w = Writer(Vec::new());
+        match self {
+            Frame::ClientHello { version, window, base_ot } => {
+                w.u8(tag::CLIENT_HELLO);
+                w.bytes(MAGIC);
+                w.u16(*version);
+                w.u32(*window);
+                w.bytes(base_ot);
+            }
+            Frame::ServerHello { version, window, max_frame, base_ot, catalog } => {
+                w.u8(tag::SERVER_HELLO);
+                w.u16(*version);
+                w.u32(*window);
+                w.u32(*max_frame);
+                w.u32(base_ot.len() as u32);
+                w.bytes(base_ot);
+                w.u32(catalog.len() as u32);
+                w.bytes(catalog.as_bytes());
+            }
+            Frame::Compute(r) => {
+                w.u8(tag::COMPUTE);
+                w.str8(&r.service);
+                w.u8(r.params.len() as u8);
+                for (name, value) in &r.params {
+                    w.str8(name);
+                    w.u64(*value);
+                }
+                w.bytes(&r.circuit_id);
+                w.u64(r.evaluator_bits);
+            }
+            Frame::OtChunk(bytes) => {
+                w.u8(tag::OT_CHUNK);
+                w.bytes(bytes);
+            }
+            Frame::Credit { consumed } => {
+                w.u8(tag::CREDIT);
+                w.u64(*consumed);
+            }
+            Frame::GarblerOutputs { bits } => {
+                w.u8(tag::GARBLER_OUTPUTS);
+                w.u32(bits.len() as u32);
+                w.packed_bits(bits);
+            }
+            Frame::Data(bytes) => {
+                w.u8(tag::DATA);
+                w.bytes(bytes);
+            }
+            Frame::Done(stats) => {
+                w.u8(tag::DONE);
+                stats.encode(&mut w.0);
+            }
+            Frame::Error { code, message } => {
+                w.u8(tag::ERROR);
+                w.u16(*code);
+                let message = truncate_utf8(message, u16::MAX as usize);
+                w.u16(message.len() as u16);
+                w.bytes(message.as_bytes());
+            }
+        }
+        w.0
+    }
+
+    pub fn decode(bytes: &[u8]) -> Result<Frame, FrameError> {
+        let (&t, body) = bytes.split_first().ok_or(FrameError::Empty)?;
+        let name = match t {
+            tag::CLIENT_HELLO => "ClientHello",
+            tag::SERVER_HELLO => "ServerHello",
+            tag::COMPUTE => "Compute",
+            tag::OT_CHUNK => "OtChunk",
+            tag::CREDIT => "Credit",
+            tag::GARBLER_OUTPUTS => "GarblerOutputs",
+            tag::DATA => "Data",
+            tag::DONE => "Done",
+            tag::ERROR => "Error",
+            other => return Err(FrameError::UnknownType(other)),
+        };
+        let mut r = Reader { frame: name, rest: body };
+        let frame = match t {
+            tag::CLIENT_HELLO => {
+                if r.take(4, "magic")? != MAGIC {
+                    return Err(FrameError::Magic);
+                }
+                Frame::ClientHello { version: r.u16("version")?, window: r.u32("window")?, base_ot: r.array("base-OT point")? }
+            }
+            tag::SERVER_HELLO => {
+                let (version, window, max_frame) = (r.u16("version")?, r.u32("window")?, r.u32("max frame")?);
+                let n = r.u32("base-OT length")? as usize;
+                let base_ot = r.take(n, "base-OT points")?.to_vec();
+                let n = r.u32("catalog length")? as usize;
+                let catalog = r.utf8(n, "catalog")?;
+                Frame::ServerHello { version, window, max_frame, base_ot, catalog }
+            }
+            tag::COMPUTE => {
+                let service = r.str8("service")?;
+                let count = r.u8("parameter count")?;
+                let mut params = Vec::with_capacity(count as usize);
+                for _ in 0..count {
+                    params.push((r.str8("parameter name")?, r.u64("parameter value")?));
+                }
+                Frame::Compute(ComputeRequest { service, params, circuit_id: r.array("circuit id")?, evaluator_bits: r.u64("evaluator bits")? })
+            }
+            tag::OT_CHUNK => Frame::OtChunk(r.rest()),
+            tag::CREDIT => Frame::Credit { consumed: r.u64("consumed")? },
+            tag::GARBLER_OUTPUTS => {
+                let count = r.u32("count")? as usize;
+                let packed = r.take(count.div_ceil(8), "bits")?;
+                Frame::GarblerOutputs { bits: (0..count).map(|i| (packed[i / 8] >> (i % 8)) & 1 == 1).collect() }
+            }
+            tag::DATA => Frame::Data(r.rest()),
+            tag::DONE => Frame::Done(Stats::decode(&mut r)?),
+            tag::ERROR => {
+                let code = r.u16("code")?;
+                let n = r.u16("message length")? as usize;
+                Frame::Error { code, message: r.utf8(n, "message")? }
+            }
+            _ => unreachable!("tag checked above"),
+        };
+        r.finish()?;
+        Ok(frame)
+    }
+}
+
+fn truncate_utf8(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+pub(crate) struct Writer(pub Vec<u8>);
+
+impl Writer {
+    pub fn u8(&mut self, v: u8) {
+        self.0.push(v);
+    }
+    pub fn u16(&mut self, v: u16) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    pub fn u32(&mut self, v: u32) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    pub fn u64(&mut self, v: u64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    pub fn bytes(&mut self, b: &[u8]) {
+        self.0.extend_from_slice(b);
+    }
+    pub fn str8(&mut self, s: &str) {
+        let s = truncate_utf8(s, u8::MAX as usize);
+        self.u8(s.len() as u8);
+        self.bytes(s.as_bytes());
+    }
+    pub fn packed_bits(&mut self, bits: &[bool]) {
+        self.0.extend(bits.chunks(8).map(|c| c.iter().enumerate().fold(0u8, |acc, (i, &b)| acc | ((b as u8) << i))));
+    }
+}
+
+/// Reads a frame body, naming what is missing.
+pub(crate) struct Reader<'a> {
+    frame: &'static str,
+    rest: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    pub fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], FrameError> {
+        if self.rest.len() < n {
+            return Err(FrameError::Truncated { frame: self.frame, what });
+        }
+        let (head, tail) = self.rest.split_at(n);
+        self.rest = tail;
+        Ok(head)
+    }
+    pub fn array<const N: usize>(&mut self, what: &'static str) -> Result<[u8; N], FrameError> {
+        let b = self.take(N, what)?;
+        Ok(core::array::from_fn(|i| b[i]))
+    }
+    pub fn u8(&mut self, what: &'static str) -> Result<u8, FrameError> {
+        Ok(self.take(1, what)?[0])
+    }
+    pub fn u16(&mut self, what: &'static str) -> Result<u16, FrameError> {
+        Ok(u16::from_le_bytes(self.array(what)?))
+    }
+    pub fn u32(&mut self, what: &'static str) -> Result<u32, FrameError> {
+        Ok(u32::from_le_bytes(self.array(what)?))
+    }
+    pub fn u64(&mut self, what: &'static str) -> Result<u64, FrameError> {
+        Ok(u64::from_le_bytes(self.array(what)?))
+    }
+    pub fn f64(&mut self, what: &'static str) -> Result<f64, FrameError> {
+        Ok(f64::from_le_bytes(self.array(what)?))
+    }
+    pub fn utf8(&mut self, n: usize, what: &'static str) -> Result<String, FrameError> {
+        let b = self.take(n, what)?;
+        String::from_utf8(b.to_vec()).map_err(|_| FrameError::Utf8 { frame: self.frame, what })
+    }
+    pub fn str8(&mut self, what: &'static str) -> Result<String, FrameError> {
+        let n = self.u8(what)? as usize;
+        self.utf8(n, what)
+    }
+    pub fn rest(&mut self) -> Vec<u8> {
+        let r = self.rest.to_vec();
+        self.rest = &[];
+        r
+    }
+    pub fn finish(self) -> Result<(), FrameError> {
+        if self.rest.is_empty() {
+            Ok(())
+        } else {
+            Err(FrameError::Trailing { frame: self.frame, extra: self.rest.len() })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frames() -> Vec<Frame> {
+        vec![
+            Frame::ClientHello { version: VERSION, window: 4 << 20, base_ot: [7; 32] },
+            Frame::ServerHello { version: VERSION, window: 1 << 20, max_frame: 1 << 20, base_ot: vec![1; 4096], catalog: "{\"services\":[]}".into() },
+            Frame::Compute(ComputeRequest { service: "aes128".into(), params: vec![("n".into(), 900)], circuit_id: [3; 32], evaluator_bits: 128 }),
+            Frame::OtChunk(vec![9; 2048]),
+            Frame::Credit { consumed: 123_456 },
+            Frame::GarblerOutputs { bits: vec![true, false, true, true, false, false, false, false, true] },
+            Frame::Data(vec![5; 100]),
+            Frame::Done(Stats { wall_ms: 1.5, cpu_ms: Some(1.25), bytes_sent: 10, bytes_received: 20, and_gates: 30, frames_sent: 4, frames_received: 5 }),
+            Frame::Done(Stats { cpu_ms: None, ..Stats::default() }),
+            Frame::Error { code: ErrorCode::UnknownService as u16, message: "no service 'x'".into() },
+        ]
+    }
+
+    #[test]
+    fn every_frame_round_trips() {
+        for f in frames() {
+            assert_eq!(Frame::decode(&f.encode()).as_ref(), Ok(&f), "{}", f.name());
+        }
+    }
+
+    #[test]
+    fn truncated_and_padded_frames_are_rejected() {
+        for f in frames() {
+            let bytes = f.encode();
+            let variable = matches!(f, Frame::OtChunk(_) | Frame::Data(_));
+            if !variable {
+                for cut in 1..bytes.len() {
+                    assert!(Frame::decode(&bytes[..cut]).is_err(), "{} cut at {cut}", f.name());
+                }
+                let mut padded = bytes.clone();
+                padded.push(0);
+                assert!(matches!(Frame::decode(&padded), Err(FrameError::Trailing { .. })), "{} padded", f.name());
+            }
+        }
+        assert_eq!(Frame::decode(&[]), Err(FrameError::Empty));
+        assert_eq!(Frame::decode(&[0x42]), Err(FrameError::UnknownType(0x42)));
+        let mut bad = Frame::ClientHello { version: 1, window: 1, base_ot: [0; 32] }.encode();
+        bad[1] = b'X';
+        assert_eq!(Frame::decode(&bad), Err(FrameError::Magic));
+        let bad_utf8 = [tag::ERROR, 1, 0, 2, 0, 0xff, 0xfe];
+        assert!(matches!(Frame::decode(&bad_utf8), Err(FrameError::Utf8 { .. })));
+    }
+}

@@ -1,0 +1,376 @@
+//! The garbler's side of a session, as a state machine: frames in, frames out.
+//!
+//! ```text
+//! AwaitHello ─ClientHello→ Idle ─Compute→ Extending ─OtChunk…→ Streaming ─(last data)→ Done
+//!                            ↑                                      │ (garbler learns outputs)
+//!                            └────────── Done ←─GarblerOutputs─ AwaitOutputs
+//! ```
+//!
+//! Garbling happens in [`GarblerSession::poll_transmit`], never more than the evaluator's credit
+//! window ahead of what it has consumed, so a slow or stalled client costs the server at most a
+//! window of memory. Any unexpected frame ends the session with an `Error` frame.
+
+use super::catalog::hex;
+use super::frame::{ComputeRequest, ErrorCode, Frame, VERSION};
+use super::stats::{Clock, Counters, Stats};
+use super::topology::{encode_record, end_record};
+use super::SessionError;
+use crate::block::Block;
+use crate::garble::{random_delta, Garbler};
+use crate::ot::OtSender;
+use garblet_circuits::{Program, Runner};
+use std::collections::VecDeque;
+
+/// Limits and sizes the server chooses.
+#[derive(Clone, Debug)]
+pub struct GarblerConfig {
+    /// The largest credit window granted (the client asks; the smaller wins).
+    pub max_window: u32,
+    /// The largest frame either side may send.
+    pub max_frame: u32,
+    /// Bytes of garbled stream per `Data` frame.
+    pub data_frame: usize,
+    /// AND gates per session (all its computations together).
+    pub max_and_gates: u64,
+}
+
+impl Default for GarblerConfig {
+    fn default() -> Self {
+        GarblerConfig { max_window: 4 << 20, max_frame: 1 << 20, data_frame: 64 << 10, max_and_gates: 1 << 40 }
+    }
+}
+
+/// A computation the server agreed to run.
+pub struct Plan {
+    pub program: Box<dyn Program>,
+    /// The garbler's input bits, in circuit order.
+    pub garbler_inputs: Vec<bool>,
+    /// Whether the evaluator needs the circuit itself in the stream (it has no program).
+    pub stream_topology: bool,
+    /// The circuit's identity, which the client's request must name.
+    pub circuit_id: [u8; 32],
+    /// AND gates, if known in advance (to refuse oversized requests up front).
+    pub and_gates: Option<u64>,
+}
+
+/// The server's services, as the session needs them.
+pub trait Services {
+    fn catalog_json(&self) -> &str;
+    /// A plan for `request`, or the code and message to refuse it with.
+    fn plan(&self, request: &ComputeRequest) -> Result<Plan, (ErrorCode, String)>;
+}
+
+/// What happened, for the server to log and count.
+#[derive(Debug)]
+pub enum GarblerEvent {
+    Finished { service: String, stats: Stats, garbler_outputs: Vec<bool> },
+}
+
+struct Active {
+    service: String,
+    runner: Runner<'static>,
+    stream_topology: bool,
+    garbler_inputs: Vec<bool>,
+    evaluator_bits: u64,
+    zero_labels: Vec<Block>,
+    /// Garbled bytes not yet framed.
+    pending: Vec<u8>,
+    produced: u64,
+    consumed: u64,
+    built_all: bool,
+    learns_outputs: bool,
+    start_ms: f64,
+    start_cpu: Option<f64>,
+    start_counters: Counters,
+    start_and: u64,
+}
+
+enum State {
+    AwaitHello,
+    Idle,
+    Extending(Box<Active>),
+    Streaming(Box<Active>),
+    AwaitOutputs(Box<Active>),
+    Closed,
+}
+
+pub struct GarblerSession {
+    config: GarblerConfig,
+    clock: Box<dyn Clock>,
+    state: State,
+    window: u32,
+    delta: Block,
+    ot: Option<OtSender>,
+    engine: Option<Garbler>,
+    outbox: VecDeque<Vec<u8>>,
+    counters: Counters,
+    events: VecDeque<GarblerEvent>,
+    /// Stream bytes of the last computation, to check late credit against.
+    last_produced: u64,
+}
+
+impl GarblerSession {
+    pub fn new(config: GarblerConfig, clock: Box<dyn Clock>) -> Result<Self, SessionError> {
+        // A fresh Δ for every session: never shared with another connection.
+        let delta = random_delta().map_err(|e| SessionError::Random(e.to_string()))?;
+        Ok(GarblerSession {
+            window: config.max_window,
+            config,
+            clock,
+            state: State::AwaitHello,
+            delta,
+            ot: None,
+            engine: None,
+            outbox: VecDeque::new(),
+            counters: Counters::default(),
+            events: VecDeque::new(),
+            last_produced: 0,
+        })
+    }
+
+    /// Handles one frame from the client. On error the session is closed and an `Error` frame
+    /// is queued for the client; the error is returned for the server's log.
+    pub fn handle(&mut self, bytes: &[u8], services: &dyn Services) -> Result<(), SessionError> {
+        self.counters.received(bytes);
+        let result = self.handle_frame(bytes, services);
+        if let Err(e) = &result {
+            self.fail(e);
+        }
+        result
+    }
+
+    /// The next frame to send, garbling more if the credit window allows. `None`: nothing to
+    /// send until the client sends something.
+    pub fn poll_transmit(&mut self) -> Option<Vec<u8>> {
+        if self.outbox.is_empty() {
+            if let Err(e) = self.produce() {
+                self.fail(&e);
+            }
+        }
+        self.outbox.pop_front()
+    }
+
+    /// Queues a frame to send, counting it now: statistics include what is queued.
+    fn queue(&mut self, frame: Vec<u8>) {
+        enqueue(&mut self.outbox, &mut self.counters, frame);
+    }
+
+    pub fn poll_event(&mut self) -> Option<GarblerEvent> {
+        self.events.pop_front()
+    }
+
+    pub fn is_closed(&self) -> bool {
+        matches!(self.state, State::Closed) && self.outbox.is_empty()
+    }
+
+    /// Whether the session is between computations (idle timeouts apply differently).
+    pub fn is_idle(&self) -> bool {
+        matches!(self.state, State::Idle | State::AwaitHello)
+    }
+
+    /// Whether the session waits for the client to grant credit (it is not slow itself).
+    pub fn is_waiting_for_credit(&self) -> bool {
+        matches!(&self.state, State::Streaming(a) if a.produced - a.consumed >= self.window as u64)
+    }
+
+    /// Ends the session with an error the server decided on (a timeout, shutdown).
+    pub fn abort(&mut self, code: ErrorCode, message: &str) {
+        self.outbox.clear();
+        self.queue(Frame::Error { code: code as u16, message: message.into() }.encode());
+        self.state = State::Closed;
+    }
+
+    fn fail(&mut self, e: &SessionError) {
+        if matches!(e, SessionError::Remote { .. }) {
+            self.outbox.clear();
+        } else {
+            self.abort(e.code(), &e.to_string());
+        }
+        self.state = State::Closed;
+    }
+
+    fn handle_frame(&mut self, bytes: &[u8], services: &dyn Services) -> Result<(), SessionError> {
+        let frame = Frame::decode(bytes)?;
+        if let Frame::Error { code, message } = frame {
+            return Err(SessionError::Remote { code, message });
+        }
+        let state = std::mem::replace(&mut self.state, State::Closed);
+        self.state = match (state, frame) {
+            (State::AwaitHello, Frame::ClientHello { version, window, base_ot }) => {
+                if version != VERSION {
+                    return Err(SessionError::Version { ours: VERSION, theirs: version });
+                }
+                self.window = window.clamp(64 << 10, self.config.max_window);
+                let (ot, reply) = OtSender::new(self.delta, &base_ot)?;
+                self.ot = Some(ot);
+                self.engine = Some(Garbler::new(self.delta)?);
+                self.queue(
+                    Frame::ServerHello { version: VERSION, window: self.window, max_frame: self.config.max_frame, base_ot: reply, catalog: services.catalog_json().to_string() }.encode(),
+                );
+                State::Idle
+            }
+            (State::Idle, Frame::Compute(request)) => self.start(request, services)?,
+            (State::Extending(mut active), Frame::OtChunk(message)) => {
+                let remaining = active.evaluator_bits - active.zero_labels.len() as u64;
+                let count = remaining.min(crate::ot::MAX_CHUNK as u64) as usize;
+                self.ot.as_mut().ok_or(SessionError::unexpected("OtChunk"))?.extend(count, &message, &mut active.zero_labels)?;
+                if active.zero_labels.len() as u64 == active.evaluator_bits {
+                    self.begin_streaming(active)
+                } else {
+                    State::Extending(active)
+                }
+            }
+            (State::Streaming(mut active), Frame::Credit { consumed }) => {
+                if consumed < active.consumed || consumed > active.produced {
+                    return Err(SessionError::Protocol(format!("credit for {consumed} bytes, but {} were sent and {} acknowledged", active.produced, active.consumed)));
+                }
+                active.consumed = consumed;
+                State::Streaming(active)
+            }
+            (State::AwaitOutputs(active), Frame::Credit { .. }) => State::AwaitOutputs(active),
+            // Credit the evaluator sent before it saw the end of the stream may arrive late.
+            (State::Idle, Frame::Credit { consumed }) if consumed <= self.last_produced => State::Idle,
+            (State::AwaitOutputs(active), Frame::GarblerOutputs { bits }) => {
+                let engine = self.engine.as_ref().ok_or(SessionError::unexpected("GarblerOutputs"))?;
+                let outputs = engine.decode_outputs(&bits).ok_or_else(|| {
+                    SessionError::Protocol(format!("{} output bits returned, {} expected", bits.len(), engine.returned_bits_expected()))
+                })?;
+                self.finish(active, outputs);
+                State::Idle
+            }
+            (state, frame) => {
+                self.state = state;
+                return Err(SessionError::Unexpected { frame: frame.name(), state: self.state_name() });
+            }
+        };
+        Ok(())
+    }
+
+    fn state_name(&self) -> &'static str {
+        match self.state {
+            State::AwaitHello => "awaiting the hello",
+            State::Idle => "idle",
+            State::Extending(_) => "receiving OT extension",
+            State::Streaming(_) => "streaming",
+            State::AwaitOutputs(_) => "awaiting the garbler's outputs",
+            State::Closed => "closed",
+        }
+    }
+
+    fn start(&mut self, request: ComputeRequest, services: &dyn Services) -> Result<State, SessionError> {
+        let plan = services.plan(&request).map_err(|(code, message)| SessionError::Refused { code, message })?;
+        if plan.circuit_id != request.circuit_id {
+            return Err(SessionError::Refused {
+                code: ErrorCode::BadRequest,
+                message: format!("the client's circuit for {} is not the server's ({} vs {}): client and server builds differ", request.service, hex(&request.circuit_id[..8]), hex(&plan.circuit_id[..8])),
+            });
+        }
+        let shape = plan.program.shape().clone();
+        let evaluator_bits = shape.input_bits(garblet_circuits::Party::Evaluator) as u64;
+        if request.evaluator_bits != evaluator_bits {
+            return Err(SessionError::Refused { code: ErrorCode::BadRequest, message: format!("{} takes {evaluator_bits} evaluator input bits, the client sent {}", request.service, request.evaluator_bits) });
+        }
+        let engine = self.engine.as_ref().ok_or(SessionError::unexpected("Compute"))?;
+        let used = engine.and_gates();
+        if let Some(n) = plan.and_gates {
+            if used + n > self.config.max_and_gates {
+                return Err(SessionError::Refused { code: ErrorCode::Limit, message: format!("{n} AND gates exceed this server's limit of {} per session", self.config.max_and_gates) });
+            }
+        }
+        let learns_outputs = shape.outputs.iter().any(|o| o.reveal.to_garbler());
+        let active = Box::new(Active {
+            service: request.service,
+            runner: Runner::new(plan.program),
+            stream_topology: plan.stream_topology,
+            garbler_inputs: plan.garbler_inputs,
+            evaluator_bits,
+            zero_labels: Vec::with_capacity(evaluator_bits.min(1 << 24) as usize),
+            pending: Vec::new(),
+            produced: 0,
+            consumed: 0,
+            built_all: false,
+            learns_outputs,
+            start_ms: self.clock.now_ms(),
+            start_cpu: self.clock.cpu_ms(),
+            start_counters: self.counters,
+            start_and: used,
+        });
+        Ok(if evaluator_bits == 0 { self.begin_streaming(active) } else { State::Extending(active) })
+    }
+
+    fn begin_streaming(&mut self, mut active: Box<Active>) -> State {
+        let labels = std::mem::take(&mut active.zero_labels);
+        let inputs = std::mem::take(&mut active.garbler_inputs);
+        if let Some(engine) = self.engine.as_mut() {
+            engine.start_computation(inputs, labels);
+        }
+        State::Streaming(active)
+    }
+
+    /// Garbles while the window allows, framing what is garbled.
+    fn produce(&mut self) -> Result<(), SessionError> {
+        let State::Streaming(active) = &mut self.state else { return Ok(()) };
+        let engine = self.engine.as_mut().ok_or(SessionError::unexpected("data"))?;
+        let frame_size = self.config.data_frame.min(self.config.max_frame as usize - super::frame::DATA_OVERHEAD);
+        while active.pending.len() < frame_size && !active.built_all && active.produced - active.consumed < self.window as u64 {
+            let before = active.pending.len();
+            match active.runner.next_batch()? {
+                Some(batch) => {
+                    if active.stream_topology {
+                        encode_record(batch, &mut active.pending);
+                    }
+                    engine.garble(batch, &mut active.pending)?;
+                }
+                None => {
+                    active.built_all = true;
+                    if active.stream_topology {
+                        active.pending.extend_from_slice(&end_record());
+                    }
+                }
+            }
+            active.produced += (active.pending.len() - before) as u64;
+            if engine.and_gates() > self.config.max_and_gates {
+                return Err(SessionError::Refused { code: ErrorCode::Limit, message: format!("the session exceeded this server's limit of {} AND gates", self.config.max_and_gates) });
+            }
+        }
+        // Frame everything garbled: holding back a partial frame while waiting for credit would
+        // deadlock (the evaluator cannot acknowledge bytes it never received).
+        while !active.pending.is_empty() {
+            let n = active.pending.len().min(frame_size);
+            let rest = active.pending.split_off(n);
+            let chunk = std::mem::replace(&mut active.pending, rest);
+            enqueue(&mut self.outbox, &mut self.counters, Frame::Data(chunk).encode());
+        }
+        if active.built_all && active.pending.is_empty() {
+            let State::Streaming(active) = std::mem::replace(&mut self.state, State::Closed) else { unreachable!() };
+            if active.learns_outputs {
+                self.state = State::AwaitOutputs(active);
+            } else {
+                self.finish(active, Vec::new());
+                self.state = State::Idle;
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends `Done` with the garbler's statistics and reports the computation.
+    fn finish(&mut self, active: Box<Active>, garbler_outputs: Vec<bool>) {
+        self.last_produced = active.produced;
+        let and_gates = self.engine.as_ref().map_or(0, |e| e.and_gates()) - active.start_and;
+        let cpu = self.clock.cpu_ms().zip(active.start_cpu).map(|(now, start)| now - start);
+        // Count the Done frame itself in the statistics it carries.
+        let mut counters = self.counters;
+        let mut stats = counters.since(&active.start_counters, self.clock.now_ms() - active.start_ms, cpu, and_gates);
+        let done_len = Frame::Done(stats).encode().len();
+        counters.bytes_sent += done_len as u64;
+        counters.frames_sent += 1;
+        stats = counters.since(&active.start_counters, stats.wall_ms, stats.cpu_ms, and_gates);
+        self.queue(Frame::Done(stats).encode());
+        self.events.push_back(GarblerEvent::Finished { service: active.service, stats, garbler_outputs });
+    }
+}
+
+fn enqueue(outbox: &mut VecDeque<Vec<u8>>, counters: &mut Counters, frame: Vec<u8>) {
+    counters.sent(&frame);
+    outbox.push_back(frame);
+}

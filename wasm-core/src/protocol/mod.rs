@@ -1,0 +1,87 @@
+//! The session protocol, sans-IO (DESIGN.md §Protocol): pure state machines, bytes in and bytes
+//! out, no sockets and no clocks of their own — like rustls or quinn-proto. The server wraps the
+//! [`GarblerSession`] in tokio + WebSockets, the browser the [`EvaluatorSession`] in a Web
+//! Worker, the tests in memory.
+//!
+//! 1. Hello: `ClientHello` (version, credit window, base-OT point) → `ServerHello` (version,
+//!    granted window, base-OT reply, service catalog).
+//! 2. Per computation: `Compute` (service, parameters, circuit id, input length) and the
+//!    OT-extension chunks; the evaluator's input labels come out of correlated OT.
+//! 3. `Data` frames carry the garbled stream (see [`crate::garble`], and [`topology`] for
+//!    circuits the evaluator does not have); `Credit` frames acknowledge consumed bytes, and
+//!    the garbler never has more than the window unacknowledged.
+//! 4. `GarblerOutputs` (only if the garbler learns outputs), then `Done` with its statistics.
+//!
+//! Several computations may follow on one connection: they reuse the base OTs, Δ and the AND
+//! counter (so hash tweaks stay unique under Δ). A fresh connection gets a fresh Δ.
+
+pub mod catalog;
+mod evaluator_session;
+pub mod frame;
+mod garbler_session;
+pub mod service;
+pub mod stats;
+pub mod topology;
+
+pub use catalog::{Catalog, ResolveError, ServiceInfo};
+pub use evaluator_session::{ComputationResult, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, OutputValue, Progress};
+pub use frame::{ComputeRequest, ErrorCode, Frame, FrameError};
+pub use garbler_session::{GarblerConfig, GarblerEvent, GarblerSession, Plan, Services};
+pub use service::{BristolText, CircuitSource, ServiceDef, ServiceTable};
+pub use stats::{Clock, NoClock, Stats};
+
+use crate::garble::GarbleError;
+use crate::ot::OtError;
+use garblet_circuits::BuildError;
+use thiserror::Error;
+use topology::TopologyError;
+
+/// Why a session ended. Every variant maps to an [`ErrorCode`] for the `Error` frame.
+#[derive(Debug, Error)]
+pub enum SessionError {
+    #[error("malformed frame: {0}")]
+    Frame(#[from] FrameError),
+    #[error("protocol violation: {0}")]
+    Protocol(String),
+    #[error("unexpected {frame} frame while {state}")]
+    Unexpected { frame: &'static str, state: &'static str },
+    #[error("protocol version {theirs} is not supported (this side speaks version {ours})")]
+    Version { ours: u16, theirs: u16 },
+    #[error("oblivious transfer failed: {0}")]
+    Ot(#[from] OtError),
+    #[error("garbling failed: {0}")]
+    Garble(#[from] GarbleError),
+    #[error("building the circuit failed: {0}")]
+    Build(#[from] BuildError),
+    #[error(transparent)]
+    Topology(#[from] TopologyError),
+    #[error(transparent)]
+    Resolve(#[from] ResolveError),
+    #[error("{message}")]
+    Refused { code: ErrorCode, message: String },
+    #[error("the other side ended the session: {message}")]
+    Remote { code: u16, message: String },
+    #[error("the random number generator failed: {0}")]
+    Random(String),
+    #[error("bad input: {0}")]
+    Input(String),
+}
+
+impl SessionError {
+    pub(crate) fn unexpected(frame: &'static str) -> Self {
+        SessionError::Unexpected { frame, state: "before the hello" }
+    }
+
+    /// The code to report this error with.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            SessionError::Refused { code, .. } => *code,
+            SessionError::Version { .. } => ErrorCode::Version,
+            SessionError::Resolve(ResolveError::UnknownService(_)) => ErrorCode::UnknownService,
+            SessionError::Resolve(_) | SessionError::Input(_) => ErrorCode::BadRequest,
+            SessionError::Random(_) | SessionError::Build(_) => ErrorCode::Internal,
+            SessionError::Remote { code, .. } => ErrorCode::from_u16(*code).unwrap_or(ErrorCode::Protocol),
+            _ => ErrorCode::Protocol,
+        }
+    }
+}

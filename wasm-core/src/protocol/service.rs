@@ -1,0 +1,188 @@
+//! Services as a server defines them — a circuit plus the garbler's input — and the table that
+//! turns them into the catalog and into [`Plan`]s for the garbler session.
+
+use super::catalog::{hex, Catalog, CircuitInfo, FieldInfo, OutputInfo, ParamInfo, ServiceInfo};
+use super::frame::{ComputeRequest, ErrorCode};
+use super::garbler_session::{Plan, Services};
+use super::topology::{encode_record, end_record, TopologyHasher};
+use garblet_circuits::bristol::{BristolInfo, BristolInput, BristolOutput, BristolProgram};
+use garblet_circuits::registry::ProgramSpec;
+use garblet_circuits::{Counter, Party, Program, Runner};
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Where a Bristol circuit's text is: compiled into the binary, or a file read per session.
+#[derive(Clone, Debug)]
+pub enum BristolText {
+    Embedded(&'static [u8]),
+    File(PathBuf),
+}
+
+impl BristolText {
+    pub fn open(&self) -> std::io::Result<Box<dyn BufRead>> {
+        Ok(match self {
+            BristolText::Embedded(bytes) => Box::new(*bytes),
+            BristolText::File(path) => Box::new(BufReader::with_capacity(1 << 16, std::fs::File::open(path)?)),
+        })
+    }
+}
+
+pub enum CircuitSource {
+    /// A built-in program; `params` fixed by the service, `client_params` settable by clients.
+    Builtin { spec: &'static ProgramSpec, params: BTreeMap<String, u64>, client_params: Vec<ParamInfo> },
+    /// A Bristol circuit, streamed to the evaluator.
+    Bristol { text: BristolText, info: Arc<BristolInfo>, inputs: Vec<BristolInput>, outputs: Vec<BristolOutput> },
+}
+
+/// One service of a server.
+pub struct ServiceDef {
+    pub name: String,
+    pub doc: String,
+    pub source: CircuitSource,
+    /// The garbler's input as the service holds it (its fields concatenated, bit i = wire i).
+    pub garbler_input: Vec<bool>,
+}
+
+struct Entry {
+    def: ServiceDef,
+    info: ServiceInfo,
+}
+
+/// The services of a server, with their catalog.
+pub struct ServiceTable {
+    entries: Vec<Entry>,
+    catalog_json: String,
+}
+
+/// Built-in services whose AND count is at most this are counted in a dry run for the catalog.
+const COUNT_LIMIT: u64 = 50_000_000;
+
+impl ServiceTable {
+    /// Checks every service (input sizes, parameters, circuit files) and builds the catalog.
+    pub fn new(defs: Vec<ServiceDef>) -> Result<Self, String> {
+        let mut entries = Vec::new();
+        for def in defs {
+            if entries.iter().any(|e: &Entry| e.def.name == def.name) {
+                return Err(format!("service {} is defined twice", def.name));
+            }
+            let info = describe(&def).map_err(|e| format!("service {}: {e}", def.name))?;
+            entries.push(Entry { def, info });
+        }
+        let catalog = Catalog { services: entries.iter().map(|e| e.info.clone()).collect() };
+        Ok(ServiceTable { catalog_json: catalog.to_json(), entries })
+    }
+
+    pub fn catalog(&self) -> Catalog {
+        Catalog { services: self.entries.iter().map(|e| e.info.clone()).collect() }
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().map(|e| e.def.name.as_str())
+    }
+}
+
+/// The catalog entry of a service, checking it on the way.
+fn describe(def: &ServiceDef) -> Result<ServiceInfo, String> {
+    match &def.source {
+        CircuitSource::Builtin { spec, params, client_params } => {
+            for p in client_params {
+                if !spec.params.iter().any(|q| q.name == p.name) {
+                    return Err(format!("{} has no parameter {}", spec.name, p.name));
+                }
+            }
+            let resolved = spec.resolve(params.iter().map(|(k, v)| (k.as_str(), *v))).map_err(|e| e.to_string())?;
+            let program = spec.instantiate(&resolved).map_err(|e| e.to_string())?;
+            let shape = program.shape().clone();
+            let garbler_fields = spec.garbler_fields(&resolved, &shape);
+            let garbler_bits: usize = garbler_fields.iter().map(|f| f.bits).sum();
+            if def.garbler_input.len() != garbler_bits {
+                return Err(format!("the garbler's input has {} bits; {} takes {garbler_bits}", def.garbler_input.len(), spec.name));
+            }
+            spec.garbler_bits(&resolved, def.garbler_input.clone()).map_err(|e| e.to_string())?;
+            let mut counter = Counter::default();
+            let and_gates = match Runner::new(program).run(&mut counter) {
+                Ok(summary) if summary.counts.and <= COUNT_LIMIT => Some(summary.counts.and),
+                Ok(_) => None,
+                Err(e) => return Err(e.to_string()),
+            };
+            let inputs = garbler_fields.iter().chain(shape.inputs_of(Party::Evaluator)).map(FieldInfo::from_field).collect();
+            Ok(ServiceInfo {
+                name: def.name.clone(),
+                doc: def.doc.clone(),
+                circuit: CircuitInfo::Builtin { program: spec.name.into(), params: params.clone(), client_params: client_params.clone() },
+                inputs,
+                outputs: shape.outputs.iter().map(OutputInfo::from_field).collect(),
+                and_gates,
+            })
+        }
+        CircuitSource::Bristol { text, info, inputs, outputs } => {
+            let program = bristol_program(text, info, inputs, outputs)?;
+            let shape = program.shape().clone();
+            let garbler_bits = shape.input_bits(Party::Garbler);
+            if def.garbler_input.len() != garbler_bits {
+                return Err(format!("the garbler's input has {} bits; the circuit takes {garbler_bits}", def.garbler_input.len()));
+            }
+            // The streamed circuit's identity and width: build it once, as a session would.
+            let mut hasher = TopologyHasher::new();
+            let mut runner = Runner::new(program);
+            let mut record = Vec::new();
+            while let Some(batch) = runner.next_batch().map_err(|e| e.to_string())? {
+                record.clear();
+                encode_record(batch, &mut record);
+                hasher.update(&record);
+            }
+            hasher.update(&end_record());
+            let summary = runner.summary();
+            Ok(ServiceInfo {
+                name: def.name.clone(),
+                doc: def.doc.clone(),
+                circuit: CircuitInfo::Streamed { hash: hex(&hasher.finish()), max_live: summary.max_live },
+                inputs: shape.inputs.iter().map(FieldInfo::from_field).collect(),
+                outputs: shape.outputs.iter().map(OutputInfo::from_field).collect(),
+                and_gates: Some(summary.counts.and),
+            })
+        }
+    }
+}
+
+fn bristol_program(text: &BristolText, info: &Arc<BristolInfo>, inputs: &[BristolInput], outputs: &[BristolOutput]) -> Result<Box<dyn Program>, String> {
+    let reader = text.open().map_err(|e| format!("opening the circuit: {e}"))?;
+    let program = BristolProgram::new(reader, info.clone(), inputs.to_vec(), outputs.to_vec()).map_err(|e| e.to_string())?;
+    Ok(Box::new(program))
+}
+
+impl Services for ServiceTable {
+    fn catalog_json(&self) -> &str {
+        &self.catalog_json
+    }
+
+    fn plan(&self, request: &ComputeRequest) -> Result<Plan, (ErrorCode, String)> {
+        let entry = self
+            .entries
+            .iter()
+            .find(|e| e.def.name == request.service)
+            .ok_or_else(|| (ErrorCode::UnknownService, format!("this server has no service '{}'", request.service)))?;
+        let resolved = entry.info.resolve(&request.params).map_err(|e| (ErrorCode::BadRequest, e.to_string()))?;
+        let internal = |e: String| (ErrorCode::Internal, format!("service {}: {e}", entry.def.name));
+        match &entry.def.source {
+            CircuitSource::Builtin { spec, .. } => {
+                let super::catalog::ResolvedCircuit::Builtin { params, .. } = &resolved.circuit else {
+                    return Err(internal("catalog and definition disagree".into()));
+                };
+                let program = spec.instantiate(params).map_err(|e| internal(e.to_string()))?;
+                let garbler_inputs = spec.garbler_bits(params, entry.def.garbler_input.clone()).map_err(|e| internal(e.to_string()))?;
+                if garbler_inputs.len() != program.shape().input_bits(Party::Garbler) {
+                    return Err(internal("the garbler's input does not fit these parameters".into()));
+                }
+                let and_gates = if request.params.is_empty() { entry.info.and_gates } else { None };
+                Ok(Plan { program, garbler_inputs, stream_topology: false, circuit_id: resolved.circuit_id, and_gates })
+            }
+            CircuitSource::Bristol { text, info, inputs, outputs } => {
+                let program = bristol_program(text, info, inputs, outputs).map_err(internal)?;
+                Ok(Plan { program, garbler_inputs: entry.def.garbler_input.clone(), stream_topology: true, circuit_id: resolved.circuit_id, and_gates: entry.info.and_gates })
+            }
+        }
+    }
+}

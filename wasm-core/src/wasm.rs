@@ -1,0 +1,209 @@
+//! The evaluator session for JavaScript (wasm-bindgen). The TypeScript SDK owns the WebSocket
+//! and the Web Worker; this module is the sans-IO core it drives: frames in, frames out.
+//!
+//! Structured data crosses as JSON strings (catalog, events, progress, errors), frames and
+//! input bits as byte arrays. Errors are thrown as `Error`s whose message is JSON:
+//! `{"kind": "protocol" | "server" | "input", "code": "<name>", "message": "…"}`.
+
+use crate::aes::FixedKeyAes;
+use crate::block::Block;
+use crate::garble::{random_delta, Evaluator, Garbler};
+use crate::protocol::{Clock, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, SessionError};
+use garblet_circuits::library::synthetic::Synthetic;
+use garblet_circuits::{Batch, Runner};
+use serde_json::json;
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen]
+extern "C" {
+    /// `performance.now()`, available in windows and workers alike.
+    #[wasm_bindgen(js_namespace = performance, js_name = now)]
+    fn performance_now() -> f64;
+}
+
+/// Wall time from `performance.now()`; browsers do not expose CPU time.
+struct PerformanceClock;
+
+impl Clock for PerformanceClock {
+    fn now_ms(&self) -> f64 {
+        performance_now()
+    }
+    fn cpu_ms(&self) -> Option<f64> {
+        None
+    }
+}
+
+fn js_error(e: &SessionError) -> JsError {
+    let kind = match e {
+        SessionError::Remote { .. } | SessionError::Refused { .. } => "server",
+        SessionError::Input(_) | SessionError::Resolve(_) => "input",
+        _ => "protocol",
+    };
+    let message = match e {
+        SessionError::Remote { message, .. } => message.clone(),
+        other => other.to_string(),
+    };
+    JsError::new(&json!({ "kind": kind, "code": e.code().name(), "message": message }).to_string())
+}
+
+#[wasm_bindgen]
+pub struct WasmEvaluator {
+    session: EvaluatorSession,
+}
+
+#[wasm_bindgen]
+impl WasmEvaluator {
+    /// A new session asking for a credit window of `window` bytes. Its first frame (the
+    /// hello) is ready in `pollTransmit`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(window: u32) -> Result<WasmEvaluator, JsError> {
+        let config = EvaluatorConfig { window, ..EvaluatorConfig::default() };
+        let session = EvaluatorSession::new(config, Box::new(PerformanceClock)).map_err(|e| js_error(&e))?;
+        Ok(WasmEvaluator { session })
+    }
+
+    /// Handles one frame from the server.
+    pub fn handle(&mut self, frame: &[u8]) -> Result<(), JsError> {
+        self.session.handle(frame).map_err(|e| js_error(&e))
+    }
+
+    /// The next frame to send, if any.
+    #[wasm_bindgen(js_name = pollTransmit)]
+    pub fn poll_transmit(&mut self) -> Option<Vec<u8>> {
+        self.session.poll_transmit()
+    }
+
+    /// The next event as JSON: `{"type":"ready"}` or `{"type":"finished", …}`.
+    #[wasm_bindgen(js_name = pollEvent)]
+    pub fn poll_event(&mut self) -> Option<String> {
+        let event = self.session.poll_event()?;
+        Some(match event {
+            EvaluatorEvent::Ready => json!({ "type": "ready" }).to_string(),
+            EvaluatorEvent::Finished(r) => {
+                let outputs: Vec<_> = r
+                    .outputs
+                    .iter()
+                    .map(|o| json!({ "name": o.name, "hex": garblet_circuits::value::to_hex(&o.bits), "bits": o.bits.len(), "signed": o.signed }))
+                    .collect();
+                json!({ "type": "finished", "service": r.service, "outputs": outputs, "stats": { "evaluator": r.evaluator, "garbler": r.garbler } }).to_string()
+            }
+        })
+    }
+
+    /// The server's catalog (JSON), once ready.
+    pub fn catalog(&self) -> Option<String> {
+        self.session.catalog_json().map(str::to_string)
+    }
+
+    /// The inputs and outputs of `service` with the client parameters `params` (a JSON object
+    /// of integers), as JSON — what `start` will expect.
+    pub fn shape(&self, service: &str, params: &str) -> Result<String, JsError> {
+        let catalog = self.session.catalog().ok_or_else(|| js_error(&SessionError::Input("the session is not ready yet".into())))?;
+        let params = parse_params(params)?;
+        let resolved = catalog.service(service).and_then(|s| s.resolve(&params)).map_err(|e| js_error(&e.into()))?;
+        let inputs: Vec<_> = resolved.shape.inputs.iter().map(crate::protocol::catalog::FieldInfo::from_field).collect();
+        let outputs: Vec<_> = resolved.shape.outputs.iter().map(crate::protocol::catalog::OutputInfo::from_field).collect();
+        Ok(json!({ "inputs": inputs, "outputs": outputs }).to_string())
+    }
+
+    /// Starts a computation. `bits` holds `bitCount` input bits packed LSB first: the
+    /// evaluator's fields concatenated in order.
+    pub fn start(&mut self, service: &str, params: &str, bits: &[u8], bit_count: usize) -> Result<(), JsError> {
+        if bits.len() * 8 < bit_count {
+            return Err(js_error(&SessionError::Input(format!("{bit_count} bits do not fit in {} bytes", bits.len()))));
+        }
+        let params = parse_params(params)?;
+        let inputs = (0..bit_count).map(|i| (bits[i / 8] >> (i % 8)) & 1 == 1).collect();
+        self.session.start(service, params, inputs).map_err(|e| js_error(&e))
+    }
+
+    /// `{"andGates", "andTotal" (or null), "bytesReceived", "bytesConsumed"}`.
+    pub fn progress(&self) -> String {
+        let p = self.session.progress();
+        json!({ "andGates": p.and_gates, "andTotal": p.and_total, "bytesReceived": p.bytes_received, "bytesConsumed": p.bytes_consumed }).to_string()
+    }
+
+    /// Ends the session from this side; the `Error` frame to send to the server, if any.
+    pub fn abort(&mut self, message: &str) -> Option<Vec<u8>> {
+        self.session.abort(message)
+    }
+
+    #[wasm_bindgen(js_name = isClosed)]
+    pub fn is_closed(&self) -> bool {
+        self.session.is_closed()
+    }
+
+    /// Which AES engine the evaluator hashes with.
+    #[wasm_bindgen(js_name = aesEngine)]
+    pub fn aes_engine(&self) -> String {
+        self.session.aes_engine().into()
+    }
+}
+
+fn parse_params(json: &str) -> Result<Vec<(String, u64)>, JsError> {
+    if json.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    let map: std::collections::BTreeMap<String, u64> =
+        serde_json::from_str(json).map_err(|e| js_error(&SessionError::Input(format!("parameters must be a JSON object of non-negative integers: {e}"))))?;
+    Ok(map.into_iter().collect())
+}
+
+// ---- Benchmarks for the browser page: the page times these calls itself. ----
+
+/// AES-128 over `blocks` blocks, `rounds` times: ours (bitsliced SIMD) or the `aes` crate.
+#[wasm_bindgen(js_name = benchAes)]
+pub fn bench_aes(ours: bool, blocks: usize, rounds: u32) -> u32 {
+    let aes = if ours { FixedKeyAes::pi() } else { FixedKeyAes::portable(crate::aes::FIXED_KEY) };
+    let mut buf: Vec<Block> = (0..blocks as u128).map(Block).collect();
+    for _ in 0..rounds {
+        aes.encrypt_blocks(&mut buf);
+    }
+    buf[0].to_bytes()[0] as u32
+}
+
+/// Garbled batches of the `synthetic` circuit, kept in memory so the evaluator can be timed
+/// without a network.
+#[wasm_bindgen]
+pub struct EvalBench {
+    batches: Vec<(Batch, Vec<u8>)>,
+    labels: Vec<Block>,
+    and_gates: u64,
+}
+
+#[wasm_bindgen]
+impl EvalBench {
+    /// Garbles `and_gates` ANDs (one XOR each) in the page.
+    #[wasm_bindgen(constructor)]
+    pub fn new(and_gates: u32) -> Result<EvalBench, JsError> {
+        let err = |e: String| JsError::new(&e);
+        let delta = random_delta().map_err(|e| err(e.to_string()))?;
+        let mut garbler = Garbler::new(delta).map_err(|e| err(e.to_string()))?;
+        let zero: Vec<Block> = (0..256).map(|_| Block::random().unwrap_or_default()).collect();
+        garbler.start_computation(vec![false; 256], zero.clone());
+        let mut runner = Runner::new(Box::new(Synthetic::new(and_gates as u64, 1, 512, 1)));
+        let mut batches = Vec::new();
+        while let Some(batch) = runner.next_batch().map_err(|e| err(e.to_string()))? {
+            let mut payload = Vec::new();
+            garbler.garble(batch, &mut payload).map_err(|e| err(e.to_string()))?;
+            batches.push((Batch { gates: batch.gates.clone(), slots: batch.slots, counts: batch.counts }, payload));
+        }
+        Ok(EvalBench { batches, labels: zero, and_gates: and_gates as u64 })
+    }
+
+    /// Evaluates every batch once; returns the AND gates evaluated.
+    pub fn run(&self) -> Result<f64, JsError> {
+        let mut evaluator = Evaluator::new();
+        evaluator.start_computation(self.labels.clone());
+        for (batch, payload) in &self.batches {
+            evaluator.evaluate(batch, payload).map_err(|e| JsError::new(&e.to_string()))?;
+        }
+        Ok(self.and_gates as f64)
+    }
+
+    /// Bytes of garbled stream per AND.
+    #[wasm_bindgen(js_name = bytesPerAnd)]
+    pub fn bytes_per_and(&self) -> f64 {
+        self.batches.iter().map(|(_, p)| p.len()).sum::<usize>() as f64 / self.and_gates as f64
+    }
+}

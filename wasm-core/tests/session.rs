@@ -1,0 +1,281 @@
+//! Garbler and evaluator sessions talking through memory: whole computations, several per
+//! connection, outputs to either party, flow control, and every kind of bad frame.
+// Native only: these tests read the shared Bristol files from disk.
+#![cfg(not(target_arch = "wasm32"))]
+
+use garblet_circuits::bristol::{self, BristolInput, BristolOutput, InputSource};
+use garblet_circuits::registry;
+use garblet_circuits::testing::TestRng;
+use garblet_circuits::{value, Encoding, Party, Plaintext, Reveal, Runner};
+use garblet_core::protocol::catalog::ParamInfo;
+use garblet_core::protocol::{
+    BristolText, CircuitSource, ComputationResult, ComputeRequest, ErrorCode, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, Frame, GarblerConfig, GarblerEvent, GarblerSession, NoClock, ServiceDef,
+    ServiceTable, SessionError,
+};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+const AES_KEY: [u8; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
+
+fn shared(name: &str) -> &'static [u8] {
+    let path = format!("{}/../../shared/bristol/{name}", env!("CARGO_MANIFEST_DIR"));
+    Box::leak(std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}")).into_boxed_slice())
+}
+
+fn bristol_service(name: &str, file: &str, inputs: Vec<(&str, Party, Encoding)>, reveal: Reveal, garbler_input: Vec<bool>) -> ServiceDef {
+    let text = shared(file);
+    let info = Arc::new(bristol::scan(text).unwrap());
+    let inputs = inputs.into_iter().map(|(n, p, e)| BristolInput { name: n.into(), source: InputSource::Party(p), encoding: e }).collect();
+    let outputs = vec![BristolOutput { name: "out".into(), reveal }];
+    ServiceDef { name: name.into(), doc: String::new(), source: CircuitSource::Bristol { text: BristolText::Embedded(text), info, inputs, outputs }, garbler_input }
+}
+
+fn services() -> ServiceTable {
+    let synthetic = registry::find("synthetic").unwrap();
+    let mut params = BTreeMap::new();
+    params.insert("width".to_string(), 256);
+    ServiceTable::new(vec![
+        bristol_service("aes128", "aes_128.txt", vec![("key", Party::Garbler, Encoding::Bytes), ("plaintext", Party::Evaluator, Encoding::Bytes)], Reveal::Evaluator, value::from_bytes(&AES_KEY)),
+        bristol_service("add", "adder64.txt", vec![("a", Party::Garbler, Encoding::UInt), ("b", Party::Evaluator, Encoding::UInt)], Reveal::Both, value::from_u128(1000, 64)),
+        ServiceDef {
+            name: "synthetic".into(),
+            doc: String::new(),
+            source: CircuitSource::Builtin {
+                spec: synthetic,
+                params,
+                client_params: vec![ParamInfo { name: "and_gates".into(), doc: String::new(), default: 1000, min: 1, max: 10_000_000, length_of: None }],
+            },
+            garbler_input: vec![true; 128],
+        },
+    ])
+    .unwrap()
+}
+
+struct Pair {
+    garbler: GarblerSession,
+    evaluator: EvaluatorSession,
+    services: ServiceTable,
+}
+
+impl Pair {
+    fn new(window: u32) -> Pair {
+        let config = GarblerConfig { max_window: 64 << 20, ..GarblerConfig::default() };
+        let mut pair = Pair {
+            garbler: GarblerSession::new(config, Box::new(NoClock)).unwrap(),
+            evaluator: EvaluatorSession::new(EvaluatorConfig { window, ..EvaluatorConfig::default() }, Box::new(NoClock)).unwrap(),
+            services: services(),
+        };
+        pair.pump().unwrap();
+        assert_eq!(pair.evaluator.poll_event(), Some(EvaluatorEvent::Ready));
+        pair
+    }
+
+    /// Delivers frames both ways until neither side has anything to say.
+    fn pump(&mut self) -> Result<(), String> {
+        loop {
+            let mut moved = false;
+            while let Some(f) = self.evaluator.poll_transmit() {
+                moved = true;
+                self.garbler.handle(&f, &self.services).map_err(|e| format!("garbler: {e}"))?;
+            }
+            while let Some(f) = self.garbler.poll_transmit() {
+                moved = true;
+                self.evaluator.handle(&f).map_err(|e| format!("evaluator: {e}"))?;
+            }
+            if !moved {
+                return Ok(());
+            }
+        }
+    }
+
+    fn compute(&mut self, service: &str, params: Vec<(String, u64)>, inputs: Vec<bool>) -> ComputationResult {
+        self.evaluator.start(service, params, inputs).unwrap();
+        self.pump().unwrap();
+        match self.evaluator.poll_event() {
+            Some(EvaluatorEvent::Finished(r)) => *r,
+            other => panic!("no result: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn private_aes_over_a_session_gives_fips197() {
+    let mut pair = Pair::new(4 << 20);
+    let block: Vec<u8> = (0u8..16).map(|i| i * 0x11).collect();
+    let result = pair.compute("aes128", vec![], value::from_bytes(&block));
+    assert_eq!(result.outputs.len(), 1);
+    assert_eq!(value::to_hex(&result.outputs[0].bits), "0x69c4e0d86a7b0430d8cdb78070b4c55a");
+    assert_eq!(result.evaluator.and_gates, 6400);
+    assert_eq!(result.garbler.and_gates, 6400);
+    assert!(result.garbler.bytes_sent >= 6400 * 32);
+    assert_eq!(result.evaluator.bytes_received, result.garbler.bytes_sent);
+    match pair.garbler.poll_event() {
+        Some(GarblerEvent::Finished { garbler_outputs, .. }) => assert!(garbler_outputs.is_empty(), "the garbler learns nothing"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn several_computations_share_one_connection() {
+    let mut pair = Pair::new(4 << 20);
+    let mut rng = TestRng::new(5);
+    for round in 0..3 {
+        let block: [u8; 16] = std::array::from_fn(|_| rng.next_u64() as u8);
+        let got = pair.compute("aes128", vec![], value::from_bytes(&block));
+        let mut want = aes::Block::from(block);
+        use aes::cipher::{BlockCipherEncrypt, KeyInit};
+        aes::Aes128::new(&AES_KEY.into()).encrypt_block(&mut want);
+        assert_eq!(value::to_bytes(&got.outputs[0].bits), want.to_vec(), "round {round}");
+
+        let n = 5000 + round * 1000;
+        let e_bits = rng.bits(128);
+        let got = pair.compute("synthetic", vec![("and_gates".into(), n)], e_bits.clone());
+        let program = registry::find("synthetic").unwrap();
+        let params = program.resolve([("and_gates", n), ("width", 256)]).unwrap();
+        let mut plain = Plaintext::new(vec![true; 128], e_bits);
+        Runner::new(program.instantiate(&params).unwrap()).run(&mut plain).unwrap();
+        assert_eq!(got.outputs[0].bits, plain.outputs(), "round {round}");
+        assert_eq!(got.evaluator.and_gates, n);
+    }
+}
+
+#[test]
+fn outputs_to_both_parties() {
+    let mut pair = Pair::new(4 << 20);
+    let result = pair.compute("add", vec![], value::from_u128(234, 64));
+    assert_eq!(value::to_u128(&result.outputs[0].bits), Some(1234));
+    let mut finished = None;
+    while let Some(GarblerEvent::Finished { garbler_outputs, .. }) = pair.garbler.poll_event() {
+        finished = Some(garbler_outputs);
+    }
+    assert_eq!(value::to_u128(&finished.expect("garbler finished")), Some(1234));
+}
+
+#[test]
+fn the_garbler_never_runs_more_than_the_window_ahead() {
+    let window = 256 << 10;
+    let mut pair = Pair::new(window);
+    pair.evaluator.start("synthetic", vec![("and_gates".into(), 1_000_000)], vec![false; 128]).unwrap();
+    // Deliver the request, then let the garbler talk while the evaluator reads nothing.
+    while let Some(f) = pair.evaluator.poll_transmit() {
+        pair.garbler.handle(&f, &pair.services).unwrap();
+    }
+    let mut held = Vec::new();
+    let mut data_bytes = 0;
+    while let Some(f) = pair.garbler.poll_transmit() {
+        data_bytes += f.len();
+        held.push(f);
+    }
+    assert!(pair.garbler.is_waiting_for_credit());
+    // One batch (about 2,048 ANDs, 64 KiB) may cross the window; nothing more.
+    assert!(data_bytes <= window as usize + (256 << 10), "{data_bytes} bytes outstanding with a {window}-byte window");
+    assert!(data_bytes >= window as usize / 2);
+    // Now let it run: credit flows and the computation completes.
+    for f in held {
+        pair.evaluator.handle(&f).unwrap();
+    }
+    pair.pump().unwrap();
+    assert!(matches!(pair.evaluator.poll_event(), Some(EvaluatorEvent::Finished(_))));
+}
+
+#[test]
+fn client_side_input_errors_leave_the_session_usable() {
+    let mut pair = Pair::new(4 << 20);
+    let err = pair.evaluator.start("aes128", vec![], vec![true; 127]).unwrap_err();
+    assert!(matches!(err, SessionError::Input(_)), "{err}");
+    assert!(matches!(pair.evaluator.start("nope", vec![], vec![]), Err(SessionError::Resolve(_))));
+    assert!(matches!(pair.evaluator.start("synthetic", vec![("width".into(), 512)], vec![false; 128]), Err(SessionError::Resolve(_))));
+    let block: Vec<u8> = (0u8..16).map(|i| i * 0x11).collect();
+    let result = pair.compute("aes128", vec![], value::from_bytes(&block));
+    assert_eq!(value::to_hex(&result.outputs[0].bits), "0x69c4e0d86a7b0430d8cdb78070b4c55a");
+}
+
+/// Sends `frames` to a fresh garbler session after a proper hello and returns the error it
+/// reports and the code of the `Error` frame it sends back.
+fn garbler_rejects(frames: Vec<Vec<u8>>) -> (SessionError, u16) {
+    let services = services();
+    let mut garbler = GarblerSession::new(GarblerConfig::default(), Box::new(NoClock)).unwrap();
+    let mut evaluator = EvaluatorSession::new(EvaluatorConfig::default(), Box::new(NoClock)).unwrap();
+    let hello = evaluator.poll_transmit().unwrap();
+    garbler.handle(&hello, &services).unwrap();
+    while garbler.poll_transmit().is_some() {}
+    for f in frames {
+        if let Err(e) = garbler.handle(&f, &services) {
+            let reply = garbler.poll_transmit().expect("an Error frame for the client");
+            let Ok(Frame::Error { code, .. }) = Frame::decode(&reply) else { panic!("not an Error frame") };
+            assert!(garbler.is_closed());
+            assert!(garbler.handle(&f, &services).is_err(), "a closed session accepts nothing");
+            return (e, code);
+        }
+    }
+    panic!("the garbler accepted every frame");
+}
+
+fn compute(service: &str, evaluator_bits: u64, circuit_id: [u8; 32]) -> Vec<u8> {
+    Frame::Compute(ComputeRequest { service: service.into(), params: vec![], circuit_id, evaluator_bits }).encode()
+}
+
+fn aes_id() -> [u8; 32] {
+    let catalog = services().catalog();
+    catalog.service("aes128").unwrap().resolve(&[]).unwrap().circuit_id
+}
+
+#[test]
+fn bad_frames_end_the_session_with_a_clear_error() {
+    let (e, code) = garbler_rejects(vec![compute("nope", 128, [0; 32])]);
+    assert_eq!(code, ErrorCode::UnknownService as u16, "{e}");
+    let (e, code) = garbler_rejects(vec![compute("aes128", 128, [7; 32])]);
+    assert_eq!(code, ErrorCode::BadRequest as u16, "wrong circuit: {e}");
+    let (e, code) = garbler_rejects(vec![compute("aes128", 64, aes_id())]);
+    assert_eq!(code, ErrorCode::BadRequest as u16, "wrong input size: {e}");
+    assert!(e.to_string().contains("128"), "{e}");
+    let (e, code) = garbler_rejects(vec![compute("aes128", 128, aes_id()), Frame::OtChunk(vec![0; 100]).encode()]);
+    assert_eq!(code, ErrorCode::Protocol as u16, "wrong OT length: {e}");
+    let (e, _) = garbler_rejects(vec![Frame::Credit { consumed: 5 }.encode()]);
+    assert!(matches!(e, SessionError::Unexpected { .. }), "out of order: {e}");
+    let (e, _) = garbler_rejects(vec![vec![0x42, 1, 2, 3]]);
+    assert!(matches!(e, SessionError::Frame(_)), "unknown frame: {e}");
+    let (e, _) = garbler_rejects(vec![vec![0x02, 200]]);
+    assert!(matches!(e, SessionError::Frame(_)), "truncated frame: {e}");
+    let hello_again = Frame::ClientHello { version: 1, window: 1, base_ot: [0; 32] }.encode();
+    let (e, _) = garbler_rejects(vec![hello_again]);
+    assert!(matches!(e, SessionError::Unexpected { .. }), "second hello: {e}");
+}
+
+#[test]
+fn hello_errors() {
+    let services = services();
+    let mut garbler = GarblerSession::new(GarblerConfig::default(), Box::new(NoClock)).unwrap();
+    let err = garbler.handle(&Frame::ClientHello { version: 99, window: 1 << 20, base_ot: [1; 32] }.encode(), &services).unwrap_err();
+    assert!(matches!(err, SessionError::Version { theirs: 99, .. }), "{err}");
+    let mut garbler = GarblerSession::new(GarblerConfig::default(), Box::new(NoClock)).unwrap();
+    let err = garbler.handle(&Frame::ClientHello { version: 1, window: 1 << 20, base_ot: [0; 32] }.encode(), &services).unwrap_err();
+    assert!(matches!(err, SessionError::Ot(_)), "identity point: {err}");
+    let mut garbler = GarblerSession::new(GarblerConfig::default(), Box::new(NoClock)).unwrap();
+    assert!(garbler.handle(&compute("aes128", 128, aes_id()), &services).is_err(), "compute before hello");
+}
+
+#[test]
+fn the_evaluator_rejects_a_lying_or_misbehaving_server() {
+    // Credit beyond what was sent.
+    let mut pair = Pair::new(4 << 20);
+    pair.evaluator.start("synthetic", vec![], vec![false; 128]).unwrap();
+    while let Some(f) = pair.evaluator.poll_transmit() {
+        pair.garbler.handle(&f, &pair.services).unwrap();
+    }
+    let err = pair.garbler.handle(&Frame::Credit { consumed: u64::MAX }.encode(), &pair.services).unwrap_err();
+    assert!(matches!(err, SessionError::Protocol(_)), "{err}");
+
+    // Data when no computation runs; a Done out of the blue.
+    let mut pair = Pair::new(4 << 20);
+    assert!(pair.evaluator.handle(&Frame::Data(vec![1, 2, 3]).encode()).is_err());
+    let mut pair2 = Pair::new(4 << 20);
+    assert!(pair2.evaluator.handle(&Frame::Done(Default::default()).encode()).is_err());
+
+    // A server error reaches the client as such.
+    let mut pair3 = Pair::new(4 << 20);
+    let err = pair3.evaluator.handle(&Frame::Error { code: ErrorCode::Busy as u16, message: "full".into() }.encode()).unwrap_err();
+    assert!(matches!(err, SessionError::Remote { code: 6, .. }), "{err}");
+    assert!(pair3.evaluator.is_closed());
+    drop(pair);
+}
