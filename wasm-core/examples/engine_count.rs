@@ -1,18 +1,25 @@
-//! Instruction counting under callgrind: garbles and evaluates one steady-state batch N times.
+//! Engine-only profiling aid: garbles and evaluates one steady-state batch of the synthetic
+//! circuit N times (default 100). Run it under `valgrind --tool=callgrind` for instruction
+//! counts that do not depend on machine load; `garblet bench garble` is the benchmark.
 use garblet_circuits::library::synthetic::Synthetic;
 use garblet_circuits::{Batch, Runner};
 use garblet_core::garble::{random_delta, Evaluator, Garbler};
+
 fn main() {
-    let n: usize = std::env::args().nth(1).map(|s| s.parse().unwrap()).unwrap_or(100);
-    let mut r = Runner::new(Box::new(Synthetic::new(1_000_000, 1, 512, 1)));
-    let _first = r.next_batch().unwrap();
-    let b = r.next_batch().unwrap().unwrap();
+    let n: usize = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(100);
+    let mut runner = Runner::new(Box::new(Synthetic::new(1_000_000, 1, 512, 1)));
+    let _inputs = runner.next_batch().expect("builds");
+    let b = runner.next_batch().expect("builds").expect("a second batch");
     let batch = Batch { gates: b.gates.clone(), slots: b.slots, counts: b.counts };
-    println!("ands per batch {}", batch.counts.and);
-    let mut g = Garbler::new(random_delta().unwrap()).unwrap();
-    g.start_computation(vec![], vec![]);
-    let mut out = Vec::with_capacity(1 << 20);
-    let mut e = Evaluator::new();
-    e.start_computation(vec![]);
-    for _ in 0..n { out.clear(); g.garble(&batch, &mut out).unwrap(); e.evaluate(&batch, &out).unwrap(); }
+    let mut garbler = Garbler::new(random_delta().expect("OS randomness")).expect("Δ has lsb 1");
+    garbler.start_computation(vec![], vec![]);
+    let mut evaluator = Evaluator::new();
+    evaluator.start_computation(vec![]);
+    let mut payload = Vec::with_capacity(1 << 20);
+    for _ in 0..n {
+        payload.clear();
+        garbler.garble(&batch, &mut payload).expect("garbles");
+        evaluator.evaluate(&batch, &payload).expect("evaluates");
+    }
+    println!("{} AND gates garbled and evaluated", n as u64 * batch.counts.and);
 }

@@ -108,6 +108,8 @@ pub struct EvaluatorSession {
     outbox: VecDeque<Vec<u8>>,
     counters: Counters,
     events: VecDeque<EvaluatorEvent>,
+    /// Where the last computation ended, for progress reports after it finished.
+    last_progress: Progress,
 }
 
 /// Unconsumed data beyond the window that a garbler may still legitimately have sent: one
@@ -133,6 +135,7 @@ impl EvaluatorSession {
             outbox,
             counters,
             events: VecDeque::new(),
+            last_progress: Progress::default(),
         })
     }
 
@@ -179,7 +182,7 @@ impl EvaluatorSession {
                 bytes_received: self.counters.bytes_received - a.start_counters.bytes_received,
                 bytes_consumed: a.consumed,
             },
-            _ => Progress::default(),
+            _ => self.last_progress,
         }
     }
 
@@ -427,6 +430,7 @@ impl EvaluatorSession {
     }
 
     fn finish(&mut self) -> Result<(), SessionError> {
+        self.last_progress = self.progress();
         let State::Computing(active) = std::mem::replace(&mut self.state, State::Ready) else { return Ok(()) };
         let mut bits = self.engine.outputs().iter().copied();
         let mut outputs = Vec::new();

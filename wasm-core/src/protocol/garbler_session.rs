@@ -18,8 +18,9 @@ use super::SessionError;
 use crate::block::Block;
 use crate::garble::{random_delta, Garbler};
 use crate::ot::OtSender;
-use garblet_circuits::{Program, Runner};
+use garblet_circuits::{Batch, Program, Runner, Shape};
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 /// Limits and sizes the server chooses.
 #[derive(Clone, Debug)]
@@ -40,9 +41,26 @@ impl Default for GarblerConfig {
     }
 }
 
+/// A streamed circuit built once and kept: its batches and their topology records, so a session
+/// replays them instead of building the circuit again (a Bristol file is parsed once, not once
+/// per session).
+pub struct CachedCircuit {
+    pub batches: Vec<Batch>,
+    /// The topology record of each batch ([`encode_record`]); the end record is implied.
+    pub records: Vec<Vec<u8>>,
+}
+
+/// Where a computation's gates come from.
+pub enum GateSource {
+    Program(Box<dyn Program>),
+    Cached(Arc<CachedCircuit>),
+}
+
 /// A computation the server agreed to run.
 pub struct Plan {
-    pub program: Box<dyn Program>,
+    pub gates: GateSource,
+    /// The circuit's inputs and outputs.
+    pub shape: Shape,
     /// The garbler's input bits, in circuit order.
     pub garbler_inputs: Vec<bool>,
     /// Whether the evaluator needs the circuit itself in the stream (it has no program).
@@ -66,9 +84,15 @@ pub enum GarblerEvent {
     Finished { service: String, stats: Stats, garbler_outputs: Vec<bool> },
 }
 
+/// The batches of the running computation.
+enum Batches {
+    Built(Runner<'static>),
+    Replayed { circuit: Arc<CachedCircuit>, next: usize },
+}
+
 struct Active {
     service: String,
-    runner: Runner<'static>,
+    batches: Batches,
     stream_topology: bool,
     garbler_inputs: Vec<bool>,
     evaluator_bits: u64,
@@ -143,6 +167,13 @@ impl GarblerSession {
     /// send until the client sends something.
     pub fn poll_transmit(&mut self) -> Option<Vec<u8>> {
         if self.outbox.is_empty() {
+            if matches!(self.state, State::Idle) {
+                // The ServerHello is on its way: derive the base-OT keys now, while the client
+                // works on its side, instead of at the first OT chunk.
+                if let Some(ot) = self.ot.as_mut() {
+                    ot.finish_base_ot();
+                }
+            }
             if let Err(e) = self.produce() {
                 self.fail(&e);
             }
@@ -265,7 +296,7 @@ impl GarblerSession {
                 message: format!("the client's circuit for {} is not the server's ({} vs {}): client and server builds differ", request.service, hex(&request.circuit_id[..8]), hex(&plan.circuit_id[..8])),
             });
         }
-        let shape = plan.program.shape().clone();
+        let shape = plan.shape;
         let evaluator_bits = shape.input_bits(garblet_circuits::Party::Evaluator) as u64;
         if request.evaluator_bits != evaluator_bits {
             return Err(SessionError::Refused { code: ErrorCode::BadRequest, message: format!("{} takes {evaluator_bits} evaluator input bits, the client sent {}", request.service, request.evaluator_bits) });
@@ -280,7 +311,10 @@ impl GarblerSession {
         let learns_outputs = shape.outputs.iter().any(|o| o.reveal.to_garbler());
         let active = Box::new(Active {
             service: request.service,
-            runner: Runner::new(plan.program),
+            batches: match plan.gates {
+                GateSource::Program(program) => Batches::Built(Runner::new(program)),
+                GateSource::Cached(circuit) => Batches::Replayed { circuit, next: 0 },
+            },
             stream_topology: plan.stream_topology,
             garbler_inputs: plan.garbler_inputs,
             evaluator_bits,
@@ -314,10 +348,20 @@ impl GarblerSession {
         let frame_size = self.config.data_frame.min(self.config.max_frame as usize - super::frame::DATA_OVERHEAD);
         while active.pending.len() < frame_size && !active.built_all && active.produced - active.consumed < self.window as u64 {
             let before = active.pending.len();
-            match active.runner.next_batch()? {
-                Some(batch) => {
+            let next = match &mut active.batches {
+                Batches::Built(runner) => runner.next_batch()?.map(|batch| (batch, None)),
+                Batches::Replayed { circuit, next } => {
+                    *next += 1;
+                    circuit.batches.get(*next - 1).map(|batch| (batch, circuit.records.get(*next - 1)))
+                }
+            };
+            match next {
+                Some((batch, record)) => {
                     if active.stream_topology {
-                        encode_record(batch, &mut active.pending);
+                        match record {
+                            Some(record) => active.pending.extend_from_slice(record),
+                            None => encode_record(batch, &mut active.pending),
+                        }
                     }
                     engine.garble(batch, &mut active.pending)?;
                 }

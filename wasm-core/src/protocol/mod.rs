@@ -26,7 +26,7 @@ pub mod topology;
 pub use catalog::{Catalog, ResolveError, ServiceInfo};
 pub use evaluator_session::{ComputationResult, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, OutputValue, Progress};
 pub use frame::{ComputeRequest, ErrorCode, Frame, FrameError};
-pub use garbler_session::{GarblerConfig, GarblerEvent, GarblerSession, Plan, Services};
+pub use garbler_session::{CachedCircuit, GarblerConfig, GarblerEvent, GarblerSession, GateSource, Plan, Services};
 pub use service::{BristolText, CircuitSource, ServiceDef, ServiceTable};
 pub use stats::{Clock, NoClock, Stats};
 

@@ -3,11 +3,11 @@
 
 use super::catalog::{hex, Catalog, CircuitInfo, FieldInfo, OutputInfo, ParamInfo, ServiceInfo};
 use super::frame::{ComputeRequest, ErrorCode};
-use super::garbler_session::{Plan, Services};
+use super::garbler_session::{CachedCircuit, GateSource, Plan, Services};
 use super::topology::{encode_record, end_record, TopologyHasher};
 use garblet_circuits::bristol::{BristolInfo, BristolInput, BristolOutput, BristolProgram};
 use garblet_circuits::registry::ProgramSpec;
-use garblet_circuits::{Counter, Party, Program, Runner};
+use garblet_circuits::{Batch, Counter, Party, Program, Runner};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -36,6 +36,10 @@ pub enum CircuitSource {
     Bristol { text: BristolText, info: Arc<BristolInfo>, inputs: Vec<BristolInput>, outputs: Vec<BristolOutput> },
 }
 
+/// Bristol circuits up to this many gates are built once and replayed from memory (about 22
+/// bytes a gate); larger ones are read from their file by every session.
+const CACHE_GATES: u64 = 4_000_000;
+
 /// One service of a server.
 pub struct ServiceDef {
     pub name: String,
@@ -48,6 +52,7 @@ pub struct ServiceDef {
 struct Entry {
     def: ServiceDef,
     info: ServiceInfo,
+    cached: Option<Arc<CachedCircuit>>,
 }
 
 /// The services of a server, with their catalog.
@@ -67,8 +72,8 @@ impl ServiceTable {
             if entries.iter().any(|e: &Entry| e.def.name == def.name) {
                 return Err(format!("service {} is defined twice", def.name));
             }
-            let info = describe(&def).map_err(|e| format!("service {}: {e}", def.name))?;
-            entries.push(Entry { def, info });
+            let (info, cached) = describe(&def).map_err(|e| format!("service {}: {e}", def.name))?;
+            entries.push(Entry { def, info, cached });
         }
         let catalog = Catalog { services: entries.iter().map(|e| e.info.clone()).collect() };
         Ok(ServiceTable { catalog_json: catalog.to_json(), entries })
@@ -83,8 +88,8 @@ impl ServiceTable {
     }
 }
 
-/// The catalog entry of a service, checking it on the way.
-fn describe(def: &ServiceDef) -> Result<ServiceInfo, String> {
+/// The catalog entry of a service, checking it on the way, and its circuit if worth caching.
+fn describe(def: &ServiceDef) -> Result<(ServiceInfo, Option<Arc<CachedCircuit>>), String> {
     match &def.source {
         CircuitSource::Builtin { spec, params, client_params } => {
             for p in client_params {
@@ -108,14 +113,15 @@ fn describe(def: &ServiceDef) -> Result<ServiceInfo, String> {
                 Err(e) => return Err(e.to_string()),
             };
             let inputs = garbler_fields.iter().chain(shape.inputs_of(Party::Evaluator)).map(FieldInfo::from_field).collect();
-            Ok(ServiceInfo {
+            let info = ServiceInfo {
                 name: def.name.clone(),
                 doc: def.doc.clone(),
                 circuit: CircuitInfo::Builtin { program: spec.name.into(), params: params.clone(), client_params: client_params.clone() },
                 inputs,
                 outputs: shape.outputs.iter().map(OutputInfo::from_field).collect(),
                 and_gates,
-            })
+            };
+            Ok((info, None))
         }
         CircuitSource::Bristol { text, info, inputs, outputs } => {
             let program = bristol_program(text, info, inputs, outputs)?;
@@ -124,25 +130,32 @@ fn describe(def: &ServiceDef) -> Result<ServiceInfo, String> {
             if def.garbler_input.len() != garbler_bits {
                 return Err(format!("the garbler's input has {} bits; the circuit takes {garbler_bits}", def.garbler_input.len()));
             }
-            // The streamed circuit's identity and width: build it once, as a session would.
+            // The streamed circuit's identity and width: build it once, as a session would, and
+            // keep it if it is small enough to replay from memory.
+            let keep = (info.header.gates as u64) <= CACHE_GATES;
+            let mut cache = CachedCircuit { batches: Vec::new(), records: Vec::new() };
             let mut hasher = TopologyHasher::new();
             let mut runner = Runner::new(program);
-            let mut record = Vec::new();
             while let Some(batch) = runner.next_batch().map_err(|e| e.to_string())? {
-                record.clear();
+                let mut record = Vec::new();
                 encode_record(batch, &mut record);
                 hasher.update(&record);
+                if keep {
+                    cache.batches.push(Batch { gates: batch.gates.clone(), slots: batch.slots, counts: batch.counts });
+                    cache.records.push(record);
+                }
             }
             hasher.update(&end_record());
             let summary = runner.summary();
-            Ok(ServiceInfo {
+            let info = ServiceInfo {
                 name: def.name.clone(),
                 doc: def.doc.clone(),
                 circuit: CircuitInfo::Streamed { hash: hex(&hasher.finish()), max_live: summary.max_live },
                 inputs: shape.inputs.iter().map(FieldInfo::from_field).collect(),
                 outputs: shape.outputs.iter().map(OutputInfo::from_field).collect(),
                 and_gates: Some(summary.counts.and),
-            })
+            };
+            Ok((info, keep.then(|| Arc::new(cache))))
         }
     }
 }
@@ -177,11 +190,14 @@ impl Services for ServiceTable {
                     return Err(internal("the garbler's input does not fit these parameters".into()));
                 }
                 let and_gates = if request.params.is_empty() { entry.info.and_gates } else { None };
-                Ok(Plan { program, garbler_inputs, stream_topology: false, circuit_id: resolved.circuit_id, and_gates })
+                Ok(Plan { shape: resolved.shape, gates: GateSource::Program(program), garbler_inputs, stream_topology: false, circuit_id: resolved.circuit_id, and_gates })
             }
             CircuitSource::Bristol { text, info, inputs, outputs } => {
-                let program = bristol_program(text, info, inputs, outputs).map_err(internal)?;
-                Ok(Plan { program, garbler_inputs: entry.def.garbler_input.clone(), stream_topology: true, circuit_id: resolved.circuit_id, and_gates: entry.info.and_gates })
+                let gates = match &entry.cached {
+                    Some(circuit) => GateSource::Cached(circuit.clone()),
+                    None => GateSource::Program(bristol_program(text, info, inputs, outputs).map_err(internal)?),
+                };
+                Ok(Plan { shape: resolved.shape, gates, garbler_inputs: entry.def.garbler_input.clone(), stream_topology: true, circuit_id: resolved.circuit_id, and_gates: entry.info.and_gates })
             }
         }
     }
