@@ -1,0 +1,70 @@
+// Installs what this checkout needs and skips what is already there:
+//   the wasm32 Rust target, wasm-bindgen-cli at the version Cargo.toml pins, npm packages,
+//   and (with --browser) Debian's Chromium for the browser tests.
+// Usage: node scripts/setup.mjs [--browser]
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const root = dirname(dirname(fileURLToPath(import.meta.url)));
+export const CHROMIUM = process.env.GARBLET_CHROMIUM ?? '/usr/bin/chromium';
+
+const say = (msg) => console.log(`[setup] ${msg}`);
+const output = (cmd, args) => {
+  const r = spawnSync(cmd, args, { encoding: 'utf8' });
+  return r.status === 0 ? r.stdout.trim() : null;
+};
+export const run = (cmd, args, options = {}) => execFileSync(cmd, args, { cwd: root, stdio: 'inherit', ...options });
+
+function wasmTarget() {
+  const installed = output('rustup', ['target', 'list', '--installed']);
+  if (installed === null) throw new Error('rustup is not installed: see https://rustup.rs');
+  if (installed.split('\n').includes('wasm32-unknown-unknown')) return say('wasm32 target: present');
+  say('adding the wasm32-unknown-unknown target');
+  run('rustup', ['target', 'add', 'wasm32-unknown-unknown']);
+}
+
+function wasmBindgen() {
+  const pinned = readFileSync(join(root, 'Cargo.toml'), 'utf8').match(/wasm-bindgen\s*=\s*"=([0-9.]+)"/)?.[1];
+  if (!pinned) throw new Error('Cargo.toml does not pin wasm-bindgen with "=x.y.z"');
+  const have = output('wasm-bindgen', ['--version'])?.split(' ')[1];
+  if (have === pinned) return say(`wasm-bindgen ${pinned}: present`);
+  say(`installing wasm-bindgen-cli ${pinned} (about 5 minutes, once)`);
+  // No --locked: one of its pinned dependencies is no longer on the registry.
+  run('cargo', ['install', 'wasm-bindgen-cli', '--version', pinned]);
+}
+
+function npmPackages() {
+  const marker = join(root, 'node_modules', '.package-lock.json');
+  const lock = join(root, 'package-lock.json');
+  if (existsSync(marker) && (!existsSync(lock) || statSync(marker).mtimeMs >= statSync(lock).mtimeMs)) {
+    return say('npm packages: present');
+  }
+  say('installing npm packages');
+  run('npm', existsSync(lock) ? ['ci', '--no-audit', '--no-fund'] : ['install', '--no-audit', '--no-fund']);
+}
+
+function chromium() {
+  if (existsSync(CHROMIUM)) return say(`Chromium: ${CHROMIUM}`);
+  say('installing Chromium from Debian');
+  const root_ = process.getuid?.() === 0;
+  const apt = (args) => (root_ ? run('apt-get', args) : run('sudo', ['apt-get', ...args]));
+  try {
+    apt(['install', '-y', '--no-install-recommends', 'chromium']);
+  } catch {
+    apt(['update']);
+    apt(['install', '-y', '--no-install-recommends', 'chromium']);
+  }
+}
+
+export function setup({ browser = false } = {}) {
+  wasmTarget();
+  wasmBindgen();
+  npmPackages();
+  if (browser) chromium();
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  setup({ browser: process.argv.includes('--browser') });
+}

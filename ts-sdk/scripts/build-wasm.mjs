@@ -1,0 +1,17 @@
+// Builds the evaluator core (crate garblet-core) for WebAssembly and generates its JS bindings
+// into ts-sdk/wasm/. Needs the wasm32 target and wasm-bindgen-cli (the setup script installs
+// both); `cargo` is skipped quickly when nothing changed.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const sdk = dirname(dirname(fileURLToPath(import.meta.url)));
+const root = dirname(sdk);
+const targetDir = process.env.CARGO_TARGET_DIR ?? join(root, 'target');
+const run = (cmd, args) => execFileSync(cmd, args, { cwd: root, stdio: 'inherit' });
+
+run('cargo', ['build', '--release', '--target', 'wasm32-unknown-unknown', '-p', 'garblet-core']);
+const out = join(sdk, 'wasm');
+mkdirSync(out, { recursive: true });
+run('wasm-bindgen', ['--target', 'web', '--out-dir', out, join(targetDir, 'wasm32-unknown-unknown', 'release', 'garblet_core.wasm')]);

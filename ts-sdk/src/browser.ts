@@ -1,0 +1,131 @@
+/**
+ * Garblet for browsers: the engine runs in a Web Worker over the browser's WebSocket.
+ *
+ * ```ts
+ * const s = await Garblet.connect('ws://localhost:8080');
+ * const { outputs } = await s.run('aes128', { plaintext: block }, { onProgress: console.log });
+ * ```
+ */
+import type { RawResult, RunRequest } from './engine.js';
+import { AbortError, ConnectionError, fromErrorData, type GarbletError } from './errors.js';
+import type { FromWorker, ToWorker } from './protocol.js';
+import { reasonOf, Session, type EngineHandle } from './session.js';
+import type { ConnectOptions, Progress, ServiceInfo } from './types.js';
+
+export * from './api.js';
+
+let compiled: Promise<WebAssembly.Module> | undefined;
+
+/** The evaluator's WebAssembly, compiled once per page and shared by every session's worker. */
+function wasmModule(): Promise<WebAssembly.Module> {
+  compiled ??= WebAssembly.compileStreaming(fetch(new URL('../wasm/garblet_core_bg.wasm', import.meta.url)));
+  return compiled;
+}
+
+/** `ws://host/path` from a relative path or an http(s) URL. */
+function socketUrl(url: string): string {
+  if (/^wss?:\/\//.test(url)) return url;
+  const base = typeof location !== 'undefined' ? location.href : 'http://localhost/';
+  const u = new URL(url, base);
+  u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';
+  return u.toString();
+}
+
+class WorkerEngine implements EngineHandle {
+  private readonly worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+  private nextId = 1;
+  private readonly runs = new Map<number, { resolve: (r: RawResult) => void; reject: (e: GarbletError) => void; onProgress: (p: Progress) => void }>();
+  private connecting?: { resolve: (c: ServiceInfo[]) => void; reject: (e: GarbletError) => void };
+  private failure?: GarbletError;
+
+  constructor() {
+    this.worker.onmessage = (ev: MessageEvent<FromWorker>) => this.onMessage(ev.data);
+    this.worker.onerror = (ev) => this.fail(new ConnectionError(`the Garblet worker failed: ${ev.message}`));
+  }
+
+  private post(m: ToWorker): void {
+    this.worker.postMessage(m);
+  }
+
+  connect(url: string, window: number, module: WebAssembly.Module): Promise<ServiceInfo[]> {
+    return new Promise((resolve, reject) => {
+      this.connecting = { resolve, reject };
+      this.post({ type: 'connect', url, window, module });
+    });
+  }
+
+  run(request: RunRequest, onProgress: (p: Progress) => void): Promise<RawResult> {
+    if (this.failure) return Promise.reject(this.failure);
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.runs.set(id, { resolve, reject, onProgress });
+      this.post({ type: 'run', id, request });
+    });
+  }
+
+  abort(reason: string): void {
+    this.post({ type: 'abort', reason });
+    this.fail(new AbortError(reason));
+  }
+
+  close(): void {
+    this.post({ type: 'close' });
+    this.fail(new ConnectionError('the session was closed'));
+  }
+
+  private onMessage(m: FromWorker): void {
+    switch (m.type) {
+      case 'ready':
+        this.connecting?.resolve(m.catalog);
+        this.connecting = undefined;
+        break;
+      case 'progress':
+        this.runs.get(m.id)?.onProgress(m.progress);
+        break;
+      case 'result':
+        this.runs.get(m.id)?.resolve(m.result);
+        this.runs.delete(m.id);
+        break;
+      case 'error': {
+        const error = fromErrorData(m.error);
+        if (m.id !== undefined && this.runs.has(m.id)) {
+          this.runs.get(m.id)?.reject(error);
+          this.runs.delete(m.id);
+        } else {
+          this.fail(error);
+        }
+        break;
+      }
+    }
+  }
+
+  private fail(error: GarbletError): void {
+    if (this.failure) return;
+    this.failure = error;
+    this.connecting?.reject(error);
+    this.connecting = undefined;
+    for (const r of this.runs.values()) r.reject(error);
+    this.runs.clear();
+    // Let the worker send its last frames (an abort's Error frame) before it goes.
+    setTimeout(() => this.worker.terminate(), 1000);
+  }
+}
+
+export const Garblet = {
+  /** Connects to a Garblet server (`ws://`, `wss://`, or a path on this page's host) and completes the hello and base OTs. */
+  async connect(url: string, options: ConnectOptions = {}): Promise<Session> {
+    const { signal } = options;
+    if (signal?.aborted) throw new AbortError(reasonOf(signal));
+    const module = await wasmModule();
+    const engine = new WorkerEngine();
+    const onAbort = () => engine.abort(reasonOf(signal));
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const target = socketUrl(url);
+      const catalog = await engine.connect(target, options.window ?? 4 << 20, module);
+      return new Session(engine, catalog, target);
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+  },
+};

@@ -1,0 +1,218 @@
+/**
+ * Values ↔ bits, in Garblet's convention: an input or output is an unsigned integer whose bit i
+ * is wire i; byte strings are big-endian integers; strings over an alphabet put their first
+ * symbol in the lowest bits.
+ */
+import { InputError } from './errors.js';
+import type { InputField, Inputs, InputValue, OutputField, ServiceInfo } from './types.js';
+
+/** The evaluator's fields of a service, in order. */
+export function clientFields(fields: InputField[]): InputField[] {
+  return fields.filter((f) => f.party === 'evaluator');
+}
+
+/** Matches the caller's inputs to the client's fields (by name, by position, or a bare value). */
+export function assignInputs(fields: InputField[], inputs: Inputs): Map<string, InputValue> {
+  const out = new Map<string, InputValue>();
+  const isBitArray = Array.isArray(inputs) && inputs.length > 0 && inputs.every((b) => typeof b === 'boolean');
+  if (Array.isArray(inputs) && !isBitArray) {
+    if (inputs.length !== fields.length) {
+      throw new InputError(`expected ${fields.length} input(s) (${fields.map((f) => f.name).join(', ')}), got ${inputs.length}`);
+    }
+    fields.forEach((f, i) => out.set(f.name, inputs[i] as InputValue));
+  } else if (inputs !== null && typeof inputs === 'object' && !(inputs instanceof Uint8Array) && !Array.isArray(inputs)) {
+    const given = inputs as Record<string, InputValue>;
+    for (const name of Object.keys(given)) {
+      if (!fields.some((f) => f.name === name)) {
+        throw new InputError(`unknown input '${name}' (the inputs are: ${fields.map((f) => f.name).join(', ') || 'none'})`);
+      }
+    }
+    for (const f of fields) {
+      if (!(f.name in given)) throw new InputError(`missing input '${f.name}'`);
+      out.set(f.name, given[f.name]);
+    }
+  } else {
+    if (fields.length !== 1) {
+      throw new InputError(`this service takes ${fields.length} inputs (${fields.map((f) => f.name).join(', ')}); pass them by name or as an array`);
+    }
+    out.set(fields[0].name, inputs as InputValue);
+  }
+  return out;
+}
+
+/** Length of a value in its field's units (symbols or bytes), for `length_of` parameters. */
+export function lengthOf(field: InputField, value: InputValue): number | undefined {
+  if (typeof value === 'string') {
+    return field.encoding.type === 'symbols' ? [...value].length : field.encoding.type === 'bytes' ? new TextEncoder().encode(value).length : undefined;
+  }
+  if (value instanceof Uint8Array) return value.length;
+  if (Array.isArray(value)) {
+    const per = field.encoding.type === 'symbols' ? field.encoding.symbol_bits : field.encoding.type === 'bytes' ? 8 : 1;
+    return Math.floor(value.length / per);
+  }
+  return undefined;
+}
+
+/** Fills in client parameters that are the length of an input the caller gave. */
+export function deriveParams(service: ServiceInfo, values: Map<string, InputValue>, given: Record<string, number>): Record<string, number> {
+  const params = { ...given };
+  if (service.circuit.kind !== 'builtin') return params;
+  for (const p of service.circuit.client_params) {
+    if (p.length_of === undefined || p.name in params) continue;
+    const field = service.inputs.find((f) => f.name === p.length_of);
+    const value = values.get(p.length_of);
+    if (field === undefined || value === undefined) continue;
+    const n = lengthOf(field, value);
+    if (n !== undefined) params[p.name] = n;
+  }
+  return params;
+}
+
+function uintBits(value: bigint, width: number, name: string): boolean[] {
+  if (value < 0n) throw new InputError(`input '${name}' must not be negative`);
+  if (value >> BigInt(width) !== 0n) {
+    throw new InputError(`input '${name}' does not fit in ${width} bits`);
+  }
+  return Array.from({ length: width }, (_, i) => ((value >> BigInt(i)) & 1n) === 1n);
+}
+
+function bytesBits(bytes: Uint8Array, width: number, name: string): boolean[] {
+  if (bytes.length * 8 !== width) {
+    throw new InputError(`input '${name}' takes ${width / 8} bytes; ${bytes.length} given`);
+  }
+  const n = bytes.length;
+  return Array.from({ length: width }, (_, i) => ((bytes[n - 1 - (i >> 3)] >> (i & 7)) & 1) === 1);
+}
+
+function symbolBits(symbols: number[], bitsPer: number, width: number, name: string, alphabetSize: number): boolean[] {
+  if (symbols.length * bitsPer !== width) {
+    throw new InputError(`input '${name}' takes ${width / bitsPer} symbols; ${symbols.length} given`);
+  }
+  const out: boolean[] = [];
+  for (const s of symbols) {
+    if (!Number.isInteger(s) || s < 0 || s >= alphabetSize) throw new InputError(`input '${name}': symbol ${s} is not in the alphabet`);
+    for (let b = 0; b < bitsPer; b++) out.push(((s >> b) & 1) === 1);
+  }
+  return out;
+}
+
+/** The bits of one input value for `field`, whose width is `field.bits`. */
+export function encodeValue(field: InputField, value: InputValue): boolean[] {
+  const { name, bits: width, encoding } = field;
+  if (typeof value === 'bigint') return uintBits(value, width, name);
+  if (typeof value === 'number') {
+    if (!Number.isSafeInteger(value)) throw new InputError(`input '${name}': ${value} is not an integer (use a bigint for large values)`);
+    return uintBits(BigInt(value), width, name);
+  }
+  if (Array.isArray(value)) {
+    const bits = (value as (boolean | number)[]).map((b) => b === true || b === 1);
+    if (!(value as unknown[]).every((b) => b === true || b === false || b === 0 || b === 1)) throw new InputError(`input '${name}': a bit array holds only booleans or 0/1`);
+    if (bits.length !== width) throw new InputError(`input '${name}' takes ${width} bits; ${bits.length} given`);
+    return bits;
+  }
+  if (value instanceof Uint8Array) {
+    if (encoding.type === 'symbols') return symbolBits([...value], encoding.symbol_bits, width, name, 1 << encoding.symbol_bits);
+    return bytesBits(value, width, name);
+  }
+  if (typeof value === 'string') {
+    switch (encoding.type) {
+      case 'symbols': {
+        const alphabet = [...encoding.alphabet];
+        const upper = alphabet.every((c) => c === c.toUpperCase());
+        const symbols = [...value].map((c) => {
+          const k = alphabet.indexOf(upper ? c.toUpperCase() : c);
+          if (k < 0) throw new InputError(`input '${name}': '${c}' is not in the alphabet ${encoding.alphabet}`);
+          return k;
+        });
+        return symbolBits(symbols, encoding.symbol_bits, width, name, alphabet.length);
+      }
+      case 'bytes':
+        return bytesBits(new TextEncoder().encode(value), width, name);
+      case 'uint': {
+        let v: bigint;
+        try {
+          v = BigInt(value.trim());
+        } catch {
+          throw new InputError(`input '${name}': '${value}' is not an integer`);
+        }
+        return uintBits(v, width, name);
+      }
+    }
+  }
+  throw new InputError(`input '${name}': unsupported value of type ${typeof value}`);
+}
+
+/** Packs bits LSB first. */
+export function packBits(bits: boolean[]): Uint8Array {
+  const out = new Uint8Array(Math.ceil(bits.length / 8));
+  bits.forEach((b, i) => {
+    if (b) out[i >> 3] |= 1 << (i & 7);
+  });
+  return out;
+}
+
+/** An output the client learned. */
+export class Output {
+  /** The value as an unsigned integer (bit i is wire i). */
+  readonly unsigned: bigint;
+
+  constructor(
+    readonly name: string,
+    /** Width in bits. */
+    readonly bits: number,
+    /** `0x` and ⌈bits/4⌉ hex digits, as `garblet circuit eval` prints it. */
+    readonly hex: string,
+    readonly signed: boolean,
+  ) {
+    this.unsigned = BigInt(hex);
+  }
+
+  /** The value; two's complement if the output is signed. */
+  get value(): bigint {
+    if (this.signed && this.bits > 0 && (this.unsigned >> BigInt(this.bits - 1)) & 1n) {
+      return this.unsigned - (1n << BigInt(this.bits));
+    }
+    return this.unsigned;
+  }
+
+  /** The value as a number; throws if it is not exactly representable. */
+  toNumber(): number {
+    const v = this.value;
+    if (v > BigInt(Number.MAX_SAFE_INTEGER) || v < BigInt(Number.MIN_SAFE_INTEGER)) throw new RangeError(`${this.name} = ${v} does not fit in a number`);
+    return Number(v);
+  }
+
+  /** True for a one-bit output that is 1. */
+  toBoolean(): boolean {
+    return this.unsigned !== 0n;
+  }
+
+  /** Big-endian bytes, ⌈bits/8⌉ of them (e.g. an AES ciphertext). */
+  bytes(): Uint8Array {
+    const n = Math.ceil(this.bits / 8);
+    const out = new Uint8Array(n);
+    for (let i = 0; i < n; i++) out[n - 1 - i] = Number((this.unsigned >> BigInt(8 * i)) & 0xffn);
+    return out;
+  }
+
+  /** The bits, bit 0 first. */
+  bitArray(): boolean[] {
+    return Array.from({ length: this.bits }, (_, i) => ((this.unsigned >> BigInt(i)) & 1n) === 1n);
+  }
+
+  toString(): string {
+    return this.value.toString();
+  }
+
+  toJSON(): { name: string; bits: number; hex: string; value: string } {
+    return { name: this.name, bits: this.bits, hex: this.hex, value: this.value.toString() };
+  }
+}
+
+export function outputsFrom(list: { name: string; hex: string; bits: number; signed: boolean }[]): Record<string, Output> {
+  const out: Record<string, Output> = {};
+  for (const o of list) out[o.name] = new Output(o.name, o.bits, o.hex, o.signed);
+  return out;
+}
+
+export type { OutputField };

@@ -1,0 +1,167 @@
+/**
+ * The engine: drives the WebAssembly evaluator session over a transport (a WebSocket). It runs
+ * wherever the socket lives — in a Web Worker in the browser, in the main thread under Node —
+ * so garbled data never crosses a thread boundary.
+ */
+import type { WasmEvaluator } from '../wasm/garblet_core.js';
+import { AbortError, ConnectionError, fromCoreError, GarbletError, InputError } from './errors.js';
+import { assignInputs, clientFields, deriveParams, encodeValue, packBits } from './encode.js';
+import type { InputField, Inputs, Progress, ServiceInfo, Stats } from './types.js';
+
+/** A message channel to the server: one binary message per frame. */
+export interface Transport {
+  send(frame: Uint8Array): void;
+  close(): void;
+  onFrame?: (frame: Uint8Array) => void;
+  onClose?: (reason: string) => void;
+}
+
+/** The generated bindings the engine needs. */
+export interface WasmApi {
+  WasmEvaluator: new (window: number) => WasmEvaluator;
+}
+
+export interface RunRequest {
+  service: string;
+  inputs: Inputs;
+  params: Record<string, number>;
+  progressInterval: number;
+}
+
+/** A finished run, before outputs are wrapped (it must cross a worker boundary as is). */
+export interface RawResult {
+  service: string;
+  outputs: { name: string; hex: string; bits: number; signed: boolean }[];
+  stats: Stats;
+}
+
+interface Pending {
+  resolve: (r: RawResult) => void;
+  reject: (e: GarbletError) => void;
+  onProgress: (p: Progress) => void;
+  interval: number;
+  started: number;
+  lastReport: number;
+}
+
+const now = () => performance.now();
+
+export class Engine {
+  private readonly evaluator: WasmEvaluator;
+  private catalog?: ServiceInfo[];
+  private failure?: GarbletError;
+  private run_?: Pending;
+  private readyWaiters: { resolve: (c: ServiceInfo[]) => void; reject: (e: GarbletError) => void }[] = [];
+
+  constructor(
+    wasm: WasmApi,
+    private readonly transport: Transport,
+    window: number,
+  ) {
+    this.evaluator = new wasm.WasmEvaluator(window);
+    transport.onFrame = (frame) => this.onFrame(frame);
+    transport.onClose = (reason) => this.fail(new ConnectionError(`the connection closed${reason ? `: ${reason}` : ''}`));
+    this.flush();
+  }
+
+  /** The catalog, once the hello (with the base OTs) is done. */
+  ready(): Promise<ServiceInfo[]> {
+    if (this.catalog) return Promise.resolve(this.catalog);
+    if (this.failure) return Promise.reject(this.failure);
+    return new Promise((resolve, reject) => this.readyWaiters.push({ resolve, reject }));
+  }
+
+  /** Runs one computation; the caller makes sure runs do not overlap. */
+  run(request: RunRequest, onProgress: (p: Progress) => void): Promise<RawResult> {
+    if (this.failure) return Promise.reject(this.failure);
+    if (this.run_) return Promise.reject(new InputError('a computation is already running on this connection'));
+    const service = this.catalog?.find((s) => s.name === request.service);
+    if (!service) return Promise.reject(new InputError(`the server has no service '${request.service}' (it has: ${(this.catalog ?? []).map((s) => s.name).join(', ')})`));
+    try {
+      const values = assignInputs(clientFields(service.inputs), request.inputs);
+      const params = deriveParams(service, values, request.params);
+      const paramsJson = JSON.stringify(params);
+      const shape = JSON.parse(this.evaluator.shape(service.name, paramsJson)) as { inputs: InputField[] };
+      const bits = clientFields(shape.inputs).flatMap((f) => {
+        const v = values.get(f.name);
+        if (v === undefined) throw new InputError(`missing input '${f.name}'`);
+        return encodeValue(f, v);
+      });
+      this.evaluator.start(service.name, paramsJson, packBits(bits), bits.length);
+    } catch (e) {
+      return Promise.reject(fromCoreError(e));
+    }
+    return new Promise((resolve, reject) => {
+      const t = now();
+      this.run_ = { resolve, reject, onProgress, interval: request.progressInterval, started: t, lastReport: t };
+      this.flush();
+    });
+  }
+
+  /** Cancels the current run; the connection closes (the protocol has no partial undo). */
+  abort(reason: string): void {
+    const frame = this.evaluator.abort(reason);
+    if (frame) this.transport.send(frame);
+    this.fail(new AbortError(reason));
+  }
+
+  close(): void {
+    this.fail(new ConnectionError('the session was closed'));
+  }
+
+  private onFrame(frame: Uint8Array): void {
+    if (this.failure) return;
+    try {
+      this.evaluator.handle(frame);
+    } catch (e) {
+      this.flush();
+      this.fail(fromCoreError(e));
+      return;
+    }
+    this.flush();
+    this.drainEvents();
+    this.reportProgress(false);
+  }
+
+  private flush(): void {
+    for (let f = this.evaluator.pollTransmit(); f; f = this.evaluator.pollTransmit()) this.transport.send(f);
+  }
+
+  private drainEvents(): void {
+    for (let text = this.evaluator.pollEvent(); text; text = this.evaluator.pollEvent()) {
+      const event = JSON.parse(text) as { type: 'ready' } | ({ type: 'finished' } & RawResult);
+      if (event.type === 'ready') {
+        this.catalog = (JSON.parse(this.evaluator.catalog() ?? '{"services":[]}') as { services: ServiceInfo[] }).services;
+        for (const w of this.readyWaiters.splice(0)) w.resolve(this.catalog);
+      } else if (this.run_) {
+        this.reportProgress(true);
+        const run = this.run_;
+        this.run_ = undefined;
+        run.resolve({ service: event.service, outputs: event.outputs, stats: event.stats });
+      }
+    }
+  }
+
+  private reportProgress(final: boolean): void {
+    const run = this.run_;
+    if (!run) return;
+    const t = now();
+    if (!final && t - run.lastReport < run.interval) return;
+    run.lastReport = t;
+    const p = JSON.parse(this.evaluator.progress()) as { andGates: number; andTotal: number | null; bytesReceived: number };
+    const elapsedMs = t - run.started;
+    run.onProgress({ andGates: p.andGates, andTotal: p.andTotal, bytes: p.bytesReceived, elapsedMs, andPerSecond: elapsedMs > 0 ? (p.andGates * 1000) / elapsedMs : 0 });
+  }
+
+  /** Ends everything with `error`: pending connect and run reject, the socket closes. */
+  private fail(error: GarbletError): void {
+    if (this.failure) return;
+    this.failure = error;
+    for (const w of this.readyWaiters.splice(0)) w.reject(error);
+    const run = this.run_;
+    this.run_ = undefined;
+    run?.reject(error);
+    this.evaluator.free();
+    this.transport.close();
+  }
+}

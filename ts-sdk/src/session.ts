@@ -1,0 +1,86 @@
+/** The public session object: `fetch`-like promises over an engine, wherever it runs. */
+import { AbortError, GarbletError } from './errors.js';
+import { Output, outputsFrom } from './encode.js';
+import type { RawResult, RunRequest } from './engine.js';
+import type { Inputs, Progress, RunOptions, ServiceInfo, Stats } from './types.js';
+
+/** An engine in this thread or in a worker. */
+export interface EngineHandle {
+  run(request: RunRequest, onProgress: (p: Progress) => void): Promise<RawResult>;
+  abort(reason: string): void;
+  close(): void;
+}
+
+export interface RunResult {
+  service: string;
+  /** The outputs you learn, by name. */
+  outputs: Record<string, Output>;
+  /** What each party measured. */
+  stats: Stats;
+}
+
+/** A connection to a Garblet server. Runs on one session are queued, one at a time. */
+export class Session {
+  private queue: Promise<unknown> = Promise.resolve();
+  private closedFlag = false;
+
+  constructor(
+    private readonly engine: EngineHandle,
+    private readonly catalog: ServiceInfo[],
+    /** The server's address. */
+    readonly url: string,
+  ) {}
+
+  /** The services the server offers, with each input's shape (for default parameters). */
+  async services(): Promise<ServiceInfo[]> {
+    return this.catalog;
+  }
+
+  /** One service's description, or undefined. */
+  service(name: string): ServiceInfo | undefined {
+    return this.catalog.find((s) => s.name === name);
+  }
+
+  /**
+   * Computes `service` on your `inputs` and the server's, and resolves to the outputs you learn.
+   * Aborting through `options.signal` rejects with an `AbortError` and closes the session.
+   */
+  run(service: string, inputs: Inputs, options: RunOptions = {}): Promise<RunResult> {
+    const task = this.queue.then(() => this.runNow(service, inputs, options));
+    this.queue = task.catch(() => undefined);
+    return task;
+  }
+
+  private async runNow(service: string, inputs: Inputs, options: RunOptions): Promise<RunResult> {
+    const { signal } = options;
+    if (signal?.aborted) throw new AbortError(reasonOf(signal));
+    const onAbort = () => this.engine.abort(reasonOf(signal));
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const request: RunRequest = { service, inputs, params: options.params ?? {}, progressInterval: options.progressInterval ?? 100 };
+      const raw = await this.engine.run(request, options.onProgress ?? (() => {}));
+      return { service: raw.service, outputs: outputsFrom(raw.outputs), stats: raw.stats };
+    } catch (e) {
+      if (e instanceof AbortError) this.closedFlag = true;
+      throw e instanceof GarbletError ? e : new GarbletError(String(e));
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** Closes the connection; pending runs reject with a `ConnectionError`. */
+  close(): void {
+    this.closedFlag = true;
+    this.engine.close();
+  }
+
+  get closed(): boolean {
+    return this.closedFlag;
+  }
+}
+
+export function reasonOf(signal?: AbortSignal): string {
+  const r = signal?.reason as unknown;
+  if (r instanceof Error) return r.message;
+  return typeof r === 'string' ? r : 'the operation was aborted';
+}

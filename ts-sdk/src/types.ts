@@ -1,0 +1,107 @@
+/** Shapes of the data the SDK exchanges: the catalog, inputs, progress, results. */
+
+/** How an input's value is written. */
+export type Encoding =
+  | { type: 'uint' }
+  | { type: 'bytes' }
+  | { type: 'symbols'; alphabet: string; symbol_bits: number };
+
+/** One input of a service. */
+export interface InputField {
+  name: string;
+  /** Whose input it is: the server's (`garbler`) or yours (`evaluator`). */
+  party: 'garbler' | 'evaluator';
+  bits: number;
+  encoding: Encoding;
+}
+
+/** One output of a service. */
+export interface OutputField {
+  name: string;
+  bits: number;
+  /** Who learns it: `evaluator` (you), `garbler` (the server) or `both`. */
+  reveal: 'evaluator' | 'garbler' | 'both';
+  signed: boolean;
+}
+
+/** A parameter the client may set. `length_of` names an input whose length it is. */
+export interface ParamInfo {
+  name: string;
+  doc: string;
+  default: number;
+  min: number;
+  max: number;
+  length_of?: string;
+}
+
+export type CircuitInfo =
+  | { kind: 'builtin'; program: string; params: Record<string, number>; client_params: ParamInfo[] }
+  | { kind: 'streamed'; hash: string; max_live: number };
+
+/** A service the server offers. Inputs and outputs are for the default parameters. */
+export interface ServiceInfo {
+  name: string;
+  doc: string;
+  circuit: CircuitInfo;
+  inputs: InputField[];
+  outputs: OutputField[];
+  and_gates?: number | null;
+}
+
+/** What one party measured. */
+export interface RoleStats {
+  wall_ms: number;
+  cpu_ms: number | null;
+  bytes_sent: number;
+  bytes_received: number;
+  and_gates: number;
+  frames_sent: number;
+  frames_received: number;
+}
+
+export interface Stats {
+  evaluator: RoleStats;
+  garbler: RoleStats;
+}
+
+/** Progress of a run, reported at most every `progressInterval` ms and at the end. */
+export interface Progress {
+  andGates: number;
+  /** Null when the total is not known in advance. */
+  andTotal: number | null;
+  /** Bytes received from the server in this run. */
+  bytes: number;
+  elapsedMs: number;
+  /** AND gates per second so far. */
+  andPerSecond: number;
+}
+
+/**
+ * A value for one input:
+ * - `bigint` or `number`: an unsigned integer (bit i is wire i);
+ * - `Uint8Array`: bytes, big-endian (byte 0 is the most significant), e.g. an AES block;
+ * - `boolean[]` or `(0|1)[]`: the bits themselves, bit 0 first;
+ * - `string`: text in the input's alphabet (DNA, protein), UTF-8 bytes for byte inputs, or a
+ *   decimal / `0x` hexadecimal integer for integer inputs.
+ */
+export type InputValue = bigint | number | Uint8Array | boolean[] | number[] | string;
+
+/** Inputs by field name, positionally, or one bare value for a single-input service. */
+export type Inputs = Record<string, InputValue> | InputValue[] | InputValue;
+
+export interface ConnectOptions {
+  /** Cancels connecting. */
+  signal?: AbortSignal;
+  /** Credit window in bytes: how far the server may stream ahead (default 4 MiB). */
+  window?: number;
+}
+
+export interface RunOptions {
+  /** Parameters the service lets the client set (string lengths are filled in for you). */
+  params?: Record<string, number>;
+  /** Cancels the run; the connection closes. */
+  signal?: AbortSignal;
+  onProgress?: (p: Progress) => void;
+  /** Milliseconds between progress reports (default 100). */
+  progressInterval?: number;
+}
