@@ -332,8 +332,8 @@ impl Builder {
     }
 
     /// Appends gates over reserved slots as they are.
-    pub fn emit_all(&mut self, gates: impl Iterator<Item = Gate>) {
-        self.batch.extend(gates);
+    pub fn emit_all(&mut self, gates: &[Gate]) {
+        self.batch.extend_from_slice(gates);
     }
 
     // ---- batches, for the runner ----

@@ -147,11 +147,13 @@ impl Batch {
         self.gates.push(gate);
     }
 
-    /// Appends many gates (one capacity check, not one per gate).
+    /// Appends a run of gates: one copy, then one counting pass.
     #[inline]
-    pub fn extend(&mut self, gates: impl Iterator<Item = Gate>) {
-        let counts = &mut self.counts;
-        self.gates.extend(gates.inspect(|g| counts.count(g)));
+    pub fn extend_from_slice(&mut self, gates: &[Gate]) {
+        self.gates.extend_from_slice(gates);
+        for g in gates {
+            self.counts.count(g);
+        }
     }
 
     pub fn clear(&mut self) {

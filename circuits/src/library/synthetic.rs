@@ -1,11 +1,15 @@
 //! `synthetic`: a large, wide AND/XOR circuit for benchmarks and memory tests.
 //!
 //! Values live in a ring of `width` slots; gate t reads two values between width/4 and width
-//! gates back (a public pseudo-random choice) and overwrites the value `width` gates back, which
-//! nothing reads any more. So any width/4 consecutive gates are independent — like the rounds of
-//! a wide cipher — the live width is exactly `width`, and the gate count can be anything up to
-//! 10^10 with memory that never grows. Slots are managed directly ([`Builder::emit`]), so the
-//! builder costs almost nothing per gate and the engines' speed is what gets measured.
+//! gates back and overwrites the value `width` gates back, which nothing reads any more. So any
+//! width/4 consecutive gates are independent — like the rounds of a wide cipher — the live width
+//! is exactly `width`, and the gate count can be anything up to 10^10 with memory that never
+//! grows.
+//!
+//! Like a cipher's rounds, the wiring repeats: which values gate t reads is a public
+//! pseudo-random choice that depends on t modulo one period (width × gates per AND). The program
+//! builds one period of gates once and then emits copies, so building costs almost nothing per
+//! gate and what a benchmark measures is the engines. Every gate is still garbled and evaluated.
 
 use crate::builder::Builder;
 use crate::gate::{Gate, Party, Reveal, Slot};
@@ -29,8 +33,6 @@ pub const SPEC: ProgramSpec = ProgramSpec {
 const OUTPUTS: usize = 128;
 /// Gates per step.
 const GATES_PER_STEP: u64 = 1024;
-/// Distinct wiring offsets, cycled (a prime, so the pattern does not align with the ring).
-const OFFSETS: usize = 4093;
 
 fn build(params: &Params) -> Result<Box<dyn Program>, BuildError> {
     let width = params.get("width");
@@ -45,12 +47,12 @@ pub struct Synthetic {
     width: u64,
     gates_left: u64,
     gates_per_and: u64,
-    /// Index of the next value; value t lives in slot `base + t mod width`.
-    next: u64,
+    seed: u64,
+    /// One period of gates, built at the first step (it needs the reserved slots).
+    period: Vec<Gate>,
+    /// Position of the next gate in `period`.
+    next: usize,
     base: Slot,
-    /// How far back gate t reads: entry t mod OFFSETS, drawn once from the public seed.
-    offsets: Vec<(u32, u32)>,
-    started: bool,
 }
 
 impl Synthetic {
@@ -61,23 +63,29 @@ impl Synthetic {
             outputs: vec![Shape::uint_output("out", OUTPUTS, Reveal::Evaluator)],
         };
         let gates_per_and = 1 + xor_per_and;
-        // xorshift64*: public wiring, not randomness. Lemire's multiply-shift maps 32 random
-        // bits onto width/4..width without a division.
-        let (quarter, span) = (width / 4, width - width / 4);
-        let mut state = seed | 1;
-        let mut offset = || {
-            state ^= state >> 12;
-            state ^= state << 25;
-            state ^= state >> 27;
-            let r = state.wrapping_mul(0x2545_f491_4f6c_dd1d);
-            (quarter + (((r & 0xffff_ffff) * span) >> 32)) as u32
-        };
-        let offsets = (0..OFFSETS).map(|_| (offset(), offset())).collect();
-        Synthetic { shape, width, gates_left: and_gates * gates_per_and, gates_per_and, next: 0, base: 0, offsets, started: false }
+        Synthetic { shape, width, gates_left: and_gates * gates_per_and, gates_per_and, seed, period: Vec::new(), next: 0, base: 0 }
     }
 
     fn slot(&self, value: u64) -> Slot {
         self.base + (value & (self.width - 1)) as Slot
+    }
+
+    /// Gates t = width … width + period − 1: the k-th gate of every period has the same slots.
+    fn build_period(&mut self) {
+        let (width, quarter, span) = (self.width, self.width / 4, self.width - self.width / 4);
+        let mut state = self.seed | 1;
+        for k in 0..width * self.gates_per_and {
+            // xorshift64*: public wiring, not randomness. Lemire's multiply-shift maps 32 random
+            // bits onto width/4..width without a division.
+            state ^= state >> 12;
+            state ^= state << 25;
+            state ^= state >> 27;
+            let r = state.wrapping_mul(0x2545_f491_4f6c_dd1d);
+            let back = |bits: u64| quarter + (((bits & 0xffff_ffff) * span) >> 32);
+            let t = width + k;
+            let (a, b, out) = (self.slot(t - back(r)), self.slot(t - back(r >> 32)), self.slot(t));
+            self.period.push(if k % self.gates_per_and == 0 { Gate::And { a, b, out } } else { Gate::Xor { a, b, out } });
+        }
     }
 }
 
@@ -87,40 +95,29 @@ impl Program for Synthetic {
     }
 
     fn step(&mut self, c: &mut Builder) -> Result<bool, BuildError> {
-        if !self.started {
-            self.started = true;
+        if self.period.is_empty() {
             self.base = c.reserve_slots(self.width as u32);
             for t in 0..self.width {
                 let party = if t < self.width / 2 { Party::Garbler } else { Party::Evaluator };
                 c.emit(Gate::Input { party, out: self.slot(t) });
             }
-            self.next = self.width;
+            self.build_period();
         }
-        let (base, mask) = (self.base, self.width - 1);
-        let slot = |value: u64| base + (value & mask) as Slot;
-        let count = self.gates_left.min(GATES_PER_STEP);
-        let (first, gates_per_and) = (self.next, self.gates_per_and);
-        // Where this step starts in the AND, XOR, … pattern and in the offset table; counted
-        // along, as divisions per gate would cost more than the rest.
-        let mut phase = (first - self.width) % gates_per_and;
-        let mut k = (first % OFFSETS as u64) as usize;
-        let offsets = &self.offsets;
-        c.emit_all((first..first + count).map(|t| {
-            // Read two values between width/4 and width−1 back; overwrite the one width back.
-            let (da, db) = offsets[k];
-            k = if k + 1 == OFFSETS { 0 } else { k + 1 };
-            let (a, b, out) = (slot(t - da as u64), slot(t - db as u64), slot(t));
-            let gate = if phase == 0 { Gate::And { a, b, out } } else { Gate::Xor { a, b, out } };
-            phase = if phase + 1 == gates_per_and { 0 } else { phase + 1 };
-            gate
-        }));
-        self.next += count;
-        self.gates_left -= count;
+        let mut count = self.gates_left.min(GATES_PER_STEP) as usize;
+        self.gates_left -= count as u64;
+        while count > 0 {
+            let run = count.min(self.period.len() - self.next);
+            c.emit_all(&self.period[self.next..self.next + run]);
+            self.next = (self.next + run) % self.period.len();
+            count -= run;
+        }
         if self.gates_left > 0 {
             return Ok(true);
         }
+        // The last value written sits just before `next` in the ring.
+        let last = self.width + (self.next as u64 + self.period.len() as u64 - 1) % self.period.len() as u64;
         for k in 0..OUTPUTS as u64 {
-            c.emit(Gate::Output { a: self.slot(self.next - 1 - k), to: Reveal::Evaluator });
+            c.emit(Gate::Output { a: self.slot(last - k), to: Reveal::Evaluator });
         }
         Ok(false)
     }
