@@ -6,7 +6,7 @@
 
 use super::catalog::{Catalog, ResolvedCircuit};
 use super::frame::{ErrorCode, Frame, VERSION};
-use super::stats::{Clock, Counters, Stats};
+use super::stats::{Clock, Counters, Outbox, Stats};
 use super::topology::{decode_record, RecordHeader, TopologyError, TopologyHasher, HEADER_BYTES};
 use super::SessionError;
 use crate::garble::{payload_len, Evaluator};
@@ -105,8 +105,7 @@ pub struct EvaluatorSession {
     catalog: Option<Catalog>,
     catalog_json: String,
     window: u32,
-    outbox: VecDeque<Vec<u8>>,
-    counters: Counters,
+    outbox: Outbox,
     events: VecDeque<EvaluatorEvent>,
     /// Where the last computation ended, for progress reports after it finished.
     last_progress: Progress,
@@ -121,8 +120,8 @@ impl EvaluatorSession {
     pub fn new(config: EvaluatorConfig, clock: Box<dyn Clock>) -> Result<Self, SessionError> {
         let (ot, base_ot) = OtReceiver::new()?;
         let base_ot: [u8; 32] = base_ot.as_slice().try_into().map_err(|_| SessionError::Protocol("base-OT point is not 32 bytes".into()))?;
-        let (mut outbox, mut counters) = (VecDeque::new(), Counters::default());
-        enqueue(&mut outbox, &mut counters, Frame::ClientHello { version: VERSION, window: config.window, base_ot }.encode());
+        let mut outbox = Outbox::default();
+        outbox.push(Frame::ClientHello { version: VERSION, window: config.window, base_ot }.encode());
         Ok(EvaluatorSession {
             window: config.window,
             config,
@@ -133,7 +132,6 @@ impl EvaluatorSession {
             catalog: None,
             catalog_json: String::new(),
             outbox,
-            counters,
             events: VecDeque::new(),
             last_progress: Progress::default(),
         })
@@ -149,13 +147,9 @@ impl EvaluatorSession {
     }
 
     pub fn poll_transmit(&mut self) -> Option<Vec<u8>> {
-        self.outbox.pop_front()
+        self.outbox.pop()
     }
 
-    /// Queues a frame to send, counting it now: statistics include what is queued.
-    fn queue(&mut self, frame: Vec<u8>) {
-        enqueue(&mut self.outbox, &mut self.counters, frame);
-    }
 
     pub fn poll_event(&mut self) -> Option<EvaluatorEvent> {
         self.events.pop_front()
@@ -179,7 +173,7 @@ impl EvaluatorSession {
             State::Computing(a) => Progress {
                 and_gates: self.engine.and_gates() - a.start_and,
                 and_total: a.and_total,
-                bytes_received: self.counters.bytes_received - a.start_counters.bytes_received,
+                bytes_received: self.outbox.counters.bytes_received - a.start_counters.bytes_received,
                 bytes_consumed: a.consumed,
             },
             _ => self.last_progress,
@@ -197,12 +191,12 @@ impl EvaluatorSession {
     /// Handles one frame from the server. Errors close the session (and queue an `Error` frame
     /// for the server unless the server itself sent the error).
     pub fn handle(&mut self, bytes: &[u8]) -> Result<(), SessionError> {
-        self.counters.received(bytes);
+        self.outbox.counters.received(bytes);
         let result = self.handle_frame(bytes);
         if let Err(e) = &result {
             self.outbox.clear();
             if !matches!(e, SessionError::Remote { .. }) && !self.is_closed() {
-                self.queue(Frame::Error { code: e.code() as u16, message: e.to_string() }.encode());
+                self.outbox.push(Frame::Error { code: e.code() as u16, message: e.to_string() }.encode());
             }
             self.state = State::Closed;
         }
@@ -308,9 +302,9 @@ impl EvaluatorSession {
         }
         self.engine.start_computation(labels);
         let request = super::frame::ComputeRequest { service: service.into(), params, circuit_id: resolved.circuit_id, evaluator_bits: expected as u64 };
-        self.queue(Frame::Compute(request).encode());
+        self.outbox.push(Frame::Compute(request).encode());
         for chunk in chunks {
-            self.queue(chunk);
+            self.outbox.push(chunk);
         }
         let active = Active {
             service: service.into(),
@@ -326,7 +320,7 @@ impl EvaluatorSession {
             garbler_stats: None,
             start_ms: self.clock.now_ms(),
             start_cpu: self.clock.cpu_ms(),
-            start_counters: self.counters,
+            start_counters: self.outbox.counters,
             start_and: self.engine.and_gates(),
         };
         self.state = State::Computing(Box::new(active));
@@ -410,7 +404,7 @@ impl EvaluatorSession {
         let grant = active.consumed - active.credited;
         if grant > 0 && (grant >= self.window as u64 / 4 || active.evaluated_all) {
             active.credited = active.consumed;
-            enqueue(&mut self.outbox, &mut self.counters, Frame::Credit { consumed: active.consumed }.encode());
+            self.outbox.push(Frame::Credit { consumed: active.consumed }.encode());
         }
         if !active.evaluated_all {
             return Ok(());
@@ -421,7 +415,7 @@ impl EvaluatorSession {
         let garbler_learns = active.shape.outputs.iter().any(|o| o.reveal.to_garbler());
         if garbler_learns && !active.returned_outputs {
             active.returned_outputs = true;
-            enqueue(&mut self.outbox, &mut self.counters, Frame::GarblerOutputs { bits: self.engine.garbler_output_bits().to_vec() }.encode());
+            self.outbox.push(Frame::GarblerOutputs { bits: self.engine.garbler_output_bits().to_vec() }.encode());
         }
         if active.garbler_stats.is_some() {
             self.finish()?;
@@ -446,14 +440,9 @@ impl EvaluatorSession {
         }
         let cpu = self.clock.cpu_ms().zip(active.start_cpu).map(|(now, start)| now - start);
         let and_gates = self.engine.and_gates() - active.start_and;
-        let evaluator = self.counters.since(&active.start_counters, self.clock.now_ms() - active.start_ms, cpu, and_gates);
+        let evaluator = self.outbox.counters.since(&active.start_counters, self.clock.now_ms() - active.start_ms, cpu, and_gates);
         let garbler = active.garbler_stats.unwrap_or_default();
         self.events.push_back(EvaluatorEvent::Finished(Box::new(ComputationResult { service: active.service, outputs, evaluator, garbler })));
         Ok(())
     }
-}
-
-fn enqueue(outbox: &mut VecDeque<Vec<u8>>, counters: &mut Counters, frame: Vec<u8>) {
-    counters.sent(&frame);
-    outbox.push_back(frame);
 }

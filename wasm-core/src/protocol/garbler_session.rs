@@ -12,7 +12,7 @@
 
 use super::catalog::hex;
 use super::frame::{ComputeRequest, ErrorCode, Frame, VERSION};
-use super::stats::{Clock, Counters, Stats};
+use super::stats::{Clock, Counters, Outbox, Stats};
 use super::topology::{encode_record, end_record};
 use super::SessionError;
 use crate::block::Block;
@@ -126,8 +126,7 @@ pub struct GarblerSession {
     delta: Block,
     ot: Option<OtSender>,
     engine: Option<Garbler>,
-    outbox: VecDeque<Vec<u8>>,
-    counters: Counters,
+    outbox: Outbox,
     events: VecDeque<GarblerEvent>,
     /// Stream bytes of the last computation, to check late credit against.
     last_produced: u64,
@@ -145,8 +144,7 @@ impl GarblerSession {
             delta,
             ot: None,
             engine: None,
-            outbox: VecDeque::new(),
-            counters: Counters::default(),
+            outbox: Outbox::default(),
             events: VecDeque::new(),
             last_produced: 0,
         })
@@ -155,7 +153,7 @@ impl GarblerSession {
     /// Handles one frame from the client. On error the session is closed and an `Error` frame
     /// is queued for the client; the error is returned for the server's log.
     pub fn handle(&mut self, bytes: &[u8], services: &dyn Services) -> Result<(), SessionError> {
-        self.counters.received(bytes);
+        self.outbox.counters.received(bytes);
         let result = self.handle_frame(bytes, services);
         if let Err(e) = &result {
             self.fail(e);
@@ -178,13 +176,9 @@ impl GarblerSession {
                 self.fail(&e);
             }
         }
-        self.outbox.pop_front()
+        self.outbox.pop()
     }
 
-    /// Queues a frame to send, counting it now: statistics include what is queued.
-    fn queue(&mut self, frame: Vec<u8>) {
-        enqueue(&mut self.outbox, &mut self.counters, frame);
-    }
 
     pub fn poll_event(&mut self) -> Option<GarblerEvent> {
         self.events.pop_front()
@@ -207,7 +201,7 @@ impl GarblerSession {
     /// Ends the session with an error the server decided on (a timeout, shutdown).
     pub fn abort(&mut self, code: ErrorCode, message: &str) {
         self.outbox.clear();
-        self.queue(Frame::Error { code: code as u16, message: message.into() }.encode());
+        self.outbox.push(Frame::Error { code: code as u16, message: message.into() }.encode());
         self.state = State::Closed;
     }
 
@@ -235,7 +229,7 @@ impl GarblerSession {
                 let (ot, reply) = OtSender::new(self.delta, &base_ot)?;
                 self.ot = Some(ot);
                 self.engine = Some(Garbler::new(self.delta)?);
-                self.queue(
+                self.outbox.push(
                     Frame::ServerHello { version: VERSION, window: self.window, max_frame: self.config.max_frame, base_ot: reply, catalog: services.catalog_json().to_string() }.encode(),
                 );
                 State::Idle
@@ -326,7 +320,7 @@ impl GarblerSession {
             learns_outputs,
             start_ms: self.clock.now_ms(),
             start_cpu: self.clock.cpu_ms(),
-            start_counters: self.counters,
+            start_counters: self.outbox.counters,
             start_and: used,
         });
         Ok(if evaluator_bits == 0 { self.begin_streaming(active) } else { State::Extending(active) })
@@ -383,7 +377,7 @@ impl GarblerSession {
             let n = active.pending.len().min(frame_size);
             let rest = active.pending.split_off(n);
             let chunk = std::mem::replace(&mut active.pending, rest);
-            enqueue(&mut self.outbox, &mut self.counters, Frame::Data(chunk).encode());
+            self.outbox.push(Frame::Data(chunk).encode());
         }
         if active.built_all && active.pending.is_empty() {
             let State::Streaming(active) = std::mem::replace(&mut self.state, State::Closed) else { unreachable!() };
@@ -403,18 +397,13 @@ impl GarblerSession {
         let and_gates = self.engine.as_ref().map_or(0, |e| e.and_gates()) - active.start_and;
         let cpu = self.clock.cpu_ms().zip(active.start_cpu).map(|(now, start)| now - start);
         // Count the Done frame itself in the statistics it carries.
-        let mut counters = self.counters;
+        let mut counters = self.outbox.counters;
         let mut stats = counters.since(&active.start_counters, self.clock.now_ms() - active.start_ms, cpu, and_gates);
         let done_len = Frame::Done(stats).encode().len();
         counters.bytes_sent += done_len as u64;
         counters.frames_sent += 1;
         stats = counters.since(&active.start_counters, stats.wall_ms, stats.cpu_ms, and_gates);
-        self.queue(Frame::Done(stats).encode());
+        self.outbox.push(Frame::Done(stats).encode());
         self.events.push_back(GarblerEvent::Finished { service: active.service, stats, garbler_outputs });
     }
-}
-
-fn enqueue(outbox: &mut VecDeque<Vec<u8>>, counters: &mut Counters, frame: Vec<u8>) {
-    counters.sent(&frame);
-    outbox.push_back(frame);
 }

@@ -65,6 +65,34 @@ impl Clock for NoClock {
     }
 }
 
+/// Frames waiting to be sent, counted when queued: a session's statistics include what it has
+/// queued, whether or not the driver has written it to the socket yet.
+#[derive(Default)]
+pub(crate) struct Outbox {
+    frames: std::collections::VecDeque<Vec<u8>>,
+    pub counters: Counters,
+}
+
+impl Outbox {
+    pub fn push(&mut self, frame: Vec<u8>) {
+        self.counters.sent(&frame);
+        self.frames.push_back(frame);
+    }
+
+    pub fn pop(&mut self) -> Option<Vec<u8>> {
+        self.frames.pop_front()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.frames.is_empty()
+    }
+
+    /// Drops what is queued (it stays counted: it was produced).
+    pub fn clear(&mut self) {
+        self.frames.clear();
+    }
+}
+
 /// Frame and byte counters of one session side.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Counters {
