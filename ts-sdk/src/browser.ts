@@ -31,12 +31,34 @@ function socketUrl(url: string): string {
   return u.toString();
 }
 
+/**
+ * The worker of a cleanly closed session, kept for the next `connect`: starting a worker (a
+ * thread, its module graph) costs tens of milliseconds, a large part of a small computation's
+ * latency. One is enough for the usual connect–run–close sequence.
+ */
+let warmWorker: Worker | undefined;
+
+function takeWorker(): Worker {
+  const worker = warmWorker ?? new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+  warmWorker = undefined;
+  return worker;
+}
+
+function keepWarm(worker: Worker): void {
+  if (warmWorker) worker.terminate();
+  else warmWorker = worker;
+}
+
 class WorkerEngine implements EngineHandle {
-  private readonly worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+  private readonly worker = takeWorker();
   private nextId = 1;
   private readonly runs = new Map<number, { resolve: (r: RawResult) => void; reject: (e: GarbletError) => void; onProgress: (p: Progress) => void }>();
   private connecting?: { resolve: (c: ServiceInfo[]) => void; reject: (e: GarbletError) => void };
   private failure?: GarbletError;
+  /** Whether the worker finished connecting: only such a worker can be closed cleanly and reused. */
+  private connected = false;
+  /** Closed cleanly: the worker goes warm when it says 'closed', instead of being terminated. */
+  private keepWorker = false;
 
   constructor() {
     this.worker.onmessage = (ev: MessageEvent<FromWorker>) => this.onMessage(ev.data);
@@ -64,11 +86,15 @@ class WorkerEngine implements EngineHandle {
   }
 
   abort(reason: string): void {
+    // Once ended, the worker may already serve another session: say nothing more to it.
+    if (this.failure) return;
     this.post({ type: 'abort', reason });
     this.fail(new AbortError(reason));
   }
 
   close(): void {
+    if (this.failure) return;
+    this.keepWorker = this.connected;
     this.post({ type: 'close' });
     this.fail(new ConnectionError('the session was closed'));
   }
@@ -76,6 +102,7 @@ class WorkerEngine implements EngineHandle {
   private onMessage(m: FromWorker): void {
     switch (m.type) {
       case 'ready':
+        this.connected = true;
         this.connecting?.resolve(m.catalog);
         this.connecting = undefined;
         break;
@@ -96,6 +123,9 @@ class WorkerEngine implements EngineHandle {
         }
         break;
       }
+      case 'closed':
+        if (this.keepWorker) keepWarm(this.worker);
+        break;
     }
   }
 
@@ -107,7 +137,7 @@ class WorkerEngine implements EngineHandle {
     for (const r of this.runs.values()) r.reject(error);
     this.runs.clear();
     // Let the worker send its last frames (an abort's Error frame) before it goes.
-    setTimeout(() => this.worker.terminate(), 1000);
+    if (!this.keepWorker) setTimeout(() => this.worker.terminate(), 1000);
   }
 }
 

@@ -14,7 +14,12 @@ export function clientFields(fields: InputField[]): InputField[] {
 /** Matches the caller's inputs to the client's fields (by name, by position, or a bare value). */
 export function assignInputs(fields: InputField[], inputs: Inputs): Map<string, InputValue> {
   const out = new Map<string, InputValue>();
-  const isBitArray = Array.isArray(inputs) && inputs.length > 0 && inputs.every((b) => typeof b === 'boolean');
+  // An array is either the inputs by position or one bare bit array. Booleans can only be bits;
+  // 0/1 numbers are bits when the service has one input and they are more than one value.
+  const isBitArray =
+    Array.isArray(inputs) &&
+    inputs.length > 0 &&
+    (inputs.every((b) => typeof b === 'boolean') || (fields.length === 1 && inputs.length > 1 && inputs.every((b) => b === 0 || b === 1)));
   if (Array.isArray(inputs) && !isBitArray) {
     if (inputs.length !== fields.length) {
       throw new InputError(`expected ${fields.length} input(s) (${fields.map((f) => f.name).join(', ')}), got ${inputs.length}`);

@@ -19,6 +19,8 @@ export interface Transport {
 /** The generated bindings the engine needs. */
 export interface WasmApi {
   WasmEvaluator: new (window: number) => WasmEvaluator;
+  /** The instance's linear memory, for progress reports. */
+  memory?: WebAssembly.Memory;
 }
 
 export interface RunRequest {
@@ -48,6 +50,7 @@ const now = () => performance.now();
 
 export class Engine {
   private readonly evaluator: WasmEvaluator;
+  private readonly memory?: WebAssembly.Memory;
   private catalog?: ServiceInfo[];
   private failure?: GarbletError;
   private run_?: Pending;
@@ -59,6 +62,7 @@ export class Engine {
     window: number,
   ) {
     this.evaluator = new wasm.WasmEvaluator(window);
+    this.memory = wasm.memory;
     transport.onFrame = (frame) => this.onFrame(frame);
     transport.onClose = (reason) => this.fail(new ConnectionError(`the connection closed${reason ? `: ${reason}` : ''}`));
     this.flush();
@@ -150,7 +154,14 @@ export class Engine {
     run.lastReport = t;
     const p = JSON.parse(this.evaluator.progress()) as { andGates: number; andTotal: number | null; bytesReceived: number };
     const elapsedMs = t - run.started;
-    run.onProgress({ andGates: p.andGates, andTotal: p.andTotal, bytes: p.bytesReceived, elapsedMs, andPerSecond: elapsedMs > 0 ? (p.andGates * 1000) / elapsedMs : 0 });
+    run.onProgress({
+      andGates: p.andGates,
+      andTotal: p.andTotal,
+      bytes: p.bytesReceived,
+      elapsedMs,
+      andPerSecond: elapsedMs > 0 ? (p.andGates * 1000) / elapsedMs : 0,
+      wasmMemoryBytes: this.memory?.buffer.byteLength ?? null,
+    });
   }
 
   /** Ends everything with `error`: pending connect and run reject, the socket closes. */

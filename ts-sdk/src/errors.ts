@@ -5,17 +5,20 @@
 
 /** Base class of every Garblet error. */
 export class GarbletError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = new.target.name;
-  }
+  // Spelled out, not `new.target.name`: minifiers rename classes, and the name is how an error
+  // crosses the worker boundary (see `fromErrorData`).
+  override name = 'GarbletError';
 }
 
 /** The server could not be reached, or the connection dropped. */
-export class ConnectionError extends GarbletError {}
+export class ConnectionError extends GarbletError {
+  override name = 'ConnectionError';
+}
 
 /** A peer broke the protocol (malformed or unexpected frames, version mismatch). */
 export class ProtocolError extends GarbletError {
+  override name = 'ProtocolError';
+
   constructor(message: string, readonly code = 'protocol', options?: { cause?: unknown }) {
     super(message, options);
   }
@@ -23,16 +26,22 @@ export class ProtocolError extends GarbletError {
 
 /** The server refused or ended the computation; `message` is the server's own. */
 export class ServerError extends GarbletError {
+  override name = 'ServerError';
+
   constructor(message: string, readonly code: string) {
     super(message);
   }
 }
 
 /** The inputs or parameters do not fit the service. Nothing was sent; the session stays usable. */
-export class InputError extends GarbletError {}
+export class InputError extends GarbletError {
+  override name = 'InputError';
+}
 
 /** The operation was cancelled through its `AbortSignal`. */
 export class AbortError extends GarbletError {
+  override name = 'AbortError';
+
   constructor(message = 'the operation was aborted', options?: { cause?: unknown }) {
     super(message, options);
   }

@@ -13,15 +13,54 @@ import type { ConnectOptions } from './types.js';
 
 export * from './api.js';
 
-let initialised = false;
+let memory: WebAssembly.Memory | undefined;
 
-function loadWasm(): void {
-  if (initialised) return;
-  initSync({ module: readFileSync(new URL('../wasm/garblet_core_bg.wasm', import.meta.url)) });
-  initialised = true;
+/** Instantiates the WebAssembly core once per process; returns its linear memory. */
+function loadWasm(): WebAssembly.Memory {
+  memory ??= initSync({ module: readFileSync(new URL('../wasm/garblet_core_bg.wasm', import.meta.url)) }).memory;
+  return memory;
 }
 
-function openSocket(url: string, signal?: AbortSignal): Promise<WebSocket> {
+/**
+ * The engine's transport over a `ws` socket. It listens from the moment the socket exists and
+ * holds what arrives until the engine is attached: `ws` can emit a frame that came with the
+ * handshake response before the code awaiting `open` resumes, and a server that refuses a
+ * session (Busy) sends its Error frame right away; unheard, it would leave only a bare close.
+ */
+class SocketTransport implements Transport {
+  onFrame?: (frame: Uint8Array) => void;
+  onClose?: (reason: string) => void;
+  private held: (() => void)[] | undefined = [];
+
+  constructor(private readonly ws: WebSocket) {
+    ws.binaryType = 'nodebuffer';
+    ws.on('message', (data: Buffer) => this.deliver(() => this.onFrame?.(new Uint8Array(data.buffer, data.byteOffset, data.byteLength))));
+    ws.on('close', (code, reason) => this.deliver(() => this.onClose?.(reason.toString() || `code ${code}`)));
+    ws.on('error', (e) => this.deliver(() => this.onClose?.(e.message)));
+  }
+
+  send(frame: Uint8Array): void {
+    if (this.ws.readyState === WebSocket.OPEN) this.ws.send(frame);
+  }
+
+  close(): void {
+    this.ws.close();
+  }
+
+  /** The engine listens now: delivers what arrived before, then everything as it comes. */
+  attached(): void {
+    const held = this.held ?? [];
+    this.held = undefined;
+    for (const event of held) event();
+  }
+
+  private deliver(event: () => void): void {
+    if (this.held) this.held.push(event);
+    else event();
+  }
+}
+
+function openTransport(url: string, signal?: AbortSignal): Promise<SocketTransport> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(new AbortError(reasonOf(signal)));
     let ws: WebSocket;
@@ -30,7 +69,7 @@ function openSocket(url: string, signal?: AbortSignal): Promise<WebSocket> {
     } catch (e) {
       return reject(new ConnectionError(`cannot connect to ${url}: ${(e as Error).message}`, { cause: e }));
     }
-    ws.binaryType = 'nodebuffer';
+    const transport = new SocketTransport(ws);
     const onAbort = () => {
       ws.terminate();
       reject(new AbortError(reasonOf(signal)));
@@ -38,7 +77,7 @@ function openSocket(url: string, signal?: AbortSignal): Promise<WebSocket> {
     signal?.addEventListener('abort', onAbort, { once: true });
     ws.once('open', () => {
       signal?.removeEventListener('abort', onAbort);
-      resolve(ws);
+      resolve(transport);
     });
     ws.once('error', (e) => {
       signal?.removeEventListener('abort', onAbort);
@@ -47,25 +86,13 @@ function openSocket(url: string, signal?: AbortSignal): Promise<WebSocket> {
   });
 }
 
-function transportOf(ws: WebSocket): Transport {
-  const t: Transport = {
-    send: (frame) => {
-      if (ws.readyState === WebSocket.OPEN) ws.send(frame);
-    },
-    close: () => ws.close(),
-  };
-  ws.on('message', (data: Buffer) => t.onFrame?.(new Uint8Array(data.buffer, data.byteOffset, data.byteLength)));
-  ws.on('close', (code, reason) => t.onClose?.(reason.toString() || `code ${code}`));
-  ws.on('error', (e) => t.onClose?.(e.message));
-  return t;
-}
-
 export const Garblet = {
   /** Connects to a Garblet server (`ws://` or `wss://`) and completes the hello and base OTs. */
   async connect(url: string, options: ConnectOptions = {}): Promise<Session> {
-    loadWasm();
-    const ws = await openSocket(url, options.signal);
-    const engine = new Engine(wasm, transportOf(ws), options.window ?? 4 << 20);
+    const memory = loadWasm();
+    const transport = await openTransport(url, options.signal);
+    const engine = new Engine({ WasmEvaluator: wasm.WasmEvaluator, memory }, transport, options.window ?? 4 << 20);
+    transport.attached();
     const onAbort = () => engine.abort(reasonOf(options.signal));
     options.signal?.addEventListener('abort', onAbort, { once: true });
     try {

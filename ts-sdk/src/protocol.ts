@@ -13,4 +13,6 @@ export type FromWorker =
   | { type: 'ready'; catalog: ServiceInfo[] }
   | { type: 'progress'; id: number; progress: Progress }
   | { type: 'result'; id: number; result: RawResult }
-  | { type: 'error'; id?: number; error: ErrorData };
+  | { type: 'error'; id?: number; error: ErrorData }
+  /** The session closed cleanly; the worker may serve another. */
+  | { type: 'closed' };

@@ -74,6 +74,11 @@ export interface Progress {
   elapsedMs: number;
   /** AND gates per second so far. */
   andPerSecond: number;
+  /**
+   * Bytes of WebAssembly memory the evaluator holds, or null where unknown. Linear memory only
+   * grows, so a number that stays flat while gates stream through means bounded memory.
+   */
+  wasmMemoryBytes: number | null;
 }
 
 /**

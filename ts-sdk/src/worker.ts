@@ -48,9 +48,9 @@ self.onmessage = async (ev: MessageEvent<ToWorker>) => {
   switch (msg.type) {
     case 'connect':
       try {
-        initSync({ module: msg.module });
+        const { memory } = initSync({ module: msg.module });
         const ws = await openSocket(msg.url);
-        engine = new Engine(wasm, transportOf(ws), msg.window);
+        engine = new Engine({ WasmEvaluator: wasm.WasmEvaluator, memory }, transportOf(ws), msg.window);
         post({ type: 'ready', catalog: await engine.ready() });
       } catch (e) {
         postError(e);
@@ -68,7 +68,11 @@ self.onmessage = async (ev: MessageEvent<ToWorker>) => {
       break;
     case 'close':
       engine?.close();
-      self.close();
+      engine = undefined;
+      // The worker stays, warm, for the page's next session. The acknowledgement waits a turn so
+      // that this session's last messages (a closed run's rejection, posted from a microtask)
+      // go before it: after 'closed', nothing of this session follows.
+      setTimeout(() => post({ type: 'closed' }));
       break;
   }
 };

@@ -1,0 +1,57 @@
+/**
+ * Starts `garblet serve` (release build) for the benchmark: the embedded default services on a
+ * free port, with the raw-throughput WebSocket endpoint on.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+export const serverBinary = process.env.GARBLET_BIN ?? join(process.env.CARGO_TARGET_DIR ?? join(repoRoot, 'target'), 'release', 'garblet');
+
+/** The default configuration, listening on a free port, with `/bench/raw` enabled. */
+function benchConfig() {
+  const defaults = execFileSync(serverBinary, ['serve', '--print-default-config'], { encoding: 'utf8' });
+  const listen = /^listen = .*$/m;
+  if (!listen.test(defaults)) throw new Error('the default configuration has no `listen = …` line to replace');
+  return defaults.replace(listen, 'listen = "127.0.0.1:0"\nraw_throughput_endpoint = true');
+}
+
+/**
+ * Resolves to `{ address, dataFrameBytes, close }` once the server prints `listening on ADDR`;
+ * `dataFrameBytes` is the garbled stream per Data frame, for a raw transfer of the same frames.
+ */
+export async function startGarbletServer() {
+  if (!existsSync(serverBinary)) {
+    throw new Error(`${serverBinary} does not exist: run \`cargo build --release -p garblet-server\` (or set GARBLET_BIN)`);
+  }
+  const text = benchConfig();
+  const dataFrameBytes = Number(/^data_frame_bytes = (\d+)/m.exec(text)?.[1] ?? 65536);
+  const dir = mkdtempSync(join(tmpdir(), 'garblet-bench-'));
+  const config = join(dir, 'bench.toml');
+  writeFileSync(config, text);
+  const child = spawn(serverBinary, ['serve', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GARBLET_LOG: 'warn' } });
+  let stderr = '';
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const close = async () => {
+    child.kill('SIGKILL');
+    await exited;
+    rmSync(dir, { recursive: true, force: true });
+  };
+  const address = await new Promise((resolve, reject) => {
+    let stdout = '';
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+      const m = /listening on (\S+)/.exec(stdout);
+      if (m) resolve(m[1]);
+    });
+    exited.then((code) => reject(new Error(`garblet serve exited (${code}) before listening:\n${stderr}`)));
+  }).catch(async (e) => {
+    await close();
+    throw e;
+  });
+  return { address, dataFrameBytes, close };
+}

@@ -1,0 +1,50 @@
+/**
+ * The evaluator's kernels in the page, without a network: AES-128 (our bitsliced wasm SIMD
+ * against the `aes` crate's portable code) and the half-gates evaluator (EvalBench).
+ */
+import init, { benchAes, EvalBench } from '/sdk/wasm/garblet_core.js';
+import { calibrate, median, pause, timeOnce } from './timing.js';
+
+const ready = init();
+
+/** Blocks per call: the evaluator hashes labels in batches; this is a batch that fits in L1. */
+const AES_BLOCKS = 1024;
+const TRIAL_MS = 300;
+
+/**
+ * Blocks per second of each AES, median of `trials` trials. The two run alternately so that
+ * a burst of load on the machine hits both alike.
+ */
+export async function aesThroughput(trials = 7) {
+  await ready;
+  const rounds = {
+    ours: calibrate((n) => benchAes(true, AES_BLOCKS, n), TRIAL_MS),
+    crate: calibrate((n) => benchAes(false, AES_BLOCKS, n), TRIAL_MS),
+  };
+  const rates = { ours: [], crate: [] };
+  for (let t = 0; t < trials; t++) {
+    for (const [name, ours] of [['ours', true], ['crate', false]]) {
+      const ms = timeOnce(() => benchAes(ours, AES_BLOCKS, rounds[name]));
+      rates[name].push((AES_BLOCKS * rounds[name] * 1000) / ms);
+    }
+    await pause(0);
+  }
+  return { ours: median(rates.ours), crate: median(rates.crate), trials: rates };
+}
+
+/** AND gates per second of the evaluator over `andGates` garbled in the page; median of trials. */
+export async function evaluatorThroughput(andGates = 1 << 20, trials = 7) {
+  await ready;
+  const bench = new EvalBench(andGates);
+  try {
+    bench.run(); // warm-up: first touches of the garbled tables and the label store
+    const rates = [];
+    for (let t = 0; t < trials; t++) {
+      rates.push((andGates * 1000) / timeOnce(() => bench.run()));
+      await pause(0);
+    }
+    return { andPerSecond: median(rates), bytesPerAnd: bench.bytesPerAnd(), trials: rates };
+  } finally {
+    bench.free();
+  }
+}

@@ -1,0 +1,146 @@
+/**
+ * Where the time of one private AES block goes. The SDK's engine is driven here in the page's
+ * own thread over a WebSocket whose frames are time-stamped, so the protocol's phases show:
+ * socket open, hello and base OT, the request with the OT extension, the garbled stream, Done.
+ * The same steps in a worker, fresh (as a first `Garblet.connect`) and warm, show what it adds.
+ */
+import { Engine } from '/sdk/dist/engine.js';
+import init, * as wasm from '/sdk/wasm/garblet_core.js';
+import { median, now } from './timing.js';
+
+const WASM_URL = '/sdk/wasm/garblet_core_bg.wasm';
+const FRAME = { hello: 0x01, compute: 0x02, otChunk: 0x03, serverHello: 0x81, data: 0x83, done: 0x84 };
+
+/** A transport over a page WebSocket that records when each frame passes and how long the engine spends on it. */
+class TimedTransport {
+  constructor(ws, t0) {
+    this.ws = ws;
+    this.t0 = t0;
+    this.marks = {};
+    this.engineMs = { serverHello: 0, data: 0, done: 0 };
+    this.dataFrames = 0;
+    ws.onmessage = (ev) => this.received(new Uint8Array(ev.data));
+    ws.onclose = (ev) => this.onClose?.(ev.reason || `code ${ev.code}`);
+  }
+
+  mark(name) {
+    this.marks[name] ??= now() - this.t0;
+  }
+
+  send(frame) {
+    if (frame[0] === FRAME.hello) this.mark('helloSent');
+    if (frame[0] === FRAME.compute) this.mark('computeSent');
+    if (frame[0] === FRAME.otChunk) this.marks.otSent = now() - this.t0;
+    this.ws.send(frame);
+  }
+
+  close() {
+    this.ws.close();
+  }
+
+  received(frame) {
+    const type = frame[0];
+    const start = now();
+    if (type === FRAME.serverHello) this.mark('serverHello');
+    if (type === FRAME.data) {
+      this.mark('firstData');
+      this.marks.lastData = start - this.t0;
+      this.dataFrames++;
+    }
+    if (type === FRAME.done) this.mark('done');
+    this.onFrame?.(frame);
+    const spent = now() - start;
+    if (type === FRAME.serverHello) this.engineMs.serverHello += spent;
+    if (type === FRAME.data) this.engineMs.data += spent;
+    if (type === FRAME.done) this.engineMs.done += spent;
+  }
+}
+
+function openSocket(url) {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url);
+    ws.binaryType = 'arraybuffer';
+    ws.onopen = () => resolve(ws);
+    ws.onerror = () => reject(new Error(`cannot open ${url}`));
+  });
+}
+
+/** One aes128 run in this thread; milliseconds from the start to each phase boundary. */
+async function timedAesRun(server) {
+  const t0 = now();
+  const ws = await openSocket(`ws://${server}/`);
+  const transport = new TimedTransport(ws, t0);
+  transport.mark('socketOpen');
+  const engine = new Engine(wasm, transport, 4 << 20);
+  await engine.ready();
+  transport.mark('ready');
+  const request = { service: 'aes128', inputs: { plaintext: crypto.getRandomValues(new Uint8Array(16)) }, params: {}, progressInterval: 1e9 };
+  await engine.run(request, () => {});
+  transport.mark('result');
+  engine.close();
+  return { ...transport.marks, engineMs: transport.engineMs, dataFrames: transport.dataFrames };
+}
+
+function medianOf(runs, pick) {
+  return median(runs.map(pick));
+}
+
+/** The median timeline of `runs` in-thread aes128 runs. */
+export async function aesTimeline(server, runs = 15) {
+  await init();
+  const all = [];
+  for (let i = 0; i < runs; i++) all.push(await timedAesRun(server));
+  const marks = ['socketOpen', 'helloSent', 'serverHello', 'ready', 'computeSent', 'otSent', 'firstData', 'lastData', 'done', 'result'];
+  const timeline = Object.fromEntries(marks.map((m) => [m, medianOf(all, (r) => r[m])]));
+  const engineMs = Object.fromEntries(Object.keys(all[0].engineMs).map((k) => [k, medianOf(all, (r) => r.engineMs[k])]));
+  return { timeline, engineMs, dataFrames: all[0].dataFrames, runs: all };
+}
+
+/** Runs one aes128 session in `worker`; milliseconds from `t0` (absolute) to each step. */
+function workerSession(worker, module, server, t0) {
+  return new Promise((resolve) => {
+    worker.onmessage = ({ data }) => resolve(Object.fromEntries(Object.entries(data).map(([k, t]) => [k, t - t0])));
+    worker.postMessage({ module, url: `ws://${server}/`, plaintext: crypto.getRandomValues(new Uint8Array(16)) });
+  });
+}
+
+/**
+ * One aes128 session the way the SDK's worker runs it: in a fresh worker each time, as
+ * `Garblet.connect` starts one, and in one worker kept warm; medians of `runs`, milliseconds
+ * from the start (`new Worker`, or posting to the warm worker) to each step.
+ */
+export async function workerTimeline(server, runs = 10) {
+  const module = await WebAssembly.compileStreaming(fetch(WASM_URL));
+  const start = () => performance.timeOrigin + now();
+  const fresh = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = start();
+    const worker = new Worker('/page/timed-worker.js', { type: 'module' });
+    fresh.push(await workerSession(worker, module, server, t0));
+    worker.terminate();
+  }
+  const warmWorker = new Worker('/page/timed-worker.js', { type: 'module' });
+  await workerSession(warmWorker, module, server, start());
+  const warm = [];
+  for (let i = 0; i < runs; i++) warm.push(await workerSession(warmWorker, module, server, start()));
+  warmWorker.terminate();
+  const medians = (all) => Object.fromEntries(Object.keys(all[0]).map((k) => [k, medianOf(all, (r) => r[k])]));
+  return { fresh: medians(fresh), warm: medians(warm) };
+}
+
+/** Compiling the wasm (once per page in the SDK) and instantiating it (once per session's worker). */
+export async function wasmSetup(runs = 10) {
+  const start = now();
+  const module = await WebAssembly.compileStreaming(fetch(WASM_URL));
+  const compileMs = now() - start;
+  // Instantiation calls no import: stubs stand in for the bindings.
+  const imports = {};
+  for (const i of WebAssembly.Module.imports(module)) (imports[i.module] ??= {})[i.name] = () => {};
+  const samples = [];
+  for (let i = 0; i < runs; i++) {
+    const t = now();
+    new WebAssembly.Instance(module, imports);
+    samples.push(now() - t);
+  }
+  return { compileMs, instantiateMs: median(samples), bytes: (await (await fetch(WASM_URL)).arrayBuffer()).byteLength };
+}

@@ -1,0 +1,32 @@
+/**
+ * A CPU profile, through the Chrome DevTools protocol, of the page's thread while it runs
+ * aes128 sessions in-thread (phases.js): self time per function — wasm functions by their Rust
+ * names — to tell the base OT's curve arithmetic from hashing, evaluation and the browser.
+ */
+
+/** Self time of each function in milliseconds per session, largest first. */
+export async function profileAesSessions(page, server, sessions = 20) {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Profiler.enable');
+  await cdp.send('Profiler.setSamplingInterval', { interval: 100 });
+  await cdp.send('Profiler.start');
+  await page.evaluate(([s, n]) => window.garbletBench.aesTimeline(s, n), [server, sessions]);
+  const { profile } = await cdp.send('Profiler.stop');
+  await cdp.detach();
+
+  const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
+  const selfMicros = new Map();
+  profile.samples.forEach((id, i) => {
+    const frame = nodes.get(id).callFrame;
+    const name = frame.functionName || `(${frame.url.split('/').pop() || 'anonymous'})`;
+    selfMicros.set(name, (selfMicros.get(name) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  });
+  return [...selfMicros]
+    .map(([name, micros]) => ({ name: shortName(name), msPerSession: micros / 1000 / sessions }))
+    .sort((a, b) => b.msPerSession - a.msPerSession);
+}
+
+/** Rust symbols without their hash and module noise: `curve25519_dalek::…::FieldElement2625::mul`. */
+function shortName(name) {
+  return name.replace(/::h[0-9a-f]{16}$/, '').replace(/^<(.+) as (.+)>::/, '<$1 as …>::');
+}

@@ -1,0 +1,66 @@
+/** The benchmark's targets and the latency breakdown, for run.mjs. */
+
+const fmt = (v) => Number(v.toPrecision(3)).toLocaleString('en-US');
+const ms = (v) => `${v.toFixed(1)} ms`;
+
+/** Each target: the rule, whether it is met, and the ratio of the value to what it needs. */
+export function targetsOf(r) {
+  const target = (value, needed, atMost, rule, detail) => ({ rule, value, needed, ratio: Number((value / needed).toFixed(3)), met: atMost ? value <= needed : value >= needed, detail });
+  const evalNeeded = 0.8 * (r.wasm_aes_blocks_per_s / 2);
+  const e2eNeeded = 0.7 * (r.ws_bytes_per_s / r.bytes_per_and);
+  return {
+    wasm_aes_vs_crate: target(r.wasm_aes_blocks_per_s / r.aes_crate_wasm_blocks_per_s, 1.5, false, 'ours / aes crate >= 1.5', `${fmt(r.wasm_aes_blocks_per_s / r.aes_crate_wasm_blocks_per_s)}x`),
+    eval_vs_aes: target(r.eval_and_per_s, evalNeeded, false, 'eval AND/s >= 0.8 x (our AES blocks/s / 2)', `${fmt(r.eval_and_per_s)} vs ${fmt(evalNeeded)}`),
+    e2e_vs_ws: target(r.e2e_and_per_s, e2eNeeded, false, 'e2e AND/s >= 0.7 x (ws bytes/s / bytes per AND)', `${fmt(r.e2e_and_per_s)} vs ${fmt(e2eNeeded)}`),
+    aes128_latency: target(r.aes128_latency_ms, 25, true, 'aes128 latency <= 25 ms', `${r.aes128_latency_ms} ms`),
+  };
+}
+
+/** Prints where one private AES block's time goes. */
+export function printPhases(log, latency, { worker, wasm, timeline }) {
+  const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+  const t = timeline.timeline;
+  log('where the aes128 latency goes (medians):');
+  log(`  through the SDK: connect ${ms(median(latency.samples.map((s) => s.connectMs)))} + run ${ms(median(latency.samples.map((s) => s.runMs)))}`);
+  log(`  wasm: compiled once per page ${ms(wasm.compileMs)} (${fmt(wasm.bytes)} bytes); instantiated per session ${ms(wasm.instantiateMs)}`);
+  log('  the SDK worker\'s steps, from `new Worker` (fresh) or from posting to a worker that ran sessions before (warm):');
+  const w = [
+    ['modulesLoaded', 'worker running, its modules loaded'],
+    ['messageReceived', 'message received'],
+    ['wasmInstantiated', 'wasm instantiated'],
+    ['socketOpen', 'WebSocket open'],
+    ['ready', 'ready (hello, base OT)'],
+    ['result', 'aes128 result'],
+  ];
+  const before = { fresh: 0, warm: 0 };
+  for (const [key, label] of w) {
+    const cell = (kind) => {
+      const t = worker[kind][key];
+      if (t < 0) return ' '.repeat(21); // a warm worker loaded its modules before the start
+      const text = `${ms(t).padStart(9)} (+${ms(t - before[kind]).padStart(8)})`;
+      before[kind] = t;
+      return text;
+    };
+    log(`    fresh ${cell('fresh')}   warm ${cell('warm')}  ${label}`);
+  }
+  log(`  the same protocol in the page's thread (${timeline.runs.length} runs), from the start:`);
+  const steps = [
+    ['socketOpen', 'WebSocket open'],
+    ['helloSent', 'hello sent'],
+    ['serverHello', 'server hello received (base-OT points, catalog)'],
+    ['ready', 'ready (base OT done)'],
+    ['computeSent', 'request sent'],
+    ['otSent', 'OT extension sent'],
+    ['firstData', 'first garbled data'],
+    ['lastData', `last garbled data (${timeline.dataFrames} Data frames)`],
+    ['done', 'Done received'],
+    ['result', 'result'],
+  ];
+  let previous = 0;
+  for (const [key, label] of steps) {
+    log(`    ${ms(t[key]).padStart(9)}  (+${ms(t[key] - previous).padStart(8)})  ${label}`);
+    previous = t[key];
+  }
+  const e = timeline.engineMs;
+  log(`  engine (wasm) time inside frames: server hello ${ms(e.serverHello)}, data ${ms(e.data)}, done ${ms(e.done)}`);
+}

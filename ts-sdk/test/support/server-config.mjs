@@ -1,0 +1,99 @@
+/**
+ * The test server's configuration, rendered from the values below so that the tests and the
+ * server share one source of truth for the server's secret inputs.
+ */
+
+/** FIPS-197 Appendix C.1 key (and the key of the random-block tests). */
+export const AES128_KEY = '000102030405060708090a0b0c0d0e0f';
+/** FIPS-197 Appendix B (the worked "cipher example") key. */
+export const AES128_APPENDIX_B_KEY = '2b7e151628aed2a6abf7158809cf4f3c';
+/** FIPS-197 Appendix C.2 and C.3 keys. */
+export const AES192_KEY = '000102030405060708090a0b0c0d0e0f1011121314151617';
+export const AES256_KEY = '000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f';
+
+/** The server's operand `a` of each arithmetic service, as 64-bit two's complement. */
+export const SERVER_OPERANDS = {
+  add64: 0xfedcba9876543210n,
+  sub64: 0x0123456789abcdefn,
+  mult64: 0x9e3779b97f4a7c15n,
+  // Negative, to exercise the signed division: -1000003.
+  divide64: (1n << 64n) - 1000003n,
+};
+
+const hex64 = (v) => `0x${v.toString(16).padStart(16, '0')}`;
+
+const aesService = (name, bristol, key) => `
+[[service]]
+name = "${name}"
+circuit = { bristol = "${bristol}" }
+inputs = [
+  { name = "key", party = "garbler", encoding = "bytes", value = { hex = "${key}" } },
+  { name = "plaintext", party = "evaluator", encoding = "bytes" },
+]
+outputs = [{ name = "ciphertext", reveal = "evaluator" }]
+`;
+
+const arithmeticService = (name, bristol, output, reveal = 'evaluator') => `
+[[service]]
+name = "${name}"
+circuit = { bristol = "${bristol}" }
+inputs = [
+  { name = "a", party = "garbler", value = { hex = "${hex64(SERVER_OPERANDS[name])}" } },
+  { name = "b", party = "evaluator" },
+]
+outputs = [{ name = "${output}", reveal = "${reveal}" }]
+`;
+
+const SERVICES = [
+  aesService('aes128', 'aes_128', AES128_KEY),
+  aesService('aes128_appendix_b', 'aes_128', AES128_APPENDIX_B_KEY),
+  aesService('aes192', 'aes_192', AES192_KEY),
+  aesService('aes256', 'aes_256', AES256_KEY),
+  `
+[[service]]
+name = "sha256"
+circuit = { bristol = "sha256" }
+inputs = [
+  { name = "block", party = "evaluator", encoding = "bytes" },
+  { name = "chaining_value", party = "public", encoding = "bytes", value = { hex = "6a09e667bb67ae853c6ef372a54ff53a510e527f9b05688c1f83d9ab5be0cd19" } },
+]
+outputs = [{ name = "digest", reveal = "evaluator" }]
+`,
+  arithmeticService('add64', 'adder64', 'sum', 'both'),
+  arithmeticService('sub64', 'sub64', 'difference'),
+  arithmeticService('mult64', 'mult64', 'product'),
+  arithmeticService('divide64', 'divide64', 'quotient'),
+  `
+[[service]]
+name = "zero_equal"
+circuit = { bristol = "zero_equal" }
+inputs = [{ name = "a", party = "evaluator" }]
+outputs = [{ name = "is_zero", reveal = "evaluator" }]
+`,
+  `
+[[service]]
+name = "synthetic"
+circuit = { builtin = "synthetic", params = { width = 512 }, client_params = { and_gates = { max = 10_000_000_000 } } }
+garbler_inputs = { garbler = { hex = "0x0" } }
+`,
+].join('');
+
+/** Limits that keep a stuck test short; tests override single values. */
+const DEFAULT_LIMITS = {
+  max_sessions: 8,
+  handshake_timeout_secs: 10,
+  idle_timeout_secs: 20,
+  shutdown_grace_secs: 1,
+};
+
+/** The TOML of a test server on a free port of 127.0.0.1, with `limits` over the defaults. */
+export function renderConfig(limits = {}) {
+  const lines = Object.entries({ ...DEFAULT_LIMITS, ...limits }).map(([k, v]) => `${k} = ${v}`);
+  return `${SERVICES}
+[server]
+listen = "127.0.0.1:0"
+
+[limits]
+${lines.join('\n')}
+`;
+}
