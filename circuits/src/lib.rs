@@ -21,4 +21,4 @@ pub use backend::{Counter, Plaintext};
 pub use builder::{Bit, Builder};
 pub use gate::{Batch, Gate, GateCounts, Party, Reveal, Slot};
 pub use int::{SInt, UInt};
-pub use program::{Backend, BuildError, Encoding, InputField, OutputField, Program, Runner, RunSummary, Shape, BATCH_GATES};
+pub use program::{count_and_gates, Backend, BuildError, Encoding, InputField, OutputField, Program, Runner, RunSummary, Shape, BATCH_GATES};

@@ -89,6 +89,12 @@ pub trait Program {
     /// Emits the next step's gates. Returns `Ok(false)` once the program has finished.
     /// A step should emit at most a few thousand gates: the runner cannot split a step.
     fn step(&mut self, c: &mut Builder) -> Result<bool, BuildError>;
+
+    /// The number of AND gates, if the program knows it without being run (for progress bars
+    /// and limits); `None` means "count by running".
+    fn and_gates_hint(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// A sink for batches: plaintext evaluation, counting, garbling or evaluating.
@@ -140,6 +146,11 @@ impl<'p> Runner<'p> {
         Ok(if batch.is_empty() { None } else { Some(batch) })
     }
 
+    /// The program's own AND count, if it knows it without running (see [`Program::and_gates_hint`]).
+    pub fn and_gates_hint(&self) -> Option<u64> {
+        self.program.and_gates_hint()
+    }
+
     /// The batch the last [`Runner::next_batch`] built (empty before the first).
     pub fn current_batch(&self) -> &Batch {
         self.builder.current_batch()
@@ -165,6 +176,23 @@ impl<'p> Runner<'p> {
     pub fn summary(&self) -> RunSummary {
         RunSummary { counts: self.totals, max_live: self.builder.max_live() }
     }
+}
+
+/// The AND gates of `program`: its own count if it knows it, else by running it, giving up
+/// (`None`) once more than `gate_budget` gates have been built.
+pub fn count_and_gates(program: Box<dyn Program + '_>, gate_budget: u64) -> Result<Option<u64>, BuildError> {
+    if let Some(n) = program.and_gates_hint() {
+        return Ok(Some(n));
+    }
+    let mut runner = Runner::new(program);
+    let mut gates = 0u64;
+    while let Some(batch) = runner.next_batch()? {
+        gates += batch.len() as u64;
+        if gates > gate_budget {
+            return Ok(None);
+        }
+    }
+    Ok(Some(runner.totals().and))
 }
 
 fn check_shape(shape: &Shape, totals: &GateCounts) -> Result<(), BuildError> {

@@ -1,5 +1,5 @@
 /** The public session object: `fetch`-like promises over an engine, wherever it runs. */
-import { AbortError, GarbletError } from './errors.js';
+import { AbortError, GarbletError, InputError } from './errors.js';
 import { Output, outputsFrom } from './encode.js';
 import type { RawResult, RunRequest } from './engine.js';
 import type { Inputs, Progress, RunOptions, ServiceInfo, Stats } from './types.js';
@@ -61,7 +61,8 @@ export class Session {
       const raw = await this.engine.run(request, options.onProgress ?? (() => {}));
       return { service: raw.service, outputs: outputsFrom(raw.outputs), stats: raw.stats };
     } catch (e) {
-      if (e instanceof AbortError) this.closedFlag = true;
+      // Anything but bad inputs ends the connection (the engine closed it).
+      if (!(e instanceof InputError)) this.closedFlag = true;
       throw e instanceof GarbletError ? e : new GarbletError(String(e));
     } finally {
       signal?.removeEventListener('abort', onAbort);

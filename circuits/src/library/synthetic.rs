@@ -47,6 +47,7 @@ pub struct Synthetic {
     width: u64,
     gates_left: u64,
     gates_per_and: u64,
+    and_gates: u64,
     seed: u64,
     /// One period of gates, built at the first step (it needs the reserved slots).
     period: Vec<Gate>,
@@ -63,7 +64,7 @@ impl Synthetic {
             outputs: vec![Shape::uint_output("out", OUTPUTS, Reveal::Evaluator)],
         };
         let gates_per_and = 1 + xor_per_and;
-        Synthetic { shape, width, gates_left: and_gates * gates_per_and, gates_per_and, seed, period: Vec::new(), next: 0, base: 0 }
+        Synthetic { shape, width, gates_left: and_gates * gates_per_and, gates_per_and, and_gates, seed, period: Vec::new(), next: 0, base: 0 }
     }
 
     fn slot(&self, value: u64) -> Slot {
@@ -92,6 +93,10 @@ impl Synthetic {
 impl Program for Synthetic {
     fn shape(&self) -> &Shape {
         &self.shape
+    }
+
+    fn and_gates_hint(&self) -> Option<u64> {
+        Some(self.and_gates)
     }
 
     fn step(&mut self, c: &mut Builder) -> Result<bool, BuildError> {
@@ -140,6 +145,18 @@ mod tests {
         assert_eq!(summary.max_live, 256);
         assert!(SPEC.resolve([("width", 300)]).is_ok_and(|p| SPEC.instantiate(&p).is_err()));
         assert!(SPEC.resolve([("nope", 1)]).is_err());
+    }
+
+    #[test]
+    fn and_counts_come_from_the_hint_or_a_bounded_dry_run() {
+        use crate::program::count_and_gates;
+        let huge = SPEC.resolve([("and_gates", 10_000_000_000)]).unwrap();
+        assert_eq!(count_and_gates(SPEC.instantiate(&huge).unwrap(), 10).unwrap(), Some(10_000_000_000), "no dry run");
+        let unknown = || Box::new(crate::testing::RandomCircuit::new(1, 4, 4, 5000, 4, Reveal::Evaluator));
+        assert_eq!(count_and_gates(unknown(), 100).unwrap(), None, "over the budget");
+        let mut counter = Counter::default();
+        let and = Runner::new(unknown()).run(&mut counter).unwrap().counts.and;
+        assert_eq!(count_and_gates(unknown(), 1 << 20).unwrap(), Some(and));
         assert!(SPEC.resolve([("and_gates", 0)]).is_err());
     }
 }

@@ -11,7 +11,7 @@ use super::topology::{decode_record, RecordHeader, TopologyError, TopologyHasher
 use super::SessionError;
 use crate::garble::{payload_len, Evaluator};
 use crate::ot::{OtReceiver, MAX_CHUNK};
-use garblet_circuits::{Batch, Counter, Party, Runner, Shape};
+use garblet_circuits::{count_and_gates, Batch, Party, Runner, Shape};
 use std::collections::VecDeque;
 
 #[derive(Clone, Debug)]
@@ -110,6 +110,9 @@ pub struct EvaluatorSession {
     /// Where the last computation ended, for progress reports after it finished.
     last_progress: Progress,
 }
+
+/// Gates a dry run may build to count a circuit's ANDs before giving up (a few milliseconds).
+const DRY_RUN_GATES: u64 = 1 << 18;
 
 /// Unconsumed data beyond the window that a garbler may still legitimately have sent: one
 /// oversized batch.
@@ -269,15 +272,11 @@ impl EvaluatorSession {
         }
         let (source, and_total) = match resolved.circuit {
             ResolvedCircuit::Builtin { spec, params: full } => {
-                let total = if params.is_empty() && info.and_gates.is_some() {
-                    info.and_gates
-                } else if info.and_gates.is_none_or(|n| n <= 20_000_000) {
-                    // Count in a dry run: cheap next to evaluating, and it makes progress bars honest.
-                    let mut counter = Counter::default();
-                    Runner::new(spec.instantiate(&full)?).run(&mut counter).map_err(|e| SessionError::Protocol(e.to_string()))?;
-                    Some(counter.counts.and)
-                } else {
-                    None
+                // The service's count for its defaults; else the program's own count, or a dry
+                // run for progress bars — bounded, so a huge circuit does not delay the start.
+                let total = match info.and_gates {
+                    Some(n) if params.is_empty() => Some(n),
+                    _ => count_and_gates(spec.instantiate(&full)?, DRY_RUN_GATES)?,
                 };
                 (Source::Program { runner: Runner::new(spec.instantiate(&full)?), ready: false }, total)
             }
