@@ -1,8 +1,12 @@
 //! `garblet`: the Garblet server, native client, circuit tools and benchmarks.
 
-mod bench;
-
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
+use garblet_server::circuit_cmd::{self, CircuitArg};
+use garblet_server::client::commands::{self as client_cmd, RunArgs};
+use garblet_server::client::ConnectOptions;
+use garblet_server::{bench, serve};
+use std::path::PathBuf;
+use std::process::ExitCode;
 
 #[derive(Parser)]
 #[command(name = "garblet", version, about = "Secure two-party computation with garbled circuits")]
@@ -13,17 +17,180 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run the garbling server (HTTP and WebSocket on one port).
+    Serve {
+        /// A TOML configuration (see server/README.md); without it, the embedded default.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Print the embedded default configuration and exit.
+        #[arg(long)]
+        print_default_config: bool,
+    },
+    /// Run one computation on a server, as the evaluator.
+    Run {
+        #[command(flatten)]
+        server: ServerArg,
+        /// The service (see `garblet services`).
+        service: String,
+        /// A client input: unsigned, decimal or 0x-hex, bit i = wire i (once per client input,
+        /// in order).
+        #[arg(long = "input", value_name = "V")]
+        inputs: Vec<String>,
+        /// A client-settable parameter of the service, k=v (repeatable).
+        #[arg(long = "param", value_name = "K=V")]
+        params: Vec<String>,
+        /// Print {"outputs": […], "stats": {…}} instead of one line per output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List a server's services and their inputs, as JSON.
+    Services {
+        #[command(flatten)]
+        server: ServerArg,
+    },
+    /// Inspect and evaluate circuits in the clear.
+    #[command(subcommand)]
+    Circuit(CircuitCommand),
     /// Benchmarks (numbers, not pass/fail).
     #[command(subcommand)]
     Bench(BenchCommand),
 }
 
-#[derive(Subcommand)]
-enum BenchCommand {}
+/// Which server to talk to.
+#[derive(Args)]
+struct ServerArg {
+    /// ws://HOST:PORT or wss://HOST:PORT.
+    #[arg(long = "server", value_name = "URL", default_value = "ws://127.0.0.1:8080")]
+    url: String,
+    /// A PEM CA certificate to trust for wss:// besides the web's roots.
+    #[arg(long, value_name = "FILE")]
+    ca_cert: Option<PathBuf>,
+}
 
-fn main() {
-    let cli = Cli::parse();
-    match cli.command {
-        Command::Bench(b) => match b {},
+impl ServerArg {
+    fn options(&self) -> ConnectOptions {
+        ConnectOptions { ca_cert: self.ca_cert.clone(), ..ConnectOptions::default() }
     }
+}
+
+/// A Bristol Fashion file, or a built-in program with parameters.
+#[derive(Args)]
+struct CircuitSource {
+    /// A Bristol Fashion (or old Bristol format) circuit file.
+    file: Option<PathBuf>,
+    /// A built-in program instead of a file (see `garblet circuit list`).
+    #[arg(long)]
+    builtin: Option<String>,
+    /// A parameter of the built-in program, k=v (repeatable).
+    #[arg(long = "param", value_name = "K=V")]
+    params: Vec<String>,
+}
+
+impl CircuitSource {
+    fn resolve(self) -> Result<CircuitArg, String> {
+        CircuitArg::parse(self.file, self.builtin, &self.params)
+    }
+}
+
+#[derive(Subcommand)]
+enum CircuitCommand {
+    /// Gate counts as one JSON object: gates, and, xor, inv, other, wires, inputs, outputs,
+    /// max_live. `and` counts AND operations (a MAND of width k counts k); `other` counts EQ,
+    /// EQW and MAND gates; `max_live` is the most wire labels held at once.
+    Stats(CircuitSource),
+    /// Evaluates in the clear and prints {"outputs": ["0x…", …]}.
+    Eval {
+        #[command(flatten)]
+        source: CircuitSource,
+        /// An input value: unsigned, decimal or 0x-hex, bit i = wire i (one per input, in order).
+        #[arg(long = "input", value_name = "V")]
+        inputs: Vec<String>,
+    },
+    /// The built-in programs and their parameters.
+    List,
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// Garbling and evaluation speed beside raw AES, in one process.
+    Garble {
+        /// AND gates to garble and evaluate.
+        #[arg(long, default_value_t = 20_000_000)]
+        and_gates: u64,
+        /// Print one JSON object instead of aligned lines.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A whole session on loopback (server child process + native client) beside garbling
+    /// speed and raw WebSocket speed.
+    Session {
+        /// AND gates of the measured `synthetic` computation.
+        #[arg(long, default_value_t = 20_000_000)]
+        and_gates: u64,
+        /// Also the server's resident memory during a 10^6-AND and a 10^8-AND session.
+        #[arg(long)]
+        memory: bool,
+        /// Print one JSON object instead of aligned lines.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Base OT, correlated OT extension, AES and transposition throughput.
+    Ot {
+        /// Print one JSON object instead of aligned lines.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Serve { print_default_config: true, .. } => {
+            print!("{}", serve::config::DEFAULT_CONFIG);
+            Ok(())
+        }
+        Command::Serve { config, .. } => serve::run(config.as_deref()).map_err(|e| e.to_string()),
+        Command::Run { server, service, inputs, params, json } => {
+            let args = RunArgs { server: server.url.clone(), service, inputs, params, json, connect: server.options() };
+            return client_exit(client_cmd::run(&args));
+        }
+        Command::Services { server } => return client_exit(client_cmd::services(&server.url, &server.options())),
+        Command::Circuit(c) => run_circuit(c),
+        Command::Bench(b) => match b {
+            BenchCommand::Session { and_gates, memory, json } => bench::session::run(&bench::session::Options { and_gates, memory }, json),
+            BenchCommand::Garble { and_gates, json } => bench::garble::run(&bench::garble::Options { and_gates }, json),
+            BenchCommand::Ot { json } => {
+                bench::ot::run(json);
+                Ok(())
+            }
+        },
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("garblet: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The client's errors have their own exit codes (see server/README.md).
+fn client_exit(result: Result<(), garblet_server::client::ClientError>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("garblet: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
+}
+
+fn run_circuit(command: CircuitCommand) -> Result<(), String> {
+    let value = match command {
+        CircuitCommand::Stats(source) => circuit_cmd::stats(&source.resolve()?)?,
+        CircuitCommand::Eval { source, inputs } => circuit_cmd::eval(&source.resolve()?, &inputs)?,
+        CircuitCommand::List => circuit_cmd::list(),
+    };
+    println!("{value}");
+    Ok(())
 }

@@ -1,3 +1,23 @@
 //! `garblet bench …`: benchmarks that print numbers (never timed assertions).
 
+pub mod ot;
+pub mod garble;
 pub mod report;
+pub mod session;
+
+/// Peak resident memory of this process so far, in MB (Linux `VmHWM`; 0 elsewhere).
+pub fn max_rss_mb() -> f64 {
+    status_mb("/proc/self/status", "VmHWM:").unwrap_or(0.0)
+}
+
+/// Resident memory of process `pid` now, in MB (Linux `VmRSS`).
+pub fn rss_mb(pid: u32) -> Option<f64> {
+    status_mb(&format!("/proc/{pid}/status"), "VmRSS:")
+}
+
+fn status_mb(path: &str, field: &str) -> Option<f64> {
+    let status = std::fs::read_to_string(path).ok()?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}

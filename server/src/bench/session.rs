@@ -1,0 +1,191 @@
+//! `garblet bench session`: a whole session, server and client in two processes on loopback,
+//! beside what bounds it — garbling speed and raw WebSocket speed — all from one run.
+//!
+//! * `session_and_per_s`: one large `synthetic` computation, end to end (OT, garbling,
+//!   streaming with credit, evaluating), as the client measures it.
+//! * `garble_and_per_s`: garbling alone, in this process (`bench garble`'s measurement).
+//! * `ws_bytes_per_s`: the server's raw-throughput endpoint, same frame size, same processes.
+//! * `target_and_per_s = 0.7 × min(garble_and_per_s, ws_bytes_per_s / bytes_per_and)`, and the
+//!   session's ratio to it.
+//! * With `--memory`: the server's resident memory during a 10^6-AND and a 10^8-AND session.
+
+use super::garble::garble_and_evaluate;
+use super::report::{rate, Report};
+use crate::client::{transport, Client, ConnectOptions};
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tungstenite::Message;
+
+pub struct Options {
+    pub and_gates: u64,
+    pub memory: bool,
+}
+
+/// The `synthetic` service's width: 256 input bits from each side.
+const SYNTHETIC_WIDTH: u64 = 512;
+/// Matches the server's `data_frame_bytes` below.
+const FRAME_BYTES: usize = 64 << 10;
+
+const SERVER_CONFIG: &str = r#"
+[server]
+listen = "127.0.0.1:0"
+raw_throughput_endpoint = true
+
+[limits]
+max_sessions = 4
+data_frame_bytes = 65536
+idle_timeout_secs = 300
+
+[[service]]
+name = "synthetic"
+circuit = { builtin = "synthetic", params = { width = 512 }, client_params = { and_gates = { max = 10_000_000_000 } } }
+garbler_inputs = { garbler = { hex = "0x0" } }
+"#;
+
+pub fn run(options: &Options, json: bool) -> Result<(), String> {
+    let server = ServerProcess::start()?;
+    let url = format!("ws://{}/", server.addr);
+    let connect = ConnectOptions { read_timeout: Duration::from_secs(600), ..ConnectOptions::default() };
+
+    // A short session first, so that the measured one meets a warm server (its heap grown, its
+    // pages faulted in), as a long-running server's sessions do.
+    synthetic_session(&url, &connect, 1_000_000, None)?;
+    let (session_s, wire_bytes, _) = synthetic_session(&url, &connect, options.and_gates, None)?;
+    let and_gates = options.and_gates as f64;
+    let session_rate = rate(and_gates, session_s);
+    let bytes_per_and = wire_bytes as f64 / and_gates;
+
+    let raw_bytes = wire_bytes.clamp(64 << 20, 2 << 30);
+    let ws_rate = raw_transfer(&server.addr, raw_bytes, &connect)?;
+
+    let (garble_s, _, _) = garble_and_evaluate(options.and_gates)?;
+    let garble_rate = rate(and_gates, garble_s);
+
+    let target = 0.7 * garble_rate.min(ws_rate / bytes_per_and);
+    let mut report = Report::new();
+    report
+        .set("and_gates", options.and_gates)
+        .set("session_and_per_s", session_rate)
+        .set("garble_and_per_s", garble_rate)
+        .set("ws_bytes_per_s", ws_rate)
+        .set("bytes_per_and", bytes_per_and)
+        .set("target_and_per_s", target)
+        .set("session_vs_target", session_rate / target)
+        .set("frame_bytes", FRAME_BYTES);
+    if options.memory {
+        let small = synthetic_session(&url, &connect, 1_000_000, Some(server.pid))?.2;
+        let large = synthetic_session(&url, &connect, 100_000_000, Some(server.pid))?.2;
+        report.set("server_rss_mb_1e6_and", small).set("server_rss_mb_1e8_and", large).set("server_rss_ratio", large / small);
+    }
+    report.print(json);
+    Ok(())
+}
+
+/// One `synthetic` computation: its seconds (as the client measured it), the bytes the server
+/// sent, and — if `watch` names the server's pid — the server's peak RSS in MB meanwhile.
+fn synthetic_session(url: &str, connect: &ConnectOptions, and_gates: u64, watch: Option<u32>) -> Result<(f64, u64, f64), String> {
+    let mut client = Client::connect(url, connect).map_err(|e| e.to_string())?;
+    let sampler = watch.map(RssSampler::start);
+    let inputs = vec![false; (SYNTHETIC_WIDTH / 2) as usize];
+    let result = client.compute("synthetic", vec![("and_gates".into(), and_gates)], inputs).map_err(|e| e.to_string())?;
+    let peak_mb = sampler.map_or(0.0, RssSampler::stop);
+    client.close();
+    Ok((result.evaluator.wall_ms / 1e3, result.garbler.bytes_sent, peak_mb))
+}
+
+/// Bytes per second from the server's raw-throughput endpoint.
+fn raw_transfer(addr: &str, bytes: u64, connect: &ConnectOptions) -> Result<f64, String> {
+    let url = format!("ws://{addr}/bench/raw?bytes={bytes}&frame={FRAME_BYTES}");
+    let mut ws = transport::connect(&url, connect).map_err(|e| e.to_string())?;
+    let start = Instant::now();
+    let mut received = 0u64;
+    while received < bytes {
+        match ws.read() {
+            Ok(Message::Binary(data)) => received += data.len() as u64,
+            Ok(Message::Close(_)) => break,
+            Ok(_) => {}
+            Err(e) => return Err(format!("raw transfer: {e}")),
+        }
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    let _ = ws.close(None);
+    if received < bytes {
+        return Err(format!("raw transfer: {received} of {bytes} bytes arrived"));
+    }
+    Ok(rate(received as f64, seconds))
+}
+
+/// `garblet serve` as a child process on a free loopback port.
+struct ServerProcess {
+    child: Child,
+    pid: u32,
+    addr: String,
+    config: PathBuf,
+}
+
+impl ServerProcess {
+    fn start() -> Result<Self, String> {
+        let exe = std::env::current_exe().map_err(|e| format!("finding the garblet binary: {e}"))?;
+        let config = std::env::temp_dir().join(format!("garblet-bench-{}.toml", std::process::id()));
+        std::fs::write(&config, SERVER_CONFIG).map_err(|e| format!("{}: {e}", config.display()))?;
+        let mut child = Command::new(exe)
+            .args(["serve", "--config"])
+            .arg(&config)
+            .env("GARBLET_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| format!("starting the server: {e}"))?;
+        let pid = child.id();
+        let mut line = String::new();
+        if let Some(stdout) = child.stdout.take() {
+            let _ = BufReader::new(stdout).read_line(&mut line);
+        }
+        let Some(addr) = line.trim().strip_prefix("listening on ").map(str::to_string) else {
+            let _ = child.kill();
+            return Err(format!("the server did not start (it said {line:?})"));
+        };
+        Ok(ServerProcess { child, pid, addr, config })
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        // SIGTERM: the server shuts down gracefully (it has no sessions left by now).
+        // SAFETY: kill() only sends a signal to our own child process.
+        unsafe { libc::kill(self.pid as libc::pid_t, libc::SIGTERM) };
+        let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.config);
+    }
+}
+
+/// Samples a process's resident memory every 20 ms and keeps the peak.
+struct RssSampler {
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<f64>,
+}
+
+impl RssSampler {
+    fn start(pid: u32) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut peak: f64 = 0.0;
+            while !flag.load(Ordering::Relaxed) {
+                peak = peak.max(super::rss_mb(pid).unwrap_or(0.0));
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            peak
+        });
+        RssSampler { stop, thread }
+    }
+
+    fn stop(self) -> f64 {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.join().unwrap_or(0.0)
+    }
+}

@@ -1,0 +1,127 @@
+//! `garblet run` and `garblet services`: the native client on the command line.
+
+use super::{Client, ClientError, ConnectOptions};
+use crate::circuit_cmd::parse_param;
+use garblet_circuits::{value, Party};
+use garblet_core::protocol::catalog::{Catalog, CircuitInfo, FieldInfo, ServiceInfo};
+use garblet_core::protocol::{ComputationResult, Stats};
+use serde_json::{json, Value};
+
+pub struct RunArgs {
+    pub server: String,
+    pub service: String,
+    /// One per client input field, in order, in the `garblet circuit eval` convention.
+    pub inputs: Vec<String>,
+    /// `k=v`.
+    pub params: Vec<String>,
+    pub json: bool,
+    pub connect: ConnectOptions,
+}
+
+/// `garblet run`: one computation; prints its outputs (and statistics).
+pub fn run(args: &RunArgs) -> Result<(), ClientError> {
+    let params = args.params.iter().map(|p| parse_param(p)).collect::<Result<Vec<_>, _>>().map_err(ClientError::Usage)?;
+    let mut client = Client::connect(&args.server, &args.connect)?;
+    let catalog = client.catalog().ok_or_else(|| ClientError::Usage("the server sent no catalog".into()))?;
+    let info = find_service(catalog, &args.service)?;
+    let inputs = parse_inputs(info, &params, &args.inputs)?;
+    let result = client.compute(&args.service, params, inputs)?;
+    client.close();
+    if args.json {
+        println!("{}", result_json(&result));
+    } else {
+        for output in &result.outputs {
+            println!("{} {}", output.name, value::to_hex(&output.bits));
+        }
+        eprintln!("{}", summary(&result));
+    }
+    Ok(())
+}
+
+/// `garblet services`: the server's services and what each takes, as JSON.
+pub fn services(server: &str, connect: &ConnectOptions) -> Result<(), ClientError> {
+    let client = Client::connect(server, connect)?;
+    let catalog = client.catalog().cloned().ok_or_else(|| ClientError::Usage("the server sent no catalog".into()))?;
+    client.close();
+    let services: Vec<Value> = catalog.services.iter().map(service_json).collect();
+    let text = serde_json::to_string_pretty(&json!({ "services": services })).unwrap_or_default();
+    println!("{text}");
+    Ok(())
+}
+
+fn find_service<'c>(catalog: &'c Catalog, name: &str) -> Result<&'c ServiceInfo, ClientError> {
+    catalog.service(name).map_err(|_| {
+        let names: Vec<&str> = catalog.services.iter().map(|s| s.name.as_str()).collect();
+        ClientError::Usage(format!("the server has no service '{name}' (it has: {})", names.join(", ")))
+    })
+}
+
+/// The client's input bits: one value per client input field, in order.
+fn parse_inputs(info: &ServiceInfo, params: &[(String, u64)], texts: &[String]) -> Result<Vec<bool>, ClientError> {
+    let resolved = info.resolve(params).map_err(|e| ClientError::Usage(e.to_string()))?;
+    let fields: Vec<_> = resolved.shape.inputs_of(Party::Evaluator).collect();
+    if texts.len() != fields.len() {
+        let shapes: Vec<String> = fields.iter().map(|f| format!("{} ({} bits)", f.name, f.bits)).collect();
+        return Err(ClientError::Usage(format!(
+            "{} takes {} input{} from the client{}{}; {} given (--input V, once per input)",
+            info.name,
+            fields.len(),
+            if fields.len() == 1 { "" } else { "s" },
+            if shapes.is_empty() { "" } else { ": " },
+            shapes.join(", "),
+            texts.len()
+        )));
+    }
+    let mut bits = Vec::new();
+    for (text, field) in texts.iter().zip(&fields) {
+        bits.extend(value::parse_uint(text, field.bits).map_err(|e| ClientError::Usage(format!("input {} ({} bits): {e}", field.name, field.bits)))?);
+    }
+    Ok(bits)
+}
+
+pub fn result_json(result: &ComputationResult) -> Value {
+    let outputs: Vec<String> = result.outputs.iter().map(|o| value::to_hex(&o.bits)).collect();
+    json!({
+        "outputs": outputs,
+        "stats": { "evaluator": stats_json(&result.evaluator), "garbler": stats_json(&result.garbler) },
+    })
+}
+
+fn stats_json(stats: &Stats) -> Value {
+    serde_json::to_value(stats).unwrap_or(Value::Null)
+}
+
+fn summary(result: &ComputationResult) -> String {
+    let (e, g) = (&result.evaluator, &result.garbler);
+    let cpu = |s: &Stats| s.cpu_ms.map_or_else(|| "?".into(), |ms| format!("{ms:.1}"));
+    format!(
+        "{} AND gates in {:.1} ms; received {} bytes, sent {}; CPU ms: client {}, server {}",
+        e.and_gates,
+        e.wall_ms,
+        e.bytes_received,
+        e.bytes_sent,
+        cpu(e),
+        cpu(g)
+    )
+}
+
+fn field_json(f: &FieldInfo) -> Value {
+    json!({ "name": f.name, "bits": f.bits, "encoding": f.encoding })
+}
+
+fn service_json(s: &ServiceInfo) -> Value {
+    let params: Vec<Value> = match &s.circuit {
+        CircuitInfo::Builtin { client_params, .. } => client_params.iter().map(|p| json!({ "name": p.name, "doc": p.doc, "default": p.default, "min": p.min, "max": p.max })).collect(),
+        CircuitInfo::Streamed { .. } => Vec::new(),
+    };
+    let of = |party: &str| s.inputs.iter().filter(|f| f.party == party).map(field_json).collect::<Vec<_>>();
+    json!({
+        "name": s.name,
+        "doc": s.doc,
+        "inputs": of("evaluator"),
+        "server_inputs": of("garbler"),
+        "outputs": s.outputs.iter().map(|o| json!({ "name": o.name, "bits": o.bits, "reveal": o.reveal })).collect::<Vec<_>>(),
+        "params": params,
+        "and_gates": s.and_gates,
+    })
+}

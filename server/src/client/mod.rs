@@ -1,0 +1,141 @@
+//! The native client: the evaluator's session over a blocking WebSocket.
+//!
+//! One thread, blocking I/O: write what the session has to say, read one frame, hand it to the
+//! session, repeat. The server reads its socket independently of its garbling, so the client's
+//! writes (credit, mostly) never wait on the server's.
+
+pub mod commands;
+pub(crate) mod transport;
+
+pub use transport::ConnectOptions;
+
+use crate::clock::ThreadClock;
+use garblet_core::protocol::{Catalog, ComputationResult, ErrorCode, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, SessionError};
+use thiserror::Error;
+use transport::Transport;
+use tungstenite::{Message, WebSocket};
+
+#[derive(Debug, Error)]
+pub enum ClientError {
+    #[error("bad server URL '{url}': {reason}")]
+    Url { url: String, reason: String },
+    #[error("cannot connect to {url}: {source}")]
+    Connect { url: String, source: std::io::Error },
+    #[error("TLS: {0}")]
+    Tls(String),
+    #[error("the WebSocket handshake with {url} failed: {reason}")]
+    Handshake { url: String, reason: String },
+    /// A mistake in what the user asked for, found before anything was sent.
+    #[error("{0}")]
+    Usage(String),
+    #[error("the server ended the session ({code}): {message}")]
+    Server { code: String, message: String },
+    #[error("protocol error: {0}")]
+    Protocol(SessionError),
+    #[error("the connection was lost: {0}")]
+    Connection(String),
+}
+
+impl ClientError {
+    /// The process exit code (see server/README.md).
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            ClientError::Usage(_) | ClientError::Url { .. } => 2,
+            ClientError::Connect { .. } | ClientError::Tls(_) | ClientError::Handshake { .. } | ClientError::Connection(_) => 3,
+            ClientError::Server { .. } => 4,
+            ClientError::Protocol(_) => 5,
+        }
+    }
+}
+
+impl From<SessionError> for ClientError {
+    fn from(e: SessionError) -> Self {
+        match e {
+            SessionError::Remote { code, message } => {
+                let code = ErrorCode::from_u16(code).map_or_else(|| format!("code {code}"), |c| c.name().to_string());
+                ClientError::Server { code, message }
+            }
+            SessionError::Input(message) => ClientError::Usage(message),
+            SessionError::Resolve(e) => ClientError::Usage(e.to_string()),
+            other => ClientError::Protocol(other),
+        }
+    }
+}
+
+impl From<tungstenite::Error> for ClientError {
+    fn from(e: tungstenite::Error) -> Self {
+        ClientError::Connection(e.to_string())
+    }
+}
+
+/// A connected session, past the hello.
+pub struct Client {
+    ws: WebSocket<Transport>,
+    session: EvaluatorSession,
+}
+
+impl Client {
+    /// Connects and completes the hello (base OT, the server's catalog).
+    pub fn connect(url: &str, options: &ConnectOptions) -> Result<Client, ClientError> {
+        let ws = transport::connect(url, options)?;
+        let session = EvaluatorSession::new(EvaluatorConfig { window: options.window, ..EvaluatorConfig::default() }, Box::new(ThreadClock::new()))?;
+        let mut client = Client { ws, session };
+        match client.next_event()? {
+            EvaluatorEvent::Ready => Ok(client),
+            EvaluatorEvent::Finished(_) => Err(ClientError::Protocol(SessionError::Protocol("a result before the hello".into()))),
+        }
+    }
+
+    pub fn catalog(&self) -> Option<&Catalog> {
+        self.session.catalog()
+    }
+
+    /// Runs one computation: `inputs` are the client's input fields' bits, concatenated.
+    pub fn compute(&mut self, service: &str, params: Vec<(String, u64)>, inputs: Vec<bool>) -> Result<ComputationResult, ClientError> {
+        self.session.start(service, params, inputs)?;
+        match self.next_event()? {
+            EvaluatorEvent::Finished(result) => Ok(*result),
+            EvaluatorEvent::Ready => Err(ClientError::Protocol(SessionError::Protocol("a second hello".into()))),
+        }
+    }
+
+    /// Closes the connection politely (errors no longer matter).
+    pub fn close(mut self) {
+        let _ = self.ws.close(None);
+        // Read until the server's close arrives, so neither side sees a reset.
+        while self.ws.read().is_ok() {}
+    }
+
+    /// Pumps frames until the session reports something.
+    fn next_event(&mut self) -> Result<EvaluatorEvent, ClientError> {
+        loop {
+            self.send_pending()?;
+            if let Some(event) = self.session.poll_event() {
+                return Ok(event);
+            }
+            match self.ws.read()? {
+                Message::Binary(frame) => {
+                    if let Err(e) = self.session.handle(&frame) {
+                        // Tell the server why (the session queued an Error frame), if it listens.
+                        let _ = self.send_pending();
+                        return Err(e.into());
+                    }
+                }
+                Message::Close(_) => return Err(ClientError::Connection("the server closed the connection".into())),
+                Message::Text(_) | Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => {}
+            }
+        }
+    }
+
+    fn send_pending(&mut self) -> Result<(), ClientError> {
+        let mut wrote = false;
+        while let Some(frame) = self.session.poll_transmit() {
+            self.ws.write(Message::Binary(frame.into()))?;
+            wrote = true;
+        }
+        if wrote {
+            self.ws.flush()?;
+        }
+        Ok(())
+    }
+}

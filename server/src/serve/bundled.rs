@@ -1,0 +1,34 @@
+//! The Bristol Fashion circuits compiled into the binary (copies of shared/bristol, see
+//! circuits/bristol/README.md), so that the default services need no files beside the server.
+
+macro_rules! bundled {
+    ($($name:literal),* $(,)?) => {
+        &[$(($name, include_bytes!(concat!("../../../circuits/bristol/", $name, ".txt")))),*]
+    };
+}
+
+/// Every bundled circuit, by file name without `.txt`.
+pub const BUNDLED: &[(&str, &[u8])] = bundled!(
+    "adder64",
+    "sub64",
+    "neg64",
+    "mult64",
+    "divide64",
+    "zero_equal",
+    "aes_128",
+    "aes_192",
+    "aes_256",
+    "AES-non-expanded",
+    "sha256",
+    "old_format_adder_32bit",
+);
+
+/// A bundled circuit's text, by name (with or without `.txt`).
+pub fn find(name: &str) -> Option<&'static [u8]> {
+    let name = name.strip_suffix(".txt").unwrap_or(name);
+    BUNDLED.iter().find(|(n, _)| *n == name).map(|(_, text)| *text)
+}
+
+pub fn names() -> Vec<&'static str> {
+    BUNDLED.iter().map(|(n, _)| *n).collect()
+}

@@ -1,0 +1,306 @@
+//! The server's configuration: a TOML file (`garblet serve --config FILE`), or the embedded
+//! default (`default.toml`, printed by `garblet serve --print-default-config`). The format is
+//! described in server/README.md.
+
+use super::values::ValueSource;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use thiserror::Error;
+
+/// The configuration used when `--config` is not given.
+pub const DEFAULT_CONFIG: &str = include_str!("default.toml");
+
+/// The smallest frame limit that still admits the largest protocol frame a client sends (an
+/// OT-extension chunk: 16 bytes for each of up to `MAX_CHUNK` input bits, plus its type byte).
+pub const MIN_FRAME_BYTES: u32 = (16 * garblet_core::ot::MAX_CHUNK + 1024) as u32;
+/// The protocol's smallest credit window (the garbler clamps requests to at least this).
+const MIN_WINDOW_BYTES: u32 = 64 << 10;
+
+#[derive(Debug, Error)]
+pub enum ConfigError {
+    #[error("cannot read {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{origin}: {source}")]
+    Parse { origin: String, source: Box<toml::de::Error> },
+    #[error("{origin}: {message}")]
+    Invalid { origin: String, message: String },
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub server: ServerConfig,
+    #[serde(default)]
+    pub limits: Limits,
+    #[serde(default, rename = "service")]
+    pub services: Vec<ServiceConfig>,
+    /// Where relative paths in the file are resolved from (the file's directory).
+    #[serde(skip)]
+    pub base_dir: PathBuf,
+    /// The file it came from, or "the default configuration", for messages.
+    #[serde(skip)]
+    pub origin: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerConfig {
+    pub listen: String,
+    /// WebSocket `Origin`s allowed to open sessions: exact origins, `scheme://host:*` for any
+    /// port, or `*` for any origin.
+    pub allowed_origins: Vec<String>,
+    /// Whether clients that send no `Origin` (native clients, not browsers) may connect.
+    pub allow_missing_origin: bool,
+    pub tls: Option<TlsConfig>,
+    /// `GET /bench/raw` (WebSocket): raw transfer speed for `garblet bench session`. Off by
+    /// default: it lets any client make the server send bytes for nothing.
+    pub raw_throughput_endpoint: bool,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            listen: "127.0.0.1:8080".into(),
+            allowed_origins: ["http://localhost:*", "https://localhost:*", "http://127.0.0.1:*", "https://127.0.0.1:*", "http://[::1]:*", "https://[::1]:*"]
+                .map(String::from)
+                .to_vec(),
+            allow_missing_origin: true,
+            tls: None,
+            raw_throughput_endpoint: false,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlsConfig {
+    /// PEM certificate chain.
+    pub cert: PathBuf,
+    /// PEM private key (PKCS#8, PKCS#1 or SEC1).
+    pub key: PathBuf,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    /// Sessions at once; further connections get an `Error` frame with code Busy.
+    pub max_sessions: usize,
+    /// The largest WebSocket message (= frame) a client may send.
+    pub max_frame_bytes: u32,
+    /// Bytes of garbled stream per `Data` frame.
+    pub data_frame_bytes: u32,
+    /// The largest credit window granted: what one stalled client can make the server hold.
+    pub max_window_bytes: u32,
+    /// AND gates per session, all its computations together.
+    pub max_and_gates_per_session: u64,
+    /// From the TCP connection to the client's hello.
+    pub handshake_timeout_secs: f64,
+    /// How long a session waits for a frame it needs from the client (a hello, credit, OT
+    /// chunks, the next request), and how long a write to a client that does not read may take.
+    pub idle_timeout_secs: f64,
+    /// On Ctrl-C, how long running computations may take to finish before they are aborted.
+    pub shutdown_grace_secs: f64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_sessions: 32,
+            max_frame_bytes: 1 << 20,
+            data_frame_bytes: 64 << 10,
+            max_window_bytes: 4 << 20,
+            max_and_gates_per_session: 10_000_000_000,
+            handshake_timeout_secs: 10.0,
+            idle_timeout_secs: 60.0,
+            shutdown_grace_secs: 10.0,
+        }
+    }
+}
+
+impl Limits {
+    pub fn handshake_timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.handshake_timeout_secs)
+    }
+    pub fn idle_timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.idle_timeout_secs)
+    }
+    pub fn shutdown_grace(&self) -> Duration {
+        Duration::from_secs_f64(self.shutdown_grace_secs)
+    }
+
+    fn check(&self) -> Result<(), String> {
+        if self.max_sessions == 0 {
+            return Err("limits.max_sessions must be at least 1".into());
+        }
+        if self.max_frame_bytes < MIN_FRAME_BYTES {
+            return Err(format!("limits.max_frame_bytes must be at least {MIN_FRAME_BYTES} (an OT-extension chunk)"));
+        }
+        if self.data_frame_bytes == 0 || self.data_frame_bytes >= self.max_frame_bytes {
+            return Err("limits.data_frame_bytes must be between 1 and max_frame_bytes".into());
+        }
+        if self.max_window_bytes < MIN_WINDOW_BYTES {
+            return Err(format!("limits.max_window_bytes must be at least {MIN_WINDOW_BYTES}"));
+        }
+        for (name, secs) in [("handshake_timeout_secs", self.handshake_timeout_secs), ("idle_timeout_secs", self.idle_timeout_secs), ("shutdown_grace_secs", self.shutdown_grace_secs)] {
+            // Duration::from_secs_f64 panics outside this range: check before anyone calls it.
+            if !(secs.is_finite() && secs > 0.0 && secs < 1e9) {
+                return Err(format!("limits.{name} must be a positive number of seconds"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One service: a circuit, who holds each input, who learns each output.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServiceConfig {
+    pub name: String,
+    #[serde(default)]
+    pub doc: Option<String>,
+    pub circuit: CircuitConfig,
+    /// Bristol circuits: every input of the circuit, in order.
+    #[serde(default)]
+    pub inputs: Vec<BristolInputConfig>,
+    /// Bristol circuits: every output, in order (default: all to the client, `out0`, `out1`…).
+    #[serde(default)]
+    pub outputs: Option<Vec<BristolOutputConfig>>,
+    /// Built-in programs: the value of each of the garbler's input fields, by field name.
+    #[serde(default)]
+    pub garbler_inputs: BTreeMap<String, ValueSource>,
+}
+
+/// Exactly one of `builtin`, `bristol` (a bundled circuit) or `bristol_file`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CircuitConfig {
+    pub builtin: Option<String>,
+    pub bristol: Option<String>,
+    pub bristol_file: Option<PathBuf>,
+    /// Built-in programs: parameters the service fixes (the default of client-settable ones).
+    #[serde(default)]
+    pub params: BTreeMap<String, u64>,
+    /// Built-in programs: parameters the client may set, with the range it may choose from
+    /// (default: the program's whole range).
+    #[serde(default)]
+    pub client_params: BTreeMap<String, ClientParamConfig>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClientParamConfig {
+    pub min: Option<u64>,
+    pub max: Option<u64>,
+    /// The client input whose length (in symbols or bytes) this parameter is, so that clients
+    /// can set it from the value they pass.
+    pub length_of: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InputOwner {
+    Garbler,
+    Evaluator,
+    /// Known to both: folded into the circuit.
+    Public,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EncodingConfig {
+    #[default]
+    Uint,
+    Bytes,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BristolInputConfig {
+    pub name: Option<String>,
+    pub party: InputOwner,
+    #[serde(default)]
+    pub encoding: EncodingConfig,
+    /// The garbler's or the public value (not allowed for the evaluator's inputs).
+    pub value: Option<ValueSource>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BristolOutputConfig {
+    pub name: Option<String>,
+    /// `evaluator`, `garbler` or `both`.
+    pub reveal: String,
+}
+
+impl Config {
+    /// The embedded default.
+    pub fn embedded_default() -> Result<Config, ConfigError> {
+        Config::parse(DEFAULT_CONFIG, "the default configuration", PathBuf::from("."))
+    }
+
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.to_path_buf(), source })?;
+        let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        Config::parse(&text, &path.display().to_string(), base_dir)
+    }
+
+    pub fn parse(text: &str, origin: &str, base_dir: PathBuf) -> Result<Config, ConfigError> {
+        let mut config: Config = toml::from_str(text).map_err(|e| ConfigError::Parse { origin: origin.into(), source: Box::new(e) })?;
+        config.base_dir = base_dir;
+        config.origin = origin.into();
+        let invalid = |message: String| ConfigError::Invalid { origin: origin.into(), message };
+        config.limits.check().map_err(invalid)?;
+        config.listen_addr()?;
+        super::http::OriginPolicy::new(&config.server.allowed_origins, config.server.allow_missing_origin).map_err(invalid)?;
+        if config.services.is_empty() {
+            return Err(invalid("no [[service]] is defined".into()));
+        }
+        Ok(config)
+    }
+
+    pub fn listen_addr(&self) -> Result<SocketAddr, ConfigError> {
+        self.server.listen.parse().map_err(|_| ConfigError::Invalid {
+            origin: self.origin.clone(),
+            message: format!("server.listen = '{}' is not an address like 127.0.0.1:8080", self.server.listen),
+        })
+    }
+
+    /// A path from the file, relative to the file's directory.
+    pub fn path(&self, path: &Path) -> PathBuf {
+        self.base_dir.join(path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_embedded_default_parses() {
+        let config = Config::embedded_default().unwrap();
+        assert_eq!(config.listen_addr().unwrap().to_string(), "127.0.0.1:8080");
+        assert!(config.services.iter().any(|s| s.name == "aes128"));
+        assert!(config.services.iter().any(|s| s.name == "synthetic"));
+    }
+
+    #[test]
+    fn the_example_parses() {
+        let config = Config::parse(include_str!("../../garblet.example.toml"), "garblet.example.toml", PathBuf::from("/etc/garblet")).unwrap();
+        assert_eq!(config.path(Path::new("tls/privkey.pem")), Path::new("/etc/garblet/tls/privkey.pem"));
+        assert_eq!(config.services.len(), 5);
+    }
+
+    #[test]
+    fn bad_configurations_are_refused_with_the_reason() {
+        let err = |text: &str| Config::parse(text, "test.toml", PathBuf::new()).unwrap_err().to_string();
+        assert!(err("[server]\nlisten = 'nowhere'\n[[service]]\nname='x'\ncircuit={builtin='synthetic'}").contains("nowhere"));
+        assert!(err("[limits]\nmax_frame_bytes = 1000\n[[service]]\nname='x'\ncircuit={builtin='synthetic'}").contains("max_frame_bytes"));
+        assert!(err("[limits]\nidle_timeout_secs = -1\n[[service]]\nname='x'\ncircuit={builtin='synthetic'}").contains("idle_timeout_secs"));
+        assert!(err("[server]\nlisten_on = '127.0.0.1:1'").contains("listen_on"), "unknown keys are errors");
+        assert!(err("").contains("no [[service]]"));
+    }
+}

@@ -1,0 +1,221 @@
+//! The HTTP side of the port: reading a request head, the routes, the `Origin` policy, and the
+//! WebSocket upgrade (RFC 6455 §4.2). Plain GETs get one response and the connection closes;
+//! an upgrade turns the connection into a session.
+
+use tokio::io::{AsyncRead, AsyncReadExt};
+use thiserror::Error;
+
+/// The largest request head read: enough for any browser's upgrade request.
+pub const MAX_HEAD_BYTES: usize = 16 << 10;
+
+#[derive(Debug, Error)]
+pub enum HttpError {
+    #[error("the request head is larger than {MAX_HEAD_BYTES} bytes")]
+    TooLarge,
+    #[error("malformed request: {0}")]
+    Malformed(String),
+    #[error("the connection closed before a complete request")]
+    Closed,
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+pub struct RequestHead {
+    pub method: String,
+    pub path: String,
+    pub query: String,
+    /// Names in lower case.
+    headers: Vec<(String, String)>,
+}
+
+impl RequestHead {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+
+    /// Whether a comma-separated header lists `token` (case-insensitive).
+    fn has_token(&self, name: &str, token: &str) -> bool {
+        self.headers.iter().filter(|(n, _)| n == name).flat_map(|(_, v)| v.split(',')).any(|t| t.trim().eq_ignore_ascii_case(token))
+    }
+
+    fn query_param(&self, name: &str) -> Option<&str> {
+        self.query.split('&').filter_map(|kv| kv.split_once('=')).find(|(k, _)| *k == name).map(|(_, v)| v)
+    }
+}
+
+/// Reads a request head; returns it and whatever bytes followed it.
+pub async fn read_head<S: AsyncRead + Unpin>(stream: &mut S) -> Result<(RequestHead, Vec<u8>), HttpError> {
+    let mut buf = Vec::with_capacity(2048);
+    let mut chunk = [0u8; 2048];
+    loop {
+        let n = stream.read(&mut chunk).await?;
+        if n == 0 {
+            return Err(HttpError::Closed);
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        let mut headers = [httparse::EMPTY_HEADER; 64];
+        let mut request = httparse::Request::new(&mut headers);
+        match request.parse(&buf) {
+            Ok(httparse::Status::Complete(len)) => {
+                let target = request.path.unwrap_or("/");
+                let (path, query) = target.split_once('?').unwrap_or((target, ""));
+                let head = RequestHead {
+                    method: request.method.unwrap_or("").to_string(),
+                    path: path.to_string(),
+                    query: query.to_string(),
+                    headers: request.headers.iter().map(|h| (h.name.to_ascii_lowercase(), String::from_utf8_lossy(h.value).trim().to_string())).collect(),
+                };
+                return Ok((head, buf[len..].to_vec()));
+            }
+            Ok(httparse::Status::Partial) if buf.len() > MAX_HEAD_BYTES => return Err(HttpError::TooLarge),
+            Ok(httparse::Status::Partial) => {}
+            Err(e) => return Err(HttpError::Malformed(e.to_string())),
+        }
+    }
+}
+
+pub enum Route {
+    Health,
+    Metrics,
+    Services,
+    /// A WebSocket session (`/` or `/ws`).
+    Session,
+    /// Raw WebSocket transfer for the benchmark: `bytes` in messages of `frame` bytes.
+    RawThroughput { bytes: u64, frame: usize },
+    Refuse { status: u16, reason: &'static str, message: String },
+}
+
+/// `raw_enabled`: whether the benchmark endpoint is configured.
+pub fn route(head: &RequestHead, max_frame: usize, raw_enabled: bool) -> Route {
+    let refuse = |status, reason, message: &str| Route::Refuse { status, reason, message: message.into() };
+    if head.method != "GET" {
+        return refuse(405, "Method Not Allowed", "only GET is served");
+    }
+    let upgrade = head.has_token("upgrade", "websocket");
+    match head.path.as_str() {
+        "/health" => Route::Health,
+        "/metrics" => Route::Metrics,
+        "/services" => Route::Services,
+        "/" | "/ws" if upgrade => Route::Session,
+        "/" | "/ws" => refuse(426, "Upgrade Required", "this is a Garblet WebSocket endpoint; GET /services lists the services"),
+        "/bench/raw" if upgrade && raw_enabled => {
+            let number = |name| head.query_param(name).and_then(|v| v.parse::<u64>().ok());
+            match (number("bytes"), number("frame")) {
+                (Some(bytes), Some(frame)) if frame >= 1 && frame as usize <= max_frame => Route::RawThroughput { bytes, frame: frame as usize },
+                _ => refuse(400, "Bad Request", "GET /bench/raw?bytes=N&frame=F with 1 <= F <= the frame limit"),
+            }
+        }
+        _ => refuse(404, "Not Found", "no such endpoint: try /, /health, /metrics or /services"),
+    }
+}
+
+/// The `Sec-WebSocket-Accept` value for a valid upgrade request.
+pub fn websocket_accept(head: &RequestHead) -> Result<String, &'static str> {
+    if !head.has_token("connection", "upgrade") {
+        return Err("the Connection header does not say Upgrade");
+    }
+    if head.header("sec-websocket-version") != Some("13") {
+        return Err("only WebSocket version 13 is supported");
+    }
+    let key = head.header("sec-websocket-key").ok_or("Sec-WebSocket-Key is missing")?;
+    Ok(tungstenite::handshake::derive_accept_key(key.as_bytes()))
+}
+
+pub fn switching_protocols(accept: &str) -> Vec<u8> {
+    format!("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {accept}\r\n\r\n").into_bytes()
+}
+
+/// A complete response; the connection closes after it.
+pub fn response(status: u16, reason: &str, content_type: &str, body: &str, allow_origin: Option<&str>) -> Vec<u8> {
+    let cors = allow_origin.map(|o| format!("Access-Control-Allow-Origin: {o}\r\nVary: Origin\r\n")).unwrap_or_default();
+    format!(
+        "HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nCache-Control: no-store\r\n{cors}Connection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+pub fn json_response(body: &str, allow_origin: Option<&str>) -> Vec<u8> {
+    response(200, "OK", "application/json", body, allow_origin)
+}
+
+pub fn error_response(status: u16, reason: &str, message: &str) -> Vec<u8> {
+    let body = serde_json::json!({ "error": message }).to_string();
+    response(status, reason, "application/json", &body, None)
+}
+
+/// Which browser origins may open sessions. Browsers always send `Origin` on WebSocket
+/// upgrades, so this is what stops an arbitrary web page from using a visitor's browser to
+/// talk to the server; native clients send none.
+#[derive(Clone, Debug)]
+pub struct OriginPolicy {
+    any: bool,
+    /// Lower-case `scheme://host[:port]`.
+    exact: Vec<String>,
+    /// Lower-case `scheme://host`, any port or none.
+    any_port: Vec<String>,
+    allow_missing: bool,
+}
+
+impl OriginPolicy {
+    pub fn new(patterns: &[String], allow_missing: bool) -> Result<Self, String> {
+        let mut policy = OriginPolicy { any: false, exact: Vec::new(), any_port: Vec::new(), allow_missing };
+        for p in patterns {
+            let lower = p.to_ascii_lowercase();
+            if lower == "*" {
+                policy.any = true;
+            } else if lower == "null" {
+                policy.exact.push(lower);
+            } else if !(lower.starts_with("http://") || lower.starts_with("https://")) || lower.ends_with('/') {
+                return Err(format!("allowed origin '{p}' is not '*', 'null' or scheme://host[:port] (no path, no trailing slash)"));
+            } else if let Some(host) = lower.strip_suffix(":*") {
+                policy.any_port.push(host.to_string());
+            } else if lower.contains('*') {
+                return Err(format!("allowed origin '{p}': '*' may only stand for the whole origin or the port (':*')"));
+            } else {
+                policy.exact.push(lower);
+            }
+        }
+        Ok(policy)
+    }
+
+    pub fn allows(&self, origin: Option<&str>) -> bool {
+        let Some(origin) = origin else { return self.allow_missing };
+        if self.any {
+            return true;
+        }
+        let origin = origin.to_ascii_lowercase();
+        self.exact.contains(&origin)
+            || self.any_port.iter().any(|host| match origin.strip_prefix(host.as_str()) {
+                Some("") => true,
+                Some(rest) => rest.strip_prefix(':').is_some_and(|port| !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit())),
+                None => false,
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origins() {
+        let defaults = crate::serve::config::ServerConfig::default();
+        let p = OriginPolicy::new(&defaults.allowed_origins, true).unwrap();
+        assert!(p.allows(None));
+        assert!(p.allows(Some("http://localhost:5173")));
+        assert!(p.allows(Some("http://LOCALHOST")));
+        assert!(p.allows(Some("http://[::1]:8080")));
+        assert!(!p.allows(Some("http://localhost.evil.com")));
+        assert!(!p.allows(Some("http://localhost:80x")));
+        assert!(!p.allows(Some("https://example.com")));
+        assert!(!p.allows(Some("null")));
+        let strict = OriginPolicy::new(&["https://app.example.com".into()], false).unwrap();
+        assert!(!strict.allows(None));
+        assert!(strict.allows(Some("https://app.example.com")));
+        assert!(!strict.allows(Some("https://app.example.com:444")));
+        assert!(OriginPolicy::new(&["*".into()], false).unwrap().allows(Some("https://anything")));
+        assert!(OriginPolicy::new(&["example.com".into()], true).is_err());
+        assert!(OriginPolicy::new(&["https://*.example.com".into()], true).is_err());
+    }
+}

@@ -1,0 +1,219 @@
+//! `garblet serve`: the garbling server.
+//!
+//! Data flow: the configuration ([`config`], [`values`], [`bundled`]) becomes the service table
+//! ([`services`]); the accept loop (here) hands each connection to [`connection`], which answers
+//! plain HTTP ([`http`]: health, metrics, the catalog) or pumps a WebSocket for a session whose
+//! garbler runs on its own thread ([`session`]); [`metrics`] counts it all.
+
+pub mod bundled;
+pub mod config;
+mod connection;
+pub mod http;
+pub mod metrics;
+mod raw;
+pub mod services;
+mod session;
+mod tls;
+pub mod values;
+
+use config::{Config, ConfigError, Limits};
+use garblet_core::protocol::{GarblerConfig, ServiceTable};
+use metrics::Metrics;
+use services::ServiceError;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use thiserror::Error;
+use tokio::net::TcpListener;
+use tokio::sync::{watch, Semaphore};
+use tracing::{info, warn};
+use tracing_subscriber::EnvFilter;
+
+#[derive(Debug, Error)]
+pub enum ServeError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Service(#[from] ServiceError),
+    #[error("TLS: {0}")]
+    Tls(String),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind { addr: SocketAddr, source: std::io::Error },
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Where the server is in its life; sessions hear of changes through a watch channel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Running,
+    /// Ctrl-C: no new connections; running computations may finish.
+    Draining,
+    /// The grace period is over: every session ends now.
+    Aborting,
+}
+
+/// What every connection shares.
+pub struct Server {
+    pub services: Arc<ServiceTable>,
+    pub limits: Limits,
+    pub origins: http::OriginPolicy,
+    pub raw_throughput_endpoint: bool,
+    pub metrics: Arc<Metrics>,
+    /// One permit per running session (`max_sessions`).
+    pub sessions: Arc<Semaphore>,
+    pub shutdown: watch::Receiver<Phase>,
+    next_id: AtomicU64,
+}
+
+impl Server {
+    fn next_session_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    fn garbler_config(&self) -> GarblerConfig {
+        GarblerConfig {
+            max_window: self.limits.max_window_bytes,
+            max_frame: self.limits.max_frame_bytes,
+            data_frame: self.limits.data_frame_bytes as usize,
+            max_and_gates: self.limits.max_and_gates_per_session,
+        }
+    }
+}
+
+/// Structured logs on stderr; `GARBLET_LOG` filters them (default `info`).
+pub fn init_logging() {
+    let filter = EnvFilter::try_from_env("GARBLET_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+}
+
+/// Runs the server until Ctrl-C (or SIGTERM). `config_path`: `None` for the embedded default.
+pub fn run(config_path: Option<&Path>) -> Result<(), ServeError> {
+    init_logging();
+    keep_freed_memory();
+    let config = match config_path {
+        Some(path) => Config::load(path)?,
+        None => {
+            info!("no --config given: using the embedded default (see garblet serve --print-default-config)");
+            Config::embedded_default()?
+        }
+    };
+    let started = Instant::now();
+    let services = services::build(&config)?;
+    for warning in &services.warnings {
+        warn!("{warning}");
+    }
+    let names: Vec<&str> = services.table.names().collect();
+    info!(services = %names.join(" "), ms = started.elapsed().as_millis() as u64, "services ready");
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().thread_name("garblet-io").build()?;
+    runtime.block_on(serve(config, services.table))
+}
+
+async fn serve(config: Config, services: ServiceTable) -> Result<(), ServeError> {
+    let addr = config.listen_addr()?;
+    let tls = config.server.tls.as_ref().map(|t| tls::acceptor(&config, t)).transpose().map_err(ServeError::Tls)?;
+    let listener = TcpListener::bind(addr).await.map_err(|source| ServeError::Bind { addr, source })?;
+    let local = listener.local_addr()?;
+    let origins = http::OriginPolicy::new(&config.server.allowed_origins, config.server.allow_missing_origin)
+        .map_err(|message| ConfigError::Invalid { origin: config.origin.clone(), message })?;
+    let (shutdown_tx, shutdown_rx) = watch::channel(Phase::Running);
+    let server = Arc::new(Server {
+        services: Arc::new(services),
+        sessions: Arc::new(Semaphore::new(config.limits.max_sessions)),
+        limits: config.limits.clone(),
+        origins,
+        raw_throughput_endpoint: config.server.raw_throughput_endpoint,
+        metrics: Arc::new(Metrics::new()),
+        shutdown: shutdown_rx,
+        next_id: AtomicU64::new(0),
+    });
+    // One plain line on stdout for scripts and tests (port 0 picks a free port); logs go to stderr.
+    println!("listening on {local}");
+    let scheme = if tls.is_some() { "wss" } else { "ws" };
+    info!(url = %format!("{scheme}://{local}/"), max_sessions = config.limits.max_sessions, "garblet serve is listening");
+
+    let stop = shutdown_signal();
+    tokio::pin!(stop);
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((tcp, peer)) => {
+                    // Frames are whole messages; Nagle would only delay credit and small frames.
+                    let _ = tcp.set_nodelay(true);
+                    tokio::spawn(connection::accept(tcp, peer, tls.clone(), server.clone()));
+                }
+                Err(e) => {
+                    // Out of file descriptors, say: back off instead of spinning.
+                    warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            },
+            () = &mut stop => break,
+        }
+    }
+    drop(listener);
+    let grace = config.limits.shutdown_grace();
+    info!(active = server.metrics.sessions_active(), grace_s = grace.as_secs_f64(), "shutting down: no new connections; running computations may finish");
+    shutdown_tx.send_replace(Phase::Draining);
+    if !sessions_end(&server.metrics, grace).await {
+        warn!(active = server.metrics.sessions_active(), "grace period over: aborting the remaining sessions");
+        shutdown_tx.send_replace(Phase::Aborting);
+        sessions_end(&server.metrics, Duration::from_secs(2)).await;
+    }
+    info!("stopped");
+    Ok(())
+}
+
+/// Sessions allocate and free frames all the time, on different threads (the session thread
+/// allocates, the I/O thread frees after writing). glibc's default trims freed memory back to
+/// the OS at 128 KiB, so each new frame faults its pages in afresh: a tenth of the session
+/// thread's time. Keeping up to a few windows' worth of freed memory per arena avoids that
+/// while memory stays bounded.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn keep_freed_memory() {
+    // SAFETY: mallopt only sets allocator parameters; called before any other thread exists.
+    unsafe {
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 16 << 20);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 4 << 20);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn keep_freed_memory() {}
+
+/// Waits up to `limit` for every session to end; whether they did.
+async fn sessions_end(metrics: &Metrics, limit: Duration) -> bool {
+    let deadline = Instant::now() + limit;
+    while metrics.sessions_active() > 0 {
+        if Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    true
+}
+
+/// Ctrl-C, or SIGTERM (what service managers and container runtimes send).
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

@@ -1,0 +1,47 @@
+//! `GET /bench/raw?bytes=N&frame=F` (WebSocket; only with `raw_throughput_endpoint = true`):
+//! sends N bytes in messages of F bytes as fast as the connection takes them, through the same
+//! path as a session's frames — a thread allocating each frame, the bounded channel, the
+//! writer — so that `garblet bench session` can set the session's speed beside the transport's.
+
+use super::connection::{close, write_frames, LINGER};
+use super::Server;
+use futures_util::StreamExt;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_tungstenite::WebSocketStream;
+use tracing::{info, warn};
+
+const OUTBOX_FRAMES: usize = 8;
+
+pub async fn serve<S>(ws: WebSocketStream<S>, bytes: u64, frame: usize, server: &Server)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    // It occupies a session's place: the benchmark endpoint must not bypass max_sessions.
+    let Ok(permit) = server.sessions.clone().try_acquire_owned() else {
+        return close(ws, LINGER).await;
+    };
+    let (tx, rx) = flume::bounded::<Vec<u8>>(OUTBOX_FRAMES);
+    let producer = std::thread::Builder::new().name("raw-throughput".into()).spawn(move || {
+        let _permit = permit;
+        let pattern = vec![0x5a_u8; frame];
+        let mut left = bytes;
+        while left > 0 {
+            let n = left.min(frame as u64) as usize;
+            if tx.send(pattern[..n].to_vec()).is_err() {
+                return;
+            }
+            left -= n as u64;
+        }
+    });
+    if let Err(e) = producer {
+        warn!(error = %e, "cannot start the raw-throughput thread");
+        return close(ws, LINGER).await;
+    }
+    info!(bytes, frame, "raw throughput transfer");
+    let (mut sink, stream) = ws.split();
+    write_frames(&mut sink, &rx, server.limits.idle_timeout(), &server.metrics).await;
+    drop(rx);
+    if let Ok(ws) = stream.reunite(sink) {
+        close(ws, LINGER).await;
+    }
+}

@@ -1,0 +1,240 @@
+//! The configured services, turned into the protocol's [`ServiceTable`]: circuits found and
+//! scanned, parameters checked, the garbler's inputs read from their sources.
+
+use super::bundled;
+use super::config::{BristolInputConfig, BristolOutputConfig, CircuitConfig, Config, EncodingConfig, InputOwner, ServiceConfig};
+use super::values::ValueSource;
+use garblet_circuits::bristol::{self, BristolInput, BristolOutput, InputSource};
+use garblet_circuits::registry::{self, ProgramSpec};
+use garblet_circuits::{Encoding, Party, Reveal};
+use garblet_core::protocol::catalog::ParamInfo;
+use garblet_core::protocol::{BristolText, CircuitSource, ServiceDef, ServiceTable};
+use std::path::Path;
+use std::sync::Arc;
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum ServiceError {
+    #[error("service {service}: {message}")]
+    Service { service: String, message: String },
+    #[error("{0}")]
+    Table(String),
+}
+
+/// The services, and what the start-up log should warn about.
+pub struct Services {
+    pub table: ServiceTable,
+    pub warnings: Vec<String>,
+}
+
+pub fn build(config: &Config) -> Result<Services, ServiceError> {
+    let mut defs = Vec::new();
+    let mut warnings = Vec::new();
+    for service in &config.services {
+        let error = |message: String| ServiceError::Service { service: service.name.clone(), message };
+        let def = define(service, &config.base_dir, &mut warnings).map_err(error)?;
+        defs.push(def);
+    }
+    let table = ServiceTable::new(defs).map_err(ServiceError::Table)?;
+    Ok(Services { table, warnings })
+}
+
+fn define(service: &ServiceConfig, base_dir: &Path, warnings: &mut Vec<String>) -> Result<ServiceDef, String> {
+    if service.name.is_empty() || service.name.len() > u8::MAX as usize {
+        return Err("a service name has 1 to 255 bytes".into());
+    }
+    let c = &service.circuit;
+    match (&c.builtin, &c.bristol, &c.bristol_file) {
+        (Some(program), None, None) => {
+            if !service.inputs.is_empty() || service.outputs.is_some() {
+                return Err("inputs and outputs are for Bristol circuits; a built-in program's are its own (set garbler_inputs)".into());
+            }
+            builtin(service, program, base_dir, warnings)
+        }
+        (None, Some(_), None) | (None, None, Some(_)) => {
+            if !c.params.is_empty() || !c.client_params.is_empty() || !service.garbler_inputs.is_empty() {
+                return Err("params, client_params and garbler_inputs are for built-in programs; a Bristol circuit's inputs are listed in inputs".into());
+            }
+            bristol_circuit(service, c, base_dir, warnings)
+        }
+        _ => Err("circuit needs exactly one of builtin, bristol (a bundled circuit) or bristol_file".into()),
+    }
+}
+
+fn builtin(service: &ServiceConfig, program: &str, base_dir: &Path, warnings: &mut Vec<String>) -> Result<ServiceDef, String> {
+    let spec = registry::find(program).ok_or_else(|| {
+        let names: Vec<&str> = registry::builtins().iter().map(|p| p.name).collect();
+        format!("no built-in program '{program}' (there are: {})", names.join(", "))
+    })?;
+    let params = &service.circuit.params;
+    let resolved = spec.resolve(params.iter().map(|(k, v)| (k.as_str(), *v))).map_err(|e| e.to_string())?;
+    let shape = spec.instantiate(&resolved).map_err(|e| e.to_string())?.shape().clone();
+    let client_params = client_params(spec, &service.circuit)?;
+
+    let fields = spec.garbler_fields(&resolved, &shape);
+    for name in service.garbler_inputs.keys() {
+        if !fields.iter().any(|f| &f.name == name) {
+            let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
+            return Err(format!("{program} has no garbler input '{name}' (it has: {})", list(&names)));
+        }
+    }
+    let mut garbler_input = Vec::new();
+    for field in &fields {
+        let source = service.garbler_inputs.get(&field.name).ok_or_else(|| format!("garbler_inputs.{} is missing: the server's {}-bit input", field.name, field.bits))?;
+        garbler_input.extend(read_value(source, &field.name, field.bits, &field.encoding, base_dir, &service.name, warnings)?);
+    }
+    Ok(ServiceDef {
+        name: service.name.clone(),
+        doc: service.doc.clone().unwrap_or_else(|| spec.doc.into()),
+        source: CircuitSource::Builtin { spec, params: params.clone(), client_params },
+        garbler_input,
+    })
+}
+
+/// The parameters the client may set: the configured range within the program's, and as the
+/// default what the client gets without setting it (the service's value, else the program's).
+fn client_params(spec: &ProgramSpec, circuit: &CircuitConfig) -> Result<Vec<ParamInfo>, String> {
+    let mut out = Vec::new();
+    for (name, range) in &circuit.client_params {
+        let p = spec.params.iter().find(|p| p.name == name).ok_or_else(|| {
+            let names: Vec<&str> = spec.params.iter().map(|p| p.name).collect();
+            format!("{} has no parameter '{name}' (it has: {})", spec.name, list(&names))
+        })?;
+        let (min, max) = (range.min.unwrap_or(p.min), range.max.unwrap_or(p.max));
+        if min < p.min || max > p.max || min > max {
+            return Err(format!("client_params.{name}: {min}..={max} is not within {}'s {}..={}", spec.name, p.min, p.max));
+        }
+        let default = circuit.params.get(name.as_str()).copied().unwrap_or(p.default);
+        if default < min || default > max {
+            return Err(format!("client_params.{name}: the default {default} is outside {min}..={max} (set params.{name})"));
+        }
+        out.push(ParamInfo { name: name.clone(), doc: p.doc.into(), default, min, max, length_of: range.length_of.clone() });
+    }
+    Ok(out)
+}
+
+fn bristol_circuit(service: &ServiceConfig, c: &CircuitConfig, base_dir: &Path, warnings: &mut Vec<String>) -> Result<ServiceDef, String> {
+    let text = match (&c.bristol, &c.bristol_file) {
+        (Some(name), _) => BristolText::Embedded(bundled::find(name).ok_or_else(|| format!("no bundled circuit '{name}' (there are: {})", list(&bundled::names())))?),
+        (_, Some(path)) => BristolText::File(base_dir.join(path)),
+        (None, None) => return Err("no circuit given".into()),
+    };
+    let reader = text.open().map_err(|e| format!("opening the circuit: {e}"))?;
+    let info = Arc::new(bristol::scan(reader).map_err(|e| format!("the circuit: {e}"))?);
+    let widths = &info.header.inputs;
+    if service.inputs.len() != widths.len() {
+        return Err(format!("the circuit has {} inputs (of {widths:?} bits); inputs lists {}", widths.len(), service.inputs.len()));
+    }
+    let mut inputs = Vec::new();
+    let mut garbler_input = Vec::new();
+    for (i, (input, &bits)) in service.inputs.iter().zip(widths).enumerate() {
+        let name = input.name.clone().unwrap_or_else(|| format!("in{i}"));
+        let encoding = match input.encoding {
+            EncodingConfig::Uint => Encoding::UInt,
+            EncodingConfig::Bytes => Encoding::Bytes,
+        };
+        let source = bristol_input_source(input, &name, bits, &encoding, base_dir, &service.name, warnings, &mut garbler_input)?;
+        inputs.push(BristolInput { name, source, encoding });
+    }
+    let outputs = bristol_outputs(service.outputs.as_deref(), info.header.outputs.len())?;
+    Ok(ServiceDef {
+        name: service.name.clone(),
+        doc: service.doc.clone().unwrap_or_default(),
+        source: CircuitSource::Bristol { text, info, inputs, outputs },
+        garbler_input,
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn bristol_input_source(
+    input: &BristolInputConfig,
+    name: &str,
+    bits: usize,
+    encoding: &Encoding,
+    base_dir: &Path,
+    service: &str,
+    warnings: &mut Vec<String>,
+    garbler_input: &mut Vec<bool>,
+) -> Result<InputSource, String> {
+    match (input.party, &input.value) {
+        (InputOwner::Evaluator, None) => Ok(InputSource::Party(Party::Evaluator)),
+        (InputOwner::Evaluator, Some(_)) => Err(format!("input {name} is the client's: it takes no value here")),
+        (_, None) => Err(format!("input {name} needs a value")),
+        (InputOwner::Garbler, Some(source)) => {
+            garbler_input.extend(read_value(source, name, bits, encoding, base_dir, service, warnings)?);
+            Ok(InputSource::Party(Party::Garbler))
+        }
+        (InputOwner::Public, Some(source)) => Ok(InputSource::Public(read_value(source, name, bits, encoding, base_dir, service, warnings)?)),
+    }
+}
+
+fn bristol_outputs(configured: Option<&[BristolOutputConfig]>, count: usize) -> Result<Vec<BristolOutput>, String> {
+    let Some(configured) = configured else {
+        return Ok((0..count).map(|i| BristolOutput { name: format!("out{i}"), reveal: Reveal::Evaluator }).collect());
+    };
+    if configured.len() != count {
+        return Err(format!("the circuit has {count} outputs; outputs lists {}", configured.len()));
+    }
+    configured
+        .iter()
+        .enumerate()
+        .map(|(i, o)| {
+            let reveal = Reveal::parse(&o.reveal).ok_or_else(|| format!("output {i}: reveal = '{}' is not evaluator, garbler or both", o.reveal))?;
+            Ok(BristolOutput { name: o.name.clone().unwrap_or_else(|| format!("out{i}")), reveal })
+        })
+        .collect()
+}
+
+fn read_value(source: &ValueSource, field: &str, bits: usize, encoding: &Encoding, base_dir: &Path, service: &str, warnings: &mut Vec<String>) -> Result<Vec<bool>, String> {
+    let value = source.resolve(bits, encoding, base_dir).map_err(|e| format!("input {field}: {e}"))?;
+    if value.demo {
+        let var = source.env.as_deref().unwrap_or("its variable");
+        warnings.push(format!("service {service}: input {field} is a publicly known DEMO value; set {var} (or configure a value) for real use"));
+    }
+    Ok(value.bits)
+}
+
+fn list(names: &[&str]) -> String {
+    if names.is_empty() {
+        "none".into()
+    } else {
+        names.join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_services_build() {
+        let config = Config::embedded_default().unwrap();
+        let services = build(&config).unwrap();
+        let names: Vec<&str> = services.table.names().collect();
+        for name in ["aes128", "aes192", "aes256", "sha256", "add64", "synthetic"] {
+            assert!(names.contains(&name), "{name} in {names:?}");
+        }
+        assert!(services.warnings.iter().any(|w| w.contains("aes128") && w.contains("DEMO")));
+    }
+
+    fn build_one(service: &str) -> Result<Services, ServiceError> {
+        let text = format!("[[service]]\n{service}");
+        build(&Config::parse(&text, "test", ".".into()).unwrap())
+    }
+
+    #[test]
+    fn service_mistakes_are_reported_with_the_service_name() {
+        let err = |s: &str| build_one(s).err().expect("an error").to_string();
+        assert!(err("name = 'x'\ncircuit = { builtin = 'nope' }").contains("no built-in program 'nope'"));
+        assert!(err("name = 'x'\ncircuit = { bristol = 'nope' }").contains("no bundled circuit"));
+        assert!(err("name = 'x'\ncircuit = { bristol = 'adder64', builtin = 'synthetic' }").contains("exactly one"));
+        assert!(err("name = 'x'\ncircuit = { bristol = 'adder64' }\ninputs = [{ party = 'evaluator' }]").contains("2 inputs"));
+        assert!(err("name = 'x'\ncircuit = { bristol = 'adder64' }\ninputs = [{ party = 'garbler' }, { party = 'evaluator' }]").contains("needs a value"));
+        assert!(err("name = 'x'\ncircuit = { bristol = 'adder64' }\ninputs = [{ party = 'evaluator', value = { decimal = 1 } }, { party = 'evaluator' }]").contains("takes no value"));
+        assert!(err("name = 'x'\ncircuit = { builtin = 'synthetic' }").contains("garbler_inputs.garbler is missing"));
+        assert!(err("name = 'x'\ncircuit = { builtin = 'synthetic', client_params = { and_gates = { max = 100000000000 } } }\ngarbler_inputs = { garbler = { decimal = 0 } }").contains("not within"));
+        assert!(err("name = 'x'\ncircuit = { builtin = 'synthetic', client_params = { nope = {} } }\ngarbler_inputs = { garbler = { decimal = 0 } }").contains("no parameter 'nope'"));
+        let ok = build_one("name = 'x'\ncircuit = { bristol = 'adder64' }\ninputs = [{ party = 'public', value = { decimal = 5 } }, { party = 'evaluator' }]\noutputs = [{ name = 'sum', reveal = 'both' }]");
+        assert!(ok.is_ok());
+    }
+}

@@ -1,0 +1,226 @@
+//! One session on its own OS thread: the garbler's state machine, fed by the connection's
+//! WebSocket task through two bounded channels.
+//!
+//! Why a thread per session: garbling is CPU-bound (a 10^9-AND computation garbles for minutes),
+//! and the session type is deliberately !Send (its circuit builders hold `Rc`s). On a thread of
+//! its own, a big session never stalls the async reactor that serves every other connection,
+//! and the OS shares the cores among sessions. The channels are bounded both ways, and the
+//! garbler never runs more than the client's credit window ahead, so a session's memory is
+//! bounded however the client behaves.
+//!
+//! ```text
+//! WebSocket task ── Inbound (frames, close, shutdown) ──► session thread: GarblerSession
+//! WebSocket task ◄────────── outgoing frames ──────────── (garbles in poll_transmit)
+//! ```
+
+use super::metrics::Metrics;
+use crate::clock::ThreadClock;
+use flume::{RecvTimeoutError, SendTimeoutError};
+use garblet_circuits::value;
+use garblet_core::protocol::{ErrorCode, GarblerConfig, GarblerEvent, GarblerSession, ServiceTable};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::OwnedSemaphorePermit;
+use tracing::{debug, info, warn, Span};
+
+/// What the WebSocket task tells the session thread.
+pub enum Inbound {
+    /// A binary WebSocket message: one frame.
+    Frame(Vec<u8>),
+    /// The client broke a rule below the protocol (a text message, an oversized message).
+    Violation { code: ErrorCode, message: String },
+    /// The connection is gone.
+    Closed,
+    /// The server is shutting down: finish the running computation, then end.
+    Drain,
+    /// The server is shutting down now.
+    Abort,
+}
+
+/// Frames queued towards the WebSocket task: a little pipelining, no more (the credit window
+/// is what bounds the data in flight).
+const OUTBOX_FRAMES: usize = 8;
+/// Client frames queued towards the session: a full channel stops the task reading the socket.
+const INBOX_FRAMES: usize = 8;
+
+pub const SHUTDOWN_MESSAGE: &str = "the server is shutting down";
+
+pub struct SessionSettings {
+    pub garbler: GarblerConfig,
+    /// When the client's hello must have arrived.
+    pub hello_deadline: Instant,
+    pub idle_timeout: Duration,
+}
+
+/// The connection's ends of a running session's channels.
+pub struct SessionChannels {
+    pub inbox: flume::Sender<Inbound>,
+    pub outbox: flume::Receiver<Vec<u8>>,
+}
+
+/// Starts a session thread. `span` is the connection's, so the thread logs under it.
+///
+/// `permit` is the session's place among `max_sessions`: the thread holds it to its end.
+pub fn spawn(id: u64, settings: SessionSettings, services: Arc<ServiceTable>, metrics: Arc<Metrics>, permit: OwnedSemaphorePermit, span: Span) -> std::io::Result<SessionChannels> {
+    let (inbox_tx, inbox_rx) = flume::bounded(INBOX_FRAMES);
+    let (outbox_tx, outbox_rx) = flume::bounded(OUTBOX_FRAMES);
+    std::thread::Builder::new().name(format!("session-{id}")).spawn(move || {
+        let _entered = span.enter();
+        let _permit = permit;
+        // A bug must end this session only: catch it here, count it, and let the channels drop
+        // (which closes the connection).
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match GarblerSession::new(settings.garbler.clone(), Box::new(ThreadClock::new())) {
+            Ok(session) => Driver { session, services, inbox: inbox_rx, outbox: outbox_tx, settings, metrics: &metrics, hello_received: false, draining: false, failure: None }.run(),
+            Err(e) => Outcome::Failed(format!("starting the session: {e}")),
+        }))
+        .unwrap_or_else(|_| Outcome::Failed("internal error (a panic; see above)".into()));
+        match outcome {
+            Outcome::Completed => info!("session ended"),
+            Outcome::Failed(reason) => {
+                metrics.session_failed();
+                info!(%reason, "session failed");
+            }
+        }
+    })?;
+    Ok(SessionChannels { inbox: inbox_tx, outbox: outbox_rx })
+}
+
+enum Outcome {
+    /// The client closed the connection between computations.
+    Completed,
+    Failed(String),
+}
+
+struct Driver<'m> {
+    session: GarblerSession,
+    services: Arc<ServiceTable>,
+    inbox: flume::Receiver<Inbound>,
+    outbox: flume::Sender<Vec<u8>>,
+    settings: SessionSettings,
+    metrics: &'m Metrics,
+    hello_received: bool,
+    draining: bool,
+    /// Why the session is ending, once it is.
+    failure: Option<String>,
+}
+
+impl Driver<'_> {
+    fn run(mut self) -> Outcome {
+        loop {
+            if let Some(end) = self.transmit() {
+                return end;
+            }
+            if self.session.is_closed() {
+                return Outcome::Failed(self.failure.take().unwrap_or_else(|| "the session closed".into()));
+            }
+            // Everything is sent (the last computation's Done included): a draining session
+            // ends here if it is between computations.
+            if self.draining && self.session.is_idle() {
+                self.session.abort(ErrorCode::Busy, SHUTDOWN_MESSAGE);
+                self.failure = Some(SHUTDOWN_MESSAGE.into());
+                continue;
+            }
+            // The session has nothing to send until the client says something: wait for it.
+            let wait = if self.hello_received { self.settings.idle_timeout } else { self.settings.hello_deadline.saturating_duration_since(Instant::now()) };
+            match self.inbox.recv_timeout(wait) {
+                Ok(message) => {
+                    if let Some(end) = self.apply(message) {
+                        return end;
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    let message = if self.hello_received {
+                        format!("no frame from the client for {:.1} s (idle timeout)", wait.as_secs_f64())
+                    } else {
+                        "no hello from the client in time (handshake timeout)".to_string()
+                    };
+                    self.session.abort(ErrorCode::Timeout, &message);
+                    self.failure = Some(message);
+                }
+                Err(RecvTimeoutError::Disconnected) => return self.client_left(),
+            }
+        }
+    }
+
+    /// Sends everything the session has to say — garbling happens in `poll_transmit`, a frame
+    /// at a time, within the credit window — and applies what the client sends meanwhile
+    /// (credit, mostly) without waiting for it. `Some` when the connection is unusable.
+    fn transmit(&mut self) -> Option<Outcome> {
+        while let Some(frame) = self.session.poll_transmit() {
+            match self.outbox.send_timeout(frame, self.settings.idle_timeout) {
+                Ok(()) => {}
+                // The WebSocket task could not write for a whole idle timeout: the client does
+                // not read. Nothing more can reach it, not even an Error frame.
+                Err(SendTimeoutError::Timeout(_)) => return Some(Outcome::Failed("the client stopped reading (idle timeout)".into())),
+                Err(SendTimeoutError::Disconnected(_)) => return Some(Outcome::Failed(self.failure.take().unwrap_or_else(|| "the connection was lost".into()))),
+            }
+            self.report_events();
+            while let Ok(message) = self.inbox.try_recv() {
+                if let Some(end) = self.apply(message) {
+                    return Some(end);
+                }
+            }
+        }
+        self.report_events();
+        None
+    }
+
+    fn apply(&mut self, message: Inbound) -> Option<Outcome> {
+        match message {
+            Inbound::Frame(bytes) => {
+                self.hello_received = true;
+                if let Err(e) = self.session.handle(&bytes, self.services.as_ref()) {
+                    // The session has queued an Error frame for the client (unless the client
+                    // sent the error); it goes out with the next transmit.
+                    warn!(error = %e, "client frame rejected");
+                    self.failure = Some(e.to_string());
+                }
+                None
+            }
+            Inbound::Violation { code, message } => {
+                warn!(%message, "client broke the WebSocket rules");
+                self.session.abort(code, &message);
+                self.failure = Some(message);
+                None
+            }
+            Inbound::Closed => Some(self.client_left()),
+            Inbound::Drain => {
+                self.draining = true;
+                None
+            }
+            Inbound::Abort => {
+                self.session.abort(ErrorCode::Busy, SHUTDOWN_MESSAGE);
+                self.failure = Some(SHUTDOWN_MESSAGE.into());
+                None
+            }
+        }
+    }
+
+    fn client_left(&mut self) -> Outcome {
+        match self.failure.take() {
+            Some(reason) => Outcome::Failed(reason),
+            None if !self.hello_received => Outcome::Failed("the client left before its hello".into()),
+            None if self.session.is_idle() => Outcome::Completed,
+            None => Outcome::Failed("the client disconnected during a computation".into()),
+        }
+    }
+
+    fn report_events(&mut self) {
+        while let Some(GarblerEvent::Finished { service, stats, garbler_outputs }) = self.session.poll_event() {
+            self.metrics.computation_finished(stats.and_gates);
+            info!(
+                %service,
+                and_gates = stats.and_gates,
+                wall_ms = format_args!("{:.1}", stats.wall_ms),
+                cpu_ms = format_args!("{:.1}", stats.cpu_ms.unwrap_or(f64::NAN)),
+                bytes_sent = stats.bytes_sent,
+                bytes_received = stats.bytes_received,
+                "computation finished"
+            );
+            if !garbler_outputs.is_empty() {
+                // What the server learns is the server's own business; keep it out of info logs.
+                debug!(%service, outputs = %value::to_hex(&garbler_outputs), "garbler outputs");
+            }
+        }
+    }
+}

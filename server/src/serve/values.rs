@@ -1,0 +1,188 @@
+//! The server's own input values (keys, operands, public constants) as the configuration gives
+//! them — inline, in an environment variable, or in a file — turned into input bits.
+//!
+//! Text follows the `garblet circuit eval` convention: an unsigned integer, decimal or `0x`
+//! hexadecimal, whose bit i is wire i. A `bytes` field (a key, a block) may also be written as
+//! plain hex digits, as keys usually are — then exactly its length, so that a short key is an
+//! error rather than a key padded with zeros.
+
+use garblet_circuits::{value, Encoding};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// Where a value comes from: exactly one of `hex`, `decimal`, `env`, `file` or `text`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ValueSource {
+    pub hex: Option<String>,
+    pub decimal: Option<Decimal>,
+    /// An environment variable holding the value as text.
+    pub env: Option<String>,
+    /// A file holding the value as text (or as raw big-endian bytes with `binary = true`).
+    pub file: Option<PathBuf>,
+    #[serde(default)]
+    pub binary: bool,
+    /// A string over the field's alphabet (fields with a symbol encoding: DNA, proteins).
+    pub text: Option<String>,
+    /// With `env`: a publicly known value used while the variable is unset, with a warning at
+    /// start-up. For demos only — anyone can decrypt what a demo key encrypts.
+    pub demo: Option<String>,
+}
+
+/// A decimal value, as a TOML integer or (beyond 2^63) a string.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+pub enum Decimal {
+    Integer(u64),
+    Text(String),
+}
+
+#[derive(Debug, Error)]
+pub enum ValueError {
+    #[error("give exactly one of hex, decimal, env, file or text")]
+    NotOneSource,
+    #[error("'demo' goes with 'env' only")]
+    DemoWithoutEnv,
+    #[error("'binary' goes with 'file' only")]
+    BinaryWithoutFile,
+    #[error("environment variable {0} is not set")]
+    EnvMissing(String),
+    #[error("cannot read {path}: {source}")]
+    File { path: PathBuf, source: std::io::Error },
+    #[error("{0}")]
+    Syntax(String),
+}
+
+/// A value read from its source.
+pub struct Resolved {
+    /// Bit i is wire i.
+    pub bits: Vec<bool>,
+    /// Whether it is the publicly known demo value (the start-up log warns about it).
+    pub demo: bool,
+}
+
+impl ValueSource {
+    /// The value as `bits` bits of a field with `encoding`; relative files are under `base_dir`.
+    pub fn resolve(&self, bits: usize, encoding: &Encoding, base_dir: &Path) -> Result<Resolved, ValueError> {
+        let sources = [self.hex.is_some(), self.decimal.is_some(), self.env.is_some(), self.file.is_some(), self.text.is_some()];
+        if sources.iter().filter(|&&s| s).count() != 1 {
+            return Err(ValueError::NotOneSource);
+        }
+        if self.demo.is_some() && self.env.is_none() {
+            return Err(ValueError::DemoWithoutEnv);
+        }
+        if self.binary && self.file.is_none() {
+            return Err(ValueError::BinaryWithoutFile);
+        }
+        let real = |bits| Ok(Resolved { bits, demo: false });
+        if let Some(hex) = &self.hex {
+            return real(parse_hex(hex, bits, encoding)?);
+        }
+        if let Some(decimal) = &self.decimal {
+            let text = match decimal {
+                Decimal::Integer(v) => v.to_string(),
+                Decimal::Text(t) if t.trim().starts_with("0x") => return Err(ValueError::Syntax(format!("decimal '{t}' is hexadecimal: write hex = \"{t}\""))),
+                Decimal::Text(t) => t.clone(),
+            };
+            return real(value::parse_uint(&text, bits).map_err(|e| ValueError::Syntax(e.to_string()))?);
+        }
+        if let Some(text) = &self.text {
+            return real(parse_symbols(text, bits, encoding)?);
+        }
+        if let Some(var) = &self.env {
+            return match (std::env::var(var), &self.demo) {
+                (Ok(text), _) => real(parse_text(&text, bits, encoding).map_err(|e| ValueError::Syntax(format!("${var}: {e}")))?),
+                (Err(_), Some(demo)) => Ok(Resolved { bits: parse_text(demo, bits, encoding)?, demo: true }),
+                (Err(_), None) => Err(ValueError::EnvMissing(var.clone())),
+            };
+        }
+        let path = base_dir.join(self.file.as_ref().ok_or(ValueError::NotOneSource)?);
+        let bytes = std::fs::read(&path).map_err(|source| ValueError::File { path: path.clone(), source })?;
+        if self.binary {
+            if bytes.len() * 8 != bits {
+                return Err(ValueError::Syntax(format!("{}: {} bytes, the field takes {}", path.display(), bytes.len(), bits.div_ceil(8))));
+            }
+            return real(value::from_bytes(&bytes));
+        }
+        let text = String::from_utf8(bytes).map_err(|_| ValueError::Syntax(format!("{}: not text (binary = true reads raw bytes)", path.display())))?;
+        real(parse_text(&text, bits, encoding).map_err(|e| ValueError::Syntax(format!("{}: {e}", path.display())))?)
+    }
+}
+
+/// Text from an environment variable or a file: `0x`-hex or decimal; plain hex for bytes.
+fn parse_text(text: &str, bits: usize, encoding: &Encoding) -> Result<Vec<bool>, ValueError> {
+    let t = text.trim();
+    if t.starts_with("0x") || t.starts_with("0X") || *encoding == Encoding::Bytes {
+        parse_hex(t, bits, encoding)
+    } else {
+        value::parse_uint(t, bits).map_err(|e| ValueError::Syntax(e.to_string()))
+    }
+}
+
+/// Hex digits, with or without `0x`; a bytes field takes exactly its length.
+fn parse_hex(text: &str, bits: usize, encoding: &Encoding) -> Result<Vec<bool>, ValueError> {
+    let t = text.trim();
+    let digits = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")).unwrap_or(t).replace('_', "");
+    if *encoding == Encoding::Bytes && digits.len() * 4 != bits {
+        return Err(ValueError::Syntax(format!("'{t}' has {} hex digits; this {bits}-bit field takes exactly {}", digits.len(), bits.div_ceil(4))));
+    }
+    value::parse_uint(&format!("0x{digits}"), bits).map_err(|e| ValueError::Syntax(e.to_string()))
+}
+
+/// A string over the field's alphabet: the first symbol in the lowest bits.
+fn parse_symbols(text: &str, bits: usize, encoding: &Encoding) -> Result<Vec<bool>, ValueError> {
+    let Encoding::Symbols { alphabet, symbol_bits } = encoding else {
+        return Err(ValueError::Syntax("'text' is for fields with an alphabet (use hex or decimal)".into()));
+    };
+    let symbols: Vec<char> = alphabet.chars().collect();
+    let mut out = Vec::with_capacity(bits);
+    for ch in text.chars() {
+        let index = symbols.iter().position(|&s| s == ch).ok_or_else(|| ValueError::Syntax(format!("'{ch}' is not in the alphabet {alphabet:?}")))?;
+        out.extend(value::from_u128(index as u128, *symbol_bits));
+    }
+    if out.len() != bits {
+        return Err(ValueError::Syntax(format!("{} symbols given; the field takes {}", text.chars().count(), bits / symbol_bits.max(&1))));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source(toml_text: &str) -> ValueSource {
+        toml::from_str(toml_text).unwrap()
+    }
+
+    #[test]
+    fn inline_values() {
+        let dir = Path::new(".");
+        let key = source("hex = '000102030405060708090a0b0c0d0e0f'").resolve(128, &Encoding::Bytes, dir).unwrap();
+        assert_eq!(value::to_bytes(&key.bits), (0u8..16).collect::<Vec<_>>());
+        assert!(!key.demo);
+        assert_eq!(value::to_u128(&source("decimal = 1000").resolve(64, &Encoding::UInt, dir).unwrap().bits), Some(1000));
+        assert_eq!(value::to_u128(&source("hex = '0x3e8'").resolve(64, &Encoding::UInt, dir).unwrap().bits), Some(1000));
+        let dna = source("text = 'CA'").resolve(4, &Encoding::Symbols { alphabet: "ACGT".into(), symbol_bits: 2 }, dir).unwrap();
+        assert_eq!(dna.bits, vec![true, false, false, false]);
+    }
+
+    #[test]
+    fn mistakes_are_errors() {
+        let dir = Path::new(".");
+        let err = |t: &str, enc: &Encoding| source(t).resolve(128, enc, dir).err().unwrap().to_string();
+        assert!(err("hex = '0001'", &Encoding::Bytes).contains("exactly 32"), "a short key");
+        assert!(err("hex = '01'\ndecimal = 1", &Encoding::UInt).contains("exactly one"));
+        assert!(err("decimal = '0x10'", &Encoding::UInt).contains("hexadecimal"));
+        assert!(err("env = 'GARBLET_TEST_SURELY_UNSET'", &Encoding::Bytes).contains("not set"));
+        assert!(err("file = '/nonexistent/key'", &Encoding::Bytes).contains("/nonexistent/key"));
+        assert!(err("hex = '01'\ndemo = '02'", &Encoding::UInt).contains("demo"));
+    }
+
+    #[test]
+    fn demo_values_are_marked() {
+        let v = source("env = 'GARBLET_TEST_SURELY_UNSET'\ndemo = '000102030405060708090a0b0c0d0e0f'").resolve(128, &Encoding::Bytes, Path::new(".")).unwrap();
+        assert!(v.demo);
+        assert_eq!(value::to_bytes(&v.bits)[15], 15);
+    }
+}

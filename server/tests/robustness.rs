@@ -1,0 +1,282 @@
+//! The real `garblet serve` against clients that misbehave, stall, disconnect, crowd it, come
+//! from the wrong origin or over TLS, and against Ctrl-C: each bad session ends alone, with a
+//! clear `Error` frame, while the good ones running beside it finish correctly.
+
+mod common;
+
+use common::{http_get, temp_path, RawClient, Server};
+use garblet_circuits::testing::TestRng;
+use garblet_circuits::{registry, value, Plaintext, Runner};
+use garblet_core::protocol::{Catalog, ComputeRequest, ErrorCode, Frame};
+use garblet_server::client::{Client, ClientError, ConnectOptions};
+use std::time::{Duration, Instant};
+
+const FIPS_CIPHERTEXT: &str = "0x69c4e0d86a7b0430d8cdb78070b4c55a";
+
+fn services() -> &'static str {
+    r#"
+[[service]]
+name = "aes128"
+circuit = { bristol = "aes_128" }
+inputs = [{ party = "garbler", encoding = "bytes", value = { hex = "000102030405060708090a0b0c0d0e0f" } }, { party = "evaluator", encoding = "bytes" }]
+
+[[service]]
+name = "synthetic"
+circuit = { builtin = "synthetic", params = { width = 512 }, client_params = { and_gates = { max = 1_000_000_000 } } }
+garbler_inputs = { garbler = { hex = "0x0" } }
+"#
+}
+
+fn config(limits: &str) -> String {
+    format!("[limits]\n{limits}\n{}", services())
+}
+
+fn fips_block() -> Vec<bool> {
+    value::parse_uint("0x00112233445566778899aabbccddeeff", 128).unwrap()
+}
+
+/// A good client's session in the background: AES and a synthetic computation, checked.
+fn good_session(url: String, and_gates: u64) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut client = Client::connect(&url, &ConnectOptions::default()).unwrap();
+        let result = client.compute("aes128", vec![], fips_block()).unwrap();
+        assert_eq!(value::to_hex(&result.outputs[0].bits), FIPS_CIPHERTEXT);
+        let e_bits = TestRng::new(and_gates).bits(256);
+        let result = client.compute("synthetic", vec![("and_gates".into(), and_gates)], e_bits.clone()).unwrap();
+        let program = registry::find("synthetic").unwrap();
+        let params = program.resolve([("and_gates", and_gates), ("width", 512)]).unwrap();
+        let mut plain = Plaintext::new(vec![false; 256], e_bits);
+        Runner::new(program.instantiate(&params).unwrap()).run(&mut plain).unwrap();
+        assert_eq!(result.outputs[0].bits, plain.outputs());
+        client.close();
+    })
+}
+
+/// A service's circuit id, from the server's catalog.
+fn circuit_id(server: &Server, service: &str) -> [u8; 32] {
+    let catalog = Catalog::parse(&server.get("/services").1).unwrap();
+    catalog.service(service).unwrap().resolve(&[]).unwrap().circuit_id
+}
+
+fn compute_frame(service: &str, circuit_id: [u8; 32], evaluator_bits: u64) -> Vec<u8> {
+    Frame::Compute(ComputeRequest { service: service.into(), params: vec![], circuit_id, evaluator_bits }).encode()
+}
+
+/// Opens a session, says hello if told to, sends `frames`, and returns the server's `Error`
+/// frame; checks that the server then closes the connection.
+fn rejected(server: &Server, hello: bool, frames: Vec<Vec<u8>>) -> (u16, String) {
+    let mut raw = RawClient::connect(&server.url());
+    if hello {
+        raw.hello();
+    }
+    for frame in frames {
+        raw.send(frame);
+    }
+    let error = raw.expect_error();
+    assert!(raw.closes_within(Duration::from_secs(5)), "the server closes the connection after its Error frame");
+    error
+}
+
+#[test]
+fn bad_clients_end_only_their_own_sessions() {
+    let server = Server::start(&config("max_frame_bytes = 300000\nhandshake_timeout_secs = 1.0\nidle_timeout_secs = 5"));
+    let good = good_session(server.url(), 3_000_000);
+    let protocol = ErrorCode::Protocol as u16;
+    let aes_id = circuit_id(&server, "aes128");
+
+    let (code, message) = rejected(&server, true, vec![vec![0x42, 1, 2, 3]]);
+    assert_eq!((code, message.contains("unknown frame type 0x42")), (protocol, true), "{message}");
+    let (code, message) = rejected(&server, true, vec![vec![0x02, 200]]);
+    assert_eq!((code, message.contains("truncated")), (protocol, true), "wrong length: {message}");
+    let mut credit = Frame::Credit { consumed: 0 }.encode();
+    credit.push(0);
+    let (code, message) = rejected(&server, true, vec![credit]);
+    assert_eq!((code, message.contains("trailing")), (protocol, true), "wrong length: {message}");
+    let (code, message) = rejected(&server, true, vec![Frame::Credit { consumed: 5 }.encode()]);
+    assert_eq!((code, message.contains("unexpected Credit")), (protocol, true), "out of order: {message}");
+    let (code, message) = rejected(&server, false, vec![compute_frame("aes128", aes_id, 128)]);
+    assert_eq!((code, message.contains("unexpected Compute")), (protocol, true), "compute before hello: {message}");
+    let (code, message) = rejected(&server, false, vec![Frame::ClientHello { version: 99, window: 1 << 20, base_ot: [9; 32] }.encode()]);
+    assert_eq!(code, ErrorCode::Version as u16, "{message}");
+    let (code, message) = rejected(&server, true, vec![vec![0x03; 400_000]]);
+    assert_eq!((code, message.contains("300000")), (ErrorCode::Limit as u16, true), "oversized: {message}");
+    let (code, message) = rejected(&server, true, vec![compute_frame("nope", [0; 32], 0)]);
+    assert_eq!((code, message.contains("nope")), (ErrorCode::UnknownService as u16, true), "{message}");
+    let (code, message) = rejected(&server, true, vec![compute_frame("aes128", aes_id, 64)]);
+    assert_eq!((code, message.contains("128")), (ErrorCode::BadRequest as u16, true), "wrong input size: {message}");
+    let (code, message) = rejected(&server, true, vec![compute_frame("aes128", [7; 32], 128), Frame::OtChunk(vec![0; 2048]).encode()]);
+    assert_eq!((code, message.contains("circuit")), (ErrorCode::BadRequest as u16, true), "wrong circuit: {message}");
+    let (code, message) = rejected(&server, true, vec![compute_frame("aes128", aes_id, 128), Frame::OtChunk(vec![0; 100]).encode()]);
+    assert_eq!(code, protocol, "wrong OT length: {message}");
+    // No hello at all: the handshake timeout.
+    let (code, message) = rejected(&server, false, vec![]);
+    assert_eq!((code, message.contains("handshake timeout")), (ErrorCode::Timeout as u16, true), "{message}");
+    // A text message.
+    let mut raw = RawClient::connect(&server.url());
+    raw.hello();
+    raw.ws.send(tungstenite::Message::Text("hello?".into())).unwrap();
+    let (code, message) = raw.expect_error();
+    assert_eq!((code, message.contains("binary")), (protocol, true), "{message}");
+
+    // Abrupt disconnects: in the middle of a computation, and right after connecting.
+    let mut raw = RawClient::connect(&server.url());
+    let mut session = raw.hello();
+    session.start("synthetic", vec![("and_gates".into(), 50_000_000)], vec![false; 256]).unwrap();
+    while let Some(frame) = session.poll_transmit() {
+        raw.send(frame);
+    }
+    for _ in 0..10 {
+        raw.next_binary().unwrap();
+    }
+    raw.ws.get_mut().shutdown(std::net::Shutdown::Both).unwrap();
+    drop(raw);
+    let raw = RawClient::connect(&server.url());
+    drop(raw);
+
+    good.join().expect("the good session is unaffected");
+    server.wait_for_active(0, Duration::from_secs(10));
+    let metrics = server.metrics();
+    assert_eq!(metrics["sessions_failed"], 15, "{metrics}");
+    assert_eq!(metrics["computations"], 2, "{metrics}");
+    server.stop();
+}
+
+#[test]
+fn a_client_that_stops_reading_is_held_by_the_window_and_dropped_at_the_idle_timeout() {
+    let window: u64 = 1 << 20;
+    let server = Server::start(&config(&format!("max_window_bytes = {window}\nidle_timeout_secs = 2.0")));
+    let mut raw = RawClient::connect(&server.url());
+    let mut session = raw.hello_with_window(window as u32);
+    let before = server.metric("bytes_out");
+    // 10^8 ANDs (3.2 GB of garbled tables), then never read.
+    session.start("synthetic", vec![("and_gates".into(), 100_000_000)], vec![false; 256]).unwrap();
+    while let Some(frame) = session.poll_transmit() {
+        raw.send(frame);
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let mut rss = Vec::new();
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_millis(1200) {
+        rss.push(server.rss_kb());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(server.metric("sessions_active"), 1, "held, not dropped, before the idle timeout");
+    let sent = server.metric("bytes_out") - before;
+    // The window, plus the one batch that may cross it (4,096 ANDs of 32 bytes), plus framing.
+    assert!(sent <= window + (160 << 10), "{sent} bytes sent with a {window}-byte window");
+    assert!(sent >= window / 2, "the garbler ran ({sent} bytes)");
+    let (low, high) = (rss.iter().min().unwrap(), rss.iter().max().unwrap());
+    assert!(high - low < 2048, "server RSS moved from {low} to {high} KiB while the client was stalled");
+
+    // The idle timeout drops it; another client is served meanwhile and after.
+    good_session(server.url(), 200_000).join().unwrap();
+    server.wait_for_active(0, Duration::from_secs(10));
+    assert_eq!(server.metric("sessions_failed"), 1);
+    // What the stalled client finds when it reads at last: the data, then the reason.
+    let (code, message) = raw.expect_error();
+    assert_eq!((code, message.contains("idle timeout")), (ErrorCode::Timeout as u16, true), "{message}");
+    good_session(server.url(), 1000).join().unwrap();
+    server.stop();
+}
+
+#[test]
+fn limits_and_endpoints() {
+    let server = Server::start(&format!(
+        "[server]\nallowed_origins = [\"http://localhost:*\", \"https://app.example\"]\n{}",
+        config("max_sessions = 2\nmax_and_gates_per_session = 1_000_000\nhandshake_timeout_secs = 5")
+    ));
+    // Busy: two sessions are the most; the third is refused with a Busy Error frame.
+    let (mut first, mut second) = (RawClient::connect(&server.url()), RawClient::connect(&server.url()));
+    first.hello();
+    second.hello();
+    let mut third = RawClient::connect(&server.url());
+    let (code, message) = third.expect_error();
+    assert_eq!((code, message.contains("maximum of 2")), (ErrorCode::Busy as u16, true), "{message}");
+    drop(first);
+    server.wait_for_active(1, Duration::from_secs(5));
+    let mut client = Client::connect(&server.url(), &ConnectOptions::default()).unwrap();
+    let result = client.compute("aes128", vec![], fips_block()).unwrap();
+    assert_eq!(value::to_hex(&result.outputs[0].bits), FIPS_CIPHERTEXT);
+    // The AND-gate limit per session.
+    match client.compute("synthetic", vec![("and_gates".into(), 2_000_000)], vec![false; 256]) {
+        Err(ClientError::Server { code, message }) => assert!(code == "limit" && message.contains("1000000"), "{code}: {message}"),
+        other => panic!("over the AND limit: {:?}", other.map(|r| r.outputs)),
+    }
+    drop(second);
+    assert_eq!(server.metric("sessions_refused"), 1);
+
+    // Origins: browsers' pages from elsewhere are refused before the upgrade.
+    match RawClient::connect_with_origin(&server.url(), Some("https://evil.example")) {
+        Err(tungstenite::Error::Http(response)) => assert_eq!(response.status().as_u16(), 403),
+        other => panic!("a foreign origin was let in: {:?}", other.is_ok()),
+    }
+    for origin in ["http://localhost:5173", "https://app.example"] {
+        let mut raw = RawClient::connect_with_origin(&server.url(), Some(origin)).unwrap();
+        raw.hello();
+    }
+
+    // Plain HTTP on the same port.
+    let (status, body) = server.get("/health");
+    assert_eq!((status, serde_json::from_str::<serde_json::Value>(&body).unwrap()["status"].as_str()), (200, Some("ok")));
+    let metrics = server.metrics();
+    for key in ["sessions_active", "sessions_total", "sessions_failed", "computations", "and_gates", "bytes_in", "bytes_out"] {
+        assert!(metrics[key].is_u64(), "{key} in {metrics}");
+    }
+    let (status, body) = server.get("/services");
+    assert_eq!(status, 200);
+    let catalog = Catalog::parse(&body).unwrap();
+    assert_eq!(catalog.services.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["aes128", "synthetic"]);
+    let (status, _) = http_get(&server.addr, "/services", Some("http://localhost:3000"));
+    assert_eq!(status, 200);
+    assert_eq!(server.get("/nope").0, 404);
+    assert_eq!(server.get("/").0, 426);
+    assert_eq!(server.get("/bench/raw?bytes=10&frame=10").0, 404, "the benchmark endpoint is off by default");
+    client.close();
+    server.stop();
+}
+
+#[test]
+fn sessions_over_tls() {
+    let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+    let (cert, key) = (temp_path("cert.pem"), temp_path("key.pem"));
+    std::fs::write(&cert, certified.cert.pem()).unwrap();
+    std::fs::write(&key, certified.signing_key.serialize_pem()).unwrap();
+    let server = Server::start(&format!("[server]\ntls = {{ cert = \"{}\", key = \"{}\" }}\n{}", cert.display(), key.display(), services()));
+    let port = server.addr.rsplit(':').next().unwrap();
+    let url = format!("wss://localhost:{port}/");
+    let options = ConnectOptions { ca_cert: Some(cert.clone()), ..ConnectOptions::default() };
+    let mut client = Client::connect(&url, &options).unwrap();
+    let result = client.compute("aes128", vec![], fips_block()).unwrap();
+    assert_eq!(value::to_hex(&result.outputs[0].bits), FIPS_CIPHERTEXT);
+    client.close();
+    // Without the CA, the certificate is not trusted.
+    match Client::connect(&url, &ConnectOptions::default()) {
+        Err(e) => assert!(e.to_string().to_lowercase().contains("certificate"), "{e}"),
+        Ok(_) => panic!("an untrusted certificate was accepted"),
+    }
+    server.stop();
+    let _ = (std::fs::remove_file(cert), std::fs::remove_file(key));
+}
+
+#[test]
+fn ctrl_c_lets_running_computations_finish() {
+    let server = Server::start(&config("shutdown_grace_secs = 20"));
+    let mut idle = RawClient::connect(&server.url());
+    idle.hello();
+    let running = good_session(server.url(), 5_000_000);
+    // Wait until the synthetic computation streams.
+    let start = Instant::now();
+    while server.metric("computations") < 1 || server.metric("bytes_out") < (20 << 20) {
+        assert!(start.elapsed() < Duration::from_secs(20));
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    server.interrupt();
+    // Idle sessions end at once, with the reason; the running computation completes.
+    let (code, message) = idle.expect_error();
+    assert_eq!((code, message.contains("shutting down")), (ErrorCode::Busy as u16, true), "{message}");
+    assert!(idle.closes_within(Duration::from_secs(5)));
+    drop(idle);
+    running.join().expect("the running computation finished");
+    let log = server.stop();
+    assert!(log.contains("shutting down") && log.contains("stopped"), "{log}");
+}
