@@ -5,11 +5,10 @@
 mod common;
 
 use aes::cipher::{BlockCipherEncrypt, KeyInit};
-use common::{plain_bristol, temp_path, Server};
+use common::{garblet, plain_bristol, temp_path, Server};
 use garblet_circuits::testing::TestRng;
 use garblet_circuits::{registry, value, Plaintext, Runner};
 use garblet_server::client::{Client, ConnectOptions};
-use std::process::Command;
 use std::time::Duration;
 
 const FIPS_PLAINTEXT: &str = "00112233445566778899aabbccddeeff";
@@ -292,11 +291,6 @@ fn a_big_session_does_not_stall_the_others() {
     big.join().unwrap();
     server.stop();
     let _ = std::fs::remove_file(key_file);
-}
-
-fn garblet(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_garblet")).args(args).output().unwrap();
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
 }
 
 #[test]

@@ -3,14 +3,16 @@
 use super::{Client, ClientError, ConnectOptions};
 use crate::circuit_cmd::parse_param;
 use garblet_circuits::{value, Party};
-use garblet_core::protocol::catalog::{Catalog, CircuitInfo, FieldInfo, ServiceInfo};
+use crate::serve::values::parse_symbols;
+use garblet_core::protocol::catalog::{Catalog, CircuitInfo, EncodingInfo, FieldInfo, ServiceInfo};
 use garblet_core::protocol::{ComputationResult, Stats};
 use serde_json::{json, Value};
 
 pub struct RunArgs {
     pub server: String,
     pub service: String,
-    /// One per client input field, in order, in the `garblet circuit eval` convention.
+    /// One per client input field, in order, in the `garblet circuit eval` convention, or text
+    /// for a field with an alphabet (see [`client_value`]).
     pub inputs: Vec<String>,
     /// `k=v`.
     pub params: Vec<String>,
@@ -20,11 +22,11 @@ pub struct RunArgs {
 
 /// `garblet run`: one computation; prints its outputs (and statistics).
 pub fn run(args: &RunArgs) -> Result<(), ClientError> {
-    let params = args.params.iter().map(|p| parse_param(p)).collect::<Result<Vec<_>, _>>().map_err(ClientError::Usage)?;
+    let mut params = args.params.iter().map(|p| parse_param(p)).collect::<Result<Vec<_>, _>>().map_err(ClientError::Usage)?;
     let mut client = Client::connect(&args.server, &args.connect)?;
     let catalog = client.catalog().ok_or_else(|| ClientError::Usage("the server sent no catalog".into()))?;
     let info = find_service(catalog, &args.service)?;
-    let inputs = parse_inputs(info, &params, &args.inputs)?;
+    let inputs = parse_inputs(info, &mut params, &args.inputs)?;
     let result = client.compute(&args.service, params, inputs)?;
     client.close();
     if args.json {
@@ -56,8 +58,41 @@ fn find_service<'c>(catalog: &'c Catalog, name: &str) -> Result<&'c ServiceInfo,
     })
 }
 
-/// The client's input bits: one value per client input field, in order.
-fn parse_inputs(info: &ServiceInfo, params: &[(String, u64)], texts: &[String]) -> Result<Vec<bool>, ClientError> {
+/// A client input as typed on the command line.
+enum ClientValue<'t> {
+    /// Unsigned, decimal or `0x`-hex, bit i = wire i.
+    Number(&'t str),
+    /// A string over the field's alphabet (DNA, protein, Latin-1 text).
+    Text(&'t str),
+}
+
+/// For a field with an alphabet, anything that is not a number is text, and `text:` makes
+/// anything text (`text:42` is the two characters '4' and '2'); other fields take numbers.
+fn client_value<'t>(text: &'t str, encoding: &EncodingInfo) -> ClientValue<'t> {
+    if let Some(rest) = text.strip_prefix("text:") {
+        return ClientValue::Text(rest);
+    }
+    let number = text.starts_with("0x") || (!text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()));
+    match encoding {
+        EncodingInfo::Symbols { .. } if !number => ClientValue::Text(text),
+        _ => ClientValue::Number(text),
+    }
+}
+
+/// The client's input bits: one value per client input field, in order. A parameter that is the
+/// length of a text input (`length_of`) and was not given is set from the text, as the SDK does.
+fn parse_inputs(info: &ServiceInfo, params: &mut Vec<(String, u64)>, texts: &[String]) -> Result<Vec<bool>, ClientError> {
+    let declared: Vec<&FieldInfo> = info.inputs.iter().filter(|f| f.party == "evaluator").collect();
+    if let CircuitInfo::Builtin { client_params, .. } = &info.circuit {
+        for (text, field) in texts.iter().zip(&declared) {
+            let ClientValue::Text(t) = client_value(text, &field.encoding) else { continue };
+            for p in client_params.iter().filter(|p| p.length_of.as_deref() == Some(field.name.as_str())) {
+                if !params.iter().any(|(name, _)| name == &p.name) {
+                    params.push((p.name.clone(), t.chars().count() as u64));
+                }
+            }
+        }
+    }
     let resolved = info.resolve(params).map_err(|e| ClientError::Usage(e.to_string()))?;
     let fields: Vec<_> = resolved.shape.inputs_of(Party::Evaluator).collect();
     if texts.len() != fields.len() {
@@ -73,8 +108,12 @@ fn parse_inputs(info: &ServiceInfo, params: &[(String, u64)], texts: &[String]) 
         )));
     }
     let mut bits = Vec::new();
-    for (text, field) in texts.iter().zip(&fields) {
-        bits.extend(value::parse_uint(text, field.bits).map_err(|e| ClientError::Usage(format!("input {} ({} bits): {e}", field.name, field.bits)))?);
+    for ((text, field), info) in texts.iter().zip(&fields).zip(&declared) {
+        let value = match client_value(text, &info.encoding) {
+            ClientValue::Number(n) => value::parse_uint(n, field.bits).map_err(|e| e.to_string()),
+            ClientValue::Text(t) => parse_symbols(t, field.bits, &field.encoding).map_err(|e| e.to_string()),
+        };
+        bits.extend(value.map_err(|e| ClientError::Usage(format!("input {} ({} bits): {e}", field.name, field.bits)))?);
     }
     Ok(bits)
 }
@@ -111,7 +150,7 @@ fn field_json(f: &FieldInfo) -> Value {
 
 fn service_json(s: &ServiceInfo) -> Value {
     let params: Vec<Value> = match &s.circuit {
-        CircuitInfo::Builtin { client_params, .. } => client_params.iter().map(|p| json!({ "name": p.name, "doc": p.doc, "default": p.default, "min": p.min, "max": p.max })).collect(),
+        CircuitInfo::Builtin { client_params, .. } => client_params.iter().map(|p| json!({ "name": p.name, "doc": p.doc, "default": p.default, "min": p.min, "max": p.max, "length_of": p.length_of })).collect(),
         CircuitInfo::Streamed { .. } => Vec::new(),
     };
     let of = |party: &str| s.inputs.iter().filter(|f| f.party == party).map(field_json).collect::<Vec<_>>();

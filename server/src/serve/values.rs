@@ -4,19 +4,22 @@
 //! Text follows the `garblet circuit eval` convention: an unsigned integer, decimal or `0x`
 //! hexadecimal, whose bit i is wire i. A `bytes` field (a key, a block) may also be written as
 //! plain hex digits, as keys usually are — then exactly its length, so that a short key is an
-//! error rather than a key padded with zeros.
+//! error rather than a key padded with zeros. A `list` of integers fills a field of equal-width
+//! elements (a set, a list of bids, key/payload records): element 0 in the lowest bits.
 
 use garblet_circuits::{value, Encoding};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
-/// Where a value comes from: exactly one of `hex`, `decimal`, `env`, `file` or `text`.
+/// Where a value comes from: exactly one of `hex`, `decimal`, `list`, `env`, `file` or `text`.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ValueSource {
     pub hex: Option<String>,
     pub decimal: Option<Decimal>,
+    /// Unsigned integers, each `bits / len` bits wide, the first in the lowest bits.
+    pub list: Option<Vec<Decimal>>,
     /// An environment variable holding the value as text.
     pub env: Option<String>,
     /// A file holding the value as text (or as raw big-endian bytes with `binary = true`).
@@ -38,9 +41,20 @@ pub enum Decimal {
     Text(String),
 }
 
+impl Decimal {
+    fn bits(&self, bits: usize) -> Result<Vec<bool>, ValueError> {
+        let text = match self {
+            Decimal::Integer(v) => v.to_string(),
+            Decimal::Text(t) if t.trim().starts_with("0x") => return Err(ValueError::Syntax(format!("decimal '{t}' is hexadecimal: write hex = \"{t}\""))),
+            Decimal::Text(t) => t.clone(),
+        };
+        value::parse_uint(&text, bits).map_err(|e| ValueError::Syntax(e.to_string()))
+    }
+}
+
 #[derive(Debug, Error)]
 pub enum ValueError {
-    #[error("give exactly one of hex, decimal, env, file or text")]
+    #[error("give exactly one of hex, decimal, list, env, file or text")]
     NotOneSource,
     #[error("'demo' goes with 'env' only")]
     DemoWithoutEnv,
@@ -65,7 +79,7 @@ pub struct Resolved {
 impl ValueSource {
     /// The value as `bits` bits of a field with `encoding`; relative files are under `base_dir`.
     pub fn resolve(&self, bits: usize, encoding: &Encoding, base_dir: &Path) -> Result<Resolved, ValueError> {
-        let sources = [self.hex.is_some(), self.decimal.is_some(), self.env.is_some(), self.file.is_some(), self.text.is_some()];
+        let sources = [self.hex.is_some(), self.decimal.is_some(), self.list.is_some(), self.env.is_some(), self.file.is_some(), self.text.is_some()];
         if sources.iter().filter(|&&s| s).count() != 1 {
             return Err(ValueError::NotOneSource);
         }
@@ -80,12 +94,10 @@ impl ValueSource {
             return real(parse_hex(hex, bits, encoding)?);
         }
         if let Some(decimal) = &self.decimal {
-            let text = match decimal {
-                Decimal::Integer(v) => v.to_string(),
-                Decimal::Text(t) if t.trim().starts_with("0x") => return Err(ValueError::Syntax(format!("decimal '{t}' is hexadecimal: write hex = \"{t}\""))),
-                Decimal::Text(t) => t.clone(),
-            };
-            return real(value::parse_uint(&text, bits).map_err(|e| ValueError::Syntax(e.to_string()))?);
+            return real(decimal.bits(bits)?);
+        }
+        if let Some(list) = &self.list {
+            return real(parse_list(list, bits)?);
         }
         if let Some(text) = &self.text {
             return real(parse_symbols(text, bits, encoding)?);
@@ -110,6 +122,19 @@ impl ValueSource {
     }
 }
 
+/// Equal-width elements, the first in the lowest bits.
+fn parse_list(list: &[Decimal], bits: usize) -> Result<Vec<bool>, ValueError> {
+    if list.is_empty() || bits % list.len() != 0 {
+        return Err(ValueError::Syntax(format!("a list of {} values cannot fill this {bits}-bit field with equal-width elements", list.len())));
+    }
+    let width = bits / list.len();
+    let mut out = Vec::with_capacity(bits);
+    for (i, element) in list.iter().enumerate() {
+        out.extend(element.bits(width).map_err(|e| ValueError::Syntax(format!("list element {i} ({width} bits): {e}")))?);
+    }
+    Ok(out)
+}
+
 /// Text from an environment variable or a file: `0x`-hex or decimal; plain hex for bytes.
 fn parse_text(text: &str, bits: usize, encoding: &Encoding) -> Result<Vec<bool>, ValueError> {
     let t = text.trim();
@@ -131,7 +156,7 @@ fn parse_hex(text: &str, bits: usize, encoding: &Encoding) -> Result<Vec<bool>, 
 }
 
 /// A string over the field's alphabet: the first symbol in the lowest bits.
-fn parse_symbols(text: &str, bits: usize, encoding: &Encoding) -> Result<Vec<bool>, ValueError> {
+pub(crate) fn parse_symbols(text: &str, bits: usize, encoding: &Encoding) -> Result<Vec<bool>, ValueError> {
     let Encoding::Symbols { alphabet, symbol_bits } = encoding else {
         return Err(ValueError::Syntax("'text' is for fields with an alphabet (use hex or decimal)".into()));
     };
@@ -165,6 +190,8 @@ mod tests {
         assert_eq!(value::to_u128(&source("hex = '0x3e8'").resolve(64, &Encoding::UInt, dir).unwrap().bits), Some(1000));
         let dna = source("text = 'CA'").resolve(4, &Encoding::Symbols { alphabet: "ACGT".into(), symbol_bits: 2 }, dir).unwrap();
         assert_eq!(dna.bits, vec![true, false, false, false]);
+        let set = source("list = [1, 2, '3', 4]").resolve(16, &Encoding::UInt, dir).unwrap();
+        assert_eq!(value::to_u128(&set.bits), Some(0x4321));
     }
 
     #[test]
@@ -177,6 +204,8 @@ mod tests {
         assert!(err("env = 'GARBLET_TEST_SURELY_UNSET'", &Encoding::Bytes).contains("not set"));
         assert!(err("file = '/nonexistent/key'", &Encoding::Bytes).contains("/nonexistent/key"));
         assert!(err("hex = '01'\ndemo = '02'", &Encoding::UInt).contains("demo"));
+        assert!(err("list = [1, 2, 3]", &Encoding::UInt).contains("equal-width"), "128 bits do not split in 3");
+        assert!(err("list = [1, 2, 3, 18446744073709551615]", &Encoding::UInt).contains("list element 3 (32 bits)"));
     }
 
     #[test]

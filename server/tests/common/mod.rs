@@ -23,6 +23,12 @@ pub fn temp_path(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("garblet-test-{}-{}-{name}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed)))
 }
 
+/// Runs the `garblet` binary: exit code, stdout, stderr.
+pub fn garblet(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_garblet")).args(args).output().unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
 /// `garblet serve` with a test configuration, listening on a free loopback port.
 pub struct Server {
     child: Child,
