@@ -69,7 +69,8 @@ impl Bit {
         }
     }
 
-    fn slot(&self) -> Option<Slot> {
+    /// The slot of a wire (None for a constant): for programs that emit gates over slots.
+    pub fn slot(&self) -> Option<Slot> {
         match self {
             Bit::Const(_) => None,
             Bit::Wire(w) => Some(w.slot),

@@ -8,9 +8,12 @@
 //! The circuit is kept as text in the paper's notation, parsed once, and applied to many bytes
 //! at a time *instruction by instruction*: each AND of the circuit is emitted for every byte
 //! before the next, so the garbling engines see long runs of independent ANDs to hash in one
-//! batch.
+//! batch. It is emitted over slots the caller reserved ([`Builder::reserve_slots`]), with no
+//! reference counting: AES is 25,000 gates a block, and the builder's per-wire bookkeeping
+//! would cost more than garbling them.
 
-use crate::builder::{Bit, Builder};
+use crate::builder::Builder;
+use crate::gate::{Gate, Slot};
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
@@ -71,8 +74,6 @@ struct Sbox {
     instructions: Vec<Instruction>,
     /// Registers of s0..s7.
     outputs: [usize; 8],
-    /// For each instruction, the registers it reads for the last time.
-    dies_after: Vec<Vec<usize>>,
 }
 
 fn sbox() -> &'static Sbox {
@@ -99,20 +100,7 @@ impl Sbox {
             assert!(previous.is_none(), "S-box register {out} written twice");
         }
         let outputs = std::array::from_fn(|k| registers[format!("s{k}").as_str()]);
-        let mut last_read = vec![None; 8 + instructions.len()];
-        for (k, ins) in instructions.iter().enumerate() {
-            last_read[ins.a] = Some(k);
-            last_read[ins.b] = Some(k);
-        }
-        let mut dies_after = vec![Vec::new(); instructions.len()];
-        for (register, last) in last_read.iter().enumerate() {
-            if let Some(k) = last {
-                if !outputs.contains(&register) {
-                    dies_after[*k].push(register);
-                }
-            }
-        }
-        Sbox { instructions, outputs, dies_after }
+        Sbox { instructions, outputs }
     }
 }
 
@@ -126,31 +114,47 @@ pub fn xor_gates() -> usize {
     sbox().instructions.len() - and_gates()
 }
 
+/// Slots [`emit_sub_bytes`] needs for the S-boxes' inner wires of `lanes` bytes.
+pub fn scratch_slots(lanes: usize) -> usize {
+    sbox().instructions.len() * lanes
+}
+
 /// S-boxes of many bytes (bit i of a byte is its bit of weight 2^i), one instruction across all
-/// bytes at a time.
-pub fn sub_bytes(c: &mut Builder, bytes: &[[Bit; 8]]) -> Vec<[Bit; 8]> {
+/// bytes at a time: byte `lane` is read from `inputs[lane]` and its S-box written to
+/// `outputs[lane]`, inner wires going to `scratch .. scratch + scratch_slots(lanes)`. All these
+/// slots are the caller's (reserved); outputs and scratch must not overlap the inputs.
+pub fn emit_sub_bytes(c: &mut Builder, inputs: &[[Slot; 8]], outputs: &[[Slot; 8]], scratch: Slot) {
     let sbox = sbox();
-    let lanes = bytes.len();
-    // registers[r][lane]; x_k is the byte's bit 7 − k.
-    let mut registers: Vec<Vec<Bit>> = (0..8).map(|k| bytes.iter().map(|byte| byte[7 - k].clone()).collect()).collect();
-    registers.resize(8 + sbox.instructions.len(), Vec::new());
+    let lanes = inputs.len();
+    assert_eq!(outputs.len(), lanes, "one output byte per input byte");
+    // Which output bit (weight) a register is, if any: s_k is bit 7 − k.
+    let mut output_bit = vec![None; 8 + sbox.instructions.len()];
+    for (k, &register) in sbox.outputs.iter().enumerate() {
+        output_bit[register] = Some(7 - k);
+    }
+    // x_k is the byte's bit 7 − k.
+    let slot = |register: usize, lane: usize| -> Slot {
+        if register < 8 {
+            inputs[lane][7 - register]
+        } else if let Some(bit) = output_bit[register] {
+            outputs[lane][bit]
+        } else {
+            scratch + ((register - 8) * lanes + lane) as Slot
+        }
+    };
     for (k, ins) in sbox.instructions.iter().enumerate() {
-        let out: Vec<Bit> = (0..lanes)
-            .map(|lane| {
-                let (a, b) = (&registers[ins.a][lane], &registers[ins.b][lane]);
-                match ins.op {
-                    Op::Xor => c.xor(a, b),
-                    Op::Xnor => c.xnor(a, b),
-                    Op::And => c.and(a, b),
+        for lane in 0..lanes {
+            let (a, b, out) = (slot(ins.a, lane), slot(ins.b, lane), slot(8 + k, lane));
+            match ins.op {
+                Op::Xor => c.emit(Gate::Xor { a, b, out }),
+                Op::Xnor => {
+                    c.emit(Gate::Xor { a, b, out });
+                    c.emit(Gate::Not { a: out, out });
                 }
-            })
-            .collect();
-        registers[8 + k] = out;
-        for &dead in &sbox.dies_after[k] {
-            registers[dead] = Vec::new();
+                Op::And => c.emit(Gate::And { a, b, out }),
+            }
         }
     }
-    (0..lanes).map(|lane| std::array::from_fn(|i| registers[sbox.outputs[7 - i]][lane].clone())).collect()
 }
 
 /// The S-box of one byte in the clear, by the same circuit (the garbler's key schedule).
@@ -215,12 +219,15 @@ mod tests {
         let program = ClosureProgram::new(
             |c: &mut Builder| {
                 let x = c.input(Party::Evaluator, bits);
-                let bytes: Vec<[Bit; 8]> = x.chunks(8).map(|b| std::array::from_fn(|i| b[i].clone())).collect();
+                let inputs: Vec<[Slot; 8]> = x.chunks(8).map(|b| std::array::from_fn(|i| b[i].slot().expect("an input is a wire"))).collect();
+                let out = c.reserve_slots(bits as u32);
+                let outputs: Vec<[Slot; 8]> = (0..256).map(|lane| std::array::from_fn(|i| out + 8 * lane + i as Slot)).collect();
+                let scratch = c.reserve_slots(scratch_slots(256) as u32);
                 let before = c.batch().counts.and;
-                let s = sub_bytes(c, &bytes);
+                emit_sub_bytes(c, &inputs, &outputs, scratch);
                 assert_eq!(c.batch().counts.and - before, 256 * 32);
-                for byte in &s {
-                    c.output_bits(byte, Reveal::Evaluator);
+                for &s in outputs.iter().flatten() {
+                    c.emit(Gate::Output { a: s, to: Reveal::Evaluator });
                 }
             },
             shape,
