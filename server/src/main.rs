@@ -134,6 +134,13 @@ enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// The applications at the seed's sizes (loopback server + native client), beside the seed's
+    /// AND counts, and 1,000 AES blocks in one session.
+    Apps {
+        /// Print one JSON object instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Base OT, correlated OT extension, AES and transposition throughput.
     Ot {
         /// Print one JSON object instead of aligned lines.
@@ -159,6 +166,7 @@ fn main() -> ExitCode {
         Command::Bench(b) => match b {
             BenchCommand::Session { and_gates, memory, json } => bench::session::run(&bench::session::Options { and_gates, memory }, json),
             BenchCommand::Garble { and_gates, json } => bench::garble::run(&bench::garble::Options { and_gates }, json),
+            BenchCommand::Apps { json } => bench::apps::run(json),
             BenchCommand::Ot { json } => {
                 bench::ot::run(json);
                 Ok(())

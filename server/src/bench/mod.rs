@@ -1,5 +1,7 @@
 //! `garblet bench …`: benchmarks that print numbers (never timed assertions).
 
+pub mod apps;
+pub mod loopback;
 pub mod ot;
 pub mod garble;
 pub mod report;

@@ -10,11 +10,9 @@
 //! * With `--memory`: the server's resident memory during a 10^6-AND and a 10^8-AND session.
 
 use super::garble::garble_and_evaluate;
+use super::loopback::ServerProcess;
 use super::report::{rate, Report};
 use crate::client::{transport, Client, ConnectOptions};
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -47,7 +45,7 @@ garbler_inputs = { garbler = { hex = "0x0" } }
 "#;
 
 pub fn run(options: &Options, json: bool) -> Result<(), String> {
-    let server = ServerProcess::start()?;
+    let server = ServerProcess::start(SERVER_CONFIG)?;
     let url = format!("ws://{}/", server.addr);
     let connect = ConnectOptions { read_timeout: Duration::from_secs(600), ..ConnectOptions::default() };
 
@@ -117,50 +115,6 @@ fn raw_transfer(addr: &str, bytes: u64, connect: &ConnectOptions) -> Result<f64,
         return Err(format!("raw transfer: {received} of {bytes} bytes arrived"));
     }
     Ok(rate(received as f64, seconds))
-}
-
-/// `garblet serve` as a child process on a free loopback port.
-struct ServerProcess {
-    child: Child,
-    pid: u32,
-    addr: String,
-    config: PathBuf,
-}
-
-impl ServerProcess {
-    fn start() -> Result<Self, String> {
-        let exe = std::env::current_exe().map_err(|e| format!("finding the garblet binary: {e}"))?;
-        let config = std::env::temp_dir().join(format!("garblet-bench-{}.toml", std::process::id()));
-        std::fs::write(&config, SERVER_CONFIG).map_err(|e| format!("{}: {e}", config.display()))?;
-        let mut child = Command::new(exe)
-            .args(["serve", "--config"])
-            .arg(&config)
-            .env("GARBLET_LOG", "warn")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .map_err(|e| format!("starting the server: {e}"))?;
-        let pid = child.id();
-        let mut line = String::new();
-        if let Some(stdout) = child.stdout.take() {
-            let _ = BufReader::new(stdout).read_line(&mut line);
-        }
-        let Some(addr) = line.trim().strip_prefix("listening on ").map(str::to_string) else {
-            let _ = child.kill();
-            return Err(format!("the server did not start (it said {line:?})"));
-        };
-        Ok(ServerProcess { child, pid, addr, config })
-    }
-}
-
-impl Drop for ServerProcess {
-    fn drop(&mut self) {
-        // SIGTERM: the server shuts down gracefully (it has no sessions left by now).
-        // SAFETY: kill() only sends a signal to our own child process.
-        unsafe { libc::kill(self.pid as libc::pid_t, libc::SIGTERM) };
-        let _ = self.child.wait();
-        let _ = std::fs::remove_file(&self.config);
-    }
 }
 
 /// Samples a process's resident memory every 20 ms and keeps the peak.
