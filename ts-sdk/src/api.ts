@@ -3,3 +3,5 @@ export { AbortError, ConnectionError, GarbletError, InputError, ProtocolError, S
 export { Output } from './encode.js';
 export { Session, type RunResult } from './session.js';
 export type * from './types.js';
+export * as apps from './apps.js';
+export type { AppOptions, AppResult } from './apps.js';

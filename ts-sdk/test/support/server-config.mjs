@@ -20,6 +20,25 @@ export const SERVER_OPERANDS = {
   divide64: (1n << 64n) - 1000003n,
 };
 
+/** The server's side of the applications (services named as in the default configuration). */
+export const APP_VALUES = {
+  // 900 bits: an iris code.
+  irisCode: 0x3a5f_0c91_d2e8_774b_19c6_a0f3_5e82_d4b7n * (1n << 772n) + 0x9d21_6e4f_0b73_c8a5_e1f2_6d09_47ba_3c18n,
+  hammingThreshold: 300,
+  dna: 'GCGTGGATGTGCTAGAATTTACGCCCTTCCTAACCG',
+  text: 'the quick brown fox',
+  protein: 'MVHLTPEEKSAVTALWGKVNVDEV',
+  fortune: 1_500_000n,
+  bids: [2998500n, 6360060n, 9430815n, 9586960n, 2721960n, 4746093n, 8056747n, 9236009n],
+  records: [
+    [10332n, 416512n],
+    [11505n, 263730n],
+    [20580n, 364545n],
+    [22851n, 974459n],
+  ],
+  set: [26n, 145n, 295n, 300n, 317n, 373n, 378n, 469n],
+};
+
 const hex64 = (v) => `0x${v.toString(16).padStart(16, '0')}`;
 
 const aesService = (name, bristol, key) => `
@@ -69,6 +88,57 @@ name = "zero_equal"
 circuit = { bristol = "zero_equal" }
 inputs = [{ name = "a", party = "evaluator" }]
 outputs = [{ name = "is_zero", reveal = "evaluator" }]
+`,
+  `
+[[service]]
+name = "hamming"
+circuit = { builtin = "hamming", params = { n = 900 } }
+garbler_inputs = { x = { hex = "0x${APP_VALUES.irisCode.toString(16)}" } }
+
+[[service]]
+name = "hamming_threshold"
+circuit = { builtin = "hamming_threshold", params = { n = 900, t = ${APP_VALUES.hammingThreshold} } }
+garbler_inputs = { x = { hex = "0x${APP_VALUES.irisCode.toString(16)}" } }
+
+[[service]]
+name = "levenshtein"
+circuit = { builtin = "levenshtein", params = { n = ${APP_VALUES.dna.length}, m = 10, sigma = 2 }, client_params = { m = { max = 200, length_of = "b" } } }
+garbler_inputs = { a = { text = "${APP_VALUES.dna}" } }
+
+[[service]]
+name = "levenshtein_text"
+circuit = { builtin = "levenshtein", params = { n = ${APP_VALUES.text.length}, m = 10, sigma = 8 }, client_params = { m = { max = 200, length_of = "b" } } }
+garbler_inputs = { a = { text = "${APP_VALUES.text}" } }
+
+[[service]]
+name = "smith_waterman"
+circuit = { builtin = "smith_waterman", params = { n = ${APP_VALUES.protein.length}, m = 10 }, client_params = { m = { max = 100, length_of = "protein" } } }
+garbler_inputs = { protein = { text = "${APP_VALUES.protein}" } }
+
+[[service]]
+name = "aes128_bp"
+circuit = { builtin = "aes128_bp", params = { blocks = 1 }, client_params = { blocks = { max = 64 } } }
+garbler_inputs = { key = { hex = "${AES128_KEY}" } }
+
+[[service]]
+name = "millionaires"
+circuit = { builtin = "millionaires", params = { n = 32 } }
+garbler_inputs = { x = { decimal = ${APP_VALUES.fortune} } }
+
+[[service]]
+name = "minimum"
+circuit = { builtin = "minimum", params = { na = ${APP_VALUES.bids.length}, nb = 1, w = 32 }, client_params = { nb = { max = 64 } } }
+garbler_inputs = { values = { list = [${APP_VALUES.bids.join(', ')}] } }
+
+[[service]]
+name = "database_search"
+circuit = { builtin = "database_search", params = { records = ${APP_VALUES.records.length}, kx = 32, kp = 32 } }
+garbler_inputs = { records = { list = [${APP_VALUES.records.flat().join(', ')}] } }
+
+[[service]]
+name = "psi"
+circuit = { builtin = "psi", params = { na = ${APP_VALUES.set.length}, nb = 1, n = 32 }, client_params = { nb = { max = 64 } } }
+garbler_inputs = { set = { list = [${APP_VALUES.set.join(', ')}] } }
 `,
   `
 [[service]]
