@@ -5,14 +5,16 @@
 //! The keys must be distinct: the payloads of matching records are XORed together, which is
 //! their payload when at most one matches (an OR would cost kp more ANDs a record). Each record
 //! costs kx − 1 ANDs for [x_i = y] and kp to mask its payload: N(kx + kp − 1) in all. Records
-//! are compared several at a time side by side, so their ANDs reach the engines in groups.
+//! are compared several at a time side by side, so their ANDs reach the engines in groups. The
+//! garbler's configured records are checked for distinct keys before anything is garbled.
 
 use crate::builder::{Bit, Builder};
 use crate::gate::{Party, Reveal};
 use crate::int::UInt;
 use crate::library::{differ_lanes, StepBudget, STEP_GATES};
-use crate::program::{BuildError, Program, Shape};
-use crate::registry::{ParamSpec, ProgramSpec};
+use crate::program::{BuildError, InputField, Program, Shape};
+use crate::registry::{GarblerSecret, ParamSpec, Params, ProgramSpec};
+use crate::value;
 
 pub const SPEC: ProgramSpec = ProgramSpec {
     name: "database_search",
@@ -23,8 +25,23 @@ pub const SPEC: ProgramSpec = ProgramSpec {
         ParamSpec { name: "kp", doc: "bits a payload", default: 32, min: 1, max: 4096 },
     ],
     build: |p| Ok(Box::new(DatabaseSearch::new(p.usize("records"), p.usize("kx"), p.usize("kp")))),
-    garbler_secret: None,
+    garbler_secret: Some(GarblerSecret { fields: record_fields, derive: check_distinct_keys }),
 };
+
+fn record_fields(p: &Params) -> Vec<InputField> {
+    vec![Shape::uint_input("records", Party::Garbler, p.usize("records") * (p.usize("kx") + p.usize("kp")))]
+}
+
+/// The records as configured, once their keys are known to be distinct.
+fn check_distinct_keys(p: &Params, records: &[bool]) -> Result<Vec<bool>, BuildError> {
+    let (kx, kp) = (p.usize("kx"), p.usize("kp"));
+    let mut keys: Vec<&[bool]> = records.chunks(kx + kp).map(|record| &record[..kx]).collect();
+    keys.sort_unstable();
+    if let Some(pair) = keys.windows(2).find(|pair| pair[0] == pair[1]) {
+        return Err(BuildError::Parameter(format!("database_search: key {} appears in more than one record (keys must be distinct)", value::to_hex(pair[0]))));
+    }
+    Ok(records.to_vec())
+}
 
 pub struct DatabaseSearch {
     shape: Shape,

@@ -114,6 +114,12 @@ fn database_search_returns_the_payload_of_the_matching_key() {
         let ands = count("database_search", &[("records", records as u64), ("kx", kx as u64), ("kp", kp as u64)]).counts.and;
         assert_eq!(ands, (records * (kx + kp - 1)) as u64);
     }
+    // A database with a repeated key would answer with two payloads XORed: refused up front.
+    let spec = registry::find("database_search").unwrap();
+    let params = spec.resolve([("records", 3), ("kx", 8), ("kp", 8)]).unwrap();
+    let database: Vec<bool> = [(7u128, 1u128), (9, 2), (7, 3)].iter().flat_map(|&(k, p)| bits(k, 8).into_iter().chain(bits(p, 8))).collect();
+    let err = spec.garbler_bits(&params, database).unwrap_err().to_string();
+    assert!(err.contains("0x07") && err.contains("distinct"), "{err}");
 }
 
 #[test]
