@@ -1,0 +1,70 @@
+/** Private AES: AES-128 of your block under the server's key, which you never see. */
+import { FIPS197 } from '../demo-values';
+import { h } from '../dom';
+import { hex, parseHex } from '../format';
+import { choice, describeService, header, resultValue, type Page } from '../page';
+import { RunPanel } from '../run-panel';
+
+type Circuit = 'aes128' | 'aes128_bp';
+
+function randomBlock(): string {
+  return hex(crypto.getRandomValues(new Uint8Array(16)));
+}
+
+function mount(root: HTMLElement): void {
+  let circuit: Circuit = 'aes128';
+  const field = h('input', { type: 'text', class: 'hex', value: FIPS197.plaintext, maxlength: 47, spellcheck: 'false', 'data-testid': 'plaintext', 'aria-label': 'your 16-byte block in hex' });
+  const roles = h('div');
+  const panel = new RunPanel({
+    label: 'Encrypt privately',
+    prepare: () => {
+      const block = parseHex(field.value);
+      if (!block || block.length !== 16) throw new Error('Your block must be 16 bytes: 32 hex digits.');
+      return { service: circuit, inputs: { plaintext: block } };
+    },
+    show: (result) => {
+      const ciphertext = hex(result.outputs.ciphertext.bytes());
+      const block = hex(parseHex(field.value)!);
+      const fips =
+        block === FIPS197.plaintext
+          ? ciphertext === FIPS197.ciphertext
+            ? 'This is FIPS-197’s Appendix C.1 ciphertext: the server uses the demo key 000102…0f.'
+            : 'Not FIPS-197’s Appendix C.1 ciphertext: the server has its own key (GARBLET_AES_KEY), as it should.'
+          : undefined;
+      panel.result.replaceChildren(resultValue('AES-128(key, block)', ciphertext, { detail: fips ?? 'The server learned nothing about your block, nor the ciphertext.' }));
+    },
+  });
+
+  root.append(
+    ...header(
+      'Private AES',
+      'The server holds an AES-128 key. Send it nothing but garbled-circuit traffic and get back AES_k(your block): you learn the ciphertext and nothing about the key; the server learns nothing about your block. This is an oblivious PRF: the basis of private set intersection, password hardening and private contact discovery.',
+    ),
+    choice<Circuit>(
+      'circuit',
+      [
+        { value: 'aes128', label: 'Bristol Fashion circuit (aes128, 6,400 AND gates)' },
+        { value: 'aes128_bp', label: 'library circuit, Boyar–Peralta S-box (aes128_bp, 5,120 AND gates)' },
+      ],
+      circuit,
+      (c) => {
+        circuit = c;
+        void describeService(c, roles, panel);
+      },
+    ),
+    roles,
+    h('h3', {}, 'Your block'),
+    h('label', { class: 'field' }, '16 bytes, hex ', field),
+    h(
+      'div',
+      { class: 'buttons' },
+      h('button', { type: 'button', class: 'secondary', onclick: () => (field.value = FIPS197.plaintext) }, 'FIPS-197 example'),
+      h('button', { type: 'button', class: 'secondary', 'data-testid': 'random-block', onclick: () => (field.value = randomBlock()) }, 'Random block'),
+    ),
+    h('p', { class: 'hint' }, `FIPS-197 Appendix C.1: key ${FIPS197.key}, plaintext ${FIPS197.plaintext} → ciphertext ${FIPS197.ciphertext}. The demo server uses that key unless GARBLET_AES_KEY sets another.`),
+    panel.element,
+  );
+  void describeService(circuit, roles, panel);
+}
+
+export const aesPage: Page = { path: 'aes', title: 'Private AES', mount };

@@ -1,0 +1,12 @@
+import { defineConfig } from 'vite';
+
+export default defineConfig({
+  // The SDK finds its worker and its WebAssembly with `new URL(…, import.meta.url)`; pre-bundling
+  // it would move browser.js away from worker.js and ../wasm/, so it is served as it is.
+  optimizeDeps: { exclude: ['garblet'] },
+  // The SDK's worker is an ES module (it imports the wasm-bindgen glue).
+  worker: { format: 'es' },
+  build: { target: 'es2022' },
+  server: { host: '127.0.0.1', port: 5173 },
+  preview: { host: '127.0.0.1', port: 4173 },
+});
