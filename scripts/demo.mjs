@@ -1,0 +1,45 @@
+// `npm run demo`: installs what is missing, builds, starts `garblet serve` with its embedded
+// default services and the web client, and prints the page's address. Ctrl-C stops both.
+//   GARBLET_PORT=9090 npm run demo    the server on another port (the page is told where)
+//   WEB_PORT=5000 npm run demo        the web client on another port (default 4173, or the next free)
+import { setup } from './setup.mjs';
+import { build, configWith, startServer, startWebClient } from './stack.mjs';
+
+const DEFAULT_SERVER = 'ws://127.0.0.1:8080';
+
+setup();
+build();
+
+const port = process.env.GARBLET_PORT;
+let server;
+try {
+  // Without GARBLET_PORT: exactly `garblet serve`, the embedded default configuration.
+  server = await startServer({ config: port ? configWith({ listen: `127.0.0.1:${port}` }) : undefined, inherit: true });
+} catch (e) {
+  console.error(`\n[demo] garblet serve did not start: ${e.message.split('\n')[0]}`);
+  console.error(`[demo] Is port ${port ?? 8080} taken (another garblet serve?) Stop it, or run GARBLET_PORT=9090 npm run demo.`);
+  process.exit(1);
+}
+const web = await startWebClient({ port: Number(process.env.WEB_PORT ?? 4173) });
+
+const page = new URL(web.url);
+if (server.url !== DEFAULT_SERVER) page.searchParams.set('server', server.url);
+console.log(`
+  Garblet demo
+    server      ${server.url}  (garblet serve, default services)
+    web client  ${page}
+
+  Open the web client in a browser. Ctrl-C stops both.
+`);
+
+let stopping = false;
+async function stop(code) {
+  if (stopping) return;
+  stopping = true;
+  await Promise.all([server.stop(), web.stop()]);
+  process.exit(code);
+}
+process.on('SIGINT', () => void stop(0));
+process.on('SIGTERM', () => void stop(0));
+server.exited.then(() => !stopping && (console.error('[demo] garblet serve exited'), stop(1)));
+web.exited.then(() => !stopping && (console.error('[demo] the web client exited'), stop(1)));
