@@ -1,0 +1,30 @@
+/** Where the tests find the server and the web client, and private servers for failure tests. */
+import type { Page } from '@playwright/test';
+import { configWith, startServer } from '../../scripts/stack.mjs';
+
+/** Short timeouts: a test that leaves a session hanging must not hold the server for a minute. */
+export const E2E_LIMITS = { handshake_timeout_secs: 5, idle_timeout_secs: 15, shutdown_grace_secs: 1 };
+
+function env(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set: run the tests with playwright test (the global setup sets it)`);
+  return value;
+}
+
+/** The shared server's ws:// address. */
+export const serverUrl = () => env('GARBLET_E2E_SERVER');
+/** The shared server's configuration (TOML text). */
+export const serverConfig = () => env('GARBLET_E2E_CONFIG');
+
+/** Opens a demo page (`#/path`) talking to `server` (default: the shared one). */
+export async function openDemo(page: Page, path: string, server = serverUrl()): Promise<void> {
+  const url = new URL(env('GARBLET_E2E_WEB'));
+  url.searchParams.set('server', server);
+  url.hash = `/${path}`;
+  await page.goto(url.toString());
+}
+
+/** A server of the test's own, with the default services, to stop or kill mid-test. */
+export function startPrivateServer() {
+  return startServer({ config: configWith({ listen: '127.0.0.1:0', limits: E2E_LIMITS }) });
+}

@@ -1,0 +1,27 @@
+import { expect, test } from '@playwright/test';
+import { finishedState, runToCompletion } from '../support/demo-page';
+import { openDemo } from '../support/servers';
+import { serverInteger } from '../support/server-values';
+
+test('cancel stops a long run mid-stream and the page stays usable', async ({ page }) => {
+  await openDemo(page, 'any');
+  await page.getByTestId('service').selectOption('synthetic');
+  await page.getByTestId('param-and_gates').fill(String(5e7));
+  await page.getByTestId('run').click();
+
+  // Cancel once gates are streaming, well before the end.
+  const progress = page.getByTestId('progress');
+  await expect(progress).toHaveAttribute('data-and-gates', /^[1-9]/);
+  await page.getByTestId('cancel').click();
+  expect(await finishedState(page)).toBe('cancelled');
+  await expect(page.getByTestId('status')).toHaveText('cancelled');
+  await expect(page.getByTestId('error')).toContainText('Cancelled');
+  expect(Number(await progress.getAttribute('data-and-gates'))).toBeLessThan(5e7);
+  await expect(page.getByTestId('run')).toBeEnabled();
+
+  // A new run on a new session works.
+  await page.getByTestId('service').selectOption('add64');
+  await page.getByTestId('input-b').fill('5');
+  await runToCompletion(page);
+  expect(await page.getByTestId('output-sum').getAttribute('data-value')).toBe(String(serverInteger('add64', 'a') + 5n));
+});
