@@ -117,6 +117,13 @@ impl Catalog {
 }
 
 impl ServiceInfo {
+    /// The AND count the catalog announces, if `resolved` is this service's default circuit
+    /// (parameters left out or given their default values alike).
+    pub fn default_and_gates(&self, resolved: &Resolved) -> Option<u64> {
+        let default = self.resolve(&[]).ok()?;
+        (default.circuit_id == resolved.circuit_id).then_some(self.and_gates).flatten()
+    }
+
     /// The circuit this service computes with the client's parameters.
     pub fn resolve(&self, client_params: &[(String, u64)]) -> Result<Resolved, ResolveError> {
         let params_error = |message: String| ResolveError::Params { service: self.name.clone(), message };
@@ -244,5 +251,20 @@ mod tests {
         assert!(matches!(s.resolve(&[("and_gates".into(), 5000)]), Err(ResolveError::Params { .. })), "out of range");
         assert!(matches!(again.service("nope"), Err(ResolveError::UnknownService(_))));
         assert!(matches!(Catalog::parse("{"), Err(ResolveError::Malformed(_))));
+    }
+
+    #[test]
+    fn the_announced_and_count_holds_for_the_default_parameters_however_given() {
+        let mut s = ServiceInfo { and_gates: Some(100), ..synthetic_service() };
+        // The service's default for the client-settable parameter, as a configuration sets it.
+        if let CircuitInfo::Builtin { params, .. } = &mut s.circuit {
+            params.insert("and_gates".into(), 100);
+        }
+        let default = s.resolve(&[]).unwrap();
+        assert_eq!(s.default_and_gates(&default), Some(100));
+        let explicit = s.resolve(&[("and_gates".into(), 100)]).unwrap();
+        assert_eq!(s.default_and_gates(&explicit), Some(100), "the default, given explicitly");
+        let other = s.resolve(&[("and_gates".into(), 101)]).unwrap();
+        assert_eq!(s.default_and_gates(&other), None);
     }
 }

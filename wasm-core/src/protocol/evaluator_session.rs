@@ -270,13 +270,14 @@ impl EvaluatorSession {
         if evaluator_inputs.len() != expected {
             return Err(SessionError::Input(format!("{service} takes {expected} input bits from the client; {} were given", evaluator_inputs.len())));
         }
+        let default_total = info.default_and_gates(&resolved);
         let (source, and_total) = match resolved.circuit {
             ResolvedCircuit::Builtin { spec, params: full } => {
                 // The service's count for its defaults; else the program's own count, or a dry
                 // run for progress bars — bounded, so a huge circuit does not delay the start.
-                let total = match info.and_gates {
-                    Some(n) if params.is_empty() => Some(n),
-                    _ => count_and_gates(spec.instantiate(&full)?, DRY_RUN_GATES)?,
+                let total = match default_total {
+                    Some(n) => Some(n),
+                    None => count_and_gates(spec.instantiate(&full)?, DRY_RUN_GATES)?,
                 };
                 (Source::Program { runner: Runner::new(spec.instantiate(&full)?), ready: false }, total)
             }
@@ -300,6 +301,8 @@ impl EvaluatorSession {
             chunks.push(Frame::OtChunk(message).encode());
         }
         self.engine.start_computation(labels);
+        // Counted from here: the request and the OT extension are this computation's traffic.
+        let start_counters = self.outbox.counters;
         let request = super::frame::ComputeRequest { service: service.into(), params, circuit_id: resolved.circuit_id, evaluator_bits: expected as u64 };
         self.outbox.push(Frame::Compute(request).encode());
         for chunk in chunks {
@@ -319,7 +322,7 @@ impl EvaluatorSession {
             garbler_stats: None,
             start_ms: self.clock.now_ms(),
             start_cpu: self.clock.cpu_ms(),
-            start_counters: self.outbox.counters,
+            start_counters,
             start_and: self.engine.and_gates(),
         };
         self.state = State::Computing(Box::new(active));

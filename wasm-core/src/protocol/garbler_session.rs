@@ -130,6 +130,9 @@ pub struct GarblerSession {
     events: VecDeque<GarblerEvent>,
     /// Stream bytes of the last computation, to check late credit against.
     last_produced: u64,
+    /// The counters before the frame being handled: a computation's traffic starts with its
+    /// request.
+    before_frame: Counters,
 }
 
 impl GarblerSession {
@@ -147,12 +150,14 @@ impl GarblerSession {
             outbox: Outbox::default(),
             events: VecDeque::new(),
             last_produced: 0,
+            before_frame: Counters::default(),
         })
     }
 
     /// Handles one frame from the client. On error the session is closed and an `Error` frame
     /// is queued for the client; the error is returned for the server's log.
     pub fn handle(&mut self, bytes: &[u8], services: &dyn Services) -> Result<(), SessionError> {
+        self.before_frame = self.outbox.counters;
         self.outbox.counters.received(bytes);
         let result = self.handle_frame(bytes, services);
         if let Err(e) = &result {
@@ -320,7 +325,7 @@ impl GarblerSession {
             learns_outputs,
             start_ms: self.clock.now_ms(),
             start_cpu: self.clock.cpu_ms(),
-            start_counters: self.outbox.counters,
+            start_counters: self.before_frame,
             start_and: used,
         });
         Ok(if evaluator_bits == 0 { self.begin_streaming(active) } else { State::Extending(active) })

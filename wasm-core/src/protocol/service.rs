@@ -189,7 +189,7 @@ impl Services for ServiceTable {
                 if garbler_inputs.len() != program.shape().input_bits(Party::Garbler) {
                     return Err(internal("the garbler's input does not fit these parameters".into()));
                 }
-                let and_gates = if request.params.is_empty() { entry.info.and_gates } else { program.and_gates_hint() };
+                let and_gates = entry.info.default_and_gates(&resolved).or_else(|| program.and_gates_hint());
                 Ok(Plan { shape: resolved.shape, gates: GateSource::Program(program), garbler_inputs, stream_topology: false, circuit_id: resolved.circuit_id, and_gates })
             }
             CircuitSource::Bristol { text, info, inputs, outputs } => {
