@@ -109,9 +109,10 @@ fn private_aes_over_a_session_gives_fips197() {
     assert_eq!(result.garbler.and_gates, 6400);
     assert!(result.garbler.bytes_sent >= 6400 * 32);
     assert_eq!(result.evaluator.bytes_received, result.garbler.bytes_sent);
-    // The request and the 128 OT-extension rows (16 bytes each) count as the client's upload.
-    assert_eq!(result.evaluator.bytes_sent, result.garbler.bytes_received);
-    assert!(result.evaluator.bytes_sent >= 128 * 16);
+    // The request and the 128 OT-extension rows (16 bytes each) count as the client's upload on
+    // both sides (the client's count also has credit sent after the garbler's Done).
+    assert!(result.garbler.bytes_received >= 128 * 16);
+    assert!(result.evaluator.bytes_sent >= result.garbler.bytes_received);
     match pair.garbler.poll_event() {
         Some(GarblerEvent::Finished { garbler_outputs, .. }) => assert!(garbler_outputs.is_empty(), "the garbler learns nothing"),
         other => panic!("{other:?}"),
