@@ -6,7 +6,7 @@
 //! at once — however many gates it has. Operations on constants never emit gates: an AND with a
 //! known 0 is a known 0, an XOR with a known 1 is a NOT, and so on.
 
-use crate::gate::{Batch, Gate, Party, Reveal, Slot};
+use crate::gate::{Batch, Gate, GateCounts, Party, Reveal, Slot};
 use std::cell::RefCell;
 use std::fmt;
 use std::rc::Rc;
@@ -332,9 +332,10 @@ impl Builder {
         self.batch.push(gate);
     }
 
-    /// Appends gates over reserved slots as they are.
-    pub fn emit_all(&mut self, gates: &[Gate]) {
-        self.batch.extend_from_slice(gates);
+    /// Appends gates over reserved slots as they are, given their counts (see
+    /// [`Batch::extend_counted`]).
+    pub fn emit_counted(&mut self, gates: &[Gate], counts: &GateCounts) {
+        self.batch.extend_counted(gates, counts);
     }
 
     // ---- batches, for the runner ----

@@ -110,6 +110,15 @@ impl GateCounts {
         }
     }
 
+    /// The counts of a run of gates.
+    pub fn of(gates: &[Gate]) -> Self {
+        let mut counts = GateCounts::default();
+        for g in gates {
+            counts.count(g);
+        }
+        counts
+    }
+
     pub fn add(&mut self, other: &GateCounts) {
         self.and += other.and;
         self.xor += other.xor;
@@ -147,13 +156,14 @@ impl Batch {
         self.gates.push(gate);
     }
 
-    /// Appends a run of gates: one copy, then one counting pass.
+    /// Appends a run of gates whose counts the caller already knows (a program that emits the
+    /// same run over and over counts it once), so the gates are only copied, not inspected.
+    /// `counts` must be exactly the counts of `gates`: debug builds check it.
     #[inline]
-    pub fn extend_from_slice(&mut self, gates: &[Gate]) {
+    pub fn extend_counted(&mut self, gates: &[Gate], counts: &GateCounts) {
+        debug_assert_eq!(*counts, GateCounts::of(gates), "counts given for a run of gates");
         self.gates.extend_from_slice(gates);
-        for g in gates {
-            self.counts.count(g);
-        }
+        self.counts.add(counts);
     }
 
     pub fn clear(&mut self) {

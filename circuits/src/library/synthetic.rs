@@ -12,7 +12,7 @@
 //! gate and what a benchmark measures is the engines. Every gate is still garbled and evaluated.
 
 use crate::builder::Builder;
-use crate::gate::{Gate, Party, Reveal, Slot};
+use crate::gate::{Gate, GateCounts, Party, Reveal, Slot};
 use crate::program::{BuildError, Program, Shape};
 use crate::registry::{ParamSpec, Params, ProgramSpec};
 
@@ -71,6 +71,16 @@ impl Synthetic {
         self.base + (value & (self.width - 1)) as Slot
     }
 
+    /// The counts of `len` gates of the period from position `start`: the gates at multiples of
+    /// `gates_per_and` are ANDs, the rest XORs. Arithmetic, so copies need no counting pass.
+    fn run_counts(&self, start: usize, len: usize) -> GateCounts {
+        let g = self.gates_per_and as usize;
+        // ANDs at positions in start..start + len: multiples of g below the end, minus those
+        // below the start.
+        let and = (start + len).div_ceil(g) - start.div_ceil(g);
+        GateCounts { and: and as u64, xor: (len - and) as u64, ..GateCounts::default() }
+    }
+
     /// Gates t = width … width + period − 1: the k-th gate of every period has the same slots.
     fn build_period(&mut self) {
         let (width, quarter, span) = (self.width, self.width / 4, self.width - self.width / 4);
@@ -112,7 +122,7 @@ impl Program for Synthetic {
         self.gates_left -= count as u64;
         while count > 0 {
             let run = count.min(self.period.len() - self.next);
-            c.emit_all(&self.period[self.next..self.next + run]);
+            c.emit_counted(&self.period[self.next..self.next + run], &self.run_counts(self.next, run));
             self.next = (self.next + run) % self.period.len();
             count -= run;
         }
@@ -145,6 +155,18 @@ mod tests {
         assert_eq!(summary.max_live, 256);
         assert!(SPEC.resolve([("width", 300)]).is_ok_and(|p| SPEC.instantiate(&p).is_err()));
         assert!(SPEC.resolve([("nope", 1)]).is_err());
+    }
+
+    /// The counts emitted with each run of copied gates are those of the gates themselves, also
+    /// when runs start and end mid-period (a period of 768 gates, steps of 1024).
+    #[test]
+    fn batch_counts_match_the_gates() {
+        for (xor_per_and, width) in [(2, 256), (1, 512), (0, 256), (3, 1024)] {
+            let mut runner = Runner::with_batch_gates(Box::new(Synthetic::new(5_000, xor_per_and, width, 7)), 1000);
+            while let Some(batch) = runner.next_batch().unwrap() {
+                assert_eq!(batch.counts, GateCounts::of(&batch.gates), "xor_per_and {xor_per_and}, width {width}");
+            }
+        }
     }
 
     #[test]
