@@ -43,7 +43,7 @@ impl AndGroup {
         let (sa, sb) = (la.sigma(), lb.sigma());
         // W_G = H(A) ⊕ sa·T_G and W_E = H(B) ⊕ sb·(T_E ⊕ A), with H(X) = π(σ(X) ⊕ j) ⊕ σ(X):
         // everything but the two π outputs is known now, so fold it into one mask.
-        self.masks[k] = tg.select(la.lsb()) ^ (te ^ la).select(lb.lsb()) ^ sa ^ sb;
+        self.masks[k] = tg.and(la.lsb_mask()) ^ (te ^ la).and(lb.lsb_mask()) ^ sa ^ sb;
         self.y[2 * k] = sa ^ j0;
         self.y[2 * k + 1] = sb ^ j0 ^ one;
         self.len = k + 1;

@@ -85,6 +85,22 @@ impl Lane {
         unsafe { _mm_cvtsi128_si32(self.0) & 1 == 1 }
     }
 
+    /// All ones if the lsb is set, else zero: a mask for [`Lane::and`], computed without
+    /// leaving the vector registers (cheaper than `select(self.lsb())`).
+    #[inline(always)]
+    pub fn lsb_mask(self) -> Lane {
+        // SAFETY: SSE2 only.
+        // The lsb to the top of 32-bit lane 0, copied to every 32-bit lane, then spread
+        // over its lane by the arithmetic shift.
+        unsafe { Lane(_mm_srai_epi32::<31>(_mm_shuffle_epi32::<0>(_mm_slli_epi32::<31>(self.0)))) }
+    }
+
+    #[inline(always)]
+    pub fn and(self, o: Lane) -> Lane {
+        // SAFETY: SSE2 only.
+        Lane(unsafe { _mm_and_si128(self.0, o.0) })
+    }
+
     /// σ(xL ‖ xR) = (xL ⊕ xR) ‖ xL: swap the halves, then fold the high half back in.
     #[inline(always)]
     pub fn sigma(self) -> Lane {
@@ -145,6 +161,18 @@ impl Lane {
     }
 
     #[inline(always)]
+    pub fn lsb_mask(self) -> Lane {
+        // The lsb to the top of 64-bit lane 0, spread over it, then copied to lane 1.
+        let spread = i64x2_shr(i64x2_shl(self.0, 63), 63);
+        Lane(i64x2_shuffle::<0, 0>(spread, spread))
+    }
+
+    #[inline(always)]
+    pub fn and(self, o: Lane) -> Lane {
+        Lane(v128_and(self.0, o.0))
+    }
+
+    #[inline(always)]
     pub fn sigma(self) -> Lane {
         let swapped = i64x2_shuffle::<1, 0>(self.0, self.0);
         let high = v128_and(self.0, u64x2(0, u64::MAX));
@@ -199,6 +227,16 @@ impl Lane {
     }
 
     #[inline(always)]
+    pub fn lsb_mask(self) -> Lane {
+        Lane((self.0 & 1).wrapping_neg())
+    }
+
+    #[inline(always)]
+    pub fn and(self, o: Lane) -> Lane {
+        Lane(self.0 & o.0)
+    }
+
+    #[inline(always)]
     pub fn sigma(self) -> Lane {
         Lane(Block(self.0).sigma().0)
     }
@@ -240,6 +278,9 @@ mod tests {
             assert_eq!(la.lsb(), a.lsb());
             assert_eq!(la.select(true).to_block(), a);
             assert_eq!(la.select(false).to_block(), Block::ZERO);
+            assert_eq!(lb.and(la.lsb_mask()).to_block(), b.select(a.lsb()));
+            assert_eq!(la.and(lb).to_block(), Block(a.0 & b.0));
+            assert_eq!(la.lsb_mask().to_block(), Block(if a.lsb() { u128::MAX } else { 0 }));
             let mut bytes = [0u8; 16];
             la.write(&mut bytes);
             assert_eq!(bytes, a.to_bytes());
