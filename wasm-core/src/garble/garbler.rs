@@ -44,41 +44,26 @@ struct Keys {
     one: Lane,
 }
 
-/// ANDs waiting to be hashed together.
+/// ANDs waiting to be hashed together. `push` only records each AND's input zero-labels;
+/// `flush` derives the hash inputs in one tight loop, so the per-gate loop stays short.
 struct AndGroup {
     len: usize,
-    /// The session-wide index of the next AND: its tweaks are 2i and 2i+1.
+    /// The session-wide index of the next AND to flush: its tweaks are 2i and 2i+1.
     next_index: u64,
     a0: [Lane; GARBLE_GROUP],
+    b0: [Lane; GARBLE_GROUP],
     out: [Slot; GARBLE_GROUP],
-    pb: [bool; GARBLE_GROUP],
-    /// σ(A0) and σ(B0) per AND (σ(A1) = σ(A0) ⊕ σ(Δ), as σ is linear).
-    sigma: [Lane; 2 * GARBLE_GROUP],
     /// Hash inputs σ(A0) ⊕ j, σ(A1) ⊕ j, σ(B0) ⊕ j', σ(B1) ⊕ j' per AND.
     y: [Lane; 4 * GARBLE_GROUP],
-    /// The group's tables (T_G, T_E), appended to the payload in one copy.
-    tables: [[u8; 16]; 2 * GARBLE_GROUP],
 }
 
 impl AndGroup {
     #[inline(always)]
-    fn push(&mut self, a0: Lane, b0: Lane, out: Slot, keys: &Keys) {
+    fn push(&mut self, a0: Lane, b0: Lane, out: Slot) {
         let k = self.len % GARBLE_GROUP;
-        // Tweaks 2i and 2i+1 for the i-th AND of the session: unique under this Δ.
-        let j0 = Lane::tweak(self.next_index);
-        let j1 = j0 ^ keys.one;
-        self.next_index += 1;
         self.a0[k] = a0;
+        self.b0[k] = b0;
         self.out[k] = out;
-        self.pb[k] = b0.lsb();
-        let (sa, sb) = (a0.sigma(), b0.sigma());
-        self.sigma[2 * k] = sa;
-        self.sigma[2 * k + 1] = sb;
-        let y = &mut self.y[4 * k..4 * k + 4];
-        y[0] = sa ^ j0;
-        y[1] = sa ^ keys.sigma_delta ^ j0;
-        y[2] = sb ^ j1;
-        y[3] = sb ^ keys.sigma_delta ^ j1;
         self.len = k + 1;
     }
 
@@ -88,26 +73,41 @@ impl AndGroup {
         if n == 0 {
             return;
         }
-        hash.permute(as_blocks(&mut self.y[..4 * n]));
-        let (delta, sd) = (keys.delta, keys.sigma_delta);
-        for k in 0..n {
-            let p = &self.y[4 * k..4 * k + 4];
-            let (sa, sb) = (self.sigma[2 * k], self.sigma[2 * k + 1]);
-            let (a0, pb) = (self.a0[k], self.pb[k]);
-            // H(X, j) = π(σ(X) ⊕ j) ⊕ σ(X).
-            let (ha0, ha1, hb0, hb1) = (p[0] ^ sa, p[1] ^ sa ^ sd, p[2] ^ sb, p[3] ^ sb ^ sd);
-            // Garbler half-gate (a ∧ pb, the garbler knowing pb).
-            let tg = ha0 ^ ha1 ^ delta.select(pb);
-            let wg = ha0 ^ tg.select(a0.lsb());
-            // Evaluator half-gate (a ∧ (b ⊕ pb), the evaluator knowing b ⊕ pb):
-            // T_E = H(B0) ⊕ H(B1) ⊕ A0 and W_E = H(B_pb).
-            let te = hb0 ^ hb1 ^ a0;
-            let we = hb0 ^ (hb0 ^ hb1).select(pb);
-            labels[self.out[k] as usize] = wg ^ we;
-            tg.write(&mut self.tables[2 * k]);
-            te.write(&mut self.tables[2 * k + 1]);
+        let (a0, b0, y) = (&self.a0[..n], &self.b0[..n], &mut self.y[..4 * n]);
+        let sd = keys.sigma_delta;
+        for (k, ((a, b), y)) in a0.iter().zip(b0).zip(y.as_chunks_mut::<4>().0).enumerate() {
+            // Tweaks 2i and 2i+1 for the i-th AND of the session: unique under this Δ.
+            let j0 = Lane::tweak(self.next_index + k as u64);
+            let j1 = j0 ^ keys.one;
+            // σ(A1) = σ(A0 ⊕ Δ) = σ(A0) ⊕ σ(Δ), as σ is linear.
+            let (sa, sb) = (a.sigma(), b.sigma());
+            *y = [sa ^ j0, sa ^ sd ^ j0, sb ^ j1, sb ^ sd ^ j1];
         }
-        payload.extend_from_slice(self.tables[..2 * n].as_flattened());
+        self.next_index += n as u64;
+        hash.permute(as_blocks(y));
+
+        // The tables go straight into the payload: grow it once, then fill in place.
+        let start = payload.len();
+        payload.resize(start + n * 2 * Block::BYTES, 0);
+        let tables = payload[start..].as_chunks_mut::<{ 2 * Block::BYTES }>().0;
+        let delta = keys.delta;
+        for ((((p, &a0), &b0), &out), table) in y.as_chunks::<4>().0.iter().zip(a0).zip(b0).zip(&self.out[..n]).zip(tables) {
+            let (pa, pb) = (a0.lsb_mask(), b0.lsb_mask());
+            // H(X, j) = π(σ(X) ⊕ j) ⊕ σ(X), and σ(X1) = σ(X0) ⊕ σ(Δ): so H(X0) ⊕ H(X1), all the
+            // tables need, is π(y0) ⊕ π(y1) ⊕ σ(Δ), without σ(X0).
+            let (ha, hb) = (p[0] ^ p[1] ^ sd, p[2] ^ p[3] ^ sd);
+            // Garbler half-gate (a ∧ pb, the garbler knowing pb):
+            // T_G = H(A0) ⊕ H(A1) ⊕ pb·Δ and W_G = H(A0) ⊕ pa·T_G.
+            let tg = ha ^ delta.and(pb);
+            // Evaluator half-gate (a ∧ (b ⊕ pb), the evaluator knowing b ⊕ pb):
+            // T_E = H(B0) ⊕ H(B1) ⊕ A0 and W_E = H(B0) ⊕ pb·(H(B0) ⊕ H(B1)).
+            let te = hb ^ a0;
+            // W_G ⊕ W_E, where H(A0) ⊕ H(B0) = π(y0) ⊕ π(y2) ⊕ σ(A0 ⊕ B0) (σ is linear).
+            labels[out as usize] = p[0] ^ p[2] ^ (a0 ^ b0).sigma() ^ tg.and(pa) ^ hb.and(pb);
+            let (tg_bytes, te_bytes) = table.split_at_mut(Block::BYTES);
+            tg.write(tg_bytes.try_into().expect("16 bytes"));
+            te.write(te_bytes.try_into().expect("16 bytes"));
+        }
         pending.clear(&self.out[..n]);
         self.len = 0;
     }
@@ -129,11 +129,9 @@ impl Garbler {
                 len: 0,
                 next_index: 0,
                 a0: [Lane::ZERO; GARBLE_GROUP],
+                b0: [Lane::ZERO; GARBLE_GROUP],
                 out: [0; GARBLE_GROUP],
-                pb: [false; GARBLE_GROUP],
-                sigma: [Lane::ZERO; 2 * GARBLE_GROUP],
                 y: [Lane::ZERO; 4 * GARBLE_GROUP],
-                tables: [[0; 16]; 2 * GARBLE_GROUP],
             },
             label_prg,
             garbler_inputs: Vec::new(),
@@ -220,7 +218,7 @@ impl Garbler {
                     if pending.any(a, b, o) {
                         group.flush(hash, &keys, labels, pending, out);
                     }
-                    group.push(labels[a as usize], labels[b as usize], o, &keys);
+                    group.push(labels[a as usize], labels[b as usize], o);
                     pending.set(o);
                     if group.len == GARBLE_GROUP {
                         group.flush(hash, &keys, labels, pending, out);

@@ -54,8 +54,10 @@ pub enum GarbleError {
     Random(String),
 }
 
-/// ANDs hashed together per group: 32 (128 AES blocks) when garbling, 64 when evaluating.
-const GARBLE_GROUP: usize = 32;
+/// ANDs hashed together per group: 64 (256 AES blocks when garbling, 128 when evaluating).
+/// Larger groups spread each flush's fixed costs thinner, but only up to the width of the
+/// circuit: a group is cut short at the first gate that needs one of its outputs.
+const GARBLE_GROUP: usize = 64;
 const EVAL_GROUP: usize = 64;
 
 /// Which slots may be outputs of ANDs still waiting in the current group.
