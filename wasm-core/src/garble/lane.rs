@@ -263,9 +263,12 @@ impl core::ops::BitXor for Lane {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test;
 
-    /// Every lane operation equals the scalar `Block` one.
-    #[test]
+    /// Every lane operation equals the scalar `Block` one (under node for the simd128 lanes).
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
     fn lane_matches_scalar_block() {
         let mut x = 0x0123_4567_89ab_cdef_fedc_ba98_7654_3211u128;
         for _ in 0..1000 {
