@@ -9,7 +9,7 @@
 //! [ decoding bits of the outputs the evaluator learns, packed LSB first ]
 //! ```
 //!
-//! (Tables first, so the garbler appends them as it goes, without zero-filling a buffer.)
+//! (Tables first, so the garbler appends them group by group, before it knows the rest.)
 //!
 //! ANDs are not hashed one at a time: consecutive independent ANDs are collected into a group
 //! and hashed together (4 blocks per AND to garble, 2 to evaluate), so AES runs on long batches
