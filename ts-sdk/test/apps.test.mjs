@@ -1,7 +1,7 @@
 /**
  * The application helpers (`apps.*`) against the library's services, each checked against a
- * reference computed here: popcount, Wagner–Fischer, Smith–Waterman over every gap length,
- * node:crypto AES, and plain comparisons and look-ups.
+ * plaintext reference (test-support/references.mjs: popcount, Wagner–Fischer, Smith–Waterman
+ * over every gap length), node:crypto AES, and plain comparisons and look-ups.
  */
 import assert from 'node:assert/strict';
 import { createCipheriv, randomBytes } from 'node:crypto';
@@ -10,6 +10,7 @@ import { Garblet, InputError, apps } from 'garblet';
 import { AES128_KEY, APP_VALUES } from './support/server-config.mjs';
 import { startServer } from './support/server.mjs';
 import { randomUint } from './support/util.mjs';
+import { levenshtein, popcount, smithWaterman } from '../../test-support/references.mjs';
 
 let server;
 let session;
@@ -21,62 +22,6 @@ after(async () => {
   session?.close();
   await server?.kill();
 });
-
-const popcount = (v) => [...v.toString(2)].filter((c) => c === '1').length;
-
-function levenshtein(a, b) {
-  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const next = [i];
-    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1), row[j] + 1, next[j - 1] + 1);
-    row = next;
-  }
-  return row[b.length];
-}
-
-// BLOSUM62 (Henikoff & Henikoff 1992), rows and columns in the order ARNDCQEGHILKMFPSTWYV.
-const AMINO = 'ARNDCQEGHILKMFPSTWYV';
-const BLOSUM62 = `
- 4 -1 -2 -2  0 -1 -1  0 -2 -1 -1 -1 -1 -2 -1  1  0 -3 -2  0
--1  5  0 -2 -3  1  0 -2  0 -3 -2  2 -1 -3 -2 -1 -1 -3 -2 -3
--2  0  6  1 -3  0  0  0  1 -3 -3  0 -2 -3 -2  1  0 -4 -2 -3
--2 -2  1  6 -3  0  2 -1 -1 -3 -4 -1 -3 -3 -1  0 -1 -4 -3 -3
- 0 -3 -3 -3  9 -3 -4 -3 -3 -1 -1 -3 -1 -2 -3 -1 -1 -2 -2 -1
--1  1  0  0 -3  5  2 -2  0 -3 -2  1  0 -3 -1  0 -1 -2 -1 -2
--1  0  0  2 -4  2  5 -2  0 -3 -3  1 -2 -3 -1  0 -1 -3 -2 -2
- 0 -2  0 -1 -3 -2 -2  6 -2 -4 -4 -2 -3 -3 -2  0 -2 -2 -3 -3
--2  0  1 -1 -3  0  0 -2  8 -3 -3 -1 -2 -1 -2 -1 -2 -2  2 -3
--1 -3 -3 -3 -1 -3 -3 -4 -3  4  2 -3  1  0 -3 -2 -1 -3 -1  3
--1 -2 -3 -4 -1 -2 -3 -4 -3  2  4 -2  2  0 -3 -2 -1 -2 -1  1
--1  2  0 -1 -3  1  1 -2 -1 -3 -2  5 -1 -3 -1  0 -1 -3 -2 -2
--1 -1 -2 -3 -1  0 -2 -3 -2  1  2 -1  5  0 -2 -1 -1 -1 -1  1
--2 -3 -3 -3 -2 -3 -3 -3 -1  0  0 -3  0  6 -4 -2 -2  1  3 -1
--1 -2 -2 -1 -3 -1 -1 -2 -2 -3 -3 -1 -2 -4  7 -1 -1 -4 -3 -2
- 1 -1  1  0 -1  0  0  0 -1 -2 -2  0 -1 -2 -1  4  1 -3 -2 -2
- 0 -1  0 -1 -1 -1 -1 -2 -2 -1 -1 -1 -1 -2 -1  1  5 -2 -2  0
--3 -3 -4 -4 -2 -2 -3 -2 -2 -3 -2 -3 -1  1 -4 -3 -2 11  2 -3
--2 -2 -2 -3 -2 -1 -2 -3  2 -1 -1 -2 -1  3 -3 -2 -2  2  7 -1
- 0 -3 -3 -3 -1 -2 -2 -3 -3  3  1 -2  1 -1 -2 -2  0 -3 -1  4`
-  .trim()
-  .split('\n')
-  .map((row) => row.trim().split(/\s+/).map(Number));
-
-/** Smith–Waterman with gap(k) = 12 + 7k, maximising over every gap length (HEKM'11 §6). */
-function smithWaterman(a, b) {
-  const s = (x, y) => BLOSUM62[AMINO.indexOf(x)][AMINO.indexOf(y)];
-  const H = Array.from({ length: a.length + 1 }, () => new Array(b.length + 1).fill(0));
-  let best = 0;
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      let v = Math.max(0, H[i - 1][j - 1] + s(a[i - 1], b[j - 1]));
-      for (let k = 1; k <= i; k++) v = Math.max(v, H[i - k][j] - (12 + 7 * k));
-      for (let k = 1; k <= j; k++) v = Math.max(v, H[i][j - k] - (12 + 7 * k));
-      H[i][j] = v;
-      best = Math.max(best, v);
-    }
-  }
-  return best;
-}
 
 test('hammingDistance and hammingWithin: identical, complementary and random codes', async () => {
   const x = APP_VALUES.irisCode;
