@@ -194,7 +194,7 @@ fn config(rng: &mut Rng) -> Result<String, String> {
             client_params = format!(", client_params = {{ blocks = {{ max = {AES_BLOCKS} }} }}");
         }
         let fields = spec.garbler_fields(&params, &shape);
-        let inputs: Vec<String> = fields.iter().map(|f| format!("{} = {}", f.name, rng.server_value(app.program, f.bits, &f.encoding))).collect();
+        let inputs: Vec<String> = fields.iter().map(|f| format!("{} = {}", f.name, rng.server_value(app, f.bits, &f.encoding))).collect();
         let _ = write!(
             text,
             "\n[[service]]\nname = \"{}\"\ncircuit = {{ builtin = \"{}\", params = {{ {} }}{client_params} }}\ngarbler_inputs = {{ {} }}\n",
@@ -239,14 +239,17 @@ impl Rng {
     }
 
     /// A server value as a TOML inline table. Database keys must be distinct: each record's key
-    /// is its index in the high bits and random low bits.
-    fn server_value(&mut self, program: &str, bits: usize, encoding: &Encoding) -> String {
+    /// gets its index in its top bits.
+    fn server_value(&mut self, app: &App, bits: usize, encoding: &Encoding) -> String {
         let mut value = self.value(bits, encoding);
-        if program == "database_search" {
-            // Records of 64 bits: a 32-bit key (low) then a 32-bit payload; keys made distinct.
-            for (i, record) in value.chunks_mut(64).enumerate() {
-                for k in 0..10 {
-                    record[22 + k] = (i >> k) & 1 == 1;
+        if app.program == "database_search" {
+            let param = |name: &str| app.params.iter().find(|(k, _)| *k == name).map_or(0, |&(_, v)| v as usize);
+            let (kx, kp) = (param("kx"), param("kp"));
+            let index_bits = param("records").next_power_of_two().trailing_zeros() as usize;
+            assert!(index_bits <= kx, "database_search: keys too narrow to be distinct");
+            for (i, record) in value.chunks_mut(kx + kp).enumerate() {
+                for k in 0..index_bits {
+                    record[kx - index_bits + k] = (i >> k) & 1 == 1;
                 }
             }
         }
