@@ -207,6 +207,14 @@ impl EvaluatorSession {
     }
 
     fn handle_frame(&mut self, bytes: &[u8]) -> Result<(), SessionError> {
+        // Garbled data, the bulk of the traffic, is read in place rather than decoded into a copy.
+        if let (State::Computing(active), Some(data)) = (&mut self.state, super::frame::data_content(bytes)) {
+            if active.evaluated_all || active.buffer.len() - active.read + data.len() > self.window as usize + WINDOW_SLACK {
+                return Err(SessionError::Protocol("the server sent more data than the credit window allows".into()));
+            }
+            active.buffer.extend_from_slice(data);
+            return self.advance();
+        }
         let frame = Frame::decode(bytes)?;
         if let Frame::Error { code, message } = frame {
             return Err(SessionError::Remote { code, message });
@@ -225,13 +233,6 @@ impl EvaluatorSession {
                 self.catalog_json = catalog;
                 self.state = State::Ready;
                 self.events.push_back(EvaluatorEvent::Ready);
-            }
-            (State::Computing(active), Frame::Data(data)) => {
-                if active.evaluated_all || active.buffer.len() - active.read + data.len() > self.window as usize + WINDOW_SLACK {
-                    return Err(SessionError::Protocol("the server sent more data than the credit window allows".into()));
-                }
-                active.buffer.extend_from_slice(&data);
-                self.advance()?;
             }
             (State::Computing(active), Frame::Done(stats)) => {
                 if active.garbler_stats.is_some() {

@@ -113,6 +113,23 @@ mod tag {
 /// Bytes of a `Data` frame around its content.
 pub const DATA_OVERHEAD: usize = 1;
 
+/// An empty `Data` frame to append garbled bytes to: the garbler writes its stream straight into
+/// the frame it will send, so framing copies nothing ([`Frame::encode`] would copy it again).
+pub fn data_frame(capacity: usize) -> Vec<u8> {
+    let mut frame = Vec::with_capacity(DATA_OVERHEAD + capacity);
+    frame.push(tag::DATA);
+    frame
+}
+
+/// The content of a `Data` frame, borrowed (None for any other frame): the evaluator reads it in
+/// place instead of decoding it into an owned copy.
+pub fn data_content(frame: &[u8]) -> Option<&[u8]> {
+    match frame.split_first() {
+        Some((&tag::DATA, content)) => Some(content),
+        _ => None,
+    }
+}
+
 impl Frame {
     pub fn name(&self) -> &'static str {
         match self {
@@ -393,5 +410,15 @@ mod tests {
         assert_eq!(Frame::decode(&bad), Err(FrameError::Magic));
         let bad_utf8 = [tag::ERROR, 1, 0, 2, 0, 0xff, 0xfe];
         assert!(matches!(Frame::decode(&bad_utf8), Err(FrameError::Utf8 { .. })));
+    }
+
+    #[test]
+    fn data_frames_built_in_place_decode_like_encoded_ones() {
+        let mut frame = data_frame(8);
+        frame.extend_from_slice(b"garbled");
+        assert_eq!(frame, Frame::Data(b"garbled".to_vec()).encode());
+        assert_eq!(data_content(&frame), Some(&b"garbled"[..]));
+        assert_eq!(data_content(&Frame::Credit { consumed: 5 }.encode()), None);
+        assert_eq!(data_content(&[]), None);
     }
 }

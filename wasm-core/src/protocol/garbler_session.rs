@@ -118,6 +118,10 @@ enum State {
     Closed,
 }
 
+/// Room in a Data frame beyond its target size for the batch that crosses it, so that appending
+/// that batch does not reallocate (and copy) the frame.
+const FRAME_SLACK: usize = 256 << 10;
+
 pub struct GarblerSession {
     config: GarblerConfig,
     clock: Box<dyn Clock>,
@@ -318,7 +322,7 @@ impl GarblerSession {
             garbler_inputs: plan.garbler_inputs,
             evaluator_bits,
             zero_labels: Vec::with_capacity(evaluator_bits.min(1 << 24) as usize),
-            pending: Vec::new(),
+            pending: super::frame::data_frame(self.config.data_frame + FRAME_SLACK),
             produced: 0,
             consumed: 0,
             built_all: false,
@@ -340,12 +344,17 @@ impl GarblerSession {
         State::Streaming(active)
     }
 
-    /// Garbles while the window allows, framing what is garbled.
+    /// Garbles while the window allows, straight into `Data` frames: batches are appended to the
+    /// pending frame until it holds `data_frame` bytes, and the frame is sent as it is — at most
+    /// one batch over the target size, so framing copies nothing — unless it would exceed the
+    /// largest frame, when the excess moves to the next frame.
     fn produce(&mut self) -> Result<(), SessionError> {
         let State::Streaming(active) = &mut self.state else { return Ok(()) };
         let engine = self.engine.as_mut().ok_or(SessionError::unexpected("data"))?;
-        let frame_size = self.config.data_frame.min(self.config.max_frame as usize - super::frame::DATA_OVERHEAD);
-        while active.pending.len() < frame_size && !active.built_all && active.produced - active.consumed < self.window as u64 {
+        let max_content = self.config.max_frame as usize - super::frame::DATA_OVERHEAD;
+        let target = self.config.data_frame.min(max_content);
+        let content = |frame: &Vec<u8>| frame.len() - super::frame::DATA_OVERHEAD;
+        while content(&active.pending) < target && !active.built_all && active.produced - active.consumed < self.window as u64 {
             let before = active.pending.len();
             let next = match &mut active.batches {
                 Batches::Built(runner) => runner.next_batch()?.map(|batch| (batch, None)),
@@ -376,15 +385,16 @@ impl GarblerSession {
                 return Err(SessionError::Refused { code: ErrorCode::Limit, message: format!("the session exceeded this server's limit of {} AND gates", self.config.max_and_gates) });
             }
         }
-        // Frame everything garbled: holding back a partial frame while waiting for credit would
+        // Send everything garbled: holding back a partial frame while waiting for credit would
         // deadlock (the evaluator cannot acknowledge bytes it never received).
-        while !active.pending.is_empty() {
-            let n = active.pending.len().min(frame_size);
-            let rest = active.pending.split_off(n);
-            let chunk = std::mem::replace(&mut active.pending, rest);
-            self.outbox.push(Frame::Data(chunk).encode());
+        while content(&active.pending) > 0 {
+            let excess = content(&active.pending).saturating_sub(max_content);
+            let mut next = super::frame::data_frame(target.max(excess) + FRAME_SLACK);
+            next.extend_from_slice(&active.pending[active.pending.len() - excess..]);
+            active.pending.truncate(active.pending.len() - excess);
+            self.outbox.push(std::mem::replace(&mut active.pending, next));
         }
-        if active.built_all && active.pending.is_empty() {
+        if active.built_all && content(&active.pending) == 0 {
             let State::Streaming(active) = std::mem::replace(&mut self.state, State::Closed) else { unreachable!() };
             if active.learns_outputs {
                 self.state = State::AwaitOutputs(active);
