@@ -2,9 +2,9 @@
  * The benchmark page's entry: puts the measurements on `window.garbletBench` for run.mjs,
  * which calls them one at a time.
  */
-import { aesThroughput, evaluatorThroughput } from './kernels.js';
+import { kernelThroughput } from './kernels.js';
 import { aesLatency, endToEndThroughput, rawWebSocketThroughput } from './network.js';
 import { aesTimeline, wasmSetup, workerTimeline } from './phases.js';
 
-window.garbletBench = { aesThroughput, evaluatorThroughput, rawWebSocketThroughput, endToEndThroughput, aesLatency, aesTimeline, workerTimeline, wasmSetup };
+window.garbletBench = { kernelThroughput, rawWebSocketThroughput, endToEndThroughput, aesLatency, aesTimeline, workerTimeline, wasmSetup };
 document.getElementById('status').textContent = 'ready';

@@ -12,38 +12,30 @@ const AES_BLOCKS = 1024;
 const TRIAL_MS = 300;
 
 /**
- * Blocks per second of each AES, median of `trials` trials. The two run alternately so that
- * a burst of load on the machine hits both alike.
+ * Blocks per second of each AES and AND gates per second of the evaluator (over `andGates`
+ * garbled in the page), medians of `trials` trials. The three run in turn within every trial, so
+ * that a burst of load on this shared machine hits them alike and their ratios compare the same
+ * moments.
  */
-export async function aesThroughput(trials = 7) {
+export async function kernelThroughput(andGates = 1 << 20, trials = 9) {
   await ready;
   const rounds = {
     ours: calibrate((n) => benchAes(true, AES_BLOCKS, n), TRIAL_MS),
     crate: calibrate((n) => benchAes(false, AES_BLOCKS, n), TRIAL_MS),
   };
-  const rates = { ours: [], crate: [] };
-  for (let t = 0; t < trials; t++) {
-    for (const [name, ours] of [['ours', true], ['crate', false]]) {
-      const ms = timeOnce(() => benchAes(ours, AES_BLOCKS, rounds[name]));
-      rates[name].push((AES_BLOCKS * rounds[name] * 1000) / ms);
-    }
-    await pause(0);
-  }
-  return { ours: median(rates.ours), crate: median(rates.crate), trials: rates };
-}
-
-/** AND gates per second of the evaluator over `andGates` garbled in the page; median of trials. */
-export async function evaluatorThroughput(andGates = 1 << 20, trials = 7) {
-  await ready;
   const bench = new EvalBench(andGates);
   try {
     bench.run(); // warm-up: first touches of the garbled tables and the label store
-    const rates = [];
+    const rates = { ours: [], crate: [], evaluator: [] };
     for (let t = 0; t < trials; t++) {
-      rates.push((andGates * 1000) / timeOnce(() => bench.run()));
+      for (const [name, ours] of [['ours', true], ['crate', false]]) {
+        const ms = timeOnce(() => benchAes(ours, AES_BLOCKS, rounds[name]));
+        rates[name].push((AES_BLOCKS * rounds[name] * 1000) / ms);
+      }
+      rates.evaluator.push((andGates * 1000) / timeOnce(() => bench.run()));
       await pause(0);
     }
-    return { andPerSecond: median(rates), bytesPerAnd: bench.bytesPerAnd(), trials: rates };
+    return { ours: median(rates.ours), crate: median(rates.crate), andPerSecond: median(rates.evaluator), bytesPerAnd: bench.bytesPerAnd(), trials: rates };
   } finally {
     bench.free();
   }
