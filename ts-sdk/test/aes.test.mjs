@@ -4,10 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { createCipheriv, randomBytes } from 'node:crypto';
-import { after, before, test } from 'node:test';
-import { Garblet } from 'garblet';
+import { test } from 'node:test';
 import { AES128_APPENDIX_B_KEY, AES128_KEY, AES192_KEY, AES256_KEY } from './support/server-config.mjs';
-import { startServer } from './support/server.mjs';
+import { serverAndSession } from './support/server.mjs';
 import { fromHex, hex } from './support/util.mjs';
 
 /** One block of AES-ECB in node:crypto: the reference nobody here wrote. */
@@ -17,16 +16,7 @@ function aesReference(keyHex, block) {
   return Buffer.concat([cipher.update(block), cipher.final()]).toString('hex');
 }
 
-let server;
-let session;
-before(async () => {
-  server = await startServer();
-  session = await Garblet.connect(server.url);
-});
-after(async () => {
-  session?.close();
-  await server?.kill();
-});
+const live = serverAndSession();
 
 const FIPS_197 = [
   { appendix: 'C.1', service: 'aes128', plaintext: '00112233445566778899aabbccddeeff', ciphertext: '69c4e0d86a7b0430d8cdb78070b4c55a' },
@@ -37,7 +27,7 @@ const FIPS_197 = [
 
 for (const v of FIPS_197) {
   test(`${v.service} matches FIPS-197 Appendix ${v.appendix}`, async () => {
-    const { outputs } = await session.run(v.service, { plaintext: fromHex(v.plaintext) });
+    const { outputs } = await live.session.run(v.service, { plaintext: fromHex(v.plaintext) });
     assert.equal(hex(outputs.ciphertext.bytes()), v.ciphertext);
     assert.equal(outputs.ciphertext.hex, `0x${v.ciphertext}`);
   });
@@ -46,7 +36,7 @@ for (const v of FIPS_197) {
 test('aes128 of random blocks matches node:crypto AES-128-ECB under the server key', async () => {
   for (let i = 0; i < 8; i++) {
     const block = randomBytes(16);
-    const { outputs } = await session.run('aes128', { plaintext: new Uint8Array(block) });
+    const { outputs } = await live.session.run('aes128', { plaintext: new Uint8Array(block) });
     assert.equal(hex(outputs.ciphertext.bytes()), aesReference(AES128_KEY, block), `block ${block.toString('hex')}`);
   }
 });
@@ -54,14 +44,14 @@ test('aes128 of random blocks matches node:crypto AES-128-ECB under the server k
 test('aes128_appendix_b, aes192 and aes256 of random blocks match node:crypto', async () => {
   for (const [service, key] of [['aes128_appendix_b', AES128_APPENDIX_B_KEY], ['aes192', AES192_KEY], ['aes256', AES256_KEY]]) {
     const block = randomBytes(16);
-    const { outputs } = await session.run(service, { plaintext: new Uint8Array(block) });
+    const { outputs } = await live.session.run(service, { plaintext: new Uint8Array(block) });
     assert.equal(hex(outputs.ciphertext.bytes()), aesReference(key, block), service);
   }
 });
 
 test('aes128 reports its AND gates and the bytes streamed', async () => {
-  const { stats } = await session.run('aes128', { plaintext: new Uint8Array(16) });
-  assert.equal(stats.evaluator.and_gates, session.service('aes128').and_gates);
+  const { stats } = await live.session.run('aes128', { plaintext: new Uint8Array(16) });
+  assert.equal(stats.evaluator.and_gates, live.session.service('aes128').and_gates);
   assert.equal(stats.garbler.and_gates, stats.evaluator.and_gates);
   // Half-gates: at least two 16-byte ciphertexts per AND reach the client.
   assert.ok(stats.evaluator.bytes_received >= 32 * stats.evaluator.and_gates);

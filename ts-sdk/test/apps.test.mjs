@@ -5,50 +5,41 @@
  */
 import assert from 'node:assert/strict';
 import { createCipheriv, randomBytes } from 'node:crypto';
-import { after, before, test } from 'node:test';
-import { Garblet, InputError, apps } from 'garblet';
+import { test } from 'node:test';
+import { InputError, apps } from 'garblet';
 import { AES128_KEY, APP_VALUES } from './support/server-config.mjs';
-import { startServer } from './support/server.mjs';
+import { serverAndSession } from './support/server.mjs';
 import { randomUint } from './support/util.mjs';
 import { levenshtein, popcount, smithWaterman } from '../../test-support/references.mjs';
 
-let server;
-let session;
-before(async () => {
-  server = await startServer();
-  session = await Garblet.connect(server.url);
-});
-after(async () => {
-  session?.close();
-  await server?.kill();
-});
+const live = serverAndSession();
 
 test('hammingDistance and hammingWithin: identical, complementary and random codes', async () => {
   const x = APP_VALUES.irisCode;
   const all = (1n << 900n) - 1n;
   for (const y of [x, x ^ all, randomUint(900), x ^ 0b1011n]) {
     const expected = popcount(x ^ y);
-    assert.equal((await apps.hammingDistance(session, y)).value, expected);
-    assert.equal((await apps.hammingWithin(session, y)).value, expected <= APP_VALUES.hammingThreshold);
+    assert.equal((await apps.hammingDistance(live.session, y)).value, expected);
+    assert.equal((await apps.hammingWithin(live.session, y)).value, expected <= APP_VALUES.hammingThreshold);
   }
   const bits = Array.from({ length: 900 }, (_, i) => ((x >> BigInt(i)) & 1n) === 1n);
-  const { value, stats } = await apps.hammingDistance(session, bits);
+  const { value, stats } = await apps.hammingDistance(live.session, bits);
   assert.equal(value, 0);
   assert.equal(stats.evaluator.and_gates, 896);
 });
 
 test('editDistance: DNA and text of any length, the length set from the string', async () => {
   for (const b of ['A', APP_VALUES.dna, 'GCGTGGATGTGCTAGAATTTACG', 'TTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTT']) {
-    assert.equal((await apps.editDistance(session, b)).value, levenshtein(APP_VALUES.dna, b), b);
+    assert.equal((await apps.editDistance(live.session, b)).value, levenshtein(APP_VALUES.dna, b), b);
   }
   for (const b of ['the quick brown fox', 'the quick brown cat!', 'Zebra', '42']) {
-    assert.equal((await apps.editDistance(session, b, { service: 'levenshtein_text' })).value, levenshtein(APP_VALUES.text, b), b);
+    assert.equal((await apps.editDistance(live.session, b, { service: 'levenshtein_text' })).value, levenshtein(APP_VALUES.text, b), b);
   }
 });
 
 test('smithWaterman: against itself, a stranger and a single residue', async () => {
   for (const b of [APP_VALUES.protein, 'WWCCWWYY', 'K', 'MVHLTPEEK']) {
-    assert.equal((await apps.smithWaterman(session, b)).value, smithWaterman(APP_VALUES.protein, b), b);
+    assert.equal((await apps.smithWaterman(live.session, b)).value, smithWaterman(APP_VALUES.protein, b), b);
   }
 });
 
@@ -56,27 +47,27 @@ test('encryptAes: many blocks in one session equal node:crypto AES-128-ECB', asy
   const plaintext = new Uint8Array(randomBytes(16 * 5));
   const cipher = createCipheriv('aes-128-ecb', Buffer.from(AES128_KEY, 'hex'), null).setAutoPadding(false);
   const expected = Buffer.concat([cipher.update(plaintext), cipher.final()]);
-  const { value, stats } = await apps.encryptAes(session, plaintext);
+  const { value, stats } = await apps.encryptAes(live.session, plaintext);
   assert.deepEqual(Buffer.from(value), expected);
   assert.equal(stats.evaluator.and_gates, 5 * 5120);
-  await assert.rejects(apps.encryptAes(session, new Uint8Array(15)), InputError);
+  await assert.rejects(apps.encryptAes(live.session, new Uint8Array(15)), InputError);
 });
 
 test('serverIsGreater, minimum, lookup and intersect', async () => {
   const f = APP_VALUES.fortune;
-  for (const y of [0n, f - 1n, f, f + 1n]) assert.equal((await apps.serverIsGreater(session, y)).value, f > y);
+  for (const y of [0n, f - 1n, f, f + 1n]) assert.equal((await apps.serverIsGreater(live.session, y)).value, f > y);
 
   for (const mine of [[5n], [4294967295n, 1n, 2721960n], [2721960n], [7n, 7n]]) {
     const all = [...APP_VALUES.bids, ...mine];
     const least = all.reduce((m, v) => (v < m ? v : m));
-    const { value } = await apps.minimum(session, mine);
+    const { value } = await apps.minimum(live.session, mine);
     assert.deepEqual(value, { value: least, index: all.indexOf(least) }, `${mine}`);
   }
-  await assert.rejects(apps.minimum(session, [1n << 32n]), InputError);
+  await assert.rejects(apps.minimum(live.session, [1n << 32n]), InputError);
 
-  for (const [key, payload] of APP_VALUES.records) assert.equal((await apps.lookup(session, key)).value, payload);
-  assert.equal((await apps.lookup(session, 12345n)).value, 0n);
+  for (const [key, payload] of APP_VALUES.records) assert.equal((await apps.lookup(live.session, key)).value, payload);
+  assert.equal((await apps.lookup(live.session, 12345n)).value, 0n);
 
   const mine = [APP_VALUES.set[3], 1000n, APP_VALUES.set[0], 27n, APP_VALUES.set[7]];
-  assert.deepEqual((await apps.intersect(session, mine)).value, mine.map((v) => APP_VALUES.set.includes(v)));
+  assert.deepEqual((await apps.intersect(live.session, mine)).value, mine.map((v) => APP_VALUES.set.includes(v)));
 });

@@ -3,26 +3,16 @@
  * BigInt, with the server's operands from the test configuration.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { Garblet } from 'garblet';
+import { test } from 'node:test';
 import { SERVER_OPERANDS } from './support/server-config.mjs';
-import { startServer } from './support/server.mjs';
+import { serverAndSession } from './support/server.mjs';
 import { randomUint, toSigned, toUnsigned } from './support/util.mjs';
 
 const MASK = (1n << 64n) - 1n;
 /** Operands that find carries, borrows and overflow, and a few random ones. */
 const EDGE_CASES = [0n, 1n, 2n, 1000n, (1n << 32n) - 1n, 1n << 63n, MASK, ...Array.from({ length: 4 }, () => randomUint(64))];
 
-let server;
-let session;
-before(async () => {
-  server = await startServer();
-  session = await Garblet.connect(server.url);
-});
-after(async () => {
-  session?.close();
-  await server?.kill();
-});
+const live = serverAndSession();
 
 const cases = [
   { service: 'add64', output: 'sum', reference: (a, b) => (a + b) & MASK },
@@ -34,7 +24,7 @@ for (const { service, output, reference } of cases) {
   test(`${service} matches BigInt`, async () => {
     const a = SERVER_OPERANDS[service];
     for (const b of EDGE_CASES) {
-      const { outputs } = await session.run(service, { b });
+      const { outputs } = await live.session.run(service, { b });
       assert.equal(outputs[output].unsigned, reference(a, b), `${service}(a, ${b})`);
     }
   });
@@ -44,7 +34,7 @@ test('divide64 is signed division rounding towards zero, as BigInt division', as
   const a = toSigned(SERVER_OPERANDS.divide64, 64);
   assert.ok(a < 0n, 'the server operand is negative');
   for (const b of [1n, -1n, 7n, -7n, 1000003n, 3n << 40n, -(1n << 62n), toSigned(randomUint(64), 64) | 1n]) {
-    const { outputs } = await session.run('divide64', { b: toUnsigned(b, 64) });
+    const { outputs } = await live.session.run('divide64', { b: toUnsigned(b, 64) });
     // The catalog does not mark the quotient signed: read its bits as two's complement.
     assert.equal(toSigned(outputs.quotient.unsigned, 64), a / b, `${a} / ${b}`);
   }
@@ -52,7 +42,7 @@ test('divide64 is signed division rounding towards zero, as BigInt division', as
 
 test('zero_equal tells 0 from everything else', async () => {
   for (const a of [0n, 1n, 1n << 63n, MASK, randomUint(64) | 1n]) {
-    const { outputs } = await session.run('zero_equal', a);
+    const { outputs } = await live.session.run('zero_equal', a);
     assert.equal(outputs.is_zero.toBoolean(), a === 0n, `zero_equal(${a})`);
     assert.equal(outputs.is_zero.bits, 1);
   }

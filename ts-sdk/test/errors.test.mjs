@@ -5,19 +5,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ConnectionError, Garblet, GarbletError, InputError, ServerError } from 'garblet';
-import { startServer } from './support/server.mjs';
+import { serverAndSession, startServer } from './support/server.mjs';
 
 describe('inputs that do not fit', () => {
-  let server;
-  let session;
-  before(async () => {
-    server = await startServer();
-    session = await Garblet.connect(server.url);
-  });
-  after(async () => {
-    session?.close();
-    await server?.kill();
-  });
+  const live = serverAndSession();
 
   const WRONG = [
     ['a block one byte short', 'aes128', { plaintext: new Uint8Array(15) }, /takes 16 bytes; 15 given/],
@@ -37,13 +28,13 @@ describe('inputs that do not fit', () => {
 
   for (const [what, service, inputs, message, params] of WRONG) {
     test(`${what} is an InputError`, async () => {
-      await assert.rejects(session.run(service, inputs, { params }), (e) => e instanceof InputError && e instanceof GarbletError && message.test(e.message));
+      await assert.rejects(live.session.run(service, inputs, { params }), (e) => e instanceof InputError && e instanceof GarbletError && message.test(e.message));
     });
   }
 
   test('the session is still usable after every InputError', async () => {
-    assert.equal(session.closed, false);
-    const { outputs } = await session.run('zero_equal', 0);
+    assert.equal(live.session.closed, false);
+    const { outputs } = await live.session.run('zero_equal', 0);
     assert.equal(outputs.is_zero.toBoolean(), true);
   });
 });

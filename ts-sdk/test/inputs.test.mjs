@@ -5,10 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { createCipheriv } from 'node:crypto';
-import { after, before, test } from 'node:test';
-import { Garblet } from 'garblet';
+import { test } from 'node:test';
 import { AES128_KEY, SERVER_OPERANDS } from './support/server-config.mjs';
-import { startServer } from './support/server.mjs';
+import { serverAndSession } from './support/server.mjs';
 import { hex } from './support/util.mjs';
 
 const MASK = (1n << 64n) - 1n;
@@ -18,16 +17,7 @@ const EXPECTED_SUM = (SERVER_OPERANDS.add64 + B) & MASK;
 /** Bit i of `value` at index i: Garblet's wire order. */
 const bitsOf = (value, width) => Array.from({ length: width }, (_, i) => ((value >> BigInt(i)) & 1n) === 1n);
 
-let server;
-let session;
-before(async () => {
-  server = await startServer();
-  session = await Garblet.connect(server.url);
-});
-after(async () => {
-  session?.close();
-  await server?.kill();
-});
+const live = serverAndSession();
 
 const FORMS = {
   bigint: B,
@@ -40,32 +30,32 @@ const FORMS = {
 
 for (const [form, value] of Object.entries(FORMS)) {
   test(`add64 takes its input as a ${form}`, async () => {
-    const { outputs } = await session.run('add64', { b: value });
+    const { outputs } = await live.session.run('add64', { b: value });
     assert.equal(outputs.sum.unsigned, EXPECTED_SUM);
   });
 }
 
 test('add64 takes a safe-integer number', async () => {
-  const { outputs } = await session.run('add64', { b: 123456789 });
+  const { outputs } = await live.session.run('add64', { b: 123456789 });
   assert.equal(outputs.sum.unsigned, (SERVER_OPERANDS.add64 + 123456789n) & MASK);
 });
 
 test('inputs may be given by name, by position, or bare for a one-input service', async () => {
   for (const inputs of [{ b: B }, [B], B]) {
-    const { outputs } = await session.run('add64', inputs);
+    const { outputs } = await live.session.run('add64', inputs);
     assert.equal(outputs.sum.unsigned, EXPECTED_SUM, JSON.stringify(inputs, (_, v) => (typeof v === 'bigint' ? `${v}n` : v)));
   }
 });
 
 test('a string for a bytes input is its UTF-8 encoding', async () => {
   const text = 'sixteen byte msg';
-  const { outputs } = await session.run('aes128', { plaintext: text });
+  const { outputs } = await live.session.run('aes128', { plaintext: text });
   const cipher = createCipheriv('aes-128-ecb', Buffer.from(AES128_KEY, 'hex'), null).setAutoPadding(false);
   assert.equal(hex(outputs.ciphertext.bytes()), cipher.update(Buffer.from(text, 'utf8')).toString('hex'));
 });
 
 test('Output reads a value as bigint, number, bytes, bits, string and JSON', async () => {
-  const { outputs } = await session.run('add64', { b: 5 });
+  const { outputs } = await live.session.run('add64', { b: 5 });
   const sum = outputs.sum;
   const expected = (SERVER_OPERANDS.add64 + 5n) & MASK;
   assert.equal(sum.name, 'sum');
@@ -78,16 +68,16 @@ test('Output reads a value as bigint, number, bytes, bits, string and JSON', asy
   assert.deepEqual(JSON.parse(JSON.stringify(sum)), { name: 'sum', bits: 64, hex: sum.hex, value: expected.toString() });
   // A 64-bit value past 2^53 does not fit a number exactly.
   assert.throws(() => sum.toNumber(), RangeError);
-  const small = (await session.run('sub64', { b: SERVER_OPERANDS.sub64 - 42n })).outputs.difference;
+  const small = (await live.session.run('sub64', { b: SERVER_OPERANDS.sub64 - 42n })).outputs.difference;
   assert.equal(small.toNumber(), 42);
 });
 
 test('a bare bit array, of booleans or of 0/1, is the one input of a one-input service', async () => {
   const bits = bitsOf(1n << 40n, 64);
   for (const value of [bits, bits.map(Number)]) {
-    const { outputs } = await session.run('zero_equal', value);
+    const { outputs } = await live.session.run('zero_equal', value);
     assert.equal(outputs.is_zero.toBoolean(), false);
   }
-  const { outputs } = await session.run('zero_equal', Array(64).fill(0));
+  const { outputs } = await live.session.run('zero_equal', Array(64).fill(0));
   assert.equal(outputs.is_zero.toBoolean(), true);
 });

@@ -4,9 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { after, before, test } from 'node:test';
-import { Garblet } from 'garblet';
-import { startServer } from './support/server.mjs';
+import { test } from 'node:test';
+import { serverAndSession } from './support/server.mjs';
 import { hex } from './support/util.mjs';
 
 /** FIPS 180-4 §5.1.1: the message, 0x80, zeros, and the bit length as a 64-bit big-endian. */
@@ -21,20 +20,11 @@ function padOneBlock(message) {
 
 const sha256 = (message) => createHash('sha256').update(message).digest('hex');
 
-let server;
-let session;
-before(async () => {
-  server = await startServer();
-  session = await Garblet.connect(server.url);
-});
-after(async () => {
-  session?.close();
-  await server?.kill();
-});
+const live = serverAndSession();
 
 test('sha256 of "abc" (FIPS 180-4 example) matches node:crypto', async () => {
   const message = new TextEncoder().encode('abc');
-  const { outputs } = await session.run('sha256', { block: padOneBlock(message) });
+  const { outputs } = await live.session.run('sha256', { block: padOneBlock(message) });
   assert.equal(hex(outputs.digest.bytes()), 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
   assert.equal(hex(outputs.digest.bytes()), sha256(message));
 });
@@ -42,7 +32,7 @@ test('sha256 of "abc" (FIPS 180-4 example) matches node:crypto', async () => {
 test('sha256 of the empty message and of random messages matches node:crypto', async () => {
   for (const length of [0, 1, 31, 55]) {
     const message = randomBytes(length);
-    const { outputs } = await session.run('sha256', { block: padOneBlock(message) });
+    const { outputs } = await live.session.run('sha256', { block: padOneBlock(message) });
     assert.equal(hex(outputs.digest.bytes()), sha256(message), `${length} bytes: ${message.toString('hex')}`);
   }
 });

@@ -3,10 +3,10 @@
  * AbortSignal, and the server going away mid-stream.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { AbortError, ConnectionError, Garblet } from 'garblet';
 import { SERVER_OPERANDS } from './support/server-config.mjs';
-import { startServer } from './support/server.mjs';
+import { serverAndSession, startServer } from './support/server.mjs';
 import { within } from './support/util.mjs';
 
 /**
@@ -44,21 +44,12 @@ async function interruptedRun(session, event, signal) {
 }
 
 describe('on a running server', () => {
-  let server;
-  let session;
-  before(async () => {
-    server = await startServer();
-    session = await Garblet.connect(server.url);
-  });
-  after(async () => {
-    session?.close();
-    await server?.kill();
-  });
+  const live = serverAndSession();
 
   test('progress reports count AND gates up to the known total, with the bytes received', async () => {
     const total = 3_000_000;
     const reports = [];
-    const { stats } = await session.run('synthetic', 0n, { params: { and_gates: total }, progressInterval: 10, onProgress: (p) => reports.push(p) });
+    const { stats } = await live.session.run('synthetic', 0n, { params: { and_gates: total }, progressInterval: 10, onProgress: (p) => reports.push(p) });
     assert.ok(reports.length >= 3, `${reports.length} reports`);
     for (const [i, p] of reports.entries()) {
       assert.equal(p.andTotal, total);
@@ -78,20 +69,20 @@ describe('on a running server', () => {
 
   test('a Bristol service reports its total too', async () => {
     const reports = [];
-    await session.run('aes128', { plaintext: new Uint8Array(16) }, { onProgress: (p) => reports.push(p) });
+    await live.session.run('aes128', { plaintext: new Uint8Array(16) }, { onProgress: (p) => reports.push(p) });
     assert.ok(reports.length >= 1);
     assert.deepEqual([reports.at(-1).andGates, reports.at(-1).andTotal], [6400, 6400]);
   });
 
   test('several runs on one session, one after another and queued at once', async () => {
     const expectSum = (b) => (SERVER_OPERANDS.add64 + b) & ((1n << 64n) - 1n);
-    for (const b of [1n, 2n, 3n]) assert.equal((await session.run('add64', { b })).outputs.sum.unsigned, expectSum(b));
+    for (const b of [1n, 2n, 3n]) assert.equal((await live.session.run('add64', { b })).outputs.sum.unsigned, expectSum(b));
     const [sum, zero, aes, synthetic, product] = await Promise.all([
-      session.run('add64', { b: 7n }),
-      session.run('zero_equal', 0),
-      session.run('aes128', { plaintext: new Uint8Array(16) }),
-      session.run('synthetic', 0n, { params: { and_gates: 100_000 } }),
-      session.run('mult64', { b: 3n }),
+      live.session.run('add64', { b: 7n }),
+      live.session.run('zero_equal', 0),
+      live.session.run('aes128', { plaintext: new Uint8Array(16) }),
+      live.session.run('synthetic', 0n, { params: { and_gates: 100_000 } }),
+      live.session.run('mult64', { b: 3n }),
     ]);
     assert.equal(sum.outputs.sum.unsigned, expectSum(7n));
     assert.equal(zero.outputs.is_zero.toBoolean(), true);
@@ -101,17 +92,17 @@ describe('on a running server', () => {
   });
 
   test('a signal aborted before the run rejects at once and leaves the session usable', async () => {
-    await assert.rejects(session.run('add64', { b: 1 }, { signal: AbortSignal.abort() }), AbortError);
-    assert.equal(session.closed, false);
-    assert.equal((await session.run('zero_equal', 1)).outputs.is_zero.toBoolean(), false);
+    await assert.rejects(live.session.run('add64', { b: 1 }, { signal: AbortSignal.abort() }), AbortError);
+    assert.equal(live.session.closed, false);
+    assert.equal((await live.session.run('zero_equal', 1)).outputs.is_zero.toBoolean(), false);
   });
 
   test('a signal aborted before connecting rejects with AbortError', async () => {
-    await assert.rejects(Garblet.connect(server.url, { signal: AbortSignal.abort() }), AbortError);
+    await assert.rejects(Garblet.connect(live.server.url, { signal: AbortSignal.abort() }), AbortError);
   });
 
   test('aborting mid-stream rejects with AbortError; the server carries on', async () => {
-    const doomed = await Garblet.connect(server.url);
+    const doomed = await Garblet.connect(live.server.url);
     const controller = new AbortController();
     const { error, msAfterEvent } = await interruptedRun(doomed, () => controller.abort(new Error('the user changed their mind')), controller.signal);
     assert.ok(error instanceof AbortError, `${error.name}: ${error.message}`);
@@ -120,11 +111,11 @@ describe('on a running server', () => {
     assert.equal(doomed.closed, true);
     await assert.rejects(doomed.run('zero_equal', 0), AbortError);
     // The server ended that session and serves new and existing ones as before.
-    await server.sessionsDown(1); // `session` stays
-    const fresh = await Garblet.connect(server.url);
+    await live.server.sessionsDown(1); // `session` stays
+    const fresh = await Garblet.connect(live.server.url);
     assert.equal((await fresh.run('zero_equal', 0)).outputs.is_zero.toBoolean(), true);
     fresh.close();
-    assert.equal((await session.run('zero_equal', 0)).outputs.is_zero.toBoolean(), true);
+    assert.equal((await live.session.run('zero_equal', 0)).outputs.is_zero.toBoolean(), true);
   });
 });
 

@@ -6,7 +6,9 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { Garblet } from 'garblet';
 import { renderConfig } from './server-config.mjs';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
@@ -16,6 +18,24 @@ const targetDir = process.env.CARGO_TARGET_DIR ?? join(repoRoot, 'target');
 const serverBinary = process.env.GARBLET_BIN ?? join(targetDir, 'release', 'garblet');
 
 const STARTUP_TIMEOUT_MS = 30_000;
+
+/**
+ * A test server and one session connected to it for the tests of the enclosing file or
+ * `describe` block: started before them, closed after. Read `.server` and `.session` in tests.
+ * @returns {{ server: TestServer | undefined, session: import('garblet').Session | undefined }}
+ */
+export function serverAndSession() {
+  const live = { server: undefined, session: undefined };
+  before(async () => {
+    live.server = await startServer();
+    live.session = await Garblet.connect(live.server.url);
+  });
+  after(async () => {
+    live.session?.close();
+    await live.server?.kill();
+  });
+  return live;
+}
 
 /**
  * @param {Record<string, number>} [limits] `[limits]` values over the test defaults
