@@ -149,3 +149,26 @@ pub fn run_plain(program: Box<dyn Program + '_>, garbler: Vec<bool>, evaluator: 
     Runner::new(program).run(&mut plain).expect("runs in the clear");
     plain.into_outputs()
 }
+
+/// Evaluates a Bristol circuit in the clear, every input treated as one party's (the circuit's
+/// order), every output revealed: the outputs, split at their widths. `open` reads the file from
+/// the start (it is read twice: once to scan, once to run).
+pub fn run_bristol_plain<R: std::io::BufRead>(open: impl Fn() -> R, inputs: &[Vec<bool>]) -> Vec<Vec<bool>> {
+    use crate::bristol::{self, default_io, BristolProgram};
+    let info = std::sync::Arc::new(bristol::scan(open()).expect("a valid Bristol file"));
+    assert_eq!(inputs.iter().map(Vec::len).collect::<Vec<_>>(), info.header.inputs, "input widths");
+    let parties = vec![Party::Garbler; info.header.inputs.len()];
+    let (ins, outs) = default_io(&info.header, &parties, Reveal::Evaluator);
+    let widths = info.header.outputs.clone();
+    let program = BristolProgram::new(open(), info, ins, outs).expect("a valid Bristol file");
+    let flat = run_plain(Box::new(program), inputs.concat(), vec![]);
+    let mut rest = &flat[..];
+    widths
+        .iter()
+        .map(|&w| {
+            let (head, tail) = rest.split_at(w);
+            rest = tail;
+            head.to_vec()
+        })
+        .collect()
+}

@@ -2,13 +2,12 @@
 //! the `aes` crate, the `sha2` crate and Python's hashlib, and Rust's integer arithmetic.
 
 use aes::cipher::{BlockCipherEncrypt, KeyInit};
-use garblet_circuits::bristol::{self, default_io, BristolProgram, Format};
-use garblet_circuits::testing::{run_plain, TestRng};
-use garblet_circuits::{value, Party, Reveal};
+use garblet_circuits::bristol::{self, Format};
+use garblet_circuits::testing::{run_bristol_plain, TestRng};
+use garblet_circuits::value;
 use std::fs::File;
 use std::io::BufReader;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 fn shared(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/bristol").join(name)
@@ -16,23 +15,7 @@ fn shared(name: &str) -> PathBuf {
 
 /// Runs a shared Bristol file in the clear on the given inputs (each a bit vector).
 fn run(name: &str, inputs: &[Vec<bool>]) -> Vec<Vec<bool>> {
-    let open = || BufReader::new(File::open(shared(name)).unwrap_or_else(|e| panic!("{name}: {e}")));
-    let info = Arc::new(bristol::scan(open()).unwrap_or_else(|e| panic!("{name}: {e}")));
-    let parties = vec![Party::Garbler; info.header.inputs.len()];
-    let (ins, outs) = default_io(&info.header, &parties, Reveal::Evaluator);
-    let widths = info.header.outputs.clone();
-    assert_eq!(inputs.iter().map(Vec::len).collect::<Vec<_>>(), info.header.inputs, "{name}: input widths");
-    let program = BristolProgram::new(open(), info, ins, outs).unwrap();
-    let flat = run_plain(Box::new(program), inputs.concat(), vec![]);
-    let mut rest = &flat[..];
-    widths
-        .iter()
-        .map(|&w| {
-            let (head, tail) = rest.split_at(w);
-            rest = tail;
-            head.to_vec()
-        })
-        .collect()
+    run_bristol_plain(|| BufReader::new(File::open(shared(name)).unwrap_or_else(|e| panic!("{name}: {e}"))), inputs)
 }
 
 fn u64s(name: &str, a: u64, b: Option<u64>) -> u128 {

@@ -2,16 +2,13 @@
 //! plain HTTP GETs, raw WebSocket clients that can misbehave, and plaintext references.
 #![allow(dead_code)] // each test binary uses some of these
 
-use garblet_circuits::bristol::{self, default_io, BristolProgram};
-use garblet_circuits::testing::run_plain;
-use garblet_circuits::{Party, Reveal};
+use garblet_circuits::testing::run_bristol_plain;
 use garblet_core::protocol::{EvaluatorConfig, EvaluatorEvent, EvaluatorSession, Frame, NoClock};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tungstenite::client::IntoClientRequest;
 use tungstenite::{Message, WebSocket};
@@ -241,20 +238,6 @@ pub fn bundled(name: &str) -> PathBuf {
 
 /// Plaintext evaluation of a bundled Bristol circuit with the circuits crate: every output.
 pub fn plain_bristol(name: &str, inputs: &[Vec<bool>]) -> Vec<Vec<bool>> {
-    let text = Arc::new(std::fs::read(bundled(name)).unwrap());
-    let info = Arc::new(bristol::scan(&text[..]).unwrap());
-    let parties = vec![Party::Garbler; info.header.inputs.len()];
-    let (ins, outs) = default_io(&info.header, &parties, Reveal::Evaluator);
-    let widths = info.header.outputs.clone();
-    let program = BristolProgram::new(std::io::Cursor::new(text.to_vec()), info, ins, outs).unwrap();
-    let flat = run_plain(Box::new(program), inputs.concat(), vec![]);
-    let mut rest = &flat[..];
-    widths
-        .iter()
-        .map(|&w| {
-            let (head, tail) = rest.split_at(w);
-            rest = tail;
-            head.to_vec()
-        })
-        .collect()
+    let text = std::fs::read(bundled(name)).unwrap();
+    run_bristol_plain(|| std::io::Cursor::new(&text[..]), inputs)
 }
