@@ -198,46 +198,28 @@ impl Seed {
 
     /// `AND_2_1`: `shortCut()`, `collapse()`, else a garbled gate.
     fn and(&mut self, a: &W, b: &W) -> W {
-        let val = a.val() & b.val();
-        if self.folding == Folding::Builder {
-            let bit = self.c.and(&Self::bit(a), &Self::bit(b));
-            return Self::from_builder(bit, val);
-        }
-        match (a, b) {
-            (W::Known(false), _) | (_, W::Known(false)) => W::Known(false),
-            (W::Known(true), w) | (w, W::Known(true)) => w.clone(),
-            (W::Wire { bit: ba, lbl: la, inv: ia, .. }, W::Wire { bit: bb, lbl: lb, inv: ib, .. }) => {
-                if la == lb {
-                    if slot(ba) != slot(bb) {
-                        self.label_folded_and += 1;
-                    }
-                    if ia == ib {
-                        a.clone()
-                    } else {
-                        assert!(!val);
-                        W::Known(false)
-                    }
-                } else {
-                    self.garbled += 1;
-                    let before = self.c.current_batch().counts.and;
-                    let bit = self.c.and(&Self::bit(a), &Self::bit(b));
-                    assert_eq!(self.c.current_batch().counts.and, before + 1, "FastGC garbles it, so must we");
-                    W::Wire { bit, lbl: self.label(), inv: false, val }
-                }
-            }
-        }
+        self.and_or(a, b, false)
     }
 
     /// `OR_2_1`: one garbled gate, or folded like AND.
     fn or(&mut self, a: &W, b: &W) -> W {
-        let val = a.val() | b.val();
+        self.and_or(a, b, true)
+    }
+
+    /// AND (`or` false) and OR (`or` true), whose folding rules are each other's duals: a known
+    /// input equal to `or` decides the gate, the other known value passes the other input through
+    /// (`shortCut()`); inputs with the same label give that input, or `or` if complementary
+    /// (`collapse()`); anything else is one garbled gate, an AND to our builder.
+    fn and_or(&mut self, a: &W, b: &W, or: bool) -> W {
+        let val = if or { a.val() | b.val() } else { a.val() & b.val() };
+        let build = |c: &mut Builder, x: &Bit, y: &Bit| if or { c.or(x, y) } else { c.and(x, y) };
         if self.folding == Folding::Builder {
-            let bit = self.c.or(&Self::bit(a), &Self::bit(b));
+            let bit = build(&mut self.c, &Self::bit(a), &Self::bit(b));
             return Self::from_builder(bit, val);
         }
         match (a, b) {
-            (W::Known(true), _) | (_, W::Known(true)) => W::Known(true),
-            (W::Known(false), w) | (w, W::Known(false)) => w.clone(),
+            (W::Known(k), _) | (_, W::Known(k)) if *k == or => W::Known(or),
+            (W::Known(_), w) | (w, W::Known(_)) => w.clone(),
             (W::Wire { bit: ba, lbl: la, inv: ia, .. }, W::Wire { bit: bb, lbl: lb, inv: ib, .. }) => {
                 if la == lb {
                     if slot(ba) != slot(bb) {
@@ -246,13 +228,14 @@ impl Seed {
                     if ia == ib {
                         a.clone()
                     } else {
-                        W::Known(true)
+                        assert_eq!(val, or);
+                        W::Known(or)
                     }
                 } else {
                     self.garbled += 1;
                     let before = self.c.current_batch().counts.and;
-                    let bit = self.c.or(&Self::bit(a), &Self::bit(b));
-                    assert_eq!(self.c.current_batch().counts.and, before + 1, "an OR is one AND");
+                    let bit = build(&mut self.c, &Self::bit(a), &Self::bit(b));
+                    assert_eq!(self.c.current_batch().counts.and, before + 1, "FastGC garbles it, so must we, with one AND");
                     W::Wire { bit, lbl: self.label(), inv: false, val }
                 }
             }
