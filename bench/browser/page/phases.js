@@ -7,6 +7,7 @@
 import { Engine } from '/sdk/dist/engine.js';
 import init, * as wasm from '/sdk/wasm/garblet_core.js';
 import { median, now } from './timing.js';
+import { openSocket } from './socket.js';
 
 const WASM_URL = '/sdk/wasm/garblet_core_bg.wasm';
 const FRAME = { hello: 0x01, compute: 0x02, otChunk: 0x03, serverHello: 0x81, data: 0x83, done: 0x84 };
@@ -54,15 +55,6 @@ class TimedTransport {
     if (type === FRAME.data) this.engineMs.data += spent;
     if (type === FRAME.done) this.engineMs.done += spent;
   }
-}
-
-function openSocket(url) {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url);
-    ws.binaryType = 'arraybuffer';
-    ws.onopen = () => resolve(ws);
-    ws.onerror = () => reject(new Error(`cannot open ${url}`));
-  });
 }
 
 /** One aes128 run in this thread; milliseconds from the start to each phase boundary. */

@@ -7,18 +7,10 @@
 import { Engine } from '/sdk/dist/engine.js';
 import { initSync } from '/sdk/wasm/garblet_core.js';
 import * as wasm from '/sdk/wasm/garblet_core.js';
+import { openSocket } from './socket.js';
 
 const clock = () => performance.timeOrigin + performance.now();
 const modulesLoaded = clock();
-
-function openSocket(url) {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url);
-    ws.binaryType = 'arraybuffer';
-    ws.onopen = () => resolve(ws);
-    ws.onerror = () => reject(new Error(`cannot open ${url}`));
-  });
-}
 
 function transportOf(ws) {
   const t = { send: (frame) => ws.send(frame), close: () => ws.close() };
