@@ -27,6 +27,8 @@ struct App {
     name: &'static str,
     program: &'static str,
     params: &'static [(&'static str, u64)],
+    /// A parameter the client may raise (up to this), besides measuring at `params`.
+    client_max: Option<(&'static str, u64)>,
     /// The AND gates of the seed's design, and where that number comes from.
     seed: Option<(SeedCount, &'static str)>,
 }
@@ -42,36 +44,41 @@ const APPS: &[App] = &[
         name: "hamming",
         program: "hamming",
         params: &[("n", 900)],
+        client_max: None,
         seed: Some((SeedCount::Fixed(1_793), "FastGC's HAMMING_2L_K counter tree, built gate for gate with FastGC's folding (circuits/tests/apps/seed_counts.rs)")),
     },
     App {
         name: "levenshtein_dna",
         program: "levenshtein",
         params: &[("n", 200), ("m", 200), ("sigma", 2)],
+        client_max: None,
         seed: Some((SeedCount::Program("levenshtein", &[("n", 200), ("m", 200), ("sigma", 2), ("cell", 1)]), "HEKM'11 §5 optimised cell (cell = 1), counted")),
     },
     App {
         name: "levenshtein_bytes",
         program: "levenshtein",
         params: &[("n", 200), ("m", 200), ("sigma", 8)],
+        client_max: None,
         seed: Some((SeedCount::Program("levenshtein", &[("n", 200), ("m", 200), ("sigma", 8), ("cell", 1)]), "HEKM'11 §5 optimised cell (cell = 1), counted")),
     },
     App {
         name: "smith_waterman",
         program: "smith_waterman",
         params: &[("n", 60), ("m", 60)],
+        client_max: None,
         seed: Some((SeedCount::Fixed(38_872_051), "FastGC's SmithWatermanCommon, built gate for gate with FastGC's folding (circuits/tests/apps/seed_counts.rs)")),
     },
     App {
         name: "aes128",
         program: "aes128_bp",
         params: &[("blocks", 1)],
+        client_max: Some(("blocks", AES_BLOCKS)),
         seed: Some((SeedCount::Fixed(9_280), "FastGC's AES: 160 S-boxes of 58 ANDs, key schedule in the clear")),
     },
-    App { name: "millionaires", program: "millionaires", params: &[("n", 32)], seed: None },
-    App { name: "minimum", program: "minimum", params: &[("na", 16), ("nb", 16), ("w", 32)], seed: None },
-    App { name: "database_search", program: "database_search", params: &[("records", 1024), ("kx", 32), ("kp", 32)], seed: None },
-    App { name: "psi", program: "psi", params: &[("na", 64), ("nb", 64), ("n", 32)], seed: None },
+    App { name: "millionaires", program: "millionaires", params: &[("n", 32)], client_max: None, seed: None },
+    App { name: "minimum", program: "minimum", params: &[("na", 16), ("nb", 16), ("w", 32)], client_max: None, seed: None },
+    App { name: "database_search", program: "database_search", params: &[("records", 1024), ("kx", 32), ("kp", 32)], client_max: None, seed: None },
+    App { name: "psi", program: "psi", params: &[("na", 64), ("nb", 64), ("n", 32)], client_max: None, seed: None },
 ];
 
 pub fn run(json: bool) -> Result<(), String> {
@@ -187,12 +194,8 @@ fn config(rng: &mut Rng) -> Result<String, String> {
         let spec = registry::find(app.program).ok_or_else(|| format!("no program {}", app.program))?;
         let params = spec.resolve(app.params.iter().copied()).map_err(|e| e.to_string())?;
         let shape = spec.instantiate(&params).map_err(|e| e.to_string())?.shape().clone();
-        let mut fixed: Vec<String> = app.params.iter().map(|(k, v)| format!("{k} = {v}")).collect();
-        let mut client_params = String::new();
-        if app.program == "aes128_bp" {
-            fixed.clear();
-            client_params = format!(", client_params = {{ blocks = {{ max = {AES_BLOCKS} }} }}");
-        }
+        let fixed: Vec<String> = app.params.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+        let client_params = app.client_max.map_or(String::new(), |(k, max)| format!(", client_params = {{ {k} = {{ max = {max} }} }}"));
         let fields = spec.garbler_fields(&params, &shape);
         let inputs: Vec<String> = fields.iter().map(|f| format!("{} = {}", f.name, rng.server_value(app, f.bits, &f.encoding))).collect();
         let _ = write!(
