@@ -29,7 +29,7 @@ export function printPhases(log, latency, { worker, wasm, timeline }) {
     ['messageReceived', 'message received'],
     ['wasmInstantiated', 'wasm instantiated'],
     ['socketOpen', 'WebSocket open'],
-    ['ready', 'ready (hello, base OT)'],
+    ['ready', 'ready (hellos crossed, catalog)'],
     ['result', 'aes128 result'],
   ];
   const before = { fresh: 0, warm: 0 };
@@ -48,11 +48,12 @@ export function printPhases(log, latency, { worker, wasm, timeline }) {
     ['socketOpen', 'WebSocket open'],
     ['helloSent', 'hello sent'],
     ['serverHello', 'server hello received (base-OT points, catalog)'],
-    ['ready', 'ready (base OT done)'],
+    ['ready', 'ready (catalog)'],
     ['computeSent', 'request sent'],
-    ['otSent', 'OT extension sent'],
-    ['firstData', 'first garbled data'],
-    ['lastData', `last garbled data (${timeline.dataFrames} Data frames)`],
+    ['otSent', 'base OT and OT extension done and sent (the stream arrives meanwhile)'],
+    ['firstData', 'first garbled data handled'],
+    ['lastData', `last garbled data handled (${timeline.dataFrames} Data frames)`],
+    ['corrections', 'label corrections received; buffered data evaluated'],
     ['done', 'Done received'],
     ['result', 'result'],
   ];
@@ -62,5 +63,5 @@ export function printPhases(log, latency, { worker, wasm, timeline }) {
     previous = t[key];
   }
   const e = timeline.engineMs;
-  log(`  engine (wasm) time inside frames: server hello ${ms(e.serverHello)}, data ${ms(e.data)}, done ${ms(e.done)}`);
+  log(`  engine (wasm) time inside frames: server hello ${ms(e.serverHello)}, data ${ms(e.data)}, corrections (evaluating what waited) ${ms(e.corrections)}, done ${ms(e.done)}`);
 }

@@ -55,6 +55,8 @@ export class Engine {
   private failure?: GarbletError;
   private run_?: Pending;
   private readyWaiters: { resolve: (c: ServiceInfo[]) => void; reject: (e: GarbletError) => void }[] = [];
+  /** `flush` has yielded once before the deferred work (see there). */
+  private yielded = false;
 
   constructor(
     wasm: WasmApi,
@@ -123,12 +125,41 @@ export class Engine {
       return;
     }
     this.flush();
+    if (this.failure) return;
     this.drainEvents();
     this.reportProgress(false);
   }
 
+  /**
+   * Sends what the session has to say. After a run's request, the session computes the base
+   * OTs (first run only) and the OT extension in `pollTransmit`; a browser's WebSocket sends
+   * only once this thread yields, so the engine yields first and the request reaches the server,
+   * which streams the garbled circuit meanwhile. If they fail, the session's Error frame still
+   * goes to the server.
+   */
   private flush(): void {
-    for (let f = this.evaluator.pollTransmit(); f; f = this.evaluator.pollTransmit()) this.transport.send(f);
+    try {
+      for (;;) {
+        if (this.evaluator.hasDeferredWork()) {
+          if (!this.yielded) {
+            this.yielded = true;
+            setTimeout(() => this.failure || this.flush(), 0);
+            return;
+          }
+          this.yielded = false;
+        }
+        const f = this.evaluator.pollTransmit();
+        if (!f) return;
+        this.transport.send(f);
+      }
+    } catch (e) {
+      try {
+        for (let f = this.evaluator.pollTransmit(); f; f = this.evaluator.pollTransmit()) this.transport.send(f);
+      } catch {
+        // Nothing more to send.
+      }
+      this.fail(fromCoreError(e));
+    }
   }
 
   private drainEvents(): void {

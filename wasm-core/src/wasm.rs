@@ -67,10 +67,19 @@ impl WasmEvaluator {
         self.session.handle(frame).map_err(|e| js_error(&e))
     }
 
-    /// The next frame to send, if any.
+    /// The next frame to send, if any. After a computation's request this is where the base
+    /// OTs and the OT extension run; their failure throws, and the session is closed (the
+    /// `Error` frame for the server comes from the next call).
     #[wasm_bindgen(js_name = pollTransmit)]
-    pub fn poll_transmit(&mut self) -> Option<Vec<u8>> {
-        self.session.poll_transmit()
+    pub fn poll_transmit(&mut self) -> Result<Option<Vec<u8>>, JsError> {
+        self.session.poll_transmit().map_err(|e| js_error(&e))
+    }
+
+    /// Whether the next `pollTransmit` will compute the base OTs or the OT extension: yield to
+    /// the event loop first, so that the frames already sent leave while it computes.
+    #[wasm_bindgen(js_name = hasDeferredWork)]
+    pub fn has_deferred_work(&self) -> bool {
+        self.session.has_deferred_work()
     }
 
     /// The next event as JSON: `{"type":"ready"}` or `{"type":"finished", …}`.

@@ -8,6 +8,7 @@ use garblet_circuits::registry;
 use garblet_circuits::testing::TestRng;
 use garblet_circuits::{value, Encoding, Party, Plaintext, Reveal, Runner};
 use garblet_core::protocol::catalog::ParamInfo;
+use garblet_core::protocol::frame::VERSION;
 use garblet_core::protocol::{
     BristolText, CircuitSource, ComputationResult, ComputeRequest, ErrorCode, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, Frame, GarblerConfig, GarblerEvent, GarblerSession, NoClock, ServiceDef,
     ServiceTable, SessionError,
@@ -60,10 +61,11 @@ struct Pair {
 impl Pair {
     fn new(window: u32) -> Pair {
         let config = GarblerConfig { max_window: 64 << 20, ..GarblerConfig::default() };
+        let services = services();
         let mut pair = Pair {
-            garbler: GarblerSession::new(config, Box::new(NoClock)).unwrap(),
+            garbler: GarblerSession::new(config, Box::new(NoClock), &services).unwrap(),
             evaluator: EvaluatorSession::new(EvaluatorConfig { window, ..EvaluatorConfig::default() }, Box::new(NoClock)).unwrap(),
-            services: services(),
+            services,
         };
         pair.pump().unwrap();
         assert_eq!(pair.evaluator.poll_event(), Some(EvaluatorEvent::Ready));
@@ -74,7 +76,7 @@ impl Pair {
     fn pump(&mut self) -> Result<(), String> {
         loop {
             let mut moved = false;
-            while let Some(f) = self.evaluator.poll_transmit() {
+            while let Some(f) = self.evaluator.poll_transmit().map_err(|e| format!("evaluator: {e}"))? {
                 moved = true;
                 self.garbler.handle(&f, &self.services).map_err(|e| format!("garbler: {e}"))?;
             }
@@ -161,7 +163,7 @@ fn the_garbler_never_runs_more_than_the_window_ahead() {
     let mut pair = Pair::new(window);
     pair.evaluator.start("synthetic", vec![("and_gates".into(), 1_000_000)], vec![false; 128]).unwrap();
     // Deliver the request, then let the garbler talk while the evaluator reads nothing.
-    while let Some(f) = pair.evaluator.poll_transmit() {
+    while let Some(f) = pair.evaluator.poll_transmit().unwrap() {
         pair.garbler.handle(&f, &pair.services).unwrap();
     }
     let mut held = Vec::new();
@@ -198,11 +200,11 @@ fn client_side_input_errors_leave_the_session_usable() {
 /// reports and the code of the `Error` frame it sends back.
 fn garbler_rejects(frames: Vec<Vec<u8>>) -> (SessionError, u16) {
     let services = services();
-    let mut garbler = GarblerSession::new(GarblerConfig::default(), Box::new(NoClock)).unwrap();
+    let mut garbler = GarblerSession::new(GarblerConfig::default(), Box::new(NoClock), &services).unwrap();
     let mut evaluator = EvaluatorSession::new(EvaluatorConfig::default(), Box::new(NoClock)).unwrap();
-    let hello = evaluator.poll_transmit().unwrap();
-    garbler.handle(&hello, &services).unwrap();
     while garbler.poll_transmit().is_some() {}
+    let hello = evaluator.poll_transmit().unwrap().unwrap();
+    garbler.handle(&hello, &services).unwrap();
     for f in frames {
         if let Err(e) = garbler.handle(&f, &services) {
             let reply = garbler.poll_transmit().expect("an Error frame for the client");
@@ -241,7 +243,7 @@ fn bad_frames_end_the_session_with_a_clear_error() {
     assert!(matches!(e, SessionError::Frame(_)), "unknown frame: {e}");
     let (e, _) = garbler_rejects(vec![vec![0x02, 200]]);
     assert!(matches!(e, SessionError::Frame(_)), "truncated frame: {e}");
-    let hello_again = Frame::ClientHello { version: 1, window: 1, base_ot: [0; 32] }.encode();
+    let hello_again = Frame::ClientHello { version: VERSION, window: 1, base_ot: [0; 32] }.encode();
     let (e, _) = garbler_rejects(vec![hello_again]);
     assert!(matches!(e, SessionError::Unexpected { .. }), "second hello: {e}");
 }
@@ -249,14 +251,20 @@ fn bad_frames_end_the_session_with_a_clear_error() {
 #[test]
 fn hello_errors() {
     let services = services();
-    let mut garbler = GarblerSession::new(GarblerConfig::default(), Box::new(NoClock)).unwrap();
-    let err = garbler.handle(&Frame::ClientHello { version: 99, window: 1 << 20, base_ot: [1; 32] }.encode(), &services).unwrap_err();
+    let garbler = || GarblerSession::new(GarblerConfig::default(), Box::new(NoClock), &services).unwrap();
+    let err = garbler().handle(&Frame::ClientHello { version: 99, window: 1 << 20, base_ot: [1; 32] }.encode(), &services).unwrap_err();
     assert!(matches!(err, SessionError::Version { theirs: 99, .. }), "{err}");
-    let mut garbler = GarblerSession::new(GarblerConfig::default(), Box::new(NoClock)).unwrap();
-    let err = garbler.handle(&Frame::ClientHello { version: 1, window: 1 << 20, base_ot: [0; 32] }.encode(), &services).unwrap_err();
+    let err = garbler().handle(&Frame::ClientHello { version: VERSION, window: 1 << 20, base_ot: [0; 32] }.encode(), &services).unwrap_err();
     assert!(matches!(err, SessionError::Ot(_)), "identity point: {err}");
-    let mut garbler = GarblerSession::new(GarblerConfig::default(), Box::new(NoClock)).unwrap();
-    assert!(garbler.handle(&compute("aes128", 128, aes_id()), &services).is_err(), "compute before hello");
+    assert!(garbler().handle(&compute("aes128", 128, aes_id()), &services).is_err(), "compute before hello");
+
+    // The client sees a server of another version in the server's own hello.
+    let mut evaluator = EvaluatorSession::new(EvaluatorConfig::default(), Box::new(NoClock)).unwrap();
+    let hello = Frame::ServerHello { version: 99, max_window: 1 << 20, max_frame: 1 << 20, base_ot: vec![1; 4096], catalog: "{}".into() };
+    assert!(matches!(evaluator.handle(&hello.encode()), Err(SessionError::Version { theirs: 99, .. })));
+    let mut evaluator = EvaluatorSession::new(EvaluatorConfig::default(), Box::new(NoClock)).unwrap();
+    let short = Frame::ServerHello { version: VERSION, max_window: 1 << 20, max_frame: 1 << 20, base_ot: vec![1; 4000], catalog: "{}".into() };
+    assert!(matches!(evaluator.handle(&short.encode()), Err(SessionError::Ot(_))), "base-OT points of the wrong length");
 }
 
 #[test]
@@ -264,7 +272,7 @@ fn the_evaluator_rejects_a_lying_or_misbehaving_server() {
     // Credit beyond what was sent.
     let mut pair = Pair::new(4 << 20);
     pair.evaluator.start("synthetic", vec![], vec![false; 128]).unwrap();
-    while let Some(f) = pair.evaluator.poll_transmit() {
+    while let Some(f) = pair.evaluator.poll_transmit().unwrap() {
         pair.garbler.handle(&f, &pair.services).unwrap();
     }
     let err = pair.garbler.handle(&Frame::Credit { consumed: u64::MAX }.encode(), &pair.services).unwrap_err();
@@ -282,4 +290,118 @@ fn the_evaluator_rejects_a_lying_or_misbehaving_server() {
     assert!(matches!(err, SessionError::Remote { code: 6, .. }), "{err}");
     assert!(pair3.evaluator.is_closed());
     drop(pair);
+}
+
+#[test]
+fn the_hellos_cross_and_the_garbler_streams_before_the_ot_extension() {
+    let services = services();
+    let config = GarblerConfig { max_window: 1 << 20, ..GarblerConfig::default() };
+    let mut garbler = GarblerSession::new(config, Box::new(NoClock), &services).unwrap();
+    let mut evaluator = EvaluatorSession::new(EvaluatorConfig { window: 4 << 20, ..EvaluatorConfig::default() }, Box::new(NoClock)).unwrap();
+    // Each side's hello is ready before it has heard anything.
+    let server_hello = garbler.poll_transmit().expect("the ServerHello, unprompted");
+    assert!(matches!(Frame::decode(&server_hello), Ok(Frame::ServerHello { max_window, .. }) if max_window == 1 << 20));
+    let client_hello = evaluator.poll_transmit().unwrap().expect("the ClientHello, unprompted");
+    assert!(matches!(Frame::decode(&client_hello), Ok(Frame::ClientHello { version: VERSION, .. })));
+    evaluator.handle(&server_hello).unwrap();
+    garbler.handle(&client_hello, &services).unwrap();
+    assert_eq!(evaluator.poll_event(), Some(EvaluatorEvent::Ready));
+
+    // The request leaves before the OT work: the first frame after start is the request alone.
+    let bits = value::from_bytes(&[0x11; 16]);
+    evaluator.start("aes128", vec![], bits).unwrap();
+    let request = evaluator.poll_transmit().unwrap().unwrap();
+    assert!(matches!(Frame::decode(&request), Ok(Frame::Compute(_))));
+    garbler.handle(&request, &services).unwrap();
+
+    // With only the request, the garbler sends the whole garbled AES (it fits the window) but
+    // not Done: that waits for the label corrections.
+    let mut stream = Vec::new();
+    while let Some(f) = garbler.poll_transmit() {
+        assert!(matches!(Frame::decode(&f), Ok(Frame::Data(_))), "only data before the OT extension");
+        stream.push(f);
+    }
+    assert!(stream.iter().map(Vec::len).sum::<usize>() > 6400 * 32, "the whole circuit");
+    // The evaluator holds the data: it cannot evaluate without its labels.
+    for f in &stream {
+        evaluator.handle(f).unwrap();
+    }
+    assert_eq!(evaluator.progress().and_gates, 0);
+
+    // Now the OT extension; the garbler answers with corrections, then Done.
+    let mut chunks = Vec::new();
+    while let Some(f) = evaluator.poll_transmit().unwrap() {
+        chunks.push(f);
+    }
+    assert_eq!(chunks.len(), 1);
+    garbler.handle(&chunks[0], &services).unwrap();
+    let corrections = garbler.poll_transmit().unwrap();
+    assert!(matches!(Frame::decode(&corrections), Ok(Frame::LabelCorrections(d)) if d.len() == 128 * 16));
+    evaluator.handle(&corrections).unwrap();
+    assert_eq!(evaluator.progress().and_gates, 6400, "evaluated once the labels were there");
+    let done = garbler.poll_transmit().unwrap();
+    evaluator.handle(&done).unwrap();
+    let Some(EvaluatorEvent::Finished(result)) = evaluator.poll_event() else { panic!("no result") };
+    let mut want = aes::Block::from([0x11; 16]);
+    use aes::cipher::{BlockCipherEncrypt, KeyInit};
+    aes::Aes128::new(&AES_KEY.into()).encrypt_block(&mut want);
+    assert_eq!(value::to_bytes(&result.outputs[0].bits), want.to_vec());
+}
+
+#[test]
+fn bad_label_corrections_end_the_session() {
+    // Corrections before the OT extension.
+    let mut pair = Pair::new(4 << 20);
+    pair.evaluator.start("aes128", vec![], vec![false; 128]).unwrap();
+    let _request = pair.evaluator.poll_transmit().unwrap();
+    let err = pair.evaluator.handle(&Frame::LabelCorrections(vec![0; 128 * 16]).encode()).unwrap_err();
+    assert!(matches!(err, SessionError::Protocol(_)), "{err}");
+    assert!(pair.evaluator.is_closed());
+
+    // Corrections of the wrong length, and corrections after all inputs.
+    for bad in [vec![0; 127 * 16], vec![0; 129 * 16], vec![]] {
+        let mut pair = Pair::new(4 << 20);
+        pair.evaluator.start("aes128", vec![], vec![false; 128]).unwrap();
+        while pair.evaluator.poll_transmit().unwrap().is_some() {}
+        let err = pair.evaluator.handle(&Frame::LabelCorrections(bad.clone()).encode()).unwrap_err();
+        assert!(err.to_string().contains("label corrections"), "{err}");
+    }
+    let mut pair = Pair::new(4 << 20);
+    let result = pair.compute("aes128", vec![], vec![false; 128]);
+    assert_eq!(result.outputs.len(), 1);
+    assert!(pair.evaluator.handle(&Frame::LabelCorrections(vec![0; 16]).encode()).is_err(), "no computation runs");
+
+    // A second OT chunk for a 128-bit input is one too many for the garbler.
+    let mut pair = Pair::new(4 << 20);
+    pair.evaluator.start("aes128", vec![], vec![false; 128]).unwrap();
+    let mut frames = Vec::new();
+    while let Some(f) = pair.evaluator.poll_transmit().unwrap() {
+        frames.push(f);
+    }
+    for f in &frames {
+        pair.garbler.handle(f, &pair.services).unwrap();
+    }
+    let err = pair.garbler.handle(&frames[1], &pair.services).unwrap_err();
+    assert!(matches!(err, SessionError::Unexpected { frame: "OtChunk", .. }), "{err}");
+}
+
+#[test]
+fn a_bad_base_ot_point_from_the_server_fails_the_first_computation() {
+    let services = services();
+    let mut garbler = GarblerSession::new(GarblerConfig::default(), Box::new(NoClock), &services).unwrap();
+    let mut evaluator = EvaluatorSession::new(EvaluatorConfig::default(), Box::new(NoClock)).unwrap();
+    let Ok(Frame::ServerHello { version, max_window, max_frame, mut base_ot, catalog }) = Frame::decode(&garbler.poll_transmit().unwrap()) else { panic!() };
+    base_ot[32 * 3..32 * 4].fill(0xff);
+    evaluator.handle(&Frame::ServerHello { version, max_window, max_frame, base_ot, catalog }.encode()).unwrap();
+    assert_eq!(evaluator.poll_event(), Some(EvaluatorEvent::Ready));
+    let _hello = evaluator.poll_transmit().unwrap();
+    evaluator.start("aes128", vec![], vec![false; 128]).unwrap();
+    let request = evaluator.poll_transmit().unwrap().unwrap();
+    assert!(matches!(Frame::decode(&request), Ok(Frame::Compute(_))));
+    let err = evaluator.poll_transmit().unwrap_err();
+    assert!(err.to_string().contains("P_3"), "{err}");
+    assert!(evaluator.is_closed());
+    let reply = evaluator.poll_transmit().unwrap().expect("an Error frame for the server");
+    assert!(matches!(Frame::decode(&reply), Ok(Frame::Error { .. })));
+    assert_eq!(evaluator.poll_transmit().unwrap(), None);
 }

@@ -1,7 +1,9 @@
 /**
  * Where the time of one private AES block goes. The SDK's engine is driven here in the page's
  * own thread over a WebSocket whose frames are time-stamped, so the protocol's phases show:
- * socket open, hello and base OT, the request with the OT extension, the garbled stream, Done.
+ * socket open, the crossing hellos, the request, the base OT and OT extension (while the garbled
+ * stream arrives), the label corrections, evaluation, Done. Frames that arrive while the thread
+ * computes are stamped when it gets to them.
  * The same steps in a worker, fresh (as a first `Garblet.connect`) and warm, show what it adds.
  */
 import { Engine } from '/sdk/dist/engine.js';
@@ -10,7 +12,7 @@ import { median, now } from './timing.js';
 import { openSocket } from './socket.js';
 
 const WASM_URL = '/sdk/wasm/garblet_core_bg.wasm';
-const FRAME = { hello: 0x01, compute: 0x02, otChunk: 0x03, serverHello: 0x81, data: 0x83, done: 0x84 };
+const FRAME = { hello: 0x01, compute: 0x02, otChunk: 0x03, serverHello: 0x81, data: 0x83, done: 0x84, corrections: 0x85 };
 
 /** A transport over a page WebSocket that records when each frame passes and how long the engine spends on it. */
 class TimedTransport {
@@ -18,7 +20,7 @@ class TimedTransport {
     this.ws = ws;
     this.t0 = t0;
     this.marks = {};
-    this.engineMs = { serverHello: 0, data: 0, done: 0 };
+    this.engineMs = { serverHello: 0, data: 0, corrections: 0, done: 0 };
     this.dataFrames = 0;
     ws.onmessage = (ev) => this.received(new Uint8Array(ev.data));
     ws.onclose = (ev) => this.onClose?.(ev.reason || `code ${ev.code}`);
@@ -48,11 +50,13 @@ class TimedTransport {
       this.marks.lastData = start - this.t0;
       this.dataFrames++;
     }
+    if (type === FRAME.corrections) this.mark('corrections');
     if (type === FRAME.done) this.mark('done');
     this.onFrame?.(frame);
     const spent = now() - start;
     if (type === FRAME.serverHello) this.engineMs.serverHello += spent;
     if (type === FRAME.data) this.engineMs.data += spent;
+    if (type === FRAME.corrections) this.engineMs.corrections += spent;
     if (type === FRAME.done) this.engineMs.done += spent;
   }
 }
@@ -82,7 +86,7 @@ export async function aesTimeline(server, runs = 15) {
   await init();
   const all = [];
   for (let i = 0; i < runs; i++) all.push(await timedAesRun(server));
-  const marks = ['socketOpen', 'helloSent', 'serverHello', 'ready', 'computeSent', 'otSent', 'firstData', 'lastData', 'done', 'result'];
+  const marks = ['socketOpen', 'helloSent', 'serverHello', 'ready', 'computeSent', 'otSent', 'firstData', 'lastData', 'corrections', 'done', 'result'];
   const timeline = Object.fromEntries(marks.map((m) => [m, medianOf(all, (r) => r[m])]));
   const engineMs = Object.fromEntries(Object.keys(all[0].engineMs).map((k) => [k, medianOf(all, (r) => r.engineMs[k])]));
   return { timeline, engineMs, dataFrames: all[0].dataFrames, runs: all };

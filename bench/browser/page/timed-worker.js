@@ -1,6 +1,6 @@
 /**
  * The SDK worker's steps for one session (see ts-sdk/src/worker.ts: instantiate the wasm, open
- * the socket, hello and base OT, one run), each followed by a timestamp for the page. Times are
+ * the socket, the hellos, one run with the base OT), each followed by a timestamp for the page. Times are
  * absolute (timeOrigin + now) so that the page can compare them with its own. A worker kept for
  * several sessions shows what a warm worker saves.
  */

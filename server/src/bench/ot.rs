@@ -60,9 +60,9 @@ fn median(mut times: Vec<Duration>) -> Duration {
 
 /// Each role's share of one base-OT exchange (128 OTs).
 struct BaseOtWork {
-    /// Message 1, then the 128 key pairs from message 2.
+    /// Its point R, then the 128 key pairs from the garbler's points.
     evaluator: Duration,
-    /// Message 2, then the 128 chosen keys.
+    /// Its 128 points, then the 128 chosen keys once R is there.
     garbler: Duration,
 }
 
@@ -73,35 +73,38 @@ fn base_ot_step_by_step() -> BaseOtWork {
     let origin = Instant::now();
     let now = || Duration::from_secs_f64(thread_cpu_ms().unwrap_or_else(|| origin.elapsed().as_secs_f64() * 1e3) / 1e3);
     let start = now();
-    let (mut receiver, first) = OtReceiver::new().expect("base OT: message 1");
-    let first_done = now();
-    let (mut sender, reply) = OtSender::new(delta, &first).expect("base OT: message 2");
+    let (mut sender, points) = OtSender::new(delta).expect("base OT: the garbler's points");
+    let garbler_sent = now();
+    let (mut receiver, r) = OtReceiver::new().expect("base OT: the evaluator's point");
+    let evaluator_sent = now();
+    sender.receive_base_ot(&r).expect("base OT: R");
     sender.finish_base_ot();
     let garbler_done = now();
-    receiver.finish_base_ot(&reply).expect("base OT: finish");
+    receiver.finish_base_ot(&points).expect("base OT: finish");
     let end = now();
-    BaseOtWork { evaluator: (first_done - start) + (end - garbler_done), garbler: garbler_done - first_done }
+    BaseOtWork { evaluator: (evaluator_sent - garbler_sent) + (end - garbler_done), garbler: (garbler_sent - start) + (garbler_done - evaluator_sent) }
 }
 
-/// Wall time of the exchange with each role on its own thread, as two parties: from the
-/// evaluator's first message until both have their keys. The garbler derives its keys after its
-/// reply has left, while the evaluator works on the reply. (Needs two idle cores to show it.)
+/// Wall time of the exchange with each role on its own thread, as two parties: both send their
+/// message at once (neither depends on the other), and each derives its keys from the other's.
+/// (Needs two idle cores to show it.)
 fn base_ot_overlapped() -> Duration {
-    let (to_garbler, from_evaluator) = mpsc::channel::<Vec<u8>>();
+    let (to_garbler, from_evaluator) = mpsc::channel::<[u8; 32]>();
     let (to_evaluator, from_garbler) = mpsc::channel::<Vec<u8>>();
     let delta = random_delta();
     let start = Instant::now();
     let garbler = std::thread::spawn(move || {
-        let first = from_evaluator.recv().expect("evaluator hung up");
-        let (mut sender, reply) = OtSender::new(delta, &first).expect("base OT: message 2");
-        to_evaluator.send(reply).expect("evaluator hung up");
+        let (mut sender, points) = OtSender::new(delta).expect("base OT: the garbler's points");
+        to_evaluator.send(points).expect("evaluator hung up");
+        let r = from_evaluator.recv().expect("evaluator hung up");
+        sender.receive_base_ot(&r).expect("base OT: R");
         sender.finish_base_ot();
         sender
     });
-    let (mut receiver, first) = OtReceiver::new().expect("base OT: message 1");
-    to_garbler.send(first).expect("garbler hung up");
-    let reply = from_garbler.recv().expect("garbler hung up");
-    receiver.finish_base_ot(&reply).expect("base OT: finish");
+    let (mut receiver, r) = OtReceiver::new().expect("base OT: the evaluator's point");
+    to_garbler.send(r).expect("garbler hung up");
+    let points = from_garbler.recv().expect("garbler hung up");
+    receiver.finish_base_ot(&points).expect("base OT: finish");
     let sender = garbler.join().expect("garbler thread");
     let elapsed = start.elapsed();
     drop((receiver, sender));
@@ -112,9 +115,10 @@ fn base_ot_overlapped() -> Duration {
 /// garbler (sender) on their own threads, messages passed through a channel.
 fn cot_throughput(count: usize) -> Duration {
     let delta = random_delta();
-    let (mut receiver, first) = OtReceiver::new().expect("base OT: message 1");
-    let (mut sender, reply) = OtSender::new(delta, &first).expect("base OT: message 2");
-    receiver.finish_base_ot(&reply).expect("base OT: finish");
+    let (mut receiver, r) = OtReceiver::new().expect("base OT: the evaluator's point");
+    let (mut sender, points) = OtSender::new(delta).expect("base OT: the garbler's points");
+    sender.receive_base_ot(&r).expect("base OT: R");
+    receiver.finish_base_ot(&points).expect("base OT: finish");
 
     let choices = random_bits(count);
     let (to_garbler, from_evaluator) = mpsc::sync_channel::<(Vec<u8>, usize)>(4);

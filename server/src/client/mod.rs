@@ -127,15 +127,28 @@ impl Client {
         }
     }
 
+    /// Sends what the session has to say. The base OTs and the OT extension happen in here,
+    /// after a request has left; if they fail, the session's `Error` frame still goes out.
     fn send_pending(&mut self) -> Result<(), ClientError> {
         let mut wrote = false;
-        while let Some(frame) = self.session.poll_transmit() {
-            self.ws.write(Message::Binary(frame.into()))?;
-            wrote = true;
-        }
+        let result = loop {
+            match self.session.poll_transmit() {
+                Ok(Some(frame)) => {
+                    self.ws.write(Message::Binary(frame.into()))?;
+                    wrote = true;
+                }
+                Ok(None) => break Ok(()),
+                Err(e) => {
+                    while let Ok(Some(frame)) = self.session.poll_transmit() {
+                        let _ = self.ws.write(Message::Binary(frame.into()));
+                    }
+                    break Err(e.into());
+                }
+            }
+        };
         if wrote {
             self.ws.flush()?;
         }
-        Ok(())
+        result
     }
 }

@@ -69,7 +69,7 @@ pub fn spawn(id: u64, settings: SessionSettings, services: Arc<ServiceTable>, me
         let _permit = permit;
         // A bug must end this session only: catch it here, count it, and let the channels drop
         // (which closes the connection).
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match GarblerSession::new(settings.garbler.clone(), Box::new(ThreadClock::new())) {
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match GarblerSession::new(settings.garbler.clone(), Box::new(ThreadClock::new()), services.as_ref()) {
             Ok(session) => Driver { session, services, inbox: inbox_rx, outbox: outbox_tx, settings, metrics: &metrics, hello_received: false, draining: false, failure: None }.run(),
             Err(e) => Outcome::Failed(format!("starting the session: {e}")),
         }))

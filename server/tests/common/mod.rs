@@ -182,7 +182,7 @@ impl RawClient {
 
     pub fn hello_with_window(&mut self, window: u32) -> EvaluatorSession {
         let mut session = EvaluatorSession::new(EvaluatorConfig { window, ..EvaluatorConfig::default() }, Box::new(NoClock)).unwrap();
-        self.send(session.poll_transmit().unwrap());
+        self.send(session.poll_transmit().unwrap().expect("a ClientHello"));
         let reply = self.next_binary().expect("a ServerHello");
         session.handle(&reply).unwrap();
         assert_eq!(session.poll_event(), Some(EvaluatorEvent::Ready));

@@ -149,8 +149,21 @@ impl Garbler {
         self.delta
     }
 
+    /// `n` fresh zero-labels from the garbler's label generator: for the evaluator's input
+    /// bits, which the session then transfers by correlated OT and a correction each.
+    pub fn fresh_labels(&mut self, n: usize) -> Vec<Block> {
+        let mut labels = vec![Block::ZERO; n];
+        self.label_prg.fill(&mut labels);
+        labels
+    }
+
+    /// The zero-labels of the evaluator's input bits in the current computation.
+    pub fn evaluator_zero_labels(&self) -> &[Block] {
+        &self.evaluator_zero_labels
+    }
+
     /// Starts a computation: this party's input bits, and the zero-labels of the evaluator's
-    /// input bits (from correlated OT), both in circuit order.
+    /// input bits, both in circuit order.
     pub fn start_computation(&mut self, garbler_inputs: Vec<bool>, evaluator_zero_labels: Vec<Block>) {
         self.garbler_inputs = garbler_inputs;
         self.next_garbler_input = 0;

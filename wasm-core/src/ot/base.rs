@@ -1,40 +1,50 @@
-//! Base OT: 128 random OTs by the Chou–Orlandi "simplest OT" over Ristretto255, semi-honest.
+//! Base OT: 128 random OTs, semi-honest, over Ristretto255, in the style of Bellare–Micali
+//! (CRYPTO 1989) with Naor–Pinkas's shared sender randomness (SODA 2001, §3.1): the receiver
+//! speaks first.
 //!
-//! Chou & Orlandi, "The Simplest Protocol for Oblivious Transfer", LATINCRYPT 2015 (eprint
-//! 2015/267). For j = 0..128, with G the Ristretto basepoint:
+//! C is a public point that nobody knows the discrete logarithm of: Ristretto's hash-to-group
+//! (two Elligator maps, added) of SHA-512 over a fixed tag. For j = 0..128, with G the
+//! Ristretto basepoint:
 //!
 //! ```text
-//! sender (evaluator)                                  receiver (garbler), choice bits c_j
-//!   a ← Z_ℓ, A = a·G          ──── A ────►
-//!                                                      b_j ← Z_ℓ, B_j = b_j·G + c_j·A
-//!                             ◄── B_0 … B_127 ──
-//!   k_j^0 = KDF(A, B_j, j, a·B_j)                      k_j = KDF(A, B_j, j, b_j·A)  (= k_j^{c_j})
-//!   k_j^1 = KDF(A, B_j, j, a·B_j − a·A)
+//! receiver (garbler), choice bits c_j                 sender (evaluator)
+//!   k_j ← Z_ℓ, P_j = k_j·G if c_j = 0                   r ← Z_ℓ, R = r·G
+//!              P_j = C − k_j·G if c_j = 1
+//!        ──── P_0 … P_127 ────►        ◄──── R ────      (both sent at once, neither waits)
+//!   k_j = KDF(R, P_j, j, k_j·R)  (= k_j^{c_j})          k_j^0 = KDF(R, P_j, j, r·P_j)
+//!                                                      k_j^1 = KDF(R, P_j, j, r·C − r·P_j)
 //! ```
 //!
-//! The published analyses that followed found problems with the original key derivation (Genç,
-//! Iovino & Rial, "'The Simplest Protocol for Oblivious Transfer' Revisited", eprint 2017/370;
-//! Hauck & Loss, eprint 2017/1011). We apply the standard hardening:
-//! * keys hash the whole transcript — a domain-separation tag, A, B_j and the index j — with the
-//!   Diffie–Hellman point, so keys of different OTs, sessions or protocols are independent
-//!   random-oracle outputs even if group elements repeat;
-//! * Ristretto255 is a prime-order group (no cofactor, no small-subgroup tricks), and both sides
-//!   reject encodings that do not decode ([`OtError::InvalidPoint`]) and the identity
-//!   ([`OtError::IdentityPoint`]): A = identity would make k^0 = k^1 for every OT.
+//! Why this protocol: neither message depends on the other, so the server sends its points the
+//! moment the connection opens and the browser sends R with its hello — the base OT costs no
+//! round trip of its own, and the browser's heavy part (one variable-base multiplication per
+//! OT) can wait until a computation is under way. (Chou–Orlandi, which this replaced, needs the
+//! sender's point before the receiver can answer.)
 //!
-//! Cost. The sender does exactly one variable-base scalar multiplication per OT: a·A is computed
-//! once, with the fixed-base table, as (a·a)·G. The receiver uses the fixed-base table for b_j·G
-//! and — after its message has left ([`BaseOtReceiver::finish`]) — a table built once for A for
-//! b_j·A. Points are encoded with Ristretto's batched double-and-encode (one field inversion for
-//! the whole batch instead of an inverse square root per point): each side multiplies by *half*
-//! its scalar and lets the doubling restore it, which is exact in a group of prime order ℓ.
+//! Security (semi-honest, random-oracle KDF). Receiver privacy: P_j is uniform whatever c_j is,
+//! so the sender learns nothing of the choice bits (the bits of Δ). Sender privacy: with
+//! P_{c_j} = k_j·G, the other key needs r·P_{1−c_j} = r·C − k_j·R, that is r·C: the
+//! Diffie–Hellman value of R and C, which is hard without log C. One r serves all 128 OTs
+//! (Naor–Pinkas); keys stay independent because the KDF hashes the whole transcript: a
+//! domain-separation tag, R, P_j and the index j, with the Diffie–Hellman point (the hardening
+//! that the analyses of such OTs ask for: Genç, Iovino & Rial, eprint 2017/370; Hauck & Loss,
+//! eprint 2017/1011). Ristretto255 has prime order (no cofactor), and both sides reject
+//! encodings that do not decode ([`OtError::InvalidPoint`]) and the identity
+//! ([`OtError::IdentityPoint`]).
+//!
+//! Cost. The sender does exactly one variable-base scalar multiplication per OT (r·C once).
+//! The receiver uses the fixed-base table for k_j·G and — once R has arrived
+//! ([`BaseOtReceiver::finish`]) — a table built once for R. Points are encoded with Ristretto's
+//! batched double-and-encode (one field inversion for the whole batch instead of an inverse
+//! square root per point): each side multiplies by *half* its scalar and lets the doubling
+//! restore it, which is exact in a group of prime order ℓ.
 
 use super::{BasePoint, OtError};
 use crate::block::Block;
 use curve25519_dalek::constants::RISTRETTO_BASEPOINT_TABLE;
 use curve25519_dalek::ristretto::{CompressedRistretto, RistrettoBasepointTable, RistrettoPoint};
 use curve25519_dalek::Scalar;
-use sha2::{Digest, Sha256};
+use sha2::{Digest, Sha256, Sha512};
 
 /// Number of base OTs: one per bit of Δ, i.e. per IKNP column.
 pub const BASE_OT_COUNT: usize = 128;
@@ -42,24 +52,33 @@ pub const BASE_OT_COUNT: usize = 128;
 /// Bytes of one encoded Ristretto point.
 pub const POINT_BYTES: usize = 32;
 
-/// Bytes of the sender's message: A.
+/// Bytes of the sender's message: R.
 pub const SENDER_MESSAGE_BYTES: usize = POINT_BYTES;
 
-/// Bytes of the receiver's message: B_0 ‖ … ‖ B_127.
+/// Bytes of the receiver's message: P_0 ‖ … ‖ P_127.
 pub const RECEIVER_MESSAGE_BYTES: usize = BASE_OT_COUNT * POINT_BYTES;
 
 /// Domain separation for the key derivation. Fixed length, as are all other KDF inputs, so the
 /// hashed string parses uniquely.
-const KDF_TAG: &[u8; 32] = b"garblet base-OT CO15 rist255 v1\0";
+const KDF_TAG: &[u8; 32] = b"garblet base-OT NP rist255 v2\0\0\0";
 
-/// The base-OT sender (the evaluator) between its two messages.
+/// What C is hashed from.
+const C_TAG: &[u8] = b"garblet base-OT public point C, v2";
+
+/// C: a point with no known discrete logarithm (hash-to-group of a public string).
+fn public_point() -> RistrettoPoint {
+    let wide: [u8; 64] = Sha512::digest(C_TAG).into();
+    RistrettoPoint::from_uniform_bytes(&wide)
+}
+
+/// The base-OT sender (the evaluator) between its message and the receiver's.
 pub struct BaseOtSender {
-    /// a/2 mod ℓ: the sender multiplies by it and the batched double-and-encode doubles.
-    half_a: Scalar,
-    /// (a/2)·A, computed once.
-    half_a_times_a: RistrettoPoint,
-    /// The encoding of A, hashed into every key.
-    encoded_a: [u8; POINT_BYTES],
+    /// r/2 mod ℓ: the sender multiplies by it and the batched double-and-encode doubles.
+    half_r: Scalar,
+    /// (r/2)·C, computed once.
+    half_r_times_c: RistrettoPoint,
+    /// The encoding of R, hashed into every key.
+    encoded_r: [u8; POINT_BYTES],
 }
 
 /// The sender's output: both keys of every OT, `keys[j] = [k_j^0, k_j^1]`.
@@ -69,38 +88,33 @@ pub type SenderKeys = [[Block; 2]; BASE_OT_COUNT];
 pub type ReceiverKeys = [Block; BASE_OT_COUNT];
 
 impl BaseOtSender {
-    /// Picks a and returns the sender with its message A.
+    /// Picks r and returns the sender with its message R (32 bytes).
     pub fn new() -> Result<(Self, [u8; SENDER_MESSAGE_BYTES]), OtError> {
-        let mut a = random_scalars::<1>()?[0];
-        let half_a = a * half();
-        let encoded_a = (&a * RISTRETTO_BASEPOINT_TABLE).compress().to_bytes();
-        let half_a_times_a = &(half_a * a) * RISTRETTO_BASEPOINT_TABLE;
-        wipe(&mut a);
-        Ok((BaseOtSender { half_a, half_a_times_a, encoded_a }, encoded_a))
+        let mut r = random_scalars::<1>()?[0];
+        let half_r = r * half();
+        let encoded_r = (&r * RISTRETTO_BASEPOINT_TABLE).compress().to_bytes();
+        wipe(&mut r);
+        let half_r_times_c = half_r * public_point();
+        Ok((BaseOtSender { half_r, half_r_times_c, encoded_r }, encoded_r))
     }
 
-    /// Takes the receiver's B_0 ‖ … ‖ B_127 and returns both keys of every OT.
+    /// Takes the receiver's P_0 ‖ … ‖ P_127 and returns both keys of every OT: 128
+    /// variable-base multiplications, the expensive part of the base OT.
     /// Secrets are wiped when `self` is dropped, here or on error.
-    pub fn finish(self, reply: &[u8]) -> Result<SenderKeys, OtError> {
-        if reply.len() != RECEIVER_MESSAGE_BYTES {
-            return Err(OtError::WrongLength {
-                what: "base-OT receiver message",
-                expected: RECEIVER_MESSAGE_BYTES,
-                actual: reply.len(),
-            });
-        }
-        let (encoded_b, _) = reply.as_chunks::<POINT_BYTES>();
-        // Points to double-and-encode: (a/2)·B_j and (a/2)·B_j − (a/2)·A, interleaved.
+    pub fn finish(self, message: &[u8]) -> Result<SenderKeys, OtError> {
+        check_receiver_message(message)?;
+        let (encoded_p, _) = message.as_chunks::<POINT_BYTES>();
+        // Points to double-and-encode: (r/2)·P_j and (r/2)·C − (r/2)·P_j, interleaved.
         let mut halves = Vec::with_capacity(2 * BASE_OT_COUNT);
-        for (j, bytes) in encoded_b.iter().enumerate() {
-            let b = decode_point(bytes, BasePoint::ReceiverKey(j))?;
-            let half_ab = self.half_a * b;
-            halves.push(half_ab);
-            halves.push(half_ab - self.half_a_times_a);
+        for (j, bytes) in encoded_p.iter().enumerate() {
+            let p = decode_point(bytes, BasePoint::ReceiverKey(j))?;
+            let half_rp = self.half_r * p;
+            halves.push(half_rp);
+            halves.push(self.half_r_times_c - half_rp);
         }
         let dh = RistrettoPoint::double_and_compress_batch(&halves);
         Ok(core::array::from_fn(|j| {
-            let kdf = |point: &CompressedRistretto| derive_key(&self.encoded_a, &encoded_b[j], j, point.as_bytes());
+            let kdf = |point: &CompressedRistretto| derive_key(&self.encoded_r, &encoded_p[j], j, point.as_bytes());
             [kdf(&dh[2 * j]), kdf(&dh[2 * j + 1])]
         }))
     }
@@ -108,74 +122,87 @@ impl BaseOtSender {
 
 impl Drop for BaseOtSender {
     fn drop(&mut self) {
-        wipe(&mut self.half_a);
+        wipe(&mut self.half_r);
     }
 }
 
-/// The base-OT receiver (the garbler) after it has sent its message: the keys are derived
-/// separately, in [`finish`](Self::finish), so the reply can leave first and the key derivation
-/// overlap the sender's work.
+/// Checks the length of the receiver's message (its points are decoded when used).
+pub fn check_receiver_message(message: &[u8]) -> Result<(), OtError> {
+    if message.len() != RECEIVER_MESSAGE_BYTES {
+        return Err(OtError::WrongLength { what: "base-OT receiver message", expected: RECEIVER_MESSAGE_BYTES, actual: message.len() });
+    }
+    Ok(())
+}
+
+/// The base-OT receiver (the garbler) after it has sent its message. The keys are derived in
+/// [`finish`](Self::finish), once R is there, so the server's message can leave at once.
 pub struct BaseOtReceiver {
-    a: RistrettoPoint,
-    encoded_a: [u8; POINT_BYTES],
-    encoded_b: [[u8; POINT_BYTES]; BASE_OT_COUNT],
-    /// h_j = b_j/2: the receiver multiplies by h_j and the batched double-and-encode doubles.
-    half_b: [Scalar; BASE_OT_COUNT],
+    encoded_p: [[u8; POINT_BYTES]; BASE_OT_COUNT],
+    /// h_j = k_j/2: the receiver multiplies by h_j and the batched double-and-encode doubles.
+    half_k: [Scalar; BASE_OT_COUNT],
 }
 
 impl BaseOtReceiver {
-    /// Takes A and the 128 choice bits (bit j of `choices.0`); returns the receiver and its
-    /// message B_0 ‖ … ‖ B_127.
-    pub fn new(choices: Block, sender_message: &[u8]) -> Result<(Self, Vec<u8>), OtError> {
-        let encoded_a: [u8; POINT_BYTES] = sender_message.try_into().map_err(|_| OtError::WrongLength {
-            what: "base-OT sender message",
-            expected: SENDER_MESSAGE_BYTES,
-            actual: sender_message.len(),
-        })?;
-        let a = decode_point(&encoded_a, BasePoint::SenderKey)?;
-        let half_a = half() * a;
-
-        // b_j = 2·h_j with h_j uniform, so b_j is uniform too. Two candidates per OT to
-        // double-and-encode: h_j·G (B_j if c_j = 0) and h_j·G + A/2 (B_j if c_j = 1).
-        let half_b = random_scalars::<BASE_OT_COUNT>()?;
+    /// Takes the 128 choice bits (bit j of `choices.0`); returns the receiver and its message
+    /// P_0 ‖ … ‖ P_127.
+    pub fn new(choices: Block) -> Result<(Self, Vec<u8>), OtError> {
+        let half_c = half() * public_point();
+        // k_j = 2·h_j with h_j uniform, so k_j is uniform too. Two candidates per OT to
+        // double-and-encode: h_j·G (P_j if c_j = 0) and C/2 − h_j·G (P_j if c_j = 1).
+        let half_k = random_scalars::<BASE_OT_COUNT>()?;
         let mut halves = Vec::with_capacity(2 * BASE_OT_COUNT);
-        for h in &half_b {
+        for h in &half_k {
             let h_g = h * RISTRETTO_BASEPOINT_TABLE;
             halves.push(h_g);
-            halves.push(h_g + half_a);
+            halves.push(half_c - h_g);
         }
         let candidates = RistrettoPoint::double_and_compress_batch(&halves);
-        let encoded_b: [[u8; POINT_BYTES]; BASE_OT_COUNT] = core::array::from_fn(|j| {
+        let encoded_p: [[u8; POINT_BYTES]; BASE_OT_COUNT] = core::array::from_fn(|j| {
             let choice = (choices.0 >> j) & 1 == 1;
             select_bytes(candidates[2 * j].as_bytes(), candidates[2 * j + 1].as_bytes(), choice)
         });
-        let reply = encoded_b.concat();
-        Ok((BaseOtReceiver { a, encoded_a, encoded_b, half_b }, reply))
+        let message = encoded_p.concat();
+        Ok((BaseOtReceiver { encoded_p, half_k }, message))
     }
 
-    /// Derives the chosen keys k_j = KDF(A, B_j, j, b_j·A). The scalars are wiped on drop.
-    pub fn finish(&self) -> ReceiverKeys {
-        // 128 multiples of the same A: a table for A (built once) makes each about twice as
+    /// Derives the chosen keys k_j = KDF(R, P_j, j, k_j·R) from the sender's point. The
+    /// scalars are wiped on drop.
+    pub fn finish(&self, sender: &SenderPoint) -> ReceiverKeys {
+        // 128 multiples of the same R: a table for R (built once) makes each about twice as
         // fast as a variable-base multiplication, which more than pays for building it.
-        let a_table = RistrettoBasepointTable::create(&self.a);
-        let halves: Vec<RistrettoPoint> = self.half_b.iter().map(|h| h * &a_table).collect();
+        let r_table = RistrettoBasepointTable::create(&sender.point);
+        let halves: Vec<RistrettoPoint> = self.half_k.iter().map(|h| h * &r_table).collect();
         let dh = RistrettoPoint::double_and_compress_batch(&halves);
-        core::array::from_fn(|j| derive_key(&self.encoded_a, &self.encoded_b[j], j, dh[j].as_bytes()))
+        core::array::from_fn(|j| derive_key(&sender.encoded, &self.encoded_p[j], j, dh[j].as_bytes()))
     }
 }
 
 impl Drop for BaseOtReceiver {
     fn drop(&mut self) {
-        self.half_b.iter_mut().for_each(wipe);
+        self.half_k.iter_mut().for_each(wipe);
     }
 }
 
-/// key_j = first 16 bytes of SHA-256(tag ‖ A ‖ B_j ‖ j as u64 little-endian ‖ DH point).
-fn derive_key(a: &[u8; POINT_BYTES], b: &[u8; POINT_BYTES], index: usize, dh: &[u8; POINT_BYTES]) -> Block {
+/// The sender's message R, decoded when it arrives (so a bad R is refused then, not when the
+/// keys are derived).
+pub struct SenderPoint {
+    encoded: [u8; POINT_BYTES],
+    point: RistrettoPoint,
+}
+
+impl SenderPoint {
+    pub fn decode(message: &[u8]) -> Result<Self, OtError> {
+        let encoded: [u8; POINT_BYTES] = message.try_into().map_err(|_| OtError::WrongLength { what: "base-OT sender message", expected: SENDER_MESSAGE_BYTES, actual: message.len() })?;
+        Ok(SenderPoint { point: decode_point(&encoded, BasePoint::SenderKey)?, encoded })
+    }
+}
+
+/// key_j = first 16 bytes of SHA-256(tag ‖ R ‖ P_j ‖ j as u64 little-endian ‖ DH point).
+fn derive_key(r: &[u8; POINT_BYTES], p: &[u8; POINT_BYTES], index: usize, dh: &[u8; POINT_BYTES]) -> Block {
     let digest = Sha256::new()
         .chain_update(KDF_TAG)
-        .chain_update(a)
-        .chain_update(b)
+        .chain_update(r)
+        .chain_update(p)
         .chain_update((index as u64).to_le_bytes())
         .chain_update(dh)
         .finalize();
@@ -235,10 +262,11 @@ mod tests {
     use wasm_bindgen_test::wasm_bindgen_test;
 
     fn run(choices: Block) -> (SenderKeys, ReceiverKeys) {
-        let (sender, a) = BaseOtSender::new().unwrap();
-        let (receiver, reply) = BaseOtReceiver::new(choices, &a).unwrap();
-        assert_eq!(reply.len(), RECEIVER_MESSAGE_BYTES);
-        (sender.finish(&reply).unwrap(), receiver.finish())
+        // Neither message depends on the other.
+        let (receiver, points) = BaseOtReceiver::new(choices).unwrap();
+        let (sender, r) = BaseOtSender::new().unwrap();
+        assert_eq!(points.len(), RECEIVER_MESSAGE_BYTES);
+        (sender.finish(&points).unwrap(), receiver.finish(&SenderPoint::decode(&r).unwrap()))
     }
 
     #[cfg_attr(not(target_arch = "wasm32"), test)]
@@ -270,18 +298,20 @@ mod tests {
     #[cfg_attr(not(target_arch = "wasm32"), test)]
     #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
     fn messages_have_fixed_lengths() {
-        let (sender, a) = BaseOtSender::new().unwrap();
         for len in [0, 31, 33] {
             assert!(matches!(
-                BaseOtReceiver::new(Block::ZERO, &vec![1u8; len]),
+                SenderPoint::decode(&vec![1u8; len]),
                 Err(OtError::WrongLength { expected: SENDER_MESSAGE_BYTES, actual, .. }) if actual == len
             ));
         }
-        let (_, reply) = BaseOtReceiver::new(Block::ZERO, &a).unwrap();
+        let (sender, _) = BaseOtSender::new().unwrap();
+        let (_, points) = BaseOtReceiver::new(Block::ZERO).unwrap();
         assert!(matches!(
-            sender.finish(&reply[..RECEIVER_MESSAGE_BYTES - 1]),
+            sender.finish(&points[..RECEIVER_MESSAGE_BYTES - 1]),
             Err(OtError::WrongLength { expected: RECEIVER_MESSAGE_BYTES, .. })
         ));
+        assert!(check_receiver_message(&points).is_ok());
+        assert!(check_receiver_message(&points[1..]).is_err());
     }
 
     #[cfg_attr(not(target_arch = "wasm32"), test)]
@@ -298,14 +328,8 @@ mod tests {
             assert!(CompressedRistretto(*bad).decompress().is_none(), "{bad:?} must not decode");
         }
 
-        assert_eq!(
-            BaseOtReceiver::new(Block::ZERO, &identity).err(),
-            Some(OtError::IdentityPoint { point: BasePoint::SenderKey })
-        );
-        assert_eq!(
-            BaseOtReceiver::new(Block::ZERO, &invalid[0]).err(),
-            Some(OtError::InvalidPoint { point: BasePoint::SenderKey })
-        );
+        assert_eq!(SenderPoint::decode(&identity).err(), Some(OtError::IdentityPoint { point: BasePoint::SenderKey }));
+        assert_eq!(SenderPoint::decode(&invalid[0]).err(), Some(OtError::InvalidPoint { point: BasePoint::SenderKey }));
 
         for (j, bad, expected) in [
             (0, identity, OtError::IdentityPoint { point: BasePoint::ReceiverKey(0) }),
@@ -313,12 +337,53 @@ mod tests {
             (5, invalid[1], OtError::InvalidPoint { point: BasePoint::ReceiverKey(5) }),
             (127, invalid[2], OtError::InvalidPoint { point: BasePoint::ReceiverKey(127) }),
         ] {
-            let (sender, a) = BaseOtSender::new().unwrap();
-            let (_, mut reply) = BaseOtReceiver::new(Block::ZERO, &a).unwrap();
-            reply[32 * j..32 * (j + 1)].copy_from_slice(&bad);
-            assert_eq!(sender.finish(&reply).unwrap_err(), expected);
+            let (sender, _) = BaseOtSender::new().unwrap();
+            let (_, mut points) = BaseOtReceiver::new(Block::ZERO).unwrap();
+            points[32 * j..32 * (j + 1)].copy_from_slice(&bad);
+            assert_eq!(sender.finish(&points).unwrap_err(), expected);
         }
     }
+
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+    fn the_receivers_points_follow_its_choices() {
+        // With c_j = 1 the receiver sends C − k_j·G, with c_j = 0 it sends k_j·G. Whatever the
+        // choices, P_j alone is a uniform point; but a choice-1 point and the choice-0 point of
+        // the same k_j add up to C. Check that relation on the receiver's own scalars.
+        let (zeros, p0) = BaseOtReceiver::new(Block::ZERO).unwrap();
+        let c = public_point();
+        for j in [0, 1, 64, 127] {
+            let k = zeros.half_k[j] + zeros.half_k[j];
+            assert_eq!(p0[32 * j..32 * (j + 1)], (&k * RISTRETTO_BASEPOINT_TABLE).compress().to_bytes()[..], "P_{j} = k_j·G");
+        }
+        let (ones, p1) = BaseOtReceiver::new(Block::ONES).unwrap();
+        for j in [0, 1, 64, 127] {
+            let k = ones.half_k[j] + ones.half_k[j];
+            assert_eq!(p1[32 * j..32 * (j + 1)], (c - &k * RISTRETTO_BASEPOINT_TABLE).compress().to_bytes()[..], "P_{j} = C − k_j·G");
+        }
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+    fn the_public_point_is_fixed_and_not_the_basepoint() {
+        // Both parties derive C on their own: it must not change between builds or versions
+        // without a change of protocol version. The pinned encoding is libsodium's
+        // crypto_core_ristretto255_from_hash(SHA-512(tag)) (RFC 9496's one-way map), computed
+        // with Debian's libsodium 1.0.18 from Python; the digest prefix is Python's hashlib.
+        let c = public_point().compress().to_bytes();
+        assert_eq!(hex(&c), PINNED_C);
+        let wide: [u8; 64] = Sha512::digest(C_TAG).into();
+        assert_eq!(hex(&wide[..8]), PINNED_C_DIGEST_PREFIX);
+        assert_ne!(public_point(), RistrettoPoint::identity());
+        assert_ne!(public_point(), curve25519_dalek::constants::RISTRETTO_BASEPOINT_POINT);
+    }
+
+    fn hex(bytes: &[u8]) -> String {
+        bytes.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    const PINNED_C: &str = "5c86499327e272213f12c317218fbe3a7302c6e038d5f1309266924a892bcd66";
+    const PINNED_C_DIGEST_PREFIX: &str = "ad5b927a7919622e";
 
     #[cfg_attr(not(target_arch = "wasm32"), test)]
     #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
@@ -331,7 +396,7 @@ mod tests {
         assert_ne!(base, derive_key(&p, &p, 1, &p), "index");
         assert_ne!(base, derive_key(&p, &p, 0, &q), "DH point");
         let digest = Sha256::new()
-            .chain_update(b"garblet base-OT CO15 rist255 v1\0")
+            .chain_update(b"garblet base-OT NP rist255 v2\0\0\0")
             .chain_update(p)
             .chain_update(p)
             .chain_update(0u64.to_le_bytes())

@@ -1,5 +1,6 @@
-//! Oblivious transfer: Chou–Orlandi base OT and IKNP correlated OT extension, as sans-IO state
-//! machines (bytes in, bytes out; no sockets, clocks or threads).
+//! Oblivious transfer: base OT (Bellare–Micali / Naor–Pinkas style, see [`base`]) and IKNP
+//! correlated OT extension, as sans-IO state machines (bytes in, bytes out; no sockets, clocks
+//! or threads).
 //!
 //! Roles. The **evaluator** (browser) has the input bits and ends up with one label per bit: it
 //! is the [`OtReceiver`] of the correlated OTs and, inside, the *sender* of the 128 base OTs. The
@@ -7,25 +8,27 @@
 //! of each of the evaluator's input wires: it is the [`OtSender`], and inside, the base-OT
 //! *receiver* whose 128 choice bits are the bits of Δ (bit j = bit j of `Δ.0`).
 //!
-//! Messages, in order (the session layer carries them in its own frames):
+//! Messages (the session layer carries them in its own frames):
 //!
 //! | # | direction            | bytes                        | content                                   |
 //! |---|----------------------|------------------------------|-------------------------------------------|
-//! | 1 | evaluator → garbler  | 32                           | A, a Ristretto255 encoding                |
-//! | 2 | garbler → evaluator  | 128 × 32 = 4096              | B_0 ‖ … ‖ B_127, Ristretto255 encodings   |
-//! | 3 | evaluator → garbler  | [`message_len`]`(n)`, per chunk | u^0 ‖ … ‖ u^127 for n ≤ [`MAX_CHUNK`] OTs (see [`iknp`]) |
+//! | 1 | garbler → evaluator  | 128 × 32 = 4096              | P_0 ‖ … ‖ P_127, Ristretto255 encodings   |
+//! | 1'| evaluator → garbler  | 32                           | R, a Ristretto255 encoding                |
+//! | 2 | evaluator → garbler  | [`message_len`]`(n)`, per chunk | u^0 ‖ … ‖ u^127 for n ≤ [`MAX_CHUNK`] OTs (see [`iknp`]) |
 //!
-//! Message 3 repeats, once per chunk, for as many chunks and computations as the connection
-//! carries. Both sides must agree on each chunk's `n` (the session's hello fixes the input
-//! lengths); the message length is checked against it, the content cannot be.
+//! Messages 1 and 1' depend on nothing and cross each other. Message 2 repeats, once per chunk,
+//! for as many chunks and computations as the connection carries. Both sides must agree on each
+//! chunk's `n` (the session's request fixes the input lengths); the message length is checked
+//! against it, the content cannot be.
 //!
 //! ```
 //! use garblet_core::{ot::{OtReceiver, OtSender}, Block};
 //! let delta = Block(Block::random().unwrap().0 | 1);
-//! let (mut evaluator, first) = OtReceiver::new().unwrap();
-//! let (mut garbler, reply) = OtSender::new(delta, &first).unwrap();
-//! garbler.finish_base_ot(); // optional: after sending `reply`, while the evaluator works
-//! evaluator.finish_base_ot(&reply).unwrap();
+//! let (mut garbler, points) = OtSender::new(delta).unwrap();
+//! let (mut evaluator, r) = OtReceiver::new().unwrap();
+//! garbler.receive_base_ot(&r).unwrap();
+//! garbler.finish_base_ot(); // optional: early, while the evaluator works
+//! evaluator.finish_base_ot(&points).unwrap();
 //!
 //! let choices = [true, false, true];
 //! let (mut message, mut my_labels, mut zero_labels) = (Vec::new(), Vec::new(), Vec::new());
@@ -67,17 +70,17 @@ pub enum OtError {
 /// Which point of the base OTs an error is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BasePoint {
-    /// A, the base-OT sender's (evaluator's) point.
+    /// R, the base-OT sender's (evaluator's) point.
     SenderKey,
-    /// B_j, the base-OT receiver's (garbler's) point of OT j.
+    /// P_j, the base-OT receiver's (garbler's) point of OT j.
     ReceiverKey(usize),
 }
 
 impl fmt::Display for BasePoint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            BasePoint::SenderKey => write!(f, "base-OT point A"),
-            BasePoint::ReceiverKey(j) => write!(f, "base-OT point B_{j}"),
+            BasePoint::SenderKey => write!(f, "base-OT point R"),
+            BasePoint::ReceiverKey(j) => write!(f, "base-OT point P_{j}"),
         }
     }
 }
@@ -95,13 +98,14 @@ enum ReceiverState {
 }
 
 impl OtReceiver {
-    /// Starts the base OTs: returns the receiver and message 1 (A, 32 bytes).
-    pub fn new() -> Result<(Self, Vec<u8>), OtError> {
-        let (sender, first_message) = base::BaseOtSender::new()?;
-        Ok((OtReceiver { state: ReceiverState::AwaitingBaseOtReply(sender) }, first_message.to_vec()))
+    /// Starts the base OTs: returns the receiver and message 1' (R, 32 bytes).
+    pub fn new() -> Result<(Self, [u8; base::SENDER_MESSAGE_BYTES]), OtError> {
+        let (sender, message) = base::BaseOtSender::new()?;
+        Ok((OtReceiver { state: ReceiverState::AwaitingBaseOtReply(sender) }, message))
     }
 
-    /// Takes message 2 (4096 bytes) and finishes the base OTs. Any error is final.
+    /// Takes message 1 (the garbler's 4096 bytes) and finishes the base OTs: 128 variable-base
+    /// multiplications, the evaluator's one expensive step of set-up. Any error is final.
     pub fn finish_base_ot(&mut self, reply: &[u8]) -> Result<(), OtError> {
         match core::mem::replace(&mut self.state, ReceiverState::Failed) {
             ReceiverState::AwaitingBaseOtReply(sender) => {
@@ -113,7 +117,7 @@ impl OtReceiver {
             other => {
                 let expected = other.expecting();
                 self.state = other;
-                Err(OtError::OutOfOrder { expected, got: "the base-OT reply" })
+                Err(OtError::OutOfOrder { expected, got: "the garbler's base-OT points" })
             }
         }
     }
@@ -136,7 +140,7 @@ impl OtReceiver {
 impl ReceiverState {
     fn expecting(&self) -> &'static str {
         match self {
-            ReceiverState::AwaitingBaseOtReply(_) => "the base-OT reply",
+            ReceiverState::AwaitingBaseOtReply(_) => "the garbler's base-OT points",
             ReceiverState::Extending(_) => "an OT extension",
             ReceiverState::Failed => "nothing (the base OT failed)",
         }
@@ -150,43 +154,73 @@ pub struct OtSender {
 }
 
 enum SenderState {
-    /// Message 2 is out; the base-OT keys are not derived yet. (Boxed: 8 KiB of scalars and
-    /// encodings that the extending state does not need.)
-    KeysPending(Box<base::BaseOtReceiver>),
+    /// Message 1 is out; R has not arrived. (Boxed: 8 KiB of scalars and encodings that the
+    /// extending state does not need.)
+    AwaitingPoint(Box<base::BaseOtReceiver>),
+    /// R is here; the base-OT keys are not derived yet.
+    KeysPending(Box<base::BaseOtReceiver>, base::SenderPoint),
     Extending(iknp::IknpSender),
+    /// Between states, and for good after a failure.
+    Failed,
 }
 
 impl OtSender {
-    /// Takes message 1 and returns the sender with message 2 (4096 bytes). Rejects a Δ whose
-    /// least significant bit is 0.
-    pub fn new(delta: Block, first_message: &[u8]) -> Result<(Self, Vec<u8>), OtError> {
+    /// Returns the sender with message 1 (4096 bytes), which needs nothing from the evaluator.
+    /// Rejects a Δ whose least significant bit is 0.
+    pub fn new(delta: Block) -> Result<(Self, Vec<u8>), OtError> {
         if !delta.lsb() {
             return Err(OtError::DeltaLsbNotSet);
         }
-        let (base, reply) = base::BaseOtReceiver::new(delta, first_message)?;
-        Ok((OtSender { delta, state: SenderState::KeysPending(Box::new(base)) }, reply))
+        let (base, message) = base::BaseOtReceiver::new(delta)?;
+        Ok((OtSender { delta, state: SenderState::AwaitingPoint(Box::new(base)) }, message))
+    }
+
+    /// Takes message 1' (R, 32 bytes); a point that does not decode, or the identity, is refused
+    /// here. Any error is final.
+    pub fn receive_base_ot(&mut self, message: &[u8]) -> Result<(), OtError> {
+        match core::mem::replace(&mut self.state, SenderState::Failed) {
+            SenderState::AwaitingPoint(base) => {
+                self.state = SenderState::KeysPending(base, base::SenderPoint::decode(message)?);
+                Ok(())
+            }
+            other => {
+                let expected = other.expecting();
+                self.state = other;
+                Err(OtError::OutOfOrder { expected, got: "the evaluator's base-OT point" })
+            }
+        }
     }
 
     /// Derives the garbler's base-OT keys (about half of its base-OT work). Optional: call it
-    /// once message 2 is sent, so it overlaps the evaluator's work on message 2; otherwise the
-    /// first [`extend`](Self::extend) does it. Calling it again does nothing.
+    /// once R is there, so that it overlaps the evaluator's work; otherwise the first
+    /// [`extend`](Self::extend) does it. Does nothing before R or after the first call.
     pub fn finish_base_ot(&mut self) {
-        if let SenderState::KeysPending(pending) = &self.state {
-            let mut keys = pending.finish();
-            // Replacing the state drops `pending`, which wipes its scalars.
+        if let SenderState::KeysPending(base, point) = &self.state {
+            let mut keys = base.finish(point);
+            // Replacing the state drops `base`, which wipes its scalars.
             self.state = SenderState::Extending(iknp::IknpSender::new(self.delta, &keys));
             keys.iter_mut().for_each(base::wipe);
         }
     }
 
-    /// Takes message 3 for a chunk of `count` ≤ [`MAX_CHUNK`] OTs and appends the `count`
+    /// Takes message 2 for a chunk of `count` ≤ [`MAX_CHUNK`] OTs and appends the `count`
     /// 0-labels to `labels` (the 1-label of OT i is `labels[i] ⊕ Δ`). `count` 0 expects an empty
     /// message.
     pub fn extend(&mut self, count: usize, message: &[u8], labels: &mut Vec<Block>) -> Result<(), OtError> {
         self.finish_base_ot();
         match &mut self.state {
             SenderState::Extending(iknp) => iknp.extend(count, message, labels),
-            SenderState::KeysPending(_) => unreachable!("finish_base_ot leaves the sender extending"),
+            other => Err(OtError::OutOfOrder { expected: other.expecting(), got: "an OT extension" }),
+        }
+    }
+}
+
+impl SenderState {
+    fn expecting(&self) -> &'static str {
+        match self {
+            SenderState::AwaitingPoint(_) => "the evaluator's base-OT point",
+            SenderState::KeysPending(..) | SenderState::Extending(_) => "an OT extension",
+            SenderState::Failed => "nothing (the base OT failed)",
         }
     }
 }
@@ -203,14 +237,15 @@ mod tests {
     }
 
     fn connect(delta: Block) -> (OtReceiver, OtSender) {
-        let (mut receiver, first) = OtReceiver::new().unwrap();
-        assert_eq!(first.len(), base::SENDER_MESSAGE_BYTES);
+        let (mut sender, points) = OtSender::new(delta).unwrap();
+        assert_eq!(points.len(), base::RECEIVER_MESSAGE_BYTES);
+        sender.finish_base_ot(); // before R: does nothing
+        let (mut receiver, r) = OtReceiver::new().unwrap();
         assert!(!receiver.is_ready());
-        let (mut sender, reply) = OtSender::new(delta, &first).unwrap();
-        assert_eq!(reply.len(), base::RECEIVER_MESSAGE_BYTES);
+        sender.receive_base_ot(&r).unwrap();
         sender.finish_base_ot();
         sender.finish_base_ot();
-        receiver.finish_base_ot(&reply).unwrap();
+        receiver.finish_base_ot(&points).unwrap();
         assert!(receiver.is_ready());
         (receiver, sender)
     }
@@ -312,7 +347,8 @@ mod tests {
         let run = || {
             let delta = random_delta();
             let (mut receiver, first) = OtReceiver::new().unwrap();
-            let (mut sender, reply) = OtSender::new(delta, &first).unwrap();
+            let (mut sender, reply) = OtSender::new(delta).unwrap();
+            sender.receive_base_ot(&first).unwrap();
             receiver.finish_base_ot(&reply).unwrap();
             let mut message = Vec::new();
             let (mut t, mut q) = (Vec::new(), Vec::new());
@@ -377,13 +413,22 @@ mod tests {
         let (mut message, mut labels) = (Vec::new(), Vec::new());
         assert_eq!(
             receiver.extend(&[true], &mut message, &mut labels),
-            Err(OtError::OutOfOrder { expected: "the base-OT reply", got: "an OT extension" })
+            Err(OtError::OutOfOrder { expected: "the garbler's base-OT points", got: "an OT extension" })
         );
-        let (_, reply) = OtSender::new(random_delta(), &first).unwrap();
+        let (mut sender, reply) = OtSender::new(random_delta()).unwrap();
+        assert_eq!(
+            sender.extend(1, &[0; 32], &mut labels),
+            Err(OtError::OutOfOrder { expected: "the evaluator's base-OT point", got: "an OT extension" })
+        );
+        sender.receive_base_ot(&first).unwrap();
+        assert_eq!(
+            sender.receive_base_ot(&first),
+            Err(OtError::OutOfOrder { expected: "an OT extension", got: "the evaluator's base-OT point" })
+        );
         receiver.finish_base_ot(&reply).unwrap();
         assert_eq!(
             receiver.finish_base_ot(&reply),
-            Err(OtError::OutOfOrder { expected: "an OT extension", got: "the base-OT reply" })
+            Err(OtError::OutOfOrder { expected: "an OT extension", got: "the garbler's base-OT points" })
         );
         assert!(receiver.is_ready(), "a rejected duplicate leaves the session usable");
         assert!(message.is_empty() && labels.is_empty());
@@ -402,7 +447,7 @@ mod tests {
         );
         assert_eq!(
             receiver.finish_base_ot(&[0u8; base::RECEIVER_MESSAGE_BYTES]),
-            Err(OtError::OutOfOrder { expected, got: "the base-OT reply" })
+            Err(OtError::OutOfOrder { expected, got: "the garbler's base-OT points" })
         );
     }
 
@@ -410,21 +455,20 @@ mod tests {
     #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
     fn bad_base_ot_messages_are_typed_errors() {
         let delta = random_delta();
+        let sender = || OtSender::new(delta).unwrap().0;
+        assert_eq!(sender().receive_base_ot(&[0u8; 32]), Err(OtError::IdentityPoint { point: BasePoint::SenderKey }));
+        assert_eq!(sender().receive_base_ot(&[0xffu8; 32]), Err(OtError::InvalidPoint { point: BasePoint::SenderKey }));
+        assert!(matches!(sender().receive_base_ot(&[1u8; 31]), Err(OtError::WrongLength { expected: 32, actual: 31, .. })));
+        let mut failed = sender();
+        assert!(failed.receive_base_ot(&[0u8; 32]).is_err());
+        let mut labels = Vec::new();
         assert_eq!(
-            OtSender::new(delta, &[0u8; 32]).err(),
-            Some(OtError::IdentityPoint { point: BasePoint::SenderKey })
+            failed.extend(1, &[0; 32], &mut labels),
+            Err(OtError::OutOfOrder { expected: "nothing (the base OT failed)", got: "an OT extension" })
         );
-        assert_eq!(
-            OtSender::new(delta, &[0xffu8; 32]).err(),
-            Some(OtError::InvalidPoint { point: BasePoint::SenderKey })
-        );
-        assert!(matches!(
-            OtSender::new(delta, &[1u8; 31]),
-            Err(OtError::WrongLength { expected: 32, actual: 31, .. })
-        ));
 
-        let (mut receiver, first) = OtReceiver::new().unwrap();
-        let (_, mut reply) = OtSender::new(delta, &first).unwrap();
+        let (mut receiver, _) = OtReceiver::new().unwrap();
+        let (_, mut reply) = OtSender::new(delta).unwrap();
         reply[32 * 9..32 * 10].fill(0);
         assert_eq!(
             receiver.finish_base_ot(&reply),
@@ -432,15 +476,14 @@ mod tests {
         );
         assert_eq!(
             OtError::IdentityPoint { point: BasePoint::ReceiverKey(9) }.to_string(),
-            "base-OT point B_9 is the identity element"
+            "base-OT point P_9 is the identity element"
         );
     }
 
     #[cfg_attr(not(target_arch = "wasm32"), test)]
     #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
     fn delta_must_have_lsb_set() {
-        let (_, first) = OtReceiver::new().unwrap();
-        assert_eq!(OtSender::new(Block(2), &first).err(), Some(OtError::DeltaLsbNotSet));
+        assert_eq!(OtSender::new(Block(2)).err(), Some(OtError::DeltaLsbNotSet));
     }
 
     #[cfg_attr(not(target_arch = "wasm32"), test)]

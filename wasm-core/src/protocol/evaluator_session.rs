@@ -3,12 +3,19 @@
 //! The evaluator evaluates each batch as soon as its bytes have arrived, acknowledges consumed
 //! bytes with `Credit` frames, and holds at most the credit window of unevaluated data — so a
 //! browser tab's memory stays bounded however fast the server is.
+//!
+//! Set-up is arranged so that the garbled stream overlaps the evaluator's one expensive step,
+//! the base OTs: the hellos cross, [`EvaluatorSession::start`] only queues the request, and the
+//! base OTs and the OT extension happen in the next [`EvaluatorSession::poll_transmit`] — after
+//! the request has left. Meanwhile the garbler garbles; its data waits here (within the window)
+//! until the label corrections for this party's inputs have arrived.
 
 use super::catalog::{Catalog, ResolvedCircuit};
-use super::frame::{ErrorCode, Frame, VERSION};
+use super::frame::{granted_window, ErrorCode, Frame, VERSION};
 use super::stats::{Clock, Counters, Outbox, Stats};
 use super::topology::{decode_record, RecordHeader, TopologyError, TopologyHasher, HEADER_BYTES};
 use super::SessionError;
+use crate::block::Block;
 use crate::garble::{payload_len, Evaluator};
 use crate::ot::{OtReceiver, MAX_CHUNK};
 use garblet_circuits::{count_and_gates, Batch, Party, Runner, Shape};
@@ -71,10 +78,22 @@ enum Source {
     Streamed { batch: Batch, header: Option<RecordHeader>, decoded: bool, hasher: Option<TopologyHasher>, expected: [u8; 32], max_slots: u32 },
 }
 
+/// This party's input labels, on their way.
+enum InputLabels {
+    /// The OT extension is still to be done, for these choice bits (in `poll_transmit`, once
+    /// the request has left).
+    Pending(Vec<bool>),
+    /// The correlated-OT outputs, corrected as `LabelCorrections` arrive.
+    Correcting { labels: Vec<Block>, corrected: usize },
+    /// With the engine: evaluation may proceed.
+    Ready,
+}
+
 struct Active {
     service: String,
     shape: Shape,
     source: Source,
+    inputs: InputLabels,
     buffer: Vec<u8>,
     read: usize,
     consumed: u64,
@@ -101,6 +120,8 @@ pub struct EvaluatorSession {
     clock: Box<dyn Clock>,
     state: State,
     ot: OtReceiver,
+    /// The garbler's base-OT points, kept until the first computation needs the base OTs.
+    base_ot_points: Option<Vec<u8>>,
     engine: Evaluator,
     catalog: Option<Catalog>,
     catalog_json: String,
@@ -119,10 +140,10 @@ const DRY_RUN_GATES: u64 = 1 << 18;
 const WINDOW_SLACK: usize = 16 << 20;
 
 impl EvaluatorSession {
-    /// Starts a session; its first frame (the hello, with the base-OT point) is ready to send.
+    /// Starts a session; its first frame (the hello, with the base-OT point) is ready to send —
+    /// at once, without waiting for the server's.
     pub fn new(config: EvaluatorConfig, clock: Box<dyn Clock>) -> Result<Self, SessionError> {
         let (ot, base_ot) = OtReceiver::new()?;
-        let base_ot: [u8; 32] = base_ot.as_slice().try_into().map_err(|_| SessionError::Protocol("base-OT point is not 32 bytes".into()))?;
         let mut outbox = Outbox::default();
         outbox.push(Frame::ClientHello { version: VERSION, window: config.window, base_ot }.encode());
         Ok(EvaluatorSession {
@@ -131,6 +152,7 @@ impl EvaluatorSession {
             clock,
             state: State::AwaitServerHello,
             ot,
+            base_ot_points: None,
             engine: Evaluator::new(),
             catalog: None,
             catalog_json: String::new(),
@@ -149,8 +171,46 @@ impl EvaluatorSession {
         self.catalog.as_ref()
     }
 
-    pub fn poll_transmit(&mut self) -> Option<Vec<u8>> {
-        self.outbox.pop()
+    /// The next frame to send. Once a computation's request has left, this is where the base
+    /// OTs (the first time) and the OT extension happen — the evaluator's expensive set-up,
+    /// done while the garbler already streams. An error there closes the session; the `Error`
+    /// frame for the server is what the next call returns.
+    pub fn poll_transmit(&mut self) -> Result<Option<Vec<u8>>, SessionError> {
+        if self.outbox.is_empty() {
+            if let Err(e) = self.extend_inputs() {
+                self.close_with(&e);
+                return Err(e);
+            }
+        }
+        Ok(self.outbox.pop())
+    }
+
+    /// Whether the next [`poll_transmit`](Self::poll_transmit) will do the base OTs or the OT
+    /// extension (milliseconds to tens of milliseconds in a browser) because everything else is
+    /// sent. A driver whose sends leave only when it yields to its event loop — a browser's
+    /// WebSocket — should yield first, so that the request is on its way while it computes.
+    pub fn has_deferred_work(&self) -> bool {
+        self.outbox.is_empty() && matches!(&self.state, State::Computing(a) if matches!(a.inputs, InputLabels::Pending(_)))
+    }
+
+    /// The OT extension for a computation's inputs, if it is due; the base OTs first if they are
+    /// not done yet.
+    fn extend_inputs(&mut self) -> Result<(), SessionError> {
+        let State::Computing(active) = &mut self.state else { return Ok(()) };
+        let InputLabels::Pending(choices) = &active.inputs else { return Ok(()) };
+        if !self.ot.is_ready() {
+            let points = self.base_ot_points.take().ok_or(SessionError::Protocol("no base-OT points from the server".into()))?;
+            self.ot.finish_base_ot(&points)?;
+        }
+        // Correlated OT for every input bit, in chunks: the garbler learns nothing of the bits.
+        let mut labels = Vec::with_capacity(choices.len());
+        for part in choices.chunks(MAX_CHUNK) {
+            let mut message = Vec::new();
+            self.ot.extend(part, &mut message, &mut labels)?;
+            self.outbox.push(Frame::OtChunk(message).encode());
+        }
+        active.inputs = InputLabels::Correcting { labels, corrected: 0 };
+        Ok(())
     }
 
 
@@ -197,13 +257,19 @@ impl EvaluatorSession {
         self.outbox.counters.received(bytes);
         let result = self.handle_frame(bytes);
         if let Err(e) = &result {
-            self.outbox.clear();
-            if !matches!(e, SessionError::Remote { .. }) && !self.is_closed() {
-                self.outbox.push(Frame::Error { code: e.code() as u16, message: e.to_string() }.encode());
-            }
-            self.state = State::Closed;
+            self.close_with(e);
         }
         result
+    }
+
+    /// Closes the session after `e`, queueing an `Error` frame for the server unless the server
+    /// itself sent the error.
+    fn close_with(&mut self, e: &SessionError) {
+        self.outbox.clear();
+        if !matches!(e, SessionError::Remote { .. }) && !self.is_closed() {
+            self.outbox.push(Frame::Error { code: e.code() as u16, message: e.to_string() }.encode());
+        }
+        self.state = State::Closed;
     }
 
     fn handle_frame(&mut self, bytes: &[u8]) -> Result<(), SessionError> {
@@ -220,19 +286,37 @@ impl EvaluatorSession {
             return Err(SessionError::Remote { code, message });
         }
         match (&mut self.state, frame) {
-            (State::AwaitServerHello, Frame::ServerHello { version, window, max_frame: _, base_ot, catalog }) => {
+            (State::AwaitServerHello, Frame::ServerHello { version, max_window, max_frame: _, base_ot, catalog }) => {
                 if version != VERSION {
                     return Err(SessionError::Version { ours: VERSION, theirs: version });
                 }
-                if window > self.config.window {
-                    return Err(SessionError::Protocol(format!("the server granted a window of {window} bytes, more than the {} asked for", self.config.window)));
-                }
-                self.window = window;
-                self.ot.finish_base_ot(&base_ot)?;
+                self.window = granted_window(self.config.window, max_window);
+                // The points are decoded when the first computation needs the base OTs.
+                crate::ot::base::check_receiver_message(&base_ot)?;
+                self.base_ot_points = Some(base_ot);
                 self.catalog = Some(Catalog::parse(&catalog)?);
                 self.catalog_json = catalog;
                 self.state = State::Ready;
                 self.events.push_back(EvaluatorEvent::Ready);
+            }
+            (State::Computing(active), Frame::LabelCorrections(corrections)) => {
+                let InputLabels::Correcting { labels, corrected } = &mut active.inputs else {
+                    return Err(SessionError::Protocol("label corrections before the OT extension, or after all inputs".into()));
+                };
+                let chunk = (labels.len() - *corrected).min(MAX_CHUNK);
+                if chunk == 0 || corrections.len() != chunk * Block::BYTES {
+                    return Err(SessionError::Protocol(format!("{} bytes of label corrections; {} expected", corrections.len(), chunk * Block::BYTES)));
+                }
+                for (label, d) in labels[*corrected..*corrected + chunk].iter_mut().zip(corrections.as_chunks::<16>().0) {
+                    *label = *label ^ Block::from_bytes(*d);
+                }
+                *corrected += chunk;
+                if *corrected == labels.len() {
+                    let labels = std::mem::take(labels);
+                    self.engine.start_computation(labels);
+                    active.inputs = InputLabels::Ready;
+                    self.advance()?;
+                }
             }
             (State::Computing(active), Frame::Done(stats)) => {
                 if active.garbler_stats.is_some() {
@@ -293,26 +377,22 @@ impl EvaluatorSession {
                 )
             }
         };
-        // Correlated OT for every input bit, in chunks: the garbler learns nothing of the bits.
-        let mut labels = Vec::with_capacity(evaluator_inputs.len());
-        let mut chunks = Vec::new();
-        for choices in evaluator_inputs.chunks(MAX_CHUNK) {
-            let mut message = Vec::new();
-            self.ot.extend(choices, &mut message, &mut labels)?;
-            chunks.push(Frame::OtChunk(message).encode());
-        }
-        self.engine.start_computation(labels);
         // Counted from here: the request and the OT extension are this computation's traffic.
         let start_counters = self.outbox.counters;
         let request = super::frame::ComputeRequest { service: service.into(), params, circuit_id: resolved.circuit_id, evaluator_bits: expected as u64 };
         self.outbox.push(Frame::Compute(request).encode());
-        for chunk in chunks {
-            self.outbox.push(chunk);
-        }
+        // The OT extension waits for the next poll_transmit, so the request leaves first.
+        let inputs = if evaluator_inputs.is_empty() {
+            self.engine.start_computation(Vec::new());
+            InputLabels::Ready
+        } else {
+            InputLabels::Pending(evaluator_inputs)
+        };
         let active = Active {
             service: service.into(),
             shape: resolved.shape,
             source,
+            inputs,
             buffer: Vec::new(),
             read: 0,
             consumed: 0,
@@ -333,6 +413,10 @@ impl EvaluatorSession {
     /// Evaluates every batch whose bytes have arrived; grants credit; finishes when done.
     fn advance(&mut self) -> Result<(), SessionError> {
         let State::Computing(active) = &mut self.state else { return Ok(()) };
+        if !matches!(active.inputs, InputLabels::Ready) {
+            // The data waits (within the window) for this party's input labels.
+            return Ok(());
+        }
         let engine = &mut self.engine;
         while !active.evaluated_all {
             let available = &active.buffer[active.read..];

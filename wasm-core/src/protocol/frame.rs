@@ -6,22 +6,36 @@
 //!
 //! | type | frame            | direction | body |
 //! |------|------------------|-----------|------|
-//! | 0x01 | `ClientHello`    | E → G     | "GRBL", version u16, window u32, base-OT point A [32] |
-//! | 0x81 | `ServerHello`    | G → E     | version u16, window u32, max frame u32, base-OT points B [4096], catalog str32 (JSON) |
+//! | 0x81 | `ServerHello`    | G → E     | version u16, max window u32, max frame u32, base-OT points P [4096], catalog str32 (JSON) |
+//! | 0x01 | `ClientHello`    | E → G     | "GRBL", version u16, window u32, base-OT point R [32] |
 //! | 0x02 | `Compute`        | E → G     | service str8, params u8 × (name str8, value u64), circuit id [32], evaluator bits u64 |
 //! | 0x03 | `OtChunk`        | E → G     | one OT-extension message (its length fixed by the chunk's size) |
 //! | 0x04 | `Credit`         | E → G     | bytes of data consumed so far in this computation, u64 |
 //! | 0x05 | `GarblerOutputs` | E → G     | count u32, bits packed LSB first |
 //! | 0x83 | `Data`           | G → E     | the next bytes of the garbled stream |
+//! | 0x85 | `LabelCorrections` | G → E   | 16 bytes per OT of the chunk just extended: the evaluator's label corrections |
 //! | 0x84 | `Done`           | G → E     | the garbler's statistics (see [`Stats`]) |
 //! | 0x7f | `Error`          | both      | code u16, message str16 |
+//!
+//! The two hellos cross: each side sends its own as soon as the WebSocket is open. The window
+//! both then use is [`granted_window`] of the client's wish and the server's maximum.
 
 use super::stats::Stats;
 use thiserror::Error;
 
 pub const MAGIC: &[u8; 4] = b"GRBL";
-/// Version of this protocol; both sides must speak the same.
-pub const VERSION: u16 = 1;
+/// Version of this protocol; both sides must speak the same. (2: the hellos cross, the base OT
+/// needs no round trip, and the evaluator's labels come with corrections.)
+pub const VERSION: u16 = 2;
+
+/// The smallest credit window: room for a few batches of garbled data.
+pub const MIN_WINDOW: u32 = 64 << 10;
+
+/// The credit window of a session: what the client asked for, within what the server allows.
+/// Both sides compute it from the two hellos.
+pub fn granted_window(requested: u32, server_max: u32) -> u32 {
+    requested.min(server_max).max(MIN_WINDOW)
+}
 
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum FrameError {
@@ -88,12 +102,16 @@ pub struct ComputeRequest {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Frame {
     ClientHello { version: u16, window: u32, base_ot: [u8; 32] },
-    ServerHello { version: u16, window: u32, max_frame: u32, base_ot: Vec<u8>, catalog: String },
+    ServerHello { version: u16, max_window: u32, max_frame: u32, base_ot: Vec<u8>, catalog: String },
     Compute(ComputeRequest),
     OtChunk(Vec<u8>),
     Credit { consumed: u64 },
     GarblerOutputs { bits: Vec<bool> },
     Data(Vec<u8>),
+    /// For each OT of the chunk the evaluator just extended, d_i = L_i ⊕ q_i: the garbler's
+    /// zero-label of that input wire XOR its correlated-OT zero-label. The evaluator's own OT
+    /// output XOR d_i is its input label.
+    LabelCorrections(Vec<u8>),
     Done(Stats),
     Error { code: u16, message: String },
 }
@@ -108,6 +126,7 @@ mod tag {
     pub const SERVER_HELLO: u8 = 0x81;
     pub const DATA: u8 = 0x83;
     pub const DONE: u8 = 0x84;
+    pub const LABEL_CORRECTIONS: u8 = 0x85;
 }
 
 /// Bytes of a `Data` frame around its content.
@@ -140,6 +159,7 @@ impl Frame {
             Frame::Credit { .. } => "Credit",
             Frame::GarblerOutputs { .. } => "GarblerOutputs",
             Frame::Data(_) => "Data",
+            Frame::LabelCorrections(_) => "LabelCorrections",
             Frame::Done(_) => "Done",
             Frame::Error { .. } => "Error",
         }
@@ -155,10 +175,10 @@ impl Frame {
                 w.u32(*window);
                 w.bytes(base_ot);
             }
-            Frame::ServerHello { version, window, max_frame, base_ot, catalog } => {
+            Frame::ServerHello { version, max_window, max_frame, base_ot, catalog } => {
                 w.u8(tag::SERVER_HELLO);
                 w.u16(*version);
-                w.u32(*window);
+                w.u32(*max_window);
                 w.u32(*max_frame);
                 w.u32(base_ot.len() as u32);
                 w.bytes(base_ot);
@@ -193,6 +213,10 @@ impl Frame {
                 w.u8(tag::DATA);
                 w.bytes(bytes);
             }
+            Frame::LabelCorrections(bytes) => {
+                w.u8(tag::LABEL_CORRECTIONS);
+                w.bytes(bytes);
+            }
             Frame::Done(stats) => {
                 w.u8(tag::DONE);
                 stats.encode(&mut w.0);
@@ -218,6 +242,7 @@ impl Frame {
             tag::CREDIT => "Credit",
             tag::GARBLER_OUTPUTS => "GarblerOutputs",
             tag::DATA => "Data",
+            tag::LABEL_CORRECTIONS => "LabelCorrections",
             tag::DONE => "Done",
             tag::ERROR => "Error",
             other => return Err(FrameError::UnknownType(other)),
@@ -231,12 +256,12 @@ impl Frame {
                 Frame::ClientHello { version: r.u16("version")?, window: r.u32("window")?, base_ot: r.array("base-OT point")? }
             }
             tag::SERVER_HELLO => {
-                let (version, window, max_frame) = (r.u16("version")?, r.u32("window")?, r.u32("max frame")?);
+                let (version, max_window, max_frame) = (r.u16("version")?, r.u32("max window")?, r.u32("max frame")?);
                 let n = r.u32("base-OT length")? as usize;
                 let base_ot = r.take(n, "base-OT points")?.to_vec();
                 let n = r.u32("catalog length")? as usize;
                 let catalog = r.utf8(n, "catalog")?;
-                Frame::ServerHello { version, window, max_frame, base_ot, catalog }
+                Frame::ServerHello { version, max_window, max_frame, base_ot, catalog }
             }
             tag::COMPUTE => {
                 let service = r.str8("service")?;
@@ -255,6 +280,7 @@ impl Frame {
                 Frame::GarblerOutputs { bits: (0..count).map(|i| (packed[i / 8] >> (i % 8)) & 1 == 1).collect() }
             }
             tag::DATA => Frame::Data(r.rest()),
+            tag::LABEL_CORRECTIONS => Frame::LabelCorrections(r.rest()),
             tag::DONE => Frame::Done(Stats::decode(&mut r)?),
             tag::ERROR => {
                 let code = r.u16("code")?;
@@ -370,12 +396,13 @@ mod tests {
     fn frames() -> Vec<Frame> {
         vec![
             Frame::ClientHello { version: VERSION, window: 4 << 20, base_ot: [7; 32] },
-            Frame::ServerHello { version: VERSION, window: 1 << 20, max_frame: 1 << 20, base_ot: vec![1; 4096], catalog: "{\"services\":[]}".into() },
+            Frame::ServerHello { version: VERSION, max_window: 1 << 20, max_frame: 1 << 20, base_ot: vec![1; 4096], catalog: "{\"services\":[]}".into() },
             Frame::Compute(ComputeRequest { service: "aes128".into(), params: vec![("n".into(), 900)], circuit_id: [3; 32], evaluator_bits: 128 }),
             Frame::OtChunk(vec![9; 2048]),
             Frame::Credit { consumed: 123_456 },
             Frame::GarblerOutputs { bits: vec![true, false, true, true, false, false, false, false, true] },
             Frame::Data(vec![5; 100]),
+            Frame::LabelCorrections(vec![6; 48]),
             Frame::Done(Stats { wall_ms: 1.5, cpu_ms: Some(1.25), bytes_sent: 10, bytes_received: 20, and_gates: 30, frames_sent: 4, frames_received: 5 }),
             Frame::Done(Stats { cpu_ms: None, ..Stats::default() }),
             Frame::Error { code: ErrorCode::UnknownService as u16, message: "no service 'x'".into() },
@@ -393,7 +420,7 @@ mod tests {
     fn truncated_and_padded_frames_are_rejected() {
         for f in frames() {
             let bytes = f.encode();
-            let variable = matches!(f, Frame::OtChunk(_) | Frame::Data(_));
+            let variable = matches!(f, Frame::OtChunk(_) | Frame::Data(_) | Frame::LabelCorrections(_));
             if !variable {
                 for cut in 1..bytes.len() {
                     assert!(Frame::decode(&bytes[..cut]).is_err(), "{} cut at {cut}", f.name());

@@ -1,17 +1,22 @@
 //! The garbler's side of a session, as a state machine: frames in, frames out.
 //!
 //! ```text
-//! AwaitHello ─ClientHello→ Idle ─Compute→ Extending ─OtChunk…→ Streaming ─(last data)→ Done
-//!                            ↑                                      │ (garbler learns outputs)
-//!                            └────────── Done ←─GarblerOutputs─ AwaitOutputs
+//! (ServerHello sent) AwaitHello ─ClientHello→ Idle ─Compute→ Streaming ─(stream and corrections sent)→ Done
+//!                                               ↑              (OtChunk → LabelCorrections)  │ (garbler learns outputs)
+//!                                               └──────── Done ←─GarblerOutputs─ AwaitOutputs
 //! ```
+//!
+//! The garbler does not wait for the OT extension: it garbles from the moment the request
+//! arrives, with zero-labels of its own for the evaluator's inputs, and when the OT-extension
+//! chunks come it sends each of those labels' correction (see [`Frame::LabelCorrections`]). So
+//! the garbled stream flows while the evaluator is still busy with its base OTs.
 //!
 //! Garbling happens in [`GarblerSession::poll_transmit`], never more than the evaluator's credit
 //! window ahead of what it has consumed, so a slow or stalled client costs the server at most a
 //! window of memory. Any unexpected frame ends the session with an `Error` frame.
 
 use super::catalog::hex;
-use super::frame::{ComputeRequest, ErrorCode, Frame, VERSION};
+use super::frame::{granted_window, ComputeRequest, ErrorCode, Frame, VERSION};
 use super::stats::{Clock, Counters, Outbox, Stats};
 use super::topology::{encode_record, end_record};
 use super::SessionError;
@@ -94,9 +99,9 @@ struct Active {
     service: String,
     batches: Batches,
     stream_topology: bool,
-    garbler_inputs: Vec<bool>,
     evaluator_bits: u64,
-    zero_labels: Vec<Block>,
+    /// Evaluator input labels whose corrections have been sent.
+    corrected: u64,
     /// Garbled bytes not yet framed.
     pending: Vec<u8>,
     produced: u64,
@@ -112,7 +117,6 @@ struct Active {
 enum State {
     AwaitHello,
     Idle,
-    Extending(Box<Active>),
     Streaming(Box<Active>),
     AwaitOutputs(Box<Active>),
     Closed,
@@ -127,9 +131,10 @@ pub struct GarblerSession {
     clock: Box<dyn Clock>,
     state: State,
     window: u32,
-    delta: Block,
-    ot: Option<OtSender>,
-    engine: Option<Garbler>,
+    ot: OtSender,
+    engine: Garbler,
+    /// The correlated-OT zero-labels of the chunk being corrected (scratch).
+    cot_labels: Vec<Block>,
     outbox: Outbox,
     events: VecDeque<GarblerEvent>,
     /// Stream bytes of the last computation, to check late credit against.
@@ -140,18 +145,23 @@ pub struct GarblerSession {
 }
 
 impl GarblerSession {
-    pub fn new(config: GarblerConfig, clock: Box<dyn Clock>) -> Result<Self, SessionError> {
+    /// Starts a session; its first frame — the `ServerHello`, with the base-OT points and the
+    /// catalog — is ready to send before the client has said anything.
+    pub fn new(config: GarblerConfig, clock: Box<dyn Clock>, services: &dyn Services) -> Result<Self, SessionError> {
         // A fresh Δ for every session: never shared with another connection.
         let delta = random_delta().map_err(|e| SessionError::Random(e.to_string()))?;
+        let (ot, points) = OtSender::new(delta)?;
+        let mut outbox = Outbox::default();
+        outbox.push(Frame::ServerHello { version: VERSION, max_window: config.max_window, max_frame: config.max_frame, base_ot: points, catalog: services.catalog_json().to_string() }.encode());
         Ok(GarblerSession {
             window: config.max_window,
             config,
             clock,
             state: State::AwaitHello,
-            delta,
-            ot: None,
-            engine: None,
-            outbox: Outbox::default(),
+            ot,
+            engine: Garbler::new(delta)?,
+            cot_labels: Vec::new(),
+            outbox,
             events: VecDeque::new(),
             last_produced: 0,
             before_frame: Counters::default(),
@@ -175,11 +185,9 @@ impl GarblerSession {
     pub fn poll_transmit(&mut self) -> Option<Vec<u8>> {
         if self.outbox.is_empty() {
             if matches!(self.state, State::Idle) {
-                // The ServerHello is on its way: derive the base-OT keys now, while the client
-                // works on its side, instead of at the first OT chunk.
-                if let Some(ot) = self.ot.as_mut() {
-                    ot.finish_base_ot();
-                }
+                // The client's point is here and nothing else is to do: derive the base-OT keys
+                // now, while the client works on its side, instead of at the first OT chunk.
+                self.ot.finish_base_ot();
             }
             if let Err(e) = self.produce() {
                 self.fail(&e);
@@ -234,25 +242,14 @@ impl GarblerSession {
                 if version != VERSION {
                     return Err(SessionError::Version { ours: VERSION, theirs: version });
                 }
-                self.window = window.clamp(64 << 10, self.config.max_window);
-                let (ot, reply) = OtSender::new(self.delta, &base_ot)?;
-                self.ot = Some(ot);
-                self.engine = Some(Garbler::new(self.delta)?);
-                self.outbox.push(
-                    Frame::ServerHello { version: VERSION, window: self.window, max_frame: self.config.max_frame, base_ot: reply, catalog: services.catalog_json().to_string() }.encode(),
-                );
+                self.window = granted_window(window, self.config.max_window);
+                self.ot.receive_base_ot(&base_ot)?;
                 State::Idle
             }
             (State::Idle, Frame::Compute(request)) => self.start(request, services)?,
-            (State::Extending(mut active), Frame::OtChunk(message)) => {
-                let remaining = active.evaluator_bits - active.zero_labels.len() as u64;
-                let count = remaining.min(crate::ot::MAX_CHUNK as u64) as usize;
-                self.ot.as_mut().ok_or(SessionError::unexpected("OtChunk"))?.extend(count, &message, &mut active.zero_labels)?;
-                if active.zero_labels.len() as u64 == active.evaluator_bits {
-                    self.begin_streaming(active)
-                } else {
-                    State::Extending(active)
-                }
+            (State::Streaming(mut active), Frame::OtChunk(message)) if active.corrected < active.evaluator_bits => {
+                self.correct_labels(&mut active, &message)?;
+                State::Streaming(active)
             }
             (State::Streaming(mut active), Frame::Credit { consumed }) => {
                 if consumed < active.consumed || consumed > active.produced {
@@ -265,7 +262,7 @@ impl GarblerSession {
             // Credit the evaluator sent before it saw the end of the stream may arrive late.
             (State::Idle, Frame::Credit { consumed }) if consumed <= self.last_produced => State::Idle,
             (State::AwaitOutputs(active), Frame::GarblerOutputs { bits }) => {
-                let engine = self.engine.as_ref().ok_or(SessionError::unexpected("GarblerOutputs"))?;
+                let engine = &self.engine;
                 let outputs = engine.decode_outputs(&bits).ok_or_else(|| {
                     SessionError::Protocol(format!("{} output bits returned, {} expected", bits.len(), engine.returned_bits_expected()))
                 })?;
@@ -284,7 +281,6 @@ impl GarblerSession {
         match self.state {
             State::AwaitHello => "awaiting the hello",
             State::Idle => "idle",
-            State::Extending(_) => "receiving OT extension",
             State::Streaming(_) => "streaming",
             State::AwaitOutputs(_) => "awaiting the garbler's outputs",
             State::Closed => "closed",
@@ -304,14 +300,17 @@ impl GarblerSession {
         if request.evaluator_bits != evaluator_bits {
             return Err(SessionError::Refused { code: ErrorCode::BadRequest, message: format!("{} takes {evaluator_bits} evaluator input bits, the client sent {}", request.service, request.evaluator_bits) });
         }
-        let engine = self.engine.as_ref().ok_or(SessionError::unexpected("Compute"))?;
-        let used = engine.and_gates();
+        let used = self.engine.and_gates();
         if let Some(n) = plan.and_gates {
             if used + n > self.config.max_and_gates {
                 return Err(SessionError::Refused { code: ErrorCode::Limit, message: format!("{n} AND gates exceed this server's limit of {} per session", self.config.max_and_gates) });
             }
         }
         let learns_outputs = shape.outputs.iter().any(|o| o.reveal.to_garbler());
+        // The evaluator's zero-labels are the garbler's own, like its inputs': garbling starts
+        // now, and the OT extension only has to deliver corrections.
+        let zero_labels = self.engine.fresh_labels(evaluator_bits as usize);
+        self.engine.start_computation(plan.garbler_inputs, zero_labels);
         let active = Box::new(Active {
             service: request.service,
             batches: match plan.gates {
@@ -319,9 +318,8 @@ impl GarblerSession {
                 GateSource::Cached(circuit) => Batches::Replayed { circuit, next: 0 },
             },
             stream_topology: plan.stream_topology,
-            garbler_inputs: plan.garbler_inputs,
             evaluator_bits,
-            zero_labels: Vec::with_capacity(evaluator_bits.min(1 << 24) as usize),
+            corrected: 0,
             pending: super::frame::data_frame(self.config.data_frame + FRAME_SLACK),
             produced: 0,
             consumed: 0,
@@ -332,16 +330,26 @@ impl GarblerSession {
             start_counters: self.before_frame,
             start_and: used,
         });
-        Ok(if evaluator_bits == 0 { self.begin_streaming(active) } else { State::Extending(active) })
+        Ok(State::Streaming(active))
     }
 
-    fn begin_streaming(&mut self, mut active: Box<Active>) -> State {
-        let labels = std::mem::take(&mut active.zero_labels);
-        let inputs = std::mem::take(&mut active.garbler_inputs);
-        if let Some(engine) = self.engine.as_mut() {
-            engine.start_computation(inputs, labels);
+    /// Takes the OT-extension chunk for the next evaluator inputs and queues their label
+    /// corrections: d_i = L_i ⊕ q_i, the garbler's zero-label XOR the correlated-OT one. The
+    /// evaluator holds q_i ⊕ x_i·Δ, so XORing d_i gives it L_i ⊕ x_i·Δ, its label, and nothing
+    /// more: q_i is unknown to it and hides L_i.
+    fn correct_labels(&mut self, active: &mut Active, message: &[u8]) -> Result<(), SessionError> {
+        let first = active.corrected as usize;
+        let count = (active.evaluator_bits - active.corrected).min(crate::ot::MAX_CHUNK as u64) as usize;
+        self.cot_labels.clear();
+        self.ot.extend(count, message, &mut self.cot_labels)?;
+        let zero = &self.engine.evaluator_zero_labels()[first..first + count];
+        let mut corrections = Vec::with_capacity(1 + count * Block::BYTES);
+        for (l, q) in zero.iter().zip(&self.cot_labels) {
+            corrections.extend_from_slice(&(*l ^ *q).to_bytes());
         }
-        State::Streaming(active)
+        self.outbox.push(Frame::LabelCorrections(corrections).encode());
+        active.corrected += count as u64;
+        Ok(())
     }
 
     /// Garbles while the window allows, straight into `Data` frames: batches are appended to the
@@ -350,7 +358,7 @@ impl GarblerSession {
     /// largest frame, when the excess moves to the next frame.
     fn produce(&mut self) -> Result<(), SessionError> {
         let State::Streaming(active) = &mut self.state else { return Ok(()) };
-        let engine = self.engine.as_mut().ok_or(SessionError::unexpected("data"))?;
+        let engine = &mut self.engine;
         let max_content = self.config.max_frame as usize - super::frame::DATA_OVERHEAD;
         let target = self.config.data_frame.min(max_content);
         let content = |frame: &Vec<u8>| frame.len() - super::frame::DATA_OVERHEAD;
@@ -394,7 +402,8 @@ impl GarblerSession {
             active.pending.truncate(active.pending.len() - excess);
             self.outbox.push(std::mem::replace(&mut active.pending, next));
         }
-        if active.built_all && content(&active.pending) == 0 {
+        // Done only after the last correction: the evaluator cannot finish without its labels.
+        if active.built_all && content(&active.pending) == 0 && active.corrected == active.evaluator_bits {
             let State::Streaming(active) = std::mem::replace(&mut self.state, State::Closed) else { unreachable!() };
             if active.learns_outputs {
                 self.state = State::AwaitOutputs(active);
@@ -409,7 +418,7 @@ impl GarblerSession {
     /// Sends `Done` with the garbler's statistics and reports the computation.
     fn finish(&mut self, active: Box<Active>, garbler_outputs: Vec<bool>) {
         self.last_produced = active.produced;
-        let and_gates = self.engine.as_ref().map_or(0, |e| e.and_gates()) - active.start_and;
+        let and_gates = self.engine.and_gates() - active.start_and;
         let cpu = self.clock.cpu_ms().zip(active.start_cpu).map(|(now, start)| now - start);
         // Count the Done frame itself in the statistics it carries.
         let mut counters = self.outbox.counters;

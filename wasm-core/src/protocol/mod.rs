@@ -3,10 +3,13 @@
 //! [`GarblerSession`] in tokio + WebSockets, the browser the [`EvaluatorSession`] in a Web
 //! Worker, the tests in memory.
 //!
-//! 1. Hello: `ClientHello` (version, credit window, base-OT point) → `ServerHello` (version,
-//!    granted window, base-OT reply, service catalog).
-//! 2. Per computation: `Compute` (service, parameters, circuit id, input length) and the
-//!    OT-extension chunks; the evaluator's input labels come out of correlated OT.
+//! 1. Hellos, crossing: `ServerHello` (version, largest window, base-OT points, service
+//!    catalog) and `ClientHello` (version, wished window, base-OT point), each sent as soon as
+//!    the connection is open. The base OTs need no further message ([`crate::ot::base`]).
+//! 2. Per computation: `Compute` (service, parameters, circuit id, input length). The garbler
+//!    starts garbling at once; the evaluator meanwhile does its base OTs (the first time) and
+//!    sends the OT-extension chunks, which the garbler answers with `LabelCorrections` that
+//!    turn the correlated-OT outputs into the evaluator's input labels.
 //! 3. `Data` frames carry the garbled stream (see [`crate::garble`], and [`topology`] for
 //!    circuits the evaluator does not have); `Credit` frames acknowledge consumed bytes, and
 //!    the garbler never has more than the window unacknowledged.
@@ -68,10 +71,6 @@ pub enum SessionError {
 }
 
 impl SessionError {
-    pub(crate) fn unexpected(frame: &'static str) -> Self {
-        SessionError::Unexpected { frame, state: "before the hello" }
-    }
-
     /// The code to report this error with.
     pub fn code(&self) -> ErrorCode {
         match self {
