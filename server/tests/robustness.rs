@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{http_get, temp_path, RawClient, Server};
+use common::{drain, http_get, temp_path, RawClient, Server};
 use garblet_circuits::testing::TestRng;
 use garblet_circuits::{registry, value, Plaintext, Runner};
 use garblet_core::protocol::{Catalog, ComputeRequest, ErrorCode, Frame};
@@ -122,7 +122,7 @@ fn bad_clients_end_only_their_own_sessions() {
     let mut raw = RawClient::connect(&server.url());
     let mut session = raw.hello();
     session.start("synthetic", vec![("and_gates".into(), 50_000_000)], vec![false; 256]).unwrap();
-    while let Some(frame) = session.poll_transmit().unwrap() {
+    for frame in drain(&mut session) {
         raw.send(frame);
     }
     for _ in 0..10 {
@@ -150,7 +150,7 @@ fn a_client_that_stops_reading_is_held_by_the_window_and_dropped_at_the_idle_tim
     let before = server.metric("bytes_out");
     // 10^8 ANDs (3.2 GB of garbled tables), then never read.
     session.start("synthetic", vec![("and_gates".into(), 100_000_000)], vec![false; 256]).unwrap();
-    while let Some(frame) = session.poll_transmit().unwrap() {
+    for frame in drain(&mut session) {
         raw.send(frame);
     }
     std::thread::sleep(Duration::from_millis(300));

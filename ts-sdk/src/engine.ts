@@ -48,6 +48,22 @@ interface Pending {
 
 const now = () => performance.now();
 
+/**
+ * Runs `f` as a new task, after the messages already waiting: `setImmediate` under Node, a
+ * MessageChannel message in browsers (a chain of `setTimeout(f, 0)` is clamped to 4 ms).
+ */
+const soon: (f: () => void) => void = (() => {
+  const immediate = (globalThis as { setImmediate?: (f: () => void) => void }).setImmediate;
+  if (immediate) return immediate;
+  const channel = new MessageChannel();
+  const queue: (() => void)[] = [];
+  channel.port1.onmessage = () => queue.shift()?.();
+  return (f: () => void) => {
+    queue.push(f);
+    channel.port2.postMessage(null);
+  };
+})();
+
 export class Engine {
   private readonly evaluator: WasmEvaluator;
   private readonly memory?: WebAssembly.Memory;
@@ -132,10 +148,11 @@ export class Engine {
 
   /**
    * Sends what the session has to say. After a run's request, the session computes the base
-   * OTs (first run only) and the OT extension in `pollTransmit`; a browser's WebSocket sends
-   * only once this thread yields, so the engine yields first and the request reaches the server,
-   * which streams the garbled circuit meanwhile. If they fail, the session's Error frame still
-   * goes to the server.
+   * OTs (first run only, in slices) and the OT extension in `pollTransmit`. A browser's
+   * WebSocket sends only once this thread yields, and receives only as fast as this thread takes
+   * its messages; so the engine yields before each slice: the request reaches the server, and
+   * the garbled stream it sends meanwhile keeps arriving. If they fail, the session's Error
+   * frame still goes to the server.
    */
   private flush(): void {
     try {
@@ -143,14 +160,14 @@ export class Engine {
         if (this.evaluator.hasDeferredWork()) {
           if (!this.yielded) {
             this.yielded = true;
-            setTimeout(() => this.failure || this.flush(), 0);
+            soon(() => this.failure || this.flush());
             return;
           }
           this.yielded = false;
         }
         const f = this.evaluator.pollTransmit();
-        if (!f) return;
-        this.transport.send(f);
+        if (f) this.transport.send(f);
+        else if (!this.evaluator.hasDeferredWork()) return;
       }
     } catch (e) {
       try {

@@ -76,7 +76,7 @@ impl Pair {
     fn pump(&mut self) -> Result<(), String> {
         loop {
             let mut moved = false;
-            while let Some(f) = self.evaluator.poll_transmit().map_err(|e| format!("evaluator: {e}"))? {
+            for f in drain(&mut self.evaluator).map_err(|e| format!("evaluator: {e}"))? {
                 moved = true;
                 self.garbler.handle(&f, &self.services).map_err(|e| format!("garbler: {e}"))?;
             }
@@ -96,6 +96,18 @@ impl Pair {
         match self.evaluator.poll_event() {
             Some(EvaluatorEvent::Finished(r)) => *r,
             other => panic!("no result: {other:?}"),
+        }
+    }
+}
+
+/// Everything the evaluator has to send now, its deferred OT work (in slices) included.
+fn drain(evaluator: &mut EvaluatorSession) -> Result<Vec<Vec<u8>>, SessionError> {
+    let mut frames = Vec::new();
+    loop {
+        match evaluator.poll_transmit()? {
+            Some(f) => frames.push(f),
+            None if evaluator.has_deferred_work() => {}
+            None => return Ok(frames),
         }
     }
 }
@@ -163,7 +175,7 @@ fn the_garbler_never_runs_more_than_the_window_ahead() {
     let mut pair = Pair::new(window);
     pair.evaluator.start("synthetic", vec![("and_gates".into(), 1_000_000)], vec![false; 128]).unwrap();
     // Deliver the request, then let the garbler talk while the evaluator reads nothing.
-    while let Some(f) = pair.evaluator.poll_transmit().unwrap() {
+    for f in drain(&mut pair.evaluator).unwrap() {
         pair.garbler.handle(&f, &pair.services).unwrap();
     }
     let mut held = Vec::new();
@@ -272,7 +284,7 @@ fn the_evaluator_rejects_a_lying_or_misbehaving_server() {
     // Credit beyond what was sent.
     let mut pair = Pair::new(4 << 20);
     pair.evaluator.start("synthetic", vec![], vec![false; 128]).unwrap();
-    while let Some(f) = pair.evaluator.poll_transmit().unwrap() {
+    for f in drain(&mut pair.evaluator).unwrap() {
         pair.garbler.handle(&f, &pair.services).unwrap();
     }
     let err = pair.garbler.handle(&Frame::Credit { consumed: u64::MAX }.encode(), &pair.services).unwrap_err();
@@ -328,8 +340,17 @@ fn the_hellos_cross_and_the_garbler_streams_before_the_ot_extension() {
     }
     assert_eq!(evaluator.progress().and_gates, 0);
 
-    // Now the OT extension; the garbler answers with corrections, then Done.
-    let mut chunks = Vec::new();
+    // Now the base OTs, in slices — the evaluator could handle frames between them — and the
+    // OT extension; the garbler answers with corrections, then Done.
+    let (mut slices, mut chunks) = (0, Vec::new());
+    while evaluator.has_deferred_work() {
+        slices += 1;
+        if let Some(f) = evaluator.poll_transmit().unwrap() {
+            chunks.push(f);
+        }
+        assert_eq!(chunks.is_empty(), evaluator.has_deferred_work(), "nothing to send until the base OTs are done");
+    }
+    assert_eq!(slices, 128 / EvaluatorConfig::default().base_ot_slice);
     while let Some(f) = evaluator.poll_transmit().unwrap() {
         chunks.push(f);
     }
@@ -362,7 +383,7 @@ fn bad_label_corrections_end_the_session() {
     for bad in [vec![0; 127 * 16], vec![0; 129 * 16], vec![]] {
         let mut pair = Pair::new(4 << 20);
         pair.evaluator.start("aes128", vec![], vec![false; 128]).unwrap();
-        while pair.evaluator.poll_transmit().unwrap().is_some() {}
+        drain(&mut pair.evaluator).unwrap();
         let err = pair.evaluator.handle(&Frame::LabelCorrections(bad.clone()).encode()).unwrap_err();
         assert!(err.to_string().contains("label corrections"), "{err}");
     }
@@ -374,10 +395,7 @@ fn bad_label_corrections_end_the_session() {
     // A second OT chunk for a 128-bit input is one too many for the garbler.
     let mut pair = Pair::new(4 << 20);
     pair.evaluator.start("aes128", vec![], vec![false; 128]).unwrap();
-    let mut frames = Vec::new();
-    while let Some(f) = pair.evaluator.poll_transmit().unwrap() {
-        frames.push(f);
-    }
+    let frames = drain(&mut pair.evaluator).unwrap();
     for f in &frames {
         pair.garbler.handle(f, &pair.services).unwrap();
     }
@@ -398,7 +416,7 @@ fn a_bad_base_ot_point_from_the_server_fails_the_first_computation() {
     evaluator.start("aes128", vec![], vec![false; 128]).unwrap();
     let request = evaluator.poll_transmit().unwrap().unwrap();
     assert!(matches!(Frame::decode(&request), Ok(Frame::Compute(_))));
-    let err = evaluator.poll_transmit().unwrap_err();
+    let err = drain(&mut evaluator).unwrap_err();
     assert!(err.to_string().contains("P_3"), "{err}");
     assert!(evaluator.is_closed());
     let reply = evaluator.poll_transmit().unwrap().expect("an Error frame for the server");

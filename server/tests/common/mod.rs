@@ -231,6 +231,18 @@ impl RawClient {
     }
 }
 
+/// Everything an evaluator session has to send now, its deferred OT work included.
+pub fn drain(session: &mut EvaluatorSession) -> Vec<Vec<u8>> {
+    let mut frames = Vec::new();
+    loop {
+        match session.poll_transmit().unwrap() {
+            Some(f) => frames.push(f),
+            None if session.has_deferred_work() => {}
+            None => return frames,
+        }
+    }
+}
+
 /// A bundled Bristol circuit's path.
 pub fn bundled(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../circuits/bristol").join(format!("{name}.txt"))
