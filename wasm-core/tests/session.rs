@@ -423,3 +423,44 @@ fn a_bad_base_ot_point_from_the_server_fails_the_first_computation() {
     assert!(matches!(Frame::decode(&reply), Ok(Frame::Error { .. })));
     assert_eq!(evaluator.poll_transmit().unwrap(), None);
 }
+
+#[test]
+fn data_split_at_any_byte_evaluates_the_same() {
+    // The garbler ends its frames at batch boundaries, so the evaluator reads them in place; a
+    // stream cut anywhere else (a different garbler, a proxy) goes through its buffer instead.
+    let mut rng = TestRng::new(11);
+    for cut in [1usize, 7, 1000, 70_000] {
+        let mut pair = Pair::new(4 << 20);
+        let e_bits = rng.bits(128);
+        pair.evaluator.start("synthetic", vec![("and_gates".into(), 20_000)], e_bits.clone()).unwrap();
+        let mut result = None;
+        for _ in 0..10_000 {
+            for f in drain(&mut pair.evaluator).unwrap() {
+                pair.garbler.handle(&f, &pair.services).unwrap();
+            }
+            let mut moved = false;
+            while let Some(f) = pair.garbler.poll_transmit() {
+                moved = true;
+                match Frame::decode(&f).unwrap() {
+                    Frame::Data(content) => {
+                        for piece in content.chunks(cut) {
+                            pair.evaluator.handle(&Frame::Data(piece.to_vec()).encode()).unwrap();
+                        }
+                    }
+                    _ => pair.evaluator.handle(&f).unwrap(),
+                }
+            }
+            if let Some(EvaluatorEvent::Finished(r)) = pair.evaluator.poll_event() {
+                result = Some(r);
+                break;
+            }
+            assert!(moved || pair.evaluator.has_deferred_work(), "stalled: nobody has anything to say");
+        }
+        let result = result.expect("finished");
+        let program = registry::find("synthetic").unwrap();
+        let params = program.resolve([("and_gates", 20_000), ("width", 256)]).unwrap();
+        let mut plain = Plaintext::new(vec![true; 128], e_bits);
+        Runner::new(program.instantiate(&params).unwrap()).run(&mut plain).unwrap();
+        assert_eq!(result.outputs[0].bits, plain.outputs(), "cut every {cut} bytes");
+    }
+}

@@ -287,8 +287,7 @@ impl EvaluatorSession {
             if active.evaluated_all || active.buffer.len() - active.read + data.len() > self.window as usize + WINDOW_SLACK {
                 return Err(SessionError::Protocol("the server sent more data than the credit window allows".into()));
             }
-            active.buffer.extend_from_slice(data);
-            return self.advance();
+            return self.advance(data);
         }
         let frame = Frame::decode(bytes)?;
         if let Frame::Error { code, message } = frame {
@@ -324,7 +323,7 @@ impl EvaluatorSession {
                     let labels = std::mem::take(labels);
                     self.engine.start_computation(labels);
                     active.inputs = InputLabels::Ready;
-                    self.advance()?;
+                    self.advance(&[])?;
                 }
             }
             (State::Computing(active), Frame::Done(stats)) => {
@@ -332,7 +331,7 @@ impl EvaluatorSession {
                     return Err(SessionError::Protocol("two Done frames".into()));
                 }
                 active.garbler_stats = Some(stats);
-                self.advance()?;
+                self.advance(&[])?;
             }
             (state, frame) => {
                 let state = match state {
@@ -420,77 +419,28 @@ impl EvaluatorSession {
     }
 
     /// Evaluates every batch whose bytes have arrived; grants credit; finishes when done.
-    fn advance(&mut self) -> Result<(), SessionError> {
+    /// Evaluates what has arrived — `fresh`, a Data frame's content, after whatever waited in
+    /// the buffer — then grants credit and finishes when done. A frame that arrives when nothing
+    /// waits (the usual case: the garbler ends frames at batch boundaries) is evaluated in place;
+    /// only a partial batch at its end is copied, to wait for the next frame.
+    fn advance(&mut self, fresh: &[u8]) -> Result<(), SessionError> {
         let State::Computing(active) = &mut self.state else { return Ok(()) };
-        if !matches!(active.inputs, InputLabels::Ready) {
-            // The data waits (within the window) for this party's input labels.
-            return Ok(());
-        }
-        let engine = &mut self.engine;
-        while !active.evaluated_all {
-            let available = &active.buffer[active.read..];
-            let used = match &mut active.source {
-                Source::Program { runner, ready } => {
-                    if !*ready {
-                        if runner.next_batch()?.is_none() {
-                            active.evaluated_all = true;
-                            break;
-                        }
-                        *ready = true;
-                    }
-                    let batch = runner.current_batch();
-                    let need = payload_len(&batch.counts);
-                    if available.len() < need {
-                        break;
-                    }
-                    engine.evaluate(batch, &available[..need])?;
-                    *ready = false;
-                    need
-                }
-                Source::Streamed { batch, header, decoded, hasher, expected, max_slots } => match header {
-                    None => {
-                        let Some(head) = available.first_chunk::<HEADER_BYTES>() else { break };
-                        let h = RecordHeader::parse(head);
-                        if let Some(hasher) = hasher.as_mut() {
-                            hasher.update(head);
-                        }
-                        if h.is_end() {
-                            let hash = hasher.take().map(TopologyHasher::finish);
-                            if hash.as_ref() != Some(expected) {
-                                return Err(TopologyError::HashMismatch.into());
-                            }
-                            active.evaluated_all = true;
-                        } else {
-                            *header = Some(h);
-                            *decoded = false;
-                        }
-                        HEADER_BYTES
-                    }
-                    Some(h) if !*decoded => {
-                        let n = h.topology_bytes as usize;
-                        if available.len() < n {
-                            break;
-                        }
-                        decode_record(h, &available[..n], *max_slots, batch)?;
-                        if let Some(hasher) = hasher.as_mut() {
-                            hasher.update(&available[..n]);
-                        }
-                        *decoded = true;
-                        n
-                    }
-                    Some(_) => {
-                        let need = payload_len(&batch.counts);
-                        if available.len() < need {
-                            break;
-                        }
-                        engine.evaluate(batch, &available[..need])?;
-                        *header = None;
-                        need
-                    }
-                },
-            };
-            active.read += used;
-            active.consumed += used as u64;
+        if !matches!(active.inputs, InputLabels::Ready) || active.read < active.buffer.len() {
+            // Either the data waits (within the window) for this party's input labels, or a
+            // partial batch waits for its end: append, and evaluate from the buffer.
+            active.buffer.extend_from_slice(fresh);
+            if !matches!(active.inputs, InputLabels::Ready) {
+                return Ok(());
+            }
+            let buffer = std::mem::take(&mut active.buffer);
+            let used = evaluate_available(active, &mut self.engine, &buffer[active.read..]);
+            active.buffer = buffer;
+            active.read += used?;
+        } else {
+            active.buffer.clear();
+            active.read = 0;
+            let used = evaluate_available(active, &mut self.engine, fresh)?;
+            active.buffer.extend_from_slice(&fresh[used..]);
         }
         // Drop consumed bytes once they are most of the buffer (amortised O(1) per byte).
         if active.read > active.buffer.len() / 2 {
@@ -541,4 +491,76 @@ impl EvaluatorSession {
         self.events.push_back(EvaluatorEvent::Finished(Box::new(ComputationResult { service: active.service, outputs, evaluator, garbler })));
         Ok(())
     }
+}
+
+/// Evaluates every whole batch at the start of `available` (topology records first, for a
+/// streamed circuit) and returns the bytes used; the rest is a partial batch.
+fn evaluate_available(active: &mut Active, engine: &mut Evaluator, available: &[u8]) -> Result<usize, SessionError> {
+    let mut read = 0;
+    while !active.evaluated_all {
+        let available = &available[read..];
+        let used = match &mut active.source {
+            Source::Program { runner, ready } => {
+                if !*ready {
+                    if runner.next_batch()?.is_none() {
+                        active.evaluated_all = true;
+                        break;
+                    }
+                    *ready = true;
+                }
+                let batch = runner.current_batch();
+                let need = payload_len(&batch.counts);
+                if available.len() < need {
+                    break;
+                }
+                engine.evaluate(batch, &available[..need])?;
+                *ready = false;
+                need
+            }
+            Source::Streamed { batch, header, decoded, hasher, expected, max_slots } => match header {
+                None => {
+                    let Some(head) = available.first_chunk::<HEADER_BYTES>() else { break };
+                    let h = RecordHeader::parse(head);
+                    if let Some(hasher) = hasher.as_mut() {
+                        hasher.update(head);
+                    }
+                    if h.is_end() {
+                        let hash = hasher.take().map(TopologyHasher::finish);
+                        if hash.as_ref() != Some(expected) {
+                            return Err(TopologyError::HashMismatch.into());
+                        }
+                        active.evaluated_all = true;
+                    } else {
+                        *header = Some(h);
+                        *decoded = false;
+                    }
+                    HEADER_BYTES
+                }
+                Some(h) if !*decoded => {
+                    let n = h.topology_bytes as usize;
+                    if available.len() < n {
+                        break;
+                    }
+                    decode_record(h, &available[..n], *max_slots, batch)?;
+                    if let Some(hasher) = hasher.as_mut() {
+                        hasher.update(&available[..n]);
+                    }
+                    *decoded = true;
+                    n
+                }
+                Some(_) => {
+                    let need = payload_len(&batch.counts);
+                    if available.len() < need {
+                        break;
+                    }
+                    engine.evaluate(batch, &available[..need])?;
+                    *header = None;
+                    need
+                }
+            },
+        };
+        read += used;
+        active.consumed += used as u64;
+    }
+    Ok(read)
 }
