@@ -1,5 +1,6 @@
 /**
- * Garblet for browsers: the engine runs in a Web Worker over the browser's WebSocket.
+ * Garblet for browsers: the engine runs in a Web Worker; the browser's WebSocket lives in a
+ * second, small worker that only moves frames, so the socket is read while the engine computes.
  *
  * ```ts
  * const s = await Garblet.connect('ws://localhost:8080');
@@ -10,6 +11,7 @@ import type { RawResult, RunRequest } from './engine.js';
 import { AbortError, ConnectionError, fromErrorData, type GarbletError } from './errors.js';
 import type { FromWorker, ToWorker } from './protocol.js';
 import { reasonOf, Session, type EngineHandle } from './session.js';
+import { startSocketWorker } from './socket-port.js';
 import type { ConnectOptions, Progress, ServiceInfo } from './types.js';
 
 export * from './api.js';
@@ -31,26 +33,45 @@ function socketUrl(url: string): string {
   return u.toString();
 }
 
-/**
- * The worker of a cleanly closed session, kept for the next `connect`: starting a worker (a
- * thread, its module graph) costs tens of milliseconds, a large part of a small computation's
- * latency. One is enough for the usual connect–run–close sequence.
- */
-let warmWorker: Worker | undefined;
-
-function takeWorker(): Worker {
-  const worker = warmWorker ?? new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
-  warmWorker = undefined;
-  return worker;
+/** The engine's worker and its socket worker, joined by a MessageChannel (see socket-worker.ts). */
+interface Workers {
+  engine: Worker;
+  socket: Worker;
 }
 
-function keepWarm(worker: Worker): void {
-  if (warmWorker) worker.terminate();
-  else warmWorker = worker;
+function startWorkers(): Workers {
+  const engine = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+  const { worker: socket, port } = startSocketWorker();
+  engine.postMessage({ type: 'socket', port } satisfies ToWorker, [port]);
+  return { engine, socket };
+}
+
+function terminate(workers: Workers): void {
+  workers.engine.terminate();
+  workers.socket.terminate();
+}
+
+/**
+ * The workers of a cleanly closed session, kept for the next `connect`: starting a worker (a
+ * thread, its module graph) costs tens of milliseconds, a large part of a small computation's
+ * latency. One pair is enough for the usual connect–run–close sequence.
+ */
+let warmWorkers: Workers | undefined;
+
+function takeWorkers(): Workers {
+  const workers = warmWorkers ?? startWorkers();
+  warmWorkers = undefined;
+  return workers;
+}
+
+function keepWarm(workers: Workers): void {
+  if (warmWorkers) terminate(workers);
+  else warmWorkers = workers;
 }
 
 class WorkerEngine implements EngineHandle {
-  private readonly worker = takeWorker();
+  private readonly workers = takeWorkers();
+  private readonly worker = this.workers.engine;
   private nextId = 1;
   private readonly runs = new Map<number, { resolve: (r: RawResult) => void; reject: (e: GarbletError) => void; onProgress: (p: Progress) => void }>();
   private connecting?: { resolve: (c: ServiceInfo[]) => void; reject: (e: GarbletError) => void };
@@ -124,7 +145,7 @@ class WorkerEngine implements EngineHandle {
         break;
       }
       case 'closed':
-        if (this.keepWorker) keepWarm(this.worker);
+        if (this.keepWorker) keepWarm(this.workers);
         break;
     }
   }
@@ -137,7 +158,7 @@ class WorkerEngine implements EngineHandle {
     for (const r of this.runs.values()) r.reject(error);
     this.runs.clear();
     // Let the worker send its last frames (an abort's Error frame) before it goes.
-    if (!this.keepWorker) setTimeout(() => this.worker.terminate(), 1000);
+    if (!this.keepWorker) setTimeout(() => terminate(this.workers), 1000);
   }
 }
 

@@ -49,8 +49,8 @@ interface Pending {
 const now = () => performance.now();
 
 /**
- * Runs `f` as a new task, after the messages already waiting: `setImmediate` under Node, a
- * MessageChannel message in browsers (a chain of `setTimeout(f, 0)` is clamped to 4 ms).
+ * Runs `f` as a new task, after what is already waiting: `setImmediate` under Node (where
+ * `setTimeout(f, 0)` waits at least a millisecond), a MessageChannel message in browsers.
  */
 const soon: (f: () => void) => void = (() => {
   const immediate = (globalThis as { setImmediate?: (f: () => void) => void }).setImmediate;
@@ -148,11 +148,10 @@ export class Engine {
 
   /**
    * Sends what the session has to say. After a run's request, the session computes the base
-   * OTs (first run only, in slices) and the OT extension in `pollTransmit`. A browser's
-   * WebSocket sends only once this thread yields, and receives only as fast as this thread takes
-   * its messages; so the engine yields before each slice: the request reaches the server, and
-   * the garbled stream it sends meanwhile keeps arriving. If they fail, the session's Error
-   * frame still goes to the server.
+   * OTs (first run only) and the OT extension in `pollTransmit`; the engine yields to the event
+   * loop first, so that the request is on its way even where a socket sends only when its
+   * thread is free (a page's own WebSocket), and the server streams meanwhile. If they fail,
+   * the session's Error frame still goes to the server.
    */
   private flush(): void {
     try {
@@ -166,8 +165,8 @@ export class Engine {
           this.yielded = false;
         }
         const f = this.evaluator.pollTransmit();
-        if (f) this.transport.send(f);
-        else if (!this.evaluator.hasDeferredWork()) return;
+        if (!f) return;
+        this.transport.send(f);
       }
     } catch (e) {
       try {

@@ -1,9 +1,11 @@
-/** Messages between the page and the engine's Web Worker. */
+/** Messages between the page, the engine's Web Worker and its socket worker. */
 import type { RawResult, RunRequest } from './engine.js';
 import type { ErrorData } from './errors.js';
 import type { Progress, ServiceInfo } from './types.js';
 
 export type ToWorker =
+  /** Once, when the page creates the worker: the port to its socket worker. */
+  | { type: 'socket'; port: MessagePort }
   | { type: 'connect'; url: string; window: number; module: WebAssembly.Module }
   | { type: 'run'; id: number; request: RunRequest }
   | { type: 'abort'; reason: string }
@@ -16,3 +18,16 @@ export type FromWorker =
   | { type: 'error'; id?: number; error: ErrorData }
   /** The session closed cleanly; the worker may serve another. */
   | { type: 'closed' };
+
+/** The engine's worker to its socket worker; `sid` numbers the engine's sessions. */
+export type ToSocket =
+  | { type: 'open'; sid: number; url: string }
+  | { type: 'send'; sid: number; frame: ArrayBuffer }
+  | { type: 'close'; sid: number };
+
+/** The socket worker to the engine's worker. */
+export type FromSocket =
+  | { type: 'open'; sid: number }
+  | { type: 'failed'; sid: number; message: string }
+  | { type: 'frame'; sid: number; frame: ArrayBuffer }
+  | { type: 'closed'; sid: number; reason: string };

@@ -1,13 +1,15 @@
 /// <reference lib="webworker" />
 /**
- * The Web Worker that owns the WebSocket and the WebAssembly evaluator, so evaluation never
- * blocks the page and garbled data never crosses threads. Spoken to by `browser.ts`.
+ * The Web Worker that runs the WebAssembly evaluator, so evaluation never blocks the page. Its
+ * WebSocket lives in a socket worker of its own (socket-worker.ts), which keeps reading while
+ * this one computes; frames move between the two without copies. Spoken to by `browser.ts`.
  */
 import { initSync } from '../wasm/garblet_core.js';
 import * as wasm from '../wasm/garblet_core.js';
-import { Engine, type Transport } from './engine.js';
+import { Engine } from './engine.js';
 import { ConnectionError, fromCoreError, toErrorData, type GarbletError } from './errors.js';
 import type { FromWorker, ToWorker } from './protocol.js';
+import { openSocket } from './socket-port.js';
 
 declare const self: DedicatedWorkerGlobalScope;
 
@@ -15,42 +17,22 @@ let engine: Engine | undefined;
 const post = (m: FromWorker) => self.postMessage(m);
 const postError = (e: unknown, id?: number) => post({ type: 'error', id, error: toErrorData(fromCoreError(e) as GarbletError) });
 
-function openSocket(url: string): Promise<WebSocket> {
-  return new Promise((resolve, reject) => {
-    let ws: WebSocket;
-    try {
-      ws = new WebSocket(url);
-    } catch (e) {
-      return reject(new ConnectionError(`cannot connect to ${url}: ${(e as Error).message}`));
-    }
-    ws.binaryType = 'arraybuffer';
-    ws.onopen = () => resolve(ws);
-    ws.onerror = () => reject(new ConnectionError(`cannot connect to ${url}`));
-    ws.onclose = (ev) => reject(new ConnectionError(`cannot connect to ${url} (code ${ev.code})`));
-  });
-}
-
-function transportOf(ws: WebSocket): Transport {
-  const t: Transport = {
-    send: (frame) => {
-      if (ws.readyState === WebSocket.OPEN) ws.send(frame);
-    },
-    close: () => ws.close(),
-  };
-  ws.onmessage = (ev) => t.onFrame?.(new Uint8Array(ev.data as ArrayBuffer));
-  ws.onclose = (ev) => t.onClose?.(ev.reason || `code ${ev.code}`);
-  ws.onerror = () => t.onClose?.('network error');
-  return t;
-}
+/** The socket worker (see socket-worker.ts), through the port the page gave us. */
+let socketPort: MessagePort | undefined;
 
 self.onmessage = async (ev: MessageEvent<ToWorker>) => {
   const msg = ev.data;
   switch (msg.type) {
+    case 'socket':
+      socketPort = msg.port;
+      break;
     case 'connect':
       try {
+        // The socket opens in the other worker while this one instantiates the wasm.
+        const opening = socketPort ? openSocket(socketPort, msg.url) : Promise.reject(new ConnectionError('the socket worker is missing'));
         const { memory } = initSync({ module: msg.module });
-        const ws = await openSocket(msg.url);
-        engine = new Engine({ WasmEvaluator: wasm.WasmEvaluator, memory }, transportOf(ws), msg.window);
+        const transport = await opening;
+        engine = new Engine({ WasmEvaluator: wasm.WasmEvaluator, memory }, transport, msg.window);
         post({ type: 'ready', catalog: await engine.ready() });
       } catch (e) {
         postError(e);

@@ -100,13 +100,12 @@ impl Pair {
     }
 }
 
-/// Everything the evaluator has to send now, its deferred OT work (in slices) included.
+/// Everything the evaluator has to send now (its OT work included).
 fn drain(evaluator: &mut EvaluatorSession) -> Result<Vec<Vec<u8>>, SessionError> {
     let mut frames = Vec::new();
     loop {
         match evaluator.poll_transmit()? {
             Some(f) => frames.push(f),
-            None if evaluator.has_deferred_work() => {}
             None => return Ok(frames),
         }
     }
@@ -340,20 +339,14 @@ fn the_hellos_cross_and_the_garbler_streams_before_the_ot_extension() {
     }
     assert_eq!(evaluator.progress().and_gates, 0);
 
-    // Now the base OTs, in slices — the evaluator could handle frames between them — and the
-    // OT extension; the garbler answers with corrections, then Done.
-    let (mut slices, mut chunks) = (0, Vec::new());
-    while evaluator.has_deferred_work() {
-        slices += 1;
-        if let Some(f) = evaluator.poll_transmit().unwrap() {
-            chunks.push(f);
-        }
-        assert_eq!(chunks.is_empty(), evaluator.has_deferred_work(), "nothing to send until the base OTs are done");
-    }
-    assert_eq!(slices, 128 / EvaluatorConfig::default().base_ot_slice);
+    // Now the base OTs and the OT extension (deferred until the request was out); the garbler
+    // answers with corrections, then Done.
+    assert!(evaluator.has_deferred_work());
+    let mut chunks = Vec::new();
     while let Some(f) = evaluator.poll_transmit().unwrap() {
         chunks.push(f);
     }
+    assert!(!evaluator.has_deferred_work());
     assert_eq!(chunks.len(), 1);
     garbler.handle(&chunks[0], &services).unwrap();
     let corrections = garbler.poll_transmit().unwrap();

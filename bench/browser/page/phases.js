@@ -7,6 +7,7 @@
  * The same steps in a worker, fresh (as a first `Garblet.connect`) and warm, show what it adds.
  */
 import { Engine } from '/sdk/dist/engine.js';
+import { startSocketWorker } from '/sdk/dist/socket-port.js';
 import init, * as wasm from '/sdk/wasm/garblet_core.js';
 import { median, now } from './timing.js';
 import { openSocket } from './socket.js';
@@ -101,25 +102,32 @@ function workerSession(worker, module, server, t0) {
 }
 
 /**
- * One aes128 session the way the SDK's worker runs it: in a fresh worker each time, as
- * `Garblet.connect` starts one, and in one worker kept warm; medians of `runs`, milliseconds
+ * One aes128 session the way the SDK's worker runs it: in a fresh pair of workers (engine and
+ * socket) each time, as `Garblet.connect` starts them, and in one pair kept warm; medians of `runs`, milliseconds
  * from the start (`new Worker`, or posting to the warm worker) to each step.
  */
 export async function workerTimeline(server, runs = 10) {
   const module = await WebAssembly.compileStreaming(fetch(WASM_URL));
   const start = () => performance.timeOrigin + now();
+  // The engine's worker and its socket worker, as the SDK starts them (ts-sdk/src/browser.ts).
+  const startPair = () => {
+    const worker = new Worker('/page/timed-worker.js', { type: 'module' });
+    const socket = startSocketWorker();
+    worker.postMessage({ port: socket.port }, [socket.port]);
+    return { worker, terminate: () => (worker.terminate(), socket.worker.terminate()) };
+  };
   const fresh = [];
   for (let i = 0; i < runs; i++) {
     const t0 = start();
-    const worker = new Worker('/page/timed-worker.js', { type: 'module' });
-    fresh.push(await workerSession(worker, module, server, t0));
-    worker.terminate();
+    const pair = startPair();
+    fresh.push(await workerSession(pair.worker, module, server, t0));
+    pair.terminate();
   }
-  const warmWorker = new Worker('/page/timed-worker.js', { type: 'module' });
-  await workerSession(warmWorker, module, server, start());
+  const warmPair = startPair();
+  await workerSession(warmPair.worker, module, server, start());
   const warm = [];
-  for (let i = 0; i < runs; i++) warm.push(await workerSession(warmWorker, module, server, start()));
-  warmWorker.terminate();
+  for (let i = 0; i < runs; i++) warm.push(await workerSession(warmPair.worker, module, server, start()));
+  warmPair.terminate();
   const medians = (all) => Object.fromEntries(Object.keys(all[0]).map((k) => [k, medianOf(all, (r) => r[k])]));
   return { fresh: medians(fresh), warm: medians(warm) };
 }

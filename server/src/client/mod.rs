@@ -10,7 +10,6 @@ pub(crate) mod transport;
 pub use transport::ConnectOptions;
 
 use crate::clock::ThreadClock;
-use garblet_core::ot::base::BASE_OT_COUNT;
 use garblet_core::protocol::{Catalog, ComputationResult, ErrorCode, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, SessionError};
 use thiserror::Error;
 use transport::Transport;
@@ -79,7 +78,7 @@ impl Client {
     /// Connects and completes the hello (base OT, the server's catalog).
     pub fn connect(url: &str, options: &ConnectOptions) -> Result<Client, ClientError> {
         let ws = transport::connect(url, options)?;
-        let session = EvaluatorSession::new(EvaluatorConfig { window: options.window, base_ot_slice: BASE_OT_COUNT, ..EvaluatorConfig::default() }, Box::new(ThreadClock::new()))?;
+        let session = EvaluatorSession::new(EvaluatorConfig { window: options.window, ..EvaluatorConfig::default() }, Box::new(ThreadClock::new()))?;
         let mut client = Client { ws, session };
         match client.next_event()? {
             EvaluatorEvent::Ready => Ok(client),
@@ -138,7 +137,6 @@ impl Client {
                     self.ws.write(Message::Binary(frame.into()))?;
                     wrote = true;
                 }
-                Ok(None) if self.session.has_deferred_work() => {}
                 Ok(None) => break Ok(()),
                 Err(e) => {
                     while let Ok(Some(frame)) = self.session.poll_transmit() {

@@ -231,13 +231,12 @@ impl RawClient {
     }
 }
 
-/// Everything an evaluator session has to send now, its deferred OT work included.
+/// Everything an evaluator session has to send now (its OT work included).
 pub fn drain(session: &mut EvaluatorSession) -> Vec<Vec<u8>> {
     let mut frames = Vec::new();
     loop {
         match session.poll_transmit().unwrap() {
             Some(f) => frames.push(f),
-            None if session.has_deferred_work() => {}
             None => return frames,
         }
     }

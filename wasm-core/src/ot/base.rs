@@ -71,7 +71,7 @@ fn public_point() -> RistrettoPoint {
     RistrettoPoint::from_uniform_bytes(&wide)
 }
 
-/// The base-OT sender (the evaluator), from its message until it has all the keys.
+/// The base-OT sender (the evaluator) between its message and the receiver's.
 pub struct BaseOtSender {
     /// r/2 mod ℓ: the sender multiplies by it and the batched double-and-encode doubles.
     half_r: Scalar,
@@ -79,8 +79,6 @@ pub struct BaseOtSender {
     half_r_times_c: RistrettoPoint,
     /// The encoding of R, hashed into every key.
     encoded_r: [u8; POINT_BYTES],
-    /// (r/2)·P_j and (r/2)·C − (r/2)·P_j for the OTs multiplied so far, interleaved.
-    halves: Vec<RistrettoPoint>,
 }
 
 /// The sender's output: both keys of every OT, `keys[j] = [k_j^0, k_j^1]`.
@@ -97,31 +95,24 @@ impl BaseOtSender {
         let encoded_r = (&r * RISTRETTO_BASEPOINT_TABLE).compress().to_bytes();
         wipe(&mut r);
         let half_r_times_c = half_r * public_point();
-        Ok((BaseOtSender { half_r, half_r_times_c, encoded_r, halves: Vec::with_capacity(2 * BASE_OT_COUNT) }, encoded_r))
+        Ok((BaseOtSender { half_r, half_r_times_c, encoded_r }, encoded_r))
     }
 
-    /// Does the multiplications of up to `max` more OTs with the receiver's P_0 ‖ … ‖ P_127 —
-    /// one variable-base multiplication each, the expensive part of the base OT — and says
-    /// whether all 128 are done. In slices, a browser's thread can handle its messages between.
-    pub fn advance(&mut self, message: &[u8], max: usize) -> Result<bool, OtError> {
+    /// Takes the receiver's P_0 ‖ … ‖ P_127 and returns both keys of every OT: 128
+    /// variable-base multiplications, the expensive part of the base OT.
+    /// Secrets are wiped when `self` is dropped, here or on error.
+    pub fn finish(self, message: &[u8]) -> Result<SenderKeys, OtError> {
         check_receiver_message(message)?;
         let (encoded_p, _) = message.as_chunks::<POINT_BYTES>();
-        let done = self.halves.len() / 2;
-        for (j, bytes) in encoded_p.iter().enumerate().skip(done).take(max) {
+        // Points to double-and-encode: (r/2)·P_j and (r/2)·C − (r/2)·P_j, interleaved.
+        let mut halves = Vec::with_capacity(2 * BASE_OT_COUNT);
+        for (j, bytes) in encoded_p.iter().enumerate() {
             let p = decode_point(bytes, BasePoint::ReceiverKey(j))?;
             let half_rp = self.half_r * p;
-            self.halves.push(half_rp);
-            self.halves.push(self.half_r_times_c - half_rp);
+            halves.push(half_rp);
+            halves.push(self.half_r_times_c - half_rp);
         }
-        Ok(self.halves.len() == 2 * BASE_OT_COUNT)
-    }
-
-    /// Both keys of every OT (the multiplications not done yet by [`advance`](Self::advance)
-    /// first). Secrets are wiped when `self` is dropped, here or on error.
-    pub fn finish(mut self, message: &[u8]) -> Result<SenderKeys, OtError> {
-        self.advance(message, BASE_OT_COUNT)?;
-        let encoded_p = message.as_chunks::<POINT_BYTES>().0;
-        let dh = RistrettoPoint::double_and_compress_batch(&self.halves);
+        let dh = RistrettoPoint::double_and_compress_batch(&halves);
         Ok(core::array::from_fn(|j| {
             let kdf = |point: &CompressedRistretto| derive_key(&self.encoded_r, &encoded_p[j], j, point.as_bytes());
             [kdf(&dh[2 * j]), kdf(&dh[2 * j + 1])]
@@ -132,8 +123,6 @@ impl BaseOtSender {
 impl Drop for BaseOtSender {
     fn drop(&mut self) {
         wipe(&mut self.half_r);
-        // The products are secret too: with P_j they give the keys.
-        self.halves.iter_mut().for_each(|p| *p = RistrettoPoint::default());
     }
 }
 
@@ -291,25 +280,6 @@ mod tests {
                 assert_ne!(receiver_keys[j], sender_keys[j][1 - c], "OT {j}: the other key");
                 assert_ne!(sender_keys[j][0], sender_keys[j][1], "OT {j}: the two keys differ");
             }
-        }
-    }
-
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
-    fn sliced_multiplications_give_the_same_keys() {
-        let choices = Block::random().unwrap();
-        let (receiver, points) = BaseOtReceiver::new(choices).unwrap();
-        let (mut sender, r) = BaseOtSender::new().unwrap();
-        let mut slices = 0;
-        while !sender.advance(&points, 37).unwrap() {
-            slices += 1;
-        }
-        assert_eq!(slices, 3, "37 + 37 + 37 + 17");
-        assert!(sender.advance(&points, 37).unwrap(), "nothing left to do");
-        let keys = sender.finish(&points).unwrap();
-        let chosen = receiver.finish(&SenderPoint::decode(&r).unwrap());
-        for j in 0..BASE_OT_COUNT {
-            assert_eq!(chosen[j], keys[j][((choices.0 >> j) & 1) as usize], "OT {j}");
         }
     }
 

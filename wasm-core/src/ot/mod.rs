@@ -107,22 +107,12 @@ impl OtReceiver {
     /// Takes message 1 (the garbler's 4096 bytes) and finishes the base OTs: 128 variable-base
     /// multiplications, the evaluator's one expensive step of set-up. Any error is final.
     pub fn finish_base_ot(&mut self, reply: &[u8]) -> Result<(), OtError> {
-        self.advance_base_ot(reply, base::BASE_OT_COUNT).map(|_| ())
-    }
-
-    /// Like [`finish_base_ot`](Self::finish_base_ot), in slices of at most `max_ots` OTs per
-    /// call (each the same `reply`); true once the base OTs are done. Any error is final.
-    pub fn advance_base_ot(&mut self, reply: &[u8], max_ots: usize) -> Result<bool, OtError> {
         match core::mem::replace(&mut self.state, ReceiverState::Failed) {
-            ReceiverState::AwaitingBaseOtReply(mut sender) => {
-                if !sender.advance(reply, max_ots)? {
-                    self.state = ReceiverState::AwaitingBaseOtReply(sender);
-                    return Ok(false);
-                }
+            ReceiverState::AwaitingBaseOtReply(sender) => {
                 let mut keys = sender.finish(reply)?;
                 self.state = ReceiverState::Extending(iknp::IknpReceiver::new(&keys));
                 keys.iter_mut().flatten().for_each(base::wipe);
-                Ok(true)
+                Ok(())
             }
             other => {
                 let expected = other.expecting();

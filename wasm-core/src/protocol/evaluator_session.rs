@@ -27,15 +27,11 @@ pub struct EvaluatorConfig {
     pub window: u32,
     /// The most wire slots a streamed circuit may ask for (16 bytes each).
     pub max_slots: u32,
-    /// Base OTs per [`EvaluatorSession::poll_transmit`] call (of 128). A browser yields between
-    /// slices, so its WebSocket keeps receiving the garbled stream meanwhile; a native client
-    /// does them all at once.
-    pub base_ot_slice: usize,
 }
 
 impl Default for EvaluatorConfig {
     fn default() -> Self {
-        EvaluatorConfig { window: 4 << 20, max_slots: 1 << 22, base_ot_slice: 16 }
+        EvaluatorConfig { window: 4 << 20, max_slots: 1 << 22 }
     }
 }
 
@@ -176,11 +172,9 @@ impl EvaluatorSession {
     }
 
     /// The next frame to send. Once a computation's request has left, this is where the base
-    /// OTs (the first time, [`EvaluatorConfig::base_ot_slice`] of them per call) and the OT
-    /// extension happen — the evaluator's expensive set-up, done while the garbler already
-    /// streams. `None` with [`has_deferred_work`](Self::has_deferred_work) still true: call
-    /// again (after yielding, in a browser). An error closes the session; the `Error` frame for
-    /// the server is what the next call returns.
+    /// OTs (the first time) and the OT extension happen — the evaluator's expensive set-up,
+    /// done while the garbler already streams. An error there closes the session; the `Error`
+    /// frame for the server is what the next call returns.
     pub fn poll_transmit(&mut self) -> Result<Option<Vec<u8>>, SessionError> {
         if self.outbox.is_empty() {
             if let Err(e) = self.extend_inputs() {
@@ -205,11 +199,8 @@ impl EvaluatorSession {
         let State::Computing(active) = &mut self.state else { return Ok(()) };
         let InputLabels::Pending(choices) = &active.inputs else { return Ok(()) };
         if !self.ot.is_ready() {
-            let points = self.base_ot_points.as_deref().ok_or(SessionError::Protocol("no base-OT points from the server".into()))?;
-            if !self.ot.advance_base_ot(points, self.config.base_ot_slice.max(1))? {
-                return Ok(());
-            }
-            self.base_ot_points = None;
+            let points = self.base_ot_points.take().ok_or(SessionError::Protocol("no base-OT points from the server".into()))?;
+            self.ot.finish_base_ot(&points)?;
         }
         // Correlated OT for every input bit, in chunks: the garbler learns nothing of the bits.
         let mut labels = Vec::with_capacity(choices.len());

@@ -1,0 +1,49 @@
+/**
+ * The engine's side of a socket worker (socket-worker.ts): a Transport over the MessagePort
+ * that joins them. Frames move as transferred ArrayBuffers, never copied.
+ */
+import type { Transport } from './engine.js';
+import { ConnectionError } from './errors.js';
+import type { FromSocket, ToSocket } from './protocol.js';
+
+let sessionId = 0;
+
+/** Opens a WebSocket to `url` in the socket worker behind `port`; resolves to a transport over it once it is open. */
+export function openSocket(port: MessagePort, url: string): Promise<Transport> {
+  const sid = ++sessionId;
+  const send = (m: ToSocket, transfer: Transferable[] = []) => port.postMessage(m, transfer);
+  const transport: Transport = {
+    send: (frame) => {
+      // The wasm bindings return a fresh copy: its buffer can move instead of being copied.
+      const whole = frame.byteOffset === 0 && frame.byteLength === frame.buffer.byteLength;
+      const buffer = (whole ? frame.buffer : frame.slice().buffer) as ArrayBuffer;
+      send({ type: 'send', sid, frame: buffer }, [buffer]);
+    },
+    close: () => send({ type: 'close', sid }),
+  };
+  return new Promise((resolve, reject) => {
+    // Messages of an earlier session's socket (a late frame, its close) carry its sid: ignored.
+    port.onmessage = ({ data: m }: MessageEvent<FromSocket>) => {
+      if (m.sid !== sid) return;
+      switch (m.type) {
+        case 'open':
+          return resolve(transport);
+        case 'failed':
+          return reject(new ConnectionError(m.message));
+        case 'frame':
+          return transport.onFrame?.(new Uint8Array(m.frame));
+        case 'closed':
+          return transport.onClose?.(m.reason);
+      }
+    };
+    send({ type: 'open', sid, url });
+  });
+}
+
+/** A socket worker joined to the current thread by a MessageChannel; returns the port to use with `openSocket`. */
+export function startSocketWorker(): { worker: Worker; port: MessagePort } {
+  const worker = new Worker(new URL('./socket-worker.js', import.meta.url), { type: 'module' });
+  const { port1, port2 } = new MessageChannel();
+  worker.postMessage({ port: port2 }, [port2]);
+  return { worker, port: port1 };
+}
