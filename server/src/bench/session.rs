@@ -26,7 +26,7 @@ pub struct Options {
 /// The `synthetic` service's width: 256 input bits from each side.
 const SYNTHETIC_WIDTH: u64 = 512;
 /// Matches the server's `data_frame_bytes` below.
-const FRAME_BYTES: usize = 64 << 10;
+const FRAME_BYTES: usize = 256 << 10;
 
 const SERVER_CONFIG: &str = r#"
 [server]
@@ -35,7 +35,7 @@ raw_throughput_endpoint = true
 
 [limits]
 max_sessions = 4
-data_frame_bytes = 65536
+data_frame_bytes = 262144
 idle_timeout_secs = 300
 
 [[service]]

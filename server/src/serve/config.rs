@@ -17,7 +17,7 @@ pub const DEFAULT_CONFIG: &str = include_str!("default.toml");
 /// OT-extension chunk: 16 bytes for each of up to `MAX_CHUNK` input bits, plus its type byte).
 pub const MIN_FRAME_BYTES: u32 = (16 * garblet_core::ot::MAX_CHUNK + 1024) as u32;
 /// The protocol's smallest credit window (the garbler clamps requests to at least this).
-const MIN_WINDOW_BYTES: u32 = 64 << 10;
+const MIN_WINDOW_BYTES: u32 = garblet_core::protocol::frame::MIN_WINDOW;
 
 #[derive(Debug, Error)]
 pub enum ConfigError {
@@ -111,7 +111,7 @@ impl Default for Limits {
         Limits {
             max_sessions: 32,
             max_frame_bytes: 1 << 20,
-            data_frame_bytes: 64 << 10,
+            data_frame_bytes: 256 << 10,
             max_window_bytes: 4 << 20,
             max_and_gates_per_session: 10_000_000_000,
             handshake_timeout_secs: 10.0,
