@@ -163,7 +163,7 @@ class WorkerEngine implements EngineHandle {
 }
 
 export const Garblet = {
-  /** Connects to a Garblet server (`ws://`, `wss://`, or a path on this page's host) and completes the hello and base OTs. */
+  /** Connects to a Garblet server (`ws://`, `wss://`, or a path on this page's host) and completes the hellos (the base OTs wait for the first run). */
   async connect(url: string, options: ConnectOptions = {}): Promise<Session> {
     const { signal } = options;
     if (signal?.aborted) throw new AbortError(reasonOf(signal));

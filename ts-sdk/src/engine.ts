@@ -86,7 +86,7 @@ export class Engine {
     this.flush();
   }
 
-  /** The catalog, once the hello (with the base OTs) is done. */
+  /** The catalog, once the hellos have crossed (the base OTs wait for the first run). */
   ready(): Promise<ServiceInfo[]> {
     if (this.catalog) return Promise.resolve(this.catalog);
     if (this.failure) return Promise.reject(this.failure);

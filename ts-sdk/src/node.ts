@@ -87,7 +87,7 @@ function openTransport(url: string, signal?: AbortSignal): Promise<SocketTranspo
 }
 
 export const Garblet = {
-  /** Connects to a Garblet server (`ws://` or `wss://`) and completes the hello and base OTs. */
+  /** Connects to a Garblet server (`ws://` or `wss://`) and completes the hellos (the base OTs wait for the first run). */
   async connect(url: string, options: ConnectOptions = {}): Promise<Session> {
     const memory = loadWasm();
     const transport = await openTransport(url, options.signal);

@@ -1,9 +1,9 @@
 /**
  * Talking to the Garblet server: where it is, what it offers, and one computation at a time.
  *
- * Each run opens its own session and closes it when done. Connecting costs a hello and the base
- * OTs — tens of milliseconds — and a fresh session cannot have been closed under the page by the
- * server's idle timeout, nor by an earlier cancelled run.
+ * Each run opens its own session and closes it when done. A session's set-up (the hellos, and
+ * the base OTs while the server already streams) costs milliseconds, and a fresh session cannot
+ * have been closed under the page by the server's idle timeout, nor by an earlier cancelled run.
  */
 import { ConnectionError, Garblet, ServerError, type Inputs, type RunOptions, type RunResult, type ServiceInfo } from 'garblet';
 
