@@ -1,6 +1,7 @@
 /**
  * Garblet for browsers: the engine runs in a Web Worker; the browser's WebSocket lives in a
- * second, small worker that only moves frames, so the socket is read while the engine computes.
+ * second, small worker that only moves frames, so the socket is read while the engine computes;
+ * a third takes half of the base OTs.
  *
  * ```ts
  * const s = await Garblet.connect('ws://localhost:8080');
@@ -11,6 +12,7 @@ import type { RawResult, RunRequest } from './engine.js';
 import { AbortError, ConnectionError, fromErrorData, type GarbletError } from './errors.js';
 import type { FromWorker, ToWorker } from './protocol.js';
 import { reasonOf, Session, type EngineHandle } from './session.js';
+import { startOtHelper } from './ot-helper.js';
 import { startSocketWorker } from './socket-port.js';
 import type { ConnectOptions, Progress, ServiceInfo } from './types.js';
 
@@ -33,22 +35,28 @@ function socketUrl(url: string): string {
   return u.toString();
 }
 
-/** The engine's worker and its socket worker, joined by a MessageChannel (see socket-worker.ts). */
+/**
+ * The engine's worker and its two helpers, each joined to it by a MessageChannel: the socket
+ * worker (socket-worker.ts) and the OT helper (ot-worker.ts).
+ */
 interface Workers {
   engine: Worker;
   socket: Worker;
+  otHelper: Worker;
 }
 
 function startWorkers(): Workers {
   const engine = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
-  const { worker: socket, port } = startSocketWorker();
-  engine.postMessage({ type: 'socket', port } satisfies ToWorker, [port]);
-  return { engine, socket };
+  const socket = startSocketWorker();
+  const otHelper = startOtHelper();
+  engine.postMessage({ type: 'ports', socket: socket.port, otHelper: otHelper.port } satisfies ToWorker, [socket.port, otHelper.port]);
+  return { engine, socket: socket.worker, otHelper: otHelper.worker };
 }
 
 function terminate(workers: Workers): void {
   workers.engine.terminate();
   workers.socket.terminate();
+  workers.otHelper.terminate();
 }
 
 /**

@@ -4,7 +4,7 @@
  * so garbled data never crosses a thread boundary.
  */
 import type { WasmEvaluator } from '../wasm/garblet_core.js';
-import { AbortError, ConnectionError, fromCoreError, GarbletError, InputError } from './errors.js';
+import { AbortError, ConnectionError, fromCoreError, GarbletError, InputError, ProtocolError } from './errors.js';
 import { assignInputs, clientFields, deriveParams, encodeValue, packBits } from './encode.js';
 import type { InputField, Inputs, Progress, ServiceInfo, Stats } from './types.js';
 
@@ -14,6 +14,11 @@ export interface Transport {
   close(): void;
   onFrame?: (frame: Uint8Array) => void;
   onClose?: (reason: string) => void;
+}
+
+/** Another thread that can run a share of the base OTs (`runBaseOtShare` in its own wasm instance). */
+export interface BaseOtHelper {
+  run(job: Uint8Array): Promise<Uint8Array>;
 }
 
 /** The generated bindings the engine needs. */
@@ -78,6 +83,8 @@ export class Engine {
     wasm: WasmApi,
     private readonly transport: Transport,
     window: number,
+    /** Takes half of the base OTs, where there is one (a browser's OT helper worker). */
+    private readonly otHelper?: BaseOtHelper,
   ) {
     this.evaluator = new wasm.WasmEvaluator(window);
     this.memory = wasm.memory;
@@ -159,6 +166,7 @@ export class Engine {
         if (this.evaluator.hasDeferredWork()) {
           if (!this.yielded) {
             this.yielded = true;
+            this.shareBaseOts();
             soon(() => this.failure || this.flush());
             return;
           }
@@ -176,6 +184,31 @@ export class Engine {
       }
       this.fail(fromCoreError(e));
     }
+  }
+
+  /** Gives half of the base OTs to the helper, if there is one and they are still to do. */
+  private shareBaseOts(): void {
+    const job = this.otHelper && this.evaluator.takeBaseOtShare(64);
+    if (!job || !this.otHelper) return;
+    this.otHelper.run(job).then(
+      (products) => {
+        if (this.failure) return;
+        try {
+          this.evaluator.completeBaseOtShare(products);
+        } catch (e) {
+          this.flush();
+          return this.fail(fromCoreError(e));
+        }
+        this.flush();
+      },
+      (e: Error) => {
+        if (this.failure) return;
+        const message = `the base OTs failed in the OT helper: ${e.message}`;
+        const frame = this.evaluator.abort(message);
+        if (frame) this.transport.send(frame);
+        this.fail(new ProtocolError(message));
+      },
+    );
   }
 
   private drainEvents(): void {

@@ -4,8 +4,8 @@ import type { ErrorData } from './errors.js';
 import type { Progress, ServiceInfo } from './types.js';
 
 export type ToWorker =
-  /** Once, when the page creates the worker: the port to its socket worker. */
-  | { type: 'socket'; port: MessagePort }
+  /** Once, when the page creates the worker: the ports to its socket worker and its OT helper. */
+  | { type: 'ports'; socket: MessagePort; otHelper: MessagePort }
   | { type: 'connect'; url: string; window: number; module: WebAssembly.Module }
   | { type: 'run'; id: number; request: RunRequest }
   | { type: 'abort'; reason: string }
@@ -31,3 +31,9 @@ export type FromSocket =
   | { type: 'failed'; sid: number; message: string }
   | { type: 'frame'; sid: number; frame: ArrayBuffer }
   | { type: 'closed'; sid: number; reason: string };
+
+/** The engine's worker to its OT helper worker. */
+export type ToOtHelper = { type: 'init'; module: WebAssembly.Module } | { type: 'run'; id: number; job: ArrayBuffer };
+
+/** The OT helper to the engine's worker: a job's products (64 bytes per OT), or why not. */
+export type FromOtHelper = { type: 'done'; id: number; products: ArrayBuffer } | { type: 'failed'; id: number; message: string };

@@ -2,13 +2,15 @@
 /**
  * The Web Worker that runs the WebAssembly evaluator, so evaluation never blocks the page. Its
  * WebSocket lives in a socket worker of its own (socket-worker.ts), which keeps reading while
- * this one computes; frames move between the two without copies. Spoken to by `browser.ts`.
+ * this one computes; frames move between the two without copies. Half of the base OTs go to
+ * an OT helper worker (ot-worker.ts). Spoken to by `browser.ts`.
  */
 import { initSync } from '../wasm/garblet_core.js';
 import * as wasm from '../wasm/garblet_core.js';
-import { Engine } from './engine.js';
+import { Engine, type BaseOtHelper } from './engine.js';
 import { ConnectionError, fromCoreError, toErrorData, type GarbletError } from './errors.js';
 import type { FromWorker, ToWorker } from './protocol.js';
+import { otHelperOver } from './ot-helper.js';
 import { openSocket } from './socket-port.js';
 
 declare const self: DedicatedWorkerGlobalScope;
@@ -17,22 +19,26 @@ let engine: Engine | undefined;
 const post = (m: FromWorker) => self.postMessage(m);
 const postError = (e: unknown, id?: number) => post({ type: 'error', id, error: toErrorData(fromCoreError(e) as GarbletError) });
 
-/** The socket worker (see socket-worker.ts), through the port the page gave us. */
+/** The socket worker (socket-worker.ts) and the OT helper (ot-worker.ts), through the ports the page gave us. */
 let socketPort: MessagePort | undefined;
+let otHelperPort: MessagePort | undefined;
+let otHelper: BaseOtHelper | undefined;
 
 self.onmessage = async (ev: MessageEvent<ToWorker>) => {
   const msg = ev.data;
   switch (msg.type) {
-    case 'socket':
-      socketPort = msg.port;
+    case 'ports':
+      socketPort = msg.socket;
+      otHelperPort = msg.otHelper;
       break;
     case 'connect':
       try {
         // The socket opens in the other worker while this one instantiates the wasm.
         const opening = socketPort ? openSocket(socketPort, msg.url) : Promise.reject(new ConnectionError('the socket worker is missing'));
         const { memory } = initSync({ module: msg.module });
+        if (otHelperPort && !otHelper) otHelper = otHelperOver(otHelperPort, msg.module);
         const transport = await opening;
-        engine = new Engine({ WasmEvaluator: wasm.WasmEvaluator, memory }, transport, msg.window);
+        engine = new Engine({ WasmEvaluator: wasm.WasmEvaluator, memory }, transport, msg.window, otHelper);
         post({ type: 'ready', catalog: await engine.ready() });
       } catch (e) {
         postError(e);

@@ -147,6 +147,28 @@ impl WasmEvaluator {
     pub fn aes_engine(&self) -> String {
         self.session.aes_engine().into()
     }
+
+    /// Hands the last `count` base OTs' multiplications to another worker of this page: the
+    /// job for `runBaseOtShare` (it holds a secret scalar: it must not leave the page), or
+    /// undefined when there is nothing to share.
+    #[wasm_bindgen(js_name = takeBaseOtShare)]
+    pub fn take_base_ot_share(&mut self, count: usize) -> Option<Vec<u8>> {
+        self.session.take_base_ot_share(count)
+    }
+
+    /// What `runBaseOtShare` returned for the shared job.
+    #[wasm_bindgen(js_name = completeBaseOtShare)]
+    pub fn complete_base_ot_share(&mut self, products: &[u8]) -> Result<(), JsError> {
+        self.session.complete_base_ot_share(products).map_err(|e| js_error(&e))
+    }
+}
+
+/// Runs a shared base-OT job (in another worker): its products, 64 bytes per OT.
+#[wasm_bindgen(js_name = runBaseOtShare)]
+pub fn run_base_ot_share(job: &[u8]) -> Result<Vec<u8>, JsError> {
+    let share = crate::ot::base::BaseOtShare::from_bytes(job).map_err(|e| js_error(&SessionError::Ot(e)))?;
+    let products = share.run().map_err(|e| js_error(&SessionError::Ot(e)))?;
+    Ok(products.concat())
 }
 
 fn parse_params(json: &str) -> Result<Vec<(String, u64)>, JsError> {

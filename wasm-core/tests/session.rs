@@ -457,3 +457,40 @@ fn data_split_at_any_byte_evaluates_the_same() {
         assert_eq!(result.outputs[0].bits, plain.outputs(), "cut every {cut} bytes");
     }
 }
+
+#[test]
+fn base_ots_shared_with_another_thread_give_the_same_result() {
+    use garblet_core::ot::base::BaseOtShare;
+    let mut pair = Pair::new(4 << 20);
+    let bits = value::from_bytes(&[0x42; 16]);
+    pair.evaluator.start("aes128", vec![], bits).unwrap();
+    let request = pair.evaluator.poll_transmit().unwrap().unwrap();
+    pair.garbler.handle(&request, &pair.services).unwrap();
+    let job = pair.evaluator.take_base_ot_share(64).expect("a share of the base OTs");
+    assert!(pair.evaluator.take_base_ot_share(64).is_none(), "one share at a time");
+    // This thread does its 64 OTs, then waits for the other thread's.
+    assert!(pair.evaluator.has_deferred_work());
+    assert_eq!(pair.evaluator.poll_transmit().unwrap(), None);
+    assert!(!pair.evaluator.has_deferred_work(), "waiting for the share, nothing to do here");
+    let products = BaseOtShare::from_bytes(&job).unwrap().run().unwrap();
+    pair.evaluator.complete_base_ot_share(products.as_flattened()).unwrap();
+    assert!(pair.evaluator.has_deferred_work());
+    pair.pump().unwrap();
+    let Some(EvaluatorEvent::Finished(result)) = pair.evaluator.poll_event() else { panic!("no result") };
+    let mut want = aes::Block::from([0x42; 16]);
+    use aes::cipher::{BlockCipherEncrypt, KeyInit};
+    aes::Aes128::new(&AES_KEY.into()).encrypt_block(&mut want);
+    assert_eq!(value::to_bytes(&result.outputs[0].bits), want.to_vec());
+    // The second computation reuses the base OTs: nothing to share.
+    pair.evaluator.start("aes128", vec![], vec![false; 128]).unwrap();
+    let _request = pair.evaluator.poll_transmit().unwrap();
+    assert!(pair.evaluator.take_base_ot_share(64).is_none());
+
+    // Products of the wrong length close the session.
+    let mut pair = Pair::new(4 << 20);
+    pair.evaluator.start("aes128", vec![], vec![false; 128]).unwrap();
+    let _request = pair.evaluator.poll_transmit().unwrap();
+    let _job = pair.evaluator.take_base_ot_share(32).unwrap();
+    assert!(pair.evaluator.complete_base_ot_share(&[0; 64 * 31]).is_err());
+    assert!(pair.evaluator.is_closed());
+}

@@ -7,6 +7,7 @@
  * The same steps in a worker, fresh (as a first `Garblet.connect`) and warm, show what it adds.
  */
 import { Engine } from '/sdk/dist/engine.js';
+import { startOtHelper } from '/sdk/dist/ot-helper.js';
 import { startSocketWorker } from '/sdk/dist/socket-port.js';
 import init, * as wasm from '/sdk/wasm/garblet_core.js';
 import { median, now } from './timing.js';
@@ -102,19 +103,21 @@ function workerSession(worker, module, server, t0) {
 }
 
 /**
- * One aes128 session the way the SDK's worker runs it: in a fresh pair of workers (engine and
- * socket) each time, as `Garblet.connect` starts them, and in one pair kept warm; medians of `runs`, milliseconds
+ * One aes128 session the way the SDK's worker runs it: in fresh workers (engine, socket, OT
+ * helper) each time, as `Garblet.connect` starts them, and in ones kept warm; medians of `runs`, milliseconds
  * from the start (`new Worker`, or posting to the warm worker) to each step.
  */
 export async function workerTimeline(server, runs = 10) {
   const module = await WebAssembly.compileStreaming(fetch(WASM_URL));
   const start = () => performance.timeOrigin + now();
-  // The engine's worker and its socket worker, as the SDK starts them (ts-sdk/src/browser.ts).
+  // The engine's worker, its socket worker and its OT helper, as the SDK starts them
+  // (ts-sdk/src/browser.ts).
   const startPair = () => {
     const worker = new Worker('/page/timed-worker.js', { type: 'module' });
     const socket = startSocketWorker();
-    worker.postMessage({ port: socket.port }, [socket.port]);
-    return { worker, terminate: () => (worker.terminate(), socket.worker.terminate()) };
+    const otHelper = startOtHelper();
+    worker.postMessage({ ports: [socket.port, otHelper.port] }, [socket.port, otHelper.port]);
+    return { worker, terminate: () => (worker.terminate(), socket.worker.terminate(), otHelper.worker.terminate()) };
   };
   const fresh = [];
   for (let i = 0; i < runs; i++) {

@@ -44,6 +44,7 @@ use crate::block::Block;
 use curve25519_dalek::constants::RISTRETTO_BASEPOINT_TABLE;
 use curve25519_dalek::ristretto::{CompressedRistretto, RistrettoBasepointTable, RistrettoPoint};
 use curve25519_dalek::Scalar;
+use core::ops::Range;
 use sha2::{Digest, Sha256, Sha512};
 
 /// Number of base OTs: one per bit of Δ, i.e. per IKNP column.
@@ -102,21 +103,105 @@ impl BaseOtSender {
     /// variable-base multiplications, the expensive part of the base OT.
     /// Secrets are wiped when `self` is dropped, here or on error.
     pub fn finish(self, message: &[u8]) -> Result<SenderKeys, OtError> {
+        let products = self.products(message, 0..BASE_OT_COUNT)?;
+        self.keys(message, &products)
+    }
+
+    /// The Diffie–Hellman points of OTs `range`, encoded: r·P_j and r·C − r·P_j for each j —
+    /// the multiplications, in a form another thread can also compute ([`share`](Self::share)).
+    pub fn products(&self, message: &[u8], range: Range<usize>) -> Result<Vec<[u8; POINT_BYTES]>, OtError> {
         check_receiver_message(message)?;
         let (encoded_p, _) = message.as_chunks::<POINT_BYTES>();
-        // Points to double-and-encode: (r/2)·P_j and (r/2)·C − (r/2)·P_j, interleaved.
-        let mut halves = Vec::with_capacity(2 * BASE_OT_COUNT);
-        for (j, bytes) in encoded_p.iter().enumerate() {
-            let p = decode_point(bytes, BasePoint::ReceiverKey(j))?;
-            let half_rp = self.half_r * p;
-            halves.push(half_rp);
-            halves.push(self.half_r_times_c - half_rp);
+        dh_products(&self.half_r, &self.half_r_times_c, &encoded_p[range.clone()], range.start)
+    }
+
+    /// The multiplications of OTs `range` as a job for another thread (a second worker in a
+    /// browser): it carries a copy of the secret scalar, so it may only go to a thread of the
+    /// same party. [`BaseOtShare::run`] returns what [`products`](Self::products) would.
+    pub fn share(&self, message: &[u8], range: Range<usize>) -> Result<BaseOtShare, OtError> {
+        check_receiver_message(message)?;
+        let (encoded_p, _) = message.as_chunks::<POINT_BYTES>();
+        Ok(BaseOtShare { half_r: self.half_r, half_r_times_c: self.half_r_times_c, points: encoded_p[range.clone()].to_vec(), first: range.start })
+    }
+
+    /// Both keys of every OT from the products of all 128 OTs, in order.
+    pub fn keys(&self, message: &[u8], products: &[[u8; POINT_BYTES]]) -> Result<SenderKeys, OtError> {
+        check_receiver_message(message)?;
+        if products.len() != 2 * BASE_OT_COUNT {
+            return Err(OtError::WrongLength { what: "base-OT products", expected: 2 * BASE_OT_COUNT * POINT_BYTES, actual: products.len() * POINT_BYTES });
         }
-        let dh = RistrettoPoint::double_and_compress_batch(&halves);
+        let (encoded_p, _) = message.as_chunks::<POINT_BYTES>();
         Ok(core::array::from_fn(|j| {
-            let kdf = |point: &CompressedRistretto| derive_key(&self.encoded_r, &encoded_p[j], j, point.as_bytes());
-            [kdf(&dh[2 * j]), kdf(&dh[2 * j + 1])]
+            let kdf = |point: &[u8; POINT_BYTES]| derive_key(&self.encoded_r, &encoded_p[j], j, point);
+            [kdf(&products[2 * j]), kdf(&products[2 * j + 1])]
         }))
+    }
+}
+
+/// r·P_j and r·C − r·P_j, encoded, for the points of OTs `first..first + points.len()`.
+fn dh_products(half_r: &Scalar, half_r_times_c: &RistrettoPoint, points: &[[u8; POINT_BYTES]], first: usize) -> Result<Vec<[u8; POINT_BYTES]>, OtError> {
+    // Points to double-and-encode: (r/2)·P_j and (r/2)·C − (r/2)·P_j, interleaved.
+    let mut halves = Vec::with_capacity(2 * points.len());
+    for (j, bytes) in points.iter().enumerate() {
+        let p = decode_point(bytes, BasePoint::ReceiverKey(first + j))?;
+        let half_rp = half_r * p;
+        halves.push(half_rp);
+        halves.push(half_r_times_c - half_rp);
+    }
+    Ok(RistrettoPoint::double_and_compress_batch(&halves).iter().map(|c| c.to_bytes()).collect())
+}
+
+/// A share of the base-OT sender's multiplications, for another thread of the same party
+/// ([`BaseOtSender::share`]). It holds the secret r/2, wiped when dropped.
+pub struct BaseOtShare {
+    half_r: Scalar,
+    half_r_times_c: RistrettoPoint,
+    points: Vec<[u8; POINT_BYTES]>,
+    first: usize,
+}
+
+impl BaseOtShare {
+    const TAG: &'static [u8; 4] = b"GBOS";
+
+    /// `"GBOS"`, first OT u8, count u8, r/2 (canonical scalar), (r/2)·C, then the points.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(6 + 64 + 32 * self.points.len());
+        out.extend_from_slice(Self::TAG);
+        out.extend_from_slice(&[self.first as u8, self.points.len() as u8]);
+        out.extend_from_slice(self.half_r.as_bytes());
+        out.extend_from_slice(self.half_r_times_c.compress().as_bytes());
+        out.extend_from_slice(self.points.as_flattened());
+        out
+    }
+
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, OtError> {
+        let bad = || OtError::WrongLength { what: "base-OT share", expected: 6 + 64, actual: bytes.len() };
+        let (head, rest) = bytes.split_at_checked(6 + 64).ok_or_else(bad)?;
+        let (first, count) = (head[4] as usize, head[5] as usize);
+        if &head[..4] != Self::TAG || first + count > BASE_OT_COUNT || rest.len() != 32 * count {
+            return Err(bad());
+        }
+        let scalar: [u8; 32] = head[6..38].try_into().expect("32 bytes");
+        let half_r = Option::<Scalar>::from(Scalar::from_canonical_bytes(scalar)).ok_or_else(bad)?;
+        let half_r_times_c = CompressedRistretto(head[38..70].try_into().expect("32 bytes")).decompress().ok_or_else(bad)?;
+        let points = rest.as_chunks::<POINT_BYTES>().0.to_vec();
+        Ok(BaseOtShare { half_r, half_r_times_c, points, first })
+    }
+
+    /// The OTs this share covers.
+    pub fn range(&self) -> Range<usize> {
+        self.first..self.first + self.points.len()
+    }
+
+    /// What [`BaseOtSender::products`] returns for [`range`](Self::range).
+    pub fn run(&self) -> Result<Vec<[u8; POINT_BYTES]>, OtError> {
+        dh_products(&self.half_r, &self.half_r_times_c, &self.points, self.first)
+    }
+}
+
+impl Drop for BaseOtShare {
+    fn drop(&mut self) {
+        wipe(&mut self.half_r);
     }
 }
 
@@ -281,6 +366,43 @@ mod tests {
                 assert_ne!(sender_keys[j][0], sender_keys[j][1], "OT {j}: the two keys differ");
             }
         }
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+    fn a_share_computed_elsewhere_gives_the_same_keys() {
+        let choices = Block::random().unwrap();
+        let (receiver, points) = BaseOtReceiver::new(choices).unwrap();
+        let (sender, r) = BaseOtSender::new().unwrap();
+        // Another thread gets OTs 64..128 as bytes; this one does 0..64.
+        let job = sender.share(&points, 64..128).unwrap().to_bytes();
+        let share = BaseOtShare::from_bytes(&job).unwrap();
+        assert_eq!(share.range(), 64..128);
+        let mut products = sender.products(&points, 0..64).unwrap();
+        products.extend(share.run().unwrap());
+        let keys = sender.keys(&points, &products).unwrap();
+        let chosen = receiver.finish(&SenderPoint::decode(&r).unwrap());
+        for j in 0..BASE_OT_COUNT {
+            assert_eq!(chosen[j], keys[j][((choices.0 >> j) & 1) as usize], "OT {j}");
+        }
+        assert_eq!(keys, sender.finish(&points).unwrap(), "the same as all in one thread");
+
+        // Malformed jobs are refused; a bad point is named by its OT index.
+        let (sender, _) = BaseOtSender::new().unwrap();
+        let job = sender.share(&points, 100..128).unwrap().to_bytes();
+        for cut in [0, 5, 69, job.len() - 1] {
+            assert!(BaseOtShare::from_bytes(&job[..cut]).is_err(), "cut at {cut}");
+        }
+        let mut too_far = job.clone();
+        too_far[4] = 101;
+        assert!(BaseOtShare::from_bytes(&too_far).is_err(), "OTs beyond 128");
+        let mut non_canonical = job.clone();
+        non_canonical[6..38].fill(0xff);
+        assert!(BaseOtShare::from_bytes(&non_canonical).is_err(), "a scalar not reduced mod ℓ");
+        let mut bad_point = job;
+        bad_point[70 + 32 * 3..70 + 32 * 4].fill(0xff);
+        assert_eq!(BaseOtShare::from_bytes(&bad_point).unwrap().run().unwrap_err(), OtError::InvalidPoint { point: BasePoint::ReceiverKey(103) });
+        assert!(sender.keys(&points, &products[1..]).is_err(), "products of the wrong length");
     }
 
     #[cfg_attr(not(target_arch = "wasm32"), test)]

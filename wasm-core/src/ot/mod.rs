@@ -107,9 +107,40 @@ impl OtReceiver {
     /// Takes message 1 (the garbler's 4096 bytes) and finishes the base OTs: 128 variable-base
     /// multiplications, the evaluator's one expensive step of set-up. Any error is final.
     pub fn finish_base_ot(&mut self, reply: &[u8]) -> Result<(), OtError> {
+        match self.base_ot_products(reply, 0..base::BASE_OT_COUNT) {
+            Ok(products) => self.finish_base_ot_with(reply, &products),
+            Err(e) => {
+                if matches!(self.state, ReceiverState::AwaitingBaseOtReply(_)) {
+                    self.state = ReceiverState::Failed;
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// The multiplications of base OTs `range` as a job for another thread of this party
+    /// ([`base::BaseOtShare`], as bytes: it carries the secret scalar).
+    pub fn share_base_ot(&self, reply: &[u8], range: core::ops::Range<usize>) -> Result<Vec<u8>, OtError> {
+        match &self.state {
+            ReceiverState::AwaitingBaseOtReply(sender) => Ok(sender.share(reply, range)?.to_bytes()),
+            other => Err(OtError::OutOfOrder { expected: other.expecting(), got: "the garbler's base-OT points" }),
+        }
+    }
+
+    /// The multiplications of base OTs `range`, in this thread.
+    pub fn base_ot_products(&self, reply: &[u8], range: core::ops::Range<usize>) -> Result<Vec<[u8; 32]>, OtError> {
+        match &self.state {
+            ReceiverState::AwaitingBaseOtReply(sender) => sender.products(reply, range),
+            other => Err(OtError::OutOfOrder { expected: other.expecting(), got: "the garbler's base-OT points" }),
+        }
+    }
+
+    /// Finishes the base OTs from the products of all 128 (computed here, or in part by another
+    /// thread). Any error is final.
+    pub fn finish_base_ot_with(&mut self, reply: &[u8], products: &[[u8; 32]]) -> Result<(), OtError> {
         match core::mem::replace(&mut self.state, ReceiverState::Failed) {
             ReceiverState::AwaitingBaseOtReply(sender) => {
-                let mut keys = sender.finish(reply)?;
+                let mut keys = sender.keys(reply, products)?;
                 self.state = ReceiverState::Extending(iknp::IknpReceiver::new(&keys));
                 keys.iter_mut().flatten().for_each(base::wipe);
                 Ok(())

@@ -17,9 +17,11 @@ use super::topology::{decode_record, RecordHeader, TopologyError, TopologyHasher
 use super::SessionError;
 use crate::block::Block;
 use crate::garble::{payload_len, Evaluator};
+use crate::ot::base::BASE_OT_COUNT;
 use crate::ot::{OtReceiver, MAX_CHUNK};
 use garblet_circuits::{count_and_gates, Batch, Party, Runner, Shape};
 use std::collections::VecDeque;
+use std::ops::Range;
 
 #[derive(Clone, Debug)]
 pub struct EvaluatorConfig {
@@ -78,6 +80,13 @@ enum Source {
     Streamed { batch: Batch, header: Option<RecordHeader>, decoded: bool, hasher: Option<TopologyHasher>, expected: [u8; 32], max_slots: u32 },
 }
 
+/// The base OTs split between this thread and another ([`EvaluatorSession::take_base_ot_share`]).
+enum SharedBaseOt {
+    No,
+    /// OTs `theirs` went to the other thread; the products of each side once computed.
+    Out { theirs: Range<usize>, ours: Option<Vec<[u8; 32]>>, returned: Option<Vec<[u8; 32]>> },
+}
+
 /// This party's input labels, on their way.
 enum InputLabels {
     /// The OT extension is still to be done, for these choice bits (in `poll_transmit`, once
@@ -122,6 +131,8 @@ pub struct EvaluatorSession {
     ot: OtReceiver,
     /// The garbler's base-OT points, kept until the first computation needs the base OTs.
     base_ot_points: Option<Vec<u8>>,
+    /// Base-OT multiplications handed to another thread, if any.
+    shared: SharedBaseOt,
     engine: Evaluator,
     catalog: Option<Catalog>,
     catalog_json: String,
@@ -153,6 +164,7 @@ impl EvaluatorSession {
             state: State::AwaitServerHello,
             ot,
             base_ot_points: None,
+            shared: SharedBaseOt::No,
             engine: Evaluator::new(),
             catalog: None,
             catalog_json: String::new(),
@@ -190,7 +202,42 @@ impl EvaluatorSession {
     /// sent. A driver whose sends leave only when it yields to its event loop — a browser's
     /// WebSocket — should yield first, so that the request is on its way while it computes.
     pub fn has_deferred_work(&self) -> bool {
-        self.outbox.is_empty() && matches!(&self.state, State::Computing(a) if matches!(a.inputs, InputLabels::Pending(_)))
+        let waiting_for_share = matches!(&self.shared, SharedBaseOt::Out { ours: Some(_), returned: None, .. });
+        self.outbox.is_empty() && !waiting_for_share && matches!(&self.state, State::Computing(a) if matches!(a.inputs, InputLabels::Pending(_)))
+    }
+
+    /// Hands the multiplications of the last `count` base OTs to another thread of this party
+    /// (a second worker in a browser), once a computation waits for the base OTs: the job, as
+    /// bytes ([`crate::ot::base::BaseOtShare`]; it carries the secret scalar — keep it in the
+    /// party's own process). Run it with `BaseOtShare::run` and give the result to
+    /// [`complete_base_ot_share`](Self::complete_base_ot_share); meanwhile `poll_transmit` does
+    /// the other OTs. `None` when there is nothing to share.
+    pub fn take_base_ot_share(&mut self, count: usize) -> Option<Vec<u8>> {
+        let waiting = matches!(&self.state, State::Computing(a) if matches!(a.inputs, InputLabels::Pending(_)));
+        if !waiting || self.ot.is_ready() || !matches!(self.shared, SharedBaseOt::No) || count == 0 {
+            return None;
+        }
+        let theirs = BASE_OT_COUNT - count.min(BASE_OT_COUNT)..BASE_OT_COUNT;
+        let job = self.ot.share_base_ot(self.base_ot_points.as_deref()?, theirs.clone()).ok()?;
+        self.shared = SharedBaseOt::Out { theirs, ours: None, returned: None };
+        Some(job)
+    }
+
+    /// The result of a job from [`take_base_ot_share`](Self::take_base_ot_share). A wrong
+    /// length closes the session.
+    pub fn complete_base_ot_share(&mut self, products: &[u8]) -> Result<(), SessionError> {
+        let result = match &mut self.shared {
+            SharedBaseOt::Out { theirs, returned: returned @ None, .. } if products.len() == 64 * theirs.len() => {
+                *returned = Some(products.as_chunks::<32>().0.to_vec());
+                Ok(())
+            }
+            SharedBaseOt::Out { theirs, .. } => Err(SessionError::Protocol(format!("{} bytes of base-OT products; {} expected", products.len(), 64 * theirs.len()))),
+            SharedBaseOt::No => Err(SessionError::Protocol("base-OT products, but no share is out".into())),
+        };
+        if let Err(e) = &result {
+            self.close_with(e);
+        }
+        result
     }
 
     /// The OT extension for a computation's inputs, if it is due; the base OTs first if they are
@@ -199,8 +246,22 @@ impl EvaluatorSession {
         let State::Computing(active) = &mut self.state else { return Ok(()) };
         let InputLabels::Pending(choices) = &active.inputs else { return Ok(()) };
         if !self.ot.is_ready() {
-            let points = self.base_ot_points.take().ok_or(SessionError::Protocol("no base-OT points from the server".into()))?;
-            self.ot.finish_base_ot(&points)?;
+            let points = self.base_ot_points.as_deref().ok_or(SessionError::Protocol("no base-OT points from the server".into()))?;
+            match &mut self.shared {
+                SharedBaseOt::No => self.ot.finish_base_ot(points)?,
+                SharedBaseOt::Out { theirs, ours, returned } => {
+                    if ours.is_none() {
+                        *ours = Some(self.ot.base_ot_products(points, 0..theirs.start)?);
+                    }
+                    // The other thread's part is not back yet: complete_base_ot_share brings it.
+                    let Some(returned) = returned.take() else { return Ok(()) };
+                    let mut products = ours.take().unwrap_or_default();
+                    products.extend(returned);
+                    self.ot.finish_base_ot_with(points, &products)?;
+                    self.shared = SharedBaseOt::No;
+                }
+            }
+            self.base_ot_points = None;
         }
         // Correlated OT for every input bit, in chunks: the garbler learns nothing of the bits.
         let mut labels = Vec::with_capacity(choices.len());

@@ -1,0 +1,37 @@
+/**
+ * Both ends of the OT helper worker (ot-worker.ts): the page starts it beside the engine's
+ * worker and joins them with a MessageChannel; the engine sends it base-OT jobs.
+ */
+import type { BaseOtHelper } from './engine.js';
+import type { FromOtHelper, ToOtHelper } from './protocol.js';
+
+/** The helper worker and the port the engine's worker uses to talk to it. */
+export function startOtHelper(): { worker: Worker; port: MessagePort } {
+  const worker = new Worker(new URL('./ot-worker.js', import.meta.url), { type: 'module' });
+  const { port1, port2 } = new MessageChannel();
+  worker.postMessage({ port: port2 }, [port2]);
+  return { worker, port: port1 };
+}
+
+/** The engine's side: jobs out, products back; the helper instantiates `module` first. */
+export function otHelperOver(port: MessagePort, module: WebAssembly.Module): BaseOtHelper {
+  const pending = new Map<number, { resolve: (p: Uint8Array) => void; reject: (e: Error) => void }>();
+  let nextId = 1;
+  port.onmessage = ({ data: m }: MessageEvent<FromOtHelper>) => {
+    const p = pending.get(m.id);
+    pending.delete(m.id);
+    if (m.type === 'done') p?.resolve(new Uint8Array(m.products));
+    else p?.reject(new Error(m.message));
+  };
+  port.postMessage({ type: 'init', module } satisfies ToOtHelper);
+  return {
+    run(job: Uint8Array): Promise<Uint8Array> {
+      const id = nextId++;
+      const buffer = (job.byteOffset === 0 && job.byteLength === job.buffer.byteLength ? job.buffer : job.slice().buffer) as ArrayBuffer;
+      return new Promise((resolve, reject) => {
+        pending.set(id, { resolve, reject });
+        port.postMessage({ type: 'run', id, job: buffer } satisfies ToOtHelper, [buffer]);
+      });
+    },
+  };
+}
