@@ -147,6 +147,14 @@ enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// The evaluating process of `bench session`'s protocol-free pipeline (started by it).
+    #[command(hide = true)]
+    PipelinePeer {
+        #[arg(long)]
+        connect: String,
+        #[arg(long)]
+        and_gates: u64,
+    },
 }
 
 fn main() -> ExitCode {
@@ -167,6 +175,7 @@ fn main() -> ExitCode {
             BenchCommand::Session { and_gates, memory, json } => bench::session::run(&bench::session::Options { and_gates, memory }, json),
             BenchCommand::Garble { and_gates, json } => bench::garble::run(&bench::garble::Options { and_gates }, json),
             BenchCommand::Apps { json } => bench::apps::run(json),
+            BenchCommand::PipelinePeer { connect, and_gates } => bench::pipeline::peer(&connect, and_gates),
             BenchCommand::Ot { json } => {
                 bench::ot::run(json);
                 Ok(())

@@ -7,6 +7,9 @@
 //! * `ws_bytes_per_s`: the server's raw-throughput endpoint, same frame size, same processes.
 //! * `target_and_per_s = 0.7 × min(garble_and_per_s, ws_bytes_per_s / bytes_per_and)`, and the
 //!   session's ratio to it.
+//! * `bare_pipeline_and_per_s`: the same computation with none of the protocol, garbler and
+//!   evaluator processes joined by loopback TCP ([`super::pipeline`]): what this machine allows
+//!   at all, and its ratio to the target.
 //! * With `--memory`: the server's resident memory during a 10^6-AND and a 10^8-AND session.
 
 use super::garble::garble_and_evaluate;
@@ -64,6 +67,7 @@ pub fn run(options: &Options, json: bool) -> Result<(), String> {
     let garble_rate = rate(and_gates, garble_s);
 
     let target = 0.7 * garble_rate.min(ws_rate / bytes_per_and);
+    let bare_rate = super::pipeline::and_per_s(options.and_gates)?;
     let mut report = Report::new();
     report
         .set("and_gates", options.and_gates)
@@ -73,6 +77,8 @@ pub fn run(options: &Options, json: bool) -> Result<(), String> {
         .set("bytes_per_and", bytes_per_and)
         .set("target_and_per_s", target)
         .set("session_vs_target", session_rate / target)
+        .set("bare_pipeline_and_per_s", bare_rate)
+        .set("bare_pipeline_vs_target", bare_rate / target)
         .set("frame_bytes", FRAME_BYTES);
     if options.memory {
         let small = synthetic_session(&url, &connect, 1_000_000, Some(server.pid))?.2;
