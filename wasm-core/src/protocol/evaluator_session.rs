@@ -368,7 +368,7 @@ impl EvaluatorSession {
                     return Err(SessionError::Protocol(format!("{} bytes of label corrections; {} expected", corrections.len(), chunk * Block::BYTES)));
                 }
                 for (label, d) in labels[*corrected..*corrected + chunk].iter_mut().zip(corrections.as_chunks::<16>().0) {
-                    *label = *label ^ Block::from_bytes(*d);
+                    *label ^= Block::from_bytes(*d);
                 }
                 *corrected += chunk;
                 if *corrected == labels.len() {
