@@ -12,8 +12,11 @@
  *   - where that latency goes (protocol phases, worker start, wasm instantiation).
  *
  * It prints a report, then the numbers as one JSON object on its last line.
- * Usage: node bench/browser/run.mjs [--and-gates N] [--latency-runs N] [--profile]
+ * Usage: node bench/browser/run.mjs [--and-gates N] [--latency-runs N] [--profile] [--without-devtools]
  *   --profile adds a CPU profile of in-page aes128 sessions (self time per function).
+ *   --without-devtools also runs the network measurements in a Chromium with no DevTools client
+ *   attached (undisturbed.mjs): Playwright's reports every WebSocket frame, which costs most of
+ *   the machine during a transfer. Informative; the targets are judged on the Playwright run.
  *   CHROMIUM=/path/to/chrome, GARBLET_BIN=/path/to/garblet override the defaults.
  */
 import { loadavg } from 'node:os';
@@ -23,6 +26,7 @@ import { startGarbletServer } from './garblet-server.mjs';
 import { startStaticServer } from './static-server.mjs';
 import { profileAesSessions } from './profile.mjs';
 import { printPhases, targetsOf } from './report.mjs';
+import { measureWithoutDevtools } from './undisturbed.mjs';
 
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
@@ -31,6 +35,7 @@ const { values: options } = parseArgs({
     'and-gates': { type: 'string', default: '20000000' },
     'latency-runs': { type: 'string', default: '20' },
     profile: { type: 'boolean', default: false },
+    'without-devtools': { type: 'boolean', default: false },
   },
 });
 const andGates = Number(options['and-gates']);
@@ -43,7 +48,8 @@ async function main() {
   const loadBefore = loadavg();
   const garblet = await startGarbletServer();
   const web = await startStaticServer();
-  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
+  const browser = await chromium.launch({ executablePath: chromiumPath, args: CHROMIUM_ARGS });
   try {
     const page = await browser.newPage();
     page.on('pageerror', (e) => log(`page error: ${e.message}`));
@@ -83,11 +89,17 @@ async function main() {
       bytes_per_and: Number(e2e.bytesPerAnd.toFixed(3)),
       aes128_latency_ms: Number(latency.medianMs.toFixed(2)),
     };
+    let withoutDevtools;
+    if (options['without-devtools']) {
+      const u = await measureWithoutDevtools({ chromiumPath, chromiumArgs: CHROMIUM_ARGS, garblet, web, andGates, latencyRuns });
+      withoutDevtools = { e2e_and_per_s: Math.round(u.e2eAndPerSecond), ws_bytes_per_s: Math.round(u.wsBytesPerSecond), bytes_per_and: Number(u.bytesPerAnd.toFixed(3)), aes128_latency_ms: Number(u.aes128LatencyMs.toFixed(2)) };
+      log(`without DevTools attached: end to end ${fmt(u.e2eAndPerSecond)} AND/s, raw WebSocket ${fmt(u.wsBytesPerSecond)} bytes/s, aes128 latency ${fmt(u.aes128LatencyMs)} ms`);
+    }
     const targets = targetsOf(results);
     for (const [name, t] of Object.entries(targets)) log(`${t.met ? 'MET   ' : 'MISSED'} ${name}: ${t.rule} (${t.detail})`);
     const loadAfter = loadavg();
     log(`load average after: ${loadAfter.map((l) => l.toFixed(2)).join(' ')}`);
-    log(JSON.stringify({ ...results, targets, load_avg: { before: loadBefore, after: loadAfter } }));
+    log(JSON.stringify({ ...results, targets, without_devtools: withoutDevtools, load_avg: { before: loadBefore, after: loadAfter } }));
   } finally {
     await browser.close();
     await web.close();

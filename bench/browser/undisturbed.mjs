@@ -1,0 +1,46 @@
+/**
+ * `npm run bench:browser -- --without-devtools`: the network measurements in a Chromium started
+ * directly, with no DevTools client attached (Playwright attaches one, and it reports every
+ * WebSocket frame). The page (page/undisturbed.js) posts its results to a one-shot HTTP
+ * endpoint here.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const TIMEOUT_MS = 300_000;
+
+/** Runs page/undisturbed.html against `garblet`; resolves to what the page reports. */
+export async function measureWithoutDevtools({ chromiumPath, chromiumArgs, garblet, web, andGates, latencyRuns }) {
+  let report;
+  const reported = new Promise((resolve) => (report = resolve));
+  const collector = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk) => (body += chunk));
+    req.on('end', () => {
+      res.writeHead(200, { 'Access-Control-Allow-Origin': '*' }).end();
+      report(JSON.parse(body));
+    });
+  });
+  await new Promise((resolve) => collector.listen(0, '127.0.0.1', resolve));
+  const query = new URLSearchParams({
+    server: garblet.address,
+    andGates: String(andGates),
+    latencyRuns: String(latencyRuns),
+    frame: String(garblet.dataFrameBytes),
+    report: `http://127.0.0.1:${collector.address().port}/`,
+  });
+  const profile = mkdtempSync(join(tmpdir(), 'garblet-chromium-'));
+  const chrome = spawn(chromiumPath, [...chromiumArgs, `--user-data-dir=${profile}`, `${web.origin}/page/undisturbed.html?${query}`], { stdio: 'ignore' });
+  try {
+    const result = await Promise.race([reported, new Promise((_, reject) => setTimeout(() => reject(new Error('the page reported nothing in time')), TIMEOUT_MS))]);
+    if (result.error) throw new Error(`the page failed: ${result.error}`);
+    return result;
+  } finally {
+    chrome.kill('SIGKILL');
+    collector.close();
+    rmSync(profile, { recursive: true, force: true });
+  }
+}
