@@ -494,3 +494,24 @@ fn base_ots_shared_with_another_thread_give_the_same_result() {
     assert!(pair.evaluator.complete_base_ot_share(&[0; 64 * 31]).is_err());
     assert!(pair.evaluator.is_closed());
 }
+
+#[test]
+fn the_first_error_is_the_one_the_client_hears() {
+    // A request refused up front, and the OT chunk the client sent right behind it: the chunk
+    // meets a closed session, and the refusal's reason must still be what goes out.
+    let services = services();
+    let config = GarblerConfig { max_and_gates: 1000, ..GarblerConfig::default() };
+    let mut garbler = GarblerSession::new(config, Box::new(NoClock), &services).unwrap();
+    let mut evaluator = EvaluatorSession::new(EvaluatorConfig::default(), Box::new(NoClock)).unwrap();
+    evaluator.handle(&garbler.poll_transmit().unwrap()).unwrap();
+    garbler.handle(&evaluator.poll_transmit().unwrap().unwrap(), &services).unwrap();
+    evaluator.start("aes128", vec![], vec![false; 128]).unwrap();
+    let frames = drain(&mut evaluator).unwrap();
+    assert_eq!(frames.len(), 2, "the request and one OT chunk");
+    assert!(garbler.handle(&frames[0], &services).is_err(), "6,400 ANDs exceed the limit of 1,000");
+    assert!(garbler.handle(&frames[1], &services).is_err(), "a closed session takes nothing");
+    let Ok(Frame::Error { code, message }) = Frame::decode(&garbler.poll_transmit().unwrap()) else { panic!("no Error frame") };
+    assert_eq!(code, ErrorCode::Limit as u16, "{message}");
+    assert!(message.contains("limit of 1000"), "{message}");
+    assert_eq!(garbler.poll_transmit(), None, "one Error frame");
+}

@@ -173,7 +173,7 @@ impl Driver<'_> {
                     // The session has queued an Error frame for the client (unless the client
                     // sent the error); it goes out with the next transmit.
                     warn!(error = %e, "client frame rejected");
-                    self.failure = Some(e.to_string());
+                    self.failure.get_or_insert(e.to_string());
                 }
                 None
             }

@@ -173,9 +173,14 @@ impl GarblerSession {
     pub fn handle(&mut self, bytes: &[u8], services: &dyn Services) -> Result<(), SessionError> {
         self.before_frame = self.outbox.counters;
         self.outbox.counters.received(bytes);
+        // The first error is the one the client hears: a frame that arrives after it (the OT
+        // chunk right behind a refused request, say) must not replace its Error frame.
+        let was_closed = matches!(self.state, State::Closed);
         let result = self.handle_frame(bytes, services);
         if let Err(e) = &result {
-            self.fail(e);
+            if !was_closed {
+                self.fail(e);
+            }
         }
         result
     }
