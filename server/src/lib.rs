@@ -7,3 +7,4 @@ pub mod circuit_cmd;
 pub mod client;
 pub mod clock;
 pub mod serve;
+pub mod ws;

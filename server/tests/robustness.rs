@@ -215,6 +215,12 @@ fn limits_and_endpoints() {
         raw.hello();
     }
 
+    // The native client's own handshake reports a refusal with the server's reason.
+    match Client::connect(&format!("{}nowhere", server.url()), &ConnectOptions::default()) {
+        Err(ClientError::Handshake { reason, .. }) => assert!(reason.starts_with("HTTP 404 Not Found: no such endpoint"), "{reason}"),
+        other => panic!("a handshake to a missing endpoint: {:?}", other.is_ok()),
+    }
+
     // Plain HTTP on the same port.
     let (status, body) = server.get("/health");
     assert_eq!((status, serde_json::from_str::<serde_json::Value>(&body).unwrap()["status"].as_str()), (200, Some("ok")));

@@ -19,7 +19,7 @@ use crate::client::{transport, Client, ConnectOptions};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tungstenite::Message;
+use crate::ws;
 
 pub struct Options {
     pub and_gates: u64,
@@ -108,15 +108,15 @@ fn raw_transfer(addr: &str, bytes: u64, connect: &ConnectOptions) -> Result<f64,
     let start = Instant::now();
     let mut received = 0u64;
     while received < bytes {
-        match ws.read() {
-            Ok(Message::Binary(data)) => received += data.len() as u64,
-            Ok(Message::Close(_)) => break,
+        match ws.next() {
+            Ok(ws::Message::Binary(payload)) => received += ws.payload(&payload).len() as u64,
+            Ok(ws::Message::Close(_)) => break,
             Ok(_) => {}
             Err(e) => return Err(format!("raw transfer: {e}")),
         }
     }
     let seconds = start.elapsed().as_secs_f64();
-    let _ = ws.close(None);
+    ws.close();
     if received < bytes {
         return Err(format!("raw transfer: {received} of {bytes} bytes arrived"));
     }

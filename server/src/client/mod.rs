@@ -12,8 +12,8 @@ pub use transport::ConnectOptions;
 use crate::clock::ThreadClock;
 use garblet_core::protocol::{Catalog, ComputationResult, ErrorCode, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, SessionError};
 use thiserror::Error;
-use transport::Transport;
-use tungstenite::{Message, WebSocket};
+use crate::ws;
+use transport::ClientSocket;
 
 #[derive(Debug, Error)]
 pub enum ClientError {
@@ -62,15 +62,9 @@ impl From<SessionError> for ClientError {
     }
 }
 
-impl From<tungstenite::Error> for ClientError {
-    fn from(e: tungstenite::Error) -> Self {
-        ClientError::Connection(e.to_string())
-    }
-}
-
 /// A connected session, past the hello.
 pub struct Client {
-    ws: WebSocket<Transport>,
+    ws: ClientSocket,
     session: EvaluatorSession,
 }
 
@@ -101,9 +95,7 @@ impl Client {
 
     /// Closes the connection politely (errors no longer matter).
     pub fn close(mut self) {
-        let _ = self.ws.close(None);
-        // Read until the server's close arrives, so neither side sees a reset.
-        while self.ws.read().is_ok() {}
+        self.ws.close();
     }
 
     /// Pumps frames until the session reports something.
@@ -113,16 +105,17 @@ impl Client {
             if let Some(event) = self.session.poll_event() {
                 return Ok(event);
             }
-            match self.ws.read()? {
-                Message::Binary(frame) => {
-                    if let Err(e) = self.session.handle(&frame) {
+            match self.ws.next()? {
+                ws::Message::Binary(payload) => {
+                    // The frame is read where it lies in the socket's buffer.
+                    if let Err(e) = self.session.handle(self.ws.payload(&payload)) {
                         // Tell the server why (the session queued an Error frame), if it listens.
                         let _ = self.send_pending();
                         return Err(e.into());
                     }
                 }
-                Message::Close(_) => return Err(ClientError::Connection("the server closed the connection".into())),
-                Message::Text(_) | Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => {}
+                ws::Message::Close(_) => return Err(ClientError::Connection("the server closed the connection".into())),
+                ws::Message::Text | ws::Message::Ping(_) | ws::Message::Pong => {}
             }
         }
     }
@@ -130,25 +123,17 @@ impl Client {
     /// Sends what the session has to say. The base OTs and the OT extension happen in here,
     /// after a request has left; if they fail, the session's `Error` frame still goes out.
     fn send_pending(&mut self) -> Result<(), ClientError> {
-        let mut wrote = false;
-        let result = loop {
+        loop {
             match self.session.poll_transmit() {
-                Ok(Some(frame)) => {
-                    self.ws.write(Message::Binary(frame.into()))?;
-                    wrote = true;
-                }
-                Ok(None) => break Ok(()),
+                Ok(Some(frame)) => self.ws.send(&frame)?,
+                Ok(None) => return Ok(()),
                 Err(e) => {
                     while let Ok(Some(frame)) = self.session.poll_transmit() {
-                        let _ = self.ws.write(Message::Binary(frame.into()));
+                        let _ = self.ws.send(&frame);
                     }
-                    break Err(e.into());
+                    return Err(e.into());
                 }
             }
-        };
-        if wrote {
-            self.ws.flush()?;
         }
-        result
     }
 }

@@ -1,30 +1,30 @@
 //! One TCP (or TLS) connection: the request head, then either a plain HTTP answer or a
 //! WebSocket that carries one session.
 //!
-//! A session's WebSocket is pumped by two futures of one task: the reader hands client frames to
-//! the session thread (and stops reading the socket while the thread's inbox is full), the
-//! writer sends the thread's frames. They never wait for each other, so a client that floods
-//! frames cannot deadlock the writer, and a client that stops reading only stalls its own
-//! writer — until the write timeout drops it.
+//! A session's WebSocket is pumped by two futures of one task, on the two halves of the stream:
+//! the reader hands client frames to the session thread (and stops reading the socket while the
+//! thread's inbox is full), the writer sends the thread's frames — header and payload in one
+//! vectored write, several frames at once when they are queued, never copied ([`crate::ws`]).
+//! They never wait for each other, so a client that floods frames cannot deadlock the writer,
+//! and a client that stops reading only stalls its own writer — until the write timeout drops
+//! it.
 
 use super::http::{self, HttpError, Route};
 use super::metrics::Metrics;
 use super::raw;
 use super::session::{self, Inbound, SessionChannels, SessionSettings};
 use super::{Phase, Server};
-use futures_util::{Sink, SinkExt, Stream, StreamExt};
+use crate::ws::{self, Opcode, Role, WsError};
 use garblet_core::protocol::{ErrorCode, Frame, Services};
+use std::io::IoSlice;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{split, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadHalf, WriteHalf};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 use tokio::time::timeout;
 use tokio_rustls::TlsAcceptor;
-use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
-use tokio_tungstenite::tungstenite::{Error as WsError, Message};
-use tokio_tungstenite::WebSocketStream;
 use tracing::{debug, error, info, info_span, warn, Instrument};
 
 /// How long an HTTP reply, a refusal, or the close of a connection whose client stopped
@@ -81,13 +81,105 @@ where
             if stream.write_all(&http::switching_protocols(&accept)).await.is_err() {
                 return;
             }
-            let ws = WebSocketStream::from_partially_read(stream, rest, Role::Server, Some(websocket_config(server.limits.max_frame_bytes as usize))).await;
+            let ws = WebSocket::new(stream, &rest, server.limits.max_frame_bytes as usize);
             match route {
                 Route::RawThroughput { bytes, frame } => raw::serve(ws, bytes, frame, &server).await,
                 _ => session(ws, peer, deadline, &server).await,
             }
         }
     }
+}
+
+/// Reads from the client's side of a session's WebSocket.
+pub struct WsReader<S> {
+    half: ReadHalf<S>,
+    frames: ws::Reader,
+}
+
+/// A session's WebSocket after the upgrade: the stream's two halves, each driven by its own
+/// future.
+pub struct WebSocket<S> {
+    pub reader: WsReader<S>,
+    pub writer: WriteHalf<S>,
+}
+
+/// Bytes read from the socket at a time: client frames are small (credit) to a few hundred KiB
+/// (an OT-extension chunk).
+const READ_CHUNK: usize = 64 << 10;
+
+impl<S: AsyncRead + AsyncWrite> WebSocket<S> {
+    /// `rest`: bytes the client sent after its request head, already read.
+    pub fn new(stream: S, rest: &[u8], max_message: usize) -> Self {
+        let (half, writer) = split(stream);
+        WebSocket { reader: WsReader { half, frames: ws::Reader::new(Role::Server, max_message, rest, READ_CHUNK) }, writer }
+    }
+}
+
+/// What the client sent next.
+pub enum ClientMessage {
+    Binary(Vec<u8>),
+    Text,
+    Ping(Vec<u8>),
+    Pong,
+    /// A Close frame, or the end of the stream.
+    Closed,
+}
+
+impl<S: AsyncRead> WsReader<S> {
+    pub async fn next(&mut self) -> Result<ClientMessage, ReadError> {
+        loop {
+            if let Some(message) = self.frames.next()? {
+                return Ok(match message {
+                    ws::Message::Binary(payload) => ClientMessage::Binary(self.frames.payload(&payload).to_vec()),
+                    ws::Message::Text => ClientMessage::Text,
+                    ws::Message::Ping(data) => ClientMessage::Ping(data),
+                    ws::Message::Pong => ClientMessage::Pong,
+                    ws::Message::Close(_) => ClientMessage::Closed,
+                });
+            }
+            let n = self.half.read(self.frames.spare()).await?;
+            if n == 0 {
+                return Ok(ClientMessage::Closed);
+            }
+            self.frames.filled(n);
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error(transparent)]
+    Ws(#[from] WsError),
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// Writes whole server frames (unmasked) and flushes (TLS holds records until then): the
+/// headers beside the payloads, one vectored write for all of them, looping over partial
+/// writes.
+pub async fn write_messages<W: AsyncWrite + Unpin>(w: &mut W, opcode: Opcode, payloads: &[Vec<u8>]) -> std::io::Result<()> {
+    let mut headers = vec![[0u8; ws::MAX_HEADER]; payloads.len()];
+    let mut parts: Vec<&[u8]> = Vec::with_capacity(2 * payloads.len());
+    let lens: Vec<usize> = payloads.iter().zip(headers.iter_mut()).map(|(p, h)| ws::write_header(opcode, p.len(), None, h)).collect();
+    for ((h, &n), p) in headers.iter().zip(&lens).zip(payloads) {
+        parts.push(&h[..n]);
+        parts.push(p);
+    }
+    let (mut part, mut offset) = (0, 0);
+    while part < parts.len() {
+        let slices: Vec<IoSlice> = std::iter::once(IoSlice::new(&parts[part][offset..])).chain(parts[part + 1..].iter().map(|p| IoSlice::new(p))).collect();
+        let mut written = w.write_vectored(&slices).await?;
+        if written == 0 {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        while part < parts.len() && written >= parts[part].len() - offset {
+            written -= parts[part].len() - offset;
+            part += 1;
+            offset = 0;
+        }
+        offset += written;
+    }
+    w.flush().await
 }
 
 /// Writes a whole HTTP response and closes.
@@ -99,11 +191,7 @@ async fn reply<S: AsyncWrite + Unpin>(mut stream: S, response: Vec<u8>) {
     .await;
 }
 
-fn websocket_config(max_frame: usize) -> WebSocketConfig {
-    WebSocketConfig::default().max_message_size(Some(max_frame)).max_frame_size(Some(max_frame))
-}
-
-async fn session<S>(ws: WebSocketStream<S>, peer: SocketAddr, deadline: Instant, server: &Server)
+async fn session<S>(ws: WebSocket<S>, peer: SocketAddr, deadline: Instant, server: &Server)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -130,43 +218,41 @@ where
 }
 
 /// Moves frames between the WebSocket and the session thread until the session ends.
-async fn pump<S>(ws: WebSocketStream<S>, channels: SessionChannels, shutdown: watch::Receiver<Phase>, metrics: &Metrics, idle_timeout: Duration, max_frame: usize)
+async fn pump<S>(ws: WebSocket<S>, channels: SessionChannels, shutdown: watch::Receiver<Phase>, metrics: &Metrics, idle_timeout: Duration, max_frame: usize)
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    let (mut sink, mut stream) = ws.split();
+    let WebSocket { mut reader, mut writer } = ws;
+    // Pongs for the client's pings, from the reader to the writer.
+    let (pongs_tx, pongs) = flume::bounded::<Vec<u8>>(4);
     let client_reads = {
-        let reader = read_frames(&mut stream, &channels.inbox, shutdown, metrics, max_frame);
-        let writer = write_frames(&mut sink, &channels.outbox, idle_timeout, metrics);
-        tokio::pin!(reader, writer);
+        let reading = read_frames(&mut reader, &channels.inbox, &pongs_tx, shutdown, metrics, max_frame);
+        let writing = write_frames(&mut writer, &channels.outbox, Some(&pongs), idle_timeout, metrics);
+        tokio::pin!(reading, writing);
         tokio::select! {
             // The session ended and everything it said is sent (or the client stopped reading).
-            all_sent = &mut writer => all_sent,
+            all_sent = &mut writing => all_sent,
             // The client left or broke the rules: the session thread knows; let it send its
             // last frames (an Error frame, say), but not for ever.
-            () = &mut reader => timeout(idle_timeout, &mut writer).await.unwrap_or(false),
+            () = &mut reading => timeout(idle_timeout, &mut writing).await.unwrap_or(false),
         }
     };
     // Dropping our ends tells a session thread that is still running to stop.
     drop(channels);
-    if let Ok(ws) = stream.reunite(sink) {
-        // A client that reads may still be evaluating the last window of data: give it the
-        // idle timeout to finish and close; one that stopped reading gets no more time.
-        close(ws, if client_reads { idle_timeout } else { LINGER }).await;
-    }
+    // A client that reads may still be evaluating the last window of data: give it the idle
+    // timeout to finish and close; one that stopped reading gets no more time.
+    close(WebSocket { reader, writer }, if client_reads { idle_timeout } else { LINGER }).await;
 }
 
-/// Client frames to the session thread; also forwards the shutdown phases.
-async fn read_frames<St>(stream: &mut St, inbox: &flume::Sender<Inbound>, mut shutdown: watch::Receiver<Phase>, metrics: &Metrics, max_frame: usize)
-where
-    St: Stream<Item = Result<Message, WsError>> + Unpin,
-{
+/// Client frames to the session thread; also forwards the shutdown phases, and the client's
+/// pings to the writer.
+async fn read_frames<S: AsyncRead>(reader: &mut WsReader<S>, inbox: &flume::Sender<Inbound>, pongs: &flume::Sender<Vec<u8>>, mut shutdown: watch::Receiver<Phase>, metrics: &Metrics, max_frame: usize) {
     // A session that starts while the server is already draining must hear of it too.
     shutdown.mark_changed();
     let mut shutdown_open = true;
     loop {
         let next = tokio::select! {
-            next = stream.next() => next,
+            next = reader.next() => next,
             changed = shutdown.changed(), if shutdown_open => {
                 let message = match changed.map(|()| *shutdown.borrow_and_update()) {
                     Ok(Phase::Running) => continue,
@@ -181,15 +267,19 @@ where
             }
         };
         let (inbound, last) = match next {
-            Some(Ok(Message::Binary(bytes))) => {
+            Ok(ClientMessage::Binary(bytes)) => {
                 metrics.received(bytes.len());
-                (Inbound::Frame(Vec::from(bytes)), false)
+                (Inbound::Frame(bytes), false)
             }
-            Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => continue,
-            Some(Ok(Message::Text(_))) => (Inbound::Violation { code: ErrorCode::Protocol, message: "a text message: Garblet frames are binary WebSocket messages".into() }, true),
-            Some(Err(WsError::Capacity(e))) => (Inbound::Violation { code: ErrorCode::Limit, message: format!("{e}: this server takes frames of at most {max_frame} bytes") }, true),
-            Some(Ok(Message::Close(_))) | None => (Inbound::Closed, true),
-            Some(Err(e)) => {
+            Ok(ClientMessage::Ping(data)) => {
+                let _ = pongs.try_send(data);
+                continue;
+            }
+            Ok(ClientMessage::Pong) => continue,
+            Ok(ClientMessage::Text) => (Inbound::Violation { code: ErrorCode::Protocol, message: "a text message: Garblet frames are binary WebSocket messages".into() }, true),
+            Err(ReadError::Ws(WsError::TooLong { len, .. })) => (Inbound::Violation { code: ErrorCode::Limit, message: format!("a message of {len} bytes: this server takes frames of at most {max_frame} bytes") }, true),
+            Ok(ClientMessage::Closed) => (Inbound::Closed, true),
+            Err(e) => {
                 debug!(error = %e, "connection error");
                 (Inbound::Closed, true)
             }
@@ -200,34 +290,51 @@ where
     }
 }
 
+/// Frames queued at once go out in one vectored write of at most this many bytes.
+const COALESCE_BYTES: usize = 1 << 20;
+
 /// The session thread's frames to the client, until the thread ends (true) or a write fails
-/// (false). Each write may take at most `write_timeout`: longer means the client stopped reading.
-pub async fn write_frames<Si>(sink: &mut Si, outbox: &flume::Receiver<Vec<u8>>, write_timeout: Duration, metrics: &Metrics) -> bool
+/// (false); pongs for the client's pings between them. Each write may take at most
+/// `write_timeout`: longer means the client stopped reading.
+pub async fn write_frames<W>(w: &mut W, outbox: &flume::Receiver<Vec<u8>>, pongs: Option<&flume::Receiver<Vec<u8>>>, write_timeout: Duration, metrics: &Metrics) -> bool
 where
-    Si: Sink<Message, Error = WsError> + Unpin,
+    W: AsyncWrite + Unpin,
 {
-    while let Ok(mut frame) = outbox.recv_async().await {
-        // Queue what is ready, then flush once: fewer, larger socket writes.
-        loop {
-            let len = frame.len();
-            if !within(write_timeout, sink.feed(Message::Binary(frame.into()))).await {
-                return false;
-            }
-            metrics.sent(len);
-            match outbox.try_recv() {
-                Ok(next) => frame = next,
-                Err(_) => break,
-            }
+    let mut batch = Vec::new();
+    loop {
+        let first = match pongs {
+            Some(pongs) => tokio::select! {
+                frame = outbox.recv_async() => frame.ok(),
+                Ok(ping) = pongs.recv_async() => {
+                    if !within(write_timeout, write_messages(w, Opcode::Pong, &[ping])).await {
+                        return false;
+                    }
+                    continue;
+                }
+            },
+            None => outbox.recv_async().await.ok(),
+        };
+        let Some(first) = first else { break };
+        // Send what is ready together: fewer, larger socket writes.
+        let mut bytes = first.len();
+        batch.push(first);
+        while bytes < COALESCE_BYTES {
+            let Ok(next) = outbox.try_recv() else { break };
+            bytes += next.len();
+            batch.push(next);
         }
-        if !within(write_timeout, sink.flush()).await {
+        if !within(write_timeout, write_messages(w, Opcode::Binary, &batch)).await {
             return false;
+        }
+        for frame in batch.drain(..) {
+            metrics.sent(frame.len());
         }
     }
     true
 }
 
 /// Whether a write completed in time (and logs why not).
-async fn within(limit: Duration, write: impl std::future::Future<Output = Result<(), WsError>>) -> bool {
+async fn within(limit: Duration, write: impl std::future::Future<Output = std::io::Result<()>>) -> bool {
     match timeout(limit, write).await {
         Ok(Ok(())) => true,
         Ok(Err(e)) => {
@@ -242,9 +349,9 @@ async fn within(limit: Duration, write: impl std::future::Future<Output = Result
 }
 
 /// Refuses a session with an `Error` frame.
-async fn refuse<S: AsyncRead + AsyncWrite + Unpin>(mut ws: WebSocketStream<S>, code: ErrorCode, message: &str) {
+async fn refuse<S: AsyncRead + AsyncWrite + Unpin>(mut ws: WebSocket<S>, code: ErrorCode, message: &str) {
     let frame = Frame::Error { code: code as u16, message: message.into() }.encode();
-    let _ = timeout(LINGER, ws.send(Message::Binary(frame.into()))).await;
+    let _ = timeout(LINGER, write_messages(&mut ws.writer, Opcode::Binary, &[frame])).await;
     close(ws, LINGER).await;
 }
 
@@ -252,13 +359,13 @@ async fn refuse<S: AsyncRead + AsyncWrite + Unpin>(mut ws: WebSocketStream<S>, c
 /// §7.1.1), and reads until the client closes too — all within `linger`. Reading matters:
 /// closing a socket with unread input resets the connection, and the client could lose the last
 /// frames it has not read yet.
-pub async fn close<S: AsyncRead + AsyncWrite + Unpin>(mut ws: WebSocketStream<S>, linger: Duration) {
+pub async fn close<S: AsyncRead + AsyncWrite + Unpin>(ws: WebSocket<S>, linger: Duration) {
+    let WebSocket { mut reader, mut writer } = ws;
     let _ = timeout(linger, async {
-        let _ = ws.close(None).await;
-        let raw = ws.get_mut();
-        let _ = raw.shutdown().await;
+        let _ = write_messages(&mut writer, Opcode::Close, &[ws::close_payload(1000, "")]).await;
+        let _ = writer.shutdown().await;
         let mut buf = [0u8; 4096];
-        while let Ok(n) = raw.read(&mut buf).await {
+        while let Ok(n) = reader.half.read(&mut buf).await {
             if n == 0 {
                 break;
             }

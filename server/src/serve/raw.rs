@@ -3,16 +3,14 @@
 //! path as a session's frames — a thread allocating each frame, the bounded channel, the
 //! writer — so that `garblet bench session` can set the session's speed beside the transport's.
 
-use super::connection::{close, write_frames, LINGER};
+use super::connection::{close, write_frames, WebSocket, LINGER};
 use super::Server;
-use futures_util::StreamExt;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio_tungstenite::WebSocketStream;
 use tracing::{info, warn};
 
 const OUTBOX_FRAMES: usize = 8;
 
-pub async fn serve<S>(ws: WebSocketStream<S>, bytes: u64, frame: usize, server: &Server)
+pub async fn serve<S>(mut ws: WebSocket<S>, bytes: u64, frame: usize, server: &Server)
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
@@ -38,10 +36,7 @@ where
         return close(ws, LINGER).await;
     }
     info!(bytes, frame, "raw throughput transfer");
-    let (mut sink, stream) = ws.split();
-    write_frames(&mut sink, &rx, server.limits.idle_timeout(), &server.metrics).await;
+    write_frames(&mut ws.writer, &rx, None, server.limits.idle_timeout(), &server.metrics).await;
     drop(rx);
-    if let Ok(ws) = stream.reunite(sink) {
-        close(ws, LINGER).await;
-    }
+    close(ws, LINGER).await;
 }
