@@ -515,3 +515,33 @@ fn the_first_error_is_the_one_the_client_hears() {
     assert!(message.contains("limit of 1000"), "{message}");
     assert_eq!(garbler.poll_transmit(), None, "one Error frame");
 }
+
+#[test]
+fn the_garblers_outputs_may_come_right_after_the_last_correction() {
+    // The corrections can be the garbler's last message: the evaluator then finishes and
+    // returns the garbler's outputs before the garbler polls again. It must be ready for them.
+    let mut pair = Pair::new(4 << 20);
+    pair.evaluator.start("add", vec![], value::from_u128(234, 64)).unwrap();
+    let request = pair.evaluator.poll_transmit().unwrap().unwrap();
+    pair.garbler.handle(&request, &pair.services).unwrap();
+    while let Some(f) = pair.garbler.poll_transmit() {
+        pair.evaluator.handle(&f).unwrap(); // the whole stream, held for the labels
+    }
+    for f in drain(&mut pair.evaluator).unwrap() {
+        pair.garbler.handle(&f, &pair.services).unwrap();
+    }
+    let corrections = pair.garbler.poll_transmit().unwrap();
+    pair.evaluator.handle(&corrections).unwrap();
+    // Its credit and the garbler's outputs, delivered before the garbler polls again.
+    let replies = drain(&mut pair.evaluator).unwrap();
+    assert!(matches!(Frame::decode(replies.last().unwrap()), Ok(Frame::GarblerOutputs { .. })));
+    for f in &replies {
+        pair.garbler.handle(f, &pair.services).unwrap();
+    }
+    let done = pair.garbler.poll_transmit().unwrap();
+    pair.evaluator.handle(&done).unwrap();
+    let Some(EvaluatorEvent::Finished(result)) = pair.evaluator.poll_event() else { panic!("no result") };
+    assert_eq!(value::to_u128(&result.outputs[0].bits), Some(1234));
+    let Some(GarblerEvent::Finished { garbler_outputs, .. }) = pair.garbler.poll_event() else { panic!("the garbler did not finish") };
+    assert_eq!(value::to_u128(&garbler_outputs), Some(1234));
+}

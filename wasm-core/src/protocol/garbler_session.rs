@@ -254,7 +254,9 @@ impl GarblerSession {
             (State::Idle, Frame::Compute(request)) => self.start(request, services)?,
             (State::Streaming(mut active), Frame::OtChunk(message)) if active.corrected < active.evaluator_bits => {
                 self.correct_labels(&mut active, &message)?;
-                State::Streaming(active)
+                // The corrections may be the last thing the evaluator needs: it can finish, and
+                // return the garbler's outputs, before this session polls again.
+                self.after_stream(active)
             }
             (State::Streaming(mut active), Frame::Credit { consumed }) => {
                 if consumed < active.consumed || consumed > active.produced {
@@ -407,17 +409,25 @@ impl GarblerSession {
             active.pending.truncate(active.pending.len() - excess);
             self.outbox.push(std::mem::replace(&mut active.pending, next));
         }
-        // Done only after the last correction: the evaluator cannot finish without its labels.
-        if active.built_all && content(&active.pending) == 0 && active.corrected == active.evaluator_bits {
-            let State::Streaming(active) = std::mem::replace(&mut self.state, State::Closed) else { unreachable!() };
-            if active.learns_outputs {
-                self.state = State::AwaitOutputs(active);
-            } else {
-                self.finish(active, Vec::new());
-                self.state = State::Idle;
-            }
-        }
+        let State::Streaming(active) = std::mem::replace(&mut self.state, State::Closed) else { unreachable!() };
+        self.state = self.after_stream(active);
         Ok(())
+    }
+
+    /// What follows a streaming computation once everything is sent — the whole garbled stream
+    /// and the last label correction (the evaluator cannot finish without its labels): waiting
+    /// for the garbler's outputs, or `Done`; until then, streaming on.
+    fn after_stream(&mut self, active: Box<Active>) -> State {
+        let framed = active.pending.len() == super::frame::DATA_OVERHEAD;
+        if !(active.built_all && framed && active.corrected == active.evaluator_bits) {
+            return State::Streaming(active);
+        }
+        if active.learns_outputs {
+            State::AwaitOutputs(active)
+        } else {
+            self.finish(active, Vec::new());
+            State::Idle
+        }
     }
 
     /// Sends `Done` with the garbler's statistics and reports the computation.
