@@ -92,6 +92,9 @@ class WorkerEngine implements EngineHandle {
   constructor() {
     this.worker.onmessage = (ev: MessageEvent<FromWorker>) => this.onMessage(ev.data);
     this.worker.onerror = (ev) => this.fail(new ConnectionError(`the Garblet worker failed: ${ev.message}`));
+    // Without its socket worker the engine would wait for a socket for ever. (Without the OT
+    // helper it computes the base OTs alone: see Engine.shareBaseOts.)
+    this.workers.socket.onerror = (ev) => this.fail(new ConnectionError(`the Garblet socket worker failed: ${ev.message}`));
   }
 
   private post(m: ToWorker): void {

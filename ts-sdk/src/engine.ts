@@ -4,7 +4,7 @@
  * so garbled data never crosses a thread boundary.
  */
 import type { WasmEvaluator } from '../wasm/garblet_core.js';
-import { AbortError, ConnectionError, fromCoreError, GarbletError, InputError, ProtocolError } from './errors.js';
+import { AbortError, ConnectionError, fromCoreError, GarbletError, InputError } from './errors.js';
 import { assignInputs, clientFields, deriveParams, encodeValue, packBits } from './encode.js';
 import type { InputField, Inputs, Progress, ServiceInfo, Stats } from './types.js';
 
@@ -24,6 +24,8 @@ export interface BaseOtHelper {
 /** The generated bindings the engine needs. */
 export interface WasmApi {
   WasmEvaluator: new (window: number) => WasmEvaluator;
+  /** Runs a base-OT share in this thread: when the OT helper does not answer. */
+  runBaseOtShare?: (job: Uint8Array) => Uint8Array;
   /** The instance's linear memory, for progress reports. */
   memory?: WebAssembly.Memory;
 }
@@ -53,6 +55,9 @@ interface Pending {
 
 const now = () => performance.now();
 
+/** How long the OT helper may take with its half of the base OTs (milliseconds of work). */
+const OT_HELPER_TIMEOUT_MS = 1000;
+
 /**
  * Runs `f` as a new task, after what is already waiting: `setImmediate` under Node (where
  * `setTimeout(f, 0)` waits at least a millisecond), a MessageChannel message in browsers.
@@ -72,6 +77,7 @@ const soon: (f: () => void) => void = (() => {
 export class Engine {
   private readonly evaluator: WasmEvaluator;
   private readonly memory?: WebAssembly.Memory;
+  private readonly runBaseOtShare?: (job: Uint8Array) => Uint8Array;
   private catalog?: ServiceInfo[];
   private failure?: GarbletError;
   private run_?: Pending;
@@ -88,6 +94,7 @@ export class Engine {
   ) {
     this.evaluator = new wasm.WasmEvaluator(window);
     this.memory = wasm.memory;
+    this.runBaseOtShare = wasm.runBaseOtShare;
     transport.onFrame = (frame) => this.onFrame(frame);
     transport.onClose = (reason) => this.fail(new ConnectionError(`the connection closed${reason ? `: ${reason}` : ''}`));
     this.flush();
@@ -186,29 +193,31 @@ export class Engine {
     }
   }
 
-  /** Gives half of the base OTs to the helper, if there is one and they are still to do. */
+  /**
+   * Gives half of the base OTs to the helper, if there is one and they are still to do. If
+   * the helper fails, or has not answered in OT_HELPER_TIMEOUT_MS (a worker that did not load,
+   * a machine too busy to run it), this thread computes that half itself: the run never waits
+   * for ever on a helper.
+   */
   private shareBaseOts(): void {
-    const job = this.otHelper && this.evaluator.takeBaseOtShare(64);
+    const job = this.otHelper && this.runBaseOtShare && this.evaluator.takeBaseOtShare(64);
     if (!job || !this.otHelper) return;
-    this.otHelper.run(job).then(
-      (products) => {
-        if (this.failure) return;
-        try {
-          this.evaluator.completeBaseOtShare(products);
-        } catch (e) {
-          this.flush();
-          return this.fail(fromCoreError(e));
-        }
+    let settled = false;
+    const complete = (products: () => Uint8Array) => {
+      if (settled || this.failure) return;
+      settled = true;
+      clearTimeout(timer);
+      try {
+        this.evaluator.completeBaseOtShare(products());
+      } catch (e) {
         this.flush();
-      },
-      (e: Error) => {
-        if (this.failure) return;
-        const message = `the base OTs failed in the OT helper: ${e.message}`;
-        const frame = this.evaluator.abort(message);
-        if (frame) this.transport.send(frame);
-        this.fail(new ProtocolError(message));
-      },
-    );
+        return this.fail(fromCoreError(e));
+      }
+      this.flush();
+    };
+    const inThisThread = () => complete(() => this.runBaseOtShare!(job));
+    const timer = setTimeout(inThisThread, OT_HELPER_TIMEOUT_MS);
+    this.otHelper.run(job.slice()).then((products) => complete(() => products), inThisThread);
   }
 
   private drainEvents(): void {
