@@ -545,3 +545,47 @@ fn the_garblers_outputs_may_come_right_after_the_last_correction() {
     let Some(GarblerEvent::Finished { garbler_outputs, .. }) = pair.garbler.poll_event() else { panic!("the garbler did not finish") };
     assert_eq!(value::to_u128(&garbler_outputs), Some(1234));
 }
+
+#[test]
+fn inputs_of_several_ot_chunks_get_every_correction() {
+    // 40,000 input bits a side: three OT-extension chunks (16,384 each at most), three
+    // LabelCorrections frames, and the distance must still be the popcount.
+    let n = 40_000u64;
+    let mut rng = TestRng::new(21);
+    let (mine, theirs) = (rng.bits(n as usize), rng.bits(n as usize));
+    let mut params = BTreeMap::new();
+    params.insert("n".to_string(), n);
+    let hamming = ServiceDef {
+        name: "hamming".into(),
+        doc: String::new(),
+        source: CircuitSource::Builtin { spec: registry::find("hamming").unwrap(), params, client_params: vec![] },
+        garbler_input: theirs.clone(),
+    };
+    let services = ServiceTable::new(vec![hamming]).unwrap();
+    let mut garbler = GarblerSession::new(GarblerConfig::default(), Box::new(NoClock), &services).unwrap();
+    let mut evaluator = EvaluatorSession::new(EvaluatorConfig::default(), Box::new(NoClock)).unwrap();
+    evaluator.handle(&garbler.poll_transmit().unwrap()).unwrap();
+    garbler.handle(&evaluator.poll_transmit().unwrap().unwrap(), &services).unwrap();
+    evaluator.start("hamming", vec![], mine.clone()).unwrap();
+    let mut corrections = 0;
+    loop {
+        let mut moved = false;
+        for f in drain(&mut evaluator).unwrap() {
+            moved = true;
+            garbler.handle(&f, &services).unwrap();
+        }
+        while let Some(f) = garbler.poll_transmit() {
+            moved = true;
+            corrections += matches!(Frame::decode(&f), Ok(Frame::LabelCorrections(_))) as usize;
+            evaluator.handle(&f).unwrap();
+        }
+        if !moved {
+            break;
+        }
+    }
+    assert_eq!(corrections, 3);
+    assert_eq!(evaluator.poll_event(), Some(EvaluatorEvent::Ready));
+    let Some(EvaluatorEvent::Finished(result)) = evaluator.poll_event() else { panic!("no result") };
+    let distance = mine.iter().zip(&theirs).filter(|(a, b)| a != b).count() as u128;
+    assert_eq!(value::to_u128(&result.outputs[0].bits), Some(distance));
+}
