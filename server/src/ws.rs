@@ -8,7 +8,7 @@
 //! session each payload in place. The handshakes are HTTP (`serve::http`, `client::transport`).
 //!
 //! [`Reader`] is sans-IO: bytes go into [`Reader::spare`], messages come out of
-//! [`Reader::next`], so the server's async tasks and the client's blocking loop share it.
+//! [`Reader::next_message`], so the server's async tasks and the client's blocking loop share it.
 //! No extensions are negotiated, so the RSV bits must be 0.
 
 use std::ops::Range;
@@ -183,7 +183,7 @@ pub fn close_payload(code: u16, reason: &str) -> Vec<u8> {
     out
 }
 
-/// What [`Reader::next`] found.
+/// What [`Reader::next_message`] found.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Message {
     /// A binary message: [`Reader::payload`] gives it, in place.
@@ -243,7 +243,7 @@ impl Reader {
         self.end += n;
     }
 
-    /// The bytes of `payload`, valid until the next call to [`next`](Self::next).
+    /// The bytes of `payload`, valid until the next call to [`next_message`](Self::next_message).
     pub fn payload(&self, payload: &Payload) -> &[u8] {
         match payload {
             Payload::Buffer(range) => &self.buf[range.clone()],
@@ -253,7 +253,7 @@ impl Reader {
 
     /// The next whole message, or `None` if more bytes must be read first (into
     /// [`spare`](Self::spare), which then has room for at least the rest of the frame).
-    pub fn next(&mut self) -> Result<Option<Message>, WsError> {
+    pub fn next_message(&mut self) -> Result<Option<Message>, WsError> {
         self.start += std::mem::take(&mut self.consumed);
         if self.fragments.as_ref().is_some_and(|f| f.done) {
             self.fragments = None;
@@ -340,7 +340,7 @@ mod tests {
         let mut out = Vec::new();
         let mut fed = 0;
         loop {
-            match reader.next()? {
+            match reader.next_message()? {
                 Some(Message::Binary(p)) => out.push(("binary".into(), reader.payload(&p).to_vec())),
                 Some(other) => out.push((format!("{other:?}"), Vec::new())),
                 None if fed == bytes.len() => return Ok(out),

@@ -108,7 +108,7 @@ fn raw_transfer(addr: &str, bytes: u64, connect: &ConnectOptions) -> Result<f64,
     let start = Instant::now();
     let mut received = 0u64;
     while received < bytes {
-        match ws.next() {
+        match ws.next_message() {
             Ok(ws::Message::Binary(payload)) => received += ws.payload(&payload).len() as u64,
             Ok(ws::Message::Close(_)) => break,
             Ok(_) => {}

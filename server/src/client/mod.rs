@@ -105,7 +105,7 @@ impl Client {
             if let Some(event) = self.session.poll_event() {
                 return Ok(event);
             }
-            match self.ws.next()? {
+            match self.ws.next_message()? {
                 ws::Message::Binary(payload) => {
                     // The frame is read where it lies in the socket's buffer.
                     if let Err(e) = self.session.handle(self.ws.payload(&payload)) {

@@ -92,9 +92,9 @@ impl ClientSocket {
 
     /// The next message from the server, reading as needed; pings are answered here. A binary
     /// message's bytes are [`payload`](Self::payload), valid until the next call.
-    pub fn next(&mut self) -> Result<ws::Message, ClientError> {
+    pub fn next_message(&mut self) -> Result<ws::Message, ClientError> {
         loop {
-            match self.frames.next().map_err(|e| ClientError::Connection(e.to_string()))? {
+            match self.frames.next_message().map_err(|e| ClientError::Connection(e.to_string()))? {
                 Some(ws::Message::Ping(data)) => self.send_frame(Opcode::Pong, &data)?,
                 Some(message) => return Ok(message),
                 None => match self.stream.read(self.frames.spare()) {
@@ -273,27 +273,25 @@ mod tests {
         format!("ws://{addr}/")
     }
 
-    #[test]
-    fn a_wrong_accept_key_is_refused() {
-        let url = fake_server(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: c2VjcmV0\r\n\r\n".to_vec());
-        match connect(&url, &ConnectOptions::default()) {
-            Err(ClientError::Handshake { reason, .. }) => assert!(reason.contains("Sec-WebSocket-Accept"), "{reason}"),
-            other => panic!("accepted: {}", other.is_ok()),
+    /// What the client says of a server that answers the handshake with `reply`.
+    fn handshake_refusal(reply: &[u8]) -> String {
+        match connect(&fake_server(reply.to_vec()), &ConnectOptions::default()) {
+            Err(ClientError::Handshake { reason, .. }) => reason,
+            other => panic!("not refused: {}", other.is_ok()),
         }
     }
 
     #[test]
+    fn a_wrong_accept_key_is_refused() {
+        let reason = handshake_refusal(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: c2VjcmV0\r\n\r\n");
+        assert!(reason.contains("Sec-WebSocket-Accept"), "{reason}");
+    }
+
+    #[test]
     fn a_refusal_carries_its_status_and_body_and_garbage_is_named() {
-        let url = fake_server(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 9\r\n\r\ntoo busy!".to_vec());
-        match connect(&url, &ConnectOptions::default()) {
-            Err(ClientError::Handshake { reason, .. }) => assert_eq!(reason, "HTTP 503 Service Unavailable: too busy!"),
-            other => panic!("accepted: {}", other.is_ok()),
-        }
-        let url = fake_server(b"SSH-2.0-OpenSSH\r\n\r\n".to_vec());
-        match connect(&url, &ConnectOptions::default()) {
-            Err(ClientError::Handshake { reason, .. }) => assert!(reason.contains("not HTTP"), "{reason}"),
-            other => panic!("accepted: {}", other.is_ok()),
-        }
+        assert_eq!(handshake_refusal(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 9\r\n\r\ntoo busy!"), "HTTP 503 Service Unavailable: too busy!");
+        let reason = handshake_refusal(b"SSH-2.0-OpenSSH\r\n\r\n");
+        assert!(reason.contains("not HTTP"), "{reason}");
     }
 
     #[test]
@@ -301,9 +299,9 @@ mod tests {
         // The key is random, so the fake server cannot know the accept value; check what the
         // reader does with bytes that came with the head instead, through the same path.
         let mut reader = ws::Reader::new(Role::Client, 1 << 20, &ws::frame(Opcode::Binary, b"hello", None), 64);
-        let Ok(Some(ws::Message::Binary(p))) = reader.next() else { panic!("the frame read with the head is lost") };
+        let Ok(Some(ws::Message::Binary(p))) = reader.next_message() else { panic!("the frame read with the head is lost") };
         assert_eq!(reader.payload(&p), b"hello");
         let mut reader = ws::Reader::new(Role::Client, 1 << 20, &ws::frame(Opcode::Binary, b"hello", Some([1, 2, 3, 4])), 64);
-        assert!(reader.next().is_err(), "a server must not mask");
+        assert!(reader.next_message().is_err(), "a server must not mask");
     }
 }

@@ -126,9 +126,9 @@ pub enum ClientMessage {
 }
 
 impl<S: AsyncRead> WsReader<S> {
-    pub async fn next(&mut self) -> Result<ClientMessage, ReadError> {
+    pub async fn next_message(&mut self) -> Result<ClientMessage, ReadError> {
         loop {
-            if let Some(message) = self.frames.next()? {
+            if let Some(message) = self.frames.next_message()? {
                 return Ok(match message {
                     ws::Message::Binary(payload) => ClientMessage::Binary(self.frames.payload(&payload).to_vec()),
                     ws::Message::Text => ClientMessage::Text,
@@ -252,7 +252,7 @@ async fn read_frames<S: AsyncRead>(reader: &mut WsReader<S>, inbox: &flume::Send
     let mut shutdown_open = true;
     loop {
         let next = tokio::select! {
-            next = reader.next() => next,
+            next = reader.next_message() => next,
             changed = shutdown.changed(), if shutdown_open => {
                 let message = match changed.map(|()| *shutdown.borrow_and_update()) {
                     Ok(Phase::Running) => continue,
