@@ -3,7 +3,7 @@
  * worker and joins them with a MessageChannel; the engine sends it base-OT jobs.
  */
 import type { BaseOtHelper } from './engine.js';
-import type { FromOtHelper, ToOtHelper } from './protocol.js';
+import { movableBuffer, type FromOtHelper, type ToOtHelper } from './protocol.js';
 
 /** The helper worker and the port the engine's worker uses to talk to it. */
 export function startOtHelper(): { worker: Worker; port: MessagePort } {
@@ -27,7 +27,7 @@ export function otHelperOver(port: MessagePort, module: WebAssembly.Module): Bas
   return {
     run(job: Uint8Array): Promise<Uint8Array> {
       const id = nextId++;
-      const buffer = (job.byteOffset === 0 && job.byteLength === job.buffer.byteLength ? job.buffer : job.slice().buffer) as ArrayBuffer;
+      const buffer = movableBuffer(job);
       return new Promise((resolve, reject) => {
         pending.set(id, { resolve, reject });
         port.postMessage({ type: 'run', id, job: buffer } satisfies ToOtHelper, [buffer]);

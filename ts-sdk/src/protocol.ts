@@ -37,3 +37,12 @@ export type ToOtHelper = { type: 'init'; module: WebAssembly.Module } | { type: 
 
 /** The OT helper to the engine's worker: a job's products (64 bytes per OT), or why not. */
 export type FromOtHelper = { type: 'done'; id: number; products: ArrayBuffer } | { type: 'failed'; id: number; message: string };
+
+/**
+ * The buffer of `bytes`, to transfer rather than copy: its own when the view covers all of it
+ * (what the wasm bindings return), else a copy of just those bytes.
+ */
+export function movableBuffer(bytes: Uint8Array): ArrayBuffer {
+  const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+  return (whole ? bytes.buffer : bytes.slice().buffer) as ArrayBuffer;
+}

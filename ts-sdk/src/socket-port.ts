@@ -4,7 +4,7 @@
  */
 import type { Transport } from './engine.js';
 import { ConnectionError } from './errors.js';
-import type { FromSocket, ToSocket } from './protocol.js';
+import { movableBuffer, type FromSocket, type ToSocket } from './protocol.js';
 
 let sessionId = 0;
 
@@ -14,9 +14,7 @@ export function openSocket(port: MessagePort, url: string): Promise<Transport> {
   const send = (m: ToSocket, transfer: Transferable[] = []) => port.postMessage(m, transfer);
   const transport: Transport = {
     send: (frame) => {
-      // The wasm bindings return a fresh copy: its buffer can move instead of being copied.
-      const whole = frame.byteOffset === 0 && frame.byteLength === frame.buffer.byteLength;
-      const buffer = (whole ? frame.buffer : frame.slice().buffer) as ArrayBuffer;
+      const buffer = movableBuffer(frame);
       send({ type: 'send', sid, frame: buffer }, [buffer]);
     },
     close: () => send({ type: 'close', sid }),

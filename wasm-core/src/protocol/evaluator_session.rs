@@ -470,7 +470,6 @@ impl EvaluatorSession {
         Ok(())
     }
 
-    /// Evaluates every batch whose bytes have arrived; grants credit; finishes when done.
     /// Evaluates what has arrived — `fresh`, a Data frame's content, after whatever waited in
     /// the buffer — then grants credit and finishes when done. A frame that arrives when nothing
     /// waits (the usual case: the garbler ends frames at batch boundaries) is evaluated in place;
