@@ -133,28 +133,33 @@ impl Evaluator {
         let Evaluator { hash, labels, pending, group, evaluator_labels, next_evaluator_input, outputs, garbler_output_bits } = self;
         let labels = labels.as_mut_slice();
         for gate in &batch.gates {
+            // XOR and AND first, as conditional branches: nearly every gate is one of them, and
+            // their mix follows the circuit's pattern, which branch history predicts well.
+            if let Gate::Xor { a, b, out } = *gate {
+                if pending.any(a, b, out) {
+                    group.flush(hash, labels, pending);
+                }
+                labels[out as usize] = labels[a as usize] ^ labels[b as usize];
+                continue;
+            }
+            if let Gate::And { a, b, out } = *gate {
+                if pending.any(a, b, out) {
+                    group.flush(hash, labels, pending);
+                }
+                // The payload length was checked: there is a table for every AND.
+                let (tg, te) = match tables.next() {
+                    Some([tg, te]) => (Lane::read(tg), Lane::read(te)),
+                    _ => (Lane::ZERO, Lane::ZERO),
+                };
+                group.push(labels[a as usize], labels[b as usize], out, tg, te, one);
+                pending.set(out);
+                if group.len == EVAL_GROUP {
+                    group.flush(hash, labels, pending);
+                }
+                continue;
+            }
             match *gate {
-                Gate::Xor { a, b, out } => {
-                    if pending.any(a, b, out) {
-                        group.flush(hash, labels, pending);
-                    }
-                    labels[out as usize] = labels[a as usize] ^ labels[b as usize];
-                }
-                Gate::And { a, b, out } => {
-                    if pending.any(a, b, out) {
-                        group.flush(hash, labels, pending);
-                    }
-                    // The payload length was checked: there is a table for every AND.
-                    let (tg, te) = match tables.next() {
-                        Some([tg, te]) => (Lane::read(tg), Lane::read(te)),
-                        _ => (Lane::ZERO, Lane::ZERO),
-                    };
-                    group.push(labels[a as usize], labels[b as usize], out, tg, te, one);
-                    pending.set(out);
-                    if group.len == EVAL_GROUP {
-                        group.flush(hash, labels, pending);
-                    }
-                }
+                Gate::Xor { .. } | Gate::And { .. } => {}
                 Gate::Not { a, out } => {
                     // The garbler flipped the label meanings; the active label is unchanged.
                     if pending.any(a, a, out) {
