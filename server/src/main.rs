@@ -4,6 +4,7 @@ use clap::{Args, Parser, Subcommand};
 use garblet_server::circuit_cmd::{self, CircuitArg};
 use garblet_server::client::commands::{self as client_cmd, RunArgs};
 use garblet_server::client::ConnectOptions;
+use garblet_core::protocol::frame::{DEFAULT_WINDOW, MIN_WINDOW};
 use garblet_server::{bench, serve};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -42,6 +43,11 @@ enum Command {
         /// Print {"outputs": […], "stats": {…}} instead of one line per output.
         #[arg(long)]
         json: bool,
+        /// The credit window to ask for, in bytes: how far the server may garble ahead of this
+        /// client (it grants at most its `max_window_bytes`). Larger windows ride out
+        /// scheduling hiccups on fast links at the cost of that much memory on both ends.
+        #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_WINDOW, value_parser = clap::value_parser!(u32).range(MIN_WINDOW as i64..))]
+        window: u32,
     },
     /// List a server's services and their inputs, as JSON.
     Services {
@@ -130,6 +136,10 @@ enum BenchCommand {
         /// Also the server's resident memory during a 10^6-AND and a 10^8-AND session.
         #[arg(long)]
         memory: bool,
+        /// The client's credit window for the measured sessions, in bytes (the protocol's
+        /// default, 4 MiB, is measured beside it).
+        #[arg(long, value_name = "BYTES", default_value_t = bench::session::WINDOW, value_parser = clap::value_parser!(u32).range(MIN_WINDOW as i64..=bench::session::MAX_WINDOW as i64))]
+        window: u32,
         /// Print one JSON object instead of aligned lines.
         #[arg(long)]
         json: bool,
@@ -165,14 +175,14 @@ fn main() -> ExitCode {
             Ok(())
         }
         Command::Serve { config, .. } => serve::run(config.as_deref()).map_err(|e| e.to_string()),
-        Command::Run { server, service, inputs, params, json } => {
-            let args = RunArgs { server: server.url.clone(), service, inputs, params, json, connect: server.options() };
+        Command::Run { server, service, inputs, params, json, window } => {
+            let args = RunArgs { server: server.url.clone(), service, inputs, params, json, connect: ConnectOptions { window, ..server.options() } };
             return client_exit(client_cmd::run(&args));
         }
         Command::Services { server } => return client_exit(client_cmd::services(&server.url, &server.options())),
         Command::Circuit(c) => run_circuit(c),
         Command::Bench(b) => match b {
-            BenchCommand::Session { and_gates, memory, json } => bench::session::run(&bench::session::Options { and_gates, memory }, json),
+            BenchCommand::Session { and_gates, memory, window, json } => bench::session::run(&bench::session::Options { and_gates, memory, window }, json),
             BenchCommand::Garble { and_gates, json } => bench::garble::run(&bench::garble::Options { and_gates }, json),
             BenchCommand::Apps { json } => bench::apps::run(json),
             BenchCommand::PipelinePeer { connect, and_gates } => bench::pipeline::peer(&connect, and_gates),

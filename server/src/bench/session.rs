@@ -2,7 +2,12 @@
 //! beside what bounds it — garbling speed and raw WebSocket speed — all from one run.
 //!
 //! * `session_and_per_s`: one large `synthetic` computation, end to end (OT, garbling,
-//!   streaming with credit, evaluating), as the client measures it.
+//!   streaming with credit, evaluating), as the client measures it, with a credit window of
+//!   `window_bytes` (16 MiB unless `--window` says otherwise).
+//! * `session_default_window_and_per_s`: the same with the protocol's default window, 4 MiB.
+//!   Here that window is under a millisecond of the evaluator's work (it takes ~5 GB/s), shorter
+//!   than the time a woken thread may wait for one of two busy cores, so the stream stalls now
+//!   and then; 16 MiB rides that out. (A browser evaluates ~15× slower: 4 MiB lasts it ~10 ms.)
 //! * `garble_and_per_s`: garbling alone, in this process (`bench garble`'s measurement).
 //! * `ws_bytes_per_s`: the server's raw-throughput endpoint, same frame size, same processes.
 //! * `target_and_per_s = 0.7 × min(garble_and_per_s, ws_bytes_per_s / bytes_per_and)`, and the
@@ -20,11 +25,19 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use crate::ws;
+use garblet_core::protocol::frame::DEFAULT_WINDOW;
 
 pub struct Options {
     pub and_gates: u64,
     pub memory: bool,
+    /// The client's credit window, at most [`MAX_WINDOW`].
+    pub window: u32,
 }
+
+/// The measured sessions' credit window unless `--window` says otherwise.
+pub const WINDOW: u32 = 16 << 20;
+/// The largest window the benchmark's server grants (its `max_window_bytes` below).
+pub const MAX_WINDOW: u32 = 64 << 20;
 
 /// The `synthetic` service's width: 256 input bits from each side.
 const SYNTHETIC_WIDTH: u64 = 512;
@@ -39,6 +52,7 @@ raw_throughput_endpoint = true
 [limits]
 max_sessions = 4
 data_frame_bytes = 262144
+max_window_bytes = 67108864
 idle_timeout_secs = 300
 
 [[service]]
@@ -50,14 +64,17 @@ garbler_inputs = { garbler = { hex = "0x0" } }
 pub fn run(options: &Options, json: bool) -> Result<(), String> {
     let server = ServerProcess::start(SERVER_CONFIG)?;
     let url = format!("ws://{}/", server.addr);
-    let connect = ConnectOptions { read_timeout: Duration::from_secs(600), ..ConnectOptions::default() };
+    let connect = ConnectOptions { read_timeout: Duration::from_secs(600), window: options.window, ..ConnectOptions::default() };
+    let default_window = ConnectOptions { window: DEFAULT_WINDOW, ..connect.clone() };
 
     // A short session first, so that the measured one meets a warm server (its heap grown, its
     // pages faulted in), as a long-running server's sessions do.
     synthetic_session(&url, &connect, 1_000_000, None)?;
     let (session_s, wire_bytes, _) = synthetic_session(&url, &connect, options.and_gates, None)?;
+    let (default_window_s, _, _) = synthetic_session(&url, &default_window, options.and_gates, None)?;
     let and_gates = options.and_gates as f64;
     let session_rate = rate(and_gates, session_s);
+    let default_window_rate = rate(and_gates, default_window_s);
     let bytes_per_and = wire_bytes as f64 / and_gates;
 
     let raw_bytes = wire_bytes.clamp(64 << 20, 2 << 30);
@@ -77,6 +94,9 @@ pub fn run(options: &Options, json: bool) -> Result<(), String> {
         .set("bytes_per_and", bytes_per_and)
         .set("target_and_per_s", target)
         .set("session_vs_target", session_rate / target)
+        .set("window_bytes", options.window)
+        .set("session_default_window_and_per_s", default_window_rate)
+        .set("session_default_window_vs_target", default_window_rate / target)
         .set("bare_pipeline_and_per_s", bare_rate)
         .set("bare_pipeline_vs_target", bare_rate / target)
         .set("frame_bytes", FRAME_BYTES);

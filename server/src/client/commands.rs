@@ -28,9 +28,12 @@ pub fn run(args: &RunArgs) -> Result<(), ClientError> {
     let info = find_service(catalog, &args.service)?;
     let inputs = parse_inputs(info, &mut params, &args.inputs)?;
     let result = client.compute(&args.service, params, inputs)?;
+    let window = client.window();
     client.close();
     if args.json {
-        println!("{}", result_json(&result));
+        let mut json = result_json(&result);
+        json["window_bytes"] = window.into();
+        println!("{json}");
     } else {
         for output in &result.outputs {
             println!("{} {}", output.name, value::to_hex(&output.bits));

@@ -84,6 +84,11 @@ impl Client {
         self.session.catalog()
     }
 
+    /// The credit window the server granted.
+    pub fn window(&self) -> u32 {
+        self.session.window()
+    }
+
     /// Runs one computation: `inputs` are the client's input fields' bits, concatenated.
     pub fn compute(&mut self, service: &str, params: Vec<(String, u64)>, inputs: Vec<bool>) -> Result<ComputationResult, ClientError> {
         self.session.start(service, params, inputs)?;

@@ -38,7 +38,7 @@ pub struct ConnectOptions {
 
 impl Default for ConnectOptions {
     fn default() -> Self {
-        ConnectOptions { connect_timeout: Duration::from_secs(10), read_timeout: Duration::from_secs(120), ca_cert: None, window: 4 << 20 }
+        ConnectOptions { connect_timeout: Duration::from_secs(10), read_timeout: Duration::from_secs(120), ca_cert: None, window: garblet_core::protocol::frame::DEFAULT_WINDOW }
     }
 }
 

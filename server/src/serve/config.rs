@@ -112,7 +112,7 @@ impl Default for Limits {
             max_sessions: 32,
             max_frame_bytes: 1 << 20,
             data_frame_bytes: 256 << 10,
-            max_window_bytes: 4 << 20,
+            max_window_bytes: garblet_core::protocol::frame::DEFAULT_WINDOW,
             max_and_gates_per_session: 10_000_000_000,
             handshake_timeout_secs: 10.0,
             idle_timeout_secs: 60.0,

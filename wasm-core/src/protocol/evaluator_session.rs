@@ -33,7 +33,7 @@ pub struct EvaluatorConfig {
 
 impl Default for EvaluatorConfig {
     fn default() -> Self {
-        EvaluatorConfig { window: 4 << 20, max_slots: 1 << 22 }
+        EvaluatorConfig { window: super::frame::DEFAULT_WINDOW, max_slots: 1 << 22 }
     }
 }
 
@@ -181,6 +181,12 @@ impl EvaluatorSession {
 
     pub fn catalog(&self) -> Option<&Catalog> {
         self.catalog.as_ref()
+    }
+
+    /// The credit window: what this party asked for until the server's hello, then what the
+    /// two hellos grant (the server may allow less).
+    pub fn window(&self) -> u32 {
+        self.window
     }
 
     /// The next frame to send. Once a computation's request has left, this is where the base

@@ -30,6 +30,9 @@ pub const VERSION: u16 = 2;
 
 /// The smallest credit window: room for a few batches of garbled data.
 pub const MIN_WINDOW: u32 = 64 << 10;
+/// The credit window an evaluator asks for and a server grants unless configured otherwise:
+/// what a browser tab holds of garbled data at most.
+pub const DEFAULT_WINDOW: u32 = 4 << 20;
 
 /// The credit window of a session: what the client asked for, within what the server allows.
 /// Both sides compute it from the two hellos.

@@ -42,7 +42,7 @@ pub struct GarblerConfig {
 
 impl Default for GarblerConfig {
     fn default() -> Self {
-        GarblerConfig { max_window: 4 << 20, max_frame: 1 << 20, data_frame: 256 << 10, max_and_gates: 1 << 40 }
+        GarblerConfig { max_window: super::frame::DEFAULT_WINDOW, max_frame: 1 << 20, data_frame: 256 << 10, max_and_gates: 1 << 40 }
     }
 }
 
