@@ -333,11 +333,12 @@ pub fn scan<R: BufRead>(reader: R) -> Result<BristolInfo, BristolError> {
     if let Some((number, _)) = lines.next()? {
         return Err(BristolError::at(number, format!("more gates than the {} the header declares", header.gates)));
     }
-    for w in header.first_output_wire()..header.wires {
+    let first_output = header.first_output_wire();
+    for (w, last) in last_use.iter_mut().enumerate().take(header.wires).skip(first_output) {
         if !is_set(&assigned, w as u32) {
             return Err(BristolError::at(lines.number, format!("output wire {w} is never assigned")));
         }
-        last_use[w] = OUTPUT;
+        *last = OUTPUT;
     }
     Ok(BristolInfo { header, stats, last_use })
 }

@@ -124,7 +124,7 @@ impl ValueSource {
 
 /// Equal-width elements, the first in the lowest bits.
 fn parse_list(list: &[Decimal], bits: usize) -> Result<Vec<bool>, ValueError> {
-    if list.is_empty() || bits % list.len() != 0 {
+    if list.is_empty() || !bits.is_multiple_of(list.len()) {
         return Err(ValueError::Syntax(format!("a list of {} values cannot fill this {bits}-bit field with equal-width elements", list.len())));
     }
     let width = bits / list.len();
