@@ -110,8 +110,7 @@ impl BaseOtSender {
     /// The Diffie–Hellman points of OTs `range`, encoded: r·P_j and r·C − r·P_j for each j —
     /// the multiplications, in a form another thread can also compute ([`share`](Self::share)).
     pub fn products(&self, message: &[u8], range: Range<usize>) -> Result<Vec<[u8; POINT_BYTES]>, OtError> {
-        check_receiver_message(message)?;
-        let (encoded_p, _) = message.as_chunks::<POINT_BYTES>();
+        let encoded_p = receiver_points(message)?;
         dh_products(&self.half_r, &self.half_r_times_c, &encoded_p[range.clone()], range.start)
     }
 
@@ -119,18 +118,16 @@ impl BaseOtSender {
     /// browser): it carries a copy of the secret scalar, so it may only go to a thread of the
     /// same party. [`BaseOtShare::run`] returns what [`products`](Self::products) would.
     pub fn share(&self, message: &[u8], range: Range<usize>) -> Result<BaseOtShare, OtError> {
-        check_receiver_message(message)?;
-        let (encoded_p, _) = message.as_chunks::<POINT_BYTES>();
+        let encoded_p = receiver_points(message)?;
         Ok(BaseOtShare { half_r: self.half_r, half_r_times_c: self.half_r_times_c, points: encoded_p[range.clone()].to_vec(), first: range.start })
     }
 
     /// Both keys of every OT from the products of all 128 OTs, in order.
     pub fn keys(&self, message: &[u8], products: &[[u8; POINT_BYTES]]) -> Result<SenderKeys, OtError> {
-        check_receiver_message(message)?;
+        let encoded_p = receiver_points(message)?;
         if products.len() != 2 * BASE_OT_COUNT {
             return Err(OtError::WrongLength { what: "base-OT products", expected: 2 * BASE_OT_COUNT * POINT_BYTES, actual: products.len() * POINT_BYTES });
         }
-        let (encoded_p, _) = message.as_chunks::<POINT_BYTES>();
         Ok(core::array::from_fn(|j| {
             let kdf = |point: &[u8; POINT_BYTES]| derive_key(&self.encoded_r, &encoded_p[j], j, point);
             [kdf(&products[2 * j]), kdf(&products[2 * j + 1])]
@@ -217,6 +214,12 @@ pub fn check_receiver_message(message: &[u8]) -> Result<(), OtError> {
         return Err(OtError::WrongLength { what: "base-OT receiver message", expected: RECEIVER_MESSAGE_BYTES, actual: message.len() });
     }
     Ok(())
+}
+
+/// The receiver's message as its 128 encoded points P_j, once its length is checked.
+fn receiver_points(message: &[u8]) -> Result<&[[u8; POINT_BYTES]], OtError> {
+    check_receiver_message(message)?;
+    Ok(message.as_chunks::<POINT_BYTES>().0)
 }
 
 /// The base-OT receiver (the garbler) after it has sent its message. The keys are derived in

@@ -121,16 +121,18 @@ impl OtReceiver {
     /// The multiplications of base OTs `range` as a job for another thread of this party
     /// ([`base::BaseOtShare`], as bytes: it carries the secret scalar).
     pub fn share_base_ot(&self, reply: &[u8], range: core::ops::Range<usize>) -> Result<Vec<u8>, OtError> {
-        match &self.state {
-            ReceiverState::AwaitingBaseOtReply(sender) => Ok(sender.share(reply, range)?.to_bytes()),
-            other => Err(OtError::OutOfOrder { expected: other.expecting(), got: "the garbler's base-OT points" }),
-        }
+        Ok(self.base_ot_sender()?.share(reply, range)?.to_bytes())
     }
 
     /// The multiplications of base OTs `range`, in this thread.
     pub fn base_ot_products(&self, reply: &[u8], range: core::ops::Range<usize>) -> Result<Vec<[u8; 32]>, OtError> {
+        self.base_ot_sender()?.products(reply, range)
+    }
+
+    /// The base-OT sender, while the garbler's points are still awaited.
+    fn base_ot_sender(&self) -> Result<&base::BaseOtSender, OtError> {
         match &self.state {
-            ReceiverState::AwaitingBaseOtReply(sender) => sender.products(reply, range),
+            ReceiverState::AwaitingBaseOtReply(sender) => Ok(sender),
             other => Err(OtError::OutOfOrder { expected: other.expecting(), got: "the garbler's base-OT points" }),
         }
     }

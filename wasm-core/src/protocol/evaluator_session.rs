@@ -209,7 +209,13 @@ impl EvaluatorSession {
     /// WebSocket — should yield first, so that the request is on its way while it computes.
     pub fn has_deferred_work(&self) -> bool {
         let waiting_for_share = matches!(&self.shared, SharedBaseOt::Out { ours: Some(_), returned: None, .. });
-        self.outbox.is_empty() && !waiting_for_share && matches!(&self.state, State::Computing(a) if matches!(a.inputs, InputLabels::Pending(_)))
+        self.outbox.is_empty() && !waiting_for_share && self.inputs_pending()
+    }
+
+    /// Whether a computation waits for the OT extension of this party's inputs (and, the first
+    /// time, the base OTs).
+    fn inputs_pending(&self) -> bool {
+        matches!(&self.state, State::Computing(a) if matches!(a.inputs, InputLabels::Pending(_)))
     }
 
     /// Hands the multiplications of the last `count` base OTs to another thread of this party
@@ -219,8 +225,7 @@ impl EvaluatorSession {
     /// [`complete_base_ot_share`](Self::complete_base_ot_share); meanwhile `poll_transmit` does
     /// the other OTs. `None` when there is nothing to share.
     pub fn take_base_ot_share(&mut self, count: usize) -> Option<Vec<u8>> {
-        let waiting = matches!(&self.state, State::Computing(a) if matches!(a.inputs, InputLabels::Pending(_)));
-        if !waiting || self.ot.is_ready() || !matches!(self.shared, SharedBaseOt::No) || count == 0 {
+        if !self.inputs_pending() || self.ot.is_ready() || !matches!(self.shared, SharedBaseOt::No) || count == 0 {
             return None;
         }
         let theirs = BASE_OT_COUNT - count.min(BASE_OT_COUNT)..BASE_OT_COUNT;
