@@ -3,14 +3,11 @@
  * worker and joins them with a MessageChannel; the engine sends it base-OT jobs.
  */
 import type { BaseOtHelper } from './engine.js';
-import { movableBuffer, type FromOtHelper, type ToOtHelper } from './protocol.js';
+import { joinedByChannel, movableBuffer, type FromOtHelper, type ToOtHelper } from './protocol.js';
 
 /** The helper worker and the port the engine's worker uses to talk to it. */
 export function startOtHelper(): { worker: Worker; port: MessagePort } {
-  const worker = new Worker(new URL('./ot-worker.js', import.meta.url), { type: 'module' });
-  const { port1, port2 } = new MessageChannel();
-  worker.postMessage({ port: port2 }, [port2]);
-  return { worker, port: port1 };
+  return joinedByChannel(new Worker(new URL('./ot-worker.js', import.meta.url), { type: 'module' }));
 }
 
 /** The engine's side: jobs out, products back; the helper instantiates `module` first. */

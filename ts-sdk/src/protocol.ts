@@ -39,6 +39,16 @@ export type ToOtHelper = { type: 'init'; module: WebAssembly.Module } | { type: 
 export type FromOtHelper = { type: 'done'; id: number; products: ArrayBuffer } | { type: 'failed'; id: number; message: string };
 
 /**
+ * A helper worker joined to this thread by a MessageChannel: the worker gets one end as its
+ * first message (`{ port }`), the caller keeps the other.
+ */
+export function joinedByChannel(worker: Worker): { worker: Worker; port: MessagePort } {
+  const { port1, port2 } = new MessageChannel();
+  worker.postMessage({ port: port2 }, [port2]);
+  return { worker, port: port1 };
+}
+
+/**
  * The buffer of `bytes`, to transfer rather than copy: its own when the view covers all of it
  * (what the wasm bindings return), else a copy of just those bytes.
  */

@@ -4,7 +4,7 @@
  */
 import type { Transport } from './engine.js';
 import { ConnectionError } from './errors.js';
-import { movableBuffer, type FromSocket, type ToSocket } from './protocol.js';
+import { joinedByChannel, movableBuffer, type FromSocket, type ToSocket } from './protocol.js';
 
 let sessionId = 0;
 
@@ -40,8 +40,5 @@ export function openSocket(port: MessagePort, url: string): Promise<Transport> {
 
 /** A socket worker joined to the current thread by a MessageChannel; returns the port to use with `openSocket`. */
 export function startSocketWorker(): { worker: Worker; port: MessagePort } {
-  const worker = new Worker(new URL('./socket-worker.js', import.meta.url), { type: 'module' });
-  const { port1, port2 } = new MessageChannel();
-  worker.postMessage({ port: port2 }, [port2]);
-  return { worker, port: port1 };
+  return joinedByChannel(new Worker(new URL('./socket-worker.js', import.meta.url), { type: 'module' }));
 }
