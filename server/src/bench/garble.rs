@@ -9,8 +9,7 @@
 //! another process's burst).
 
 use super::report::{rate, Report};
-use garblet_circuits::library::synthetic::Synthetic;
-use garblet_circuits::Runner;
+use super::{synthetic_circuit, SYNTHETIC_INPUTS};
 use garblet_core::aes::{Aes128, FixedKeyAes};
 use garblet_core::garble::{random_delta, Evaluator, Garbler};
 use garblet_core::Block;
@@ -51,16 +50,15 @@ pub fn run(options: &Options, json: bool) -> Result<(), String> {
 /// Seconds spent garbling and evaluating (each side: building its batches plus its engine),
 /// and the payload bytes.
 pub fn garble_and_evaluate(and_gates: u64) -> Result<(f64, f64, usize), String> {
-    let make = || Box::new(Synthetic::new(and_gates, 1, 512, 1));
     let delta = random_delta().map_err(|e| e.to_string())?;
     let mut garbler = Garbler::new(delta).map_err(|e| e.to_string())?;
     let mut evaluator = Evaluator::new();
-    let choices: Vec<bool> = (0..256).map(|i| i % 3 == 0).collect();
+    let choices: Vec<bool> = (0..SYNTHETIC_INPUTS).map(|i| i % 3 == 0).collect();
     let zero: Vec<Block> = choices.iter().map(|_| Block::random().expect("OS randomness")).collect();
     let active: Vec<Block> = zero.iter().zip(&choices).map(|(&q, &r)| q ^ delta.select(r)).collect();
-    garbler.start_computation(vec![false; 256], zero);
+    garbler.start_computation(vec![false; SYNTHETIC_INPUTS], zero);
     evaluator.start_computation(active);
-    let (mut g_runner, mut e_runner) = (Runner::new(make()), Runner::new(make()));
+    let (mut g_runner, mut e_runner) = (synthetic_circuit(and_gates), synthetic_circuit(and_gates));
     let (mut g_time, mut e_time) = (0.0, 0.0);
     let mut payload = Vec::with_capacity(1 << 20);
     let mut bytes = 0;

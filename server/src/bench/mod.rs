@@ -8,6 +8,15 @@ pub mod pipeline;
 pub mod report;
 pub mod session;
 
+/// Input bits per side of the benchmarks' `synthetic` circuit (width 512, one XOR per AND,
+/// seed 1): the same circuit in `bench garble`, its pipeline and `bench session`.
+pub const SYNTHETIC_INPUTS: usize = 256;
+
+/// The benchmarks' `synthetic` circuit with `and_gates` ANDs, as one party builds it.
+pub fn synthetic_circuit(and_gates: u64) -> garblet_circuits::Runner<'static> {
+    garblet_circuits::Runner::new(Box::new(garblet_circuits::library::synthetic::Synthetic::new(and_gates, 1, 2 * SYNTHETIC_INPUTS as u64, 1)))
+}
+
 /// Peak resident memory of this process so far, in MB (Linux `VmHWM`; 0 elsewhere).
 pub fn max_rss_mb() -> f64 {
     status_mb("/proc/self/status", "VmHWM:").unwrap_or(0.0)

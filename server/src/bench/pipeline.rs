@@ -7,8 +7,7 @@
 //!
 //! Not a protocol: the labels travel unprotected. It exists to be measured.
 
-use garblet_circuits::library::synthetic::Synthetic;
-use garblet_circuits::Runner;
+use super::{synthetic_circuit as circuit, SYNTHETIC_INPUTS as INPUTS};
 use garblet_core::garble::{payload_len, random_delta, Evaluator, Garbler};
 use garblet_core::Block;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -17,13 +16,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Instant;
 
-/// The `synthetic` circuit of `bench garble` and `bench session`: 256 input bits a side.
-const INPUTS: usize = 256;
 const WRITE_BYTES: usize = 1 << 20;
-
-fn circuit(and_gates: u64) -> Runner<'static> {
-    Runner::new(Box::new(Synthetic::new(and_gates, 1, 2 * INPUTS as u64, 1)))
-}
 
 /// AND gates per second of garbler → TCP → evaluator, from the first byte sent to the
 /// evaluator's word that it has evaluated everything. The evaluator is this executable again

@@ -20,6 +20,7 @@
 use super::garble::garble_and_evaluate;
 use super::loopback::ServerProcess;
 use super::report::{rate, Report};
+use super::SYNTHETIC_INPUTS;
 use crate::client::{transport, Client, ConnectOptions};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -39,8 +40,6 @@ pub const WINDOW: u32 = 16 << 20;
 /// The largest window the benchmark's server grants (its `max_window_bytes` below).
 pub const MAX_WINDOW: u32 = 64 << 20;
 
-/// The `synthetic` service's width: 256 input bits from each side.
-const SYNTHETIC_WIDTH: u64 = 512;
 /// Matches the server's `data_frame_bytes` below.
 const FRAME_BYTES: usize = 256 << 10;
 
@@ -114,7 +113,7 @@ pub fn run(options: &Options, json: bool) -> Result<(), String> {
 fn synthetic_session(url: &str, connect: &ConnectOptions, and_gates: u64, watch: Option<u32>) -> Result<(f64, u64, f64), String> {
     let mut client = Client::connect(url, connect).map_err(|e| e.to_string())?;
     let sampler = watch.map(RssSampler::start);
-    let inputs = vec![false; (SYNTHETIC_WIDTH / 2) as usize];
+    let inputs = vec![false; SYNTHETIC_INPUTS];
     let result = client.compute("synthetic", vec![("and_gates".into(), and_gates)], inputs).map_err(|e| e.to_string())?;
     let peak_mb = sampler.map_or(0.0, RssSampler::stop);
     client.close();
