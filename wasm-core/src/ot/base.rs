@@ -110,16 +110,16 @@ impl BaseOtSender {
     /// The Diffie–Hellman points of OTs `range`, encoded: r·P_j and r·C − r·P_j for each j —
     /// the multiplications, in a form another thread can also compute ([`share`](Self::share)).
     pub fn products(&self, message: &[u8], range: Range<usize>) -> Result<Vec<[u8; POINT_BYTES]>, OtError> {
-        let encoded_p = receiver_points(message)?;
-        dh_products(&self.half_r, &self.half_r_times_c, &encoded_p[range.clone()], range.start)
+        let encoded_p = receiver_points_in(message, &range)?;
+        dh_products(&self.half_r, &self.half_r_times_c, encoded_p, range.start)
     }
 
     /// The multiplications of OTs `range` as a job for another thread (a second worker in a
     /// browser): it carries a copy of the secret scalar, so it may only go to a thread of the
     /// same party. [`BaseOtShare::run`] returns what [`products`](Self::products) would.
     pub fn share(&self, message: &[u8], range: Range<usize>) -> Result<BaseOtShare, OtError> {
-        let encoded_p = receiver_points(message)?;
-        Ok(BaseOtShare { half_r: self.half_r, half_r_times_c: self.half_r_times_c, points: encoded_p[range.clone()].to_vec(), first: range.start })
+        let encoded_p = receiver_points_in(message, &range)?;
+        Ok(BaseOtShare { half_r: self.half_r, half_r_times_c: self.half_r_times_c, points: encoded_p.to_vec(), first: range.start })
     }
 
     /// Both keys of every OT from the products of all 128 OTs, in order.
@@ -220,6 +220,11 @@ pub fn check_receiver_message(message: &[u8]) -> Result<(), OtError> {
 fn receiver_points(message: &[u8]) -> Result<&[[u8; POINT_BYTES]], OtError> {
     check_receiver_message(message)?;
     Ok(message.as_chunks::<POINT_BYTES>().0)
+}
+
+/// The garbler's points of OTs `range` only; a range beyond the 128 OTs is an error, not a panic.
+fn receiver_points_in<'a>(message: &'a [u8], range: &Range<usize>) -> Result<&'a [[u8; POINT_BYTES]], OtError> {
+    receiver_points(message)?.get(range.clone()).ok_or(OtError::OtRange { start: range.start, end: range.end, count: BASE_OT_COUNT })
 }
 
 /// The base-OT receiver (the garbler) after it has sent its message. The keys are derived in
@@ -406,6 +411,10 @@ mod tests {
         bad_point[70 + 32 * 3..70 + 32 * 4].fill(0xff);
         assert_eq!(BaseOtShare::from_bytes(&bad_point).unwrap().run().unwrap_err(), OtError::InvalidPoint { point: BasePoint::ReceiverKey(103) });
         assert!(sender.keys(&points, &products[1..]).is_err(), "products of the wrong length");
+        // So is a range beyond the 128 OTs, in this thread or for another.
+        let beyond = OtError::OtRange { start: 120, end: 129, count: BASE_OT_COUNT };
+        assert_eq!(sender.products(&points, 120..129).unwrap_err(), beyond);
+        assert_eq!(sender.share(&points, 120..129).err(), Some(beyond));
     }
 
     #[cfg_attr(not(target_arch = "wasm32"), test)]

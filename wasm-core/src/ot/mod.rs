@@ -61,6 +61,8 @@ pub enum OtError {
     OutOfOrder { expected: &'static str, got: &'static str },
     #[error("{count} OTs in one chunk; at most {max} are allowed")]
     ChunkTooLarge { count: usize, max: usize },
+    #[error("base OTs {start}..{end} asked for; there are {count}")]
+    OtRange { start: usize, end: usize, count: usize },
     #[error("Δ must have its least significant bit set (point-and-permute)")]
     DeltaLsbNotSet,
     #[error("the operating system's random number generator failed: {0}")]
