@@ -46,11 +46,11 @@ export function defaultConfig() {
 }
 
 /**
- * The default configuration with `listen` and some `[limits]` replaced, e.g.
+ * The default configuration with `listen`, `allowed_origins` and some `[limits]` replaced, e.g.
  * `configWith({ listen: '127.0.0.1:0', limits: { idle_timeout_secs: 10 } })`.
- * @param {{ listen?: string, limits?: Record<string, number> }} changes
+ * @param {{ listen?: string, allowedOrigins?: string[], limits?: Record<string, number> }} changes
  */
-export function configWith({ listen, limits = {} }) {
+export function configWith({ listen, allowedOrigins, limits = {} }) {
   let text = defaultConfig();
   const set = (key, value) => {
     const line = new RegExp(`^${key}\\s*=.*$`, 'm');
@@ -58,6 +58,7 @@ export function configWith({ listen, limits = {} }) {
     text = text.replace(line, `${key} = ${value}`);
   };
   if (listen !== undefined) set('listen', JSON.stringify(listen));
+  if (allowedOrigins !== undefined) set('allowed_origins', JSON.stringify(allowedOrigins));
   for (const [key, value] of Object.entries(limits)) set(key, String(value));
   return text;
 }

@@ -24,7 +24,10 @@ export async function openDemo(page: Page, path: string, server = serverUrl()): 
   await page.goto(url.toString());
 }
 
-/** A server of the test's own, with the default services, to stop or kill mid-test. */
-export function startPrivateServer() {
-  return startServer({ config: configWith({ listen: '127.0.0.1:0', limits: E2E_LIMITS }) });
+/**
+ * A server of the test's own, with the default services, to stop or kill mid-test;
+ * `allowedOrigins` replaces the default list (localhost pages on any port).
+ */
+export function startPrivateServer({ allowedOrigins }: { allowedOrigins?: string[] } = {}) {
+  return startServer({ config: configWith({ listen: '127.0.0.1:0', allowedOrigins, limits: E2E_LIMITS }) });
 }

@@ -12,7 +12,18 @@ test('no server at the address: the page says it cannot reach it', async ({ page
   await page.getByTestId('run').click();
   expect(await finishedState(page)).toBe('error');
   await expect(page.getByTestId('error')).toContainText(`Cannot reach the server at ${url}`);
-  await expect(page.getByTestId('error')).toContainText('is garblet serve running there?');
+  await expect(page.getByTestId('error')).toContainText('is garblet serve running there');
+});
+
+test("a server that does not allow the page's Origin: the page names that as a possible cause", async ({ page }) => {
+  const server = await startPrivateServer({ allowedOrigins: ['https://app.example.com'] });
+  try {
+    await openDemo(page, 'hamming', server.url);
+    await expect(page.getByTestId('error')).toContainText(`Cannot reach the server at ${server.url}`);
+    await expect(page.getByTestId('error')).toContainText("does it allow this page's origin?");
+  } finally {
+    await server.stop();
+  }
 });
 
 test('the server stopped after the page loaded: the run says it cannot reach it', async ({ page }) => {

@@ -1,5 +1,5 @@
 /** What every entry point exports besides `Garblet`. */
-export { AbortError, ConnectionError, GarbletError, InputError, ProtocolError, ServerError } from './errors.js';
+export { AbortError, ConnectionError, GarbletError, InputError, ProtocolError, ServerError, type ConnectionErrorCode } from './errors.js';
 export { Output } from './encode.js';
 export { Session, type RunResult } from './session.js';
 export type * from './types.js';

@@ -91,10 +91,10 @@ class WorkerEngine implements EngineHandle {
 
   constructor() {
     this.worker.onmessage = (ev: MessageEvent<FromWorker>) => this.onMessage(ev.data);
-    this.worker.onerror = (ev) => this.fail(new ConnectionError(`the Garblet worker failed: ${ev.message}`));
+    this.worker.onerror = (ev) => this.fail(new ConnectionError(`the Garblet worker failed: ${ev.message}`, 'worker'));
     // Without its socket worker the engine would wait for a socket for ever. (Without the OT
     // helper it computes the base OTs alone: see Engine.shareBaseOts.)
-    this.workers.socket.onerror = (ev) => this.fail(new ConnectionError(`the Garblet socket worker failed: ${ev.message}`));
+    this.workers.socket.onerror = (ev) => this.fail(new ConnectionError(`the Garblet socket worker failed: ${ev.message}`, 'worker'));
   }
 
   private post(m: ToWorker): void {
@@ -128,7 +128,7 @@ class WorkerEngine implements EngineHandle {
     if (this.failure) return;
     this.keepWorker = this.connected;
     this.post({ type: 'close' });
-    this.fail(new ConnectionError('the session was closed'));
+    this.fail(new ConnectionError('the session was closed', 'closed'));
   }
 
   private onMessage(m: FromWorker): void {

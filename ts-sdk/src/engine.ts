@@ -96,7 +96,7 @@ export class Engine {
     this.memory = wasm.memory;
     this.runBaseOtShare = wasm.runBaseOtShare;
     transport.onFrame = (frame) => this.onFrame(frame);
-    transport.onClose = (reason) => this.fail(new ConnectionError(`the connection closed${reason ? `: ${reason}` : ''}`));
+    transport.onClose = (reason) => this.fail(new ConnectionError(`the connection closed${reason ? `: ${reason}` : ''}`, 'closed'));
     this.flush();
   }
 
@@ -142,7 +142,7 @@ export class Engine {
   }
 
   close(): void {
-    this.fail(new ConnectionError('the session was closed'));
+    this.fail(new ConnectionError('the session was closed', 'closed'));
   }
 
   private onFrame(frame: Uint8Array): void {

@@ -10,9 +10,21 @@ export class GarbletError extends Error {
   override name = 'GarbletError';
 }
 
-/** The server could not be reached, or the connection dropped. */
+/**
+ * Why a {@link ConnectionError} happened: `unreachable`, the socket never opened (nothing
+ * listens there, or the server refused the upgrade, e.g. for this page's Origin — browsers do
+ * not say which); `closed`, an open connection was lost or closed; `worker`, the SDK's own
+ * Web Worker failed (its script or the wasm could not load).
+ */
+export type ConnectionErrorCode = 'unreachable' | 'closed' | 'worker';
+
+/** The server could not be reached, or the connection dropped: see `code`. */
 export class ConnectionError extends GarbletError {
   override name = 'ConnectionError';
+
+  constructor(message: string, readonly code: ConnectionErrorCode, options?: { cause?: unknown }) {
+    super(message, options);
+  }
 }
 
 /** A peer broke the protocol (malformed or unexpected frames, version mismatch). */
@@ -85,10 +97,14 @@ export function toErrorData(e: GarbletError): ErrorData {
   return { name: e.name, message: e.message, code: (e as { code?: string }).code };
 }
 
+function isConnectionErrorCode(code: string | undefined): code is ConnectionErrorCode {
+  return code === 'unreachable' || code === 'closed' || code === 'worker';
+}
+
 export function fromErrorData(d: ErrorData): GarbletError {
   switch (d.name) {
     case 'ConnectionError':
-      return new ConnectionError(d.message);
+      return new ConnectionError(d.message, isConnectionErrorCode(d.code) ? d.code : 'closed');
     case 'ServerError':
       return new ServerError(d.message, d.code ?? 'internal');
     case 'InputError':

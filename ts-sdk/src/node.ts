@@ -67,7 +67,7 @@ function openTransport(url: string, signal?: AbortSignal): Promise<SocketTranspo
     try {
       ws = new WebSocket(url, { perMessageDeflate: false, maxPayload: 64 << 20 });
     } catch (e) {
-      return reject(new ConnectionError(`cannot connect to ${url}: ${(e as Error).message}`, { cause: e }));
+      return reject(new ConnectionError(`cannot connect to ${url}: ${(e as Error).message}`, 'unreachable', { cause: e }));
     }
     const transport = new SocketTransport(ws);
     const onAbort = () => {
@@ -81,7 +81,7 @@ function openTransport(url: string, signal?: AbortSignal): Promise<SocketTranspo
     });
     ws.once('error', (e) => {
       signal?.removeEventListener('abort', onAbort);
-      reject(new ConnectionError(`cannot connect to ${url}: ${e.message}`, { cause: e }));
+      reject(new ConnectionError(`cannot connect to ${url}: ${e.message}`, 'unreachable', { cause: e }));
     });
   });
 }

@@ -27,7 +27,7 @@ export function openSocket(port: MessagePort, url: string): Promise<Transport> {
         case 'open':
           return resolve(transport);
         case 'failed':
-          return reject(new ConnectionError(m.message));
+          return reject(new ConnectionError(m.message, 'unreachable'));
         case 'frame':
           return transport.onFrame?.(new Uint8Array(m.frame));
         case 'closed':

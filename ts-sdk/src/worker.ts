@@ -34,7 +34,7 @@ self.onmessage = async (ev: MessageEvent<ToWorker>) => {
     case 'connect':
       try {
         // The socket opens in the other worker while this one instantiates the wasm.
-        const opening = socketPort ? openSocket(socketPort, msg.url) : Promise.reject(new ConnectionError('the socket worker is missing'));
+        const opening = socketPort ? openSocket(socketPort, msg.url) : Promise.reject(new ConnectionError('the socket worker is missing', 'worker'));
         const { memory } = initSync({ module: msg.module });
         if (otHelperPort && !otHelper) otHelper = otHelperOver(otHelperPort, msg.module);
         const transport = await opening;
@@ -45,7 +45,7 @@ self.onmessage = async (ev: MessageEvent<ToWorker>) => {
       }
       break;
     case 'run':
-      if (!engine) return postError(new ConnectionError('not connected'), msg.id);
+      if (!engine) return postError(new ConnectionError('not connected', 'closed'), msg.id);
       engine.run(msg.request, (progress) => post({ type: 'progress', id: msg.id, progress })).then(
         (result) => post({ type: 'result', id: msg.id, result }),
         (e) => postError(e, msg.id),

@@ -91,6 +91,6 @@ describe('refusals by the server', () => {
     const dead = await startServer();
     const url = dead.url;
     await dead.kill();
-    await assert.rejects(Garblet.connect(url), ConnectionError);
+    await assert.rejects(Garblet.connect(url), (e) => e instanceof ConnectionError && e.code === 'unreachable');
   });
 });

@@ -125,6 +125,7 @@ test('the server going away mid-stream is a ConnectionError, not a hang', async 
     const session = await Garblet.connect(server.url);
     const { error, msAfterEvent } = await interruptedRun(session, () => server.kill());
     assert.ok(error instanceof ConnectionError, `${error.name}: ${error.message}`);
+    assert.equal(error.code, 'closed');
     assert.ok(msAfterEvent < PROMPT_MS, `the run ended ${msAfterEvent} ms after the server was killed`);
     await assert.rejects(session.run('zero_equal', 0), ConnectionError);
   } finally {

@@ -18,9 +18,15 @@ export function serverUrl(): string {
 /** Connecting failed: the server is down, unreachable, or refused the session. */
 export class UnreachableError extends Error {
   constructor(readonly url: string, cause: unknown) {
-    const why = cause instanceof ServerError ? `it refused the session: ${cause.message}` : cause instanceof ConnectionError ? 'is garblet serve running there?' : String((cause as Error)?.message ?? cause);
-    super(`Cannot reach the server at ${url} — ${why}`, { cause });
+    super(`Cannot reach the server at ${url} — ${UnreachableError.why(cause)}`, { cause });
     this.name = 'UnreachableError';
+  }
+
+  private static why(cause: unknown): string {
+    if (cause instanceof ServerError) return `it refused the session: ${cause.message}`;
+    // A browser does not say whether nothing listens or the server refused this page's Origin.
+    if (cause instanceof ConnectionError && cause.code === 'unreachable') return 'is garblet serve running there, and does it allow this page\'s origin?';
+    return String((cause as Error)?.message ?? cause);
   }
 }
 

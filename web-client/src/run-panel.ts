@@ -194,6 +194,7 @@ function describe(e: unknown): string {
   if (e instanceof UnreachableError) return e.message;
   if (e instanceof InputError) return `Your input does not fit the service: ${e.message}`;
   if (e instanceof ServerError) return `The server stopped the computation: ${e.message} (${e.code})`;
+  if (e instanceof ConnectionError && e.code === 'worker') return `This browser could not start Garblet's worker: ${e.message}`;
   if (e instanceof ConnectionError) return `The connection to the server was lost: ${e.message}`;
   return e instanceof Error ? e.message : String(e);
 }
