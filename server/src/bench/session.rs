@@ -15,6 +15,11 @@
 //! * `bare_pipeline_and_per_s`: the same computation with none of the protocol, garbler and
 //!   evaluator processes joined by loopback TCP ([`super::pipeline`]): what this machine allows
 //!   at all, and its ratio to the target.
+//! * The CPU the measured session took, per AND: the server process (all its threads: the
+//!   session's, and the I/O threads, whose time is mostly the kernel's loopback send) and the
+//!   client's thread; then `session_cores_needed`, that CPU time over the target's wall time
+//!   per AND: the cores the session would need to meet the target at that cost, to compare
+//!   with `cores`, what the machine has.
 //! * With `--memory`: the server's resident memory during a 10^6-AND and a 10^8-AND session.
 
 use super::garble::garble_and_evaluate;
@@ -22,6 +27,7 @@ use super::loopback::ServerProcess;
 use super::report::{rate, Report};
 use super::SYNTHETIC_INPUTS;
 use crate::client::{transport, Client, ConnectOptions};
+use crate::clock::process_cpu_ms;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -68,15 +74,15 @@ pub fn run(options: &Options, json: bool) -> Result<(), String> {
 
     // A short session first, so that the measured one meets a warm server (its heap grown, its
     // pages faulted in), as a long-running server's sessions do.
-    synthetic_session(&url, &connect, 1_000_000, None)?;
-    let (session_s, wire_bytes, _) = synthetic_session(&url, &connect, options.and_gates, None)?;
-    let (default_window_s, _, _) = synthetic_session(&url, &default_window, options.and_gates, None)?;
+    synthetic_session(&url, &connect, 1_000_000, &server, false)?;
+    let session = synthetic_session(&url, &connect, options.and_gates, &server, false)?;
+    let default_window_s = synthetic_session(&url, &default_window, options.and_gates, &server, false)?.seconds;
     let and_gates = options.and_gates as f64;
-    let session_rate = rate(and_gates, session_s);
+    let session_rate = rate(and_gates, session.seconds);
     let default_window_rate = rate(and_gates, default_window_s);
-    let bytes_per_and = wire_bytes as f64 / and_gates;
+    let bytes_per_and = session.wire_bytes as f64 / and_gates;
 
-    let raw_bytes = wire_bytes.clamp(64 << 20, 2 << 30);
+    let raw_bytes = session.wire_bytes.clamp(64 << 20, 2 << 30);
     let ws_rate = raw_transfer(&server.addr, raw_bytes, &connect)?;
 
     let (garble_s, _, _) = garble_and_evaluate(options.and_gates)?;
@@ -99,25 +105,49 @@ pub fn run(options: &Options, json: bool) -> Result<(), String> {
         .set("bare_pipeline_and_per_s", bare_rate)
         .set("bare_pipeline_vs_target", bare_rate / target)
         .set("frame_bytes", FRAME_BYTES);
+    if let (Some(server_ms), Some(client_ms)) = (session.server_cpu_ms, session.client_cpu_ms) {
+        let ns_per_and = |ms: f64| ms * 1e6 / and_gates;
+        let target_ns = 1e9 / target;
+        report
+            .set("session_server_cpu_ns_per_and", ns_per_and(server_ms))
+            .set("session_client_cpu_ns_per_and", ns_per_and(client_ms))
+            .set("target_ns_per_and", target_ns)
+            .set("session_cores_needed", ns_per_and(server_ms + client_ms) / target_ns)
+            .set("cores", std::thread::available_parallelism().map_or(0, |n| n.get()));
+    }
     if options.memory {
-        let small = synthetic_session(&url, &connect, 1_000_000, Some(server.pid))?.2;
-        let large = synthetic_session(&url, &connect, 100_000_000, Some(server.pid))?.2;
+        let small = synthetic_session(&url, &connect, 1_000_000, &server, true)?.peak_rss_mb;
+        let large = synthetic_session(&url, &connect, 100_000_000, &server, true)?.peak_rss_mb;
         report.set("server_rss_mb_1e6_and", small).set("server_rss_mb_1e8_and", large).set("server_rss_ratio", large / small);
     }
     report.print(json);
     Ok(())
 }
 
-/// One `synthetic` computation: its seconds (as the client measured it), the bytes the server
-/// sent, and — if `watch` names the server's pid — the server's peak RSS in MB meanwhile.
-fn synthetic_session(url: &str, connect: &ConnectOptions, and_gates: u64, watch: Option<u32>) -> Result<(f64, u64, f64), String> {
+/// What one `synthetic` computation took.
+struct SessionRun {
+    /// Wall time, as the client measured it.
+    seconds: f64,
+    /// What the server sent.
+    wire_bytes: u64,
+    /// The client thread's CPU time, from its session's stats.
+    client_cpu_ms: Option<f64>,
+    /// The server process's CPU time (all threads) from the request to the end.
+    server_cpu_ms: Option<f64>,
+    /// The server's peak resident memory meanwhile, if watched (else 0).
+    peak_rss_mb: f64,
+}
+
+fn synthetic_session(url: &str, connect: &ConnectOptions, and_gates: u64, server: &ServerProcess, watch_rss: bool) -> Result<SessionRun, String> {
     let mut client = Client::connect(url, connect).map_err(|e| e.to_string())?;
-    let sampler = watch.map(RssSampler::start);
+    let sampler = watch_rss.then(|| RssSampler::start(server.pid));
     let inputs = vec![false; SYNTHETIC_INPUTS];
+    let server_cpu_before = process_cpu_ms(server.pid);
     let result = client.compute("synthetic", vec![("and_gates".into(), and_gates)], inputs).map_err(|e| e.to_string())?;
-    let peak_mb = sampler.map_or(0.0, RssSampler::stop);
+    let server_cpu_ms = process_cpu_ms(server.pid).zip(server_cpu_before).map(|(after, before)| after - before);
+    let peak_rss_mb = sampler.map_or(0.0, RssSampler::stop);
     client.close();
-    Ok((result.evaluator.wall_ms / 1e3, result.garbler.bytes_sent, peak_mb))
+    Ok(SessionRun { seconds: result.evaluator.wall_ms / 1e3, wire_bytes: result.garbler.bytes_sent, client_cpu_ms: result.evaluator.cpu_ms, server_cpu_ms, peak_rss_mb })
 }
 
 /// Bytes per second from the server's raw-throughput endpoint.
