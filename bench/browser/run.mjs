@@ -9,7 +9,9 @@
  *   - a large `synthetic` computation through the SDK, AND gates/s, and bytes per AND;
  *   - raw WebSocket receive speed from the same server with the same frame size, bytes/s;
  *   - the latency of one private AES block, from `Garblet.connect` to the result (median of 20);
- *   - where that latency goes (protocol phases, worker start, wasm instantiation).
+ *   - where that latency goes (protocol phases, worker start, wasm instantiation);
+ *   - the whole machine's CPU during the end-to-end and the raw WebSocket measurements, and
+ *     the cores the end-to-end run would need, at that CPU cost, to meet its target.
  *
  * It prints a report, then the numbers as one JSON object on its last line.
  * Usage: node bench/browser/run.mjs [--and-gates N] [--latency-runs N] [--profile] [--without-devtools]
@@ -27,6 +29,7 @@ import { startStaticServer } from './static-server.mjs';
 import { profileAesSessions } from './profile.mjs';
 import { printPhases, targetsOf } from './report.mjs';
 import { measureWithoutDevtools } from './undisturbed.mjs';
+import { cores, withMachineCpu } from './machine-cpu.mjs';
 
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
@@ -65,9 +68,9 @@ async function main() {
     const evaluator = { andPerSecond: kernels.andPerSecond };
     log(`AES-128 in wasm: ours ${fmt(aes.ours)} blocks/s, aes crate ${fmt(aes.crate)} blocks/s`);
     log(`evaluator in the page (no network): ${fmt(evaluator.andPerSecond)} AND/s`);
-    const e2e = await measure('endToEndThroughput', garblet.address, andGates);
+    const { result: e2e, cpu: e2eCpu } = await withMachineCpu(() => measure('endToEndThroughput', garblet.address, andGates));
     log(`end to end, synthetic ${fmt(andGates)} ANDs: ${fmt(e2e.andPerSecond)} AND/s (${fmt(e2e.ms / 1000)} s, ${fmt(e2e.bytesPerAnd, 4)} bytes/AND)`);
-    const raw = await measure('rawWebSocketThroughput', garblet.address, Math.round(andGates * e2e.bytesPerAnd), garblet.dataFrameBytes);
+    const { result: raw, cpu: rawCpu } = await withMachineCpu(() => measure('rawWebSocketThroughput', garblet.address, Math.round(andGates * e2e.bytesPerAnd), garblet.dataFrameBytes));
     log(`raw WebSocket receive, ${garblet.dataFrameBytes}-byte frames: ${fmt(raw.bytesPerSecond)} bytes/s`);
     const latency = await measure('aesLatency', garblet.address, latencyRuns);
     const first = latency.samples[0];
@@ -97,14 +100,34 @@ async function main() {
     }
     const targets = targetsOf(results);
     for (const [name, t] of Object.entries(targets)) log(`${t.met ? 'MET   ' : 'MISSED'} ${name}: ${t.rule} (${t.detail})`);
+    const machine = machineCpuReport(e2eCpu, rawCpu, andGates / targets.e2e_vs_ws.needed);
+    if (machine) {
+      log(`machine CPU: end to end ${fmt(machine.e2e_cpu_s)} CPU-s (${fmt(100 * machine.e2e_busy)} % of ${cores} cores busy), raw WebSocket ${fmt(machine.ws_cpu_s)} CPU-s (${fmt(100 * machine.ws_busy)} %)`);
+      log(`  at that cost, end to end within its target's ${fmt(machine.e2e_target_s)} s needs ${fmt(machine.e2e_cores_needed)} cores; this machine has ${cores}`);
+    }
     const loadAfter = loadavg();
     log(`load average after: ${loadAfter.map((l) => l.toFixed(2)).join(' ')}`);
-    log(JSON.stringify({ ...results, targets, without_devtools: withoutDevtools, load_avg: { before: loadBefore, after: loadAfter } }));
+    log(JSON.stringify({ ...results, targets, machine_cpu: machine, without_devtools: withoutDevtools, load_avg: { before: loadBefore, after: loadAfter } }));
   } finally {
     await browser.close();
     await web.close();
     await garblet.close();
   }
+}
+
+/** The machine's CPU over the end-to-end and raw runs, and the cores the first needs to fit `targetSeconds`. */
+function machineCpuReport(e2e, raw, targetSeconds) {
+  if (!e2e || !raw) return undefined;
+  const round = (v) => Number(v.toFixed(3));
+  return {
+    e2e_cpu_s: round(e2e.seconds),
+    e2e_busy: round(e2e.busy),
+    ws_cpu_s: round(raw.seconds),
+    ws_busy: round(raw.busy),
+    e2e_target_s: round(targetSeconds),
+    e2e_cores_needed: round(e2e.seconds / targetSeconds),
+    cores,
+  };
 }
 
 main().catch((e) => {
