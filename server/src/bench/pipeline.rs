@@ -15,13 +15,22 @@ use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Instant;
+use crate::clock::process_cpu_ms;
 
 const WRITE_BYTES: usize = 1 << 20;
+
+/// What the pipeline did: AND gates per second, and the CPU time of each side meanwhile (in
+/// milliseconds, where the platform can tell).
+pub struct PipelineRun {
+    pub and_per_s: f64,
+    pub garbler_cpu_ms: Option<f64>,
+    pub evaluator_cpu_ms: Option<f64>,
+}
 
 /// AND gates per second of garbler → TCP → evaluator, from the first byte sent to the
 /// evaluator's word that it has evaluated everything. The evaluator is this executable again
 /// (`garblet bench pipeline-peer`), a process of its own like a real client.
-pub fn and_per_s(and_gates: u64) -> Result<f64, String> {
+pub fn run(and_gates: u64) -> Result<PipelineRun, String> {
     let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("pipeline: {e}"))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
@@ -41,6 +50,8 @@ pub fn and_per_s(and_gates: u64) -> Result<f64, String> {
     garbler.start_computation(vec![false; INPUTS], zero);
 
     let start = Instant::now();
+    let garbler_cpu_before = process_cpu_ms(std::process::id());
+    let evaluator_cpu_before = process_cpu_ms(peer.id());
     socket.write_all(&dealt).map_err(|e| e.to_string())?;
     // Garbled chunks go to a writer thread; spent buffers come back, so nothing is allocated
     // in the steady state.
@@ -70,6 +81,9 @@ pub fn and_per_s(and_gates: u64) -> Result<f64, String> {
     let mut done = [0u8; 1];
     socket.read_exact(&mut done).map_err(|e| format!("pipeline: the evaluator did not finish: {e}"))?;
     let seconds = start.elapsed().as_secs_f64();
+    let since = |before: Option<f64>, pid: u32| process_cpu_ms(pid).zip(before).map(|(after, before)| after - before);
+    let garbler_cpu_ms = since(garbler_cpu_before, std::process::id());
+    let evaluator_cpu_ms = since(evaluator_cpu_before, peer.id());
 
     let mut line = String::new();
     if let Some(out) = peer.stdout.take() {
@@ -79,7 +93,7 @@ pub fn and_per_s(and_gates: u64) -> Result<f64, String> {
     if line.trim() != "ok" {
         return Err(format!("pipeline: the evaluator said {:?}", line.trim()));
     }
-    Ok(and_gates as f64 / seconds)
+    Ok(PipelineRun { and_per_s: and_gates as f64 / seconds, garbler_cpu_ms, evaluator_cpu_ms })
 }
 
 /// The evaluator's side (`garblet bench pipeline-peer`): reads and evaluates, says one byte

@@ -19,7 +19,8 @@
 //!   session's, and the I/O threads, whose time is mostly the kernel's loopback send) and the
 //!   client's thread; then `session_cores_needed`, that CPU time over the target's wall time
 //!   per AND: the cores the session would need to meet the target at that cost, to compare
-//!   with `cores`, what the machine has.
+//!   with `cores`, what the machine has. The protocol-free pipeline's CPU per AND, garbler and
+//!   evaluator side, is reported beside it: the difference is what the protocol costs.
 //! * With `--memory`: the server's resident memory during a 10^6-AND and a 10^8-AND session.
 
 use super::garble::garble_and_evaluate;
@@ -89,7 +90,8 @@ pub fn run(options: &Options, json: bool) -> Result<(), String> {
     let garble_rate = rate(and_gates, garble_s);
 
     let target = 0.7 * garble_rate.min(ws_rate / bytes_per_and);
-    let bare_rate = super::pipeline::and_per_s(options.and_gates)?;
+    let bare = super::pipeline::run(options.and_gates)?;
+    let bare_rate = bare.and_per_s;
     let mut report = Report::new();
     report
         .set("and_gates", options.and_gates)
@@ -114,6 +116,9 @@ pub fn run(options: &Options, json: bool) -> Result<(), String> {
             .set("target_ns_per_and", target_ns)
             .set("session_cores_needed", ns_per_and(server_ms + client_ms) / target_ns)
             .set("cores", std::thread::available_parallelism().map_or(0, |n| n.get()));
+        if let (Some(garbler_ms), Some(evaluator_ms)) = (bare.garbler_cpu_ms, bare.evaluator_cpu_ms) {
+            report.set("bare_pipeline_garbler_cpu_ns_per_and", ns_per_and(garbler_ms)).set("bare_pipeline_evaluator_cpu_ns_per_and", ns_per_and(evaluator_ms));
+        }
     }
     if options.memory {
         let small = synthetic_session(&url, &connect, 1_000_000, &server, true)?.peak_rss_mb;
