@@ -47,23 +47,3 @@ pub fn thread_cpu_ms() -> Option<f64> {
 pub fn thread_cpu_ms() -> Option<f64> {
     None
 }
-
-/// CPU time of every thread of process `pid`, those that have exited included, in
-/// milliseconds: for benchmarks that watch a server child process.
-#[cfg(target_os = "linux")]
-pub fn process_cpu_ms(pid: u32) -> Option<f64> {
-    let mut clock: libc::clockid_t = 0;
-    // SAFETY: clock_getcpuclockid writes one clockid_t through a valid pointer.
-    if unsafe { libc::clock_getcpuclockid(pid as libc::pid_t, &mut clock) } != 0 {
-        return None;
-    }
-    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: as in `thread_cpu_ms`.
-    let status = unsafe { libc::clock_gettime(clock, &mut t) };
-    (status == 0).then(|| t.tv_sec as f64 * 1e3 + t.tv_nsec as f64 / 1e6)
-}
-
-#[cfg(not(target_os = "linux"))]
-pub fn process_cpu_ms(_pid: u32) -> Option<f64> {
-    None
-}

@@ -22,6 +22,29 @@ pub fn max_rss_mb() -> f64 {
     status_mb("/proc/self/status", "VmHWM:").unwrap_or(0.0)
 }
 
+/// CPU time of every thread of process `pid`, those that have exited included, in
+/// milliseconds: for benchmarks that watch a server child process.
+#[cfg(target_os = "linux")]
+pub fn process_cpu_ms(pid: u32) -> Option<f64> {
+    // Only real pids (1 to Linux's PID_MAX_LIMIT, 2^22): 0 names the calling process, and the
+    // clock's encoding (the pid's complement shifted left by 3) wraps for values near 2^29.
+    let pid = libc::pid_t::try_from(pid).ok().filter(|&p| (1..=1 << 22).contains(&p))?;
+    let mut clock: libc::clockid_t = 0;
+    // SAFETY: clock_getcpuclockid writes one clockid_t through a valid pointer.
+    if unsafe { libc::clock_getcpuclockid(pid, &mut clock) } != 0 {
+        return None;
+    }
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes one timespec through a valid pointer and reads nothing else.
+    let status = unsafe { libc::clock_gettime(clock, &mut t) };
+    (status == 0).then(|| t.tv_sec as f64 * 1e3 + t.tv_nsec as f64 / 1e6)
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn process_cpu_ms(_pid: u32) -> Option<f64> {
+    None
+}
+
 /// Resident memory of process `pid` now, in MB (Linux `VmRSS`).
 pub fn rss_mb(pid: u32) -> Option<f64> {
     status_mb(&format!("/proc/{pid}/status"), "VmRSS:")
@@ -32,4 +55,35 @@ fn status_mb(path: &str, field: &str) -> Option<f64> {
     let line = status.lines().find(|l| l.starts_with(field))?;
     let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb / 1024.0)
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::process_cpu_ms;
+    use std::time::{Duration, Instant};
+
+    /// A thread's CPU time still counts for its process once the thread has exited.
+    #[test]
+    fn process_cpu_time_includes_threads_that_exited() {
+        let pid = std::process::id();
+        let before = process_cpu_ms(pid).expect("this process's CPU clock");
+        std::thread::spawn(|| {
+            let start = Instant::now();
+            let mut x = 1u64;
+            while start.elapsed() < Duration::from_millis(60) {
+                x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+            }
+        })
+        .join()
+        .unwrap();
+        let spent = process_cpu_ms(pid).unwrap() - before;
+        // 60 ms of wall time spinning; a loaded machine may give the thread less of a core.
+        assert!(spent >= 15.0, "{spent} ms");
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let gone = child.id();
+        child.wait().unwrap();
+        assert_eq!(process_cpu_ms(gone), None, "a process that has exited and been reaped");
+        assert_eq!(process_cpu_ms(u32::MAX), None, "not a pid");
+        assert_eq!(process_cpu_ms(0), None, "not a pid");
+    }
 }

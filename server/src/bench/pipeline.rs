@@ -7,7 +7,7 @@
 //!
 //! Not a protocol: the labels travel unprotected. It exists to be measured.
 
-use super::{synthetic_circuit as circuit, SYNTHETIC_INPUTS as INPUTS};
+use super::{process_cpu_ms, synthetic_circuit as circuit, SYNTHETIC_INPUTS as INPUTS};
 use garblet_core::garble::{payload_len, random_delta, Evaluator, Garbler};
 use garblet_core::Block;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -15,7 +15,6 @@ use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Instant;
-use crate::clock::process_cpu_ms;
 
 const WRITE_BYTES: usize = 1 << 20;
 

@@ -25,10 +25,10 @@
 
 use super::garble::garble_and_evaluate;
 use super::loopback::ServerProcess;
+use super::process_cpu_ms;
 use super::report::{rate, Report};
 use super::SYNTHETIC_INPUTS;
 use crate::client::{transport, Client, ConnectOptions};
-use crate::clock::process_cpu_ms;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
