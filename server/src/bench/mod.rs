@@ -45,6 +45,23 @@ pub fn process_cpu_ms(_pid: u32) -> Option<f64> {
     None
 }
 
+/// A process's CPU time from a start: [`CpuWatch::start`], then [`CpuWatch::spent_ms`].
+pub struct CpuWatch {
+    pid: u32,
+    start_ms: Option<f64>,
+}
+
+impl CpuWatch {
+    pub fn start(pid: u32) -> Self {
+        CpuWatch { pid, start_ms: process_cpu_ms(pid) }
+    }
+
+    /// Milliseconds of CPU (all threads) since the start; `None` where the platform cannot tell.
+    pub fn spent_ms(&self) -> Option<f64> {
+        Some(process_cpu_ms(self.pid)? - self.start_ms?)
+    }
+}
+
 /// Resident memory of process `pid` now, in MB (Linux `VmRSS`).
 pub fn rss_mb(pid: u32) -> Option<f64> {
     status_mb(&format!("/proc/{pid}/status"), "VmRSS:")

@@ -7,7 +7,7 @@
 //!
 //! Not a protocol: the labels travel unprotected. It exists to be measured.
 
-use super::{process_cpu_ms, synthetic_circuit as circuit, SYNTHETIC_INPUTS as INPUTS};
+use super::{synthetic_circuit as circuit, CpuWatch, SYNTHETIC_INPUTS as INPUTS};
 use garblet_core::garble::{payload_len, random_delta, Evaluator, Garbler};
 use garblet_core::Block;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -49,8 +49,7 @@ pub fn run(and_gates: u64) -> Result<PipelineRun, String> {
     garbler.start_computation(vec![false; INPUTS], zero);
 
     let start = Instant::now();
-    let garbler_cpu_before = process_cpu_ms(std::process::id());
-    let evaluator_cpu_before = process_cpu_ms(peer.id());
+    let (garbler_cpu, evaluator_cpu) = (CpuWatch::start(std::process::id()), CpuWatch::start(peer.id()));
     socket.write_all(&dealt).map_err(|e| e.to_string())?;
     // Garbled chunks go to a writer thread; spent buffers come back, so nothing is allocated
     // in the steady state.
@@ -80,9 +79,7 @@ pub fn run(and_gates: u64) -> Result<PipelineRun, String> {
     let mut done = [0u8; 1];
     socket.read_exact(&mut done).map_err(|e| format!("pipeline: the evaluator did not finish: {e}"))?;
     let seconds = start.elapsed().as_secs_f64();
-    let since = |before: Option<f64>, pid: u32| process_cpu_ms(pid).zip(before).map(|(after, before)| after - before);
-    let garbler_cpu_ms = since(garbler_cpu_before, std::process::id());
-    let evaluator_cpu_ms = since(evaluator_cpu_before, peer.id());
+    let (garbler_cpu_ms, evaluator_cpu_ms) = (garbler_cpu.spent_ms(), evaluator_cpu.spent_ms());
 
     let mut line = String::new();
     if let Some(out) = peer.stdout.take() {

@@ -25,7 +25,7 @@
 
 use super::garble::garble_and_evaluate;
 use super::loopback::ServerProcess;
-use super::process_cpu_ms;
+use super::CpuWatch;
 use super::report::{rate, Report};
 use super::SYNTHETIC_INPUTS;
 use crate::client::{transport, Client, ConnectOptions};
@@ -147,9 +147,9 @@ fn synthetic_session(url: &str, connect: &ConnectOptions, and_gates: u64, server
     let mut client = Client::connect(url, connect).map_err(|e| e.to_string())?;
     let sampler = watch_rss.then(|| RssSampler::start(server.pid));
     let inputs = vec![false; SYNTHETIC_INPUTS];
-    let server_cpu_before = process_cpu_ms(server.pid);
+    let server_cpu = CpuWatch::start(server.pid);
     let result = client.compute("synthetic", vec![("and_gates".into(), and_gates)], inputs).map_err(|e| e.to_string())?;
-    let server_cpu_ms = process_cpu_ms(server.pid).zip(server_cpu_before).map(|(after, before)| after - before);
+    let server_cpu_ms = server_cpu.spent_ms();
     let peak_rss_mb = sampler.map_or(0.0, RssSampler::stop);
     client.close();
     Ok(SessionRun { seconds: result.evaluator.wall_ms / 1e3, wire_bytes: result.garbler.bytes_sent, client_cpu_ms: result.evaluator.cpu_ms, server_cpu_ms, peak_rss_mb })
