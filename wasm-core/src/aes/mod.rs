@@ -1,7 +1,7 @@
 //! AES-128 as the garbling permutation π (a fixed, public key) and as a keyed PRG.
 //!
-//! π runs on the fastest engine the platform has: VAES (16 blocks per round instruction pair)
-//! or AES-NI natively, and our bitsliced `v128` implementation in WebAssembly, where there are
+//! π runs on the fastest engine the platform has: VAES (on 512- or 256-bit registers) or AES-NI
+//! natively, and our bitsliced `v128` implementation in WebAssembly, where there are
 //! no AES instructions. Every engine is tested against the `aes` crate.
 
 pub mod bitsliced;
@@ -62,7 +62,7 @@ impl FixedKeyAes {
         FixedKeyAes { engine: Engine::Portable(Aes128::new(key)) }
     }
 
-    /// Which engine runs: "vaes", "aes-ni", "bitsliced-simd128" or "aes-crate".
+    /// Which engine runs: "vaes-512", "vaes", "aes-ni", "bitsliced-simd128" or "aes-crate".
     pub fn engine_name(&self) -> &'static str {
         match &self.engine {
             #[cfg(target_arch = "x86_64")]

@@ -1,44 +1,76 @@
-//! AES-128 encryption with x86-64 AES instructions: VAES (two blocks per 256-bit instruction)
-//! where the CPU has it, otherwise AES-NI. Chosen once, at construction, by runtime detection.
+//! AES-128 encryption with x86-64 AES instructions, on the widest the CPU has: VAES on 512-bit
+//! registers (four blocks per instruction), VAES on 256-bit registers (two), or AES-NI (one).
+//! Chosen once, at construction, by runtime detection.
+//!
+//! Why a 512-bit kernel and not only the 256-bit one: besides doubling the width, AVX-512 has
+//! 32 vector registers. The 256-bit kernel keeps 8 data registers and 11 round keys live in 16,
+//! so LLVM spills three data registers to the stack and reloads them every round. In some server
+//! builds `perf annotate` put a quarter of that kernel's time on one load beside those spills,
+//! in others none, and `bench session` moved by about 8 % between builds that differed only
+//! elsewhere (most likely a false store-to-load dependency that comes and goes with the stack's
+//! and the buffers' addresses). The 512-bit kernel needs 19 registers of 32 and spills nothing;
+//! measured in one run of `garblet bench garble`: π 3.3 G blocks/s against 1.6 G, garbling
+//! 140 M AND/s against 117 M.
 
 use super::expand::RoundKeys;
 use crate::block::Block;
 use core::arch::x86_64::*;
 
+/// The instruction set a kernel uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kernel {
+    AesNi,
+    Vaes256,
+    Vaes512,
+}
+
+impl Kernel {
+    /// Every kernel this CPU can run, narrowest first.
+    fn available() -> Vec<Kernel> {
+        let mut kernels = Vec::new();
+        if std::is_x86_feature_detected!("aes") && std::is_x86_feature_detected!("sse2") {
+            kernels.push(Kernel::AesNi);
+            if std::is_x86_feature_detected!("vaes") && std::is_x86_feature_detected!("avx2") {
+                kernels.push(Kernel::Vaes256);
+                if std::is_x86_feature_detected!("avx512f") {
+                    kernels.push(Kernel::Vaes512);
+                }
+            }
+        }
+        kernels
+    }
+}
+
 #[derive(Clone)]
 pub struct X86Aes {
     round_keys: RoundKeys,
-    vaes: bool,
+    kernel: Kernel,
 }
 
 impl X86Aes {
     /// `None` if the CPU has no AES-NI.
     pub fn detect(round_keys: &RoundKeys) -> Option<Self> {
-        if !std::is_x86_feature_detected!("aes") || !std::is_x86_feature_detected!("sse2") {
-            return None;
-        }
-        let vaes = std::is_x86_feature_detected!("vaes") && std::is_x86_feature_detected!("avx2");
-        Some(X86Aes { round_keys: *round_keys, vaes })
+        Kernel::available().pop().map(|kernel| X86Aes { round_keys: *round_keys, kernel })
     }
 
     pub fn name(&self) -> &'static str {
-        if self.vaes {
-            "vaes"
-        } else {
-            "aes-ni"
+        match self.kernel {
+            Kernel::AesNi => "aes-ni",
+            Kernel::Vaes256 => "vaes",
+            Kernel::Vaes512 => "vaes-512",
         }
     }
 
     #[inline]
     pub fn encrypt_blocks(&self, blocks: &mut [Block]) {
-        // SAFETY: `detect` only builds an `X86Aes` after checking that the CPU supports
-        // AES-NI and SSE2, and sets `vaes` only when it supports VAES and AVX2 as well, so the
-        // target features each function is compiled with are present at run time.
+        // SAFETY: `kernel` comes from `Kernel::available`, which lists a kernel only when the
+        // CPU supports every target feature that kernel's function is compiled with (AES-NI and
+        // SSE2; then VAES and AVX2; then AVX-512F as well).
         unsafe {
-            if self.vaes {
-                encrypt_vaes(&self.round_keys, blocks)
-            } else {
-                encrypt_aesni(&self.round_keys, blocks)
+            match self.kernel {
+                Kernel::AesNi => encrypt_aesni(&self.round_keys, blocks),
+                Kernel::Vaes256 => encrypt_vaes(&self.round_keys, blocks),
+                Kernel::Vaes512 => encrypt_vaes512(&self.round_keys, blocks),
             }
         }
     }
@@ -113,4 +145,64 @@ fn encrypt_vaes(rk: &RoundKeys, blocks: &mut [Block]) {
         }
     }
     encrypt_aesni(rk, chunks.into_remainder());
+}
+
+#[target_feature(enable = "aes,avx512f,vaes")]
+fn encrypt_vaes512(rk: &RoundKeys, blocks: &mut [Block]) {
+    // Each round key broadcast to all four 128-bit lanes.
+    // SAFETY: each `rk[i]` is 16 readable bytes; `loadu` has no alignment requirement.
+    let k: [__m512i; 11] =
+        core::array::from_fn(|i| _mm512_broadcast_i32x4(unsafe { _mm_loadu_si128(rk[i].as_ptr().cast()) }));
+    // 8 registers × 4 blocks, as many independent AES streams as the 256-bit kernel runs, in
+    // registers that with the 11 keys still leave 13 of the 32 free.
+    let mut chunks = blocks.chunks_exact_mut(32);
+    for chunk in &mut chunks {
+        let p = chunk.as_mut_ptr().cast::<__m512i>();
+        // SAFETY: `chunk` has exactly 32 blocks = 8 × 64 bytes, so `p.add(i)` for i < 8 stays
+        // in bounds; unaligned loads/stores are used, and nothing else aliases `chunk` here.
+        unsafe {
+            let mut x: [__m512i; 8] =
+                core::array::from_fn(|i| _mm512_xor_si512(_mm512_loadu_si512(p.add(i)), k[0]));
+            for key in &k[1..10] {
+                for v in x.iter_mut() {
+                    *v = _mm512_aesenc_epi128(*v, *key);
+                }
+            }
+            for (i, v) in x.iter().enumerate() {
+                _mm512_storeu_si512(p.add(i), _mm512_aesenclast_epi128(*v, k[10]));
+            }
+        }
+    }
+    // The rest (fewer than 32 blocks) 16 at a time; AVX-512F includes AVX2.
+    encrypt_vaes(rk, chunks.into_remainder());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::aes::{expand_key, Aes128};
+
+    /// Every kernel this CPU has, not only the one `detect` picks, against the `aes` crate, on
+    /// batch lengths around each kernel's chunk size.
+    #[test]
+    fn every_available_kernel_matches_the_aes_crate() {
+        let mut seed = 0x243f_6a88_85a3_08d3_1319_8a2e_0370_7344u128;
+        let mut next = || {
+            seed = seed.wrapping_mul(0x2360_ed05_1fc6_5da4_4385_df64_9fcc_f645).wrapping_add(1);
+            Block(seed ^ (seed >> 61))
+        };
+        let kernels = Kernel::available();
+        assert!(!kernels.is_empty(), "an x86-64 CPU without AES-NI: this test cannot check anything");
+        for kernel in kernels {
+            for len in (0..70).chain([95, 96, 97, 255, 256, 257]) {
+                let key = next().to_bytes();
+                let aes = X86Aes { round_keys: expand_key(key), kernel };
+                let input: Vec<Block> = (0..len).map(|_| next()).collect();
+                let (mut ours, mut reference) = (input.clone(), input);
+                aes.encrypt_blocks(&mut ours);
+                Aes128::new(key).encrypt_blocks(&mut reference);
+                assert_eq!(ours, reference, "{kernel:?}, {len} blocks");
+            }
+        }
+    }
 }
