@@ -3,6 +3,7 @@
 //! described in server/README.md.
 
 use super::values::ValueSource;
+use garblet_core::protocol::frame::{DEFAULT_WINDOW, MIN_WINDOW};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -16,8 +17,6 @@ pub const DEFAULT_CONFIG: &str = include_str!("default.toml");
 /// The smallest frame limit that still admits the largest protocol frame a client sends (an
 /// OT-extension chunk: 16 bytes for each of up to `MAX_CHUNK` input bits, plus its type byte).
 pub const MIN_FRAME_BYTES: u32 = (16 * garblet_core::ot::MAX_CHUNK + 1024) as u32;
-/// The protocol's smallest credit window (the garbler clamps requests to at least this).
-const MIN_WINDOW_BYTES: u32 = garblet_core::protocol::frame::MIN_WINDOW;
 
 #[derive(Debug, Error)]
 pub enum ConfigError {
@@ -112,7 +111,7 @@ impl Default for Limits {
             max_sessions: 32,
             max_frame_bytes: 1 << 20,
             data_frame_bytes: 256 << 10,
-            max_window_bytes: garblet_core::protocol::frame::DEFAULT_WINDOW,
+            max_window_bytes: DEFAULT_WINDOW,
             max_and_gates_per_session: 10_000_000_000,
             handshake_timeout_secs: 10.0,
             idle_timeout_secs: 60.0,
@@ -142,8 +141,9 @@ impl Limits {
         if self.data_frame_bytes == 0 || self.data_frame_bytes >= self.max_frame_bytes {
             return Err("limits.data_frame_bytes must be between 1 and max_frame_bytes".into());
         }
-        if self.max_window_bytes < MIN_WINDOW_BYTES {
-            return Err(format!("limits.max_window_bytes must be at least {MIN_WINDOW_BYTES}"));
+        // The protocol's smallest window: the garbler clamps every request to at least this.
+        if self.max_window_bytes < MIN_WINDOW {
+            return Err(format!("limits.max_window_bytes must be at least {MIN_WINDOW}"));
         }
         for (name, secs) in [("handshake_timeout_secs", self.handshake_timeout_secs), ("idle_timeout_secs", self.idle_timeout_secs), ("shutdown_grace_secs", self.shutdown_grace_secs)] {
             // Duration::from_secs_f64 panics outside this range: check before anyone calls it.
