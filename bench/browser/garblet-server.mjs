@@ -11,23 +11,29 @@ import { fileURLToPath } from 'node:url';
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 export const serverBinary = process.env.GARBLET_BIN ?? join(process.env.CARGO_TARGET_DIR ?? join(repoRoot, 'target'), 'release', 'garblet');
 
-/** The default configuration, listening on a free port, with `/bench/raw` enabled. */
-function benchConfig() {
+/**
+ * The default configuration, listening on a free port, with `/bench/raw` enabled and, if
+ * `maxWindowBytes` is given, that credit window allowed (the default allows the SDK's 4 MiB).
+ */
+function benchConfig(maxWindowBytes) {
   const defaults = execFileSync(serverBinary, ['serve', '--print-default-config'], { encoding: 'utf8' });
-  const listen = /^listen = .*$/m;
-  if (!listen.test(defaults)) throw new Error('the default configuration has no `listen = …` line to replace');
-  return defaults.replace(listen, 'listen = "127.0.0.1:0"\nraw_throughput_endpoint = true');
+  const replace = (text, pattern, line) => {
+    if (!pattern.test(text)) throw new Error(`the default configuration has no line matching ${pattern} to replace`);
+    return text.replace(pattern, line);
+  };
+  const text = replace(defaults, /^listen = .*$/m, 'listen = "127.0.0.1:0"\nraw_throughput_endpoint = true');
+  return maxWindowBytes ? replace(text, /^max_window_bytes = \d+/m, `max_window_bytes = ${maxWindowBytes}`) : text;
 }
 
 /**
  * Resolves to `{ address, dataFrameBytes, close }` once the server prints `listening on ADDR`;
  * `dataFrameBytes` is the garbled stream per Data frame, for a raw transfer of the same frames.
  */
-export async function startGarbletServer() {
+export async function startGarbletServer({ maxWindowBytes } = {}) {
   if (!existsSync(serverBinary)) {
     throw new Error(`${serverBinary} does not exist: run \`cargo build --release -p garblet-server\` (or set GARBLET_BIN)`);
   }
-  const text = benchConfig();
+  const text = benchConfig(maxWindowBytes);
   const dataFrameBytes = Number(/^data_frame_bytes = (\d+)/m.exec(text)?.[1] ?? 65536);
   const dir = mkdtempSync(join(tmpdir(), 'garblet-bench-'));
   const config = join(dir, 'bench.toml');

@@ -16,14 +16,17 @@ export function rawWebSocketThroughput(server, bytes, frame) {
   });
 }
 
-/** One large `synthetic` computation: AND gates per second from `run` to its result. */
-export async function endToEndThroughput(server, andGates) {
-  const session = await Garblet.connect(`ws://${server}/`);
+/**
+ * One large `synthetic` computation: AND gates per second from `run` to its result, with the
+ * SDK's default credit window unless `window` (bytes) is given.
+ */
+export async function endToEndThroughput(server, andGates, window) {
+  const session = await Garblet.connect(`ws://${server}/`, window ? { window } : {});
   try {
     const start = now();
     const { stats } = await session.run('synthetic', 0n, { params: { and_gates: andGates } });
     const ms = now() - start;
-    return { andPerSecond: (andGates * 1000) / ms, ms, bytesPerAnd: stats.evaluator.bytes_received / andGates, stats };
+    return { andPerSecond: (andGates * 1000) / ms, ms, bytesPerAnd: stats.evaluator.bytes_received / andGates, window: window ?? null, stats };
   } finally {
     session.close();
   }
