@@ -241,6 +241,25 @@ fn limits_and_endpoints() {
     server.stop();
 }
 
+/// The benchmark endpoint, when on, sends exactly the bytes asked for in frames of the size
+/// asked for, the last one shorter — also once its frames are reused (more than it queues).
+#[test]
+fn raw_throughput_endpoint_sends_exactly_what_was_asked() {
+    let server = Server::start(&format!("[server]\nraw_throughput_endpoint = true\n{}", services()));
+    let (frame, frames) = (1000usize, 50);
+    let bytes = frame * frames + 7;
+    let mut client = RawClient::connect(&format!("ws://{}/bench/raw?bytes={bytes}&frame={frame}", server.addr));
+    let mut sizes = Vec::new();
+    while let Some(message) = client.next_binary() {
+        assert!(message.iter().all(|&b| b == 0x5a), "the pattern");
+        sizes.push(message.len());
+    }
+    let mut expected = vec![frame; frames];
+    expected.push(7);
+    assert_eq!(sizes, expected);
+    server.stop();
+}
+
 #[test]
 fn sessions_over_tls() {
     let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();

@@ -227,7 +227,7 @@ where
     let (pongs_tx, pongs) = flume::bounded::<Vec<u8>>(4);
     let client_reads = {
         let reading = read_frames(&mut reader, &channels.inbox, &pongs_tx, shutdown, metrics, max_frame);
-        let writing = write_frames(&mut writer, &channels.outbox, Some(&pongs), idle_timeout, metrics);
+        let writing = write_frames(&mut writer, Outbox { frames: &channels.outbox, spent: None }, Some(&pongs), idle_timeout, metrics);
         tokio::pin!(reading, writing);
         tokio::select! {
             // The session ended and everything it said is sent (or the client stopped reading).
@@ -293,13 +293,22 @@ async fn read_frames<S: AsyncRead>(reader: &mut WsReader<S>, inbox: &flume::Send
 /// Frames queued at once go out in one vectored write of at most this many bytes.
 const COALESCE_BYTES: usize = 1 << 20;
 
+/// Where `write_frames` takes its frames from, and where written ones go: dropped, or back to
+/// the producer for reuse (`spent`; the raw-throughput endpoint's, so that it measures the
+/// transport and not its own copying).
+pub struct Outbox<'a> {
+    pub frames: &'a flume::Receiver<Vec<u8>>,
+    pub spent: Option<&'a flume::Sender<Vec<u8>>>,
+}
+
 /// The session thread's frames to the client, until the thread ends (true) or a write fails
 /// (false); pongs for the client's pings between them. Each write may take at most
 /// `write_timeout`: longer means the client stopped reading.
-pub async fn write_frames<W>(w: &mut W, outbox: &flume::Receiver<Vec<u8>>, pongs: Option<&flume::Receiver<Vec<u8>>>, write_timeout: Duration, metrics: &Metrics) -> bool
+pub async fn write_frames<W>(w: &mut W, outbox: Outbox<'_>, pongs: Option<&flume::Receiver<Vec<u8>>>, write_timeout: Duration, metrics: &Metrics) -> bool
 where
     W: AsyncWrite + Unpin,
 {
+    let Outbox { frames: outbox, spent } = outbox;
     let mut batch = Vec::new();
     loop {
         let first = match pongs {
@@ -328,6 +337,9 @@ where
         }
         for frame in batch.drain(..) {
             metrics.sent(frame.len());
+            if let Some(spent) = spent {
+                let _ = spent.try_send(frame);
+            }
         }
     }
     true

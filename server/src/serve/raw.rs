@@ -1,9 +1,12 @@
 //! `GET /bench/raw?bytes=N&frame=F` (WebSocket; only with `raw_throughput_endpoint = true`):
 //! sends N bytes in messages of F bytes as fast as the connection takes them, through the same
-//! path as a session's frames — a thread allocating each frame, the bounded channel, the
+//! path as a session's frames — a thread handing over each frame, the bounded channel, the
 //! writer — so that `garblet bench session` can set the session's speed beside the transport's.
+//! The frames are made once and reused: a session writes each byte once, as it garbles, and
+//! that belongs to garbling; here nothing is written, so the CPU a transfer takes is the
+//! transport's alone.
 
-use super::connection::{close, write_frames, WebSocket, LINGER};
+use super::connection::{close, write_frames, Outbox, WebSocket, LINGER};
 use super::Server;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tracing::{info, warn};
@@ -19,13 +22,16 @@ where
         return close(ws, LINGER).await;
     };
     let (tx, rx) = flume::bounded::<Vec<u8>>(OUTBOX_FRAMES);
+    // Room for every frame in flight (queued, being written, written but not yet taken back).
+    let (spent_tx, spent) = flume::bounded::<Vec<u8>>(2 * OUTBOX_FRAMES + 2);
     let producer = std::thread::Builder::new().name("raw-throughput".into()).spawn(move || {
         let _permit = permit;
-        let pattern = vec![0x5a_u8; frame];
         let mut left = bytes;
         while left > 0 {
             let n = left.min(frame as u64) as usize;
-            if tx.send(pattern[..n].to_vec()).is_err() {
+            let mut next = spent.try_recv().unwrap_or_else(|_| vec![0x5a_u8; frame]);
+            next.truncate(n);
+            if tx.send(next).is_err() {
                 return;
             }
             left -= n as u64;
@@ -36,7 +42,7 @@ where
         return close(ws, LINGER).await;
     }
     info!(bytes, frame, "raw throughput transfer");
-    write_frames(&mut ws.writer, &rx, None, server.limits.idle_timeout(), &server.metrics).await;
+    write_frames(&mut ws.writer, Outbox { frames: &rx, spent: Some(&spent_tx) }, None, server.limits.idle_timeout(), &server.metrics).await;
     drop(rx);
     close(ws, LINGER).await;
 }
