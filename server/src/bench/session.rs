@@ -21,6 +21,12 @@
 //!   per AND: the cores the session would need to meet the target at that cost, to compare
 //!   with `cores`, what the machine has. The protocol-free pipeline's CPU per AND, garbler and
 //!   evaluator side, is reported beside it: the difference is what the protocol costs.
+//! * The stages alone, per AND, each measured by itself in the same run: garbling and
+//!   evaluating (thread CPU, in this process) and moving the bytes (the raw transfer's CPU,
+//!   server process plus client thread, per byte × `bytes_per_and`); then
+//!   `stages_cores_needed`, their sum over the target's wall time per AND. A pipeline cannot do
+//!   with less: where it is near `cores` or above, the target asks for more cores than the
+//!   machine has, however well the stages overlap.
 //! * With `--memory`: the server's resident memory during a 10^6-AND and a 10^8-AND session.
 
 use super::garble::garble_and_evaluate;
@@ -32,6 +38,7 @@ use crate::client::{transport, Client, ConnectOptions};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use crate::clock::thread_cpu_ms;
 use crate::ws;
 use garblet_core::protocol::frame::DEFAULT_WINDOW;
 
@@ -84,9 +91,10 @@ pub fn run(options: &Options, json: bool) -> Result<(), String> {
     let bytes_per_and = session.wire_bytes as f64 / and_gates;
 
     let raw_bytes = session.wire_bytes.clamp(64 << 20, 2 << 30);
-    let ws_rate = raw_transfer(&server.addr, raw_bytes, &connect)?;
+    let raw = raw_transfer(&server.addr, raw_bytes, &connect, &server)?;
+    let ws_rate = raw.bytes_per_s;
 
-    let (garble_s, _, _) = garble_and_evaluate(options.and_gates)?;
+    let (garble_s, eval_s, _) = garble_and_evaluate(options.and_gates)?;
     let garble_rate = rate(and_gates, garble_s);
 
     let target = 0.7 * garble_rate.min(ws_rate / bytes_per_and);
@@ -116,6 +124,13 @@ pub fn run(options: &Options, json: bool) -> Result<(), String> {
             .set("target_ns_per_and", target_ns)
             .set("session_cores_needed", ns_per_and(server_ms + client_ms) / target_ns)
             .set("cores", std::thread::available_parallelism().map_or(0, |n| n.get()));
+        if let Some(transport_ns_per_byte) = raw.cpu_ns_per_byte {
+            let stages = [("garble", garble_s * 1e9 / and_gates), ("eval", eval_s * 1e9 / and_gates), ("transport", transport_ns_per_byte * bytes_per_and)];
+            for (name, ns) in stages {
+                report.set(&format!("stage_{name}_cpu_ns_per_and"), ns);
+            }
+            report.set("stages_cores_needed", stages.iter().map(|(_, ns)| ns).sum::<f64>() / target_ns);
+        }
         if let (Some(garbler_ms), Some(evaluator_ms)) = (bare.garbler_cpu_ms, bare.evaluator_cpu_ms) {
             report.set("bare_pipeline_garbler_cpu_ns_per_and", ns_per_and(garbler_ms)).set("bare_pipeline_evaluator_cpu_ns_per_and", ns_per_and(evaluator_ms));
         }
@@ -155,10 +170,18 @@ fn synthetic_session(url: &str, connect: &ConnectOptions, and_gates: u64, server
     Ok(SessionRun { seconds: result.evaluator.wall_ms / 1e3, wire_bytes: result.garbler.bytes_sent, client_cpu_ms: result.evaluator.cpu_ms, server_cpu_ms, peak_rss_mb })
 }
 
-/// Bytes per second from the server's raw-throughput endpoint.
-fn raw_transfer(addr: &str, bytes: u64, connect: &ConnectOptions) -> Result<f64, String> {
+/// What a raw transfer from the server's raw-throughput endpoint took.
+struct RawTransfer {
+    bytes_per_s: f64,
+    /// CPU per byte moved: the server process (every thread) plus the receiving thread here.
+    cpu_ns_per_byte: Option<f64>,
+}
+
+fn raw_transfer(addr: &str, bytes: u64, connect: &ConnectOptions, server: &ServerProcess) -> Result<RawTransfer, String> {
     let url = format!("ws://{addr}/bench/raw?bytes={bytes}&frame={FRAME_BYTES}");
     let mut ws = transport::connect(&url, connect).map_err(|e| e.to_string())?;
+    let server_cpu = CpuWatch::start(server.pid);
+    let client_cpu_start = thread_cpu_ms();
     let start = Instant::now();
     let mut received = 0u64;
     while received < bytes {
@@ -170,11 +193,12 @@ fn raw_transfer(addr: &str, bytes: u64, connect: &ConnectOptions) -> Result<f64,
         }
     }
     let seconds = start.elapsed().as_secs_f64();
+    let cpu_ms = server_cpu.spent_ms().zip(thread_cpu_ms().zip(client_cpu_start).map(|(end, start)| end - start)).map(|(s, c)| s + c);
     ws.close();
     if received < bytes {
         return Err(format!("raw transfer: {received} of {bytes} bytes arrived"));
     }
-    Ok(rate(received as f64, seconds))
+    Ok(RawTransfer { bytes_per_s: rate(received as f64, seconds), cpu_ns_per_byte: cpu_ms.map(|ms| ms * 1e6 / received as f64) })
 }
 
 /// Samples a process's resident memory every 20 ms and keeps the peak.
