@@ -119,6 +119,8 @@ async function main() {
       bytes_per_and: Number(e2e.bytesPerAnd.toFixed(3)),
       aes128_latency_ms: Number(latency.medianMs.toFixed(2)),
     };
+    // Every trial of the kernels, to see a disturbed one (they are medians of these).
+    results.kernel_trials = Object.fromEntries(Object.entries(kernels.trials).map(([k, v]) => [k, v.map((x) => Number(x.toPrecision(3)))]));
     let withoutDevtools;
     if (options['without-devtools']) {
       const u = await measureWithoutDevtools({ chromiumPath, chromiumArgs: CHROMIUM_ARGS, garblet, web, andGates, latencyRuns });
