@@ -1,0 +1,41 @@
+/**
+ * One set of kernel trials in a worker of its own (see kernels.js): our AES, the `aes` crate's
+ * and the evaluator take turns within every trial, so that a burst of load on this shared
+ * machine hits them alike.
+ */
+import init, { benchAes, EvalBench } from '/sdk/wasm/garblet_core.js';
+import { calibrate, pause, timeOnce, warmUp } from './timing.js';
+
+/** Blocks per call: the evaluator hashes labels in batches; this is a batch that fits in L1. */
+const AES_BLOCKS = 1024;
+const TRIAL_MS = 300;
+const WARM_UP_MS = 500;
+
+self.onmessage = async ({ data: { andGates, trials } }) => {
+  try {
+    await init(); // compiled here: nothing of another instance's code or layout is shared
+    for (const ours of [true, false]) await warmUp((n) => benchAes(ours, AES_BLOCKS, n), WARM_UP_MS);
+    const rounds = {
+      ours: calibrate((n) => benchAes(true, AES_BLOCKS, n), TRIAL_MS),
+      crate: calibrate((n) => benchAes(false, AES_BLOCKS, n), TRIAL_MS),
+    };
+    const bench = new EvalBench(andGates);
+    try {
+      await warmUp(() => bench.run(), WARM_UP_MS); // also the first touches of the tables and labels
+      const rates = { ours: [], crate: [], evaluator: [] };
+      for (let t = 0; t < trials; t++) {
+        for (const [name, ours] of [['ours', true], ['crate', false]]) {
+          const ms = timeOnce(() => benchAes(ours, AES_BLOCKS, rounds[name]));
+          rates[name].push((AES_BLOCKS * rounds[name] * 1000) / ms);
+        }
+        rates.evaluator.push((andGates * 1000) / timeOnce(() => bench.run()));
+        await pause(0);
+      }
+      self.postMessage({ rates, bytesPerAnd: bench.bytesPerAnd() });
+    } finally {
+      bench.free();
+    }
+  } catch (e) {
+    self.postMessage({ error: String(e) });
+  }
+};
