@@ -82,8 +82,8 @@ async function main() {
     const evaluator = { andPerSecond: kernels.andPerSecond };
     log(`AES-128 in wasm: ours ${fmt(aes.ours)} blocks/s, aes crate ${fmt(aes.crate)} blocks/s`);
     log(`evaluator in the page (no network): ${fmt(evaluator.andPerSecond)} AND/s`);
-    // End to end and raw WebSocket take turns: this machine drifts by ±10 % within a minute, so
-    // each is the median of its runs, and no one moment of the machine decides their ratio.
+    // End to end and raw WebSocket take turns: this machine drifts by up to ±15 % within a
+    // minute, so each is the median of its runs, and no one moment decides their ratio.
     const runs = [];
     for (let round = 1; round <= rounds; round++) {
       const { result: e2e, cpu: e2eCpu } = await withMachineCpu(() => measure('endToEndThroughput', garblet.address, andGates, E2E_WINDOW));
