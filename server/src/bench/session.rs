@@ -193,7 +193,8 @@ fn raw_transfer(addr: &str, bytes: u64, connect: &ConnectOptions, server: &Serve
         }
     }
     let seconds = start.elapsed().as_secs_f64();
-    let cpu_ms = server_cpu.spent_ms().zip(thread_cpu_ms().zip(client_cpu_start).map(|(end, start)| end - start)).map(|(s, c)| s + c);
+    let client_cpu_ms = thread_cpu_ms().zip(client_cpu_start).map(|(end, start)| end - start);
+    let cpu_ms = server_cpu.spent_ms().zip(client_cpu_ms).map(|(server, client)| server + client);
     ws.close();
     if received < bytes {
         return Err(format!("raw transfer: {received} of {bytes} bytes arrived"));
