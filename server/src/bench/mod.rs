@@ -62,6 +62,52 @@ impl CpuWatch {
     }
 }
 
+/// The whole machine's busy share over a stretch (Linux `/proc/stat`): every process counts,
+/// because the server and the client share the cores. [`MachineBusy::start`], then
+/// [`MachineBusy::fraction`].
+pub struct MachineBusy {
+    start: Option<CpuTicks>,
+}
+
+/// All cores' ticks so far: busy (steal included), and in all.
+#[derive(Clone, Copy)]
+struct CpuTicks {
+    busy: u64,
+    total: u64,
+}
+
+impl MachineBusy {
+    pub fn start() -> Self {
+        MachineBusy { start: cpu_ticks() }
+    }
+
+    /// The share of all cores' time that was not idle since the start (`None` where the
+    /// platform cannot tell, or no tick has passed).
+    pub fn fraction(&self) -> Option<f64> {
+        let (start, end) = (self.start?, cpu_ticks()?);
+        let total = end.total.checked_sub(start.total).filter(|&t| t > 0)?;
+        Some(end.busy.saturating_sub(start.busy) as f64 / total as f64)
+    }
+}
+
+/// The `cpu` line of `/proc/stat`: user nice system idle iowait irq softirq steal (guest time is
+/// already in user).
+fn cpu_ticks() -> Option<CpuTicks> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    parse_cpu_ticks(stat.lines().next()?)
+}
+
+fn parse_cpu_ticks(line: &str) -> Option<CpuTicks> {
+    let mut fields = line.split_whitespace();
+    if fields.next()? != "cpu" {
+        return None;
+    }
+    let ticks: Vec<u64> = fields.take(8).map(str::parse).collect::<Result<_, _>>().ok()?;
+    let [user, nice, system, idle, iowait, irq, softirq, steal] = ticks.try_into().ok()?;
+    let busy = user + nice + system + irq + softirq + steal;
+    Some(CpuTicks { busy, total: busy + idle + iowait })
+}
+
 /// Resident memory of process `pid` now, in MB (Linux `VmRSS`).
 pub fn rss_mb(pid: u32) -> Option<f64> {
     status_mb(&format!("/proc/{pid}/status"), "VmRSS:")
@@ -76,7 +122,7 @@ fn status_mb(path: &str, field: &str) -> Option<f64> {
 
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
-    use super::process_cpu_ms;
+    use super::{parse_cpu_ticks, process_cpu_ms};
     use std::time::{Duration, Instant};
 
     /// A thread's CPU time still counts for its process once the thread has exited.
@@ -102,5 +148,16 @@ mod tests {
         assert_eq!(process_cpu_ms(gone), None, "a process that has exited and been reaped");
         assert_eq!(process_cpu_ms(u32::MAX), None, "not a pid");
         assert_eq!(process_cpu_ms(0), None, "not a pid");
+    }
+
+    /// The first line of `/proc/stat` as proc(5) shows it, with guest fields after the eight.
+    #[test]
+    fn cpu_ticks_count_steal_as_busy_and_iowait_as_idle() {
+        let ticks = parse_cpu_ticks("cpu  10132153 290696 3084719 46828483 16683 0 25195 7 175628 0").unwrap();
+        assert_eq!(ticks.busy, 10132153 + 290696 + 3084719 + 25195 + 7);
+        assert_eq!(ticks.total, ticks.busy + 46828483 + 16683);
+        assert!(parse_cpu_ticks("cpu0 1 2 3 4 5 6 7 8").is_none(), "a single core's line");
+        assert!(parse_cpu_ticks("cpu 1 2 3").is_none(), "too few fields");
+        assert!(parse_cpu_ticks("cpu 1 2 x 4 5 6 7 8").is_none(), "not a number");
     }
 }

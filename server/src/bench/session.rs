@@ -21,6 +21,10 @@
 //!   per AND: the cores the session would need to meet the target at that cost, to compare
 //!   with `cores`, what the machine has. The protocol-free pipeline's CPU per AND, garbler and
 //!   evaluator side, is reported beside it: the difference is what the protocol costs.
+//! * `session_machine_busy`: the share of all cores' time that was busy (any process, Linux
+//!   `/proc/stat`) during the measured session. Below 1, cores sat idle while the session ran:
+//!   its three busy threads (garbling, the server's socket writes, the client) did not fill the
+//!   two cores, whatever their CPU per AND.
 //! * The stages alone, per AND, each measured by itself in the same run: garbling and
 //!   evaluating (thread CPU, in this process) and moving the bytes (the raw transfer's CPU,
 //!   server process plus client thread, per byte × `bytes_per_and`); then
@@ -31,7 +35,7 @@
 
 use super::garble::garble_and_evaluate;
 use super::loopback::ServerProcess;
-use super::CpuWatch;
+use super::{CpuWatch, MachineBusy};
 use super::report::{rate, Report};
 use super::SYNTHETIC_INPUTS;
 use crate::client::{transport, Client, ConnectOptions};
@@ -124,6 +128,9 @@ pub fn run(options: &Options, json: bool) -> Result<(), String> {
             .set("target_ns_per_and", target_ns)
             .set("session_cores_needed", ns_per_and(server_ms + client_ms) / target_ns)
             .set("cores", std::thread::available_parallelism().map_or(0, |n| n.get()));
+        if let Some(busy) = session.machine_busy {
+            report.set("session_machine_busy", busy);
+        }
         if let Some(transport_ns_per_byte) = raw.cpu_ns_per_byte {
             let stages = [("garble", garble_s * 1e9 / and_gates), ("eval", eval_s * 1e9 / and_gates), ("transport", transport_ns_per_byte * bytes_per_and)];
             for (name, ns) in stages {
@@ -156,6 +163,8 @@ struct SessionRun {
     server_cpu_ms: Option<f64>,
     /// The server's peak resident memory meanwhile, if watched (else 0).
     peak_rss_mb: f64,
+    /// The share of the machine's cores busy meanwhile (any process).
+    machine_busy: Option<f64>,
 }
 
 fn synthetic_session(url: &str, connect: &ConnectOptions, and_gates: u64, server: &ServerProcess, watch_rss: bool) -> Result<SessionRun, String> {
@@ -163,11 +172,13 @@ fn synthetic_session(url: &str, connect: &ConnectOptions, and_gates: u64, server
     let sampler = watch_rss.then(|| RssSampler::start(server.pid));
     let inputs = vec![false; SYNTHETIC_INPUTS];
     let server_cpu = CpuWatch::start(server.pid);
+    let machine = MachineBusy::start();
     let result = client.compute("synthetic", vec![("and_gates".into(), and_gates)], inputs).map_err(|e| e.to_string())?;
+    let machine_busy = machine.fraction();
     let server_cpu_ms = server_cpu.spent_ms();
     let peak_rss_mb = sampler.map_or(0.0, RssSampler::stop);
     client.close();
-    Ok(SessionRun { seconds: result.evaluator.wall_ms / 1e3, wire_bytes: result.garbler.bytes_sent, client_cpu_ms: result.evaluator.cpu_ms, server_cpu_ms, peak_rss_mb })
+    Ok(SessionRun { seconds: result.evaluator.wall_ms / 1e3, wire_bytes: result.garbler.bytes_sent, client_cpu_ms: result.evaluator.cpu_ms, server_cpu_ms, peak_rss_mb, machine_busy })
 }
 
 /// What a raw transfer from the server's raw-throughput endpoint took.
