@@ -119,6 +119,9 @@ pub fn run(options: &Options, json: bool) -> Result<(), String> {
         .set("bare_pipeline_and_per_s", bare_rate)
         .set("bare_pipeline_vs_target", bare_rate / target)
         .set("frame_bytes", FRAME_BYTES);
+    if let Some(busy) = session.machine_busy {
+        report.set("session_machine_busy", busy);
+    }
     if let (Some(server_ms), Some(client_ms)) = (session.server_cpu_ms, session.client_cpu_ms) {
         let ns_per_and = |ms: f64| ms * 1e6 / and_gates;
         let target_ns = 1e9 / target;
@@ -128,9 +131,6 @@ pub fn run(options: &Options, json: bool) -> Result<(), String> {
             .set("target_ns_per_and", target_ns)
             .set("session_cores_needed", ns_per_and(server_ms + client_ms) / target_ns)
             .set("cores", std::thread::available_parallelism().map_or(0, |n| n.get()));
-        if let Some(busy) = session.machine_busy {
-            report.set("session_machine_busy", busy);
-        }
         if let Some(transport_ns_per_byte) = raw.cpu_ns_per_byte {
             let stages = [("garble", garble_s * 1e9 / and_gates), ("eval", eval_s * 1e9 / and_gates), ("transport", transport_ns_per_byte * bytes_per_and)];
             for (name, ns) in stages {
