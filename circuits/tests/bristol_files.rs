@@ -1,4 +1,4 @@
-//! Every Bristol circuit in ../shared/bristol/ against references nobody here wrote: FIPS-197,
+//! Every Bristol circuit bundled in circuits/bristol/ against references nobody here wrote: FIPS-197,
 //! the `aes` crate, the `sha2` crate and Python's hashlib, and Rust's integer arithmetic.
 
 use aes::cipher::{BlockCipherEncrypt, KeyInit};
@@ -9,13 +9,13 @@ use std::fs::File;
 use std::io::BufReader;
 use std::path::PathBuf;
 
-fn shared(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/bristol").join(name)
+fn bundled(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("bristol").join(name)
 }
 
-/// Runs a shared Bristol file in the clear on the given inputs (each a bit vector).
+/// Runs a bundled Bristol file in the clear on the given inputs (each a bit vector).
 fn run(name: &str, inputs: &[Vec<bool>]) -> Vec<Vec<bool>> {
-    run_bristol_plain(|| BufReader::new(File::open(shared(name)).unwrap_or_else(|e| panic!("{name}: {e}"))), inputs)
+    run_bristol_plain(|| BufReader::new(File::open(bundled(name)).unwrap_or_else(|e| panic!("{name}: {e}"))), inputs)
 }
 
 fn u64s(name: &str, a: u64, b: Option<u64>) -> u128 {
@@ -52,7 +52,7 @@ fn arithmetic_circuits_match_rust_integers() {
 
 #[test]
 fn old_format_adder_has_a_carry_out() {
-    let info = bristol::scan(BufReader::new(File::open(shared("old_format_adder_32bit.txt")).unwrap())).unwrap();
+    let info = bristol::scan(BufReader::new(File::open(bundled("old_format_adder_32bit.txt")).unwrap())).unwrap();
     assert_eq!(info.header.format, Format::Old);
     let mut rng = TestRng::new(32);
     for _ in 0..20 {
@@ -151,14 +151,25 @@ fn sha256_circuit_matches_hashlib_and_the_sha2_crate() {
     }
 }
 
+/// The bundled files are byte-for-byte the published SCALE-MAMBA circuits: `SHA256SUMS` pins
+/// their digests (as `sha256sum` prints them), and every `.txt` circuit in the folder is listed.
 #[test]
-fn bundled_copies_equal_the_shared_circuits() {
-    let bundled = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("bristol");
-    for entry in std::fs::read_dir(shared("")).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "txt") {
-            let name = path.file_name().unwrap();
-            assert_eq!(std::fs::read(&path).unwrap(), std::fs::read(bundled.join(name)).unwrap(), "{name:?}");
-        }
+fn bundled_circuits_match_their_pinned_digests() {
+    use sha2::{Digest, Sha256};
+    let sums = std::fs::read_to_string(bundled("SHA256SUMS")).unwrap();
+    let mut pinned: Vec<&str> = Vec::new();
+    for line in sums.lines() {
+        let (digest, name) = line.split_once("  ").unwrap_or_else(|| panic!("malformed line {line:?}"));
+        let actual: String = Sha256::digest(std::fs::read(bundled(name)).unwrap()).iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(actual, digest, "{name}");
+        pinned.push(name);
     }
+    let mut circuits: Vec<String> = std::fs::read_dir(bundled(""))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".txt") && !n.starts_with("LICENSE"))
+        .collect();
+    circuits.sort();
+    pinned.sort();
+    assert_eq!(circuits, pinned, "every bundled circuit has a pinned digest");
 }

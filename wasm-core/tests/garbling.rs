@@ -1,6 +1,6 @@
 //! Garble → evaluate equals plaintext evaluation: random circuits, and every Bristol circuit in
-//! ../shared/bristol/ on random inputs.
-// Native only: these tests read the shared Bristol files from disk.
+//! circuits/bristol/ on random inputs.
+// Native only: these tests read the bundled Bristol files from disk.
 #![cfg(not(target_arch = "wasm32"))]
 
 use garblet_circuits::bristol::{self, BristolInput, BristolOutput, BristolProgram, InputSource};
@@ -82,24 +82,24 @@ fn random_circuits_match_plaintext() {
     }
 }
 
-fn shared_bristol(name: &str) -> Vec<u8> {
-    let path = format!("{}/../../shared/bristol/{name}", env!("CARGO_MANIFEST_DIR"));
+fn bundled_bristol(name: &str) -> Vec<u8> {
+    let path = format!("{}/../circuits/bristol/{name}", env!("CARGO_MANIFEST_DIR"));
     std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
 #[test]
-fn every_shared_bristol_circuit_matches_plaintext() {
-    let dir = format!("{}/../../shared/bristol", env!("CARGO_MANIFEST_DIR"));
+fn every_bundled_bristol_circuit_matches_plaintext() {
+    let dir = format!("{}/../circuits/bristol", env!("CARGO_MANIFEST_DIR"));
     let mut names: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .filter(|n| n.ends_with(".txt") && !n.starts_with("LICENSE"))
         .collect();
     names.sort();
-    assert!(names.len() >= 12, "expected the shared circuits in {dir}");
+    assert!(names.len() >= 12, "expected the bundled circuits in {dir}");
     let mut rng = TestRng::new(1);
     for name in names {
-        let text: &'static [u8] = Box::leak(shared_bristol(&name).into_boxed_slice());
+        let text: &'static [u8] = Box::leak(bundled_bristol(&name).into_boxed_slice());
         let info = Arc::new(bristol::scan(text).unwrap());
         let n_in = info.header.inputs.len();
         // Alternate owners so both parties' input paths are exercised; reveal to both.
@@ -130,7 +130,7 @@ fn every_shared_bristol_circuit_matches_plaintext() {
 
 #[test]
 fn aes_128_garbled_gives_the_fips197_ciphertext() {
-    let text: &'static [u8] = Box::leak(shared_bristol("aes_128.txt").into_boxed_slice());
+    let text: &'static [u8] = Box::leak(bundled_bristol("aes_128.txt").into_boxed_slice());
     let info = Arc::new(bristol::scan(text).unwrap());
     let inputs = vec![
         BristolInput { name: "key".into(), source: InputSource::Party(Party::Garbler), encoding: Encoding::Bytes },

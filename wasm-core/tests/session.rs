@@ -1,6 +1,6 @@
 //! Garbler and evaluator sessions talking through memory: whole computations, several per
 //! connection, outputs to either party, flow control, and every kind of bad frame.
-// Native only: these tests read the shared Bristol files from disk.
+// Native only: these tests read the bundled Bristol files from disk.
 #![cfg(not(target_arch = "wasm32"))]
 
 use garblet_circuits::bristol::{self, BristolInput, BristolOutput, InputSource};
@@ -18,13 +18,13 @@ use std::sync::Arc;
 
 const AES_KEY: [u8; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
 
-fn shared(name: &str) -> &'static [u8] {
-    let path = format!("{}/../../shared/bristol/{name}", env!("CARGO_MANIFEST_DIR"));
+fn bundled(name: &str) -> &'static [u8] {
+    let path = format!("{}/../circuits/bristol/{name}", env!("CARGO_MANIFEST_DIR"));
     Box::leak(std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}")).into_boxed_slice())
 }
 
 fn bristol_service(name: &str, file: &str, inputs: Vec<(&str, Party, Encoding)>, reveal: Reveal, garbler_input: Vec<bool>) -> ServiceDef {
-    let text = shared(file);
+    let text = bundled(file);
     let info = Arc::new(bristol::scan(text).unwrap());
     let inputs = inputs.into_iter().map(|(n, p, e)| BristolInput { name: n.into(), source: InputSource::Party(p), encoding: e }).collect();
     let outputs = vec![BristolOutput { name: "out".into(), reveal }];

@@ -1,5 +1,5 @@
-//! The Bristol Fashion circuits compiled into the binary (copies of shared/bristol, see
-//! circuits/bristol/README.md), so that the default services need no files beside the server.
+//! The Bristol Fashion circuits compiled into the binary (the files in circuits/bristol, see
+//! its README.md), so that the default services need no files beside the server.
 
 macro_rules! bundled {
     ($($name:literal),* $(,)?) => {
