@@ -50,7 +50,7 @@ fn garble_and_evaluate(make: &dyn Fn() -> Box<dyn Program>, garbler_bits: &[bool
             _ => panic!("the two parties' programs diverged"),
         }
     }
-    let garbler_outputs = garbler.decode_outputs(evaluator.garbler_output_bits()).expect("one bit per garbler output");
+    let garbler_outputs = garbler.decode_outputs(evaluator.garbler_output_labels()).expect("one valid label per garbler output");
     Outcome { evaluator: evaluator.outputs().to_vec(), garbler: garbler_outputs, payload_bytes }
 }
 

@@ -18,8 +18,9 @@ pub struct Evaluator {
     next_evaluator_input: usize,
     /// Outputs the evaluator learns, decoded, in order.
     outputs: Vec<bool>,
-    /// lsb of the active label of each output the garbler learns: sent back to it.
-    garbler_output_bits: Vec<bool>,
+    /// The active label of each output the garbler learns: sent back to it, which proves the
+    /// value (the other label would take Δ to make).
+    garbler_output_labels: Vec<Block>,
 }
 
 /// ANDs waiting to be hashed together.
@@ -79,7 +80,7 @@ impl Evaluator {
             evaluator_labels: Vec::new(),
             next_evaluator_input: 0,
             outputs: Vec::new(),
-            garbler_output_bits: Vec::new(),
+            garbler_output_labels: Vec::new(),
         }
     }
 
@@ -93,7 +94,7 @@ impl Evaluator {
         self.evaluator_labels = evaluator_labels;
         self.next_evaluator_input = 0;
         self.outputs.clear();
-        self.garbler_output_bits.clear();
+        self.garbler_output_labels.clear();
     }
 
     pub fn and_gates(&self) -> u64 {
@@ -105,9 +106,9 @@ impl Evaluator {
         &self.outputs
     }
 
-    /// What to send back so the garbler can decode its outputs.
-    pub fn garbler_output_bits(&self) -> &[bool] {
-        &self.garbler_output_bits
+    /// What to send back so the garbler can decode its outputs: the labels of its output wires.
+    pub fn garbler_output_labels(&self) -> &[Block] {
+        &self.garbler_output_labels
     }
 
     /// Evaluates one batch given exactly its payload.
@@ -130,7 +131,7 @@ impl Evaluator {
         let mut decoded = 0;
         let one = Lane::from_block(Block(1));
 
-        let Evaluator { hash, labels, pending, group, evaluator_labels, next_evaluator_input, outputs, garbler_output_bits } = self;
+        let Evaluator { hash, labels, pending, group, evaluator_labels, next_evaluator_input, outputs, garbler_output_labels } = self;
         let labels = labels.as_mut_slice();
         for gate in &batch.gates {
             // XOR and AND first, as conditional branches: nearly every gate is one of them, and
@@ -183,14 +184,14 @@ impl Evaluator {
                     if pending.any(a, a, a) {
                         group.flush(hash, labels, pending);
                     }
-                    let lsb = labels[a as usize].lsb();
+                    let label = labels[a as usize];
                     if to.to_evaluator() {
                         let d = (decode_bits[decoded / 8] >> (decoded % 8)) & 1 == 1;
                         decoded += 1;
-                        outputs.push(lsb ^ d);
+                        outputs.push(label.lsb() ^ d);
                     }
                     if to.to_garbler() {
-                        garbler_output_bits.push(lsb);
+                        garbler_output_labels.push(label.to_block());
                     }
                 }
                 Gate::OutputConst { value, to } => {

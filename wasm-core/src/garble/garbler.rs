@@ -1,7 +1,7 @@
 //! The garbler engine: zero-labels per slot, garbled tables out.
 
 use super::lane::{as_blocks, Lane};
-use super::{pack_bits, GarbleError, PendingSlots, TweakHash, GARBLE_GROUP};
+use super::{pack_bits, GarbleError, OutputError, PendingSlots, TweakHash, GARBLE_GROUP};
 use crate::aes::AesCtr;
 use crate::block::Block;
 use garblet_circuits::{Batch, Gate, Party, Slot};
@@ -23,17 +23,20 @@ pub struct Garbler {
     next_evaluator_input: usize,
     /// The outputs the garbler learns, in order, to decode what the evaluator sends back.
     own_outputs: Vec<OwnOutput>,
+    /// Test builds only: decode returned labels by their point-and-permute bit alone.
+    #[cfg(feature = "insecure-switches")]
+    trust_output_labels: bool,
     // Scratch, reused batch to batch:
     fresh_labels: Vec<Block>,
     input_labels: Vec<[u8; 16]>,
     decode_bits: Vec<bool>,
 }
 
-/// An output the garbler learns: decoded from the bit the evaluator returns, or public.
+/// An output the garbler learns: decoded from the label the evaluator returns, or public.
 #[derive(Clone, Copy)]
 enum OwnOutput {
-    /// The lsb of the output wire's zero-label.
-    Decode(bool),
+    /// The output wire's zero-label.
+    Decode(Block),
     Public(bool),
 }
 
@@ -139,6 +142,8 @@ impl Garbler {
             evaluator_zero_labels: Vec::new(),
             next_evaluator_input: 0,
             own_outputs: Vec::new(),
+            #[cfg(feature = "insecure-switches")]
+            trust_output_labels: false,
             fresh_labels: Vec::new(),
             input_labels: Vec::new(),
             decode_bits: Vec::new(),
@@ -177,26 +182,48 @@ impl Garbler {
         self.group.next_index
     }
 
-    /// How many label bits the evaluator must return: one per non-public output the garbler
-    /// learns.
-    pub fn returned_bits_expected(&self) -> usize {
+    /// How many labels the evaluator must return: one per non-public output the garbler learns.
+    pub fn returned_labels_expected(&self) -> usize {
         self.own_outputs.iter().filter(|o| matches!(o, OwnOutput::Decode(_))).count()
     }
 
-    /// The garbler's outputs in order, from the label bits the evaluator returned; `None` if
-    /// it returned the wrong number of bits.
-    pub fn decode_outputs(&self, returned: &[bool]) -> Option<Vec<bool>> {
-        if returned.len() != self.returned_bits_expected() {
-            return None;
+    /// The garbler's outputs in order, from the labels the evaluator returned. Each must be one
+    /// of its wire's two labels — the zero-label means 0, the zero-label ⊕ Δ means 1 — and
+    /// anything else is a forgery: the evaluator holds only the label it computed, and making
+    /// the other one takes Δ — the authenticity of garbling schemes (Bellare–Hoang–Rogaway
+    /// 2012), which half-gates has (Zahur–Rosulek–Evans 2015).
+    pub fn decode_outputs(&self, returned: &[Block]) -> Result<Vec<bool>, OutputError> {
+        let expected = self.returned_labels_expected();
+        if returned.len() != expected {
+            return Err(OutputError::Count { expected, actual: returned.len() });
         }
-        let mut returned = returned.iter();
+        let mut returned = returned.iter().enumerate();
         self.own_outputs
             .iter()
             .map(|o| match *o {
-                OwnOutput::Decode(zero_lsb) => returned.next().map(|r| r ^ zero_lsb),
-                OwnOutput::Public(value) => Some(value),
+                OwnOutput::Decode(zero) => {
+                    let (index, &label) = returned.next().ok_or(OutputError::Count { expected, actual: 0 })?;
+                    #[cfg(feature = "insecure-switches")]
+                    if self.trust_output_labels {
+                        return Ok(label.lsb() ^ zero.lsb());
+                    }
+                    let bit = label.lsb() ^ zero.lsb();
+                    if label == zero ^ self.delta.select(bit) {
+                        Ok(bit)
+                    } else {
+                        Err(OutputError::Forged { index })
+                    }
+                }
+                OwnOutput::Public(value) => Ok(value),
             })
             .collect()
+    }
+
+    /// Decodes returned labels by their point-and-permute bit alone, without checking them
+    /// (test builds only): the attack tests show that a client can then forge outputs.
+    #[cfg(feature = "insecure-switches")]
+    pub fn trust_output_labels(&mut self) {
+        self.trust_output_labels = true;
     }
 
     /// Garbles one batch, appending its payload to `out`.
@@ -266,12 +293,12 @@ impl Garbler {
                     if pending.any(a, a, a) {
                         group.flush(hash, &keys, labels, pending, out);
                     }
-                    let lsb = labels[a as usize].lsb();
+                    let zero = labels[a as usize];
                     if to.to_evaluator() {
-                        decode_bits.push(lsb);
+                        decode_bits.push(zero.lsb());
                     }
                     if to.to_garbler() {
-                        own_outputs.push(OwnOutput::Decode(lsb));
+                        own_outputs.push(OwnOutput::Decode(zero.to_block()));
                     }
                 }
                 Gate::OutputConst { value, to } => {

@@ -53,7 +53,6 @@ impl Lane {
         Lane(unsafe { core::mem::transmute::<u128, __m128i>(b.0) })
     }
 
-    #[cfg(test)]
     pub fn to_block(self) -> Block {
         // SAFETY: as in `from_block`, in the other direction.
         Block(unsafe { core::mem::transmute::<__m128i, u128>(self.0) })
@@ -134,7 +133,6 @@ impl Lane {
         Lane(u64x2(b.0 as u64, (b.0 >> 64) as u64))
     }
 
-    #[cfg(test)]
     pub fn to_block(self) -> Block {
         let (lo, hi) = (u64x2_extract_lane::<0>(self.0), u64x2_extract_lane::<1>(self.0));
         Block(((hi as u128) << 64) | lo as u128)
@@ -201,7 +199,6 @@ impl Lane {
         Lane(b.0)
     }
 
-    #[cfg(test)]
     pub fn to_block(self) -> Block {
         Block(self.0)
     }

@@ -54,6 +54,17 @@ pub enum GarbleError {
     Random(String),
 }
 
+/// Why the labels the evaluator returned for the garbler's outputs were refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OutputError {
+    #[error("{actual} output labels returned; the computation has {expected} outputs for the garbler")]
+    Count { expected: usize, actual: usize },
+    /// The label is neither of the wire's two labels: the evaluator did not get it by
+    /// evaluating (it would need Δ to make the other one).
+    #[error("the label returned for the garbler's output {index} is not one of that wire's labels")]
+    Forged { index: usize },
+}
+
 /// ANDs hashed together per group: 64 (256 AES blocks when garbling, 128 when evaluating).
 /// Larger groups spread each flush's fixed costs thinner, but only up to the width of the
 /// circuit: a group is cut short at the first gate that needs one of its outputs.

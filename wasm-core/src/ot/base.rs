@@ -288,6 +288,11 @@ impl SenderPoint {
         let encoded: [u8; POINT_BYTES] = message.try_into().map_err(|_| OtError::WrongLength { what: "base-OT sender message", expected: SENDER_MESSAGE_BYTES, actual: message.len() })?;
         Ok(SenderPoint { point: decode_point(&encoded, BasePoint::SenderKey)?, encoded })
     }
+
+    /// The point as it was received.
+    pub fn encoding(&self) -> [u8; POINT_BYTES] {
+        self.encoded
+    }
 }
 
 /// key_j = first 16 bytes of SHA-256(tag ‖ R ‖ P_j ‖ j as u64 little-endian ‖ DH point).

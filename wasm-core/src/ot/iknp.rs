@@ -17,13 +17,16 @@
 //! (free-XOR labels), as in emp-toolkit's correlated OT. The receiver learns nothing about Δ
 //! (the base OTs hide the Δ_j), and the sender learns nothing about r (G(k_j^{1-Δ_j}) masks it).
 //!
-//! The streams continue across chunks and across extensions on the same connection: a block of
+//! The streams continue across calls and across computations on the same connection: a block of
 //! a stream is never used twice, which would reveal r ⊕ r' to the sender.
 //!
-//! Chunks: one call handles at most [`MAX_CHUNK`] OTs, so memory stays bounded (the column
-//! matrix of one chunk, 256 KiB) whatever the input length. The message of a chunk of n OTs is
-//! [`message_len`]`(n)` = 16 × 128 × ⌈n/128⌉ bytes: u^0 ‖ u^1 ‖ … ‖ u^127, each column ⌈n/128⌉
-//! blocks of 16 bytes, each block little-endian (bit i of block b of u^j covers OT 128·b + i).
+//! This module is the bare extension, secure only against a receiver that follows it: a
+//! receiver that puts different choice vectors into different columns learns bits of Δ (see
+//! [`super::kos`], which wraps it with the consistency check the protocol uses). It works in
+//! whole blocks of 128 OTs and bounds nothing: its callers choose the chunk size. The message
+//! for `b` blocks is [`column_bytes`]`(b)` = 16 × 128 × b bytes: u^0 ‖ u^1 ‖ … ‖ u^127, each
+//! column b blocks of 16 bytes, each block little-endian (bit i of block k of u^j covers OT
+//! 128·k + i).
 
 use super::base::{ReceiverKeys, SenderKeys, BASE_OT_COUNT};
 use super::transpose::{column_stride, columns_to_rows};
@@ -31,26 +34,19 @@ use super::OtError;
 use crate::aes::AesCtr;
 use crate::block::Block;
 
-/// Most OTs per extension call: 2^14, i.e. 128 blocks per column, a 256 KiB column matrix and a
-/// 256 KiB message — small enough to stay in a core's L2 cache and to be one frame of the
-/// session's stream, large enough that per-call costs vanish.
-pub const MAX_CHUNK: usize = 1 << 14;
-
-/// Bytes of the extension message for `count` OTs: 16 × 128 × ⌈count/128⌉.
-pub const fn message_len(count: usize) -> usize {
-    Block::BYTES * BASE_OT_COUNT * count.div_ceil(128)
+/// Bytes of the extension message for `blocks` blocks of 128 OTs.
+pub const fn column_bytes(blocks: usize) -> usize {
+    Block::BYTES * BASE_OT_COUNT * blocks
 }
 
 /// The extension receiver (evaluator): both PRGs of every column.
 pub struct IknpReceiver {
     /// `streams[j] = [G(k_j^0), G(k_j^1)]`.
     streams: Vec<[AesCtr; 2]>,
-    /// Scratch, kept between calls: t^0, …, t^127 for the current chunk, [`column_stride`] apart.
+    /// Scratch, kept between calls: t^0, …, t^127 for the current call, [`column_stride`] apart.
     columns: Vec<Block>,
     /// Scratch: G(k_j^1) for the current column.
     mask: Vec<Block>,
-    /// Scratch: the choice bits of the current chunk, 128 per block.
-    choices: Vec<Block>,
 }
 
 impl IknpReceiver {
@@ -59,43 +55,39 @@ impl IknpReceiver {
             streams: keys.iter().map(|[k0, k1]| [AesCtr::new(k0.to_bytes()), AesCtr::new(k1.to_bytes())]).collect(),
             columns: Vec::new(),
             mask: Vec::new(),
-            choices: Vec::new(),
         }
     }
 
-    /// Extends `choices.len()` ≤ [`MAX_CHUNK`] OTs: appends the message for the sender to
-    /// `message` and one label t_i per choice bit to `labels`.
-    pub fn extend(&mut self, choices: &[bool], message: &mut Vec<u8>, labels: &mut Vec<Block>) -> Result<(), OtError> {
-        let count = check_chunk(choices.len())?;
-        if count == 0 {
-            return Ok(());
+    /// Extends 128 OTs per block of `choices` (bit i of block k is the choice bit of OT
+    /// 128·k + i): appends the message for the sender to `message` and one row t_i per OT to
+    /// `rows`.
+    pub fn extend(&mut self, choices: &[Block], message: &mut Vec<u8>, rows: &mut Vec<Block>) {
+        let width = choices.len();
+        if width == 0 {
+            return;
         }
-        let width = count.div_ceil(128);
         let stride = column_stride(width);
-        self.choices.clear();
-        self.choices.extend(choices.chunks(128).map(pack_bits));
         self.columns.resize(BASE_OT_COUNT * stride, Block::ZERO);
         self.mask.resize(width, Block::ZERO);
 
         let start = message.len();
-        message.resize(start + message_len(count), 0);
+        message.resize(start + column_bytes(width), 0);
         let (out, _) = message[start..].as_chunks_mut::<{ Block::BYTES }>();
         let column_pairs = self.columns.chunks_exact_mut(stride).zip(out.chunks_exact_mut(width));
         for ((t, u), [g0, g1]) in column_pairs.zip(self.streams.iter_mut()) {
             let t = &mut t[..width];
             g0.fill(t);
             g1.fill(&mut self.mask);
-            for (((u, t), m), r) in u.iter_mut().zip(t.iter()).zip(&self.mask).zip(&self.choices) {
+            for (((u, t), m), r) in u.iter_mut().zip(t.iter()).zip(&self.mask).zip(choices) {
                 *u = (*t ^ *m ^ *r).to_bytes();
             }
         }
-        columns_to_rows(&self.columns, stride, count, labels);
-        Ok(())
+        columns_to_rows(&self.columns, stride, 128 * width, rows);
     }
 }
 
 /// Up to 128 bits as a block, bit i = `bits[i]`, a byte at a time (cheap shifts, no u128 ones).
-fn pack_bits(bits: &[bool]) -> Block {
+pub fn pack_bits(bits: &[bool]) -> Block {
     let mut bytes = [0u8; 16];
     for (byte, eight) in bytes.iter_mut().zip(bits.chunks(8)) {
         *byte = eight.iter().enumerate().fold(0u8, |acc, (i, &bit)| acc | (bit as u8) << i);
@@ -108,7 +100,7 @@ pub struct IknpSender {
     delta: Block,
     /// `streams[j] = G(k_j^{Δ_j})`.
     streams: Vec<AesCtr>,
-    /// Scratch, kept between calls: q^0, …, q^127 for the current chunk, [`column_stride`] apart.
+    /// Scratch, kept between calls: q^0, …, q^127 for the current call, [`column_stride`] apart.
     columns: Vec<Block>,
 }
 
@@ -118,21 +110,18 @@ impl IknpSender {
         IknpSender { delta, streams: keys.iter().map(|k| AesCtr::new(k.to_bytes())).collect(), columns: Vec::new() }
     }
 
-    /// Extends `count` ≤ [`MAX_CHUNK`] OTs from the receiver's `message`: appends `count`
-    /// 0-labels q_i to `labels` (the 1-labels are q_i ⊕ Δ).
-    pub fn extend(&mut self, count: usize, message: &[u8], labels: &mut Vec<Block>) -> Result<(), OtError> {
-        check_chunk(count)?;
-        if message.len() != message_len(count) {
-            return Err(OtError::WrongLength {
-                what: "OT extension message",
-                expected: message_len(count),
-                actual: message.len(),
-            });
+    /// Extends 128 OTs per [`column_bytes`]`(1)` of the receiver's `message`: appends one row
+    /// q_i per OT to `rows` (q_i = t_i ⊕ r_i·Δ for an honest receiver). A message that is not a
+    /// whole number of blocks is refused before any stream moves.
+    pub fn extend(&mut self, message: &[u8], rows: &mut Vec<Block>) -> Result<(), OtError> {
+        if message.len() % column_bytes(1) != 0 {
+            let expected = message.len().next_multiple_of(column_bytes(1));
+            return Err(OtError::WrongLength { what: "OT extension message", expected, actual: message.len() });
         }
-        if count == 0 {
+        let width = message.len() / column_bytes(1);
+        if width == 0 {
             return Ok(());
         }
-        let width = count.div_ceil(128);
         let stride = column_stride(width);
         self.columns.resize(BASE_OT_COUNT * stride, Block::ZERO);
         let (u_blocks, _) = message.as_chunks::<{ Block::BYTES }>();
@@ -145,26 +134,19 @@ impl IknpSender {
                 *q ^= Block::from_bytes(*u).select(delta_j);
             }
         }
-        columns_to_rows(&self.columns, stride, count, labels);
+        columns_to_rows(&self.columns, stride, 128 * width, rows);
         Ok(())
     }
 }
 
-fn check_chunk(count: usize) -> Result<usize, OtError> {
-    if count > MAX_CHUNK {
-        return Err(OtError::ChunkTooLarge { count, max: MAX_CHUNK });
-    }
-    Ok(count)
-}
-
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     #[cfg(target_arch = "wasm32")]
     use wasm_bindgen_test::wasm_bindgen_test;
 
     /// Base-OT outputs made up locally (the IKNP algebra does not care where they come from).
-    fn fake_base_ots(delta: Block) -> (SenderKeys, ReceiverKeys) {
+    pub(crate) fn fake_base_ots(delta: Block) -> (SenderKeys, ReceiverKeys) {
         let mut prg = AesCtr::from_os_rng().unwrap();
         let both: SenderKeys = core::array::from_fn(|_| [prg.next_block(), prg.next_block()]);
         let chosen = core::array::from_fn(|j| both[j][((delta.0 >> j) & 1) as usize]);
@@ -173,12 +155,10 @@ mod tests {
 
     #[cfg_attr(not(target_arch = "wasm32"), test)]
     #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
-    fn message_len_rounds_up_to_whole_columns() {
-        assert_eq!(message_len(0), 0);
-        assert_eq!(message_len(1), 2048);
-        assert_eq!(message_len(128), 2048);
-        assert_eq!(message_len(129), 4096);
-        assert_eq!(message_len(MAX_CHUNK), 16 * MAX_CHUNK);
+    fn column_bytes_are_whole_columns() {
+        assert_eq!(column_bytes(0), 0);
+        assert_eq!(column_bytes(1), 2048);
+        assert_eq!(column_bytes(128), 16 * 128 * 128);
     }
 
     #[cfg_attr(not(target_arch = "wasm32"), test)]
@@ -189,35 +169,42 @@ mod tests {
         let mut receiver = IknpReceiver::new(&both);
         let mut sender = IknpSender::new(delta, &chosen);
         let mut bits = AesCtr::from_os_rng().unwrap();
-        for count in [1, 200, MAX_CHUNK, 3] {
-            let choices: Vec<bool> = (0..count).map(|_| bits.next_block().lsb()).collect();
+        for blocks in [1, 2, 130, 3] {
+            let choices: Vec<Block> = (0..blocks).map(|_| bits.next_block()).collect();
             let (mut message, mut t, mut q) = (Vec::new(), Vec::new(), Vec::new());
-            receiver.extend(&choices, &mut message, &mut t).unwrap();
-            sender.extend(count, &message, &mut q).unwrap();
-            assert_eq!((t.len(), q.len()), (count, count));
-            for i in 0..count {
-                assert_eq!(t[i], q[i] ^ delta.select(choices[i]), "OT {i} of {count}");
+            receiver.extend(&choices, &mut message, &mut t);
+            assert_eq!(message.len(), column_bytes(blocks));
+            sender.extend(&message, &mut q).unwrap();
+            assert_eq!((t.len(), q.len()), (128 * blocks, 128 * blocks));
+            for i in 0..128 * blocks {
+                let r = (choices[i / 128].0 >> (i % 128)) & 1 == 1;
+                assert_eq!(t[i], q[i] ^ delta.select(r), "OT {i} of {}", 128 * blocks);
             }
         }
     }
 
     #[cfg_attr(not(target_arch = "wasm32"), test)]
     #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
-    fn chunk_limit_is_enforced_on_both_sides() {
+    fn a_message_of_partial_blocks_is_refused() {
         let delta = Block(1);
-        let (both, chosen) = fake_base_ots(delta);
-        let mut receiver = IknpReceiver::new(&both);
+        let (_, chosen) = fake_base_ots(delta);
         let mut sender = IknpSender::new(delta, &chosen);
-        let (mut message, mut labels) = (Vec::new(), Vec::new());
-        let too_many = vec![false; MAX_CHUNK + 1];
+        let mut rows = Vec::new();
         assert_eq!(
-            receiver.extend(&too_many, &mut message, &mut labels),
-            Err(OtError::ChunkTooLarge { count: MAX_CHUNK + 1, max: MAX_CHUNK })
+            sender.extend(&[0; 2049], &mut rows),
+            Err(OtError::WrongLength { what: "OT extension message", expected: 4096, actual: 2049 })
         );
-        assert!(message.is_empty() && labels.is_empty());
-        assert_eq!(
-            sender.extend(MAX_CHUNK + 1, &[], &mut labels),
-            Err(OtError::ChunkTooLarge { count: MAX_CHUNK + 1, max: MAX_CHUNK })
-        );
+        assert!(rows.is_empty());
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+    fn pack_bits_puts_bit_i_at_position_i() {
+        let mut bits = vec![false; 128];
+        bits[0] = true;
+        bits[9] = true;
+        bits[127] = true;
+        assert_eq!(pack_bits(&bits), Block(1 | 1 << 9 | 1 << 127));
+        assert_eq!(pack_bits(&[true, true]), Block(3));
     }
 }

@@ -1,6 +1,7 @@
 //! Oblivious transfer: base OT (Bellare–Micali / Naor–Pinkas style, see [`base`]) and IKNP
-//! correlated OT extension, as sans-IO state machines (bytes in, bytes out; no sockets, clocks
-//! or threads).
+//! correlated OT extension ([`iknp`]) with the KOS consistency check ([`kos`]), which makes it
+//! secure against a malicious receiver; and chosen-message OT on the same checked extension
+//! ([`chosen`]). Sans-IO state machines: bytes in, bytes out; no sockets, clocks or threads.
 //!
 //! Roles. The **evaluator** (browser) has the input bits and ends up with one label per bit: it
 //! is the [`OtReceiver`] of the correlated OTs and, inside, the *sender* of the 128 base OTs. The
@@ -14,12 +15,14 @@
 //! |---|----------------------|------------------------------|-------------------------------------------|
 //! | 1 | garbler → evaluator  | 128 × 32 = 4096              | P_0 ‖ … ‖ P_127, Ristretto255 encodings   |
 //! | 1'| evaluator → garbler  | 32                           | R, a Ristretto255 encoding                |
-//! | 2 | evaluator → garbler  | [`message_len`]`(n)`, per chunk | u^0 ‖ … ‖ u^127 for n ≤ [`MAX_CHUNK`] OTs (see [`iknp`]) |
+//! | 2 | evaluator → garbler  | [`message_len`]`(n)`, per chunk | u^0 ‖ … ‖ u^127 ‖ x ‖ t for n ≤ [`MAX_CHUNK`] OTs plus padding (see [`kos`]) |
 //!
 //! Messages 1 and 1' depend on nothing and cross each other. Message 2 repeats, once per chunk,
 //! for as many chunks and computations as the connection carries. Both sides must agree on each
 //! chunk's `n` (the session's request fixes the input lengths); the message length is checked
-//! against it, the content cannot be.
+//! against it, and its content by the KOS check: a chunk that fails it ends the sender for good
+//! ([`OtError::CheckFailed`]), and the session layer ends the connection, so that Δ is never
+//! used again.
 //!
 //! ```
 //! use garblet_core::{ot::{OtReceiver, OtSender}, Block};
@@ -40,13 +43,17 @@
 //! ```
 
 pub mod base;
+pub mod chosen;
+pub mod gf128;
 pub mod iknp;
+pub mod kos;
 pub mod transpose;
 
-pub use iknp::{message_len, MAX_CHUNK};
+pub use kos::{message_len, SessionId, MAX_CHUNK};
 
 use crate::block::Block;
 use core::fmt;
+use sha2::{Digest, Sha256};
 
 /// Everything that can go wrong in OT. Any error ends the session.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -65,6 +72,10 @@ pub enum OtError {
     OtRange { start: usize, end: usize, count: usize },
     #[error("Δ must have its least significant bit set (point-and-permute)")]
     DeltaLsbNotSet,
+    /// The receiver's OT-extension chunk failed the KOS consistency check: it did not use one
+    /// choice vector in every column (or its message was altered, or replayed from elsewhere).
+    #[error("OT-extension chunk {chunk} failed the consistency check")]
+    CheckFailed { chunk: u64 },
     #[error("the operating system's random number generator failed: {0}")]
     Random(getrandom::Error),
 }
@@ -90,11 +101,13 @@ impl fmt::Display for BasePoint {
 /// The evaluator's side: correlated-OT receiver (and base-OT sender).
 pub struct OtReceiver {
     state: ReceiverState,
+    /// This side's base-OT message R, for the session id.
+    r: [u8; base::SENDER_MESSAGE_BYTES],
 }
 
 enum ReceiverState {
     AwaitingBaseOtReply(base::BaseOtSender),
-    Extending(iknp::IknpReceiver),
+    Extending(kos::KosReceiver),
     /// The base OT failed; the session is over.
     Failed,
 }
@@ -103,7 +116,7 @@ impl OtReceiver {
     /// Starts the base OTs: returns the receiver and message 1' (R, 32 bytes).
     pub fn new() -> Result<(Self, [u8; base::SENDER_MESSAGE_BYTES]), OtError> {
         let (sender, message) = base::BaseOtSender::new()?;
-        Ok((OtReceiver { state: ReceiverState::AwaitingBaseOtReply(sender) }, message))
+        Ok((OtReceiver { state: ReceiverState::AwaitingBaseOtReply(sender), r: message }, message))
     }
 
     /// Takes message 1 (the garbler's 4096 bytes) and finishes the base OTs: 128 variable-base
@@ -145,8 +158,9 @@ impl OtReceiver {
         match core::mem::replace(&mut self.state, ReceiverState::Failed) {
             ReceiverState::AwaitingBaseOtReply(sender) => {
                 let mut keys = sender.keys(reply, products)?;
-                self.state = ReceiverState::Extending(iknp::IknpReceiver::new(&keys));
+                let iknp = iknp::IknpReceiver::new(&keys);
                 keys.iter_mut().flatten().for_each(base::wipe);
+                self.state = ReceiverState::Extending(kos::KosReceiver::new(iknp, kos::session_id(reply, &self.r))?);
                 Ok(())
             }
             other => {
@@ -157,8 +171,9 @@ impl OtReceiver {
         }
     }
 
-    /// Extends `choices.len()` ≤ [`MAX_CHUNK`] correlated OTs: appends message 3 for this chunk
-    /// to `message` (nothing if `choices` is empty) and one label per choice bit to `labels`.
+    /// Extends `choices.len()` ≤ [`MAX_CHUNK`] correlated OTs: appends message 2 for this chunk
+    /// (with its padding and check values) to `message` (nothing if `choices` is empty) and one
+    /// label per choice bit to `labels`.
     pub fn extend(&mut self, choices: &[bool], message: &mut Vec<u8>, labels: &mut Vec<Block>) -> Result<(), OtError> {
         match &mut self.state {
             ReceiverState::Extending(iknp) => iknp.extend(choices, message, labels),
@@ -186,6 +201,10 @@ impl ReceiverState {
 pub struct OtSender {
     delta: Block,
     state: SenderState,
+    /// SHA-256 of this side's base-OT message (the 128 points), for the session id.
+    points_digest: [u8; 32],
+    #[cfg(feature = "insecure-switches")]
+    skip_check: bool,
 }
 
 enum SenderState {
@@ -194,7 +213,7 @@ enum SenderState {
     AwaitingPoint(Box<base::BaseOtReceiver>),
     /// R is here; the base-OT keys are not derived yet.
     KeysPending(Box<base::BaseOtReceiver>, base::SenderPoint),
-    Extending(iknp::IknpSender),
+    Extending(kos::KosSender),
     /// Between states, and for good after a failure.
     Failed,
 }
@@ -207,7 +226,15 @@ impl OtSender {
             return Err(OtError::DeltaLsbNotSet);
         }
         let (base, message) = base::BaseOtReceiver::new(delta)?;
-        Ok((OtSender { delta, state: SenderState::AwaitingPoint(Box::new(base)) }, message))
+        let points_digest = Sha256::digest(&message).into();
+        let sender = OtSender {
+            delta,
+            state: SenderState::AwaitingPoint(Box::new(base)),
+            points_digest,
+            #[cfg(feature = "insecure-switches")]
+            skip_check: false,
+        };
+        Ok((sender, message))
     }
 
     /// Takes message 1' (R, 32 bytes); a point that does not decode, or the identity, is refused
@@ -232,21 +259,43 @@ impl OtSender {
     pub fn finish_base_ot(&mut self) {
         if let SenderState::KeysPending(base, point) = &self.state {
             let mut keys = base.finish(point);
+            let sid = kos::session_id_from_digest(&self.points_digest, &point.encoding());
             // Replacing the state drops `base`, which wipes its scalars.
-            self.state = SenderState::Extending(iknp::IknpSender::new(self.delta, &keys));
+            #[allow(unused_mut)]
+            let mut kos = kos::KosSender::new(iknp::IknpSender::new(self.delta, &keys), self.delta, sid);
+            #[cfg(feature = "insecure-switches")]
+            if self.skip_check {
+                kos.skip_check();
+            }
+            self.state = SenderState::Extending(kos);
             keys.iter_mut().for_each(base::wipe);
         }
     }
 
-    /// Takes message 2 for a chunk of `count` ≤ [`MAX_CHUNK`] OTs and appends the `count`
-    /// 0-labels to `labels` (the 1-label of OT i is `labels[i] ⊕ Δ`). `count` 0 expects an empty
-    /// message.
+    /// Turns the KOS check off (test builds only), now or when the extension starts: the
+    /// attack tests show that a receiver then learns Δ.
+    #[cfg(feature = "insecure-switches")]
+    pub fn skip_check(&mut self) {
+        self.skip_check = true;
+        if let SenderState::Extending(kos) = &mut self.state {
+            kos.skip_check();
+        }
+    }
+
+    /// Takes message 2 for a chunk of `count` ≤ [`MAX_CHUNK`] OTs, checks it, and appends the
+    /// `count` 0-labels to `labels` (the 1-label of OT i is `labels[i] ⊕ Δ`). `count` 0 expects
+    /// an empty message. A message of the wrong length changes nothing; a failed check
+    /// ([`OtError::CheckFailed`]) ends the sender for good.
     pub fn extend(&mut self, count: usize, message: &[u8], labels: &mut Vec<Block>) -> Result<(), OtError> {
         self.finish_base_ot();
-        match &mut self.state {
-            SenderState::Extending(iknp) => iknp.extend(count, message, labels),
+        let result = match &mut self.state {
+            SenderState::Extending(kos) => kos.extend(count, message, labels),
             other => Err(OtError::OutOfOrder { expected: other.expecting(), got: "an OT extension" }),
+        };
+        if let Err(OtError::CheckFailed { .. }) = result {
+            self.state = SenderState::Failed;
         }
+        result
     }
 }
 
@@ -255,7 +304,7 @@ impl SenderState {
         match self {
             SenderState::AwaitingPoint(_) => "the evaluator's base-OT point",
             SenderState::KeysPending(..) | SenderState::Extending(_) => "an OT extension",
-            SenderState::Failed => "nothing (the base OT failed)",
+            SenderState::Failed => "nothing (the OT failed)",
         }
     }
 }
@@ -499,7 +548,7 @@ mod tests {
         let mut labels = Vec::new();
         assert_eq!(
             failed.extend(1, &[0; 32], &mut labels),
-            Err(OtError::OutOfOrder { expected: "nothing (the base OT failed)", got: "an OT extension" })
+            Err(OtError::OutOfOrder { expected: "nothing (the OT failed)", got: "an OT extension" })
         );
 
         let (mut receiver, _) = OtReceiver::new().unwrap();

@@ -523,7 +523,7 @@ impl EvaluatorSession {
         let garbler_learns = active.shape.outputs.iter().any(|o| o.reveal.to_garbler());
         if garbler_learns && !active.returned_outputs {
             active.returned_outputs = true;
-            self.outbox.push(Frame::GarblerOutputs { bits: self.engine.garbler_output_bits().to_vec() }.encode());
+            self.outbox.push(Frame::GarblerOutputs { labels: self.engine.garbler_output_labels().to_vec() }.encode());
         }
         if active.garbler_stats.is_some() {
             self.finish()?;

@@ -9,9 +9,9 @@
 //! | 0x81 | `ServerHello`    | G → E     | version u16, max window u32, max frame u32, base-OT points P [4096], catalog str32 (JSON) |
 //! | 0x01 | `ClientHello`    | E → G     | "GRBL", version u16, window u32, base-OT point R [32] |
 //! | 0x02 | `Compute`        | E → G     | service str8, params u8 × (name str8, value u64), circuit id [32], evaluator bits u64 |
-//! | 0x03 | `OtChunk`        | E → G     | one OT-extension message (its length fixed by the chunk's size) |
+//! | 0x03 | `OtChunk`        | E → G     | one checked OT-extension message (its length fixed by the chunk's size, see `ot::kos`) |
 //! | 0x04 | `Credit`         | E → G     | bytes of data consumed so far in this computation, u64 |
-//! | 0x05 | `GarblerOutputs` | E → G     | count u32, bits packed LSB first |
+//! | 0x05 | `GarblerOutputs` | E → G     | count u32, then the label of each of the garbler's output wires [16 each] |
 //! | 0x83 | `Data`           | G → E     | the next bytes of the garbled stream |
 //! | 0x85 | `LabelCorrections` | G → E   | 16 bytes per OT of the chunk just extended: the evaluator's label corrections |
 //! | 0x84 | `Done`           | G → E     | the garbler's statistics (see [`Stats`]) |
@@ -21,12 +21,15 @@
 //! both then use is [`granted_window`] of the client's wish and the server's maximum.
 
 use super::stats::Stats;
+use crate::block::Block;
 use thiserror::Error;
 
 pub const MAGIC: &[u8; 4] = b"GRBL";
-/// Version of this protocol; both sides must speak the same. (2: the hellos cross, the base OT
-/// needs no round trip, and the evaluator's labels come with corrections.)
-pub const VERSION: u16 = 2;
+/// Version of this protocol; both sides must speak the same, and a hello of another version is
+/// refused with [`ErrorCode::Version`]. The version changes whenever a frame's layout or meaning
+/// does. (3: OT-extension chunks carry the KOS consistency check, and the garbler's outputs come
+/// back as labels.)
+pub const VERSION: u16 = 3;
 
 /// The smallest credit window: room for a few batches of garbled data.
 pub const MIN_WINDOW: u32 = 64 << 10;
@@ -70,12 +73,16 @@ pub enum ErrorCode {
     Busy = 6,
     Timeout = 7,
     Version = 8,
+    /// An OT-extension chunk failed the consistency check.
+    OtCheckFailed = 9,
+    /// A label returned for the garbler's outputs is not one of the wire's labels.
+    OutputForged = 10,
 }
 
 impl ErrorCode {
     pub fn from_u16(code: u16) -> Option<Self> {
         use ErrorCode::*;
-        [Protocol, UnknownService, BadRequest, Limit, Internal, Busy, Timeout, Version].into_iter().find(|c| *c as u16 == code)
+        [Protocol, UnknownService, BadRequest, Limit, Internal, Busy, Timeout, Version, OtCheckFailed, OutputForged].into_iter().find(|c| *c as u16 == code)
     }
 
     pub fn name(self) -> &'static str {
@@ -88,6 +95,8 @@ impl ErrorCode {
             ErrorCode::Busy => "busy",
             ErrorCode::Timeout => "timeout",
             ErrorCode::Version => "version",
+            ErrorCode::OtCheckFailed => "ot-check-failed",
+            ErrorCode::OutputForged => "output-forged",
         }
     }
 }
@@ -109,7 +118,7 @@ pub enum Frame {
     Compute(ComputeRequest),
     OtChunk(Vec<u8>),
     Credit { consumed: u64 },
-    GarblerOutputs { bits: Vec<bool> },
+    GarblerOutputs { labels: Vec<Block> },
     Data(Vec<u8>),
     /// For each OT of the chunk the evaluator just extended, d_i = L_i ⊕ q_i: the garbler's
     /// zero-label of that input wire XOR its correlated-OT zero-label. The evaluator's own OT
@@ -207,10 +216,12 @@ impl Frame {
                 w.u8(tag::CREDIT);
                 w.u64(*consumed);
             }
-            Frame::GarblerOutputs { bits } => {
+            Frame::GarblerOutputs { labels } => {
                 w.u8(tag::GARBLER_OUTPUTS);
-                w.u32(bits.len() as u32);
-                w.packed_bits(bits);
+                w.u32(labels.len() as u32);
+                for label in labels {
+                    w.bytes(&label.to_bytes());
+                }
             }
             Frame::Data(bytes) => {
                 w.u8(tag::DATA);
@@ -279,8 +290,8 @@ impl Frame {
             tag::CREDIT => Frame::Credit { consumed: r.u64("consumed")? },
             tag::GARBLER_OUTPUTS => {
                 let count = r.u32("count")? as usize;
-                let packed = r.take(count.div_ceil(8), "bits")?;
-                Frame::GarblerOutputs { bits: (0..count).map(|i| (packed[i / 8] >> (i % 8)) & 1 == 1).collect() }
+                let bytes = r.take(count.saturating_mul(Block::BYTES), "labels")?;
+                Frame::GarblerOutputs { labels: bytes.chunks_exact(Block::BYTES).filter_map(Block::read).collect() }
             }
             tag::DATA => Frame::Data(r.rest()),
             tag::LABEL_CORRECTIONS => Frame::LabelCorrections(r.rest()),
@@ -330,9 +341,6 @@ impl Writer {
         let s = truncate_utf8(s, u8::MAX as usize);
         self.u8(s.len() as u8);
         self.bytes(s.as_bytes());
-    }
-    pub fn packed_bits(&mut self, bits: &[bool]) {
-        self.0.extend(bits.chunks(8).map(|c| c.iter().enumerate().fold(0u8, |acc, (i, &b)| acc | ((b as u8) << i))));
     }
 }
 
@@ -403,7 +411,7 @@ mod tests {
             Frame::Compute(ComputeRequest { service: "aes128".into(), params: vec![("n".into(), 900)], circuit_id: [3; 32], evaluator_bits: 128 }),
             Frame::OtChunk(vec![9; 2048]),
             Frame::Credit { consumed: 123_456 },
-            Frame::GarblerOutputs { bits: vec![true, false, true, true, false, false, false, false, true] },
+            Frame::GarblerOutputs { labels: vec![Block(1), Block(u128::MAX), Block(7 << 100)] },
             Frame::Data(vec![5; 100]),
             Frame::LabelCorrections(vec![6; 48]),
             Frame::Done(Stats { wall_ms: 1.5, cpu_ms: Some(1.25), bytes_sent: 10, bytes_received: 20, and_gates: 30, frames_sent: 4, frames_received: 5 }),

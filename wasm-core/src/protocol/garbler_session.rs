@@ -202,6 +202,26 @@ impl GarblerSession {
     }
 
 
+    /// Test builds only: turns off the OT-extension check, so that the attack tests can show
+    /// what it prevents.
+    #[cfg(feature = "insecure-switches")]
+    pub fn insecure_skip_ot_check(&mut self) {
+        self.ot.skip_check();
+    }
+
+    /// Test builds only: decodes the returned output labels by their point-and-permute bit
+    /// without checking them, so that the attack tests can show what the check prevents.
+    #[cfg(feature = "insecure-switches")]
+    pub fn insecure_trust_output_labels(&mut self) {
+        self.engine.trust_output_labels();
+    }
+
+    /// Test builds only: the session's Δ, to check what an attack recovered.
+    #[cfg(feature = "insecure-switches")]
+    pub fn insecure_delta(&self) -> Block {
+        self.engine.delta()
+    }
+
     pub fn poll_event(&mut self) -> Option<GarblerEvent> {
         self.events.pop_front()
     }
@@ -268,11 +288,8 @@ impl GarblerSession {
             (State::AwaitOutputs(active), Frame::Credit { .. }) => State::AwaitOutputs(active),
             // Credit the evaluator sent before it saw the end of the stream may arrive late.
             (State::Idle, Frame::Credit { consumed }) if consumed <= self.last_produced => State::Idle,
-            (State::AwaitOutputs(active), Frame::GarblerOutputs { bits }) => {
-                let engine = &self.engine;
-                let outputs = engine.decode_outputs(&bits).ok_or_else(|| {
-                    SessionError::Protocol(format!("{} output bits returned, {} expected", bits.len(), engine.returned_bits_expected()))
-                })?;
+            (State::AwaitOutputs(active), Frame::GarblerOutputs { labels }) => {
+                let outputs = self.engine.decode_outputs(&labels)?;
                 self.finish(active, outputs);
                 State::Idle
             }

@@ -33,7 +33,7 @@ pub use garbler_session::{CachedCircuit, GarblerConfig, GarblerEvent, GarblerSes
 pub use service::{BristolText, CircuitSource, ServiceDef, ServiceTable};
 pub use stats::{Clock, NoClock, Stats};
 
-use crate::garble::GarbleError;
+use crate::garble::{GarbleError, OutputError};
 use crate::ot::OtError;
 use garblet_circuits::BuildError;
 use thiserror::Error;
@@ -54,6 +54,8 @@ pub enum SessionError {
     Ot(#[from] OtError),
     #[error("garbling failed: {0}")]
     Garble(#[from] GarbleError),
+    #[error("the garbler's outputs were refused: {0}")]
+    Output(#[from] OutputError),
     #[error("building the circuit failed: {0}")]
     Build(#[from] BuildError),
     #[error(transparent)]
@@ -79,6 +81,8 @@ impl SessionError {
             SessionError::Resolve(ResolveError::UnknownService(_)) => ErrorCode::UnknownService,
             SessionError::Resolve(_) | SessionError::Input(_) => ErrorCode::BadRequest,
             SessionError::Random(_) | SessionError::Build(_) => ErrorCode::Internal,
+            SessionError::Ot(OtError::CheckFailed { .. }) => ErrorCode::OtCheckFailed,
+            SessionError::Output(OutputError::Forged { .. }) => ErrorCode::OutputForged,
             SessionError::Remote { code, .. } => ErrorCode::from_u16(*code).unwrap_or(ErrorCode::Protocol),
             _ => ErrorCode::Protocol,
         }
