@@ -144,8 +144,8 @@ enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
-    /// The applications at the seed's sizes (loopback server + native client), beside the seed's
-    /// AND counts, and 1,000 AES blocks in one session.
+    /// The applications at the sizes of Huang–Evans–Katz–Malka 2011 (loopback server + native
+    /// client), beside that paper's designs' AND counts, and 1,000 AES blocks in one session.
     Apps {
         /// Print one JSON object instead of a table.
         #[arg(long)]

@@ -12,9 +12,9 @@
 //! program reserves once (states, S-box and MixColumns wires), not through reference-counted
 //! [`Bit`]s: at 25,000 gates a block, bookkeeping per wire would cost more than the garbling.
 //! Byte strings are big-endian integers
-//! (DESIGN.md): the plaintext field is the blocks' bytes in order, so the last block holds the
-//! lowest bits. Blocks are therefore encrypted last to first, which reads and writes every bit in
-//! order.
+//! (docs/architecture.md): the plaintext field is the blocks' bytes in order, so the last block
+//! holds the lowest bits. Blocks are therefore encrypted last to first, which reads and writes
+//! every bit in order.
 
 use crate::builder::{Bit, Builder};
 use crate::gate::{Gate, Party, Reveal, Slot};

@@ -27,9 +27,9 @@
 //!   (affine) functions the outputs span three dimensions, g, g·[up = +1] and g·[left = +1],
 //!   in which every nonzero function has degree three; three ANDs would put the first of them,
 //!   of degree two at most, in that span.
-//! * 1, the seed's cell (HEKM'11 §5, FastGC's `OptEDCORE`): values just wide enough for
-//!   max(i, j), m = min(up, left) by a comparison and a mux, then min(m, diag) the same way, and
-//!   one AddOneBit shared after the minimum: D = min(m, diag) + ([m < diag] ∨ t).
+//! * 1, the cell of Huang–Evans–Katz–Malka 2011 (§5, FastGC's `OptEDCORE`): values just wide
+//!   enough for max(i, j), m = min(up, left) by a comparison and a mux, then min(m, diag) the
+//!   same way, and one AddOneBit shared after the minimum: D = min(m, diag) + ([m < diag] ∨ t).
 //! * 2, values with the neighbour test: the same values, D = diag + (t ∧ ¬c), where [u < diag]
 //!   for u − diag ∈ {−1, 0, 1} is (u₀ ⊕ d₀) ∧ (u₁ ⊕ d₁ ⊕ d₀) — one AND — so a cell costs
 //!   (σ − 1) + 3 + AddOneBit.
@@ -63,7 +63,7 @@ const SIGMA: ParamSpec = ParamSpec {
 };
 const CELL: ParamSpec = ParamSpec {
     name: "cell",
-    doc: "0: neighbour differences, sigma + 3 ANDs a cell; 1: the seed's cell (HEKM'11); 2: values with the neighbour test",
+    doc: "0: neighbour differences, sigma + 3 ANDs a cell; 1: the cell of Huang–Evans–Katz–Malka 2011; 2: values with the neighbour test",
     default: 0,
     min: 0,
     max: 2,

@@ -1,13 +1,13 @@
-//! The seed's designs, counted with our builder: Hamming distance and Smith–Waterman exactly as
-//! FastGC (github.com/yhuang912/FastGC, the code of Huang–Evans–Katz–Malka, USENIX Security 2011)
-//! builds them, gate for gate, so the README can put the seed's AND count beside ours. Print the
-//! table with
+//! The designs of Huang–Evans–Katz–Malka 2011, counted with our builder: Hamming distance and
+//! Smith–Waterman exactly as FastGC (github.com/yhuang912/FastGC, the code of that paper, USENIX
+//! Security 2011) builds them, gate for gate, so the docs can put the paper's AND count beside
+//! ours. Print the table with
 //!
 //! ```text
 //! cargo test -p garblet-circuits --release --test apps seed -- --nocapture
 //! ```
 //!
-//! These are counts of the seed's *design*, not numbers quoted from the paper.
+//! These are counts of the paper's *design*, not numbers quoted from the paper.
 //!
 //! # What FastGC folds, and how it is reproduced here
 //!
@@ -362,7 +362,7 @@ fn value(bits: &[W]) -> u128 {
     bits.iter().enumerate().map(|(i, b)| (b.val() as u128) << i).sum()
 }
 
-/// The seed's Hamming AND count by hand. Tree node t of level-width l (adding two l-bit
+/// FastGC's Hamming AND count by hand. Tree node t of level-width l (adding two l-bit
 /// numbers, spanning inputs t·2^l .. (t+1)·2^l) garbles all its l ANDs when its X half is all
 /// real inputs and its Y half has at least one, i.e. t·2^l + 2^(l−1) < n; otherwise its Y half
 /// is the constant 0 and every AND folds. (A full X half has no known bit; a partial child's
@@ -922,8 +922,8 @@ fn seed_counts_table() {
     let ours_sw = count("smith_waterman", &[("n", 60), ("m", 60)]).counts.and;
 
     println!();
-    println!("The seed's designs (FastGC, HEKM'11), counted with our builder:");
-    println!("| application | seed, FastGC's folding | seed, our builder's folding | ours |");
+    println!("The designs of Huang–Evans–Katz–Malka 2011 (FastGC), counted with our builder:");
+    println!("| application | HEKM'11, FastGC's folding | HEKM'11, our builder's folding | ours |");
     println!("|---|---:|---:|---:|");
     println!("| Hamming, 900 bits | {} | {} | {} |", hamming[0], hamming[1], ours_hamming);
     println!(

@@ -1,6 +1,6 @@
 //! `garblet bench apps`: the applications at the sizes the field compares them on
 //! (Huang–Evans–Katz–Malka 2011, Table 1), each a whole session between a native client and a
-//! `garblet serve` child process on loopback, beside the AND count of the seed's design; then
+//! `garblet serve` child process on loopback, beside the AND count of that paper's design; then
 //! 1,000 AES blocks in one session.
 //!
 //! The server's data (iris code, strings, proteins, key, records) is random for each run, and so
@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 const RUNS: usize = 3;
 const AES_BLOCKS: u64 = 1000;
 
-/// One application at the seed's size.
+/// One application at the paper's size.
 struct App {
     /// The service name in the benchmark's configuration.
     name: &'static str,
@@ -29,13 +29,14 @@ struct App {
     params: &'static [(&'static str, u64)],
     /// A parameter the client may raise (up to this), besides measuring at `params`.
     client_max: Option<(&'static str, u64)>,
-    /// The AND gates of the seed's design, and where that number comes from.
+    /// The AND gates of the paper's design (Huang–Evans–Katz–Malka 2011), and where that number
+    /// comes from.
     seed: Option<(SeedCount, &'static str)>,
 }
 
 enum SeedCount {
     Fixed(u64),
-    /// The seed's design is in the circuit library too: count it with these parameters.
+    /// The paper's design is in the circuit library too: count it with these parameters.
     Program(&'static str, &'static [(&'static str, u64)]),
 }
 
@@ -99,8 +100,8 @@ pub fn run(json: bool) -> Result<(), String> {
             "compute_seconds": m.compute_seconds,
         });
         if let Some((count, source)) = &app.seed {
-            entry["seed_and_gates"] = json!(seed_and_gates(count)?);
-            entry["seed_source"] = json!(source);
+            entry["hekm11_and_gates"] = json!(seed_and_gates(count)?);
+            entry["hekm11_source"] = json!(source);
         }
         apps.push(entry);
     }
@@ -167,13 +168,13 @@ fn params_json(params: &[(&str, u64)]) -> Value {
 }
 
 fn table(apps: &[Value], aes: &Measured) -> String {
-    let mut out = format!("{:<18} {:<26} {:>11} {:>11} {:>12} {:>9} {:>9}\n", "application", "params", "AND gates", "seed ANDs", "bytes", "seconds", "compute");
+    let mut out = format!("{:<18} {:<26} {:>11} {:>12} {:>12} {:>9} {:>9}\n", "application", "params", "AND gates", "HEKM'11 ANDs", "bytes", "seconds", "compute");
     for a in apps {
         let params = a["params"].as_object().map(|p| p.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")).unwrap_or_default();
-        let seed = a.get("seed_and_gates").map_or("-".to_string(), Value::to_string);
+        let seed = a.get("hekm11_and_gates").map_or("-".to_string(), Value::to_string);
         let _ = writeln!(
             out,
-            "{:<18} {:<26} {:>11} {:>11} {:>12} {:>9.4} {:>9.4}",
+            "{:<18} {:<26} {:>11} {:>12} {:>12} {:>9.4} {:>9.4}",
             a["name"].as_str().unwrap_or(""),
             params,
             a["and_gates"].to_string(),

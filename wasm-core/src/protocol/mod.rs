@@ -1,4 +1,4 @@
-//! The session protocol, sans-IO (DESIGN.md §Protocol): pure state machines, bytes in and bytes
+//! The session protocol, sans-IO (docs/architecture.md): pure state machines, bytes in and bytes
 //! out, no sockets and no clocks of their own — like rustls or quinn-proto. The server wraps the
 //! [`GarblerSession`] in tokio + WebSockets, the browser the [`EvaluatorSession`] in a Web
 //! Worker, the tests in memory.
