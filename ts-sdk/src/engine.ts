@@ -3,7 +3,6 @@
  * wherever the socket lives — in a Web Worker in the browser, in the main thread under Node —
  * so garbled data never crosses a thread boundary.
  */
-import type { WasmEvaluator } from '../wasm/garblet_core.js';
 import { AbortError, ConnectionError, fromCoreError, GarbletError, InputError } from './errors.js';
 import { assignInputs, clientFields, deriveParams, encodeValue, packBits } from './encode.js';
 import type { InputField, Inputs, Progress, ServiceInfo, Stats } from './types.js';
@@ -19,6 +18,27 @@ export interface Transport {
 /** Another thread that can run a share of the base OTs (`runBaseOtShare` in its own wasm instance). */
 export interface BaseOtHelper {
   run(job: Uint8Array): Promise<Uint8Array>;
+}
+
+/**
+ * The evaluator session of the WebAssembly core (`WasmEvaluator` in the generated bindings, which
+ * the entry points pass in and the compiler checks against this). Spelled out here so that the
+ * SDK's published types never reach the generated declarations, which need the newest `lib`
+ * (`Symbol.dispose`) and would not compile in an app without `skipLibCheck`.
+ */
+export interface WasmEvaluator {
+  free(): void;
+  abort(message: string): Uint8Array | undefined;
+  catalog(): string | undefined;
+  completeBaseOtShare(products: Uint8Array): void;
+  handle(frame: Uint8Array): void;
+  hasDeferredWork(): boolean;
+  pollEvent(): string | undefined;
+  pollTransmit(): Uint8Array | undefined;
+  progress(): string;
+  shape(service: string, params: string): string;
+  start(service: string, params: string, bits: Uint8Array, bitCount: number): void;
+  takeBaseOtShare(count: number): Uint8Array | undefined;
 }
 
 /** The generated bindings the engine needs. */
