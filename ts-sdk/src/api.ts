@@ -1,6 +1,6 @@
 /** What every entry point exports besides `Garblet`. */
 export { AbortError, ConnectionError, GarbletError, InputError, ProtocolError, ServerError, type ConnectionErrorCode } from './errors.js';
-export { Output } from './encode.js';
+export { hex, Output, utf8 } from './encode.js';
 export { Session, type RunResult } from './session.js';
 export type * from './types.js';
 export * as apps from './apps.js';

@@ -4,7 +4,36 @@
  * symbol in the lowest bits.
  */
 import { InputError } from './errors.js';
-import type { InputField, Inputs, InputValue, OutputField, ServiceInfo } from './types.js';
+import type { HexInput, InputField, Inputs, InputValue, OutputField, ServiceInfo, Utf8Input } from './types.js';
+
+/**
+ * Bytes written as hex digits, for a bytes input: `hex('00112233445566778899aabbccddeeff')`
+ * (a `0x` prefix and whitespace are allowed). An integer input reads them as a big-endian number.
+ */
+export function hex(digits: string): HexInput {
+  return { garbletInput: 'hex', digits };
+}
+
+/** Text for a bytes input, sent as its UTF-8 encoding: `utf8('sixteen byte msg')`. */
+export function utf8(text: string): Utf8Input {
+  return { garbletInput: 'utf8', text };
+}
+
+/** Whether `value` was made by `hex()` or `utf8()` (a plain object, so that it crosses to the worker). */
+function isTyped(value: unknown): value is HexInput | Utf8Input {
+  if (value === null || typeof value !== 'object') return false;
+  const v = value as { garbletInput?: unknown; digits?: unknown; text?: unknown };
+  return (v.garbletInput === 'hex' && typeof v.digits === 'string') || (v.garbletInput === 'utf8' && typeof v.text === 'string');
+}
+
+/** The bytes that `hex()` digits stand for. */
+function hexBytes(digits: string, name: string): Uint8Array {
+  const clean = digits.replace(/\s+/g, '').replace(/^0x/i, '');
+  if (!/^([0-9a-fA-F]{2})*$/.test(clean)) throw new InputError(`input '${name}': hex('${digits}') is not whole bytes of hex digits`);
+  const out = new Uint8Array(clean.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = parseInt(clean.slice(2 * i, 2 * i + 2), 16);
+  return out;
+}
 
 /** The evaluator's fields of a service, in order. */
 export function clientFields(fields: InputField[]): InputField[] {
@@ -25,7 +54,7 @@ export function assignInputs(fields: InputField[], inputs: Inputs): Map<string, 
       throw new InputError(`expected ${fields.length} input(s) (${fields.map((f) => f.name).join(', ')}), got ${inputs.length}`);
     }
     fields.forEach((f, i) => out.set(f.name, inputs[i] as InputValue));
-  } else if (inputs !== null && typeof inputs === 'object' && !(inputs instanceof Uint8Array) && !Array.isArray(inputs)) {
+  } else if (inputs !== null && typeof inputs === 'object' && !(inputs instanceof Uint8Array) && !Array.isArray(inputs) && !isTyped(inputs)) {
     const given = inputs as Record<string, InputValue>;
     for (const name of Object.keys(given)) {
       if (!fields.some((f) => f.name === name)) {
@@ -47,9 +76,11 @@ export function assignInputs(fields: InputField[], inputs: Inputs): Map<string, 
 
 /** Length of a value in its field's units (symbols or bytes), for `length_of` parameters. */
 export function lengthOf(field: InputField, value: InputValue): number | undefined {
-  if (typeof value === 'string') {
-    return field.encoding.type === 'symbols' ? [...value].length : field.encoding.type === 'bytes' ? new TextEncoder().encode(value).length : undefined;
+  if (isTyped(value)) {
+    if (field.encoding.type !== 'bytes') return undefined;
+    return value.garbletInput === 'hex' ? hexBytes(value.digits, field.name).length : new TextEncoder().encode(value.text).length;
   }
+  if (typeof value === 'string') return field.encoding.type === 'symbols' ? [...value].length : undefined;
   if (value instanceof Uint8Array) return value.length;
   if (Array.isArray(value)) {
     const per = field.encoding.type === 'symbols' ? field.encoding.symbol_bits : field.encoding.type === 'bytes' ? 8 : 1;
@@ -115,6 +146,23 @@ export function encodeValue(field: InputField, value: InputValue): boolean[] {
     if (bits.length !== width) throw new InputError(`input '${name}' takes ${width} bits; ${bits.length} given`);
     return bits;
   }
+  if (isTyped(value)) {
+    if (value.garbletInput === 'hex') {
+      if (encoding.type === 'bytes') return bytesBits(hexBytes(value.digits, name), width, name);
+      if (encoding.type === 'uint') {
+        const digits = value.digits.replace(/\s+/g, '').replace(/^0x/i, '');
+        if (!/^[0-9a-fA-F]+$/.test(digits)) throw new InputError(`input '${name}': hex('${value.digits}') is not a hexadecimal number`);
+        return uintBits(BigInt(`0x${digits}`), width, name);
+      }
+      throw new InputError(`input '${name}' is text in the alphabet ${encoding.alphabet}: pass it as a plain string, not hex()`);
+    }
+    if (encoding.type === 'bytes') return bytesBits(new TextEncoder().encode(value.text), width, name);
+    throw new InputError(
+      encoding.type === 'symbols'
+        ? `input '${name}' is text in the alphabet ${encoding.alphabet}: pass it as a plain string, not utf8()`
+        : `input '${name}' is an integer: utf8() is for bytes inputs (pass a bigint, a number or a decimal / 0x string)`,
+    );
+  }
   if (value instanceof Uint8Array) {
     if (encoding.type === 'symbols') return symbolBits([...value], encoding.symbol_bits, width, name, 1 << encoding.symbol_bits);
     return bytesBits(value, width, name);
@@ -132,7 +180,7 @@ export function encodeValue(field: InputField, value: InputValue): boolean[] {
         return symbolBits(symbols, encoding.symbol_bits, width, name, alphabet.length);
       }
       case 'bytes':
-        return bytesBits(new TextEncoder().encode(value), width, name);
+        throw new InputError(`input '${name}' takes ${width / 8} bytes and a string could be hex or text: pass hex('…') for hex digits, utf8('…') for the UTF-8 bytes of text, or a Uint8Array`);
       case 'uint': {
         let v: bigint;
         try {

@@ -82,14 +82,31 @@ export interface Progress {
 }
 
 /**
+ * Hex digits for a bytes input, made with `hex('00112233…')`: byte 0 is the first two digits. An
+ * integer input reads them as a big-endian number.
+ */
+export interface HexInput {
+  readonly garbletInput: 'hex';
+  readonly digits: string;
+}
+
+/** Text for a bytes input, made with `utf8('…')`: its UTF-8 encoding, byte 0 first. */
+export interface Utf8Input {
+  readonly garbletInput: 'utf8';
+  readonly text: string;
+}
+
+/**
  * A value for one input:
  * - `bigint` or `number`: an unsigned integer (bit i is wire i);
  * - `Uint8Array`: bytes, big-endian (byte 0 is the most significant), e.g. an AES block;
+ * - `hex('…')` or `utf8('…')`: bytes written as hex digits, or as text to encode in UTF-8;
  * - `boolean[]` or `(0|1)[]`: the bits themselves, bit 0 first;
- * - `string`: text in the input's alphabet (DNA, protein), UTF-8 bytes for byte inputs, or a
- *   decimal / `0x` hexadecimal integer for integer inputs.
+ * - `string`: text in the input's alphabet (DNA, protein) for a symbol input, or a decimal /
+ *   `0x` hexadecimal integer for an integer input. A bare string is never taken for a bytes
+ *   input: say which you mean with `hex()` or `utf8()`.
  */
-export type InputValue = bigint | number | Uint8Array | boolean[] | number[] | string;
+export type InputValue = bigint | number | Uint8Array | boolean[] | number[] | string | HexInput | Utf8Input;
 
 /** Inputs by field name, positionally, or one bare value for a single-input service. */
 export type Inputs = Record<string, InputValue> | InputValue[] | InputValue;

@@ -1,14 +1,16 @@
 /**
  * Every way of writing an input (bigint, number, decimal and hex strings, Uint8Array, bit
- * arrays, UTF-8 text; by name, by position or bare) reaches the circuit as the same bits, and
- * the Output accessors read the result back.
+ * arrays, hex() and utf8(); by name, by position or bare) reaches the circuit as the same bits,
+ * a bare string for a bytes input is refused rather than guessed, and the Output accessors read
+ * the result back.
  */
 import assert from 'node:assert/strict';
 import { createCipheriv } from 'node:crypto';
 import { test } from 'node:test';
+import { hex, InputError, utf8 } from 'garblet';
 import { AES128_KEY, SERVER_OPERANDS } from './support/server-config.mjs';
 import { serverAndSession } from './support/server.mjs';
-import { hex } from './support/util.mjs';
+import { hex as hexOf } from './support/util.mjs';
 
 const MASK = (1n << 64n) - 1n;
 const B = 0x0102030405060708n;
@@ -47,11 +49,56 @@ test('inputs may be given by name, by position, or bare for a one-input service'
   }
 });
 
-test('a string for a bytes input is its UTF-8 encoding', async () => {
+const aes128 = (bytes) => createCipheriv('aes-128-ecb', Buffer.from(AES128_KEY, 'hex'), null).setAutoPadding(false).update(bytes).toString('hex');
+
+test('utf8() gives a bytes input the UTF-8 encoding of text', async () => {
   const text = 'sixteen byte msg';
-  const { outputs } = await live.session.run('aes128', { plaintext: text });
-  const cipher = createCipheriv('aes-128-ecb', Buffer.from(AES128_KEY, 'hex'), null).setAutoPadding(false);
-  assert.equal(hex(outputs.ciphertext.bytes()), cipher.update(Buffer.from(text, 'utf8')).toString('hex'));
+  const { outputs } = await live.session.run('aes128', { plaintext: utf8(text) });
+  assert.equal(hexOf(outputs.ciphertext.bytes()), aes128(Buffer.from(text, 'utf8')));
+  // Multi-byte characters count as their UTF-8 bytes: 7 × 2 + 2 = 16.
+  const accented = 'éééééééab';
+  assert.equal(Buffer.byteLength(accented), 16);
+  assert.equal(hexOf((await live.session.run('aes128', { plaintext: utf8(accented) })).outputs.ciphertext.bytes()), aes128(Buffer.from(accented, 'utf8')));
+});
+
+test('hex() gives a bytes input the bytes its digits spell, with or without 0x and spaces', async () => {
+  const digits = '00112233445566778899aabbccddeeff';
+  const expected = aes128(Buffer.from(digits, 'hex'));
+  for (const written of [digits, `0x${digits}`, digits.toUpperCase(), '0011 2233 4455 6677 8899 aabb ccdd eeff']) {
+    const { outputs } = await live.session.run('aes128', { plaintext: hex(written) });
+    assert.equal(hexOf(outputs.ciphertext.bytes()), expected, written);
+  }
+  // Bare, as the one input of a one-input service: not mistaken for inputs by name.
+  assert.equal(hexOf((await live.session.run('aes128', hex(digits))).outputs.ciphertext.bytes()), expected);
+});
+
+test('hex() gives an integer input its big-endian value, of any number of digits', async () => {
+  for (const written of [B.toString(16), `0x${B.toString(16)}`, `0${B.toString(16)}`]) {
+    assert.equal((await live.session.run('add64', { b: hex(written) })).outputs.sum.unsigned, EXPECTED_SUM, written);
+  }
+});
+
+test('a bare string for a bytes input is refused, never guessed as hex or text', async () => {
+  // 32 hex digits would be 16 bytes as hex and 32 as text; 16 characters are 16 bytes as text.
+  for (const ambiguous of ['00112233445566778899aabbccddeeff', 'sixteen byte msg']) {
+    await assert.rejects(live.session.run('aes128', { plaintext: ambiguous }), (e) => e instanceof InputError && /hex\('…'\).*utf8\('…'\)/.test(e.message), ambiguous);
+  }
+  assert.equal(live.session.closed, false);
+});
+
+test('hex() and utf8() where they do not belong are InputErrors', async () => {
+  const cases = [
+    ['aes128', { plaintext: hex('0011') }, /takes 16 bytes; 2 given/],
+    ['aes128', { plaintext: hex('001') }, /not whole bytes/],
+    ['aes128', { plaintext: hex('zz'.repeat(16)) }, /not whole bytes/],
+    ['add64', { b: hex('12g4') }, /not a hexadecimal number/],
+    ['add64', { b: utf8('12') }, /is an integer: utf8\(\) is for bytes inputs/],
+    ['levenshtein', { b: utf8('GATTACA') }, /plain string, not utf8\(\)/],
+    ['levenshtein', { b: hex('00') }, /plain string, not hex\(\)/],
+  ];
+  for (const [service, inputs, message] of cases) {
+    await assert.rejects(live.session.run(service, inputs), (e) => e instanceof InputError && message.test(e.message), `${service} ${JSON.stringify(inputs)}`);
+  }
 });
 
 test('Output reads a value as bigint, number, bytes, bits, string and JSON', async () => {
