@@ -31,12 +31,15 @@ export class Session {
     readonly url: string,
   ) {}
 
-  /** The services the server offers, with each input's shape (for default parameters). */
-  async services(): Promise<ServiceInfo[]> {
-    return this.catalog;
+  /**
+   * The services the server offers, with each input's shape (for default parameters). The
+   * server sent its catalog in its hello, so this answers at once (no round trip).
+   */
+  services(): ServiceInfo[] {
+    return [...this.catalog];
   }
 
-  /** One service's description, or undefined. */
+  /** One service's description, or undefined if the server has no service of that name. At once, like `services()`. */
   service(name: string): ServiceInfo | undefined {
     return this.catalog.find((s) => s.name === name);
   }
