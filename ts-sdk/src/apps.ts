@@ -1,11 +1,11 @@
 /**
  * Helpers for the applications of Garblet's circuit library, one per application: plain values in,
  * plain values out. Each runs the service of that name in the server's default configuration;
- * pass `service` to use another one built on the same program (e.g. `levenshtein_text`).
+ * pass `service` to use another one built on the same program.
  *
  * ```ts
  * const s = await Garblet.connect('ws://127.0.0.1:8080');
- * const { value: distance } = await apps.editDistance(s, 'GATTACA');
+ * const { value: distance } = await apps.editDistance(s, 'the quick brown cat');
  * ```
  */
 import { InputError } from './errors.js';
@@ -36,10 +36,18 @@ export async function hammingWithin(session: Session, bits: boolean[] | bigint, 
   return { value: outputs.within.toBoolean(), stats };
 }
 
-/** Edit distance between your string and the server's (service `levenshtein`: DNA; use
- * `levenshtein_text` for Latin-1 text). Its length is sent along; its letters are not. */
+/** Edit distance between your text and the server's (service `levenshtein_text`: Latin-1
+ * text, case-sensitive). Its length is sent along; its letters are not. For DNA use
+ * {@link dnaEditDistance}. */
 export async function editDistance(session: Session, text: string, options: AppOptions = {}): Promise<AppResult<number>> {
-  const { outputs, stats } = await session.run(options.service ?? 'levenshtein', { b: text }, options);
+  const { outputs, stats } = await session.run(options.service ?? 'levenshtein_text', { b: text }, options);
+  return { value: outputs.distance.toNumber(), stats };
+}
+
+/** Edit distance between your DNA sequence (A, C, G, T; either case) and the server's (service
+ * `levenshtein`). Its length is sent along; its bases are not. */
+export async function dnaEditDistance(session: Session, dna: string, options: AppOptions = {}): Promise<AppResult<number>> {
+  const { outputs, stats } = await session.run(options.service ?? 'levenshtein', { b: dna }, options);
   return { value: outputs.distance.toNumber(), stats };
 }
 
@@ -51,7 +59,8 @@ export async function smithWaterman(session: Session, protein: string, options: 
 }
 
 /** AES-128 of your 16-byte blocks under the server's key (service `aes128_bp`): one session, any
- * number of blocks up to the service's limit. Returns the ciphertexts, concatenated. */
+ * number of blocks up to the service's limit. Returns the ciphertexts concatenated in the
+ * plaintext's block order (block 0's 16 bytes first). */
 export async function encryptAes(session: Session, plaintext: Uint8Array, options: AppOptions = {}): Promise<AppResult<Uint8Array>> {
   if (plaintext.length === 0 || plaintext.length % 16 !== 0) throw new InputError(`AES takes whole 16-byte blocks; ${plaintext.length} bytes given`);
   const params = { ...options.params, blocks: plaintext.length / 16 };
@@ -83,7 +92,8 @@ export async function lookup(session: Session, key: bigint | number, options: Ap
   return { value: outputs.payload.unsigned, stats };
 }
 
-/** For each of your elements, whether the server's set holds it (service `psi`). */
+/** For each of your elements, whether the server's set holds it (service `psi`): `value[i]`
+ * is the answer for `elements[i]` (bit i of the `member` output). */
 export async function intersect(session: Session, elements: (bigint | number)[], options: AppOptions = {}): Promise<AppResult<boolean[]>> {
   const service = options.service ?? 'psi';
   const width = programParam(session, service, 'n');

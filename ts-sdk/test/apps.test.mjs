@@ -28,13 +28,15 @@ test('hammingDistance and hammingWithin: identical, complementary and random cod
   assert.equal(stats.evaluator.and_gates, 896);
 });
 
-test('editDistance: DNA and text of any length, the length set from the string', async () => {
-  for (const b of ['A', APP_VALUES.dna, 'GCGTGGATGTGCTAGAATTTACG', 'TTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTT']) {
-    assert.equal((await apps.editDistance(live.session, b)).value, levenshtein(APP_VALUES.dna, b), b);
+test('editDistance compares text with the text service; dnaEditDistance compares DNA', async () => {
+  // No `service` option: text goes to levenshtein_text, whatever its letters (even ACGT only).
+  for (const b of ['the quick brown fox', 'the quick brown cat!', 'Zebra', '42', 'GATTACA']) {
+    assert.equal((await apps.editDistance(live.session, b)).value, levenshtein(APP_VALUES.text, b), b);
   }
-  for (const b of ['the quick brown fox', 'the quick brown cat!', 'Zebra', '42']) {
-    assert.equal((await apps.editDistance(live.session, b, { service: 'levenshtein_text' })).value, levenshtein(APP_VALUES.text, b), b);
+  for (const b of ['A', APP_VALUES.dna, 'GCGTGGATGTGCTAGAATTTACG', 'gattaca', 'TTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTT']) {
+    assert.equal((await apps.dnaEditDistance(live.session, b)).value, levenshtein(APP_VALUES.dna, b.toUpperCase()), b);
   }
+  await assert.rejects(apps.dnaEditDistance(live.session, 'the fox'), InputError);
 });
 
 test('smithWaterman: against itself, a stranger and a single residue', async () => {
