@@ -1,6 +1,7 @@
 // `npm test`: installs what is missing (with the browser), builds, and runs every test suite —
-// Rust, Rust under WebAssembly, the SDK's, and the end-to-end tests in Chromium. Runs them all
-// even after a failure, prints a summary, and exits non-zero if any failed.
+// Rust, Rust under WebAssembly, the SDK's, the packed SDK in a fresh Vite app, and the
+// end-to-end tests in Chromium. Runs them all even after a failure, prints a summary, and exits
+// non-zero if any failed.
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { setup } from './setup.mjs';
@@ -15,6 +16,8 @@ const STEPS = [
   // Runs under node through wasm-bindgen-test-runner (.cargo/config.toml).
   { name: 'WebAssembly tests', run: command('cargo', ['test', '--release', '--target', 'wasm32-unknown-unknown', '-p', 'garblet-core']) },
   { name: 'SDK tests', needsBuild: true, run: command('npm', ['run', 'test:sdk']) },
+  // The packed SDK installed into a new Vite app outside the repository, computing in Chromium.
+  { name: 'fresh-app test', needsBuild: true, run: command('npm', ['run', 'test:app']) },
   { name: 'end-to-end tests', needsBuild: true, run: command('npx', ['playwright', 'test'], { cwd: join(root, 'e2e'), env: { GARBLET_E2E_PREBUILT: '1' } }) },
 ];
 
