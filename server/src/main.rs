@@ -1,16 +1,26 @@
 //! `garblet`: the Garblet server, native client, circuit tools and benchmarks.
 
 use clap::{Args, Parser, Subcommand};
-use garblet_server::circuit_cmd::{self, CircuitArg};
-use garblet_server::client::commands::{self as client_cmd, RunArgs};
+use garblet_server::circuit_cmd::{self, CircuitArg, CmdError};
+use garblet_server::client::commands::{self as client_cmd, RunArgs, INPUT_HELP};
 use garblet_server::client::ConnectOptions;
 use garblet_core::protocol::frame::{DEFAULT_WINDOW, MIN_WINDOW};
 use garblet_server::{bench, serve};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// The exit codes, for every command's `--help`.
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  success
+  1  the computation or the connection failed (the server refused, was unreachable or went away),
+     or the command could not do its work (a server that cannot start, a malformed circuit file)
+  2  usage: a mistake in the command line or in an input, found before anything was computed
+
+Colour: only on a terminal, and never with NO_COLOR set.";
+
 #[derive(Parser)]
-#[command(name = "garblet", version, about = "Secure two-party computation with garbled circuits")]
+#[command(name = "garblet", version, about = "Secure two-party computation with garbled circuits", after_help = EXIT_CODES)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -19,6 +29,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run the garbling server (HTTP and WebSocket on one port).
+    #[command(after_help = EXIT_CODES)]
     Serve {
         /// A TOML configuration (see server/README.md); without it, the embedded default.
         #[arg(long, value_name = "FILE")]
@@ -27,20 +38,26 @@ enum Command {
         #[arg(long)]
         print_default_config: bool,
     },
-    /// Run one computation on a server, as the evaluator.
+    /// Run one computation on a server, as the evaluator, and print its outputs.
+    ///
+    /// Each output prints as `name = value`: a number of up to 64 bits in decimal (negative
+    /// where the service says the output is signed), a wider value (a ciphertext, a digest) in
+    /// hexadecimal after 0x. Statistics go to stderr.
+    #[command(after_help = run_help())]
     Run {
         #[command(flatten)]
         server: ServerArg,
         /// The service (see `garblet services`).
         service: String,
-        /// A client input: unsigned, decimal or 0x-hex, bit i = wire i (once per client input,
-        /// in order).
-        #[arg(long = "input", value_name = "V")]
+        /// A client input, once per input in the order `garblet services` lists them: a number
+        /// (decimal or 0x-hex), bytes (0x-hex or text:WORDS), or text (see below).
+        #[arg(long = "input", value_name = "V", allow_hyphen_values = true)]
         inputs: Vec<String>,
-        /// A client-settable parameter of the service, k=v (repeatable).
+        /// A parameter of the service that the client may set, k=v (repeatable).
         #[arg(long = "param", value_name = "K=V")]
         params: Vec<String>,
-        /// Print {"outputs": […], "stats": {…}} instead of one line per output.
+        /// Print one JSON object: {"service", "outputs": [{"name", "type" (uint, int or bytes),
+        /// "bits", "value", "hex"}, …], "stats", "window_bytes"}.
         #[arg(long)]
         json: bool,
         /// The credit window to ask for, in bytes: how far the server may garble ahead of this
@@ -49,16 +66,22 @@ enum Command {
         #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_WINDOW, value_parser = clap::value_parser!(u32).range(MIN_WINDOW as i64..))]
         window: u32,
     },
-    /// List a server's services and their inputs, as JSON.
+    /// List a server's services: name, your inputs and their sizes, who learns the output, and
+    /// AND gates (with the default parameters).
+    #[command(after_help = EXIT_CODES)]
     Services {
         #[command(flatten)]
         server: ServerArg,
+        /// The full description as JSON: each service's documentation, inputs (bits and
+        /// encoding), the server's inputs, outputs, parameters and AND gates.
+        #[arg(long)]
+        json: bool,
     },
     /// Inspect and evaluate circuits in the clear.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = EXIT_CODES)]
     Circuit(CircuitCommand),
     /// Benchmarks (numbers, not pass/fail).
-    #[command(subcommand)]
+    #[command(subcommand, after_help = EXIT_CODES)]
     Bench(BenchCommand),
 }
 
@@ -93,7 +116,7 @@ struct CircuitSource {
 }
 
 impl CircuitSource {
-    fn resolve(self) -> Result<CircuitArg, String> {
+    fn resolve(self) -> Result<CircuitArg, CmdError> {
         CircuitArg::parse(self.file, self.builtin, &self.params)
     }
 }
@@ -104,16 +127,26 @@ enum CircuitCommand {
     /// max_live. `and` counts AND operations (a MAND of width k counts k); `other` counts EQ,
     /// EQW and MAND gates; `max_live` is the most wire labels held at once.
     Stats(CircuitSource),
-    /// Evaluates in the clear and prints {"outputs": ["0x…", …]}.
+    /// Evaluates in the clear and prints each output as `name = value`, like `garblet run`.
+    #[command(after_help = run_help())]
     Eval {
         #[command(flatten)]
         source: CircuitSource,
-        /// An input value: unsigned, decimal or 0x-hex, bit i = wire i (one per input, in order).
-        #[arg(long = "input", value_name = "V")]
+        /// An input value, once per input in order: for a file, its inputs (numbers, bit i =
+        /// wire i); for a built-in program, the server's inputs as a service configures them,
+        /// then the client's. Read like `garblet run --input` (see below).
+        #[arg(long = "input", value_name = "V", allow_hyphen_values = true)]
         inputs: Vec<String>,
+        /// Print {"outputs": [{"name", "type", "bits", "value", "hex"}, …]}.
+        #[arg(long)]
+        json: bool,
     },
-    /// The built-in programs and their parameters.
-    List,
+    /// The built-in programs, one a line: name, parameters with their defaults, what it computes.
+    List {
+        /// Print them as JSON, with each parameter's documentation and range.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -167,6 +200,11 @@ enum BenchCommand {
     },
 }
 
+/// `--help` for the commands that take `--input`.
+fn run_help() -> String {
+    format!("{INPUT_HELP}\n\n{EXIT_CODES}")
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -179,8 +217,16 @@ fn main() -> ExitCode {
             let args = RunArgs { server: server.url.clone(), service, inputs, params, json, connect: ConnectOptions { window, ..server.options() } };
             return client_exit(client_cmd::run(&args));
         }
-        Command::Services { server } => return client_exit(client_cmd::services(&server.url, &server.options())),
-        Command::Circuit(c) => run_circuit(c),
+        Command::Services { server, json } => return client_exit(client_cmd::services(&server.url, &server.options(), json)),
+        Command::Circuit(c) => {
+            return match run_circuit(c) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("garblet: {e}");
+                    ExitCode::from(e.exit_code())
+                }
+            }
+        }
         Command::Bench(b) => match b {
             BenchCommand::Session { and_gates, memory, window, json } => bench::session::run(&bench::session::Options { and_gates, memory, window }, json),
             BenchCommand::Garble { and_gates, json } => bench::garble::run(&bench::garble::Options { and_gates }, json),
@@ -201,7 +247,7 @@ fn main() -> ExitCode {
     }
 }
 
-/// The client's errors have their own exit codes (see server/README.md).
+/// The client's errors: 2 for a mistake in what was asked, 1 for a failure (see `EXIT_CODES`).
 fn client_exit(result: Result<(), garblet_server::client::ClientError>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -212,12 +258,11 @@ fn client_exit(result: Result<(), garblet_server::client::ClientError>) -> ExitC
     }
 }
 
-fn run_circuit(command: CircuitCommand) -> Result<(), String> {
-    let value = match command {
-        CircuitCommand::Stats(source) => circuit_cmd::stats(&source.resolve()?)?,
-        CircuitCommand::Eval { source, inputs } => circuit_cmd::eval(&source.resolve()?, &inputs)?,
-        CircuitCommand::List => circuit_cmd::list(),
-    };
-    println!("{value}");
+fn run_circuit(command: CircuitCommand) -> Result<(), CmdError> {
+    match command {
+        CircuitCommand::Stats(source) => println!("{}", circuit_cmd::stats(&source.resolve()?)?),
+        CircuitCommand::Eval { source, inputs, json } => print!("{}", circuit_cmd::eval(&source.resolve()?, &inputs, json)?),
+        CircuitCommand::List { json } => print!("{}", circuit_cmd::list(json)),
+    }
     Ok(())
 }

@@ -30,7 +30,7 @@ fn integers(value: &Value) -> Vec<u64> {
     value["list"].as_array().unwrap().iter().map(|v| v.as_integer().unwrap() as u64).collect()
 }
 
-/// `garblet run SERVICE --input …`: each output line's value.
+/// `garblet run SERVICE --input …`: each output line's value (`name = decimal` or `name = 0x…`).
 fn run(url: &str, service: &str, inputs: &[String]) -> Vec<u128> {
     let mut args = vec!["run", "--server", url, service];
     for input in inputs {
@@ -38,7 +38,16 @@ fn run(url: &str, service: &str, inputs: &[String]) -> Vec<u128> {
     }
     let (code, stdout, stderr) = garblet(&args);
     assert_eq!(code, 0, "{service} {inputs:?}: {stderr}");
-    stdout.lines().map(|line| u128::from_str_radix(line.split_whitespace().nth(1).unwrap().trim_start_matches("0x"), 16).unwrap()).collect()
+    stdout
+        .lines()
+        .map(|line| {
+            let (_, value) = line.split_once(" = ").unwrap_or_else(|| panic!("not `name = value`: {line}"));
+            match value.strip_prefix("0x") {
+                Some(hex) => u128::from_str_radix(hex, 16).unwrap(),
+                None => value.parse().unwrap(),
+            }
+        })
+        .collect()
 }
 
 fn hex_bits(hex: &str, n: usize) -> Vec<bool> {

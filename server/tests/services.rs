@@ -301,12 +301,13 @@ fn the_command_line_client() {
 
     let (code, stdout, stderr) = garblet(&["run", "--server", &url, "aes128", "--input", &plaintext]);
     assert_eq!(code, 0, "{stderr}");
-    assert_eq!(stdout.trim(), "ciphertext 0x69c4e0d86a7b0430d8cdb78070b4c55a");
+    assert_eq!(stdout.trim(), "ciphertext = 0x69c4e0d86a7b0430d8cdb78070b4c55a");
 
     let (code, stdout, stderr) = garblet(&["run", "--server", &url, "aes128", "--input", &plaintext, "--json"]);
     assert_eq!(code, 0, "{stderr}");
     let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(json["outputs"], serde_json::json!(["0x69c4e0d86a7b0430d8cdb78070b4c55a"]));
+    assert_eq!(json["outputs"][0]["name"], "ciphertext");
+    assert_eq!(json["outputs"][0]["value"], "0x69c4e0d86a7b0430d8cdb78070b4c55a");
     assert_eq!(json["stats"]["evaluator"]["and_gates"], 6400);
     assert_eq!(json["stats"]["garbler"]["and_gates"], 6400);
     assert!(json["stats"]["garbler"]["cpu_ms"].as_f64().unwrap() > 0.0, "the server measures its thread's CPU time");
@@ -330,7 +331,7 @@ fn the_command_line_client() {
     assert_eq!(code, 2);
     assert!(stderr.contains("--window") && stderr.contains("65536"), "{stderr}");
 
-    let (code, stdout, stderr) = garblet(&["services", "--server", &url]);
+    let (code, stdout, stderr) = garblet(&["services", "--server", &url, "--json"]);
     assert_eq!(code, 0, "{stderr}");
     let services: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let aes = services["services"].as_array().unwrap().iter().find(|s| s["name"] == "aes128").unwrap();
@@ -340,27 +341,27 @@ fn the_command_line_client() {
     assert_eq!(synthetic["params"][0]["name"], "and_gates");
     assert_eq!(synthetic["params"][0]["max"], 100_000_000);
 
-    // Mistakes: clear messages and distinct exit codes.
+    // Mistakes: clear messages; exit code 2 for what the user asked, 1 for what failed.
     let (code, _, stderr) = garblet(&["run", "--server", &url, "nope", "--input", "1"]);
     assert_eq!(code, 2);
     assert!(stderr.contains("no service 'nope'") && stderr.contains("aes128"), "{stderr}");
     let (code, _, stderr) = garblet(&["run", "--server", &url, "aes128"]);
     assert_eq!(code, 2);
-    assert!(stderr.contains("takes 1 input") && stderr.contains("plaintext (128 bits)"), "{stderr}");
+    assert!(stderr.contains("takes 1 input") && stderr.contains("plaintext (16 bytes)"), "{stderr}");
     let (code, _, stderr) = garblet(&["run", "--server", &url, "add64", "--input", "0x10000000000000000"]);
     assert_eq!(code, 2);
     assert!(stderr.contains("does not fit in 64 bits"), "{stderr}");
     let (code, _, stderr) = garblet(&["run", "--server", &url, "synthetic", "--param", "and_gates=100000001", "--input", "1"]);
     assert_eq!(code, 2);
-    assert!(stderr.contains("outside"), "{stderr}");
+    assert!(stderr.contains("accepts and_gates from 1 to 100,000,000"), "{stderr}");
     // Within the service's range, beyond the server's AND-gate limit per session: the server
-    // refuses (a server error, exit code 4).
+    // refuses (a failed computation, exit code 1).
     let (code, _, stderr) = garblet(&["run", "--server", &url, "synthetic", "--param", "and_gates=60000000", "--input", "1"]);
-    assert_eq!(code, 4, "{stderr}");
+    assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("limit") && stderr.contains("50000000"), "{stderr}");
     let free_port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let (code, _, stderr) = garblet(&["run", "--server", &format!("ws://127.0.0.1:{free_port}"), "aes128", "--input", "1"]);
-    assert_eq!(code, 3);
+    assert_eq!(code, 1);
     assert!(stderr.contains("cannot connect") && stderr.contains("refused"), "{stderr}");
     let (code, _, stderr) = garblet(&["run", "--server", "http://example.com", "aes128", "--input", "1"]);
     assert_eq!(code, 2);
@@ -380,7 +381,7 @@ fn the_default_configuration_serves_fips197_with_its_demo_key() {
     let server = Server::start(&config);
     let (code, stdout, stderr) = garblet(&["run", "--server", &server.url(), "aes128", "--input", &format!("0x{FIPS_PLAINTEXT}")]);
     assert_eq!(code, 0, "{stderr}");
-    assert_eq!(stdout.trim(), "ciphertext 0x69c4e0d86a7b0430d8cdb78070b4c55a");
+    assert_eq!(stdout.trim(), "ciphertext = 0x69c4e0d86a7b0430d8cdb78070b4c55a");
     let log = server.stop();
     assert!(log.contains("DEMO value") && log.contains("GARBLET_AES_KEY"), "the demo key is warned about:\n{log}");
 }

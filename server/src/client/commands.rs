@@ -1,18 +1,27 @@
 //! `garblet run` and `garblet services`: the native client on the command line.
 
+use super::display::{self, thousands, Shown};
 use super::{Client, ClientError, ConnectOptions};
 use crate::circuit_cmd::parse_param;
 use garblet_circuits::{value, Party};
-use crate::serve::values::parse_symbols;
-use garblet_core::protocol::catalog::{Catalog, CircuitInfo, EncodingInfo, FieldInfo, ServiceInfo};
+use garblet_core::protocol::catalog::{Catalog, CircuitInfo, EncodingInfo, FieldInfo, ParamInfo, ServiceInfo};
 use garblet_core::protocol::{ComputationResult, Stats};
 use serde_json::{json, Value};
+
+/// How `--input` values are read, for `--help`.
+pub const INPUT_HELP: &str = "\
+How --input values are read (one --input per client input, in the order `garblet services` lists them):
+  number input     decimal (1000, 1_000) or hexadecimal after 0x (0x3e8); bit i of the value is wire i
+  bytes input      the same, read as a big-endian byte string (0x00112233…), or text:WORDS for the
+                   UTF-8 bytes of WORDS, exactly as many as the input takes
+  text input       the text itself, always (GATTACA; 42 is the two characters 4 and 2); a leading
+                   text: is dropped, so text:text:x is the text \"text:x\". DNA is read in either case.
+                   A length parameter of the service (the text's length) is set from the text.";
 
 pub struct RunArgs {
     pub server: String,
     pub service: String,
-    /// One per client input field, in order, in the `garblet circuit eval` convention, or text
-    /// for a field with an alphabet (see [`client_value`]).
+    /// One per client input field, in order (see [`INPUT_HELP`]).
     pub inputs: Vec<String>,
     /// `k=v`.
     pub params: Vec<String>,
@@ -20,38 +29,126 @@ pub struct RunArgs {
     pub connect: ConnectOptions,
 }
 
-/// `garblet run`: one computation; prints its outputs (and statistics).
+/// `garblet run`: one computation; prints its outputs, and statistics on stderr.
 pub fn run(args: &RunArgs) -> Result<(), ClientError> {
-    let mut params = args.params.iter().map(|p| parse_param(p)).collect::<Result<Vec<_>, _>>().map_err(ClientError::Usage)?;
+    let mut params = args.params.iter().map(|p| parse_param(p).map_err(|e| format!("--param {e}"))).collect::<Result<Vec<_>, _>>().map_err(ClientError::Usage)?;
     let mut client = Client::connect(&args.server, &args.connect)?;
-    let catalog = client.catalog().ok_or_else(|| ClientError::Usage("the server sent no catalog".into()))?;
-    let info = find_service(catalog, &args.service)?;
-    let inputs = parse_inputs(info, &mut params, &args.inputs)?;
+    let prepared = match client.catalog() {
+        None => Err(ClientError::Usage("the server sent no catalog".into())),
+        Some(catalog) => find_service(catalog, &args.service).and_then(|info| parse_inputs(info, &mut params, &args.inputs)),
+    };
+    let inputs = match prepared {
+        Ok(inputs) => inputs,
+        Err(e) => {
+            client.close();
+            return Err(e);
+        }
+    };
     let result = client.compute(&args.service, params, inputs)?;
     let window = client.window();
     client.close();
+    let shown: Vec<Shown> = result.outputs.iter().map(|o| display::output(&o.name, &o.bits, o.signed)).collect();
     if args.json {
-        let mut json = result_json(&result);
+        let mut json = result_json(&args.service, &shown, &result);
         json["window_bytes"] = window.into();
         println!("{json}");
     } else {
-        for output in &result.outputs {
-            println!("{} {}", output.name, value::to_hex(&output.bits));
-        }
+        print!("{}", display::lines(&shown));
         eprintln!("{}", summary(&result));
     }
     Ok(())
 }
 
-/// `garblet services`: the server's services and what each takes, as JSON.
-pub fn services(server: &str, connect: &ConnectOptions) -> Result<(), ClientError> {
+/// `garblet services`: a table of the server's services, or (`json`) their full description.
+pub fn services(server: &str, connect: &ConnectOptions, json: bool) -> Result<(), ClientError> {
     let client = Client::connect(server, connect)?;
     let catalog = client.catalog().cloned().ok_or_else(|| ClientError::Usage("the server sent no catalog".into()))?;
     client.close();
-    let services: Vec<Value> = catalog.services.iter().map(service_json).collect();
-    let text = serde_json::to_string_pretty(&json!({ "services": services })).unwrap_or_default();
-    println!("{text}");
+    if json {
+        let services: Vec<Value> = catalog.services.iter().map(service_json).collect();
+        println!("{}", serde_json::to_string_pretty(&json!({ "services": services })).unwrap_or_default());
+    } else {
+        print!("{}", services_table(&catalog));
+    }
     Ok(())
+}
+
+/// One line a service: its name, the client's inputs with their sizes, who learns the output,
+/// and its AND gates with the default parameters.
+pub fn services_table(catalog: &Catalog) -> String {
+    let mut rows = vec![vec!["SERVICE".to_string(), "YOUR INPUTS".into(), "LEARNS THE OUTPUT".into(), "AND GATES".into()]];
+    for s in &catalog.services {
+        rows.push(vec![s.name.clone(), inputs_summary(s), learners(s), s.and_gates.map_or_else(|| "?".into(), thousands)]);
+    }
+    display::table(&rows)
+}
+
+/// "plaintext: 16 bytes", "b: text, 1–500 characters", "set: 512 bits; nb 1–1,024".
+fn inputs_summary(s: &ServiceInfo) -> String {
+    let mut parts: Vec<String> = s.inputs.iter().filter(|f| f.party == "evaluator").map(|f| format!("{}: {}", f.name, size_of(s, f))).collect();
+    if parts.is_empty() {
+        parts.push("none".into());
+    }
+    let mut text = parts.join(", ");
+    // Parameters the client sets by hand (a text's length is set from the text).
+    for p in client_params(s).iter().filter(|p| p.length_of.is_none()) {
+        text.push_str(&format!("; {} {}–{}", p.name, thousands(p.min), thousands(p.max)));
+    }
+    text
+}
+
+fn client_params(s: &ServiceInfo) -> &[ParamInfo] {
+    match &s.circuit {
+        CircuitInfo::Builtin { client_params, .. } => client_params,
+        CircuitInfo::Streamed { .. } => &[],
+    }
+}
+
+/// The client parameter that is `field`'s length, if any.
+fn length_param<'s>(s: &'s ServiceInfo, field: &str) -> Option<&'s ParamInfo> {
+    client_params(s).iter().find(|p| p.length_of.as_deref() == Some(field))
+}
+
+/// An input's size in its own units.
+fn size_of(s: &ServiceInfo, f: &FieldInfo) -> String {
+    match &f.encoding {
+        EncodingInfo::Uint => display::count(f.bits as u64, "bit", "bits"),
+        EncodingInfo::Bytes => display::count(f.bits as u64 / 8, "byte", "bytes"),
+        EncodingInfo::Symbols { alphabet, symbol_bits } => {
+            let what = alphabet_name(alphabet);
+            match length_param(s, &f.name) {
+                Some(p) => format!("{what}, {}–{} characters", thousands(p.min), thousands(p.max)),
+                None => format!("{what}, {}", display::count((f.bits / symbol_bits.max(&1)) as u64, "character", "characters")),
+            }
+        }
+    }
+}
+
+/// "text" for the 256 Latin-1 characters, else the alphabet itself ("ACGT").
+fn alphabet_name(alphabet: &str) -> String {
+    if alphabet.chars().count() == 256 {
+        "text".into()
+    } else {
+        alphabet.into()
+    }
+}
+
+/// Who learns the outputs: "client", "server", "both", or per output where they differ.
+fn learners(s: &ServiceInfo) -> String {
+    let who = |reveal: &str| match reveal {
+        "evaluator" => "client",
+        "garbler" => "server",
+        other => other,
+    }
+    .to_string();
+    let mut distinct: Vec<&str> = s.outputs.iter().map(|o| o.reveal.as_str()).collect();
+    distinct.sort_unstable();
+    distinct.dedup();
+    match distinct.as_slice() {
+        [] => "nobody".into(),
+        [one] => who(one),
+        _ => s.outputs.iter().map(|o| format!("{}: {}", o.name, who(&o.reveal))).collect::<Vec<_>>().join(", "),
+    }
 }
 
 fn find_service<'c>(catalog: &'c Catalog, name: &str) -> Result<&'c ServiceInfo, ClientError> {
@@ -61,70 +158,143 @@ fn find_service<'c>(catalog: &'c Catalog, name: &str) -> Result<&'c ServiceInfo,
     })
 }
 
-/// A client input as typed on the command line.
-enum ClientValue<'t> {
-    /// Unsigned, decimal or `0x`-hex, bit i = wire i.
-    Number(&'t str),
+/// A client input as typed on the command line, read by its field's encoding (see
+/// [`INPUT_HELP`]): never guessed from how the text looks.
+enum ClientValue {
+    /// Decimal or `0x`-hex, bit i = wire i.
+    Number(String),
+    /// Bytes, for a bytes field given as `text:`.
+    Bytes(Vec<u8>),
     /// A string over the field's alphabet (DNA, protein, Latin-1 text).
-    Text(&'t str),
+    Text(String),
 }
 
-/// For a field with an alphabet, anything that is not a number is text, and `text:` makes
-/// anything text (`text:42` is the two characters '4' and '2'); other fields take numbers.
-fn client_value<'t>(text: &'t str, encoding: &EncodingInfo) -> ClientValue<'t> {
-    if let Some(rest) = text.strip_prefix("text:") {
-        return ClientValue::Text(rest);
-    }
-    let number = text.starts_with("0x") || (!text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()));
-    match encoding {
-        EncodingInfo::Symbols { .. } if !number => ClientValue::Text(text),
-        _ => ClientValue::Number(text),
+impl ClientValue {
+    fn read(text: &str, field: &FieldInfo) -> Result<ClientValue, String> {
+        let as_text = text.strip_prefix("text:");
+        match (&field.encoding, as_text) {
+            (EncodingInfo::Symbols { alphabet, .. }, _) => {
+                let t = as_text.unwrap_or(text);
+                // Upper-case alphabets (DNA, amino acids) are read in either case.
+                let upper = alphabet.chars().all(|c| !c.is_lowercase()) && alphabet.chars().count() < 256;
+                Ok(ClientValue::Text(if upper { t.to_uppercase() } else { t.to_string() }))
+            }
+            (EncodingInfo::Bytes, Some(t)) => {
+                let (n, want) = (t.len(), field.bits / 8);
+                if n != want {
+                    return Err(format!("the text is {} in UTF-8; this input takes exactly {}", display::count(n as u64, "byte", "bytes"), display::count(want as u64, "byte", "bytes")));
+                }
+                Ok(ClientValue::Bytes(t.as_bytes().to_vec()))
+            }
+            (EncodingInfo::Uint, Some(_)) => Err("this input is a number: give decimal digits, or hexadecimal after 0x (text: is for text and bytes inputs)".into()),
+            (_, None) if text.trim().is_empty() => Err("the value is empty: give a number, decimal or hexadecimal after 0x".into()),
+            (_, None) => Ok(ClientValue::Number(text.to_string())),
+        }
     }
 }
 
 /// The client's input bits: one value per client input field, in order. A parameter that is the
 /// length of a text input (`length_of`) and was not given is set from the text, as the SDK does.
 fn parse_inputs(info: &ServiceInfo, params: &mut Vec<(String, u64)>, texts: &[String]) -> Result<Vec<bool>, ClientError> {
+    let usage = ClientError::Usage;
     let declared: Vec<&FieldInfo> = info.inputs.iter().filter(|f| f.party == "evaluator").collect();
-    if let CircuitInfo::Builtin { client_params, .. } = &info.circuit {
-        for (text, field) in texts.iter().zip(&declared) {
-            let ClientValue::Text(t) = client_value(text, &field.encoding) else { continue };
-            for p in client_params.iter().filter(|p| p.length_of.as_deref() == Some(field.name.as_str())) {
-                if !params.iter().any(|(name, _)| name == &p.name) {
-                    params.push((p.name.clone(), t.chars().count() as u64));
-                }
-            }
-        }
-    }
-    let resolved = info.resolve(params).map_err(|e| ClientError::Usage(e.to_string()))?;
-    let fields: Vec<_> = resolved.shape.inputs_of(Party::Evaluator).collect();
-    if texts.len() != fields.len() {
-        let shapes: Vec<String> = fields.iter().map(|f| format!("{} ({} bits)", f.name, f.bits)).collect();
-        return Err(ClientError::Usage(format!(
-            "{} takes {} input{} from the client{}{}; {} given (--input V, once per input)",
+    if texts.len() != declared.len() {
+        let shapes: Vec<String> = declared.iter().map(|f| format!("{} ({})", f.name, size_of(info, f))).collect();
+        return Err(usage(format!(
+            "{} takes {} from the client{}{}; {} given (--input V, once per input, in this order)",
             info.name,
-            fields.len(),
-            if fields.len() == 1 { "" } else { "s" },
+            display::count(declared.len() as u64, "input", "inputs"),
             if shapes.is_empty() { "" } else { ": " },
             shapes.join(", "),
             texts.len()
         )));
     }
-    let mut bits = Vec::new();
-    for ((text, field), info) in texts.iter().zip(&fields).zip(&declared) {
-        let value = match client_value(text, &info.encoding) {
-            ClientValue::Number(n) => value::parse_uint(n, field.bits).map_err(|e| e.to_string()),
-            ClientValue::Text(t) => parse_symbols(t, field.bits, &field.encoding).map_err(|e| e.to_string()),
+    let values = texts.iter().zip(&declared).map(|(t, f)| ClientValue::read(t, f).map_err(|e| usage(format!("input {}: {e}", f.name)))).collect::<Result<Vec<_>, _>>()?;
+    let settable = client_params(info);
+    for (name, v) in params.iter() {
+        let Some(p) = settable.iter().find(|p| &p.name == name) else {
+            let names: Vec<&str> = settable.iter().map(|p| p.name.as_str()).collect();
+            return Err(usage(format!("--param {name}: {} has no parameter {name} you can set (it has: {})", info.name, if names.is_empty() { "none".into() } else { names.join(", ") })));
         };
-        bits.extend(value.map_err(|e| ClientError::Usage(format!("input {} ({} bits): {e}", field.name, field.bits)))?);
+        if *v < p.min || *v > p.max {
+            return Err(usage(format!("--param {name}={v}: {} accepts {name} from {} to {}", info.name, thousands(p.min), thousands(p.max))));
+        }
+    }
+    for (value, field) in values.iter().zip(&declared) {
+        let ClientValue::Text(t) = value else { continue };
+        for p in settable.iter().filter(|p| p.length_of.as_deref() == Some(field.name.as_str())) {
+            if params.iter().any(|(name, _)| name == &p.name) {
+                continue;
+            }
+            let n = t.chars().count() as u64;
+            if n < p.min || n > p.max {
+                let bound = if n > p.max { format!("at most {}", thousands(p.max)) } else { format!("at least {}", thousands(p.min)) };
+                return Err(usage(format!("input {}: the text is {}; this service accepts {bound}", field.name, display::count(n, "character", "characters"))));
+            }
+            params.push((p.name.clone(), n));
+        }
+    }
+    let resolved = info.resolve(params).map_err(|e| usage(e.to_string()))?;
+    let fields: Vec<_> = resolved.shape.inputs_of(Party::Evaluator).collect();
+    let mut bits = Vec::new();
+    for ((value, field), declared) in values.iter().zip(&fields).zip(&declared) {
+        bits.extend(value.bits(field.bits, &declared.encoding).map_err(|e| usage(format!("input {}: {e}", field.name)))?);
     }
     Ok(bits)
 }
 
-pub fn result_json(result: &ComputationResult) -> Value {
-    let outputs: Vec<String> = result.outputs.iter().map(|o| value::to_hex(&o.bits)).collect();
+/// One input's bits from its text as typed (see [`INPUT_HELP`]).
+pub(crate) fn input_bits(text: &str, field: &FieldInfo) -> Result<Vec<bool>, String> {
+    ClientValue::read(text, field)?.bits(field.bits, &field.encoding)
+}
+
+impl ClientValue {
+    fn bits(&self, bits: usize, encoding: &EncodingInfo) -> Result<Vec<bool>, String> {
+        match self {
+            ClientValue::Number(n) => value::parse_uint(n, bits).map_err(|e| match e {
+                value::ValueError::Syntax(_) => format!("'{n}' is not a number (decimal digits, or hexadecimal after 0x)"),
+                value::ValueError::TooWide { .. } => format!("{} does not fit in {bits} bits", n.trim()),
+            }),
+            ClientValue::Bytes(b) => Ok(value::from_bytes(b)),
+            ClientValue::Text(t) => text_bits(t, bits, encoding),
+        }
+    }
+}
+
+/// A string over the field's alphabet, the first symbol in the lowest bits.
+fn text_bits(text: &str, bits: usize, encoding: &EncodingInfo) -> Result<Vec<bool>, String> {
+    let EncodingInfo::Symbols { alphabet, symbol_bits } = encoding else {
+        return Err("not a text input".into());
+    };
+    let symbols: Vec<char> = alphabet.chars().collect();
+    let mut out = Vec::with_capacity(bits);
+    for (i, ch) in text.chars().enumerate() {
+        let index = symbols.iter().position(|&s| s == ch).ok_or_else(|| {
+            let what = match ch {
+                ' ' => "a space".to_string(),
+                c if c.is_whitespace() => format!("whitespace ({c:?})"),
+                c => format!("'{c}'"),
+            };
+            if symbols.len() == 256 {
+                format!("character {} is {what}, which is not Latin-1 (this service takes Latin-1 text)", i + 1)
+            } else {
+                format!("character {} is {what}; this input takes only {}", i + 1, symbols.iter().map(char::to_string).collect::<Vec<_>>().join(", "))
+            }
+        })?;
+        out.extend(value::from_u128(index as u128, *symbol_bits));
+    }
+    if out.len() != bits {
+        let (given, want) = (text.chars().count() as u64, (bits / symbol_bits.max(&1)) as u64);
+        return Err(format!("the text is {}; this input takes {}", display::count(given, "character", "characters"), display::count(want, "character", "characters")));
+    }
+    Ok(out)
+}
+
+/// `garblet run --json`: the outputs with their names and types, and both parties' statistics.
+pub fn result_json(service: &str, outputs: &[Shown], result: &ComputationResult) -> Value {
     json!({
-        "outputs": outputs,
+        "service": service,
+        "outputs": outputs.iter().map(|o| o.json.clone()).collect::<Vec<_>>(),
         "stats": { "evaluator": stats_json(&result.evaluator), "garbler": stats_json(&result.garbler) },
     })
 }
@@ -138,10 +308,10 @@ fn summary(result: &ComputationResult) -> String {
     let cpu = |s: &Stats| s.cpu_ms.map_or_else(|| "?".into(), |ms| format!("{ms:.1}"));
     format!(
         "{} AND gates in {:.1} ms; received {} bytes, sent {}; CPU ms: client {}, server {}",
-        e.and_gates,
+        thousands(e.and_gates),
         e.wall_ms,
-        e.bytes_received,
-        e.bytes_sent,
+        thousands(e.bytes_received),
+        thousands(e.bytes_sent),
         cpu(e),
         cpu(g)
     )
@@ -152,17 +322,14 @@ fn field_json(f: &FieldInfo) -> Value {
 }
 
 fn service_json(s: &ServiceInfo) -> Value {
-    let params: Vec<Value> = match &s.circuit {
-        CircuitInfo::Builtin { client_params, .. } => client_params.iter().map(|p| json!({ "name": p.name, "doc": p.doc, "default": p.default, "min": p.min, "max": p.max, "length_of": p.length_of })).collect(),
-        CircuitInfo::Streamed { .. } => Vec::new(),
-    };
+    let params: Vec<Value> = client_params(s).iter().map(|p| json!({ "name": p.name, "doc": p.doc, "default": p.default, "min": p.min, "max": p.max, "length_of": p.length_of })).collect();
     let of = |party: &str| s.inputs.iter().filter(|f| f.party == party).map(field_json).collect::<Vec<_>>();
     json!({
         "name": s.name,
         "doc": s.doc,
         "inputs": of("evaluator"),
         "server_inputs": of("garbler"),
-        "outputs": s.outputs.iter().map(|o| json!({ "name": o.name, "bits": o.bits, "reveal": o.reveal })).collect::<Vec<_>>(),
+        "outputs": s.outputs.iter().map(|o| json!({ "name": o.name, "bits": o.bits, "reveal": o.reveal, "signed": o.signed })).collect::<Vec<_>>(),
         "params": params,
         "and_gates": s.and_gates,
     })

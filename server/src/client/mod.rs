@@ -5,6 +5,7 @@
 //! writes (credit, mostly) never wait on the server's.
 
 pub mod commands;
+pub mod display;
 pub(crate) mod transport;
 
 pub use transport::ConnectOptions;
@@ -37,13 +38,12 @@ pub enum ClientError {
 }
 
 impl ClientError {
-    /// The process exit code (see server/README.md).
+    /// The process exit code (`garblet --help` lists them): 2 for a mistake in what was asked,
+    /// found before anything was computed; 1 when the connection or the computation failed.
     pub fn exit_code(&self) -> u8 {
         match self {
             ClientError::Usage(_) | ClientError::Url { .. } => 2,
-            ClientError::Connect { .. } | ClientError::Tls(_) | ClientError::Handshake { .. } | ClientError::Connection(_) => 3,
-            ClientError::Server { .. } => 4,
-            ClientError::Protocol(_) => 5,
+            ClientError::Connect { .. } | ClientError::Tls(_) | ClientError::Handshake { .. } | ClientError::Connection(_) | ClientError::Server { .. } | ClientError::Protocol(_) => 1,
         }
     }
 }

@@ -86,7 +86,7 @@ impl Server {
 /// Structured logs on stderr; `GARBLET_LOG` filters them (default `info`).
 pub fn init_logging() {
     let filter = EnvFilter::try_from_env("GARBLET_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(crate::client::display::colour_on_stderr()).try_init();
 }
 
 /// Runs the server until Ctrl-C (or SIGTERM). `config_path`: `None` for the embedded default.
