@@ -15,8 +15,9 @@ use thiserror::Error;
 pub const DEFAULT_CONFIG: &str = include_str!("default.toml");
 
 /// The smallest frame limit that still admits the largest protocol frame a client sends (an
-/// OT-extension chunk: 16 bytes for each of up to `MAX_CHUNK` input bits, plus its type byte).
-pub const MIN_FRAME_BYTES: u32 = (16 * garblet_core::ot::MAX_CHUNK + 1024) as u32;
+/// OT-extension chunk: 16 bytes for each of up to `MAX_CHUNK` input bits and for the check's
+/// padding OTs, the check values, and slack for its type byte).
+pub const MIN_FRAME_BYTES: u32 = (garblet_core::ot::message_len(garblet_core::ot::MAX_CHUNK) + 1024) as u32;
 
 #[derive(Debug, Error)]
 pub enum ConfigError {

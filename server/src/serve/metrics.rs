@@ -1,6 +1,7 @@
 //! Server-wide counters, served as JSON by `GET /metrics`. Relaxed atomics: each counter is
 //! exact, a snapshot of several is not a single instant (nobody needs it to be).
 
+use garblet_core::protocol::ErrorCode;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
@@ -17,6 +18,12 @@ pub struct Metrics {
     /// Frame bytes (WebSocket message payloads) received from and sent to clients.
     bytes_in: AtomicU64,
     bytes_out: AtomicU64,
+    /// Sessions ended by a failed OT-extension consistency check: a client that deviated from
+    /// the protocol (or a corrupted connection), never an honest one.
+    ot_check_failures: AtomicU64,
+    /// Sessions ended because the client returned a label that is not one of an output wire's
+    /// two labels: an attempt to forge the server's output.
+    forged_outputs: AtomicU64,
 }
 
 impl Metrics {
@@ -31,6 +38,8 @@ impl Metrics {
             and_gates: AtomicU64::new(0),
             bytes_in: AtomicU64::new(0),
             bytes_out: AtomicU64::new(0),
+            ot_check_failures: AtomicU64::new(0),
+            forged_outputs: AtomicU64::new(0),
         }
     }
 
@@ -43,6 +52,16 @@ impl Metrics {
 
     pub fn session_failed(&self) {
         self.sessions_failed.fetch_add(1, Relaxed);
+    }
+
+    /// Counts a client frame the session refused, by what was wrong with it where that is a
+    /// security event.
+    pub fn frame_rejected(&self, code: ErrorCode) {
+        match code {
+            ErrorCode::OtCheckFailed => self.ot_check_failures.fetch_add(1, Relaxed),
+            ErrorCode::OutputForged => self.forged_outputs.fetch_add(1, Relaxed),
+            _ => 0,
+        };
     }
 
     pub fn session_refused(&self) {
@@ -77,6 +96,8 @@ impl Metrics {
             "and_gates": self.and_gates.load(Relaxed),
             "bytes_in": self.bytes_in.load(Relaxed),
             "bytes_out": self.bytes_out.load(Relaxed),
+            "ot_check_failures": self.ot_check_failures.load(Relaxed),
+            "forged_outputs": self.forged_outputs.load(Relaxed),
         })
     }
 }

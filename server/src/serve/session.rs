@@ -172,7 +172,8 @@ impl Driver<'_> {
                 if let Err(e) = self.session.handle(&bytes, self.services.as_ref()) {
                     // The session has queued an Error frame for the client (unless the client
                     // sent the error); it goes out with the next transmit.
-                    warn!(error = %e, "client frame rejected");
+                    warn!(error = %e, code = e.code().name(), "client frame rejected");
+                    self.metrics.frame_rejected(e.code());
                     self.failure.get_or_insert(e.to_string());
                 }
                 None
