@@ -193,6 +193,37 @@ pub fn bench_aes(ours: bool, blocks: usize, rounds: u32) -> u32 {
     buf[0].to_bytes()[0] as u32
 }
 
+/// The evaluator's side of the correlated OT extension over `ots` random choice bits, in the
+/// protocol's chunks: with the KOS check (`checked`: padding, Fiat–Shamir hash, the GF(2^128)
+/// inner product in software — wasm has no carry-less multiply) or the same IKNP code without
+/// it. The base-OT keys are random (the receiver's work does not depend on them being real).
+/// Returns the OTs done.
+#[wasm_bindgen(js_name = benchOtReceiver)]
+pub fn bench_ot_receiver(ots: u32, checked: bool) -> Result<f64, JsError> {
+    use crate::aes::AesCtr;
+    use crate::ot::iknp::{pack_bits, IknpReceiver};
+    use crate::ot::kos::KosReceiver;
+    use crate::ot::MAX_CHUNK;
+    let mut prg = AesCtr::from_os_rng().map_err(|e| JsError::new(&e.to_string()))?;
+    let keys: crate::ot::base::SenderKeys = core::array::from_fn(|_| [prg.next_block(), prg.next_block()]);
+    let choices: Vec<bool> = (0..ots).map(|_| prg.next_block().lsb()).collect();
+    let (mut message, mut labels, mut packed) = (Vec::new(), Vec::new(), Vec::new());
+    let mut kos = KosReceiver::new(IknpReceiver::new(&keys), [0; 32]).map_err(|e| JsError::new(&e.to_string()))?;
+    let mut iknp = IknpReceiver::new(&keys);
+    for chunk in choices.chunks(MAX_CHUNK) {
+        message.clear();
+        labels.clear();
+        if checked {
+            kos.extend(chunk, &mut message, &mut labels).map_err(|e| JsError::new(&e.to_string()))?;
+        } else {
+            packed.clear();
+            packed.extend(chunk.chunks(128).map(pack_bits));
+            iknp.extend(&packed, &mut message, &mut labels);
+        }
+    }
+    Ok(ots as f64)
+}
+
 /// Garbled batches of the `synthetic` circuit, kept in memory so the evaluator can be timed
 /// without a network.
 #[wasm_bindgen]

@@ -1,11 +1,13 @@
 /**
- * One set of kernel trials in a worker of its own (see kernels.js): our AES, the `aes` crate's
- * and the evaluator take turns within every trial, so that a burst of load on this shared
+ * One set of kernel trials in a worker of its own (see kernels.js): our AES, the `aes` crate's,
+ * the evaluator and the OT receiver (with and without the KOS check) take turns within every trial, so that a burst of load on this shared
  * machine hits them alike.
  */
-import init, { benchAes, EvalBench } from '/sdk/wasm/garblet_core.js';
+import init, { benchAes, benchOtReceiver, EvalBench } from '/sdk/wasm/garblet_core.js';
 import { calibrate, pause, timeOnce, warmUp } from './timing.js';
 
+/** Correlated OTs per trial of the OT receiver: 16 of the protocol's chunks. */
+const OTS = 1 << 18;
 /** Blocks per call: the evaluator hashes labels in batches; this is a batch that fits in L1. */
 const AES_BLOCKS = 1024;
 const TRIAL_MS = 300;
@@ -22,13 +24,16 @@ self.onmessage = async ({ data: { andGates, trials } }) => {
     const bench = new EvalBench(andGates);
     try {
       await warmUp(() => bench.run(), WARM_UP_MS); // also the first touches of the tables and labels
-      const rates = { ours: [], crate: [], evaluator: [] };
+      for (const checked of [true, false]) await warmUp(() => benchOtReceiver(OTS, checked), WARM_UP_MS / 2);
+      const rates = { ours: [], crate: [], evaluator: [], otChecked: [], otUnchecked: [] };
       for (let t = 0; t < trials; t++) {
         for (const [name, ours] of [['ours', true], ['crate', false]]) {
           const ms = timeOnce(() => benchAes(ours, AES_BLOCKS, rounds[name]));
           rates[name].push((AES_BLOCKS * rounds[name] * 1000) / ms);
         }
         rates.evaluator.push((andGates * 1000) / timeOnce(() => bench.run()));
+        rates.otChecked.push((OTS * 1000) / timeOnce(() => benchOtReceiver(OTS, true)));
+        rates.otUnchecked.push((OTS * 1000) / timeOnce(() => benchOtReceiver(OTS, false)));
         await pause(0);
       }
       self.postMessage({ rates, bytesPerAnd: bench.bytesPerAnd() });

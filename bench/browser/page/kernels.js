@@ -1,6 +1,7 @@
 /**
  * The evaluator's kernels in the page, without a network: AES-128 (our bitsliced wasm SIMD
- * against the `aes` crate's portable code) and the half-gates evaluator (EvalBench).
+ * against the `aes` crate's portable code), the half-gates evaluator (EvalBench) and the
+ * correlated-OT receiver with and without its KOS check (benchOtReceiver).
  *
  * The trials run in three workers in turn, each compiling and instantiating the module itself,
  * and the results are medians over all of them. In a few runs a page measured our AES 7–20 %
@@ -21,8 +22,10 @@ export async function kernelThroughput(andGates = 1 << 20, trialsPerWorker = 3) 
     ours: median(all('ours')),
     crate: median(all('crate')),
     andPerSecond: median(all('evaluator')),
+    otCheckedPerSecond: median(all('otChecked')),
+    otUncheckedPerSecond: median(all('otUnchecked')),
     bytesPerAnd: byWorker[0].bytesPerAnd,
-    trials: { ours: all('ours'), crate: all('crate'), evaluator: all('evaluator') },
+    trials: { ours: all('ours'), crate: all('crate'), evaluator: all('evaluator'), otChecked: all('otChecked'), otUnchecked: all('otUnchecked') },
   };
 }
 
