@@ -6,6 +6,7 @@ import { parse } from 'smol-toml';
 import { serverConfig } from './servers';
 
 interface ValueSource {
+  list?: (number | string)[];
   hex?: string;
   decimal?: number | string;
   text?: string;
@@ -68,4 +69,11 @@ export function serverParam(service: string, name: string): number {
   const value = entry?.circuit.params?.[name];
   if (value === undefined) throw new Error(`service ${service} fixes no parameter ${name}`);
   return Number(value);
+}
+
+/** A list input (`list = [...]`): a set, a list of bids. */
+export function serverList(service: string, input: string): bigint[] {
+  const v = source(service, input);
+  if (!v.list) throw new Error(`service ${service}: ${input} is not a list`);
+  return v.list.map((x) => BigInt(x));
 }

@@ -6,22 +6,29 @@ import type { InputField, OutputField, ParamInfo, ServiceInfo } from 'garblet';
 import { h } from './dom';
 import { integer } from './format';
 
+/** `n` and a noun, singular for 1: "1 bit", "900 bits". */
+export function plural(n: number, one: string, many: string): string {
+  return `${integer(n)} ${n === 1 ? one : many}`;
+}
+
 /** How big a value is, in its encoding's units: "900 bits", "16 bytes", "100 symbols of ACGT". */
 export function sizeOf(field: InputField): string {
   const { encoding, bits } = field;
   switch (encoding.type) {
     case 'uint':
-      return `${integer(bits)} bits`;
+      return plural(bits, 'bit', 'bits');
     case 'bytes':
-      return `${integer(bits / 8)} bytes`;
+      return plural(bits / 8, 'byte', 'bytes');
     case 'symbols':
-      return `${integer(bits / encoding.symbol_bits)} ${alphabetName(encoding.alphabet)}`;
+      return `${integer(bits / encoding.symbol_bits)} ${alphabetName(encoding.alphabet, bits / encoding.symbol_bits)}`;
   }
 }
 
-/** "symbols of ACGT", or "Latin-1 characters" for the 256-character byte alphabet. */
-export function alphabetName(alphabet: string): string {
-  return [...alphabet].length === 256 ? 'Latin-1 characters' : `symbols of ${alphabet}`;
+/** "symbols of ACGT", or "Latin-1 characters" for the 256-character byte alphabet; singular for `n` = 1. */
+export function alphabetName(alphabet: string, n = 2): string {
+  const latin1 = [...alphabet].length === 256;
+  if (n === 1) return latin1 ? 'Latin-1 character' : `symbol of ${alphabet}`;
+  return latin1 ? 'Latin-1 characters' : `symbols of ${alphabet}`;
 }
 
 /** The client parameter that is the length of `field`, if any (the client's string lengths). */

@@ -4,45 +4,115 @@ import { services } from '../connection';
 import { h, replace } from '../dom';
 import { integer, parseHex } from '../format';
 import { header, type Page } from '../page';
-import { alphabetName, lengthParam, rolesBox, sizeOf } from '../roles';
+import { alphabetName, lengthParam, plural, rolesBox, sizeOf } from '../roles';
 import { RunPanel, type RunSpec } from '../run-panel';
 
-/** One form field: its element, and how to read it into an SDK input value. */
+/** One form field: its element, and how to read it into an SDK input value and parameters. */
 interface Control {
   element: HTMLElement;
+  /** The value; throws an Error that tells the user what to fix (an empty field included). */
   read(): InputValue;
+  /** A parameter this input sets (a list's length), if any. */
+  param?: () => [string, number];
+}
+
+/**
+ * A list input: a number field of `count × width` bits holding `count` equal-width values, the
+ * first in the lowest bits, where `count` is a parameter you may set (a set's or a bid list's
+ * length) and `width` one the service fixes. The catalog does not mark lists as such; this is
+ * how they read from it (psi's `set`: nb × n bits; minimum's `values`: nb × w bits).
+ */
+interface ListShape {
+  count: ParamInfo;
+  width: number;
+}
+
+export function listShape(info: ServiceInfo, field: InputField): ListShape | undefined {
+  if (info.circuit.kind !== 'builtin' || field.encoding.type !== 'uint') return undefined;
+  const settable = new Set(info.circuit.client_params.map((p) => p.name));
+  const fixed = Object.entries(info.circuit.params).filter(([name]) => !settable.has(name));
+  for (const count of info.circuit.client_params) {
+    if (count.length_of !== undefined || count.default < 1 || field.bits % count.default !== 0) continue;
+    const width = field.bits / count.default;
+    if (width > 1 && fixed.some(([, v]) => v === width)) return { count, width };
+  }
+  return undefined;
+}
+
+/** A decimal or 0x-hex unsigned integer that fits in `width` bits, or an Error naming `what`. */
+function parseUint(text: string, width: number, what: string): bigint {
+  const t = text.trim().replace(/_/g, '');
+  if (!/^(0x[0-9a-f]+|[0-9]+)$/i.test(t)) throw new Error(`${what}: '${text.trim()}' is not a number (decimal digits, or hex after 0x).`);
+  const v = BigInt(t);
+  if (v >> BigInt(width) !== 0n) throw new Error(`${what}: ${text.trim()} does not fit in ${width} bits (the largest is ${integer((1n << BigInt(width)) - 1n)}).`);
+  return v;
 }
 
 function inputControl(info: ServiceInfo, field: InputField): Control {
   const input = h('input', { type: 'text', spellcheck: 'false', 'data-testid': `input-${field.name}`, 'aria-label': field.name });
-  const label = (hint: string) => h('label', { class: 'field' }, h('code', {}, field.name), h('span', { class: 'hint' }, hint), input);
+  const label = (hint: string) => h('label', { class: 'field' }, h('code', {}, field.name), h('span', { class: 'hint', 'data-testid': `hint-${field.name}` }, hint), input);
+  const empty = (what: string) => new Error(`${field.name} is empty: enter ${what}.`);
+  const list = listShape(info, field);
+  if (list) {
+    const { count, width } = list;
+    const min = Math.max(1, count.min);
+    input.placeholder = 'e.g. 17, 42, 0x2a';
+    return {
+      element: label(`a list of ${width}-bit unsigned integers, ${integer(min)} to ${integer(count.max)} of them, separated by commas or spaces; its length sets ${count.name} (${integer(field.bits)} bits with ${integer(count.default)})`),
+      read: () => {
+        const items = input.value.split(/[\s,;]+/).filter(Boolean);
+        if (items.length === 0) throw empty(`a list of numbers, e.g. 17, 42`);
+        if (items.length < min || items.length > count.max) throw new Error(`${field.name}: ${plural(items.length, 'value', 'values')} given; this service takes ${integer(min)} to ${integer(count.max)}.`);
+        // The first value in the lowest bits.
+        return items.reduce((acc, item, i) => acc | (parseUint(item, width, `${field.name}, value ${i + 1}`) << BigInt(i * width)), 0n);
+      },
+      param: () => [count.name, input.value.split(/[\s,;]+/).filter(Boolean).length],
+    };
+  }
   switch (field.encoding.type) {
     case 'uint':
-      input.value = '0';
-      input.placeholder = 'decimal, or hex with 0x';
-      return { element: label(`unsigned integer, ${sizeOf(field)}`), read: () => input.value.trim() };
+      input.placeholder = 'decimal, or hex after 0x';
+      return {
+        element: label(`an unsigned integer of ${plural(field.bits, 'bit', 'bits')}: decimal, or hex after 0x`),
+        read: () => {
+          if (!input.value.trim()) throw empty('a number (decimal, or hex after 0x)');
+          return parseUint(input.value, field.bits, field.name);
+        },
+      };
     case 'bytes': {
       const n = field.bits / 8;
-      input.value = '00'.repeat(n);
       input.classList.add('hex');
+      input.placeholder = `${2 * n} hex digits`;
       return {
-        element: label(`${integer(n)} bytes as ${2 * n} hex digits`),
+        element: label(`${plural(n, 'byte', 'bytes')} (${integer(field.bits)} bits) as ${2 * n} hex digits`),
         read: () => {
+          if (!input.value.trim()) throw empty(`${plural(n, 'byte', 'bytes')} as ${2 * n} hex digits`);
           const bytes = parseHex(input.value);
-          if (!bytes) throw new Error(`${field.name}: write whole bytes as hex digits.`);
+          if (!bytes) throw new Error(`${field.name}: write whole bytes as hex digits (0-9, a-f).`);
+          if (bytes.length !== n) throw new Error(`${field.name}: ${plural(bytes.length, 'byte', 'bytes')} given; this input takes ${integer(n)}.`);
           return bytes;
         },
       };
     }
     case 'symbols': {
+      const { alphabet, symbol_bits } = field.encoding;
       const length = lengthParam(info, field);
-      const size = length ? `any length from ${length.min} to ${length.max}` : sizeOf(field);
-      return { element: label(`${alphabetName(field.encoding.alphabet)}, ${size}`), read: () => input.value };
+      const size = length ? `any length from ${integer(Math.max(1, length.min))} to ${integer(length.max)}` : sizeOf(field);
+      return {
+        element: label(`${alphabetName(alphabet)}, ${size} (${plural(symbol_bits, 'bit', 'bits')} a character)`),
+        read: () => {
+          if (!input.value) throw empty(`some ${alphabetName(alphabet)}`);
+          return input.value;
+        },
+      };
     }
   }
 }
 
-function paramControl(p: ParamInfo): { element: HTMLElement; read(): number | undefined } {
+function paramControl(p: ParamInfo, setBy?: string): { element: HTMLElement; read(): number | undefined } {
+  if (setBy) {
+    return { element: h('p', { class: 'hint' }, h('code', {}, p.name), ` is the number of values in ${setBy}: set from your list.`), read: () => undefined };
+  }
   if (p.length_of) {
     return { element: h('p', { class: 'hint' }, h('code', {}, p.name), ` is the length of ${p.length_of}: set from what you type.`), read: () => undefined };
   }
@@ -81,7 +151,8 @@ function mount(root: HTMLElement): void {
     doc.textContent = info.doc;
     replace(roles, rolesBox(info));
     const inputs = info.inputs.filter((f) => f.party === 'evaluator').map((f) => ({ field: f, control: inputControl(info, f) }));
-    const params = info.circuit.kind === 'builtin' ? info.circuit.client_params.map((p) => ({ param: p, control: paramControl(p) })) : [];
+    const setBy = (p: ParamInfo) => inputs.find((i) => listShape(info, i.field)?.count.name === p.name)?.field.name;
+    const params = info.circuit.kind === 'builtin' ? info.circuit.client_params.map((p) => ({ param: p, control: paramControl(p, setBy(p)) })) : [];
     replace(
       form,
       inputs.length ? h('h3', {}, 'Your inputs') : h('p', { class: 'hint' }, 'This service takes no input from you.'),
@@ -96,6 +167,10 @@ function mount(root: HTMLElement): void {
       for (const { param, control } of params) {
         const v = control.read();
         if (v !== undefined) chosen[param.name] = v;
+      }
+      for (const { control } of inputs) {
+        const set = control.param?.();
+        if (set) chosen[set[0]] = set[1];
       }
       return { service: info.name, inputs: values, params: chosen };
     };
