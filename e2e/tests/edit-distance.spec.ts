@@ -32,3 +32,25 @@ test('a string outside the alphabet is refused in the page, before anything is s
   expect(await finishedState(page)).toBe('error');
   await expect(page.getByTestId('error')).toContainText('only the bases A, C, G and T');
 });
+
+test('spaces and line breaks inside DNA are ignored, and the page says so; one base is one base', async ({ page }) => {
+  await openDemo(page, 'edit-distance');
+  await waitForRoles(page);
+  const mine = randomString('ACGT', 40);
+  const wrapped = `${mine.slice(0, 10)} ${mine.slice(10, 20)}\n${mine.slice(20, 30)}\t${mine.slice(30)}\n`;
+  await page.getByTestId('string').fill(wrapped);
+  await expect(page.getByTestId('string-length')).toContainText('Your string: 40 bases');
+  await expect(page.getByTestId('string-length')).toContainText('spaces and line breaks are ignored');
+  await runToCompletion(page);
+  expect(Number(await resultValue(page))).toBe(levenshtein(serverText('levenshtein', 'a'), mine));
+
+  await page.getByTestId('string').fill('G');
+  await expect(page.getByTestId('string-length')).toContainText('Your string: 1 base.');
+  await page.getByTestId('alphabet-text').check();
+  await page.getByTestId('string').fill('x');
+  await expect(page.getByTestId('string-length')).toContainText('Your string: 1 character.');
+  await page.getByTestId('string').fill('');
+  await page.getByTestId('run').click();
+  expect(await finishedState(page)).toBe('error');
+  await expect(page.getByTestId('error')).toContainText('Your string is empty');
+});

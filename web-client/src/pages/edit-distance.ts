@@ -6,22 +6,38 @@ import { RunPanel } from '../run-panel';
 interface Alphabet {
   service: string;
   label: string;
-  /** Checks the string; returns what is wrong with it, if anything. */
+  /** The string the service gets from what was typed. */
+  normalize(text: string): string;
+  /** Checks the normalized string; returns what is wrong with it, if anything. */
   check(text: string): string | undefined;
+  /** "1 base", "83 bases". */
+  size(n: number): string;
+  /** What the field accepts, besides the alphabet. */
+  note: string;
   sample(): string;
 }
 
 const DNA: Alphabet = {
   service: 'levenshtein',
   label: 'DNA (levenshtein: 2 bits a base)',
-  check: (t) => (/^[ACGT]*$/i.test(t) ? undefined : 'A DNA sequence holds only the bases A, C, G and T.'),
+  // Sequences come wrapped in lines or grouped in blocks of ten: spaces and line breaks are not bases.
+  normalize: (t) => t.replace(/\s+/g, '').toUpperCase(),
+  check: (t) => {
+    const bad = [...t].find((c) => !'ACGT'.includes(c));
+    return bad === undefined ? undefined : `'${bad}' is not a base: a DNA sequence holds only the bases A, C, G and T.`;
+  },
+  size: (n) => `${n} ${n === 1 ? 'base' : 'bases'}`,
+  note: 'Upper or lower case; spaces and line breaks are ignored.',
   sample: () => Array.from({ length: 100 }, () => 'ACGT'[Math.floor(Math.random() * 4)]).join(''),
 };
 
 const TEXT: Alphabet = {
   service: 'levenshtein_text',
   label: 'text (levenshtein_text: 8 bits a character)',
+  normalize: (t) => t,
   check: (t) => ([...t].every((c) => c.charCodeAt(0) <= 0xff) ? undefined : 'The text must be Latin-1: letters, digits, punctuation and accents such as é, but no emoji or other scripts.'),
+  size: (n) => `${n} ${n === 1 ? 'character' : 'characters'}`,
+  note: 'Every character counts, spaces included.',
   sample: () => 'the quick brown fox jumped over a lazy dog',
 };
 
@@ -48,7 +64,11 @@ function mount(root: HTMLElement): void {
   ]);
   const field = h('textarea', { class: 'sequence', rows: 4, spellcheck: 'false', 'data-testid': 'string', 'aria-label': 'your string' });
   const length = h('p', { class: 'hint', 'data-testid': 'string-length' });
-  const showLength = () => (length.textContent = `Your string: ${[...field.value].length} symbols. Its length is public (it sets the circuit’s size); its content is not.`);
+  const showLength = () => {
+    const n = [...alphabet.normalize(field.value)].length;
+    length.textContent = `Your string: ${alphabet.size(n)}. ${alphabet.note} Its length is public (it sets the circuit’s size); its content is not.`;
+    length.dataset.length = String(n);
+  };
   const setText = (t: string) => {
     field.value = t;
     texts.set(alphabet, t);
@@ -60,9 +80,11 @@ function mount(root: HTMLElement): void {
   const panel = new RunPanel({
     label: 'Compute the distance privately',
     prepare: () => {
-      const problem = alphabet.check(field.value);
+      const b = alphabet.normalize(field.value);
+      if (!b) throw new Error('Your string is empty: type or paste one, or press Sample.');
+      const problem = alphabet.check(b);
       if (problem) throw new Error(problem);
-      return { service: alphabet.service, inputs: { b: field.value } };
+      return { service: alphabet.service, inputs: { b } };
     },
     show: (result) => {
       const d = result.outputs.distance.toNumber();

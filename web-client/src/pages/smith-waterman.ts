@@ -22,6 +22,7 @@ function mount(root: HTMLElement): void {
     label: 'Align privately',
     prepare: () => {
       const protein = field.value.replace(/\s+/g, '').toUpperCase();
+      if (!protein) throw new Error('Your protein is empty: paste one, or pick a sample.');
       const bad = [...protein].find((c) => !AMINO_ACIDS.includes(c));
       if (bad) throw new Error(`'${bad}' is not one of the 20 standard amino acids (${AMINO_ACIDS}).`);
       return { service: 'smith_waterman', inputs: { protein } };
@@ -45,7 +46,7 @@ function mount(root: HTMLElement): void {
       ...SAMPLES.map((s) => h('button', { type: 'button', class: 'secondary', onclick: () => (field.value = s.protein) }, s.label)),
       h('button', { type: 'button', class: 'secondary', onclick: () => (field.value = randomProtein(60)) }, 'Random protein'),
     ),
-    h('p', { class: 'hint' }, 'One letter per amino acid: ', h('code', {}, AMINO_ACIDS), '. Longer proteins cost more: about 170 AND gates per pair of residues.'),
+    h('p', { class: 'hint' }, 'One letter per amino acid: ', h('code', {}, AMINO_ACIDS), ', upper or lower case; spaces and line breaks are ignored. Longer proteins cost more: about 170 AND gates per pair of residues.'),
     panel.element,
   );
   void describeService('smith_waterman', roles, panel);
