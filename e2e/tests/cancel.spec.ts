@@ -6,12 +6,16 @@ import { serverInteger } from '../support/server-values';
 test('cancel stops a long run mid-stream and the page stays usable', async ({ page }) => {
   await openDemo(page, 'any');
   await page.getByTestId('service').selectOption('synthetic');
+  await page.getByTestId('input-evaluator').fill('0x1234');
   await page.getByTestId('param-and_gates').fill(String(5e7));
   await page.getByTestId('run').click();
 
-  // Cancel once gates are streaming, well before the end.
+  // Cancel once gates are streaming, well before the end. The total is known: progress shows
+  // a percentage.
   const progress = page.getByTestId('progress');
   await expect(progress).toHaveAttribute('data-and-gates', /^[1-9]/);
+  await expect(progress).toHaveAttribute('data-percent', /^\d+$/);
+  await expect(progress).toContainText(/^\d+ % · /);
   await page.getByTestId('cancel').click();
   expect(await finishedState(page)).toBe('cancelled');
   await expect(page.getByTestId('status')).toHaveText('cancelled');

@@ -140,9 +140,15 @@ export class RunPanel {
     this.barTrack.classList.toggle('indeterminate', !!p && total === null);
     this.barTrack.classList.remove('complete');
     this.barTrack.setAttribute('aria-valuenow', (fraction * 100).toFixed(0));
-    if (!p) return replace(this.progressText);
+    if (!p) {
+      delete this.progressText.dataset.percent;
+      return replace(this.progressText);
+    }
     const seconds = p.elapsedMs / 1000;
+    // With the total known, how far along first, in whole percent (never 100 before the end).
+    const percent = total ? Math.min(Math.floor(fraction * 100), p.andGates < total ? 99 : 100) : undefined;
     const parts = [
+      percent === undefined ? '' : `${percent} %`,
       `${count(p.andGates)}${total ? ` / ${count(total)}` : ''} AND gates`,
       `${bytes(p.bytes)} received`,
       `${count(p.andPerSecond)} AND/s`,
@@ -153,6 +159,8 @@ export class RunPanel {
     this.progressText.textContent = parts.filter(Boolean).join(' · ');
     // For tests and the curious: raw numbers, unrounded.
     this.progressText.dataset.andGates = String(p.andGates);
+    if (percent === undefined) delete this.progressText.dataset.percent;
+    else this.progressText.dataset.percent = String(percent);
     if (p.wasmMemoryBytes !== null) this.progressText.dataset.wasmMemory = String(p.wasmMemoryBytes);
   }
 
