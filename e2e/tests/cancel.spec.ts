@@ -1,9 +1,16 @@
 import { expect, test } from '@playwright/test';
 import { finishedState, runToCompletion } from '../support/demo-page';
-import { openDemo } from '../support/servers';
+import { openDemo, serverUrl } from '../support/servers';
 import { serverInteger } from '../support/server-values';
 
+/** The shared server's `GET /metrics`. */
+async function metrics(): Promise<Record<string, number>> {
+  const response = await fetch(`${serverUrl().replace(/^ws/, 'http').replace(/\/$/, '')}/metrics`);
+  return (await response.json()) as Record<string, number>;
+}
+
 test('cancel stops a long run mid-stream and the page stays usable', async ({ page }) => {
+  const before = await metrics();
   await openDemo(page, 'any');
   await page.getByTestId('service').selectOption('synthetic');
   await page.getByTestId('input-evaluator').fill('0x1234');
@@ -22,6 +29,10 @@ test('cancel stops a long run mid-stream and the page stays usable', async ({ pa
   await expect(page.getByTestId('error')).toContainText('Cancelled');
   expect(Number(await progress.getAttribute('data-and-gates'))).toBeLessThan(5e7);
   await expect(page.getByTestId('run')).toBeEnabled();
+
+  // The server counts the session as cancelled, not failed.
+  await expect.poll(async () => (await metrics()).sessions_cancelled).toBe(before.sessions_cancelled + 1);
+  expect((await metrics()).sessions_failed).toBe(before.sessions_failed);
 
   // A new run on a new session works.
   await page.getByTestId('service').selectOption('add64');

@@ -11,6 +11,8 @@ pub struct Metrics {
     sessions_active: AtomicU64,
     sessions_total: AtomicU64,
     sessions_failed: AtomicU64,
+    /// Sessions the client ended itself with an `Error` frame (a cancelled run): not failures.
+    sessions_cancelled: AtomicU64,
     /// Connections refused because `max_sessions` were running.
     sessions_refused: AtomicU64,
     computations: AtomicU64,
@@ -33,6 +35,7 @@ impl Metrics {
             sessions_active: AtomicU64::new(0),
             sessions_total: AtomicU64::new(0),
             sessions_failed: AtomicU64::new(0),
+            sessions_cancelled: AtomicU64::new(0),
             sessions_refused: AtomicU64::new(0),
             computations: AtomicU64::new(0),
             and_gates: AtomicU64::new(0),
@@ -64,6 +67,10 @@ impl Metrics {
         };
     }
 
+    pub fn session_cancelled(&self) {
+        self.sessions_cancelled.fetch_add(1, Relaxed);
+    }
+
     pub fn session_refused(&self) {
         self.sessions_refused.fetch_add(1, Relaxed);
     }
@@ -91,6 +98,7 @@ impl Metrics {
             "sessions_active": self.sessions_active.load(Relaxed),
             "sessions_total": self.sessions_total.load(Relaxed),
             "sessions_failed": self.sessions_failed.load(Relaxed),
+            "sessions_cancelled": self.sessions_cancelled.load(Relaxed),
             "sessions_refused": self.sessions_refused.load(Relaxed),
             "computations": self.computations.load(Relaxed),
             "and_gates": self.and_gates.load(Relaxed),

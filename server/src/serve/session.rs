@@ -17,7 +17,7 @@ use super::metrics::Metrics;
 use crate::clock::ThreadClock;
 use flume::{RecvTimeoutError, SendTimeoutError};
 use garblet_circuits::value;
-use garblet_core::protocol::{ErrorCode, GarblerConfig, GarblerEvent, GarblerSession, ServiceTable};
+use garblet_core::protocol::{ErrorCode, GarblerConfig, GarblerEvent, GarblerSession, ServiceTable, SessionError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::OwnedSemaphorePermit;
@@ -70,7 +70,7 @@ pub fn spawn(id: u64, settings: SessionSettings, services: Arc<ServiceTable>, me
         // A bug must end this session only: catch it here, count it, and let the channels drop
         // (which closes the connection).
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match GarblerSession::new(settings.garbler.clone(), Box::new(ThreadClock::new()), services.as_ref()) {
-            Ok(session) => Driver { session, services, inbox: inbox_rx, outbox: outbox_tx, settings, metrics: &metrics, hello_received: false, draining: false, failure: None }.run(),
+            Ok(session) => Driver { session, services, inbox: inbox_rx, outbox: outbox_tx, settings, metrics: &metrics, hello_received: false, draining: false, failure: None, cancelled: None }.run(),
             Err(e) => Outcome::Failed(format!("starting the session: {e}")),
         }))
         .unwrap_or_else(|_| Outcome::Failed("internal error (a panic; see above)".into()));
@@ -79,6 +79,10 @@ pub fn spawn(id: u64, settings: SessionSettings, services: Arc<ServiceTable>, me
             Outcome::Failed(reason) => {
                 metrics.session_failed();
                 info!(%reason, "session failed");
+            }
+            Outcome::Cancelled(reason) => {
+                metrics.session_cancelled();
+                info!(%reason, "session cancelled by the client");
             }
         }
     })?;
@@ -89,6 +93,10 @@ enum Outcome {
     /// The client closed the connection between computations.
     Completed,
     Failed(String),
+    /// The client ended the session itself with an `Error` frame: a user who cancelled a run
+    /// (the SDK's and the native client's abort send one), or a client that gave up. Not the
+    /// server's failure, and not counted as one.
+    Cancelled(String),
 }
 
 struct Driver<'m> {
@@ -102,6 +110,8 @@ struct Driver<'m> {
     draining: bool,
     /// Why the session is ending, once it is.
     failure: Option<String>,
+    /// What the client said when it ended the session itself (see [`Outcome::Cancelled`]).
+    cancelled: Option<String>,
 }
 
 impl Driver<'_> {
@@ -111,7 +121,7 @@ impl Driver<'_> {
                 return end;
             }
             if self.session.is_closed() {
-                return Outcome::Failed(self.failure.take().unwrap_or_else(|| "the session closed".into()));
+                return self.ended("the session closed");
             }
             // Everything is sent (the last computation's Done included): a draining session
             // ends here if it is between computations.
@@ -152,7 +162,7 @@ impl Driver<'_> {
                 // The WebSocket task could not write for a whole idle timeout: the client does
                 // not read. Nothing more can reach it, not even an Error frame.
                 Err(SendTimeoutError::Timeout(_)) => return Some(Outcome::Failed("the client stopped reading (idle timeout)".into())),
-                Err(SendTimeoutError::Disconnected(_)) => return Some(Outcome::Failed(self.failure.take().unwrap_or_else(|| "the connection was lost".into()))),
+                Err(SendTimeoutError::Disconnected(_)) => return Some(self.ended("the connection was lost")),
             }
             self.report_events();
             while let Ok(message) = self.inbox.try_recv() {
@@ -169,12 +179,20 @@ impl Driver<'_> {
         match message {
             Inbound::Frame(bytes) => {
                 self.hello_received = true;
-                if let Err(e) = self.session.handle(&bytes, self.services.as_ref()) {
-                    // The session has queued an Error frame for the client (unless the client
-                    // sent the error); it goes out with the next transmit.
-                    warn!(error = %e, code = e.code().name(), "client frame rejected");
-                    self.metrics.frame_rejected(e.code());
-                    self.failure.get_or_insert(e.to_string());
+                match self.session.handle(&bytes, self.services.as_ref()) {
+                    Ok(()) => {}
+                    // The client ended the session itself (a cancelled run, say).
+                    Err(SessionError::Remote { message, .. }) => {
+                        info!(%message, "the client ended the session");
+                        self.cancelled.get_or_insert(message);
+                    }
+                    Err(e) => {
+                        // The session has queued an Error frame for the client; it goes out
+                        // with the next transmit.
+                        warn!(error = %e, code = e.code().name(), "client frame rejected");
+                        self.metrics.frame_rejected(e.code());
+                        self.failure.get_or_insert(e.to_string());
+                    }
                 }
                 None
             }
@@ -197,12 +215,26 @@ impl Driver<'_> {
         }
     }
 
+    /// How a session that cannot go on ended: failed if the server found a fault, cancelled if
+    /// the client ended it, else failed for `otherwise`.
+    fn ended(&mut self, otherwise: &str) -> Outcome {
+        match (self.failure.take(), self.cancelled.take()) {
+            (Some(reason), _) => Outcome::Failed(reason),
+            (None, Some(message)) => Outcome::Cancelled(message),
+            (None, None) => Outcome::Failed(otherwise.into()),
+        }
+    }
+
     fn client_left(&mut self) -> Outcome {
-        match self.failure.take() {
-            Some(reason) => Outcome::Failed(reason),
-            None if !self.hello_received => Outcome::Failed("the client left before its hello".into()),
-            None if self.session.is_idle() => Outcome::Completed,
-            None => Outcome::Failed("the client disconnected during a computation".into()),
+        if self.failure.is_some() || self.cancelled.is_some() {
+            return self.ended("the client left");
+        }
+        if !self.hello_received {
+            Outcome::Failed("the client left before its hello".into())
+        } else if self.session.is_idle() {
+            Outcome::Completed
+        } else {
+            Outcome::Failed("the client disconnected during a computation".into())
         }
     }
 
