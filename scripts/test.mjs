@@ -10,11 +10,21 @@ import { build, root } from './stack.mjs';
 /** Runs a command in the foreground; true if it exited 0. */
 const command = (cmd, args, options = {}) => () => spawnSync(cmd, args, { cwd: root, stdio: 'inherit', ...options, env: { ...process.env, ...options.env } }).status === 0;
 
+/**
+ * The Rust tests build release code in a profile of their own (target/release-tests/), not in
+ * target/release/. Tests turn on features that the shipped binary and WebAssembly must not have
+ * (dev-dependencies: garblet-core's insecure-switches, the circuits' testing helpers), so the
+ * two builds differ; in one folder each overwrote the other's garblet-core and garblet binary,
+ * and `npm run demo` after `npm test` rebuilt them, while the end-to-end tests ran a binary
+ * built with the test features. The first run compiles the dependencies once more.
+ */
+const TEST_PROFILE = ['--config', 'profile.release-tests.inherits="release"', '--profile', 'release-tests'];
+
 const STEPS = [
   { name: 'build', run: () => (build(), true) },
-  { name: 'Rust tests', run: command('cargo', ['test', '--release', '--workspace']) },
+  { name: 'Rust tests', run: command('cargo', ['test', ...TEST_PROFILE, '--workspace']) },
   // Runs under node through wasm-bindgen-test-runner (.cargo/config.toml).
-  { name: 'WebAssembly tests', run: command('cargo', ['test', '--release', '--target', 'wasm32-unknown-unknown', '-p', 'garblet-core']) },
+  { name: 'WebAssembly tests', run: command('cargo', ['test', ...TEST_PROFILE, '--target', 'wasm32-unknown-unknown', '-p', 'garblet-core']) },
   { name: 'SDK tests', needsBuild: true, run: command('npm', ['run', 'test:sdk']) },
   // The packed SDK installed into a new Vite app outside the repository, computing in Chromium.
   { name: 'fresh-app test', needsBuild: true, run: command('npm', ['run', 'test:app']) },
