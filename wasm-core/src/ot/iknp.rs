@@ -70,16 +70,13 @@ impl IknpReceiver {
         self.columns.resize(BASE_OT_COUNT * stride, Block::ZERO);
         self.mask.resize(width, Block::ZERO);
 
-        let start = message.len();
-        message.resize(start + column_bytes(width), 0);
-        let (out, _) = message[start..].as_chunks_mut::<{ Block::BYTES }>();
-        let column_pairs = self.columns.chunks_exact_mut(stride).zip(out.chunks_exact_mut(width));
-        for ((t, u), [g0, g1]) in column_pairs.zip(self.streams.iter_mut()) {
+        message.reserve(column_bytes(width));
+        for (t, [g0, g1]) in self.columns.chunks_exact_mut(stride).zip(self.streams.iter_mut()) {
             let t = &mut t[..width];
             g0.fill(t);
             g1.fill(&mut self.mask);
-            for (((u, t), m), r) in u.iter_mut().zip(t.iter()).zip(&self.mask).zip(choices) {
-                *u = (*t ^ *m ^ *r).to_bytes();
+            for ((t, m), r) in t.iter().zip(&self.mask).zip(choices) {
+                message.extend_from_slice(&(*t ^ *m ^ *r).to_bytes());
             }
         }
         columns_to_rows(&self.columns, stride, 128 * width, rows);

@@ -17,7 +17,7 @@
 //! ```text
 //! receiver: rows t_i, choice bits r_i            sender: rows q_i, Δ
 //!   seed = H(session id, chunk index, n, u)        (the same seed, from the same bytes)
-//!   χ_0 … χ_{m−1} = AES-CTR(seed)
+//!   χ_i = AES_seed(i), i < m
 //!   x = Σ r_i·χ_i,  t = Σ t_i·χ_i   ── u ‖ x ‖ t ──►  q = Σ q_i·χ_i;  accept iff q = t ⊕ x·Δ
 //! ```
 //!
@@ -52,7 +52,7 @@
 use super::gf128;
 use super::iknp::{column_bytes, pack_bits, IknpReceiver, IknpSender};
 use super::OtError;
-use crate::aes::AesCtr;
+use crate::aes::{AesCtr, FixedKeyAes};
 use crate::block::Block;
 use sha2::{Digest, Sha256};
 
@@ -110,7 +110,9 @@ fn check_chunk(count: usize) -> Result<usize, OtError> {
     Ok(count)
 }
 
-/// The challenge χ_0 … χ_{rows−1} of a chunk, from its transcript.
+/// The challenge χ_0 … χ_{rows−1} of a chunk, from its transcript: χ_i = AES_k(i) with k the
+/// first half of the transcript's hash. The key is public (both parties derive it from what
+/// both saw), so the fast engine of [`FixedKeyAes`] may expand it.
 fn challenge(sid: &SessionId, chunk: u64, count: usize, u: &[u8], chis: &mut Vec<Block>, rows: usize) {
     let mut h = blake3::Hasher::new_derive_key(CHALLENGE_CONTEXT);
     h.update(sid);
@@ -120,8 +122,9 @@ fn challenge(sid: &SessionId, chunk: u64, count: usize, u: &[u8], chis: &mut Vec
     let seed: [u8; 32] = h.finalize().into();
     let mut key = [0u8; 16];
     key.copy_from_slice(&seed[..16]);
-    chis.resize(rows, Block::ZERO);
-    AesCtr::new(key).fill(chis);
+    chis.clear();
+    chis.extend((0..rows as u128).map(Block));
+    FixedKeyAes::new(key).encrypt_blocks(chis);
 }
 
 /// The checked extension's receiver (evaluator).
@@ -134,7 +137,6 @@ pub struct KosReceiver {
     padding: AesCtr,
     // Scratch, kept between calls:
     choices: Vec<Block>,
-    rows: Vec<Block>,
     chis: Vec<Block>,
 }
 
@@ -146,7 +148,6 @@ impl KosReceiver {
             chunk: 0,
             padding: AesCtr::from_os_rng().map_err(OtError::Random)?,
             choices: Vec::new(),
-            rows: Vec::new(),
             chis: Vec::new(),
         })
     }
@@ -165,20 +166,26 @@ impl KosReceiver {
             self.choices.push(random);
         }
         let start = message.len();
-        self.rows.clear();
-        self.iknp.extend(&self.choices, message, &mut self.rows);
-        challenge(&self.sid, self.chunk, count, &message[start..], &mut self.chis, self.rows.len());
+        // The rows go straight into `labels`; the padding rows are cut off after the check.
+        let first = labels.len();
+        self.iknp.extend(&self.choices, message, labels);
+        let rows = &labels[first..];
+        challenge(&self.sid, self.chunk, count, &message[start..], &mut self.chis, rows.len());
         self.chunk += 1;
 
         // x = Σ r_i·χ_i, branch-free in the secret bits.
         let mut x = Block::ZERO;
-        for (i, chi) in self.chis.iter().enumerate() {
-            x ^= chi.select((self.choices[i / 128].0 >> (i % 128)) & 1 == 1);
+        for (choices, chis) in self.choices.iter().zip(self.chis.chunks(128)) {
+            let mut bits = choices.0;
+            for chi in chis {
+                x ^= chi.select(bits & 1 == 1);
+                bits >>= 1;
+            }
         }
-        let t = gf128::inner_product(&self.rows, &self.chis);
+        let t = gf128::inner_product(rows, &self.chis);
+        labels.truncate(first + count);
         message.extend_from_slice(&x.to_bytes());
         message.extend_from_slice(&t.to_bytes());
-        labels.extend_from_slice(&self.rows[..count]);
         Ok(())
     }
 }
@@ -190,7 +197,6 @@ pub struct KosSender {
     sid: SessionId,
     /// Chunks extended on this connection: the next one's index.
     chunk: u64,
-    rows: Vec<Block>,
     chis: Vec<Block>,
     /// Test builds only: accept every chunk, to show what the check prevents.
     #[cfg(feature = "insecure-switches")]
@@ -204,7 +210,6 @@ impl KosSender {
             delta,
             sid,
             chunk: 0,
-            rows: Vec::new(),
             chis: Vec::new(),
             #[cfg(feature = "insecure-switches")]
             skip_check: false,
@@ -232,20 +237,22 @@ impl KosSender {
             return Ok(());
         }
         let (u, check) = message.split_at(message.len() - CHECK_BYTES);
-        self.rows.clear();
-        self.iknp.extend(u, &mut self.rows)?;
-        challenge(&self.sid, self.chunk, count, u, &mut self.chis, self.rows.len());
+        let first = labels.len();
+        self.iknp.extend(u, labels)?;
+        let rows = &labels[first..];
+        challenge(&self.sid, self.chunk, count, u, &mut self.chis, rows.len());
         let chunk = self.chunk;
         self.chunk += 1;
         let x = Block::read(check).unwrap_or_default();
         let t = Block::read(&check[Block::BYTES..]).unwrap_or_default();
-        let q = gf128::inner_product(&self.rows, &self.chis);
+        let q = gf128::inner_product(rows, &self.chis);
         #[cfg(feature = "insecure-switches")]
         let q = if self.skip_check { t ^ gf128::mul(x, self.delta) } else { q };
         if q != t ^ gf128::mul(x, self.delta) {
+            labels.truncate(first);
             return Err(OtError::CheckFailed { chunk });
         }
-        labels.extend_from_slice(&self.rows[..count]);
+        labels.truncate(first + count);
         Ok(())
     }
 }
