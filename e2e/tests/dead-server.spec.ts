@@ -44,6 +44,7 @@ test('the server dies mid-run: the page says the connection was lost', async ({ 
   try {
     await openDemo(page, 'any', server.url);
     await page.getByTestId('service').selectOption('synthetic');
+    await page.getByTestId('input-evaluator').fill('0');
     await page.getByTestId('param-and_gates').fill(String(5e7));
     await page.getByTestId('run').click();
     await expect(page.getByTestId('progress')).toHaveAttribute('data-and-gates', /^[1-9]/);

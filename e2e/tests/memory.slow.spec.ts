@@ -22,6 +22,7 @@ test('the evaluator’s WebAssembly memory is the same at 10^6 and 10^8 AND gate
   test.setTimeout(20 * 60_000);
   await openDemo(page, 'any');
   await page.getByTestId('service').selectOption('synthetic');
+  await page.getByTestId('input-evaluator').fill('0');
   const small = await wasmMemoryAfter(page, 1e6, 60_000);
   const large = await wasmMemoryAfter(page, 1e8, 18 * 60_000);
   console.log(`WebAssembly memory: ${(small / MiB).toFixed(2)} MiB after 10^6 AND gates, ${(large / MiB).toFixed(2)} MiB after 10^8`);
