@@ -135,7 +135,8 @@ fn without_the_check_inconsistent_columns_reveal_delta() {
 fn forged_garbler_outputs_are_refused() {
     let sum = value::from_u128(1000 + 5, 64);
     type Forgery = fn(&mut Vec<Block>);
-    let forgeries: [(Forgery, fn(&SessionError) -> bool); 4] = [
+    type Expected = fn(&SessionError) -> bool;
+    let forgeries: [(Forgery, Expected); 4] = [
         (|l| l[0].0 ^= 1, |e| matches!(e, SessionError::Output(OutputError::Forged { index: 0 }))),
         (|l| l[63] = Block(0x0123_4567_89ab_cdef), |e| matches!(e, SessionError::Output(OutputError::Forged { index: 63 }))),
         (|l| l.truncate(63), |e| matches!(e, SessionError::Output(OutputError::Count { expected: 64, actual: 63 }))),

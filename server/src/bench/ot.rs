@@ -213,7 +213,7 @@ struct CotRun {
 
 impl CotRun {
     fn median(mut runs: Vec<CotRun>) -> CotRun {
-        runs.sort_by(|a, b| a.wall.cmp(&b.wall));
+        runs.sort_by_key(|r| r.wall);
         let wall = runs[runs.len() / 2].wall;
         let mut cpu: Vec<f64> = runs.iter().filter_map(|r| r.cpu_ms).collect();
         cpu.sort_by(f64::total_cmp);

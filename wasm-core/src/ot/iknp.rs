@@ -111,7 +111,7 @@ impl IknpSender {
     /// q_i per OT to `rows` (q_i = t_i ⊕ r_i·Δ for an honest receiver). A message that is not a
     /// whole number of blocks is refused before any stream moves.
     pub fn extend(&mut self, message: &[u8], rows: &mut Vec<Block>) -> Result<(), OtError> {
-        if message.len() % column_bytes(1) != 0 {
+        if !message.len().is_multiple_of(column_bytes(1)) {
             let expected = message.len().next_multiple_of(column_bytes(1));
             return Err(OtError::WrongLength { what: "OT extension message", expected, actual: message.len() });
         }

@@ -304,7 +304,7 @@ mod tests {
         assert_eq!(message_len(1), 2048 * 3 + 32);
         assert_eq!(message_len(129), 2048 * 4 + 32);
         assert_eq!(message_len(MAX_CHUNK), 2048 * 130 + 32);
-        assert!(PADDING_OTS >= 128 + 40);
+        const { assert!(PADDING_OTS >= 128 + 40) };
     }
 
     /// A receiver that uses another choice bit in one column (the attack on bare IKNP): every

@@ -106,8 +106,10 @@ pub struct OtReceiver {
 }
 
 enum ReceiverState {
-    AwaitingBaseOtReply(base::BaseOtSender),
-    Extending(kos::KosReceiver),
+    // Both boxed: the base-OT scalars and the check's generator and buffers are each a few
+    // hundred bytes, and only one of them lives at a time.
+    AwaitingBaseOtReply(Box<base::BaseOtSender>),
+    Extending(Box<kos::KosReceiver>),
     /// The base OT failed; the session is over.
     Failed,
 }
@@ -116,7 +118,7 @@ impl OtReceiver {
     /// Starts the base OTs: returns the receiver and message 1' (R, 32 bytes).
     pub fn new() -> Result<(Self, [u8; base::SENDER_MESSAGE_BYTES]), OtError> {
         let (sender, message) = base::BaseOtSender::new()?;
-        Ok((OtReceiver { state: ReceiverState::AwaitingBaseOtReply(sender), r: message }, message))
+        Ok((OtReceiver { state: ReceiverState::AwaitingBaseOtReply(Box::new(sender)), r: message }, message))
     }
 
     /// Takes message 1 (the garbler's 4096 bytes) and finishes the base OTs: 128 variable-base
@@ -160,7 +162,7 @@ impl OtReceiver {
                 let mut keys = sender.keys(reply, products)?;
                 let iknp = iknp::IknpReceiver::new(&keys);
                 keys.iter_mut().flatten().for_each(base::wipe);
-                self.state = ReceiverState::Extending(kos::KosReceiver::new(iknp, kos::session_id(reply, &self.r))?);
+                self.state = ReceiverState::Extending(Box::new(kos::KosReceiver::new(iknp, kos::session_id(reply, &self.r))?));
                 Ok(())
             }
             other => {
