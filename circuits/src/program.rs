@@ -71,6 +71,14 @@ impl Shape {
 
 #[derive(Debug, Error)]
 pub enum BuildError {
+    /// A parameter the program does not declare.
+    #[error("{program} has no parameter '{name}' (it has: {})", if known.is_empty() { "none".to_string() } else { known.join(", ") })]
+    UnknownParameter { program: &'static str, name: String, known: Vec<&'static str> },
+    /// A parameter outside the program's range.
+    #[error("{program}: {name} = {value} is outside {min}..={max}")]
+    ParameterOutOfRange { program: &'static str, name: String, value: u64, min: u64, max: u64 },
+    /// A combination of parameters or a garbler secret the program cannot build (its own rule,
+    /// in words: these come from a server's configuration, not from a client).
     #[error("invalid parameter: {0}")]
     Parameter(String),
     #[error("the program read {actual} {party} input bits, its shape says {expected}")]

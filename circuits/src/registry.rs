@@ -63,13 +63,13 @@ impl ProgramSpec {
     pub fn resolve<'a>(&self, given: impl IntoIterator<Item = (&'a str, u64)>) -> Result<Params, BuildError> {
         let mut params: BTreeMap<String, u64> = self.params.iter().map(|p| (p.name.to_string(), p.default)).collect();
         for (name, value) in given {
-            let spec = self
-                .params
-                .iter()
-                .find(|p| p.name == name)
-                .ok_or_else(|| BuildError::Parameter(format!("{} has no parameter '{name}' (it has: {})", self.name, self.param_names())))?;
+            let spec = self.params.iter().find(|p| p.name == name).ok_or_else(|| BuildError::UnknownParameter {
+                program: self.name,
+                name: name.to_string(),
+                known: self.params.iter().map(|p| p.name).collect(),
+            })?;
             if value < spec.min || value > spec.max {
-                return Err(BuildError::Parameter(format!("{}: {name} = {value} is outside {}..={}", self.name, spec.min, spec.max)));
+                return Err(BuildError::ParameterOutOfRange { program: self.name, name: name.to_string(), value, min: spec.min, max: spec.max });
             }
             params.insert(name.to_string(), value);
         }
@@ -94,15 +94,6 @@ impl ProgramSpec {
         match &self.garbler_secret {
             Some(secret) => (secret.derive)(params, &configured),
             None => Ok(configured),
-        }
-    }
-
-    fn param_names(&self) -> String {
-        let names: Vec<&str> = self.params.iter().map(|p| p.name).collect();
-        if names.is_empty() {
-            "none".into()
-        } else {
-            names.join(", ")
         }
     }
 }

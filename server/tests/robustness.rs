@@ -7,7 +7,8 @@ mod common;
 use common::{drain, http_get, temp_path, RawClient, Server};
 use garblet_circuits::testing::TestRng;
 use garblet_circuits::{registry, value, Plaintext, Runner};
-use garblet_core::protocol::{Catalog, ComputeRequest, ErrorCode, Frame};
+use garblet_core::protocol::frame::VERSION;
+use garblet_core::protocol::{Catalog, ComputeRequest, ErrorCode, Frame, FrameError, ResolveError, SessionError};
 use garblet_server::client::{Client, ClientError, ConnectOptions};
 use std::time::{Duration, Instant};
 
@@ -84,39 +85,39 @@ fn bad_clients_end_only_their_own_sessions() {
     let protocol = ErrorCode::Protocol as u16;
     let aes_id = circuit_id(&server, "aes128");
 
-    let (code, message) = rejected(&server, true, vec![vec![0x42, 1, 2, 3]]);
-    assert_eq!((code, message.contains("unknown frame type 0x42")), (protocol, true), "{message}");
-    let (code, message) = rejected(&server, true, vec![vec![0x02, 200]]);
-    assert_eq!((code, message.contains("truncated")), (protocol, true), "wrong length: {message}");
+    // Each refusal is the session's typed error: its code, and its description as the message.
+    let refused = |hello: bool, frames: Vec<Vec<u8>>, want: SessionError| {
+        let (code, message) = rejected(&server, hello, frames);
+        assert_eq!((code, message), (want.code() as u16, want.to_string()));
+    };
+    refused(true, vec![vec![0x42, 1, 2, 3]], FrameError::UnknownType(0x42).into());
+    refused(true, vec![vec![0x02, 200]], FrameError::Truncated { frame: "Compute", what: "service" }.into());
     let mut credit = Frame::Credit { consumed: 0 }.encode();
     credit.push(0);
-    let (code, message) = rejected(&server, true, vec![credit]);
-    assert_eq!((code, message.contains("trailing")), (protocol, true), "wrong length: {message}");
-    let (code, message) = rejected(&server, true, vec![Frame::Credit { consumed: 5 }.encode()]);
-    assert_eq!((code, message.contains("unexpected Credit")), (protocol, true), "out of order: {message}");
-    let (code, message) = rejected(&server, false, vec![compute_frame("aes128", aes_id, 128)]);
-    assert_eq!((code, message.contains("unexpected Compute")), (protocol, true), "compute before hello: {message}");
-    let (code, message) = rejected(&server, false, vec![Frame::ClientHello { version: 99, window: 1 << 20, base_ot: [9; 32] }.encode()]);
-    assert_eq!(code, ErrorCode::Version as u16, "{message}");
-    let (code, message) = rejected(&server, true, vec![vec![0x03; 400_000]]);
-    assert_eq!((code, message.contains("300000")), (ErrorCode::Limit as u16, true), "oversized: {message}");
-    let (code, message) = rejected(&server, true, vec![compute_frame("nope", [0; 32], 0)]);
-    assert_eq!((code, message.contains("nope")), (ErrorCode::UnknownService as u16, true), "{message}");
-    let (code, message) = rejected(&server, true, vec![compute_frame("aes128", aes_id, 64)]);
-    assert_eq!((code, message.contains("128")), (ErrorCode::BadRequest as u16, true), "wrong input size: {message}");
-    let (code, message) = rejected(&server, true, vec![compute_frame("aes128", [7; 32], 128), Frame::OtChunk(vec![0; 2048]).encode()]);
-    assert_eq!((code, message.contains("circuit")), (ErrorCode::BadRequest as u16, true), "wrong circuit: {message}");
+    refused(true, vec![credit], FrameError::Trailing { frame: "Credit", extra: 1 }.into());
+    refused(true, vec![Frame::Credit { consumed: 5 }.encode()], SessionError::Unexpected { frame: "Credit", state: "idle" });
+    refused(false, vec![compute_frame("aes128", aes_id, 128)], SessionError::Unexpected { frame: "Compute", state: "awaiting the hello" });
+    refused(false, vec![Frame::ClientHello { version: 99, window: 1 << 20, base_ot: [9; 32] }.encode()], SessionError::Version { ours: VERSION, theirs: 99 });
+    refused(true, vec![compute_frame("nope", [0; 32], 0)], ResolveError::UnknownService { service: "nope".into() }.into());
+    refused(true, vec![compute_frame("aes128", aes_id, 64)], SessionError::InputBits { service: "aes128".into(), expected: 128, got: 64 });
+    refused(
+        true,
+        vec![compute_frame("aes128", [7; 32], 128), Frame::OtChunk(vec![0; 2048]).encode()],
+        SessionError::CircuitMismatch { service: "aes128".into(), client: [7; 32], server: aes_id },
+    );
     let (code, message) = rejected(&server, true, vec![compute_frame("aes128", aes_id, 128), Frame::OtChunk(vec![0; 100]).encode()]);
     assert_eq!(code, protocol, "wrong OT length: {message}");
-    // No hello at all: the handshake timeout.
+    // Refusals of the server's own, below the protocol: an oversized frame, no hello at all (the
+    // handshake timeout), a text message.
+    let (code, message) = rejected(&server, true, vec![vec![0x03; 400_000]]);
+    assert_eq!(code, ErrorCode::Limit as u16, "oversized: {message}");
     let (code, message) = rejected(&server, false, vec![]);
-    assert_eq!((code, message.contains("handshake timeout")), (ErrorCode::Timeout as u16, true), "{message}");
-    // A text message.
+    assert_eq!(code, ErrorCode::Timeout as u16, "{message}");
     let mut raw = RawClient::connect(&server.url());
     raw.hello();
     raw.ws.send(tungstenite::Message::Text("hello?".into())).unwrap();
     let (code, message) = raw.expect_error();
-    assert_eq!((code, message.contains("binary")), (protocol, true), "{message}");
+    assert_eq!(code, protocol, "{message}");
 
     // Abrupt disconnects: in the middle of a computation, and right after connecting.
     let mut raw = RawClient::connect(&server.url());
@@ -199,7 +200,7 @@ fn limits_and_endpoints() {
     assert_eq!(value::to_hex(&result.outputs[0].bits), FIPS_CIPHERTEXT);
     // The AND-gate limit per session.
     match client.compute("synthetic", vec![("and_gates".into(), 2_000_000)], vec![false; 256]) {
-        Err(ClientError::Server { code, message }) => assert!(code == "limit" && message.contains("1000000"), "{code}: {message}"),
+        Err(ClientError::Server { code, message }) => assert_eq!((code.as_str(), message), ("limit", SessionError::AndGateLimit { limit: 1_000_000, requested: Some(2_000_000) }.to_string())),
         other => panic!("over the AND limit: {:?}", other.map(|r| r.outputs)),
     }
     drop(second);

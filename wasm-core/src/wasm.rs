@@ -2,8 +2,10 @@
 //! and the Web Worker; this module is the sans-IO core it drives: frames in, frames out.
 //!
 //! Structured data crosses as JSON strings (catalog, events, progress, errors), frames and
-//! input bits as byte arrays. Errors are thrown as `Error`s whose message is JSON:
-//! `{"kind": "protocol" | "server" | "input", "code": "<name>", "message": "…"}`.
+//! input bits as byte arrays. Errors are thrown as `Error`s whose message is the JSON of
+//! [`ErrorReport`](crate::protocol::ErrorReport): `{"kind": "input" | "protocol" | "remote",
+//! "code": "<wire code's name>", "wireCode": n, "reason": "<check>", "message": "…",
+//! "fields": {…}}`; the SDK's `fromCoreError` turns it into its error classes.
 
 use crate::aes::FixedKeyAes;
 use crate::block::Block;
@@ -34,16 +36,7 @@ impl Clock for PerformanceClock {
 }
 
 fn js_error(e: &SessionError) -> JsError {
-    let kind = match e {
-        SessionError::Remote { .. } | SessionError::Refused { .. } => "server",
-        SessionError::Input(_) | SessionError::Resolve(_) => "input",
-        _ => "protocol",
-    };
-    let message = match e {
-        SessionError::Remote { message, .. } => message.clone(),
-        other => other.to_string(),
-    };
-    JsError::new(&json!({ "kind": kind, "code": e.code().name(), "message": message }).to_string())
+    JsError::new(&e.report().to_json())
 }
 
 #[wasm_bindgen]
@@ -107,7 +100,7 @@ impl WasmEvaluator {
     /// The inputs and outputs of `service` with the client parameters `params` (a JSON object
     /// of integers), as JSON — what `start` will expect.
     pub fn shape(&self, service: &str, params: &str) -> Result<String, JsError> {
-        let catalog = self.session.catalog().ok_or_else(|| js_error(&SessionError::Input("the session is not ready yet".into())))?;
+        let catalog = self.session.catalog().ok_or_else(|| js_error(&SessionError::NotReady { state: "awaiting the server's hello" }))?;
         let params = parse_params(params)?;
         let resolved = catalog.service(service).and_then(|s| s.resolve(&params)).map_err(|e| js_error(&e.into()))?;
         let inputs: Vec<_> = resolved.shape.inputs.iter().map(crate::protocol::catalog::FieldInfo::from_field).collect();
@@ -119,7 +112,7 @@ impl WasmEvaluator {
     /// evaluator's fields concatenated in order.
     pub fn start(&mut self, service: &str, params: &str, bits: &[u8], bit_count: usize) -> Result<(), JsError> {
         if bits.len() * 8 < bit_count {
-            return Err(js_error(&SessionError::Input(format!("{bit_count} bits do not fit in {} bytes", bits.len()))));
+            return Err(js_error(&SessionError::PackedBits { bits: bit_count as u64, bytes: bits.len() as u64 }));
         }
         let params = parse_params(params)?;
         let inputs = (0..bit_count).map(|i| (bits[i / 8] >> (i % 8)) & 1 == 1).collect();
@@ -175,9 +168,8 @@ fn parse_params(json: &str) -> Result<Vec<(String, u64)>, JsError> {
     if json.trim().is_empty() {
         return Ok(Vec::new());
     }
-    let map: std::collections::BTreeMap<String, u64> =
-        serde_json::from_str(json).map_err(|e| js_error(&SessionError::Input(format!("parameters must be a JSON object of non-negative integers: {e}"))))?;
-    Ok(map.into_iter().collect())
+    let map: serde_json::Map<String, serde_json::Value> = serde_json::from_str(json).map_err(|_| js_error(&SessionError::ParamsNotObject))?;
+    map.into_iter().map(|(param, value)| value.as_u64().map(|v| (param.clone(), v)).ok_or_else(|| js_error(&SessionError::ParamValue { param }))).collect()
 }
 
 // ---- Benchmarks for the browser page: the page times these calls itself. ----

@@ -11,7 +11,7 @@ pub(crate) mod transport;
 pub use transport::ConnectOptions;
 
 use crate::clock::ThreadClock;
-use garblet_core::protocol::{Catalog, ComputationResult, ErrorCode, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, SessionError};
+use garblet_core::protocol::{Catalog, ComputationResult, ErrorCode, ErrorKind, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, SessionError};
 use thiserror::Error;
 use crate::ws;
 use transport::ClientSocket;
@@ -55,8 +55,8 @@ impl From<SessionError> for ClientError {
                 let code = ErrorCode::from_u16(code).map_or_else(|| format!("code {code}"), |c| c.name().to_string());
                 ClientError::Server { code, message }
             }
-            SessionError::Input(message) => ClientError::Usage(message),
-            SessionError::Resolve(e) => ClientError::Usage(e.to_string()),
+            // Refused before anything was sent: what the user asked does not fit.
+            input if input.kind() == ErrorKind::Input => ClientError::Usage(input.to_string()),
             other => ClientError::Protocol(other),
         }
     }
@@ -76,7 +76,7 @@ impl Client {
         let mut client = Client { ws, session };
         match client.next_event()? {
             EvaluatorEvent::Ready => Ok(client),
-            EvaluatorEvent::Finished(_) => Err(ClientError::Protocol(SessionError::Protocol("a result before the hello".into()))),
+            EvaluatorEvent::Finished(_) => Err(ClientError::Protocol(SessionError::Unexpected { frame: "Done", state: "awaiting the server's hello" })),
         }
     }
 
@@ -94,7 +94,7 @@ impl Client {
         self.session.start(service, params, inputs)?;
         match self.next_event()? {
             EvaluatorEvent::Finished(result) => Ok(*result),
-            EvaluatorEvent::Ready => Err(ClientError::Protocol(SessionError::Protocol("a second hello".into()))),
+            EvaluatorEvent::Ready => Err(ClientError::Protocol(SessionError::Unexpected { frame: "ServerHello", state: "computing" })),
         }
     }
 

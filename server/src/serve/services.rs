@@ -17,8 +17,8 @@ use thiserror::Error;
 pub enum ServiceError {
     #[error("service {service}: {message}")]
     Service { service: String, message: String },
-    #[error("{0}")]
-    Table(String),
+    #[error(transparent)]
+    Table(#[from] garblet_core::protocol::ServiceFailure),
 }
 
 /// The services, and what the start-up log should warn about.

@@ -122,7 +122,7 @@ impl Garbler {
         if !delta.lsb() {
             return Err(GarbleError::DeltaLsb);
         }
-        let label_prg = AesCtr::from_os_rng().map_err(|e| GarbleError::Random(e.to_string()))?;
+        let label_prg = AesCtr::from_os_rng().map_err(GarbleError::Random)?;
         Ok(Garbler {
             delta,
             hash: TweakHash::new(),

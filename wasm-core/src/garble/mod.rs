@@ -51,7 +51,7 @@ pub enum GarbleError {
     #[error("Δ must have its least significant bit set")]
     DeltaLsb,
     #[error("the operating system's random generator failed: {0}")]
-    Random(String),
+    Random(getrandom::Error),
 }
 
 /// Why the labels the evaluator returned for the garbler's outputs were refused.

@@ -2,7 +2,7 @@
 //! plus the client's parameters resolve to one exact circuit — the same way on both sides.
 
 use garblet_circuits::registry::{self, Params, ProgramSpec};
-use garblet_circuits::{Encoding, InputField, OutputField, Party, Reveal, Shape};
+use garblet_circuits::{BuildError, Encoding, InputField, OutputField, Party, Reveal, Shape};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use thiserror::Error;
@@ -77,16 +77,37 @@ pub struct OutputInfo {
     pub signed: bool,
 }
 
-#[derive(Debug, Error, Clone, PartialEq, Eq)]
+/// Why a service name and parameters do not resolve to a circuit, or why a catalog is unusable.
+#[derive(Debug, Error)]
 pub enum ResolveError {
-    #[error("the server has no service '{0}'")]
-    UnknownService(String),
-    #[error("service {service}: {message}")]
-    Params { service: String, message: String },
-    #[error("service {0} uses a program this build does not know ({1}): update the client")]
-    UnknownProgram(String, String),
-    #[error("the catalog is malformed: {0}")]
-    Malformed(String),
+    #[error("the server has no service '{service}'")]
+    UnknownService { service: String },
+    /// A parameter the client may not set: the service fixes it, or has no such parameter.
+    #[error("service {service}: parameter '{param}' cannot be set by the client")]
+    ParamNotSettable { service: String, param: String },
+    #[error("service {service}: {param} = {value} is outside {min}..={max}")]
+    ParamOutOfRange { service: String, param: String, value: u64, min: u64, max: u64 },
+    /// The program refused the parameters (a rule of its own).
+    #[error("service {service}: {source}")]
+    Build { service: String, source: BuildError },
+    #[error("service {service} uses a program this build does not know ({program}): update the client")]
+    UnknownProgram { service: String, program: String },
+    // The catalog itself is malformed (the server's fault).
+    #[error("the catalog is malformed: not valid JSON of a catalog (line {line}, column {column})")]
+    CatalogJson { line: usize, column: usize },
+    #[error("the catalog is malformed: service {service} has a bad circuit hash")]
+    CircuitHash { service: String },
+    #[error("the catalog is malformed: input {input} belongs to '{party}'")]
+    Party { input: String, party: String },
+    #[error("the catalog is malformed: output {output} is revealed to '{reveal}'")]
+    Reveal { output: String, reveal: String },
+}
+
+impl ResolveError {
+    /// Whether the catalog itself is at fault, rather than the request.
+    pub fn is_malformed_catalog(&self) -> bool {
+        matches!(self, ResolveError::CatalogJson { .. } | ResolveError::CircuitHash { .. } | ResolveError::Party { .. } | ResolveError::Reveal { .. })
+    }
 }
 
 /// A service resolved to one circuit.
@@ -104,7 +125,7 @@ pub enum ResolvedCircuit {
 
 impl Catalog {
     pub fn parse(json: &str) -> Result<Catalog, ResolveError> {
-        serde_json::from_str(json).map_err(|e| ResolveError::Malformed(e.to_string()))
+        serde_json::from_str(json).map_err(|e| ResolveError::CatalogJson { line: e.line(), column: e.column() })
     }
 
     pub fn to_json(&self) -> String {
@@ -112,7 +133,7 @@ impl Catalog {
     }
 
     pub fn service(&self, name: &str) -> Result<&ServiceInfo, ResolveError> {
-        self.services.iter().find(|s| s.name == name).ok_or_else(|| ResolveError::UnknownService(name.into()))
+        self.services.iter().find(|s| s.name == name).ok_or_else(|| ResolveError::UnknownService { service: name.into() })
     }
 }
 
@@ -126,28 +147,29 @@ impl ServiceInfo {
 
     /// The circuit this service computes with the client's parameters.
     pub fn resolve(&self, client_params: &[(String, u64)]) -> Result<Resolved, ResolveError> {
-        let params_error = |message: String| ResolveError::Params { service: self.name.clone(), message };
+        let build_error = |source: BuildError| ResolveError::Build { service: self.name.clone(), source };
         match &self.circuit {
             CircuitInfo::Builtin { program, params, client_params: settable } => {
-                let spec = registry::find(program).ok_or_else(|| ResolveError::UnknownProgram(self.name.clone(), program.clone()))?;
+                let spec = registry::find(program).ok_or_else(|| ResolveError::UnknownProgram { service: self.name.clone(), program: program.clone() })?;
                 let mut all = params.clone();
                 for (name, value) in client_params {
-                    let p = settable.iter().find(|p| &p.name == name).ok_or_else(|| params_error(format!("parameter '{name}' cannot be set by the client")))?;
+                    let p = settable.iter().find(|p| &p.name == name).ok_or_else(|| ResolveError::ParamNotSettable { service: self.name.clone(), param: name.clone() })?;
                     if *value < p.min || *value > p.max {
-                        return Err(params_error(format!("{name} = {value} is outside {}..={}", p.min, p.max)));
+                        return Err(ResolveError::ParamOutOfRange { service: self.name.clone(), param: name.clone(), value: *value, min: p.min, max: p.max });
                     }
                     all.insert(name.clone(), *value);
                 }
-                let params = spec.resolve(all.iter().map(|(k, v)| (k.as_str(), *v))).map_err(|e| params_error(e.to_string()))?;
-                let program = spec.instantiate(&params).map_err(|e| params_error(e.to_string()))?;
+                let params = spec.resolve(all.iter().map(|(k, v)| (k.as_str(), *v))).map_err(build_error)?;
+                let program = spec.instantiate(&params).map_err(build_error)?;
                 let shape = program.shape().clone();
                 Ok(Resolved { circuit_id: registry::circuit_id(spec.name, &params), circuit: ResolvedCircuit::Builtin { spec, params }, shape })
             }
             CircuitInfo::Streamed { hash, max_live } => {
+                // A streamed circuit is fixed: it has no parameters at all.
                 if let Some((name, _)) = client_params.first() {
-                    return Err(params_error(format!("this service takes no parameters (got '{name}')")));
+                    return Err(ResolveError::ParamNotSettable { service: self.name.clone(), param: name.clone() });
                 }
-                let circuit_id = parse_hash(hash).ok_or_else(|| ResolveError::Malformed(format!("service {}: bad circuit hash", self.name)))?;
+                let circuit_id = parse_hash(hash).ok_or_else(|| ResolveError::CircuitHash { service: self.name.clone() })?;
                 let shape = Shape {
                     inputs: self.inputs.iter().map(FieldInfo::to_field).collect::<Result<_, _>>()?,
                     outputs: self.outputs.iter().map(OutputInfo::to_field).collect::<Result<_, _>>()?,
@@ -187,7 +209,7 @@ impl FieldInfo {
         let party = match self.party.as_str() {
             "garbler" => Party::Garbler,
             "evaluator" => Party::Evaluator,
-            other => return Err(ResolveError::Malformed(format!("input {}: party '{other}'", self.name))),
+            other => return Err(ResolveError::Party { input: self.name.clone(), party: other.into() }),
         };
         let encoding = match &self.encoding {
             EncodingInfo::Uint => Encoding::UInt,
@@ -204,7 +226,7 @@ impl OutputInfo {
     }
 
     pub fn to_field(&self) -> Result<OutputField, ResolveError> {
-        let reveal = Reveal::parse(&self.reveal).ok_or_else(|| ResolveError::Malformed(format!("output {}: reveal '{}'", self.name, self.reveal)))?;
+        let reveal = Reveal::parse(&self.reveal).ok_or_else(|| ResolveError::Reveal { output: self.name.clone(), reveal: self.reveal.clone() })?;
         Ok(OutputField { name: self.name.clone(), bits: self.bits, reveal, signed: self.signed })
     }
 }
@@ -247,10 +269,13 @@ mod tests {
         assert_eq!(a.circuit_id, b.circuit_id);
         assert_ne!(a.circuit_id, s.resolve(&[("and_gates".into(), 501)]).unwrap().circuit_id);
         assert_eq!(a.shape.input_bits(Party::Evaluator), 128);
-        assert!(matches!(s.resolve(&[("width".into(), 512)]), Err(ResolveError::Params { .. })), "server-fixed parameter");
-        assert!(matches!(s.resolve(&[("and_gates".into(), 5000)]), Err(ResolveError::Params { .. })), "out of range");
-        assert!(matches!(again.service("nope"), Err(ResolveError::UnknownService(_))));
-        assert!(matches!(Catalog::parse("{"), Err(ResolveError::Malformed(_))));
+        assert!(matches!(s.resolve(&[("width".into(), 512)]), Err(ResolveError::ParamNotSettable { param, .. }) if param == "width"), "server-fixed parameter");
+        assert!(
+            matches!(s.resolve(&[("and_gates".into(), 5000)]), Err(ResolveError::ParamOutOfRange { value: 5000, min: 1, max: 1000, .. })),
+            "out of range"
+        );
+        assert!(matches!(again.service("nope"), Err(ResolveError::UnknownService { service }) if service == "nope"));
+        assert!(matches!(Catalog::parse("{"), Err(ResolveError::CatalogJson { line: 1, .. })));
     }
 
     #[test]

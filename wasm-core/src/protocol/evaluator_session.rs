@@ -242,8 +242,8 @@ impl EvaluatorSession {
                 *returned = Some(products.as_chunks::<32>().0.to_vec());
                 Ok(())
             }
-            SharedBaseOt::Out { theirs, .. } => Err(SessionError::Protocol(format!("{} bytes of base-OT products; {} expected", products.len(), 64 * theirs.len()))),
-            SharedBaseOt::No => Err(SessionError::Protocol("base-OT products, but no share is out".into())),
+            SharedBaseOt::Out { theirs, .. } => Err(SessionError::BaseOtShare { expected: 64 * theirs.len() as u64, got: products.len() as u64 }),
+            SharedBaseOt::No => Err(SessionError::BaseOtShare { expected: 0, got: products.len() as u64 }),
         };
         if let Err(e) = &result {
             self.close_with(e);
@@ -257,7 +257,8 @@ impl EvaluatorSession {
         let State::Computing(active) = &mut self.state else { return Ok(()) };
         let InputLabels::Pending(choices) = &active.inputs else { return Ok(()) };
         if !self.ot.is_ready() {
-            let points = self.base_ot_points.as_deref().ok_or(SessionError::Protocol("no base-OT points from the server".into()))?;
+            // Kept from the server's hello until the base OTs are done, so always here.
+            let points = self.base_ot_points.as_deref().ok_or(SessionError::NotReady { state: "without the server's base-OT points" })?;
             match &mut self.shared {
                 SharedBaseOt::No => self.ot.finish_base_ot(points)?,
                 SharedBaseOt::Out { theirs, ours, returned } => {
@@ -285,6 +286,15 @@ impl EvaluatorSession {
         Ok(())
     }
 
+
+    fn state_name(&self) -> &'static str {
+        match self.state {
+            State::AwaitServerHello => "awaiting the server's hello",
+            State::Ready => "idle",
+            State::Computing(_) => "computing",
+            State::Closed => "closed",
+        }
+    }
 
     pub fn poll_event(&mut self) -> Option<EvaluatorEvent> {
         self.events.pop_front()
@@ -347,8 +357,13 @@ impl EvaluatorSession {
     fn handle_frame(&mut self, bytes: &[u8]) -> Result<(), SessionError> {
         // Garbled data, the bulk of the traffic, is read in place rather than decoded into a copy.
         if let (State::Computing(active), Some(data)) = (&mut self.state, super::frame::data_content(bytes)) {
-            if active.evaluated_all || active.buffer.len() - active.read + data.len() > self.window as usize + WINDOW_SLACK {
-                return Err(SessionError::Protocol("the server sent more data than the credit window allows".into()));
+            let unevaluated = (active.buffer.len() - active.read + data.len()) as u64;
+            if active.evaluated_all {
+                return Err(SessionError::DataAfterEnd { extra: data.len() as u64 });
+            }
+            let allowed = self.window as u64 + WINDOW_SLACK as u64;
+            if unevaluated > allowed {
+                return Err(SessionError::WindowExceeded { unevaluated, allowed });
             }
             return self.advance(data);
         }
@@ -372,11 +387,15 @@ impl EvaluatorSession {
             }
             (State::Computing(active), Frame::LabelCorrections(corrections)) => {
                 let InputLabels::Correcting { labels, corrected } = &mut active.inputs else {
-                    return Err(SessionError::Protocol("label corrections before the OT extension, or after all inputs".into()));
+                    let state = if matches!(active.inputs, InputLabels::Pending(_)) { "awaiting the OT extension" } else { "holding every input label" };
+                    return Err(SessionError::Unexpected { frame: "LabelCorrections", state });
                 };
                 let chunk = (labels.len() - *corrected).min(MAX_CHUNK);
-                if chunk == 0 || corrections.len() != chunk * Block::BYTES {
-                    return Err(SessionError::Protocol(format!("{} bytes of label corrections; {} expected", corrections.len(), chunk * Block::BYTES)));
+                if chunk == 0 {
+                    return Err(SessionError::Unexpected { frame: "LabelCorrections", state: "holding every input label" });
+                }
+                if corrections.len() != chunk * Block::BYTES {
+                    return Err(SessionError::Corrections { expected: (chunk * Block::BYTES) as u64, got: corrections.len() as u64 });
                 }
                 for (label, d) in labels[*corrected..*corrected + chunk].iter_mut().zip(corrections.as_chunks::<16>().0) {
                     *label ^= Block::from_bytes(*d);
@@ -391,20 +410,12 @@ impl EvaluatorSession {
             }
             (State::Computing(active), Frame::Done(stats)) => {
                 if active.garbler_stats.is_some() {
-                    return Err(SessionError::Protocol("two Done frames".into()));
+                    return Err(SessionError::Unexpected { frame: "Done", state: "awaiting the end of the stream after Done" });
                 }
                 active.garbler_stats = Some(stats);
                 self.advance(&[])?;
             }
-            (state, frame) => {
-                let state = match state {
-                    State::AwaitServerHello => "awaiting the server's hello",
-                    State::Ready => "idle",
-                    State::Computing(_) => "computing",
-                    State::Closed => "closed",
-                };
-                return Err(SessionError::Unexpected { frame: frame.name(), state });
-            }
+            (_, frame) => return Err(SessionError::Unexpected { frame: frame.name(), state: self.state_name() }),
         }
         Ok(())
     }
@@ -412,19 +423,15 @@ impl EvaluatorSession {
     /// Starts a computation of `service` with the client's `params` and this party's input
     /// bits (its fields concatenated in order). Input errors leave the session usable.
     pub fn start(&mut self, service: &str, params: Vec<(String, u64)>, evaluator_inputs: Vec<bool>) -> Result<(), SessionError> {
-        if !matches!(self.state, State::Ready) {
-            return Err(SessionError::Input(match self.state {
-                State::Computing(_) => "a computation is already running on this connection".into(),
-                State::Closed => "the session is closed".into(),
-                _ => "the session is not ready yet".into(),
-            }));
-        }
-        let catalog = self.catalog.as_ref().ok_or(SessionError::Input("the session is not ready yet".into()))?;
+        let catalog = match (&self.state, &self.catalog) {
+            (State::Ready, Some(catalog)) => catalog,
+            _ => return Err(SessionError::NotReady { state: self.state_name() }),
+        };
         let info = catalog.service(service)?;
         let resolved = info.resolve(&params)?;
         let expected = resolved.shape.input_bits(Party::Evaluator);
         if evaluator_inputs.len() != expected {
-            return Err(SessionError::Input(format!("{service} takes {expected} input bits from the client; {} were given", evaluator_inputs.len())));
+            return Err(SessionError::InputBits { service: service.into(), expected: expected as u64, got: evaluator_inputs.len() as u64 });
         }
         let default_total = info.default_and_gates(&resolved);
         let (source, and_total) = match resolved.circuit {
@@ -440,7 +447,7 @@ impl EvaluatorSession {
             ResolvedCircuit::Streamed { max_live } => {
                 let max_slots = self.config.max_slots;
                 if max_live > max_slots {
-                    return Err(SessionError::Input(format!("{service} needs {max_live} wire slots; this client allows {max_slots}")));
+                    return Err(SessionError::SlotLimit { service: service.into(), slots: max_live, limit: max_slots });
                 }
                 (
                     Source::Streamed { batch: Batch::default(), header: None, decoded: false, hasher: Some(TopologyHasher::new()), expected: resolved.circuit_id, max_slots },
@@ -518,7 +525,7 @@ impl EvaluatorSession {
             return Ok(());
         }
         if active.read < active.buffer.len() {
-            return Err(SessionError::Protocol("data after the end of the garbled stream".into()));
+            return Err(SessionError::DataAfterEnd { extra: (active.buffer.len() - active.read) as u64 });
         }
         let garbler_learns = active.shape.outputs.iter().any(|o| o.reveal.to_garbler());
         if garbler_learns && !active.returned_outputs {
@@ -534,18 +541,13 @@ impl EvaluatorSession {
     fn finish(&mut self) -> Result<(), SessionError> {
         self.last_progress = self.progress();
         let State::Computing(active) = std::mem::replace(&mut self.state, State::Ready) else { return Ok(()) };
+        let fields = || active.shape.outputs.iter().filter(|f| f.reveal.to_evaluator());
+        let (expected, got) = (fields().map(|f| f.bits).sum::<usize>(), self.engine.outputs().len());
+        if got != expected {
+            return Err(SessionError::OutputBits { expected: expected as u64, got: got as u64 });
+        }
         let mut bits = self.engine.outputs().iter().copied();
-        let mut outputs = Vec::new();
-        for field in active.shape.outputs.iter().filter(|f| f.reveal.to_evaluator()) {
-            let value: Vec<bool> = bits.by_ref().take(field.bits).collect();
-            if value.len() != field.bits {
-                return Err(SessionError::Protocol(format!("output {} is incomplete", field.name)));
-            }
-            outputs.push(OutputValue { name: field.name.clone(), bits: value, signed: field.signed });
-        }
-        if bits.next().is_some() {
-            return Err(SessionError::Protocol("more outputs than the service declares".into()));
-        }
+        let outputs = fields().map(|field| OutputValue { name: field.name.clone(), bits: bits.by_ref().take(field.bits).collect(), signed: field.signed }).collect();
         let cpu = self.clock.cpu_ms().zip(active.start_cpu).map(|(now, start)| now - start);
         let and_gates = self.engine.and_gates() - active.start_and;
         let evaluator = self.outbox.counters.since(&active.start_counters, self.clock.now_ms() - active.start_ms, cpu, and_gates);

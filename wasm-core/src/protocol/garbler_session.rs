@@ -15,7 +15,6 @@
 //! window ahead of what it has consumed, so a slow or stalled client costs the server at most a
 //! window of memory. Any unexpected frame ends the session with an `Error` frame.
 
-use super::catalog::hex;
 use super::frame::{granted_window, ComputeRequest, ErrorCode, Frame, VERSION};
 use super::stats::{Clock, Counters, Outbox, Stats};
 use super::topology::{encode_record, end_record};
@@ -79,8 +78,9 @@ pub struct Plan {
 /// The server's services, as the session needs them.
 pub trait Services {
     fn catalog_json(&self) -> &str;
-    /// A plan for `request`, or the code and message to refuse it with.
-    fn plan(&self, request: &ComputeRequest) -> Result<Plan, (ErrorCode, String)>;
+    /// A plan for `request`, or why it is refused: [`SessionError::Resolve`] for a request that
+    /// fits no service, [`SessionError::Service`] for the server's own failure.
+    fn plan(&self, request: &ComputeRequest) -> Result<Plan, SessionError>;
 }
 
 /// What happened, for the server to log and count.
@@ -149,7 +149,7 @@ impl GarblerSession {
     /// catalog — is ready to send before the client has said anything.
     pub fn new(config: GarblerConfig, clock: Box<dyn Clock>, services: &dyn Services) -> Result<Self, SessionError> {
         // A fresh Δ for every session: never shared with another connection.
-        let delta = random_delta().map_err(|e| SessionError::Random(e.to_string()))?;
+        let delta = random_delta().map_err(SessionError::Random)?;
         let (ot, points) = OtSender::new(delta)?;
         let mut outbox = Outbox::default();
         outbox.push(Frame::ServerHello { version: VERSION, max_window: config.max_window, max_frame: config.max_frame, base_ot: points, catalog: services.catalog_json().to_string() }.encode());
@@ -280,7 +280,7 @@ impl GarblerSession {
             }
             (State::Streaming(mut active), Frame::Credit { consumed }) => {
                 if consumed < active.consumed || consumed > active.produced {
-                    return Err(SessionError::Protocol(format!("credit for {consumed} bytes, but {} were sent and {} acknowledged", active.produced, active.consumed)));
+                    return Err(SessionError::Credit { credit: consumed, acknowledged: active.consumed, sent: active.produced });
                 }
                 active.consumed = consumed;
                 State::Streaming(active)
@@ -312,22 +312,19 @@ impl GarblerSession {
     }
 
     fn start(&mut self, request: ComputeRequest, services: &dyn Services) -> Result<State, SessionError> {
-        let plan = services.plan(&request).map_err(|(code, message)| SessionError::Refused { code, message })?;
+        let plan = services.plan(&request)?;
         if plan.circuit_id != request.circuit_id {
-            return Err(SessionError::Refused {
-                code: ErrorCode::BadRequest,
-                message: format!("the client's circuit for {} is not the server's ({} vs {}): client and server builds differ", request.service, hex(&request.circuit_id[..8]), hex(&plan.circuit_id[..8])),
-            });
+            return Err(SessionError::CircuitMismatch { service: request.service, client: request.circuit_id, server: plan.circuit_id });
         }
         let shape = plan.shape;
         let evaluator_bits = shape.input_bits(garblet_circuits::Party::Evaluator) as u64;
         if request.evaluator_bits != evaluator_bits {
-            return Err(SessionError::Refused { code: ErrorCode::BadRequest, message: format!("{} takes {evaluator_bits} evaluator input bits, the client sent {}", request.service, request.evaluator_bits) });
+            return Err(SessionError::InputBits { service: request.service, expected: evaluator_bits, got: request.evaluator_bits });
         }
         let used = self.engine.and_gates();
         if let Some(n) = plan.and_gates {
             if used + n > self.config.max_and_gates {
-                return Err(SessionError::Refused { code: ErrorCode::Limit, message: format!("{n} AND gates exceed this server's limit of {} per session", self.config.max_and_gates) });
+                return Err(SessionError::AndGateLimit { limit: self.config.max_and_gates, requested: Some(n) });
             }
         }
         let learns_outputs = shape.outputs.iter().any(|o| o.reveal.to_garbler());
@@ -414,7 +411,7 @@ impl GarblerSession {
             }
             active.produced += (active.pending.len() - before) as u64;
             if engine.and_gates() > self.config.max_and_gates {
-                return Err(SessionError::Refused { code: ErrorCode::Limit, message: format!("the session exceeded this server's limit of {} AND gates", self.config.max_and_gates) });
+                return Err(SessionError::AndGateLimit { limit: self.config.max_and_gates, requested: None });
             }
         }
         // Send everything garbled: holding back a partial frame while waiting for credit would

@@ -2,12 +2,14 @@
 //! turns them into the catalog and into [`Plan`]s for the garbler session.
 
 use super::catalog::{hex, Catalog, CircuitInfo, FieldInfo, OutputInfo, ParamInfo, ServiceInfo};
-use super::frame::{ComputeRequest, ErrorCode};
+use super::catalog::ResolveError;
+use super::error::{ServiceError, ServiceFailure, SessionError};
+use super::frame::ComputeRequest;
 use super::garbler_session::{CachedCircuit, GateSource, Plan, Services};
 use super::topology::{encode_record, end_record, TopologyHasher};
 use garblet_circuits::bristol::{BristolInfo, BristolInput, BristolOutput, BristolProgram};
 use garblet_circuits::registry::ProgramSpec;
-use garblet_circuits::{Batch, Counter, Party, Program, Runner};
+use garblet_circuits::{Batch, BuildError, Counter, Party, Program, Runner};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -66,13 +68,14 @@ const COUNT_LIMIT: u64 = 50_000_000;
 
 impl ServiceTable {
     /// Checks every service (input sizes, parameters, circuit files) and builds the catalog.
-    pub fn new(defs: Vec<ServiceDef>) -> Result<Self, String> {
+    pub fn new(defs: Vec<ServiceDef>) -> Result<Self, ServiceFailure> {
         let mut entries = Vec::new();
         for def in defs {
+            let failure = |source| ServiceFailure { service: def.name.clone(), source };
             if entries.iter().any(|e: &Entry| e.def.name == def.name) {
-                return Err(format!("service {} is defined twice", def.name));
+                return Err(failure(ServiceError::Duplicate));
             }
-            let (info, cached) = describe(&def).map_err(|e| format!("service {}: {e}", def.name))?;
+            let (info, cached) = describe(&def).map_err(failure)?;
             entries.push(Entry { def, info, cached });
         }
         let catalog = Catalog { services: entries.iter().map(|e| e.info.clone()).collect() };
@@ -89,29 +92,29 @@ impl ServiceTable {
 }
 
 /// The catalog entry of a service, checking it on the way, and its circuit if worth caching.
-fn describe(def: &ServiceDef) -> Result<(ServiceInfo, Option<Arc<CachedCircuit>>), String> {
+fn describe(def: &ServiceDef) -> Result<(ServiceInfo, Option<Arc<CachedCircuit>>), ServiceError> {
     match &def.source {
         CircuitSource::Builtin { spec, params, client_params } => {
             for p in client_params {
                 if !spec.params.iter().any(|q| q.name == p.name) {
-                    return Err(format!("{} has no parameter {}", spec.name, p.name));
+                    return Err(BuildError::UnknownParameter { program: spec.name, name: p.name.clone(), known: spec.params.iter().map(|q| q.name).collect() }.into());
                 }
             }
-            let resolved = spec.resolve(params.iter().map(|(k, v)| (k.as_str(), *v))).map_err(|e| e.to_string())?;
-            let program = spec.instantiate(&resolved).map_err(|e| e.to_string())?;
+            let resolved = spec.resolve(params.iter().map(|(k, v)| (k.as_str(), *v)))?;
+            let program = spec.instantiate(&resolved)?;
             let shape = program.shape().clone();
             let garbler_fields = spec.garbler_fields(&resolved, &shape);
             let garbler_bits: usize = garbler_fields.iter().map(|f| f.bits).sum();
             if def.garbler_input.len() != garbler_bits {
-                return Err(format!("the garbler's input has {} bits; {} takes {garbler_bits}", def.garbler_input.len(), spec.name));
+                return Err(ServiceError::GarblerInput { expected: garbler_bits as u64, got: def.garbler_input.len() as u64 });
             }
-            spec.garbler_bits(&resolved, def.garbler_input.clone()).map_err(|e| e.to_string())?;
+            spec.garbler_bits(&resolved, def.garbler_input.clone())?;
             let mut counter = Counter::default();
-            let and_gates = match Runner::new(program).run(&mut counter) {
-                Ok(summary) if summary.counts.and <= COUNT_LIMIT => Some(summary.counts.and),
-                Ok(_) => None,
-                Err(e) => return Err(e.to_string()),
-            };
+            let summary = Runner::new(program).run(&mut counter).map_err(|e| match e {
+                garblet_circuits::program::RunError::Build(e) => e,
+                garblet_circuits::program::RunError::Backend(never) => match never {},
+            })?;
+            let and_gates = (summary.counts.and <= COUNT_LIMIT).then_some(summary.counts.and);
             let inputs = garbler_fields.iter().chain(shape.inputs_of(Party::Evaluator)).map(FieldInfo::from_field).collect();
             let info = ServiceInfo {
                 name: def.name.clone(),
@@ -128,7 +131,7 @@ fn describe(def: &ServiceDef) -> Result<(ServiceInfo, Option<Arc<CachedCircuit>>
             let shape = program.shape().clone();
             let garbler_bits = shape.input_bits(Party::Garbler);
             if def.garbler_input.len() != garbler_bits {
-                return Err(format!("the garbler's input has {} bits; the circuit takes {garbler_bits}", def.garbler_input.len()));
+                return Err(ServiceError::GarblerInput { expected: garbler_bits as u64, got: def.garbler_input.len() as u64 });
             }
             // The streamed circuit's identity and width: build it once, as a session would, and
             // keep it if it is small enough to replay from memory.
@@ -136,7 +139,7 @@ fn describe(def: &ServiceDef) -> Result<(ServiceInfo, Option<Arc<CachedCircuit>>
             let mut cache = CachedCircuit { batches: Vec::new(), records: Vec::new() };
             let mut hasher = TopologyHasher::new();
             let mut runner = Runner::new(program);
-            while let Some(batch) = runner.next_batch().map_err(|e| e.to_string())? {
+            while let Some(batch) = runner.next_batch()? {
                 let mut record = Vec::new();
                 encode_record(batch, &mut record);
                 hasher.update(&record);
@@ -160,9 +163,9 @@ fn describe(def: &ServiceDef) -> Result<(ServiceInfo, Option<Arc<CachedCircuit>>
     }
 }
 
-fn bristol_program(text: &BristolText, info: &Arc<BristolInfo>, inputs: &[BristolInput], outputs: &[BristolOutput]) -> Result<Box<dyn Program>, String> {
-    let reader = text.open().map_err(|e| format!("opening the circuit: {e}"))?;
-    let program = BristolProgram::new(reader, info.clone(), inputs.to_vec(), outputs.to_vec()).map_err(|e| e.to_string())?;
+fn bristol_program(text: &BristolText, info: &Arc<BristolInfo>, inputs: &[BristolInput], outputs: &[BristolOutput]) -> Result<Box<dyn Program>, ServiceError> {
+    let reader = text.open().map_err(ServiceError::CircuitFile)?;
+    let program = BristolProgram::new(reader, info.clone(), inputs.to_vec(), outputs.to_vec())?;
     Ok(Box::new(program))
 }
 
@@ -171,23 +174,20 @@ impl Services for ServiceTable {
         &self.catalog_json
     }
 
-    fn plan(&self, request: &ComputeRequest) -> Result<Plan, (ErrorCode, String)> {
-        let entry = self
-            .entries
-            .iter()
-            .find(|e| e.def.name == request.service)
-            .ok_or_else(|| (ErrorCode::UnknownService, format!("this server has no service '{}'", request.service)))?;
-        let resolved = entry.info.resolve(&request.params).map_err(|e| (ErrorCode::BadRequest, e.to_string()))?;
-        let internal = |e: String| (ErrorCode::Internal, format!("service {}: {e}", entry.def.name));
+    fn plan(&self, request: &ComputeRequest) -> Result<Plan, SessionError> {
+        let entry = self.entries.iter().find(|e| e.def.name == request.service).ok_or_else(|| ResolveError::UnknownService { service: request.service.clone() })?;
+        let resolved = entry.info.resolve(&request.params)?;
+        let internal = |source: ServiceError| SessionError::from(ServiceFailure { service: entry.def.name.clone(), source });
         match &entry.def.source {
             CircuitSource::Builtin { spec, .. } => {
                 let super::catalog::ResolvedCircuit::Builtin { params, .. } = &resolved.circuit else {
-                    return Err(internal("catalog and definition disagree".into()));
+                    return Err(internal(ServiceError::CatalogMismatch));
                 };
-                let program = spec.instantiate(params).map_err(|e| internal(e.to_string()))?;
-                let garbler_inputs = spec.garbler_bits(params, entry.def.garbler_input.clone()).map_err(|e| internal(e.to_string()))?;
-                if garbler_inputs.len() != program.shape().input_bits(Party::Garbler) {
-                    return Err(internal("the garbler's input does not fit these parameters".into()));
+                let program = spec.instantiate(params).map_err(|e| internal(e.into()))?;
+                let garbler_inputs = spec.garbler_bits(params, entry.def.garbler_input.clone()).map_err(|e| internal(e.into()))?;
+                let expected = program.shape().input_bits(Party::Garbler);
+                if garbler_inputs.len() != expected {
+                    return Err(internal(ServiceError::GarblerInput { expected: expected as u64, got: garbler_inputs.len() as u64 }));
                 }
                 let and_gates = entry.info.default_and_gates(&resolved).or_else(|| program.and_gates_hint());
                 Ok(Plan { shape: resolved.shape, gates: GateSource::Program(program), garbler_inputs, stream_topology: false, circuit_id: resolved.circuit_id, and_gates })
