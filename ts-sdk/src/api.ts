@@ -1,5 +1,17 @@
 /** What every entry point exports besides `Garblet`. */
-export { AbortError, ConnectionError, GarbletError, InputError, ProtocolError, ServerError, type ConnectionErrorCode } from './errors.js';
+export {
+  AbortError,
+  ConnectionError,
+  GarbletError,
+  InputError,
+  ProtocolError,
+  ServerError,
+  type ConnectionErrorCode,
+  type ErrorCode,
+  type ErrorDetails,
+  type InputErrorFields,
+  type InputErrorReason,
+} from './errors.js';
 export { hex, Output, utf8 } from './encode.js';
 export { Session, type RunResult } from './session.js';
 export type * from './types.js';

@@ -62,7 +62,15 @@ export async function smithWaterman(session: Session, protein: string, options: 
  * number of blocks up to the service's limit. Returns the ciphertexts concatenated in the
  * plaintext's block order (block 0's 16 bytes first). */
 export async function encryptAes(session: Session, plaintext: Uint8Array, options: AppOptions = {}): Promise<AppResult<Uint8Array>> {
-  if (plaintext.length === 0 || plaintext.length % 16 !== 0) throw new InputError(`AES takes whole 16-byte blocks; ${plaintext.length} bytes given`);
+  if (plaintext.length === 0 || plaintext.length % 16 !== 0) {
+    throw new InputError(`AES takes whole 16-byte blocks; ${plaintext.length} bytes given`, {
+      reason: 'input-length',
+      input: 'plaintext',
+      expected: Math.max(16, Math.ceil(plaintext.length / 16) * 16),
+      got: plaintext.length,
+      unit: 'bytes',
+    });
+  }
   const params = { ...options.params, blocks: plaintext.length / 16 };
   const { outputs, stats } = await session.run(options.service ?? 'aes128_bp', { plaintext }, { ...options, params });
   return { value: outputs.ciphertext.bytes(), stats };
@@ -105,9 +113,9 @@ export async function intersect(session: Session, elements: (bigint | number)[],
 /** A parameter the service fixes, such as the width of its elements. */
 function programParam(session: Session, service: string, name: string): number {
   const info: ServiceInfo | undefined = session.service(service);
-  if (info === undefined) throw new InputError(`the server has no service '${service}'`);
+  if (info === undefined) throw new InputError(`the server has no service '${service}'`, { reason: 'unknown-service', service });
   if (info.circuit.kind !== 'builtin' || info.circuit.params[name] === undefined) {
-    throw new InputError(`service '${service}' does not fix the parameter '${name}'`);
+    throw new InputError(`service '${service}' does not fix the parameter '${name}'`, { reason: 'unknown-param', service, param: name });
   }
   return info.circuit.params[name];
 }
@@ -117,7 +125,8 @@ function packList(values: (bigint | number)[], width: number): bigint {
   let packed = 0n;
   values.forEach((v, i) => {
     const x = BigInt(v);
-    if (x < 0n || x >> BigInt(width) !== 0n) throw new InputError(`element ${i} (${v}) does not fit in ${width} bits`);
+    const max = (1n << BigInt(width)) - 1n;
+    if (x < 0n || x > max) throw new InputError(`element ${i} (${v}) does not fit in ${width} bits`, { reason: 'out-of-range', value: x, min: 0n, max, limit: max });
     packed |= x << BigInt(width * i);
   });
   return packed;

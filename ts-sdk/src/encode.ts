@@ -29,7 +29,7 @@ function isTyped(value: unknown): value is HexInput | Utf8Input {
 /** The bytes that `hex()` digits stand for. */
 function hexBytes(digits: string, name: string): Uint8Array {
   const clean = digits.replace(/\s+/g, '').replace(/^0x/i, '');
-  if (!/^([0-9a-fA-F]{2})*$/.test(clean)) throw new InputError(`input '${name}': hex('${digits}') is not whole bytes of hex digits`);
+  if (!/^([0-9a-fA-F]{2})*$/.test(clean)) throw new InputError(`input '${name}': hex('${digits}') is not whole bytes of hex digits`, { reason: 'not-hex', input: name });
   const out = new Uint8Array(clean.length / 2);
   for (let i = 0; i < out.length; i++) out[i] = parseInt(clean.slice(2 * i, 2 * i + 2), 16);
   return out;
@@ -51,23 +51,33 @@ export function assignInputs(fields: InputField[], inputs: Inputs): Map<string, 
     (inputs.every((b) => typeof b === 'boolean') || (fields.length === 1 && inputs.length > 1 && inputs.every((b) => b === 0 || b === 1)));
   if (Array.isArray(inputs) && !isBitArray) {
     if (inputs.length !== fields.length) {
-      throw new InputError(`expected ${fields.length} input(s) (${fields.map((f) => f.name).join(', ')}), got ${inputs.length}`);
+      throw new InputError(`expected ${fields.length} input(s) (${fields.map((f) => f.name).join(', ')}), got ${inputs.length}`, {
+        reason: 'input-count',
+        expected: fields.length,
+        got: inputs.length,
+        unit: 'inputs',
+      });
     }
     fields.forEach((f, i) => out.set(f.name, inputs[i] as InputValue));
   } else if (inputs !== null && typeof inputs === 'object' && !(inputs instanceof Uint8Array) && !Array.isArray(inputs) && !isTyped(inputs)) {
     const given = inputs as Record<string, InputValue>;
     for (const name of Object.keys(given)) {
       if (!fields.some((f) => f.name === name)) {
-        throw new InputError(`unknown input '${name}' (the inputs are: ${fields.map((f) => f.name).join(', ') || 'none'})`);
+        throw new InputError(`unknown input '${name}' (the inputs are: ${fields.map((f) => f.name).join(', ') || 'none'})`, { reason: 'unknown-input', input: name });
       }
     }
     for (const f of fields) {
-      if (!(f.name in given)) throw new InputError(`missing input '${f.name}'`);
+      if (!(f.name in given)) throw new InputError(`missing input '${f.name}'`, { reason: 'missing-input', input: f.name });
       out.set(f.name, given[f.name]);
     }
   } else {
     if (fields.length !== 1) {
-      throw new InputError(`this service takes ${fields.length} inputs (${fields.map((f) => f.name).join(', ')}); pass them by name or as an array`);
+      throw new InputError(`this service takes ${fields.length} inputs (${fields.map((f) => f.name).join(', ')}); pass them by name or as an array`, {
+        reason: 'input-count',
+        expected: fields.length,
+        got: 1,
+        unit: 'inputs',
+      });
     }
     out.set(fields[0].name, inputs as InputValue);
   }
@@ -105,16 +115,16 @@ export function deriveParams(service: ServiceInfo, values: Map<string, InputValu
 }
 
 function uintBits(value: bigint, width: number, name: string): boolean[] {
-  if (value < 0n) throw new InputError(`input '${name}' must not be negative`);
-  if (value >> BigInt(width) !== 0n) {
-    throw new InputError(`input '${name}' does not fit in ${width} bits`);
-  }
+  const max = (1n << BigInt(width)) - 1n;
+  const range = { reason: 'out-of-range', input: name, value, min: 0n, max, limit: max } as const;
+  if (value < 0n) throw new InputError(`input '${name}' must not be negative`, range);
+  if (value > max) throw new InputError(`input '${name}' does not fit in ${width} bits`, range);
   return Array.from({ length: width }, (_, i) => ((value >> BigInt(i)) & 1n) === 1n);
 }
 
 function bytesBits(bytes: Uint8Array, width: number, name: string): boolean[] {
   if (bytes.length * 8 !== width) {
-    throw new InputError(`input '${name}' takes ${width / 8} bytes; ${bytes.length} given`);
+    throw new InputError(`input '${name}' takes ${width / 8} bytes; ${bytes.length} given`, { reason: 'input-length', input: name, expected: width / 8, got: bytes.length, unit: 'bytes' });
   }
   const n = bytes.length;
   return Array.from({ length: width }, (_, i) => ((bytes[n - 1 - (i >> 3)] >> (i & 7)) & 1) === 1);
@@ -122,11 +132,17 @@ function bytesBits(bytes: Uint8Array, width: number, name: string): boolean[] {
 
 function symbolBits(symbols: number[], bitsPer: number, width: number, name: string, alphabetSize: number): boolean[] {
   if (symbols.length * bitsPer !== width) {
-    throw new InputError(`input '${name}' takes ${width / bitsPer} symbols; ${symbols.length} given`);
+    throw new InputError(`input '${name}' takes ${width / bitsPer} symbols; ${symbols.length} given`, {
+      reason: 'input-length',
+      input: name,
+      expected: width / bitsPer,
+      got: symbols.length,
+      unit: 'symbols',
+    });
   }
   const out: boolean[] = [];
   for (const s of symbols) {
-    if (!Number.isInteger(s) || s < 0 || s >= alphabetSize) throw new InputError(`input '${name}': symbol ${s} is not in the alphabet`);
+    if (!Number.isInteger(s) || s < 0 || s >= alphabetSize) throw new InputError(`input '${name}': symbol ${s} is not in the alphabet`, { reason: 'not-in-alphabet', input: name, symbol: s });
     for (let b = 0; b < bitsPer; b++) out.push(((s >> b) & 1) === 1);
   }
   return out;
@@ -137,13 +153,15 @@ export function encodeValue(field: InputField, value: InputValue): boolean[] {
   const { name, bits: width, encoding } = field;
   if (typeof value === 'bigint') return uintBits(value, width, name);
   if (typeof value === 'number') {
-    if (!Number.isSafeInteger(value)) throw new InputError(`input '${name}': ${value} is not an integer (use a bigint for large values)`);
+    if (!Number.isSafeInteger(value)) throw new InputError(`input '${name}': ${value} is not an integer (use a bigint for large values)`, { reason: 'not-an-integer', input: name });
     return uintBits(BigInt(value), width, name);
   }
   if (Array.isArray(value)) {
     const bits = (value as (boolean | number)[]).map((b) => b === true || b === 1);
-    if (!(value as unknown[]).every((b) => b === true || b === false || b === 0 || b === 1)) throw new InputError(`input '${name}': a bit array holds only booleans or 0/1`);
-    if (bits.length !== width) throw new InputError(`input '${name}' takes ${width} bits; ${bits.length} given`);
+    if (!(value as unknown[]).every((b) => b === true || b === false || b === 0 || b === 1)) {
+      throw new InputError(`input '${name}': a bit array holds only booleans or 0/1`, { reason: 'wrong-type', input: name });
+    }
+    if (bits.length !== width) throw new InputError(`input '${name}' takes ${width} bits; ${bits.length} given`, { reason: 'input-length', input: name, expected: width, got: bits.length, unit: 'bits' });
     return bits;
   }
   if (isTyped(value)) {
@@ -151,16 +169,17 @@ export function encodeValue(field: InputField, value: InputValue): boolean[] {
       if (encoding.type === 'bytes') return bytesBits(hexBytes(value.digits, name), width, name);
       if (encoding.type === 'uint') {
         const digits = value.digits.replace(/\s+/g, '').replace(/^0x/i, '');
-        if (!/^[0-9a-fA-F]+$/.test(digits)) throw new InputError(`input '${name}': hex('${value.digits}') is not a hexadecimal number`);
+        if (!/^[0-9a-fA-F]+$/.test(digits)) throw new InputError(`input '${name}': hex('${value.digits}') is not a hexadecimal number`, { reason: 'not-hex', input: name });
         return uintBits(BigInt(`0x${digits}`), width, name);
       }
-      throw new InputError(`input '${name}' is text in the alphabet ${encoding.alphabet}: pass it as a plain string, not hex()`);
+      throw new InputError(`input '${name}' is text in the alphabet ${encoding.alphabet}: pass it as a plain string, not hex()`, { reason: 'wrong-type', input: name });
     }
     if (encoding.type === 'bytes') return bytesBits(new TextEncoder().encode(value.text), width, name);
     throw new InputError(
       encoding.type === 'symbols'
         ? `input '${name}' is text in the alphabet ${encoding.alphabet}: pass it as a plain string, not utf8()`
         : `input '${name}' is an integer: utf8() is for bytes inputs (pass a bigint, a number or a decimal / 0x string)`,
+      { reason: 'wrong-type', input: name },
     );
   }
   if (value instanceof Uint8Array) {
@@ -174,25 +193,28 @@ export function encodeValue(field: InputField, value: InputValue): boolean[] {
         const upper = alphabet.every((c) => c === c.toUpperCase());
         const symbols = [...value].map((c) => {
           const k = alphabet.indexOf(upper ? c.toUpperCase() : c);
-          if (k < 0) throw new InputError(`input '${name}': '${c}' is not in the alphabet ${encoding.alphabet}`);
+          if (k < 0) throw new InputError(`input '${name}': '${c}' is not in the alphabet ${encoding.alphabet}`, { reason: 'not-in-alphabet', input: name, symbol: c });
           return k;
         });
         return symbolBits(symbols, encoding.symbol_bits, width, name, alphabet.length);
       }
       case 'bytes':
-        throw new InputError(`input '${name}' takes ${width / 8} bytes and a string could be hex or text: pass hex('…') for hex digits, utf8('…') for the UTF-8 bytes of text, or a Uint8Array`);
+        throw new InputError(`input '${name}' takes ${width / 8} bytes and a string could be hex or text: pass hex('…') for hex digits, utf8('…') for the UTF-8 bytes of text, or a Uint8Array`, {
+          reason: 'wrong-type',
+          input: name,
+        });
       case 'uint': {
         let v: bigint;
         try {
           v = BigInt(value.trim());
         } catch {
-          throw new InputError(`input '${name}': '${value}' is not an integer`);
+          throw new InputError(`input '${name}': '${value}' is not an integer`, { reason: 'not-an-integer', input: name });
         }
         return uintBits(v, width, name);
       }
     }
   }
-  throw new InputError(`input '${name}': unsupported value of type ${typeof value}`);
+  throw new InputError(`input '${name}': unsupported value of type ${typeof value}`, { reason: 'wrong-type', input: name });
 }
 
 /** Packs bits LSB first. */

@@ -130,9 +130,12 @@ export class Engine {
   /** Runs one computation; the caller makes sure runs do not overlap. */
   run(request: RunRequest, onProgress: (p: Progress) => void): Promise<RawResult> {
     if (this.failure) return Promise.reject(this.failure);
-    if (this.run_) return Promise.reject(new InputError('a computation is already running on this connection'));
+    if (this.run_) return Promise.reject(new InputError('a computation is already running on this connection', { reason: 'busy' }));
     const service = this.catalog?.find((s) => s.name === request.service);
-    if (!service) return Promise.reject(new InputError(`the server has no service '${request.service}' (it has: ${(this.catalog ?? []).map((s) => s.name).join(', ')})`));
+    if (!service) {
+      const names = (this.catalog ?? []).map((s) => s.name).join(', ');
+      return Promise.reject(new InputError(`the server has no service '${request.service}' (it has: ${names})`, { reason: 'unknown-service', service: request.service }));
+    }
     try {
       const values = assignInputs(clientFields(service.inputs), request.inputs);
       const params = deriveParams(service, values, request.params);
@@ -140,7 +143,7 @@ export class Engine {
       const shape = JSON.parse(this.evaluator.shape(service.name, paramsJson)) as { inputs: InputField[] };
       const bits = clientFields(shape.inputs).flatMap((f) => {
         const v = values.get(f.name);
-        if (v === undefined) throw new InputError(`missing input '${f.name}'`);
+        if (v === undefined) throw new InputError(`missing input '${f.name}'`, { reason: 'missing-input', input: f.name });
         return encodeValue(f, v);
       });
       this.evaluator.start(service.name, paramsJson, packBits(bits), bits.length);

@@ -27,28 +27,188 @@ export class ConnectionError extends GarbletError {
   }
 }
 
-/** A peer broke the protocol (malformed or unexpected frames, version mismatch). */
+/**
+ * The stable codes of Garblet's wire protocol: what an `Error` frame carries, and what every
+ * error from the WebAssembly core is filed under (the table is in docs/architecture.md, "Error
+ * codes"). A newer server may send a code this SDK does not know: it arrives as `protocol`,
+ * with the number in `wireCode`.
+ */
+export type ErrorCode =
+  | 'protocol'
+  | 'unknown-service'
+  | 'bad-request'
+  | 'limit'
+  | 'internal'
+  | 'busy'
+  | 'timeout'
+  | 'version'
+  | 'ot-check-failed'
+  | 'output-forged';
+
+/** Values an error's check compared, by name: see the README's "Errors" for each `reason`. */
+export type ErrorDetails = Readonly<Record<string, string | number>>;
+
+/**
+ * A peer broke the protocol (a malformed or unexpected frame, a version mismatch, a stream
+ * that does not add up), or this side failed (`internal`). `reason` names the check that
+ * failed, `details` holds what it compared (`frame` and `state` for `unexpected-frame`,
+ * `expected` and `got` for lengths, `ours` and `theirs` for `version`).
+ */
 export class ProtocolError extends GarbletError {
   override name = 'ProtocolError';
+  readonly reason: string;
+  readonly details: ErrorDetails;
 
-  constructor(message: string, readonly code = 'protocol', options?: { cause?: unknown }) {
-    super(message, options);
+  constructor(message: string, readonly code: ErrorCode = 'protocol', options?: { reason?: string; details?: ErrorDetails; cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.reason = options?.reason ?? code;
+    this.details = options?.details ?? {};
   }
 }
 
-/** The server refused or ended the computation; `message` is the server's own. */
+/**
+ * The server refused or ended the computation: `code` says why (`busy`, `limit`, `timeout`,
+ * `bad-request`, …), `message` is the server's own words (an `Error` frame carries nothing
+ * more), `wireCode` the code's number as received.
+ */
 export class ServerError extends GarbletError {
   override name = 'ServerError';
+  readonly wireCode: number;
 
-  constructor(message: string, readonly code: string) {
+  constructor(message: string, readonly code: ErrorCode, wireCode?: number) {
     super(message);
+    this.wireCode = wireCode ?? WIRE_CODES[code] ?? 1;
   }
 }
 
-/** The inputs or parameters do not fit the service. Nothing was sent; the session stays usable. */
+/** The number of each wire code. */
+const WIRE_CODES: Record<ErrorCode, number> = {
+  protocol: 1,
+  'unknown-service': 2,
+  'bad-request': 3,
+  limit: 4,
+  internal: 5,
+  busy: 6,
+  timeout: 7,
+  version: 8,
+  'ot-check-failed': 9,
+  'output-forged': 10,
+};
+
+function isErrorCode(code: unknown): code is ErrorCode {
+  return typeof code === 'string' && Object.hasOwn(WIRE_CODES, code);
+}
+
+/**
+ * Which check an {@link InputError} failed (the README's "Errors" lists the fields of each):
+ *
+ * - the service and its parameters: `unknown-service`, `unknown-param` (the client may not set
+ *   it), `param-out-of-range` (`value`, `min`, `max`), `param-value` (not a non-negative
+ *   integer), `invalid-params` (a rule of the program's own), `unknown-program` (this SDK's
+ *   build lacks the program: update it);
+ * - the inputs: `unknown-input`, `missing-input`, `input-count` (`expected`, `got` inputs),
+ *   `input-length` (`expected`, `got` in `unit`s), `out-of-range` (`value`, `min`, `max` —
+ *   `limit` is `max`), `not-an-integer`, `not-in-alphabet` (`symbol`), `not-hex`,
+ *   `wrong-type`;
+ * - the session: `busy` (a computation is running), `not-ready`, `slot-limit` (a streamed
+ *   circuit wider than this client allows: `slots`, `limit`).
+ */
+export type InputErrorReason =
+  | 'unknown-service'
+  | 'unknown-param'
+  | 'param-out-of-range'
+  | 'param-value'
+  | 'invalid-params'
+  | 'unknown-program'
+  | 'unknown-input'
+  | 'missing-input'
+  | 'input-count'
+  | 'input-length'
+  | 'out-of-range'
+  | 'not-an-integer'
+  | 'not-in-alphabet'
+  | 'not-hex'
+  | 'wrong-type'
+  | 'busy'
+  | 'not-ready'
+  | 'slot-limit';
+
+/** The fields an {@link InputError} may carry; which ones depends on its `reason`. */
+export interface InputErrorFields {
+  reason: InputErrorReason;
+  /** The service asked for. */
+  service?: string;
+  /** The input the value was given for. */
+  input?: string;
+  /** The parameter at fault. */
+  param?: string;
+  /** The program (circuit) behind the service. */
+  program?: string;
+  /** The value given, where it is a number. */
+  value?: number | bigint;
+  /** The smallest value allowed. */
+  min?: number | bigint;
+  /** The largest value allowed. */
+  max?: number | bigint;
+  /** The limit that was passed: the largest value (`out-of-range`), or wire slots (`slot-limit`). */
+  limit?: number | bigint;
+  /** How many were expected: inputs, or `unit`s of one input. */
+  expected?: number;
+  /** How many were given. */
+  got?: number;
+  /** What `expected` and `got` count. */
+  unit?: 'inputs' | 'bits' | 'bytes' | 'symbols' | 'blocks';
+  /** The symbol that is not in the input's alphabet. */
+  symbol?: string | number;
+  /** Wire slots the circuit needs (`slot-limit`). */
+  slots?: number;
+}
+
+/** The wire code an {@link InputError} is filed under. */
+function inputCode(reason: InputErrorReason): ErrorCode {
+  return reason === 'unknown-service' ? 'unknown-service' : reason === 'slot-limit' ? 'limit' : 'bad-request';
+}
+
+/**
+ * The inputs or parameters do not fit the service. Nothing was sent; the session stays usable.
+ * `reason` names the check; the fields it compared are properties (`e.limit`, `e.expected`, …).
+ */
 export class InputError extends GarbletError {
   override name = 'InputError';
+  readonly code: ErrorCode;
+  readonly reason: InputErrorReason;
+  readonly service?: string;
+  readonly input?: string;
+  readonly param?: string;
+  readonly program?: string;
+  readonly value?: number | bigint;
+  readonly min?: number | bigint;
+  readonly max?: number | bigint;
+  readonly limit?: number | bigint;
+  readonly expected?: number;
+  readonly got?: number;
+  readonly unit?: InputErrorFields['unit'];
+  readonly symbol?: string | number;
+  readonly slots?: number;
+
+  constructor(message: string, fields: InputErrorFields) {
+    super(message);
+    this.reason = fields.reason;
+    this.code = inputCode(fields.reason);
+    for (const [k, v] of Object.entries(fields)) {
+      if (v !== undefined && k !== 'reason') (this as Record<string, unknown>)[k] = v;
+    }
+  }
+
+  /** The fields, as the constructor takes them. */
+  fields(): InputErrorFields {
+    const out: Record<string, unknown> = { reason: this.reason };
+    for (const k of INPUT_FIELDS) if (this[k] !== undefined) out[k] = this[k];
+    return out as unknown as InputErrorFields;
+  }
 }
+
+const INPUT_FIELDS = ['service', 'input', 'param', 'program', 'value', 'min', 'max', 'limit', 'expected', 'got', 'unit', 'symbol', 'slots'] as const;
 
 /** The operation was cancelled through its `AbortSignal`. */
 export class AbortError extends GarbletError {
@@ -59,12 +219,29 @@ export class AbortError extends GarbletError {
   }
 }
 
-/** The JSON payload of errors thrown by the WebAssembly core. */
+/** The JSON payload of errors thrown by the WebAssembly core (`ErrorReport` in wasm-core). */
 interface CoreError {
-  kind: 'protocol' | 'server' | 'input';
+  kind: 'input' | 'protocol' | 'remote';
   code: string;
+  wireCode: number;
+  reason: string;
   message: string;
+  fields: Record<string, string | number>;
 }
+
+/** The core's reasons for an InputError, and the unit each counts in. */
+const CORE_INPUT_REASONS: Record<string, { reason: InputErrorReason; unit?: InputErrorFields['unit'] }> = {
+  'unknown-service': { reason: 'unknown-service' },
+  'unknown-param': { reason: 'unknown-param' },
+  'param-out-of-range': { reason: 'param-out-of-range' },
+  'param-value': { reason: 'param-value' },
+  'invalid-params': { reason: 'invalid-params' },
+  'unknown-program': { reason: 'unknown-program' },
+  'input-bits': { reason: 'input-length', unit: 'bits' },
+  'packed-bits': { reason: 'input-length', unit: 'bits' },
+  'slot-limit': { reason: 'slot-limit' },
+  'not-ready': { reason: 'not-ready' },
+};
 
 /** Turns an error thrown by the WebAssembly core into a typed error. */
 export function fromCoreError(e: unknown): GarbletError {
@@ -74,15 +251,34 @@ export function fromCoreError(e: unknown): GarbletError {
   try {
     parsed = JSON.parse(text) as CoreError;
   } catch {
-    return new ProtocolError(text, 'internal', { cause: e });
+    return new ProtocolError(text, 'internal', { reason: 'internal', cause: e });
   }
+  const code = isErrorCode(parsed.code) ? parsed.code : 'protocol';
+  const fields = parsed.fields ?? {};
   switch (parsed.kind) {
-    case 'server':
-      return new ServerError(parsed.message, parsed.code);
-    case 'input':
-      return new InputError(parsed.message);
+    case 'remote':
+      return new ServerError(parsed.message, code, parsed.wireCode);
+    case 'input': {
+      const known = CORE_INPUT_REASONS[parsed.reason] ?? { reason: 'invalid-params' };
+      const num = (k: string) => (typeof fields[k] === 'number' ? (fields[k] as number) : undefined);
+      const str = (k: string) => (typeof fields[k] === 'string' ? (fields[k] as string) : undefined);
+      return new InputError(parsed.message, {
+        reason: known.reason,
+        unit: known.unit,
+        service: str('service'),
+        param: str('param'),
+        program: str('program'),
+        value: num('value'),
+        min: num('min'),
+        max: num('max'),
+        limit: num('limit'),
+        expected: num('expected') ?? num('bits'),
+        got: num('got') ?? (parsed.reason === 'packed-bits' ? (num('bytes') ?? 0) * 8 : undefined),
+        slots: num('slots'),
+      });
+    }
     default:
-      return new ProtocolError(parsed.message, parsed.code);
+      return new ProtocolError(parsed.message, code, { reason: parsed.reason, details: fields });
   }
 }
 
@@ -91,10 +287,19 @@ export interface ErrorData {
   name: string;
   message: string;
   code?: string;
+  wireCode?: number;
+  reason?: string;
+  details?: Record<string, string | number>;
+  fields?: Record<string, unknown>;
 }
 
 export function toErrorData(e: GarbletError): ErrorData {
-  return { name: e.name, message: e.message, code: (e as { code?: string }).code };
+  const data: ErrorData = { name: e.name, message: e.message, code: (e as { code?: string }).code };
+  if (e instanceof ServerError) data.wireCode = e.wireCode;
+  if (e instanceof ProtocolError) Object.assign(data, { reason: e.reason, details: { ...e.details } });
+  // Structured clone carries bigints, so the fields cross as they are.
+  if (e instanceof InputError) data.fields = { ...e.fields() };
+  return data;
 }
 
 function isConnectionErrorCode(code: string | undefined): code is ConnectionErrorCode {
@@ -102,16 +307,17 @@ function isConnectionErrorCode(code: string | undefined): code is ConnectionErro
 }
 
 export function fromErrorData(d: ErrorData): GarbletError {
+  const code = isErrorCode(d.code) ? d.code : undefined;
   switch (d.name) {
     case 'ConnectionError':
       return new ConnectionError(d.message, isConnectionErrorCode(d.code) ? d.code : 'closed');
     case 'ServerError':
-      return new ServerError(d.message, d.code ?? 'internal');
+      return new ServerError(d.message, code ?? 'protocol', d.wireCode);
     case 'InputError':
-      return new InputError(d.message);
+      return new InputError(d.message, (d.fields ?? { reason: 'invalid-params' }) as unknown as InputErrorFields);
     case 'AbortError':
       return new AbortError(d.message);
     default:
-      return new ProtocolError(d.message, d.code ?? 'protocol');
+      return new ProtocolError(d.message, code ?? 'protocol', { reason: d.reason, details: d.details });
   }
 }
