@@ -22,7 +22,8 @@ const TEST_PROFILE = ['--config', 'profile.release-tests.inherits="release"', '-
 
 const STEPS = [
   { name: 'build', run: () => (build(), true) },
-  { name: 'Rust tests', run: command('cargo', ['test', ...TEST_PROFILE, '--workspace']) },
+  // --no-fail-fast: one failing test binary must not hide the results of the others.
+  { name: 'Rust tests', run: command('cargo', ['test', ...TEST_PROFILE, '--workspace', '--no-fail-fast']) },
   // Runs under node through wasm-bindgen-test-runner (.cargo/config.toml).
   { name: 'WebAssembly tests', run: command('cargo', ['test', ...TEST_PROFILE, '--target', 'wasm32-unknown-unknown', '-p', 'garblet-core']) },
   { name: 'SDK tests', needsBuild: true, run: command('npm', ['run', 'test:sdk']) },

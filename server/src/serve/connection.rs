@@ -31,6 +31,9 @@ use tracing::{debug, error, info, info_span, warn, Instrument};
 /// reading may take.
 pub const LINGER: Duration = Duration::from_secs(1);
 
+/// How long a closed connection waits for its session thread to finish counting how it ended.
+const SESSION_END_GRACE: Duration = Duration::from_secs(5);
+
 /// Serves one accepted TCP connection, through TLS if configured.
 pub async fn accept(tcp: TcpStream, peer: SocketAddr, tls: Option<TlsAcceptor>, server: Arc<Server>) {
     // The handshake timeout runs from the TCP accept to the client's hello.
@@ -209,7 +212,14 @@ where
     let settings = SessionSettings { garbler: server.garbler_config(), hello_deadline: deadline, idle_timeout: server.limits.idle_timeout() };
     span.in_scope(|| info!("session started"));
     match session::spawn(id, settings, server.services.clone(), server.metrics.clone(), permit, span.clone()) {
-        Ok(channels) => pump(ws, channels, server.shutdown.clone(), &server.metrics, server.limits.idle_timeout(), server.limits.max_frame_bytes as usize).instrument(span).await,
+        Ok(channels) => {
+            let finished = channels.finished.clone();
+            pump(ws, channels, server.shutdown.clone(), &server.metrics, server.limits.idle_timeout(), server.limits.max_frame_bytes as usize).instrument(span).await;
+            // The session stays active in /metrics until its thread has counted how it ended
+            // (completed, failed, cancelled), so that a reader who sees no active session sees
+            // every outcome. The thread stops soon after the pump drops its channels.
+            let _ = timeout(SESSION_END_GRACE, finished.recv_async()).await;
+        }
         Err(e) => {
             span.in_scope(|| error!(error = %e, "cannot start a session thread"));
             refuse(ws, ErrorCode::Internal, "the server cannot start a session now").await
@@ -231,7 +241,14 @@ where
         tokio::pin!(reading, writing);
         tokio::select! {
             // The session ended and everything it said is sent (or the client stopped reading).
-            all_sent = &mut writing => all_sent,
+            all_sent = &mut writing => {
+                if !all_sent {
+                    // The client may have spoken before it went: a cancel's Error frame comes
+                    // right before its close. Let the reader hand over what already arrived.
+                    let _ = timeout(LINGER, &mut reading).await;
+                }
+                all_sent
+            }
             // The client left or broke the rules: the session thread knows; let it send its
             // last frames (an Error frame, say), but not for ever.
             () = &mut reading => timeout(idle_timeout, &mut writing).await.unwrap_or(false),

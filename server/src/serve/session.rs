@@ -56,6 +56,8 @@ pub struct SessionSettings {
 pub struct SessionChannels {
     pub inbox: flume::Sender<Inbound>,
     pub outbox: flume::Receiver<Vec<u8>>,
+    /// Disconnects when the session thread has ended and counted how (never carries a value).
+    pub finished: flume::Receiver<()>,
 }
 
 /// Starts a session thread. `span` is the connection's, so the thread logs under it.
@@ -64,7 +66,12 @@ pub struct SessionChannels {
 pub fn spawn(id: u64, settings: SessionSettings, services: Arc<ServiceTable>, metrics: Arc<Metrics>, permit: OwnedSemaphorePermit, span: Span) -> std::io::Result<SessionChannels> {
     let (inbox_tx, inbox_rx) = flume::bounded(INBOX_FRAMES);
     let (outbox_tx, outbox_rx) = flume::bounded(OUTBOX_FRAMES);
+    let (finished_tx, finished_rx) = flume::bounded::<()>(1);
     std::thread::Builder::new().name(format!("session-{id}")).spawn(move || {
+        // Locals drop in reverse order: the permit (the session's place among max_sessions)
+        // is given back, and the outcome counted below, before `finished` disconnects — so a
+        // reader of /metrics who sees the session gone also finds its place free.
+        let _finished = finished_tx;
         let _entered = span.enter();
         let _permit = permit;
         // A bug must end this session only: catch it here, count it, and let the channels drop
@@ -86,7 +93,7 @@ pub fn spawn(id: u64, settings: SessionSettings, services: Arc<ServiceTable>, me
             }
         }
     })?;
-    Ok(SessionChannels { inbox: inbox_tx, outbox: outbox_rx })
+    Ok(SessionChannels { inbox: inbox_tx, outbox: outbox_rx, finished: finished_rx })
 }
 
 enum Outcome {
@@ -162,7 +169,17 @@ impl Driver<'_> {
                 // The WebSocket task could not write for a whole idle timeout: the client does
                 // not read. Nothing more can reach it, not even an Error frame.
                 Err(SendTimeoutError::Timeout(_)) => return Some(Outcome::Failed("the client stopped reading (idle timeout)".into())),
-                Err(SendTimeoutError::Disconnected(_)) => return Some(self.ended("the connection was lost")),
+                Err(SendTimeoutError::Disconnected(_)) => {
+                    // What the client sent before it left still counts: a cancel's Error frame
+                    // and the close right behind it can reach the socket task before this
+                    // thread has read the frame.
+                    while let Ok(message) = self.inbox.try_recv() {
+                        if let Some(end) = self.apply(message) {
+                            return Some(end);
+                        }
+                    }
+                    return Some(self.ended("the connection was lost"));
+                }
             }
             self.report_events();
             while let Ok(message) = self.inbox.try_recv() {
