@@ -3,7 +3,7 @@
 // Each is skipped when it is already newer than everything it is built from (file times: a
 // cheap check; `npm run build` rebuilds both whatever the times say).
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -54,4 +54,10 @@ if (upToDate(distOutputs, distInputs)) {
   say('dist/: compiling (tsc -p .)');
   rmSync(join(sdk, 'dist'), { recursive: true, force: true });
   run(process.execPath, [createRequire(import.meta.url).resolve('typescript/bin/tsc'), '-p', '.']);
+}
+
+// The licence texts live once, at the repository's root; the package ships copies.
+for (const licence of ['LICENSE-MIT', 'LICENSE-APACHE']) {
+  if (existsSync(join(root, licence))) copyFileSync(join(root, licence), join(sdk, licence));
+  else if (!existsSync(join(sdk, licence))) throw new Error(`${licence} is missing`);
 }
