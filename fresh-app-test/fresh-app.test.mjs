@@ -168,7 +168,7 @@ describe('a fresh Vite 8 + TypeScript app (create-vite template, no configuratio
     assert.equal(manifest.name, 'garblet');
     assert.equal(manifest.license, 'MIT OR Apache-2.0');
     assert.equal(manifest.type, 'module');
-    for (const file of ['README.md', 'CHANGELOG.md', 'dist/browser.js', 'dist/browser.d.ts', 'dist/worker.js', 'dist/socket-worker.js', 'dist/ot-worker.js', 'wasm/garblet_core_bg.wasm']) {
+    for (const file of ['README.md', 'CHANGELOG.md', 'LICENSE-MIT', 'LICENSE-APACHE', 'dist/browser.js', 'dist/browser.d.ts', 'dist/worker.js', 'dist/socket-worker.js', 'dist/ot-worker.js', 'wasm/garblet_core_bg.wasm']) {
       assert.ok(existsSync(join(installed, file)), file);
     }
     assert.match(readFileSync(join(installed, 'README.md'), 'utf8'), new RegExp(`## Versions`));
