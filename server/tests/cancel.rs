@@ -5,6 +5,7 @@
 mod common;
 
 use common::{drain, RawClient, Server};
+use garblet_core::protocol::ErrorCode;
 use std::time::Duration;
 
 const CONFIG: &str = r#"
@@ -34,7 +35,8 @@ fn a_cancelled_run_counts_as_cancelled_not_failed() {
 
     // Cancelled: the client says so, then closes.
     let (mut raw, mut session) = streaming(&server);
-    let frame = session.abort("cancelled by the user").expect("an Error frame for the server");
+    session.abort(ErrorCode::Cancelled, "cancelled by the user");
+    let frame = session.poll_transmit().unwrap().expect("an Error frame for the server");
     raw.send(frame);
     let _ = raw.ws.close(None);
     drop(raw);

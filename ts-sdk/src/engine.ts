@@ -28,7 +28,7 @@ export interface BaseOtHelper {
  */
 export interface WasmEvaluator {
   free(): void;
-  abort(message: string): Uint8Array | undefined;
+  abort(message: string): void;
   catalog(): string | undefined;
   completeBaseOtShare(products: Uint8Array): void;
   handle(frame: Uint8Array): void;
@@ -157,10 +157,18 @@ export class Engine {
     });
   }
 
-  /** Cancels the current run; the connection closes (the protocol has no partial undo). */
+  /**
+   * Cancels the current run; the connection closes (the protocol has no partial undo). The
+   * session queues an Error frame (code `cancelled`) that tells the server why.
+   */
   abort(reason: string): void {
-    const frame = this.evaluator.abort(reason);
-    if (frame) this.transport.send(frame);
+    if (this.failure) return;
+    this.evaluator.abort(reason);
+    try {
+      for (let f = this.evaluator.pollTransmit(); f; f = this.evaluator.pollTransmit()) this.transport.send(f);
+    } catch {
+      // Nothing more to send.
+    }
     this.fail(new AbortError(reason));
   }
 

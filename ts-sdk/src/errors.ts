@@ -43,7 +43,8 @@ export type ErrorCode =
   | 'timeout'
   | 'version'
   | 'ot-check-failed'
-  | 'output-forged';
+  | 'output-forged'
+  | 'cancelled';
 
 /** Values an error's check compared, by name: see the README's "Errors" for each `reason`. */
 export type ErrorDetails = Readonly<Record<string, string | number>>;
@@ -93,6 +94,7 @@ const WIRE_CODES: Record<ErrorCode, number> = {
   version: 8,
   'ot-check-failed': 9,
   'output-forged': 10,
+  cancelled: 11,
 };
 
 function isErrorCode(code: unknown): code is ErrorCode {

@@ -10,7 +10,7 @@
 use crate::aes::FixedKeyAes;
 use crate::block::Block;
 use crate::garble::{random_delta, Evaluator, Garbler};
-use crate::protocol::{Clock, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, SessionError};
+use crate::protocol::{Clock, ErrorCode, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, SessionError};
 use garblet_circuits::library::synthetic::Synthetic;
 use garblet_circuits::{Batch, Runner};
 use serde_json::json;
@@ -125,9 +125,10 @@ impl WasmEvaluator {
         json!({ "andGates": p.and_gates, "andTotal": p.and_total, "bytesReceived": p.bytes_received, "bytesConsumed": p.bytes_consumed }).to_string()
     }
 
-    /// Ends the session from this side; the `Error` frame to send to the server, if any.
-    pub fn abort(&mut self, message: &str) -> Option<Vec<u8>> {
-        self.session.abort(message)
+    /// Ends the session from this side (the user cancelled): the `Error` frame for the server,
+    /// with the code `cancelled`, is what the next `pollTransmit` returns.
+    pub fn abort(&mut self, message: &str) {
+        self.session.abort(ErrorCode::Cancelled, message)
     }
 
     #[wasm_bindgen(js_name = isClosed)]

@@ -54,12 +54,12 @@ fn until_refused(pair: &mut Pair, mut alter: impl FnMut(Vec<u8>) -> Vec<u8>) -> 
         let mut moved = false;
         for frame in drain(&mut pair.evaluator).unwrap() {
             moved = true;
-            if let Err(e) = pair.garbler.handle(&alter(frame), &pair.services) {
-                let sent = std::iter::from_fn(|| pair.garbler.poll_transmit()).map(|f| Frame::decode(&f).unwrap()).collect();
+            if let Err(e) = pair.garbler.handle(&alter(frame)) {
+                let sent = std::iter::from_fn(|| pair.garbler.poll_transmit().unwrap()).map(|f| Frame::decode(&f).unwrap()).collect();
                 return (e, sent);
             }
         }
-        while let Some(frame) = pair.garbler.poll_transmit() {
+        while let Some(frame) = pair.garbler.poll_transmit().unwrap() {
             moved = true;
             pair.evaluator.handle(&frame).unwrap();
         }
@@ -102,8 +102,8 @@ fn inconsistent_ot_columns_fail_the_check_and_release_nothing() {
         assert_only_error(&sent, ErrorCode::OtCheckFailed);
         assert!(pair.garbler.is_closed());
         // The connection is over: nothing more is accepted on it.
-        assert!(pair.garbler.handle(&Frame::Credit { consumed: 0 }.encode(), &pair.services).is_err());
-        assert!(pair.garbler.poll_transmit().is_none());
+        assert!(pair.garbler.handle(&Frame::Credit { consumed: 0 }.encode()).is_err());
+        assert!(pair.garbler.poll_transmit().unwrap().is_none());
     }
 }
 
@@ -173,13 +173,13 @@ fn forged_garbler_outputs_are_refused() {
 fn invalid_and_identity_base_ot_points_are_refused() {
     let services = services();
     for (point, expected) in [([0u8; 32], OtError::IdentityPoint { point: BasePoint::SenderKey }), ([0xff; 32], OtError::InvalidPoint { point: BasePoint::SenderKey })] {
-        let mut garbler = GarblerSession::new(GarblerConfig::default(), Box::new(NoClock), &services).unwrap();
+        let mut garbler = GarblerSession::new(GarblerConfig::default(), Box::new(NoClock), services.clone()).unwrap();
         let mut evaluator = EvaluatorSession::new(EvaluatorConfig::default(), Box::new(NoClock)).unwrap();
         let Ok(Frame::ClientHello { version, window, .. }) = Frame::decode(&evaluator.poll_transmit().unwrap().unwrap()) else { panic!("no ClientHello") };
         let hello = Frame::ClientHello { version, window, base_ot: point }.encode();
-        let error = garbler.handle(&hello, &services).unwrap_err();
+        let error = garbler.handle(&hello).unwrap_err();
         assert!(matches!(&error, SessionError::Ot(e) if *e == expected), "{error}");
-        let sent: Vec<Frame> = std::iter::from_fn(|| garbler.poll_transmit()).map(|f| Frame::decode(&f).unwrap()).collect();
+        let sent: Vec<Frame> = std::iter::from_fn(|| garbler.poll_transmit().unwrap()).map(|f| Frame::decode(&f).unwrap()).collect();
         assert!(matches!(sent.last(), Some(Frame::Error { code, .. }) if *code == ErrorCode::Protocol as u16));
         assert!(garbler.is_closed());
     }
@@ -249,11 +249,11 @@ fn wrong_lengths_and_out_of_order_frames_are_typed_errors() {
         let mut pair = Pair::new(4 << 20);
         pair.evaluator.start("add_to_garbler", vec![], value::from_u128(5, 64)).unwrap();
         for frame in drain(&mut pair.evaluator).unwrap() {
-            pair.garbler.handle(&frame, &pair.services).unwrap();
+            pair.garbler.handle(&frame).unwrap();
         }
-        let error = pair.garbler.handle(&extra, &pair.services).unwrap_err();
+        let error = pair.garbler.handle(&extra).unwrap_err();
         assert!(matches!(error, SessionError::Unexpected { state: "streaming", .. }), "{error}");
-        let sent: Vec<Frame> = std::iter::from_fn(|| pair.garbler.poll_transmit()).map(|f| Frame::decode(&f).unwrap()).collect();
+        let sent: Vec<Frame> = std::iter::from_fn(|| pair.garbler.poll_transmit().unwrap()).map(|f| Frame::decode(&f).unwrap()).collect();
         assert_only_error(&sent, ErrorCode::Protocol);
     }
 

@@ -80,11 +80,11 @@ fn the_garbler_never_runs_more_than_the_window_ahead() {
     pair.evaluator.start("synthetic", vec![("and_gates".into(), 1_000_000)], vec![false; 128]).unwrap();
     // Deliver the request, then let the garbler talk while the evaluator reads nothing.
     for f in drain(&mut pair.evaluator).unwrap() {
-        pair.garbler.handle(&f, &pair.services).unwrap();
+        pair.garbler.handle(&f).unwrap();
     }
     let mut held = Vec::new();
     let mut data_bytes = 0;
-    while let Some(f) = pair.garbler.poll_transmit() {
+    while let Some(f) = pair.garbler.poll_transmit().unwrap() {
         data_bytes += f.len();
         held.push(f);
     }
@@ -124,17 +124,17 @@ fn client_side_input_errors_leave_the_session_usable() {
 /// reports and the code of the `Error` frame it sends back.
 fn garbler_rejects(frames: Vec<Vec<u8>>) -> (SessionError, u16) {
     let services = services();
-    let mut garbler = GarblerSession::new(GarblerConfig::default(), Box::new(NoClock), &services).unwrap();
+    let mut garbler = GarblerSession::new(GarblerConfig::default(), Box::new(NoClock), services.clone()).unwrap();
     let mut evaluator = EvaluatorSession::new(EvaluatorConfig::default(), Box::new(NoClock)).unwrap();
-    while garbler.poll_transmit().is_some() {}
+    while garbler.poll_transmit().unwrap().is_some() {}
     let hello = evaluator.poll_transmit().unwrap().unwrap();
-    garbler.handle(&hello, &services).unwrap();
+    garbler.handle(&hello).unwrap();
     for f in frames {
-        if let Err(e) = garbler.handle(&f, &services) {
-            let reply = garbler.poll_transmit().expect("an Error frame for the client");
+        if let Err(e) = garbler.handle(&f) {
+            let reply = garbler.poll_transmit().unwrap().expect("an Error frame for the client");
             let Ok(Frame::Error { code, .. }) = Frame::decode(&reply) else { panic!("not an Error frame") };
             assert!(garbler.is_closed());
-            assert!(garbler.handle(&f, &services).is_err(), "a closed session accepts nothing");
+            assert!(garbler.handle(&f).is_err(), "a closed session accepts nothing");
             return (e, code);
         }
     }
@@ -179,12 +179,12 @@ fn bad_frames_end_the_session_with_a_clear_error() {
 #[test]
 fn hello_errors() {
     let services = services();
-    let garbler = || GarblerSession::new(GarblerConfig::default(), Box::new(NoClock), &services).unwrap();
-    let err = garbler().handle(&Frame::ClientHello { version: 99, window: 1 << 20, base_ot: [1; 32] }.encode(), &services).unwrap_err();
+    let garbler = || GarblerSession::new(GarblerConfig::default(), Box::new(NoClock), services.clone()).unwrap();
+    let err = garbler().handle(&Frame::ClientHello { version: 99, window: 1 << 20, base_ot: [1; 32] }.encode()).unwrap_err();
     assert!(matches!(err, SessionError::Version { theirs: 99, .. }), "{err}");
-    let err = garbler().handle(&Frame::ClientHello { version: VERSION, window: 1 << 20, base_ot: [0; 32] }.encode(), &services).unwrap_err();
+    let err = garbler().handle(&Frame::ClientHello { version: VERSION, window: 1 << 20, base_ot: [0; 32] }.encode()).unwrap_err();
     assert!(matches!(err, SessionError::Ot(OtError::IdentityPoint { point: BasePoint::SenderKey })), "identity point: {err}");
-    let err = garbler().handle(&compute("aes128", 128, aes_id()), &services).unwrap_err();
+    let err = garbler().handle(&compute("aes128", 128, aes_id())).unwrap_err();
     assert!(matches!(err, SessionError::Unexpected { frame: "Compute", state: "awaiting the hello" }), "compute before hello: {err}");
 
     // The client sees a server of another version in the server's own hello.
@@ -207,9 +207,9 @@ fn the_evaluator_rejects_a_lying_or_misbehaving_server() {
     let mut pair = Pair::new(4 << 20);
     pair.evaluator.start("synthetic", vec![], vec![false; 128]).unwrap();
     for f in drain(&mut pair.evaluator).unwrap() {
-        pair.garbler.handle(&f, &pair.services).unwrap();
+        pair.garbler.handle(&f).unwrap();
     }
-    let err = pair.garbler.handle(&Frame::Credit { consumed: u64::MAX }.encode(), &pair.services).unwrap_err();
+    let err = pair.garbler.handle(&Frame::Credit { consumed: u64::MAX }.encode()).unwrap_err();
     assert!(matches!(err, SessionError::Credit { credit: u64::MAX, acknowledged: 0, .. }), "{err}");
     assert_eq!(err.code(), ErrorCode::Protocol);
 
@@ -233,9 +233,9 @@ fn the_evaluator_rejects_a_lying_or_misbehaving_server() {
     pair.evaluator.start("synthetic", vec![("and_gates".into(), 10)], vec![false; 128]).unwrap();
     let mut stream = Vec::new();
     for f in drain(&mut pair.evaluator).unwrap() {
-        pair.garbler.handle(&f, &pair.services).unwrap();
+        pair.garbler.handle(&f).unwrap();
     }
-    while let Some(f) = pair.garbler.poll_transmit() {
+    while let Some(f) = pair.garbler.poll_transmit().unwrap() {
         match Frame::decode(&f).unwrap() {
             Frame::Data(mut content) => {
                 content.push(0);
@@ -259,15 +259,15 @@ fn the_evaluator_rejects_a_lying_or_misbehaving_server() {
 fn the_hellos_cross_and_the_garbler_streams_before_the_ot_extension() {
     let services = services();
     let config = GarblerConfig { max_window: 1 << 20, ..GarblerConfig::default() };
-    let mut garbler = GarblerSession::new(config, Box::new(NoClock), &services).unwrap();
+    let mut garbler = GarblerSession::new(config, Box::new(NoClock), services.clone()).unwrap();
     let mut evaluator = EvaluatorSession::new(EvaluatorConfig { window: 4 << 20, ..EvaluatorConfig::default() }, Box::new(NoClock)).unwrap();
     // Each side's hello is ready before it has heard anything.
-    let server_hello = garbler.poll_transmit().expect("the ServerHello, unprompted");
+    let server_hello = garbler.poll_transmit().unwrap().expect("the ServerHello, unprompted");
     assert!(matches!(Frame::decode(&server_hello), Ok(Frame::ServerHello { max_window, .. }) if max_window == 1 << 20));
     let client_hello = evaluator.poll_transmit().unwrap().expect("the ClientHello, unprompted");
     assert!(matches!(Frame::decode(&client_hello), Ok(Frame::ClientHello { version: VERSION, .. })));
     evaluator.handle(&server_hello).unwrap();
-    garbler.handle(&client_hello, &services).unwrap();
+    garbler.handle(&client_hello).unwrap();
     assert_eq!(evaluator.poll_event(), Some(EvaluatorEvent::Ready));
 
     // The request leaves before the OT work: the first frame after start is the request alone.
@@ -275,12 +275,12 @@ fn the_hellos_cross_and_the_garbler_streams_before_the_ot_extension() {
     evaluator.start("aes128", vec![], bits).unwrap();
     let request = evaluator.poll_transmit().unwrap().unwrap();
     assert!(matches!(Frame::decode(&request), Ok(Frame::Compute(_))));
-    garbler.handle(&request, &services).unwrap();
+    garbler.handle(&request).unwrap();
 
     // With only the request, the garbler sends the whole garbled AES (it fits the window) but
     // not Done: that waits for the label corrections.
     let mut stream = Vec::new();
-    while let Some(f) = garbler.poll_transmit() {
+    while let Some(f) = garbler.poll_transmit().unwrap() {
         assert!(matches!(Frame::decode(&f), Ok(Frame::Data(_))), "only data before the OT extension");
         stream.push(f);
     }
@@ -300,12 +300,12 @@ fn the_hellos_cross_and_the_garbler_streams_before_the_ot_extension() {
     }
     assert!(!evaluator.has_deferred_work());
     assert_eq!(chunks.len(), 1);
-    garbler.handle(&chunks[0], &services).unwrap();
-    let corrections = garbler.poll_transmit().unwrap();
+    garbler.handle(&chunks[0]).unwrap();
+    let corrections = garbler.poll_transmit().unwrap().unwrap();
     assert!(matches!(Frame::decode(&corrections), Ok(Frame::LabelCorrections(d)) if d.len() == 128 * 16));
     evaluator.handle(&corrections).unwrap();
     assert_eq!(evaluator.progress().and_gates, 6400, "evaluated once the labels were there");
-    let done = garbler.poll_transmit().unwrap();
+    let done = garbler.poll_transmit().unwrap().unwrap();
     evaluator.handle(&done).unwrap();
     let Some(EvaluatorEvent::Finished(result)) = evaluator.poll_event() else { panic!("no result") };
     let mut want = aes::Block::from([0x11; 16]);
@@ -322,6 +322,7 @@ fn bad_label_corrections_end_the_session() {
     let _request = pair.evaluator.poll_transmit().unwrap();
     let err = pair.evaluator.handle(&Frame::LabelCorrections(vec![0; 128 * 16]).encode()).unwrap_err();
     assert!(matches!(err, SessionError::Unexpected { frame: "LabelCorrections", state: "awaiting the OT extension" }), "{err}");
+    assert!(matches!(drain(&mut pair.evaluator).unwrap().as_slice(), [error] if matches!(Frame::decode(error), Ok(Frame::Error { .. }))));
     assert!(pair.evaluator.is_closed());
 
     // Corrections of the wrong length.
@@ -343,18 +344,18 @@ fn bad_label_corrections_end_the_session() {
     pair.evaluator.start("aes128", vec![], vec![false; 128]).unwrap();
     let frames = drain(&mut pair.evaluator).unwrap();
     for f in &frames {
-        pair.garbler.handle(f, &pair.services).unwrap();
+        pair.garbler.handle(f).unwrap();
     }
-    let err = pair.garbler.handle(&frames[1], &pair.services).unwrap_err();
+    let err = pair.garbler.handle(&frames[1]).unwrap_err();
     assert!(matches!(err, SessionError::Unexpected { frame: "OtChunk", .. }), "{err}");
 }
 
 #[test]
 fn a_bad_base_ot_point_from_the_server_fails_the_first_computation() {
     let services = services();
-    let mut garbler = GarblerSession::new(GarblerConfig::default(), Box::new(NoClock), &services).unwrap();
+    let mut garbler = GarblerSession::new(GarblerConfig::default(), Box::new(NoClock), services.clone()).unwrap();
     let mut evaluator = EvaluatorSession::new(EvaluatorConfig::default(), Box::new(NoClock)).unwrap();
-    let Ok(Frame::ServerHello { version, max_window, max_frame, mut base_ot, catalog }) = Frame::decode(&garbler.poll_transmit().unwrap()) else { panic!() };
+    let Ok(Frame::ServerHello { version, max_window, max_frame, mut base_ot, catalog }) = Frame::decode(&garbler.poll_transmit().unwrap().unwrap()) else { panic!() };
     base_ot[32 * 3..32 * 4].fill(0xff);
     evaluator.handle(&Frame::ServerHello { version, max_window, max_frame, base_ot, catalog }.encode()).unwrap();
     assert_eq!(evaluator.poll_event(), Some(EvaluatorEvent::Ready));
@@ -364,10 +365,10 @@ fn a_bad_base_ot_point_from_the_server_fails_the_first_computation() {
     assert!(matches!(Frame::decode(&request), Ok(Frame::Compute(_))));
     let err = drain(&mut evaluator).unwrap_err();
     assert!(matches!(err, SessionError::Ot(OtError::InvalidPoint { point: BasePoint::ReceiverKey(3) })), "{err}");
-    assert!(evaluator.is_closed());
     let reply = evaluator.poll_transmit().unwrap().expect("an Error frame for the server");
     assert!(matches!(Frame::decode(&reply), Ok(Frame::Error { .. })));
     assert_eq!(evaluator.poll_transmit().unwrap(), None);
+    assert!(evaluator.is_closed());
 }
 
 #[test]
@@ -382,10 +383,10 @@ fn data_split_at_any_byte_evaluates_the_same() {
         let mut result = None;
         for _ in 0..10_000 {
             for f in drain(&mut pair.evaluator).unwrap() {
-                pair.garbler.handle(&f, &pair.services).unwrap();
+                pair.garbler.handle(&f).unwrap();
             }
             let mut moved = false;
-            while let Some(f) = pair.garbler.poll_transmit() {
+            while let Some(f) = pair.garbler.poll_transmit().unwrap() {
                 moved = true;
                 match Frame::decode(&f).unwrap() {
                     Frame::Data(content) => {
@@ -418,7 +419,7 @@ fn base_ots_shared_with_another_thread_give_the_same_result() {
     let bits = value::from_bytes(&[0x42; 16]);
     pair.evaluator.start("aes128", vec![], bits).unwrap();
     let request = pair.evaluator.poll_transmit().unwrap().unwrap();
-    pair.garbler.handle(&request, &pair.services).unwrap();
+    pair.garbler.handle(&request).unwrap();
     let job = pair.evaluator.take_base_ot_share(64).expect("a share of the base OTs");
     assert!(pair.evaluator.take_base_ot_share(64).is_none(), "one share at a time");
     // This thread does its 64 OTs, then waits for the other thread's.
@@ -447,6 +448,7 @@ fn base_ots_shared_with_another_thread_give_the_same_result() {
     let err = pair.evaluator.complete_base_ot_share(&[0; 64 * 31]).unwrap_err();
     assert!(matches!(err, SessionError::BaseOtShare { expected: 2048, got: 1984 }), "{err}");
     assert_eq!(err.code(), ErrorCode::Internal);
+    assert!(matches!(drain(&mut pair.evaluator).unwrap().as_slice(), [error] if matches!(Frame::decode(error), Ok(Frame::Error { code: 5, .. }))));
     assert!(pair.evaluator.is_closed());
 }
 
@@ -456,19 +458,19 @@ fn the_first_error_is_the_one_the_client_hears() {
     // meets a closed session, and the refusal's reason must still be what goes out.
     let services = services();
     let config = GarblerConfig { max_and_gates: 1000, ..GarblerConfig::default() };
-    let mut garbler = GarblerSession::new(config, Box::new(NoClock), &services).unwrap();
+    let mut garbler = GarblerSession::new(config, Box::new(NoClock), services.clone()).unwrap();
     let mut evaluator = EvaluatorSession::new(EvaluatorConfig::default(), Box::new(NoClock)).unwrap();
-    evaluator.handle(&garbler.poll_transmit().unwrap()).unwrap();
-    garbler.handle(&evaluator.poll_transmit().unwrap().unwrap(), &services).unwrap();
+    evaluator.handle(&garbler.poll_transmit().unwrap().unwrap()).unwrap();
+    garbler.handle(&evaluator.poll_transmit().unwrap().unwrap()).unwrap();
     evaluator.start("aes128", vec![], vec![false; 128]).unwrap();
     let frames = drain(&mut evaluator).unwrap();
     assert_eq!(frames.len(), 2, "the request and one OT chunk");
-    let err = garbler.handle(&frames[0], &services).unwrap_err();
+    let err = garbler.handle(&frames[0]).unwrap_err();
     assert!(matches!(err, SessionError::AndGateLimit { limit: 1000, requested: Some(6400) }), "6,400 ANDs exceed the limit of 1,000: {err}");
-    assert!(garbler.handle(&frames[1], &services).is_err(), "a closed session takes nothing");
-    let Ok(Frame::Error { code, message }) = Frame::decode(&garbler.poll_transmit().unwrap()) else { panic!("no Error frame") };
+    assert!(garbler.handle(&frames[1]).is_err(), "a closed session takes nothing");
+    let Ok(Frame::Error { code, message }) = Frame::decode(&garbler.poll_transmit().unwrap().unwrap()) else { panic!("no Error frame") };
     assert_eq!(code, ErrorCode::Limit as u16, "{message}");
-    assert_eq!(garbler.poll_transmit(), None, "one Error frame");
+    assert_eq!(garbler.poll_transmit().unwrap(), None, "one Error frame");
 }
 
 #[test]
@@ -478,22 +480,22 @@ fn the_garblers_outputs_may_come_right_after_the_last_correction() {
     let mut pair = Pair::new(4 << 20);
     pair.evaluator.start("add", vec![], value::from_u128(234, 64)).unwrap();
     let request = pair.evaluator.poll_transmit().unwrap().unwrap();
-    pair.garbler.handle(&request, &pair.services).unwrap();
-    while let Some(f) = pair.garbler.poll_transmit() {
+    pair.garbler.handle(&request).unwrap();
+    while let Some(f) = pair.garbler.poll_transmit().unwrap() {
         pair.evaluator.handle(&f).unwrap(); // the whole stream, held for the labels
     }
     for f in drain(&mut pair.evaluator).unwrap() {
-        pair.garbler.handle(&f, &pair.services).unwrap();
+        pair.garbler.handle(&f).unwrap();
     }
-    let corrections = pair.garbler.poll_transmit().unwrap();
+    let corrections = pair.garbler.poll_transmit().unwrap().unwrap();
     pair.evaluator.handle(&corrections).unwrap();
     // Its credit and the garbler's outputs, delivered before the garbler polls again.
     let replies = drain(&mut pair.evaluator).unwrap();
     assert!(matches!(Frame::decode(replies.last().unwrap()), Ok(Frame::GarblerOutputs { .. })));
     for f in &replies {
-        pair.garbler.handle(f, &pair.services).unwrap();
+        pair.garbler.handle(f).unwrap();
     }
-    let done = pair.garbler.poll_transmit().unwrap();
+    let done = pair.garbler.poll_transmit().unwrap().unwrap();
     pair.evaluator.handle(&done).unwrap();
     let Some(EvaluatorEvent::Finished(result)) = pair.evaluator.poll_event() else { panic!("no result") };
     assert_eq!(value::to_u128(&result.outputs[0].bits), Some(1234));
@@ -516,20 +518,20 @@ fn inputs_of_several_ot_chunks_get_every_correction() {
         source: CircuitSource::Builtin { spec: registry::find("hamming").unwrap(), params, client_params: vec![] },
         garbler_input: theirs.clone(),
     };
-    let services = ServiceTable::new(vec![hamming]).unwrap();
-    let mut garbler = GarblerSession::new(GarblerConfig::default(), Box::new(NoClock), &services).unwrap();
+    let services = std::sync::Arc::new(ServiceTable::new(vec![hamming]).unwrap());
+    let mut garbler = GarblerSession::new(GarblerConfig::default(), Box::new(NoClock), services.clone()).unwrap();
     let mut evaluator = EvaluatorSession::new(EvaluatorConfig::default(), Box::new(NoClock)).unwrap();
-    evaluator.handle(&garbler.poll_transmit().unwrap()).unwrap();
-    garbler.handle(&evaluator.poll_transmit().unwrap().unwrap(), &services).unwrap();
+    evaluator.handle(&garbler.poll_transmit().unwrap().unwrap()).unwrap();
+    garbler.handle(&evaluator.poll_transmit().unwrap().unwrap()).unwrap();
     evaluator.start("hamming", vec![], mine.clone()).unwrap();
     let mut corrections = 0;
     loop {
         let mut moved = false;
         for f in drain(&mut evaluator).unwrap() {
             moved = true;
-            garbler.handle(&f, &services).unwrap();
+            garbler.handle(&f).unwrap();
         }
-        while let Some(f) = garbler.poll_transmit() {
+        while let Some(f) = garbler.poll_transmit().unwrap() {
             moved = true;
             corrections += matches!(Frame::decode(&f), Ok(Frame::LabelCorrections(_))) as usize;
             evaluator.handle(&f).unwrap();

@@ -289,26 +289,26 @@ fn inputs_session(bits: usize) -> InputsRun {
     use garblet_core::protocol::{CircuitSource, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, GarblerConfig, GarblerSession, NoClock, ServiceDef, ServiceTable};
     let spec = garblet_circuits::registry::find("hamming").expect("the hamming program");
     let params = [("n".to_string(), bits as u64)].into_iter().collect();
-    let services = ServiceTable::new(vec![ServiceDef {
+    let services = std::sync::Arc::new(ServiceTable::new(vec![ServiceDef {
         name: "hamming".into(),
         doc: String::new(),
         source: CircuitSource::Builtin { spec, params, client_params: vec![] },
         garbler_input: random_bits(bits),
     }])
-    .expect("the benchmark's service");
+    .expect("the benchmark's service"));
     let window = 64 << 20;
     let cpu = || thread_cpu_ms().unwrap_or(f64::NAN);
 
     let start = cpu();
-    let mut garbler = GarblerSession::new(GarblerConfig { max_window: window, ..GarblerConfig::default() }, Box::new(NoClock), &services).expect("garbler session");
+    let mut garbler = GarblerSession::new(GarblerConfig { max_window: window, ..GarblerConfig::default() }, Box::new(NoClock), services).expect("garbler session");
     let mut evaluator = EvaluatorSession::new(EvaluatorConfig { window, ..EvaluatorConfig::default() }, Box::new(NoClock)).expect("evaluator session");
     let pump = |garbler: &mut GarblerSession, evaluator: &mut EvaluatorSession| loop {
         let mut moved = false;
         while let Some(frame) = evaluator.poll_transmit().expect("evaluator") {
             moved = true;
-            garbler.handle(&frame, &services).expect("garbler");
+            garbler.handle(&frame).expect("garbler");
         }
-        while let Some(frame) = garbler.poll_transmit() {
+        while let Some(frame) = garbler.poll_transmit().expect("garbler") {
             moved = true;
             evaluator.handle(&frame).expect("evaluator");
         }

@@ -76,8 +76,8 @@ pub fn spawn(id: u64, settings: SessionSettings, services: Arc<ServiceTable>, me
         let _permit = permit;
         // A bug must end this session only: catch it here, count it, and let the channels drop
         // (which closes the connection).
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match GarblerSession::new(settings.garbler.clone(), Box::new(ThreadClock::new()), services.as_ref()) {
-            Ok(session) => Driver { session, services, inbox: inbox_rx, outbox: outbox_tx, settings, metrics: &metrics, hello_received: false, draining: false, failure: None, cancelled: None }.run(),
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match GarblerSession::new(settings.garbler.clone(), Box::new(ThreadClock::new()), services) {
+            Ok(session) => Driver { session, inbox: inbox_rx, outbox: outbox_tx, settings, metrics: &metrics, hello_received: false, draining: false, failure: None, cancelled: None }.run(),
             Err(e) => Outcome::Failed(format!("starting the session: {e}")),
         }))
         .unwrap_or_else(|_| Outcome::Failed("internal error (a panic; see above)".into()));
@@ -108,7 +108,6 @@ enum Outcome {
 
 struct Driver<'m> {
     session: GarblerSession,
-    services: Arc<ServiceTable>,
     inbox: flume::Receiver<Inbound>,
     outbox: flume::Sender<Vec<u8>>,
     settings: SessionSettings,
@@ -163,7 +162,17 @@ impl Driver<'_> {
     /// at a time, within the credit window — and applies what the client sends meanwhile
     /// (credit, mostly) without waiting for it. `Some` when the connection is unusable.
     fn transmit(&mut self) -> Option<Outcome> {
-        while let Some(frame) = self.session.poll_transmit() {
+        loop {
+            let frame = match self.session.poll_transmit() {
+                Ok(Some(frame)) => frame,
+                Ok(None) => break,
+                // Garbling failed (the AND-gate limit passed mid-stream, say): the session has
+                // queued its Error frame for the client, which the next poll returns.
+                Err(e) => {
+                    self.rejected(&e, "computation refused");
+                    continue;
+                }
+            };
             match self.outbox.send_timeout(frame, self.settings.idle_timeout) {
                 Ok(()) => {}
                 // The WebSocket task could not write for a whole idle timeout: the client does
@@ -196,20 +205,16 @@ impl Driver<'_> {
         match message {
             Inbound::Frame(bytes) => {
                 self.hello_received = true;
-                match self.session.handle(&bytes, self.services.as_ref()) {
+                match self.session.handle(&bytes) {
                     Ok(()) => {}
                     // The client ended the session itself (a cancelled run, say).
                     Err(SessionError::Remote { message, .. }) => {
                         info!(%message, "the client ended the session");
                         self.cancelled.get_or_insert(message);
                     }
-                    Err(e) => {
-                        // The session has queued an Error frame for the client; it goes out
-                        // with the next transmit.
-                        warn!(error = %e, code = e.code().name(), "client frame rejected");
-                        self.metrics.frame_rejected(e.code());
-                        self.failure.get_or_insert(e.to_string());
-                    }
+                    // The session has queued an Error frame for the client; it goes out with
+                    // the next transmit.
+                    Err(e) => self.rejected(&e, "client frame rejected"),
                 }
                 None
             }
@@ -253,6 +258,13 @@ impl Driver<'_> {
         } else {
             Outcome::Failed("the client disconnected during a computation".into())
         }
+    }
+
+    /// Logs and counts an error the session found (it has queued the client's Error frame).
+    fn rejected(&mut self, e: &SessionError, what: &'static str) {
+        warn!(error = %e, code = e.code().name(), reason = e.report().reason, "{what}");
+        self.metrics.frame_rejected(e.code());
+        self.failure.get_or_insert(e.to_string());
     }
 
     fn report_events(&mut self) {

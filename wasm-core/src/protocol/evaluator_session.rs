@@ -12,7 +12,8 @@
 
 use super::catalog::{Catalog, ResolvedCircuit};
 use super::frame::{granted_window, ErrorCode, Frame, VERSION};
-use super::stats::{Clock, Counters, Outbox, Stats};
+use super::session::{Counters, Outbox, Session};
+use super::stats::{Clock, Stats};
 use super::topology::{decode_record, RecordHeader, TopologyError, TopologyHasher, HEADER_BYTES};
 use super::SessionError;
 use crate::block::Block;
@@ -189,10 +190,10 @@ impl EvaluatorSession {
         self.window
     }
 
-    /// The next frame to send. Once a computation's request has left, this is where the base
-    /// OTs (the first time) and the OT extension happen — the evaluator's expensive set-up,
-    /// done while the garbler already streams. An error there closes the session; the `Error`
-    /// frame for the server is what the next call returns.
+    /// The next frame to send ([`Session::poll_transmit`]). Once a computation's request has
+    /// left, this is where the base OTs (the first time) and the OT extension happen — the
+    /// evaluator's expensive set-up, done while the garbler already streams. An error there
+    /// closes the session; the `Error` frame for the server is what the next call returns.
     pub fn poll_transmit(&mut self) -> Result<Option<Vec<u8>>, SessionError> {
         if self.outbox.is_empty() {
             if let Err(e) = self.extend_inputs() {
@@ -300,10 +301,17 @@ impl EvaluatorSession {
         self.events.pop_front()
     }
 
+    /// Whether the session has ended and sent everything ([`Session::is_closed`]).
     pub fn is_closed(&self) -> bool {
-        matches!(self.state, State::Closed)
+        matches!(self.state, State::Closed) && self.outbox.is_empty()
     }
 
+    /// Whether the session is open with no computation running ([`Session::is_idle`]).
+    pub fn is_idle(&self) -> bool {
+        matches!(self.state, State::AwaitServerHello | State::Ready)
+    }
+
+    /// Whether a computation may start: the hellos are done and none is running.
     pub fn is_ready(&self) -> bool {
         matches!(self.state, State::Ready)
     }
@@ -325,16 +333,17 @@ impl EvaluatorSession {
         }
     }
 
-    /// Ends the session from this side (the user cancelled): the `Error` frame to send, if any.
-    pub fn abort(&mut self, message: &str) -> Option<Vec<u8>> {
-        let was_open = !self.is_closed();
-        self.state = State::Closed;
-        self.outbox.clear();
-        was_open.then(|| Frame::Error { code: ErrorCode::Protocol as u16, message: message.into() }.encode())
+    /// Ends the session from this side — the user cancelled ([`Session::abort`]): the `Error`
+    /// frame for the server is what the next `poll_transmit` returns.
+    pub fn abort(&mut self, code: ErrorCode, message: &str) {
+        if !matches!(self.state, State::Closed) {
+            self.outbox.abort(code, message);
+            self.state = State::Closed;
+        }
     }
 
-    /// Handles one frame from the server. Errors close the session (and queue an `Error` frame
-    /// for the server unless the server itself sent the error).
+    /// Handles one frame from the server ([`Session::handle`]). Errors close the session (and
+    /// queue an `Error` frame for the server unless the server itself sent the error).
     pub fn handle(&mut self, bytes: &[u8]) -> Result<(), SessionError> {
         self.outbox.counters.received(bytes);
         let result = self.handle_frame(bytes);
@@ -345,13 +354,13 @@ impl EvaluatorSession {
     }
 
     /// Closes the session after `e`, queueing an `Error` frame for the server unless the server
-    /// itself sent the error.
+    /// itself sent the error, or the session was already closed (the first error is the one the
+    /// server hears).
     fn close_with(&mut self, e: &SessionError) {
-        self.outbox.clear();
-        if !matches!(e, SessionError::Remote { .. }) && !self.is_closed() {
-            self.outbox.push(Frame::Error { code: e.code() as u16, message: e.to_string() }.encode());
+        if !matches!(self.state, State::Closed) {
+            self.outbox.close_with(e);
+            self.state = State::Closed;
         }
-        self.state = State::Closed;
     }
 
     fn handle_frame(&mut self, bytes: &[u8]) -> Result<(), SessionError> {
@@ -554,6 +563,29 @@ impl EvaluatorSession {
         let garbler = active.garbler_stats.unwrap_or_default();
         self.events.push_back(EvaluatorEvent::Finished(Box::new(ComputationResult { service: active.service, outputs, evaluator, garbler })));
         Ok(())
+    }
+}
+
+impl Session for EvaluatorSession {
+    type Event = EvaluatorEvent;
+
+    fn handle(&mut self, frame: &[u8]) -> Result<(), SessionError> {
+        EvaluatorSession::handle(self, frame)
+    }
+    fn poll_transmit(&mut self) -> Result<Option<Vec<u8>>, SessionError> {
+        EvaluatorSession::poll_transmit(self)
+    }
+    fn poll_event(&mut self) -> Option<EvaluatorEvent> {
+        EvaluatorSession::poll_event(self)
+    }
+    fn abort(&mut self, code: ErrorCode, message: &str) {
+        EvaluatorSession::abort(self, code, message)
+    }
+    fn is_closed(&self) -> bool {
+        EvaluatorSession::is_closed(self)
+    }
+    fn is_idle(&self) -> bool {
+        EvaluatorSession::is_idle(self)
     }
 }
 

@@ -77,12 +77,14 @@ pub enum ErrorCode {
     OtCheckFailed = 9,
     /// A label returned for the garbler's outputs is not one of the wire's labels.
     OutputForged = 10,
+    /// The peer ended the session on purpose: a user cancelled a run.
+    Cancelled = 11,
 }
 
 impl ErrorCode {
     pub fn from_u16(code: u16) -> Option<Self> {
         use ErrorCode::*;
-        [Protocol, UnknownService, BadRequest, Limit, Internal, Busy, Timeout, Version, OtCheckFailed, OutputForged].into_iter().find(|c| *c as u16 == code)
+        [Protocol, UnknownService, BadRequest, Limit, Internal, Busy, Timeout, Version, OtCheckFailed, OutputForged, Cancelled].into_iter().find(|c| *c as u16 == code)
     }
 
     pub fn name(self) -> &'static str {
@@ -97,6 +99,7 @@ impl ErrorCode {
             ErrorCode::Version => "version",
             ErrorCode::OtCheckFailed => "ot-check-failed",
             ErrorCode::OutputForged => "output-forged",
+            ErrorCode::Cancelled => "cancelled",
         }
     }
 }
@@ -448,6 +451,29 @@ mod tests {
         assert_eq!(Frame::decode(&bad), Err(FrameError::Magic));
         let bad_utf8 = [tag::ERROR, 1, 0, 2, 0, 0xff, 0xfe];
         assert!(matches!(Frame::decode(&bad_utf8), Err(FrameError::Utf8 { .. })));
+    }
+
+    #[test]
+    fn error_codes_keep_their_numbers_and_names() {
+        let table = [
+            (1, "protocol"),
+            (2, "unknown-service"),
+            (3, "bad-request"),
+            (4, "limit"),
+            (5, "internal"),
+            (6, "busy"),
+            (7, "timeout"),
+            (8, "version"),
+            (9, "ot-check-failed"),
+            (10, "output-forged"),
+            (11, "cancelled"),
+        ];
+        for (number, name) in table {
+            let code = ErrorCode::from_u16(number).unwrap();
+            assert_eq!((code as u16, code.name()), (number, name));
+        }
+        assert_eq!(ErrorCode::from_u16(0), None);
+        assert_eq!(ErrorCode::from_u16(12), None, "a code this build does not know");
     }
 
     #[test]

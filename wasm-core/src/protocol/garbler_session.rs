@@ -16,7 +16,8 @@
 //! window of memory. Any unexpected frame ends the session with an `Error` frame.
 
 use super::frame::{granted_window, ComputeRequest, ErrorCode, Frame, VERSION};
-use super::stats::{Clock, Counters, Outbox, Stats};
+use super::session::{Counters, Outbox, Session};
+use super::stats::{Clock, Stats};
 use super::topology::{encode_record, end_record};
 use super::SessionError;
 use crate::block::Block;
@@ -129,6 +130,7 @@ const FRAME_SLACK: usize = 256 << 10;
 pub struct GarblerSession {
     config: GarblerConfig,
     clock: Box<dyn Clock>,
+    services: Arc<dyn Services>,
     state: State,
     window: u32,
     ot: OtSender,
@@ -147,7 +149,7 @@ pub struct GarblerSession {
 impl GarblerSession {
     /// Starts a session; its first frame — the `ServerHello`, with the base-OT points and the
     /// catalog — is ready to send before the client has said anything.
-    pub fn new(config: GarblerConfig, clock: Box<dyn Clock>, services: &dyn Services) -> Result<Self, SessionError> {
+    pub fn new(config: GarblerConfig, clock: Box<dyn Clock>, services: Arc<dyn Services>) -> Result<Self, SessionError> {
         // A fresh Δ for every session: never shared with another connection.
         let delta = random_delta().map_err(SessionError::Random)?;
         let (ot, points) = OtSender::new(delta)?;
@@ -157,6 +159,7 @@ impl GarblerSession {
             window: config.max_window,
             config,
             clock,
+            services,
             state: State::AwaitHello,
             ot,
             engine: Garbler::new(delta)?,
@@ -168,26 +171,25 @@ impl GarblerSession {
         })
     }
 
-    /// Handles one frame from the client. On error the session is closed and an `Error` frame
-    /// is queued for the client; the error is returned for the server's log.
-    pub fn handle(&mut self, bytes: &[u8], services: &dyn Services) -> Result<(), SessionError> {
+    /// Handles one frame from the client ([`Session::handle`]). On error the session is closed
+    /// and an `Error` frame is queued for the client; the error is returned for the server's log.
+    pub fn handle(&mut self, bytes: &[u8]) -> Result<(), SessionError> {
         self.before_frame = self.outbox.counters;
         self.outbox.counters.received(bytes);
-        // The first error is the one the client hears: a frame that arrives after it (the OT
-        // chunk right behind a refused request, say) must not replace its Error frame.
-        let was_closed = matches!(self.state, State::Closed);
-        let result = self.handle_frame(bytes, services);
+        // The transition takes the state (Closed meanwhile, and after an error): whether the
+        // session was open is read first.
+        let was_open = !matches!(self.state, State::Closed);
+        let result = self.handle_frame(bytes);
         if let Err(e) = &result {
-            if !was_closed {
-                self.fail(e);
-            }
+            self.fail(e, was_open);
         }
         result
     }
 
-    /// The next frame to send, garbling more if the credit window allows. `None`: nothing to
-    /// send until the client sends something.
-    pub fn poll_transmit(&mut self) -> Option<Vec<u8>> {
+    /// The next frame to send, garbling more if the credit window allows
+    /// ([`Session::poll_transmit`]). `Ok(None)`: nothing to send until the client sends
+    /// something.
+    pub fn poll_transmit(&mut self) -> Result<Option<Vec<u8>>, SessionError> {
         if self.outbox.is_empty() {
             if matches!(self.state, State::Idle) {
                 // The client's point is here and nothing else is to do: derive the base-OT keys
@@ -195,10 +197,11 @@ impl GarblerSession {
                 self.ot.finish_base_ot();
             }
             if let Err(e) = self.produce() {
-                self.fail(&e);
+                self.fail(&e, true);
+                return Err(e);
             }
         }
-        self.outbox.pop()
+        Ok(self.outbox.pop())
     }
 
 
@@ -226,11 +229,13 @@ impl GarblerSession {
         self.events.pop_front()
     }
 
+    /// Whether the session has ended and sent everything ([`Session::is_closed`]).
     pub fn is_closed(&self) -> bool {
         matches!(self.state, State::Closed) && self.outbox.is_empty()
     }
 
-    /// Whether the session is between computations (idle timeouts apply differently).
+    /// Whether the session is open with no computation running ([`Session::is_idle`]; idle
+    /// timeouts apply differently).
     pub fn is_idle(&self) -> bool {
         matches!(self.state, State::Idle | State::AwaitHello)
     }
@@ -240,23 +245,26 @@ impl GarblerSession {
         matches!(&self.state, State::Streaming(a) if a.produced - a.consumed >= self.window as u64)
     }
 
-    /// Ends the session with an error the server decided on (a timeout, shutdown).
+    /// Ends the session with an error the server decided on — a timeout, a shutdown
+    /// ([`Session::abort`]).
     pub fn abort(&mut self, code: ErrorCode, message: &str) {
-        self.outbox.clear();
-        self.outbox.push(Frame::Error { code: code as u16, message: message.into() }.encode());
-        self.state = State::Closed;
+        if !matches!(self.state, State::Closed) {
+            self.outbox.abort(code, message);
+            self.state = State::Closed;
+        }
     }
 
-    fn fail(&mut self, e: &SessionError) {
-        if matches!(e, SessionError::Remote { .. }) {
-            self.outbox.clear();
-        } else {
-            self.abort(e.code(), &e.to_string());
+    /// Closes the session after `e`. The first error is the one the client hears: a frame that
+    /// arrives after it (the OT chunk right behind a refused request, say) must not replace its
+    /// Error frame.
+    fn fail(&mut self, e: &SessionError, was_open: bool) {
+        if was_open {
+            self.outbox.close_with(e);
         }
         self.state = State::Closed;
     }
 
-    fn handle_frame(&mut self, bytes: &[u8], services: &dyn Services) -> Result<(), SessionError> {
+    fn handle_frame(&mut self, bytes: &[u8]) -> Result<(), SessionError> {
         let frame = Frame::decode(bytes)?;
         if let Frame::Error { code, message } = frame {
             return Err(SessionError::Remote { code, message });
@@ -271,7 +279,10 @@ impl GarblerSession {
                 self.ot.receive_base_ot(&base_ot)?;
                 State::Idle
             }
-            (State::Idle, Frame::Compute(request)) => self.start(request, services)?,
+            (State::Idle, Frame::Compute(request)) => {
+                let services = Arc::clone(&self.services);
+                self.start(request, services.as_ref())?
+            }
             (State::Streaming(mut active), Frame::OtChunk(message)) if active.corrected < active.evaluator_bits => {
                 self.correct_labels(&mut active, &message)?;
                 // The corrections may be the last thing the evaluator needs: it can finish, and
@@ -458,5 +469,28 @@ impl GarblerSession {
         stats = counters.since(&active.start_counters, stats.wall_ms, stats.cpu_ms, and_gates);
         self.outbox.push(Frame::Done(stats).encode());
         self.events.push_back(GarblerEvent::Finished { service: active.service, stats, garbler_outputs });
+    }
+}
+
+impl Session for GarblerSession {
+    type Event = GarblerEvent;
+
+    fn handle(&mut self, frame: &[u8]) -> Result<(), SessionError> {
+        GarblerSession::handle(self, frame)
+    }
+    fn poll_transmit(&mut self) -> Result<Option<Vec<u8>>, SessionError> {
+        GarblerSession::poll_transmit(self)
+    }
+    fn poll_event(&mut self) -> Option<GarblerEvent> {
+        GarblerSession::poll_event(self)
+    }
+    fn abort(&mut self, code: ErrorCode, message: &str) {
+        GarblerSession::abort(self, code, message)
+    }
+    fn is_closed(&self) -> bool {
+        GarblerSession::is_closed(self)
+    }
+    fn is_idle(&self) -> bool {
+        GarblerSession::is_idle(self)
     }
 }

@@ -17,6 +17,10 @@
 //!
 //! Several computations may follow on one connection: they reuse the base OTs, Δ and the AND
 //! counter (so hash tweaks stay unique under Δ). A fresh connection gets a fresh Δ.
+//!
+//! Both sessions keep the contract of the [`Session`] trait: the same verbs (`handle`,
+//! `poll_transmit`, `poll_event`, `abort`, `is_idle`, `is_closed`) with the same meaning, and one
+//! path for failures. Errors are [`SessionError`]s: data, a wire code and a kind.
 
 pub mod catalog;
 mod error;
@@ -24,6 +28,7 @@ mod evaluator_session;
 pub mod frame;
 mod garbler_session;
 pub mod service;
+mod session;
 pub mod stats;
 pub mod topology;
 
@@ -33,4 +38,5 @@ pub use evaluator_session::{ComputationResult, EvaluatorConfig, EvaluatorEvent, 
 pub use frame::{ComputeRequest, ErrorCode, Frame, FrameError};
 pub use garbler_session::{CachedCircuit, GarblerConfig, GarblerEvent, GarblerSession, GateSource, Plan, Services};
 pub use service::{BristolText, CircuitSource, ServiceDef, ServiceTable};
+pub use session::Session;
 pub use stats::{Clock, NoClock, Stats};

@@ -27,7 +27,7 @@ pub fn bristol_service(name: &str, file: &str, inputs: Vec<(&str, Party, Encodin
     ServiceDef { name: name.into(), doc: String::new(), source: CircuitSource::Bristol { text: BristolText::Embedded(text), info, inputs, outputs }, garbler_input }
 }
 
-pub fn services() -> ServiceTable {
+pub fn services() -> Arc<ServiceTable> {
     let synthetic = registry::find("synthetic").unwrap();
     let mut params = BTreeMap::new();
     params.insert("width".to_string(), 256);
@@ -46,13 +46,14 @@ pub fn services() -> ServiceTable {
             garbler_input: vec![true; 128],
         },
     ])
+    .map(Arc::new)
     .unwrap()
 }
 
 pub struct Pair {
     pub garbler: GarblerSession,
     pub evaluator: EvaluatorSession,
-    pub services: ServiceTable,
+    pub services: Arc<ServiceTable>,
 }
 
 impl Pair {
@@ -60,7 +61,7 @@ impl Pair {
         let config = GarblerConfig { max_window: 64 << 20, ..GarblerConfig::default() };
         let services = services();
         let mut pair = Pair {
-            garbler: GarblerSession::new(config, Box::new(NoClock), &services).unwrap(),
+            garbler: GarblerSession::new(config, Box::new(NoClock), services.clone()).unwrap(),
             evaluator: EvaluatorSession::new(EvaluatorConfig { window, ..EvaluatorConfig::default() }, Box::new(NoClock)).unwrap(),
             services,
         };
@@ -81,9 +82,9 @@ impl Pair {
             let mut moved = false;
             for f in drain(&mut self.evaluator).map_err(|e| format!("evaluator: {e}"))? {
                 moved = true;
-                self.garbler.handle(&alter(f), &self.services).map_err(|e| format!("garbler: {e}"))?;
+                self.garbler.handle(&alter(f)).map_err(|e| format!("garbler: {e}"))?;
             }
-            while let Some(f) = self.garbler.poll_transmit() {
+            while let Some(f) = self.garbler.poll_transmit().unwrap() {
                 moved = true;
                 self.evaluator.handle(&f).map_err(|e| format!("evaluator: {e}"))?;
             }
