@@ -43,60 +43,18 @@
 //! ```
 
 pub mod base;
+mod error;
 pub mod chosen;
 pub mod gf128;
 pub mod iknp;
 pub mod kos;
 pub mod transpose;
 
+pub use error::{BasePoint, OtError};
 pub use kos::{message_len, SessionId, MAX_CHUNK};
 
 use crate::block::Block;
-use core::fmt;
 use sha2::{Digest, Sha256};
-
-/// Everything that can go wrong in OT. Any error ends the session.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum OtError {
-    #[error("{what}: expected {expected} bytes, got {actual}")]
-    WrongLength { what: &'static str, expected: usize, actual: usize },
-    #[error("{point} is not a valid Ristretto255 encoding")]
-    InvalidPoint { point: BasePoint },
-    #[error("{point} is the identity element")]
-    IdentityPoint { point: BasePoint },
-    #[error("out of order: expected {expected}, got {got}")]
-    OutOfOrder { expected: &'static str, got: &'static str },
-    #[error("{count} OTs in one chunk; at most {max} are allowed")]
-    ChunkTooLarge { count: usize, max: usize },
-    #[error("base OTs {start}..{end} asked for; there are {count}")]
-    OtRange { start: usize, end: usize, count: usize },
-    #[error("Δ must have its least significant bit set (point-and-permute)")]
-    DeltaLsbNotSet,
-    /// The receiver's OT-extension chunk failed the KOS consistency check: it did not use one
-    /// choice vector in every column (or its message was altered, or replayed from elsewhere).
-    #[error("OT-extension chunk {chunk} failed the consistency check")]
-    CheckFailed { chunk: u64 },
-    #[error("the operating system's random number generator failed: {0}")]
-    Random(getrandom::Error),
-}
-
-/// Which point of the base OTs an error is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BasePoint {
-    /// R, the base-OT sender's (evaluator's) point.
-    SenderKey,
-    /// P_j, the base-OT receiver's (garbler's) point of OT j.
-    ReceiverKey(usize),
-}
-
-impl fmt::Display for BasePoint {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            BasePoint::SenderKey => write!(f, "base-OT point R"),
-            BasePoint::ReceiverKey(j) => write!(f, "base-OT point P_{j}"),
-        }
-    }
-}
 
 /// The evaluator's side: correlated-OT receiver (and base-OT sender).
 pub struct OtReceiver {

@@ -236,7 +236,7 @@ impl Frame {
             }
             Frame::Done(stats) => {
                 w.u8(tag::DONE);
-                stats.encode(&mut w.0);
+                write_stats(stats, &mut w);
             }
             Frame::Error { code, message } => {
                 w.u8(tag::ERROR);
@@ -298,7 +298,7 @@ impl Frame {
             }
             tag::DATA => Frame::Data(r.rest()),
             tag::LABEL_CORRECTIONS => Frame::LabelCorrections(r.rest()),
-            tag::DONE => Frame::Done(Stats::decode(&mut r)?),
+            tag::DONE => Frame::Done(read_stats(&mut r)?),
             tag::ERROR => {
                 let code = r.u16("code")?;
                 let n = r.u16("message length")? as usize;
@@ -309,6 +309,32 @@ impl Frame {
         r.finish()?;
         Ok(frame)
     }
+}
+
+/// A `Done` frame's body: wall time f64, a CPU-time flag u8 and the CPU time f64, then bytes
+/// sent, bytes received, AND gates, frames sent and frames received, u64 each.
+fn write_stats(stats: &Stats, w: &mut Writer) {
+    w.bytes(&stats.wall_ms.to_le_bytes());
+    w.u8(stats.cpu_ms.is_some() as u8);
+    w.bytes(&stats.cpu_ms.unwrap_or(0.0).to_le_bytes());
+    for v in [stats.bytes_sent, stats.bytes_received, stats.and_gates, stats.frames_sent, stats.frames_received] {
+        w.u64(v);
+    }
+}
+
+fn read_stats(r: &mut Reader<'_>) -> Result<Stats, FrameError> {
+    let wall_ms = r.f64("wall time")?;
+    let has_cpu = r.u8("cpu flag")? == 1;
+    let cpu = r.f64("cpu time")?;
+    Ok(Stats {
+        wall_ms,
+        cpu_ms: has_cpu.then_some(cpu),
+        bytes_sent: r.u64("bytes sent")?,
+        bytes_received: r.u64("bytes received")?,
+        and_gates: r.u64("and gates")?,
+        frames_sent: r.u64("frames sent")?,
+        frames_received: r.u64("frames received")?,
+    })
 }
 
 fn truncate_utf8(s: &str, max: usize) -> &str {
@@ -322,7 +348,7 @@ fn truncate_utf8(s: &str, max: usize) -> &str {
     &s[..end]
 }
 
-pub(crate) struct Writer(pub Vec<u8>);
+struct Writer(Vec<u8>);
 
 impl Writer {
     pub fn u8(&mut self, v: u8) {
@@ -348,7 +374,7 @@ impl Writer {
 }
 
 /// Reads a frame body, naming what is missing.
-pub(crate) struct Reader<'a> {
+struct Reader<'a> {
     frame: &'static str,
     rest: &'a [u8],
 }
