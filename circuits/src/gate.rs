@@ -6,6 +6,10 @@
 /// Index of a wire-value slot.
 pub type Slot = u32;
 
+/// Gates per batch: large enough to amortise per-batch work, small enough that a batch (16 bytes
+/// a gate, plus its garbled tables) stays in cache.
+pub const BATCH_GATES: usize = 4096;
+
 /// The two parties. The garbler is the server, the evaluator the browser.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Party {

@@ -12,6 +12,7 @@ pub mod int;
 pub mod library;
 pub mod program;
 pub mod registry;
+pub mod spec;
 pub mod value;
 
 #[cfg(any(test, feature = "testing"))]
@@ -19,6 +20,6 @@ pub mod testing;
 
 pub use backend::{Counter, Plaintext};
 pub use builder::{Bit, Builder};
-pub use gate::{Batch, Gate, GateCounts, Party, Reveal, Slot};
+pub use gate::{Batch, Gate, GateCounts, Party, Reveal, Slot, BATCH_GATES};
 pub use int::{SInt, UInt};
-pub use program::{count_and_gates, Backend, BuildError, Encoding, InputField, OutputField, Program, Runner, RunSummary, Shape, BATCH_GATES};
+pub use program::{count_and_gates, Backend, BuildError, Encoding, InputField, OutputField, Program, Runner, RunSummary, Shape};

@@ -7,7 +7,7 @@
 //! after any step, the browser's evaluator can pause while it waits for the network.
 
 use crate::builder::Builder;
-use crate::gate::{Batch, GateCounts, Party, Reveal};
+use crate::gate::{Batch, GateCounts, Party, Reveal, BATCH_GATES};
 use thiserror::Error;
 
 /// How an input's bits are written, so clients can accept friendlier values than integers.
@@ -110,10 +110,6 @@ pub trait Backend {
     type Error;
     fn process(&mut self, batch: &Batch) -> Result<(), Self::Error>;
 }
-
-/// Gates per batch: large enough to amortise per-batch work, small enough that a batch (16 bytes
-/// a gate, plus its garbled tables) stays in cache.
-pub const BATCH_GATES: usize = 4096;
 
 /// Runs a program a batch at a time.
 pub struct Runner<'p> {

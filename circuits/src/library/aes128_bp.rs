@@ -20,7 +20,7 @@ use crate::builder::{Bit, Builder};
 use crate::gate::{Gate, Party, Reveal, Slot};
 use crate::library::boyar_peralta::{emit_sub_bytes, scratch_slots, sub_byte};
 use crate::program::{BuildError, Encoding, InputField, OutputField, Program, Shape};
-use crate::registry::{GarblerSecret, ParamSpec, Params, ProgramSpec};
+use crate::spec::{GarblerSecret, ParamSpec, Params, ProgramSpec};
 use crate::value;
 
 pub const SPEC: ProgramSpec = ProgramSpec {

@@ -13,7 +13,7 @@ use crate::gate::{Party, Reveal};
 use crate::int::UInt;
 use crate::library::{differ_lanes, StepBudget, STEP_GATES};
 use crate::program::{BuildError, InputField, Program, Shape};
-use crate::registry::{GarblerSecret, ParamSpec, Params, ProgramSpec};
+use crate::spec::{GarblerSecret, ParamSpec, Params, ProgramSpec};
 use crate::value;
 
 pub const SPEC: ProgramSpec = ProgramSpec {

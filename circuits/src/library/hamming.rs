@@ -14,7 +14,7 @@ use crate::gate::{Party, Reveal};
 use crate::int::{bit_width, UInt};
 use crate::library::{StepBudget, UnusedInputs};
 use crate::program::{BuildError, Program, Shape};
-use crate::registry::{ParamSpec, Params, ProgramSpec};
+use crate::spec::{ParamSpec, Params, ProgramSpec};
 
 const N: ParamSpec = ParamSpec { name: "n", doc: "bits in each party's vector", default: 900, min: 1, max: 1 << 32 };
 

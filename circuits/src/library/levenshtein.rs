@@ -49,7 +49,7 @@ use crate::int::{bit_width, UInt};
 use crate::library::hamming::BitCounter;
 use crate::library::{differ_lanes, StepBudget, UnusedInputs};
 use crate::program::{BuildError, Encoding, InputField, Program, Shape};
-use crate::registry::{ParamSpec, Params, ProgramSpec};
+use crate::spec::{ParamSpec, Params, ProgramSpec};
 use std::collections::VecDeque;
 
 const N: ParamSpec = ParamSpec { name: "n", doc: "symbols in the garbler's string", default: 200, min: 0, max: 1 << 20 };

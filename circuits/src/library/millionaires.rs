@@ -10,7 +10,7 @@ use crate::builder::{Bit, Builder};
 use crate::gate::{Party, Reveal};
 use crate::library::StepBudget;
 use crate::program::{BuildError, Program, Shape};
-use crate::registry::{ParamSpec, ProgramSpec};
+use crate::spec::{ParamSpec, ProgramSpec};
 
 pub const SPEC: ProgramSpec = ProgramSpec {
     name: "millionaires",

@@ -16,7 +16,7 @@ use crate::gate::{Party, Reveal};
 use crate::int::{bit_width, UInt};
 use crate::library::StepBudget;
 use crate::program::{BuildError, InputField, Program, Shape};
-use crate::registry::{GarblerSecret, ParamSpec, Params, ProgramSpec};
+use crate::spec::{GarblerSecret, ParamSpec, Params, ProgramSpec};
 
 pub const SPEC: ProgramSpec = ProgramSpec {
     name: "minimum",

@@ -15,7 +15,7 @@ use crate::gate::{Party, Reveal};
 use crate::int::UInt;
 use crate::library::{and_lanes, differ_lanes, StepBudget, STEP_GATES};
 use crate::program::{BuildError, Program, Shape};
-use crate::registry::{ParamSpec, ProgramSpec};
+use crate::spec::{ParamSpec, ProgramSpec};
 
 pub const SPEC: ProgramSpec = ProgramSpec {
     name: "psi",

@@ -33,7 +33,7 @@ use crate::int::{bit_width, signed_width, SInt, UInt};
 use crate::library::blosum62::{Column, GarblerRow, ScoreLookup, AMINO_ACIDS, MAX_SCORE, MIN_SCORE, SYMBOL_BITS};
 use crate::library::{StepBudget, UnusedInputs};
 use crate::program::{BuildError, Encoding, InputField, Program, Shape};
-use crate::registry::{GarblerSecret, ParamSpec, Params, ProgramSpec};
+use crate::spec::{GarblerSecret, ParamSpec, Params, ProgramSpec};
 
 /// The gap penalty 12 + 7x: the first symbol of a gap costs 19, each further one 7.
 pub const GAP_OPEN: i64 = 12;

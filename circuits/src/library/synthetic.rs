@@ -14,7 +14,7 @@
 use crate::builder::Builder;
 use crate::gate::{Gate, GateCounts, Party, Reveal, Slot};
 use crate::program::{BuildError, Program, Shape};
-use crate::registry::{ParamSpec, Params, ProgramSpec};
+use crate::spec::{ParamSpec, Params, ProgramSpec};
 
 pub const SPEC: ProgramSpec = ProgramSpec {
     name: "synthetic",
