@@ -1,6 +1,6 @@
 //! `garblet circuit stats|eval|list`: inspect and evaluate circuits in the clear.
 
-use crate::client::commands::input_bits;
+use crate::client::commands::{input_bits, parse_param};
 use crate::client::display;
 use garblet_circuits::bristol::{self, default_io, BristolInfo, BristolProgram};
 use garblet_circuits::registry::{self, Params, ProgramSpec};
@@ -73,13 +73,6 @@ impl CircuitArg {
             (None, None) => Err("give a circuit FILE or --builtin NAME".into()),
         }
     }
-}
-
-/// `k=v` with v an unsigned integer.
-pub fn parse_param(text: &str) -> Result<(String, u64), String> {
-    let (k, v) = text.split_once('=').ok_or_else(|| format!("parameter '{text}' is not k=v"))?;
-    let v: u64 = v.trim().replace('_', "").parse().map_err(|_| format!("parameter {k}: '{v}' is not an unsigned integer"))?;
-    Ok((k.trim().to_string(), v))
 }
 
 fn scan_file(path: &Path) -> Result<BristolInfo, CmdError> {

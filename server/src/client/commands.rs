@@ -2,7 +2,6 @@
 
 use super::display::{self, thousands, Shown};
 use super::{Client, ClientError, ConnectOptions};
-use crate::circuit_cmd::parse_param;
 use garblet_circuits::{value, Party};
 use garblet_core::protocol::catalog::{Catalog, CircuitInfo, EncodingInfo, FieldInfo, ParamInfo, ServiceInfo};
 use garblet_core::protocol::{ComputationResult, Stats};
@@ -241,6 +240,13 @@ fn parse_inputs(info: &ServiceInfo, params: &mut Vec<(String, u64)>, texts: &[St
         bits.extend(value.bits(field.bits, &declared.encoding).map_err(|e| usage(format!("input {}: {e}", field.name)))?);
     }
     Ok(bits)
+}
+
+/// `k=v` with v an unsigned integer.
+pub(crate) fn parse_param(text: &str) -> Result<(String, u64), String> {
+    let (k, v) = text.split_once('=').ok_or_else(|| format!("parameter '{text}' is not k=v"))?;
+    let v: u64 = v.trim().replace('_', "").parse().map_err(|_| format!("parameter {k}: '{v}' is not an unsigned integer"))?;
+    Ok((k.trim().to_string(), v))
 }
 
 /// One input's bits from its text as typed (see [`INPUT_HELP`]).

@@ -256,7 +256,7 @@ impl Config {
         let invalid = |message: String| ConfigError::Invalid { origin: origin.into(), message };
         config.limits.check().map_err(invalid)?;
         config.listen_addr()?;
-        super::http::OriginPolicy::new(&config.server.allowed_origins, config.server.allow_missing_origin).map_err(invalid)?;
+        super::origin::OriginPolicy::new(&config.server.allowed_origins, config.server.allow_missing_origin).map_err(invalid)?;
         if config.services.is_empty() {
             return Err(invalid("no [[service]] is defined".into()));
         }
@@ -279,6 +279,20 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_default_origins_are_local_pages_and_native_clients() {
+        let defaults = ServerConfig::default();
+        let p = super::super::origin::OriginPolicy::new(&defaults.allowed_origins, true).unwrap();
+        assert!(p.allows(None));
+        assert!(p.allows(Some("http://localhost:5173")));
+        assert!(p.allows(Some("http://LOCALHOST")));
+        assert!(p.allows(Some("http://[::1]:8080")));
+        assert!(!p.allows(Some("http://localhost.evil.com")));
+        assert!(!p.allows(Some("http://localhost:80x")));
+        assert!(!p.allows(Some("https://example.com")));
+        assert!(!p.allows(Some("null")));
+    }
 
     #[test]
     fn the_embedded_default_parses() {

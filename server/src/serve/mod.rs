@@ -1,28 +1,33 @@
 //! `garblet serve`: the garbling server.
 //!
-//! Data flow: the configuration ([`config`], [`values`], [`bundled`]) becomes the service table
-//! ([`services`]); the accept loop (here) hands each connection to [`connection`], which answers
-//! plain HTTP ([`http`]: health, metrics, the catalog) or pumps a WebSocket for a session whose
-//! garbler runs on its own thread ([`session`]); [`metrics`] counts it all.
+//! Data flow: the configuration ([`config`], [`values`], [`bundled`], [`origin`]) becomes the
+//! service table ([`services`]) and what every connection shares ([`server`]); the accept loop
+//! (here) hands each connection to [`connection`], which answers plain HTTP ([`http`]: health,
+//! metrics, the catalog) or pumps a WebSocket ([`socket`]) for a session whose garbler runs on
+//! its own thread ([`session`]); [`metrics`] counts it all.
 
 pub mod bundled;
 pub mod config;
 mod connection;
 pub mod http;
 pub mod metrics;
+pub mod origin;
 mod raw;
+mod server;
 pub mod services;
 mod session;
+mod socket;
 mod tls;
 pub mod values;
 
-use config::{Config, ConfigError, Limits};
-use garblet_core::protocol::{GarblerConfig, ServiceTable};
+use config::{Config, ConfigError};
+use garblet_core::protocol::ServiceTable;
 use metrics::Metrics;
+use server::{Phase, Server};
 use services::ServiceError;
 use std::net::SocketAddr;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use thiserror::Error;
@@ -43,44 +48,6 @@ pub enum ServeError {
     Bind { addr: SocketAddr, source: std::io::Error },
     #[error("{0}")]
     Io(#[from] std::io::Error),
-}
-
-/// Where the server is in its life; sessions hear of changes through a watch channel.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Phase {
-    Running,
-    /// Ctrl-C: no new connections; running computations may finish.
-    Draining,
-    /// The grace period is over: every session ends now.
-    Aborting,
-}
-
-/// What every connection shares.
-pub struct Server {
-    pub services: Arc<ServiceTable>,
-    pub limits: Limits,
-    pub origins: http::OriginPolicy,
-    pub raw_throughput_endpoint: bool,
-    pub metrics: Arc<Metrics>,
-    /// One permit per running session (`max_sessions`).
-    pub sessions: Arc<Semaphore>,
-    pub shutdown: watch::Receiver<Phase>,
-    next_id: AtomicU64,
-}
-
-impl Server {
-    fn next_session_id(&self) -> u64 {
-        self.next_id.fetch_add(1, Ordering::Relaxed) + 1
-    }
-
-    fn garbler_config(&self) -> GarblerConfig {
-        GarblerConfig {
-            max_window: self.limits.max_window_bytes,
-            max_frame: self.limits.max_frame_bytes,
-            data_frame: self.limits.data_frame_bytes as usize,
-            max_and_gates: self.limits.max_and_gates_per_session,
-        }
-    }
 }
 
 /// Structured logs on stderr; `GARBLET_LOG` filters them (default `info`).
@@ -116,7 +83,7 @@ async fn serve(config: Config, services: ServiceTable) -> Result<(), ServeError>
     let tls = config.server.tls.as_ref().map(|t| tls::acceptor(&config, t)).transpose().map_err(ServeError::Tls)?;
     let listener = TcpListener::bind(addr).await.map_err(|source| ServeError::Bind { addr, source })?;
     let local = listener.local_addr()?;
-    let origins = http::OriginPolicy::new(&config.server.allowed_origins, config.server.allow_missing_origin)
+    let origins = origin::OriginPolicy::new(&config.server.allowed_origins, config.server.allow_missing_origin)
         .map_err(|message| ConfigError::Invalid { origin: config.origin.clone(), message })?;
     let (shutdown_tx, shutdown_rx) = watch::channel(Phase::Running);
     let server = Arc::new(Server {

@@ -6,8 +6,8 @@
 //! that belongs to garbling; here nothing is written, so the CPU a transfer takes is the
 //! transport's alone.
 
-use super::connection::{close, write_frames, Outbox, WebSocket, LINGER};
-use super::Server;
+use super::server::Server;
+use super::socket::{close, write_frames, Outbox, WebSocket, LINGER};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tracing::{info, warn};
 

@@ -1,0 +1,51 @@
+//! How the native client fails: what the user asked for, the connection, the server, or the
+//! protocol — and the process exit code of each.
+
+use garblet_core::protocol::{ErrorCode, ErrorKind, SessionError};
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum ClientError {
+    #[error("bad server URL '{url}': {reason}")]
+    Url { url: String, reason: String },
+    #[error("cannot connect to {url}: {source}")]
+    Connect { url: String, source: std::io::Error },
+    #[error("TLS: {0}")]
+    Tls(String),
+    #[error("the WebSocket handshake with {url} failed: {reason}")]
+    Handshake { url: String, reason: String },
+    /// A mistake in what the user asked for, found before anything was sent.
+    #[error("{0}")]
+    Usage(String),
+    #[error("the server ended the session ({code}): {message}")]
+    Server { code: String, message: String },
+    #[error("protocol error: {0}")]
+    Protocol(SessionError),
+    #[error("the connection was lost: {0}")]
+    Connection(String),
+}
+
+impl ClientError {
+    /// The process exit code (`garblet --help` lists them): 2 for a mistake in what was asked,
+    /// found before anything was computed; 1 when the connection or the computation failed.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            ClientError::Usage(_) | ClientError::Url { .. } => 2,
+            ClientError::Connect { .. } | ClientError::Tls(_) | ClientError::Handshake { .. } | ClientError::Connection(_) | ClientError::Server { .. } | ClientError::Protocol(_) => 1,
+        }
+    }
+}
+
+impl From<SessionError> for ClientError {
+    fn from(e: SessionError) -> Self {
+        match e {
+            SessionError::Remote { code, message } => {
+                let code = ErrorCode::from_u16(code).map_or_else(|| format!("code {code}"), |c| c.name().to_string());
+                ClientError::Server { code, message }
+            }
+            // Refused before anything was sent: what the user asked does not fit.
+            input if input.kind() == ErrorKind::Input => ClientError::Usage(input.to_string()),
+            other => ClientError::Protocol(other),
+        }
+    }
+}

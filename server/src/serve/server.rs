@@ -1,0 +1,48 @@
+//! What every connection shares: the server's services, limits and counters, and where the
+//! server is in its life.
+
+use super::config::Limits;
+use super::metrics::Metrics;
+use super::origin::OriginPolicy;
+use garblet_core::protocol::{GarblerConfig, ServiceTable};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use tokio::sync::{watch, Semaphore};
+
+/// Where the server is in its life; sessions hear of changes through a watch channel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Running,
+    /// Ctrl-C: no new connections; running computations may finish.
+    Draining,
+    /// The grace period is over: every session ends now.
+    Aborting,
+}
+
+/// What every connection shares.
+pub struct Server {
+    pub services: Arc<ServiceTable>,
+    pub limits: Limits,
+    pub origins: OriginPolicy,
+    pub raw_throughput_endpoint: bool,
+    pub metrics: Arc<Metrics>,
+    /// One permit per running session (`max_sessions`).
+    pub sessions: Arc<Semaphore>,
+    pub shutdown: watch::Receiver<Phase>,
+    pub(super) next_id: AtomicU64,
+}
+
+impl Server {
+    pub(super) fn next_session_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    pub(super) fn garbler_config(&self) -> GarblerConfig {
+        GarblerConfig {
+            max_window: self.limits.max_window_bytes,
+            max_frame: self.limits.max_frame_bytes,
+            data_frame: self.limits.data_frame_bytes as usize,
+            max_and_gates: self.limits.max_and_gates_per_session,
+        }
+    }
+}
