@@ -6,6 +6,14 @@
 //! * [`ot`]: base OT and correlated OT extension.
 //! * [`protocol`]: the session protocol, sans-IO.
 //! * `wasm` (WebAssembly only): the evaluator session for JavaScript.
+//!
+//! Three types are 128 bits wide, one per job:
+//!
+//! * [`Block`]: a label, Δ, a key, an OT row — the plain value (a `u128`) of every interface.
+//! * `garble::simd_block::SimdBlock` (private): a `Block` in a SIMD register (`__m128i`, wasm
+//!   `v128`), same bytes in the same order, for the garbling and evaluating loops.
+//! * [`aes::bitsliced::SliceRegister`]: one of the eight registers of the bitsliced AES state —
+//!   bit *i* of every byte of eight blocks, not a block — for AES in WebAssembly.
 
 pub mod aes;
 pub mod block;

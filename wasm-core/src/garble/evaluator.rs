@@ -1,6 +1,6 @@
 //! The evaluator engine: one active label per slot, garbled tables in.
 
-use super::lane::{as_blocks, Lane};
+use super::simd_block::{as_blocks, SimdBlock};
 use super::{payload_len, GarbleError, PendingSlots, TweakHash, EVAL_GROUP};
 use crate::block::Block;
 use garblet_circuits::{Batch, Gate, Party, Slot};
@@ -10,7 +10,7 @@ use garblet_circuits::{Batch, Gate, Party, Slot};
 pub struct Evaluator {
     hash: TweakHash,
     /// The active label of each slot.
-    labels: Vec<Lane>,
+    labels: Vec<SimdBlock>,
     pending: PendingSlots,
     group: AndGroup,
     // Per computation:
@@ -29,16 +29,16 @@ struct AndGroup {
     next_index: u64,
     out: [Slot; EVAL_GROUP],
     /// Everything of each AND's output label but the two π outputs (see `push`).
-    masks: [Lane; EVAL_GROUP],
+    masks: [SimdBlock; EVAL_GROUP],
     /// The hash inputs σ(A) ⊕ j, σ(B) ⊕ j' per AND.
-    y: [Lane; 2 * EVAL_GROUP],
+    y: [SimdBlock; 2 * EVAL_GROUP],
 }
 
 impl AndGroup {
     #[inline(always)]
-    fn push(&mut self, la: Lane, lb: Lane, out: Slot, tg: Lane, te: Lane, one: Lane) {
+    fn push(&mut self, la: SimdBlock, lb: SimdBlock, out: Slot, tg: SimdBlock, te: SimdBlock, one: SimdBlock) {
         let k = self.len % EVAL_GROUP;
-        let j0 = Lane::tweak(self.next_index);
+        let j0 = SimdBlock::tweak(self.next_index);
         self.next_index += 1;
         self.out[k] = out;
         let (sa, sb) = (la.sigma(), lb.sigma());
@@ -50,7 +50,7 @@ impl AndGroup {
         self.len = k + 1;
     }
 
-    fn flush(&mut self, hash: &TweakHash, labels: &mut [Lane], pending: &mut PendingSlots) {
+    fn flush(&mut self, hash: &TweakHash, labels: &mut [SimdBlock], pending: &mut PendingSlots) {
         let n = self.len;
         if n == 0 {
             return;
@@ -76,7 +76,7 @@ impl Evaluator {
             hash: TweakHash::new(),
             labels: Vec::new(),
             pending: PendingSlots::default(),
-            group: AndGroup { len: 0, next_index: 0, out: [0; EVAL_GROUP], masks: [Lane::ZERO; EVAL_GROUP], y: [Lane::ZERO; 2 * EVAL_GROUP] },
+            group: AndGroup { len: 0, next_index: 0, out: [0; EVAL_GROUP], masks: [SimdBlock::ZERO; EVAL_GROUP], y: [SimdBlock::ZERO; 2 * EVAL_GROUP] },
             evaluator_labels: Vec::new(),
             next_evaluator_input: 0,
             outputs: Vec::new(),
@@ -119,7 +119,7 @@ impl Evaluator {
         }
         let slots = batch.slots as usize;
         if self.labels.len() < slots {
-            self.labels.resize(slots, Lane::ZERO);
+            self.labels.resize(slots, SimdBlock::ZERO);
         }
         let garbler_inputs = batch.counts.inputs[Party::Garbler.index()] as usize;
         let (blocks, decode_bits) = payload.split_at(payload.len() - (batch.counts.outputs_to_evaluator as usize).div_ceil(8));
@@ -129,7 +129,7 @@ impl Evaluator {
         let mut tables = tables.chunks_exact(2);
         let mut garbler_labels = garbler_labels.iter();
         let mut decoded = 0;
-        let one = Lane::from_block(Block(1));
+        let one = SimdBlock::from_block(Block(1));
 
         let Evaluator { hash, labels, pending, group, evaluator_labels, next_evaluator_input, outputs, garbler_output_labels } = self;
         let labels = labels.as_mut_slice();
@@ -149,8 +149,8 @@ impl Evaluator {
                 }
                 // The payload length was checked: there is a table for every AND.
                 let (tg, te) = match tables.next() {
-                    Some([tg, te]) => (Lane::read(tg), Lane::read(te)),
-                    _ => (Lane::ZERO, Lane::ZERO),
+                    Some([tg, te]) => (SimdBlock::read(tg), SimdBlock::read(te)),
+                    _ => (SimdBlock::ZERO, SimdBlock::ZERO),
                 };
                 group.push(labels[a as usize], labels[b as usize], out, tg, te, one);
                 pending.set(out);
@@ -173,11 +173,11 @@ impl Evaluator {
                         group.flush(hash, labels, pending);
                     }
                     labels[out as usize] = if party == Party::Garbler {
-                        garbler_labels.next().map(Lane::read).unwrap_or(Lane::ZERO)
+                        garbler_labels.next().map(SimdBlock::read).unwrap_or(SimdBlock::ZERO)
                     } else {
                         let label = *evaluator_labels.get(*next_evaluator_input).ok_or(GarbleError::InputsExhausted("evaluator"))?;
                         *next_evaluator_input += 1;
-                        Lane::from_block(label)
+                        SimdBlock::from_block(label)
                     };
                 }
                 Gate::Output { a, to } => {

@@ -1,6 +1,6 @@
 //! The garbler engine: zero-labels per slot, garbled tables out.
 
-use super::lane::{as_blocks, Lane};
+use super::simd_block::{as_blocks, SimdBlock};
 use super::{pack_bits, GarbleError, OutputError, PendingSlots, TweakHash, GARBLE_GROUP};
 use crate::aes::AesCtr;
 use crate::block::Block;
@@ -12,7 +12,7 @@ pub struct Garbler {
     delta: Block,
     hash: TweakHash,
     /// The zero-label of each slot.
-    labels: Vec<Lane>,
+    labels: Vec<SimdBlock>,
     pending: PendingSlots,
     group: AndGroup,
     label_prg: AesCtr,
@@ -40,11 +40,11 @@ enum OwnOutput {
     Public(bool),
 }
 
-/// Δ and what is derived from it, as lanes.
+/// Δ and what is derived from it, as SIMD blocks.
 struct Keys {
-    delta: Lane,
-    sigma_delta: Lane,
-    one: Lane,
+    delta: SimdBlock,
+    sigma_delta: SimdBlock,
+    one: SimdBlock,
 }
 
 /// ANDs waiting to be hashed together. `push` only records each AND's input zero-labels;
@@ -53,16 +53,16 @@ struct AndGroup {
     len: usize,
     /// The session-wide index of the next AND to flush: its tweaks are 2i and 2i+1.
     next_index: u64,
-    a0: [Lane; GARBLE_GROUP],
-    b0: [Lane; GARBLE_GROUP],
+    a0: [SimdBlock; GARBLE_GROUP],
+    b0: [SimdBlock; GARBLE_GROUP],
     out: [Slot; GARBLE_GROUP],
     /// Hash inputs σ(A0) ⊕ j, σ(A1) ⊕ j, σ(B0) ⊕ j', σ(B1) ⊕ j' per AND.
-    y: [Lane; 4 * GARBLE_GROUP],
+    y: [SimdBlock; 4 * GARBLE_GROUP],
 }
 
 impl AndGroup {
     #[inline(always)]
-    fn push(&mut self, a0: Lane, b0: Lane, out: Slot) {
+    fn push(&mut self, a0: SimdBlock, b0: SimdBlock, out: Slot) {
         let k = self.len % GARBLE_GROUP;
         self.a0[k] = a0;
         self.b0[k] = b0;
@@ -71,7 +71,7 @@ impl AndGroup {
     }
 
     /// Hashes the group, appends its tables to `payload` and writes its output zero-labels.
-    fn flush(&mut self, hash: &TweakHash, keys: &Keys, labels: &mut [Lane], pending: &mut PendingSlots, payload: &mut Vec<u8>) {
+    fn flush(&mut self, hash: &TweakHash, keys: &Keys, labels: &mut [SimdBlock], pending: &mut PendingSlots, payload: &mut Vec<u8>) {
         let n = self.len;
         if n == 0 {
             return;
@@ -80,7 +80,7 @@ impl AndGroup {
         let sd = keys.sigma_delta;
         for (k, ((a, b), y)) in a0.iter().zip(b0).zip(y.as_chunks_mut::<4>().0).enumerate() {
             // Tweaks 2i and 2i+1 for the i-th AND of the session: unique under this Δ.
-            let j0 = Lane::tweak(self.next_index + k as u64);
+            let j0 = SimdBlock::tweak(self.next_index + k as u64);
             let j1 = j0 ^ keys.one;
             // σ(A1) = σ(A0 ⊕ Δ) = σ(A0) ⊕ σ(Δ), as σ is linear.
             let (sa, sb) = (a.sigma(), b.sigma());
@@ -131,10 +131,10 @@ impl Garbler {
             group: AndGroup {
                 len: 0,
                 next_index: 0,
-                a0: [Lane::ZERO; GARBLE_GROUP],
-                b0: [Lane::ZERO; GARBLE_GROUP],
+                a0: [SimdBlock::ZERO; GARBLE_GROUP],
+                b0: [SimdBlock::ZERO; GARBLE_GROUP],
                 out: [0; GARBLE_GROUP],
-                y: [Lane::ZERO; 4 * GARBLE_GROUP],
+                y: [SimdBlock::ZERO; 4 * GARBLE_GROUP],
             },
             label_prg,
             garbler_inputs: Vec::new(),
@@ -230,7 +230,7 @@ impl Garbler {
     pub fn garble(&mut self, batch: &Batch, out: &mut Vec<u8>) -> Result<(), GarbleError> {
         let slots = batch.slots as usize;
         if self.labels.len() < slots {
-            self.labels.resize(slots, Lane::ZERO);
+            self.labels.resize(slots, SimdBlock::ZERO);
         }
         let garbler_inputs = batch.counts.inputs[Party::Garbler.index()] as usize;
         self.fresh_labels.resize(garbler_inputs, Block::ZERO);
@@ -241,8 +241,8 @@ impl Garbler {
 
         // Locals, so the hot loop keeps them in registers.
         let Garbler { delta, hash, labels, pending, group, garbler_inputs: g_bits, next_garbler_input, evaluator_zero_labels, next_evaluator_input, own_outputs, fresh_labels, input_labels, decode_bits, .. } = self;
-        let delta = Lane::from_block(*delta);
-        let keys = Keys { delta, sigma_delta: delta.sigma(), one: Lane::from_block(Block(1)) };
+        let delta = SimdBlock::from_block(*delta);
+        let keys = Keys { delta, sigma_delta: delta.sigma(), one: SimdBlock::from_block(Block(1)) };
         let labels = labels.as_mut_slice();
         let mut fresh = fresh_labels.iter();
 
@@ -278,7 +278,7 @@ impl Garbler {
                     labels[o as usize] = if party == Party::Garbler {
                         let bit = *g_bits.get(*next_garbler_input).ok_or(GarbleError::InputsExhausted("garbler"))?;
                         *next_garbler_input += 1;
-                        let zero = Lane::from_block(*fresh.next().ok_or(GarbleError::InputsExhausted("garbler"))?);
+                        let zero = SimdBlock::from_block(*fresh.next().ok_or(GarbleError::InputsExhausted("garbler"))?);
                         let mut active = [0u8; 16];
                         (zero ^ keys.delta.select(bit)).write(&mut active);
                         input_labels.push(active);
@@ -286,7 +286,7 @@ impl Garbler {
                     } else {
                         let zero = *evaluator_zero_labels.get(*next_evaluator_input).ok_or(GarbleError::InputsExhausted("evaluator"))?;
                         *next_evaluator_input += 1;
-                        Lane::from_block(zero)
+                        SimdBlock::from_block(zero)
                     };
                 }
                 Gate::Output { a, to } => {

@@ -20,7 +20,7 @@
 mod evaluator;
 mod garbler;
 mod hash;
-mod lane;
+mod simd_block;
 
 pub use evaluator::Evaluator;
 pub use garbler::Garbler;

@@ -27,12 +27,12 @@
 //! The data path has no table lookups and no data-dependent branches. The key schedule uses
 //! [`expand_key`], which looks the key up in a table: keys must be public, as π's is.
 
-mod lane;
+mod register;
 mod sbox;
 
-pub use lane::Lane;
+pub use register::SliceRegister;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-pub use lane::Simd128;
+pub use register::Simd128;
 
 use super::expand::expand_key;
 use crate::block::Block;
@@ -46,14 +46,14 @@ type State<L> = [L; 8];
 
 /// AES-128 encryption under a public key, [`BATCH`] blocks at a time, on registers `L`.
 #[derive(Clone)]
-pub struct BitslicedAes<L: Lane> {
+pub struct BitslicedAes<L: SliceRegister> {
     /// Round key `i`, bitsliced like the state (every bit of a byte spread over its eight
     /// blocks), in the representation of round `i`, with the S-box constant 0x63 added for
     /// `i ≥ 1` (see [`sub_bytes_without_constant`]).
     round_keys: [State<L>; 11],
 }
 
-impl<L: Lane> BitslicedAes<L> {
+impl<L: SliceRegister> BitslicedAes<L> {
     /// Precomputes the bitsliced round keys. `key` must be public (see the module docs).
     pub fn new(key: [u8; 16]) -> Self {
         let expanded = expand_key(key);
@@ -117,7 +117,7 @@ impl<L: Lane> BitslicedAes<L> {
 /// One of rounds 1 to 9 (SubBytes, MixColumns, AddRoundKey; ShiftRows is implicit), in the
 /// representation of round `i`, with `COLS_1 = i mod 4` and `COLS_2 = 2i mod 4`.
 #[inline(always)]
-fn round<L: Lane, const COLS_1: usize, const COLS_2: usize>(state: &mut State<L>, key: &State<L>) {
+fn round<L: SliceRegister, const COLS_1: usize, const COLS_2: usize>(state: &mut State<L>, key: &State<L>) {
     sub_bytes_without_constant(state);
     mix_columns::<L, COLS_1, COLS_2>(state);
     add_round_key(state, key);
@@ -131,7 +131,7 @@ fn round<L: Lane, const COLS_1: usize, const COLS_2: usize>(state: &mut State<L>
 /// one-row rotation (Käsper–Schwabe 2009); doubling in GF(2^8) moves bit `j` to `j + 1` and
 /// reduces bit 7 into bits 0, 1, 3 and 4 (x^8 = x^4 + x^3 + x + 1).
 #[inline(always)]
-fn mix_columns<L: Lane, const COLS_1: usize, const COLS_2: usize>(state: &mut State<L>) {
+fn mix_columns<L: SliceRegister, const COLS_1: usize, const COLS_2: usize>(state: &mut State<L>) {
     const { assert!(COLS_2 == 2 * COLS_1 % 4) };
     let a = *state;
     let rotated: State<L> = a.map(|x| x.translate::<1, COLS_1>());
@@ -151,7 +151,7 @@ fn mix_columns<L: Lane, const COLS_1: usize, const COLS_2: usize>(state: &mut St
 }
 
 #[inline(always)]
-fn add_round_key<L: Lane>(state: &mut State<L>, key: &State<L>) {
+fn add_round_key<L: SliceRegister>(state: &mut State<L>, key: &State<L>) {
     for (x, k) in state.iter_mut().zip(key) {
         *x ^= *k;
     }
@@ -164,7 +164,7 @@ fn add_round_key<L: Lane>(state: &mut State<L>, key: &State<L>) {
 /// Three layers of SWAPMOVE, exchanging bit `j + d` of register `i` with bit `j` of register
 /// `i + d` for `d` = 1, 2, 4, all bits `j` and registers `i` without `d` set.
 #[inline(always)]
-fn transpose_bits<L: Lane>(state: &mut State<L>) {
+fn transpose_bits<L: SliceRegister>(state: &mut State<L>) {
     for (distance, mask) in [(1, 0x55u8), (2, 0x33), (4, 0x0f)] {
         let mask = L::from_u128(u128::from_le_bytes([mask; 16]));
         for low in (0..8).filter(|i| i & distance == 0) {
@@ -193,7 +193,7 @@ mod tests {
         }
     }
 
-    fn fips197_appendix_c1<L: Lane>() {
+    fn fips197_appendix_c1<L: SliceRegister>() {
         let key: [u8; 16] = core::array::from_fn(|i| i as u8);
         let plaintext: [u8; 16] = core::array::from_fn(|i| (i as u8) * 0x11);
         let ciphertext = [
@@ -205,7 +205,7 @@ mod tests {
         assert_eq!(block[0].to_bytes(), ciphertext);
     }
 
-    fn matches_aes_crate_on_every_batch_length<L: Lane>() {
+    fn matches_aes_crate_on_every_batch_length<L: SliceRegister>() {
         let mut next = random_blocks();
         for len in 0..70 {
             let key = next().to_bytes();
@@ -219,25 +219,25 @@ mod tests {
 
     #[cfg_attr(not(target_arch = "wasm32"), test)]
     #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
-    fn portable_lane_fips197_appendix_c1() {
+    fn portable_register_fips197_appendix_c1() {
         fips197_appendix_c1::<u128>();
     }
 
     #[cfg_attr(not(target_arch = "wasm32"), test)]
     #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
-    fn portable_lane_matches_aes_crate_on_every_batch_length() {
+    fn portable_register_matches_aes_crate_on_every_batch_length() {
         matches_aes_crate_on_every_batch_length::<u128>();
     }
 
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     #[wasm_bindgen_test]
-    fn simd128_lane_fips197_appendix_c1() {
+    fn simd128_register_fips197_appendix_c1() {
         fips197_appendix_c1::<Simd128>();
     }
 
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     #[wasm_bindgen_test]
-    fn simd128_lane_matches_aes_crate_on_every_batch_length() {
+    fn simd128_register_matches_aes_crate_on_every_batch_length() {
         matches_aes_crate_on_every_batch_length::<Simd128>();
     }
 
@@ -245,7 +245,7 @@ mod tests {
     /// the operation rather than at the whole cipher.
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     #[wasm_bindgen_test]
-    fn simd128_lane_operations_match_portable_lane() {
+    fn simd128_register_operations_match_portable_register() {
         let mut next = random_blocks();
         for _ in 0..16 {
             let (x, y) = (next().0, next().0);

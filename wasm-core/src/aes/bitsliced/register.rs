@@ -8,10 +8,10 @@ use core::ops::{BitAnd, BitXor, BitXorAssign};
 
 /// One 128-bit register of the bitsliced state, with the few operations the cipher needs.
 /// Every operation is data-independent (no branches, no memory indexed by the data).
-pub trait Lane: Copy + BitXor<Output = Self> + BitXorAssign + BitAnd<Output = Self> {
+pub trait SliceRegister: Copy + BitXor<Output = Self> + BitXorAssign + BitAnd<Output = Self> {
     /// The register whose byte `i` is byte `i` of `x.to_le_bytes()`.
     fn from_u128(x: u128) -> Self;
-    /// The inverse of [`Lane::from_u128`].
+    /// The inverse of [`SliceRegister::from_u128`].
     fn to_u128(self) -> u128;
 
     /// Shifts each 64-bit half left by `bits` (< 64), bringing in zeros.
@@ -30,7 +30,7 @@ pub trait Lane: Copy + BitXor<Output = Self> + BitXorAssign + BitAnd<Output = Se
     fn translate<const ROWS: usize, const COLS: usize>(self) -> Self;
 }
 
-/// Gather table of [`Lane::rows_from_columns`]: output byte `i` is input byte `table[i]`.
+/// Gather table of [`SliceRegister::rows_from_columns`]: output byte `i` is input byte `table[i]`.
 const ROWS_FROM_COLUMNS: [u8; 16] = {
     let mut table = [0u8; 16];
     let mut i = 0;
@@ -42,7 +42,7 @@ const ROWS_FROM_COLUMNS: [u8; 16] = {
     table
 };
 
-/// Gather table of [`Lane::columns_from_final_state`]. After the last round the true state
+/// Gather table of [`SliceRegister::columns_from_final_state`]. After the last round the true state
 /// `S` is `ShiftRows²` of the stored state `X` (see the module documentation of
 /// `bitsliced`): `S(r, c) = X(r, c + 2r)`, which goes to block byte `4c + r`.
 const COLUMNS_FROM_FINAL_STATE: [u8; 16] = {
@@ -56,7 +56,7 @@ const COLUMNS_FROM_FINAL_STATE: [u8; 16] = {
     table
 };
 
-/// Gather table of [`Lane::translate`]`::<rows, cols>`.
+/// Gather table of [`SliceRegister::translate`]`::<rows, cols>`.
 const fn translation(rows: usize, cols: usize) -> [u8; 16] {
     let mut table = [0u8; 16];
     let mut i = 0;
@@ -69,7 +69,7 @@ const fn translation(rows: usize, cols: usize) -> [u8; 16] {
 }
 
 /// The portable register: plain `u128` arithmetic, on every target.
-impl Lane for u128 {
+impl SliceRegister for u128 {
     #[inline(always)]
     fn from_u128(x: u128) -> Self {
         x
@@ -121,7 +121,7 @@ pub use simd128::Simd128;
 
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod simd128 {
-    use super::{Lane, COLUMNS_FROM_FINAL_STATE, ROWS_FROM_COLUMNS};
+    use super::{SliceRegister, COLUMNS_FROM_FINAL_STATE, ROWS_FROM_COLUMNS};
     use core::arch::wasm32::*;
     use core::ops::{BitAnd, BitXor, BitXorAssign};
 
@@ -169,7 +169,7 @@ mod simd128 {
         }
     }
 
-    impl Lane for Simd128 {
+    impl SliceRegister for Simd128 {
         #[inline(always)]
         fn from_u128(x: u128) -> Self {
             // Compiles to one `v128.load` when `x` comes from memory.

@@ -1,6 +1,6 @@
 //! The AES S-box as a Boolean circuit, applied to all 128 bytes of eight blocks at once.
 
-use super::lane::Lane;
+use super::register::SliceRegister;
 
 /// SubBytes minus its affine constant: every byte `x` of the state becomes `S(x) ⊕ 0x63`.
 ///
@@ -14,7 +14,7 @@ use super::lane::Lane;
 ///
 /// Boyar–Peralta number the bits from the most significant: `U0` is bit 7, `S0` is bit 7.
 #[inline(always)]
-pub fn sub_bytes_without_constant<L: Lane>(state: &mut [L; 8]) {
+pub fn sub_bytes_without_constant<L: SliceRegister>(state: &mut [L; 8]) {
     let [u7, u6, u5, u4, u3, u2, u1, u0] = *state;
 
     // Top linear layer: 23 XOR.
