@@ -180,5 +180,5 @@ fn wrong_payload_length_and_missing_inputs_are_errors() {
     assert!(matches!(e.evaluate(batch, &[0u8; 3]), Err(garblet_core::garble::GarbleError::PayloadLength { .. })));
     let mut g = Garbler::new(random_delta().unwrap()).unwrap();
     g.start_computation(vec![true; 2], vec![Block::ZERO; 4]);
-    assert_eq!(g.garble(batch, &mut Vec::new()), Err(garblet_core::garble::GarbleError::InputsExhausted("garbler")));
+    assert_eq!(g.garble(batch, &mut Vec::new()), Err(garblet_core::garble::GarbleError::InputsExhausted(garblet_circuits::Party::Garbler)));
 }

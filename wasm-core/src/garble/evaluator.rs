@@ -175,7 +175,7 @@ impl Evaluator {
                     labels[out as usize] = if party == Party::Garbler {
                         garbler_labels.next().map(SimdBlock::read).unwrap_or(SimdBlock::ZERO)
                     } else {
-                        let label = *evaluator_labels.get(*next_evaluator_input).ok_or(GarbleError::InputsExhausted("evaluator"))?;
+                        let label = *evaluator_labels.get(*next_evaluator_input).ok_or(GarbleError::InputsExhausted(Party::Evaluator))?;
                         *next_evaluator_input += 1;
                         SimdBlock::from_block(label)
                     };

@@ -276,15 +276,15 @@ impl Garbler {
                         group.flush(hash, &keys, labels, pending, out);
                     }
                     labels[o as usize] = if party == Party::Garbler {
-                        let bit = *g_bits.get(*next_garbler_input).ok_or(GarbleError::InputsExhausted("garbler"))?;
+                        let bit = *g_bits.get(*next_garbler_input).ok_or(GarbleError::InputsExhausted(Party::Garbler))?;
                         *next_garbler_input += 1;
-                        let zero = SimdBlock::from_block(*fresh.next().ok_or(GarbleError::InputsExhausted("garbler"))?);
+                        let zero = SimdBlock::from_block(*fresh.next().ok_or(GarbleError::InputsExhausted(Party::Garbler))?);
                         let mut active = [0u8; 16];
                         (zero ^ keys.delta.select(bit)).write(&mut active);
                         input_labels.push(active);
                         zero
                     } else {
-                        let zero = *evaluator_zero_labels.get(*next_evaluator_input).ok_or(GarbleError::InputsExhausted("evaluator"))?;
+                        let zero = *evaluator_zero_labels.get(*next_evaluator_input).ok_or(GarbleError::InputsExhausted(Party::Evaluator))?;
                         *next_evaluator_input += 1;
                         SimdBlock::from_block(zero)
                     };

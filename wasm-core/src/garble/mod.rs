@@ -44,8 +44,8 @@ pub fn random_delta() -> Result<Block, getrandom::Error> {
 
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum GarbleError {
-    #[error("the circuit reads more {0} input bits than were provided")]
-    InputsExhausted(&'static str),
+    #[error("the circuit reads more {} input bits than were provided", .0.name())]
+    InputsExhausted(garblet_circuits::Party),
     #[error("batch payload has {actual} bytes, the batch needs {expected}")]
     PayloadLength { expected: usize, actual: usize },
     #[error("Δ must have its least significant bit set")]

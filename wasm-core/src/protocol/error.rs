@@ -419,7 +419,7 @@ fn describe_ot(e: &OtError, f: &mut Fields) -> &'static str {
 fn describe_garble(e: &GarbleError, f: &mut Fields) -> &'static str {
     match e {
         GarbleError::InputsExhausted(party) => {
-            f.str("party", party);
+            f.str("party", party.name());
             "inputs-exhausted"
         }
         GarbleError::PayloadLength { expected, actual } => {
