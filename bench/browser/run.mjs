@@ -23,7 +23,10 @@
  *   the machine during a transfer. Informative; the targets are judged on the Playwright run.
  *   CHROMIUM=/path/to/chrome, GARBLET_BIN=/path/to/garblet override the defaults.
  */
+import { execFileSync } from 'node:child_process';
 import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
 import { startGarbletServer } from './garblet-server.mjs';
@@ -61,7 +64,14 @@ if (!(rounds >= 1)) throw new Error('--rounds must be at least 1');
 const log = (line) => console.log(line);
 const fmt = (v, digits = 3) => Number(v.toPrecision(digits)).toLocaleString('en-US');
 
+/** Builds the core with its timing exports into bench/browser/wasm/ (the SDK's build has none). */
+function buildBenchWasm() {
+  const root = fileURLToPath(new URL('../../', import.meta.url));
+  execFileSync(process.execPath, [join(root, 'ts-sdk', 'scripts', 'build-wasm.mjs'), '--bench'], { cwd: root, stdio: 'inherit' });
+}
+
 async function main() {
+  buildBenchWasm();
   const loadBefore = loadavg();
   const garblet = await startGarbletServer({ maxWindowBytes: E2E_WINDOW });
   const web = await startStaticServer();

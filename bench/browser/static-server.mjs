@@ -1,6 +1,7 @@
 /**
  * A tiny static HTTP server for the benchmark page: `/` is page/index.html, `/page/…` the
- * page's scripts and `/sdk/…` the SDK's browser build (ts-sdk/dist and ts-sdk/wasm).
+ * page's scripts, `/sdk/…` the SDK's browser build (ts-sdk/dist and ts-sdk/wasm) and
+ * `/bench-wasm/…` the core built with its timing exports (bench/browser/wasm), for the kernels.
  * WebAssembly must be served as application/wasm for `compileStreaming`; files may be cached,
  * as a deployed SDK would be, so that each session's worker does not fetch its modules again.
  */
@@ -16,6 +17,7 @@ const ROOTS = {
   '/page/': join(here, 'page'),
   '/sdk/dist/': join(sdk, 'dist'),
   '/sdk/wasm/': join(sdk, 'wasm'),
+  '/bench-wasm/': join(here, 'wasm'),
 };
 
 const TYPES = {

@@ -1,5 +1,5 @@
 // Builds the evaluator core (crate garblet-core) for WebAssembly and generates its JS bindings
-// into ts-sdk/wasm/. Needs the wasm32 target and wasm-bindgen-cli (the setup script installs
+// into ts-sdk/wasm/ (or, with --bench, the benchmark's build into bench/browser/wasm/). Needs the wasm32 target and wasm-bindgen-cli (the setup script installs
 // both); `cargo` is skipped quickly when nothing changed.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
@@ -11,7 +11,11 @@ const root = dirname(sdk);
 const targetDir = process.env.CARGO_TARGET_DIR ?? join(root, 'target');
 const run = (cmd, args) => execFileSync(cmd, args, { cwd: root, stdio: 'inherit' });
 
-run('cargo', ['build', '--release', '--target', 'wasm32-unknown-unknown', '-p', 'garblet-core']);
-const out = join(sdk, 'wasm');
+// `--bench`: the browser benchmark's build — the same core plus its timing exports (the
+// crate's `bench` feature) — into bench/browser/wasm/. The SDK's build never has them: a page
+// that computes does not ship benchmark code.
+const bench = process.argv.includes('--bench');
+run('cargo', ['build', '--release', '--target', 'wasm32-unknown-unknown', '-p', 'garblet-core', ...(bench ? ['--features', 'bench'] : [])]);
+const out = bench ? join(root, 'bench', 'browser', 'wasm') : join(sdk, 'wasm');
 mkdirSync(out, { recursive: true });
 run('wasm-bindgen', ['--target', 'web', '--out-dir', out, join(targetDir, 'wasm32-unknown-unknown', 'release', 'garblet_core.wasm')]);

@@ -5,7 +5,8 @@
 //! * [`garble`]: half-gates garbler and evaluator engines.
 //! * [`ot`]: base OT and correlated OT extension.
 //! * [`protocol`]: the session protocol, sans-IO.
-//! * `wasm` (WebAssembly only): the evaluator session for JavaScript.
+//! * `wasm` (WebAssembly only): the evaluator session for JavaScript; `wasm_bench` (WebAssembly
+//!   with the `bench` feature, for the browser benchmark only): timing exports.
 //!
 //! Three types are 128 bits wide, one per job:
 //!
@@ -23,5 +24,7 @@ pub mod protocol;
 
 #[cfg(target_arch = "wasm32")]
 mod wasm;
+#[cfg(all(target_arch = "wasm32", feature = "bench"))]
+mod wasm_bench;
 
 pub use block::Block;

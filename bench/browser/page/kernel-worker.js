@@ -3,7 +3,8 @@
  * the evaluator and the OT receiver (with and without the KOS check) take turns within every trial, so that a burst of load on this shared
  * machine hits them alike.
  */
-import init, { benchAes, benchOtReceiver, EvalBench } from '/sdk/wasm/garblet_core.js';
+// The core built with its timing exports (the SDK's own build has none: see build-wasm.mjs).
+import init, { benchAes, benchOtReceiver, EvalBench } from '/bench-wasm/garblet_core.js';
 import { calibrate, pause, timeOnce, warmUp } from './timing.js';
 
 /** Correlated OTs per trial of the OT receiver: 16 of the protocol's chunks. */

@@ -1,0 +1,98 @@
+//! Benchmark exports for the browser benchmark's page (bench/browser), which times these calls
+//! itself: only in a build with the `bench` feature, which the benchmark's own wasm build turns
+//! on and the SDK's does not — a page that computes never ships them.
+
+use crate::aes::FixedKeyAes;
+use crate::block::Block;
+use crate::garble::{random_delta, Evaluator, Garbler};
+use garblet_circuits::library::synthetic::Synthetic;
+use garblet_circuits::{Batch, Runner};
+use wasm_bindgen::prelude::*;
+
+/// AES-128 over `blocks` blocks, `rounds` times: ours (bitsliced SIMD) or the `aes` crate.
+#[wasm_bindgen(js_name = benchAes)]
+pub fn bench_aes(ours: bool, blocks: usize, rounds: u32) -> u32 {
+    let aes = if ours { FixedKeyAes::pi() } else { FixedKeyAes::portable(crate::aes::FIXED_KEY) };
+    let mut buf: Vec<Block> = (0..blocks as u128).map(Block).collect();
+    for _ in 0..rounds {
+        aes.encrypt_blocks(&mut buf);
+    }
+    buf[0].to_bytes()[0] as u32
+}
+
+/// The evaluator's side of the correlated OT extension over `ots` random choice bits, in the
+/// protocol's chunks: with the KOS check (`checked`: padding, Fiat–Shamir hash, the GF(2^128)
+/// inner product in software — wasm has no carry-less multiply) or the same IKNP code without
+/// it. The base-OT keys are random (the receiver's work does not depend on them being real).
+/// Returns the OTs done.
+#[wasm_bindgen(js_name = benchOtReceiver)]
+pub fn bench_ot_receiver(ots: u32, checked: bool) -> Result<f64, JsError> {
+    use crate::aes::AesCtr;
+    use crate::ot::iknp::{pack_bits, IknpReceiver};
+    use crate::ot::kos::KosReceiver;
+    use crate::ot::MAX_CHUNK;
+    let mut prg = AesCtr::from_os_rng().map_err(|e| JsError::new(&e.to_string()))?;
+    let keys: crate::ot::base::SenderKeys = core::array::from_fn(|_| [prg.next_block(), prg.next_block()]);
+    let choices: Vec<bool> = (0..ots).map(|_| prg.next_block().lsb()).collect();
+    let (mut message, mut labels, mut packed) = (Vec::new(), Vec::new(), Vec::new());
+    let mut kos = KosReceiver::new(IknpReceiver::new(&keys), [0; 32]).map_err(|e| JsError::new(&e.to_string()))?;
+    let mut iknp = IknpReceiver::new(&keys);
+    for chunk in choices.chunks(MAX_CHUNK) {
+        message.clear();
+        labels.clear();
+        if checked {
+            kos.extend(chunk, &mut message, &mut labels).map_err(|e| JsError::new(&e.to_string()))?;
+        } else {
+            packed.clear();
+            packed.extend(chunk.chunks(128).map(pack_bits));
+            iknp.extend(&packed, &mut message, &mut labels);
+        }
+    }
+    Ok(ots as f64)
+}
+
+/// Garbled batches of the `synthetic` circuit, kept in memory so the evaluator can be timed
+/// without a network.
+#[wasm_bindgen]
+pub struct EvalBench {
+    batches: Vec<(Batch, Vec<u8>)>,
+    labels: Vec<Block>,
+    and_gates: u64,
+}
+
+#[wasm_bindgen]
+impl EvalBench {
+    /// Garbles `and_gates` ANDs (one XOR each) in the page.
+    #[wasm_bindgen(constructor)]
+    pub fn new(and_gates: u32) -> Result<EvalBench, JsError> {
+        let err = |e: String| JsError::new(&e);
+        let delta = random_delta().map_err(|e| err(e.to_string()))?;
+        let mut garbler = Garbler::new(delta).map_err(|e| err(e.to_string()))?;
+        let zero: Vec<Block> = (0..256).map(|_| Block::random().unwrap_or_default()).collect();
+        garbler.start_computation(vec![false; 256], zero.clone());
+        let mut runner = Runner::new(Box::new(Synthetic::new(and_gates as u64, 1, 512, 1)));
+        let mut batches = Vec::new();
+        while let Some(batch) = runner.next_batch().map_err(|e| err(e.to_string()))? {
+            let mut payload = Vec::new();
+            garbler.garble(batch, &mut payload).map_err(|e| err(e.to_string()))?;
+            batches.push((Batch { gates: batch.gates.clone(), slots: batch.slots, counts: batch.counts }, payload));
+        }
+        Ok(EvalBench { batches, labels: zero, and_gates: and_gates as u64 })
+    }
+
+    /// Evaluates every batch once; returns the AND gates evaluated.
+    pub fn run(&self) -> Result<f64, JsError> {
+        let mut evaluator = Evaluator::new();
+        evaluator.start_computation(self.labels.clone());
+        for (batch, payload) in &self.batches {
+            evaluator.evaluate(batch, payload).map_err(|e| JsError::new(&e.to_string()))?;
+        }
+        Ok(self.and_gates as f64)
+    }
+
+    /// Bytes of garbled stream per AND.
+    #[wasm_bindgen(js_name = bytesPerAnd)]
+    pub fn bytes_per_and(&self) -> f64 {
+        self.batches.iter().map(|(_, p)| p.len()).sum::<usize>() as f64 / self.and_gates as f64
+    }
+}
