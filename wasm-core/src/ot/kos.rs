@@ -110,21 +110,49 @@ fn check_chunk(count: usize) -> Result<usize, OtError> {
     Ok(count)
 }
 
-/// The challenge χ_0 … χ_{rows−1} of a chunk, from its transcript: χ_i = AES_k(i) with k the
-/// first half of the transcript's hash. The key is public (both parties derive it from what
-/// both saw), so the fast engine of [`FixedKeyAes`] may expand it.
-fn challenge(sid: &SessionId, chunk: u64, count: usize, u: &[u8], chis: &mut Vec<Block>, rows: usize) {
-    let mut h = blake3::Hasher::new_derive_key(CHALLENGE_CONTEXT);
-    h.update(sid);
-    h.update(&chunk.to_le_bytes());
-    h.update(&(count as u64).to_le_bytes());
-    h.update(u);
-    let seed: [u8; 32] = h.finalize().into();
-    let mut key = [0u8; 16];
-    key.copy_from_slice(&seed[..16]);
-    chis.clear();
-    chis.extend((0..rows as u128).map(Block));
-    FixedKeyAes::new(key).encrypt_blocks(chis);
+/// A chunk's challenge: χ_i = AES_k(i) for row i, with k the first half of the transcript's
+/// hash. The key is public (both parties derive it from what both saw), so the fast engine of
+/// [`FixedKeyAes`] may expand it.
+struct Challenge(FixedKeyAes);
+
+/// Rows whose χ are made at once: one block of choice bits, 2 KiB of χ on the stack, so that
+/// nothing makes a pass over memory just to hold them.
+const GROUP: usize = 128;
+
+impl Challenge {
+    fn new(sid: &SessionId, chunk: u64, count: usize, u: &[u8]) -> Self {
+        let mut h = blake3::Hasher::new_derive_key(CHALLENGE_CONTEXT);
+        h.update(sid);
+        h.update(&chunk.to_le_bytes());
+        h.update(&(count as u64).to_le_bytes());
+        h.update(u);
+        let seed: [u8; 32] = h.finalize().into();
+        let mut key = [0u8; 16];
+        key.copy_from_slice(&seed[..16]);
+        Challenge(FixedKeyAes::new(key))
+    }
+
+    /// Σ χ_i·row_i over a chunk's rows (whole blocks of 128), and with the receiver's packed
+    /// choice bits r (one block per 128 rows) also Σ r_i·χ_i, branch-free in the secret bits.
+    fn combine(&self, rows: &[Block], choices: Option<&[Block]>) -> (Block, Block) {
+        debug_assert_eq!(rows.len() % GROUP, 0);
+        let mut chis = [Block::ZERO; GROUP];
+        let (mut t, mut x) = (gf128::Wide::default(), Block::ZERO);
+        for (group, rows) in rows.chunks_exact(GROUP).enumerate() {
+            let first = (group * GROUP) as u128;
+            chis.iter_mut().zip(first..).for_each(|(chi, i)| *chi = Block(i));
+            self.0.encrypt_blocks(&mut chis);
+            t ^= gf128::inner_product_wide(rows, &chis);
+            if let Some(choices) = choices {
+                let mut bits = choices[group].0;
+                for chi in &chis {
+                    x ^= chi.select(bits & 1 == 1);
+                    bits >>= 1;
+                }
+            }
+        }
+        (t.reduce(), x)
+    }
 }
 
 /// The checked extension's receiver (evaluator).
@@ -135,9 +163,8 @@ pub struct KosReceiver {
     chunk: u64,
     /// Random choice bits of the padding OTs.
     padding: AesCtr,
-    // Scratch, kept between calls:
+    /// Scratch, kept between calls: the chunk's packed choice bits, padding included.
     choices: Vec<Block>,
-    chis: Vec<Block>,
 }
 
 impl KosReceiver {
@@ -148,7 +175,6 @@ impl KosReceiver {
             chunk: 0,
             padding: AesCtr::from_os_rng().map_err(OtError::Random)?,
             choices: Vec::new(),
-            chis: Vec::new(),
         })
     }
 
@@ -169,20 +195,9 @@ impl KosReceiver {
         // The rows go straight into `labels`; the padding rows are cut off after the check.
         let first = labels.len();
         self.iknp.extend(&self.choices, message, labels);
-        let rows = &labels[first..];
-        challenge(&self.sid, self.chunk, count, &message[start..], &mut self.chis, rows.len());
+        let challenge = Challenge::new(&self.sid, self.chunk, count, &message[start..]);
         self.chunk += 1;
-
-        // x = Σ r_i·χ_i, branch-free in the secret bits.
-        let mut x = Block::ZERO;
-        for (choices, chis) in self.choices.iter().zip(self.chis.chunks(128)) {
-            let mut bits = choices.0;
-            for chi in chis {
-                x ^= chi.select(bits & 1 == 1);
-                bits >>= 1;
-            }
-        }
-        let t = gf128::inner_product(rows, &self.chis);
+        let (t, x) = challenge.combine(&labels[first..], Some(&self.choices));
         labels.truncate(first + count);
         message.extend_from_slice(&x.to_bytes());
         message.extend_from_slice(&t.to_bytes());
@@ -197,7 +212,6 @@ pub struct KosSender {
     sid: SessionId,
     /// Chunks extended on this connection: the next one's index.
     chunk: u64,
-    chis: Vec<Block>,
     /// Test builds only: accept every chunk, to show what the check prevents.
     #[cfg(feature = "insecure-switches")]
     skip_check: bool,
@@ -210,7 +224,6 @@ impl KosSender {
             delta,
             sid,
             chunk: 0,
-            chis: Vec::new(),
             #[cfg(feature = "insecure-switches")]
             skip_check: false,
         }
@@ -239,13 +252,12 @@ impl KosSender {
         let (u, check) = message.split_at(message.len() - CHECK_BYTES);
         let first = labels.len();
         self.iknp.extend(u, labels)?;
-        let rows = &labels[first..];
-        challenge(&self.sid, self.chunk, count, u, &mut self.chis, rows.len());
+        let challenge = Challenge::new(&self.sid, self.chunk, count, u);
         let chunk = self.chunk;
         self.chunk += 1;
         let x = Block::read(check).unwrap_or_default();
         let t = Block::read(&check[Block::BYTES..]).unwrap_or_default();
-        let q = gf128::inner_product(rows, &self.chis);
+        let (q, _) = challenge.combine(&labels[first..], None);
         #[cfg(feature = "insecure-switches")]
         let q = if self.skip_check { t ^ gf128::mul(x, self.delta) } else { q };
         if q != t ^ gf128::mul(x, self.delta) {
