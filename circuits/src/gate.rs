@@ -142,7 +142,7 @@ impl GateCounts {
 
 /// A run of gates handed from a program to a backend, plus the number of slots in use so far
 /// (backends size their slot storage from it, once per batch).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Batch {
     pub gates: Vec<Gate>,
     pub slots: u32,

@@ -10,13 +10,8 @@ mod support;
 use garblet_circuits::testing::TestRng;
 use garblet_circuits::{registry, Plaintext, Runner};
 use garblet_core::protocol::catalog::ParamInfo;
-use garblet_core::protocol::{
-    CircuitSource, ErrorCode, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, Frame, FrameError, GarblerConfig, GarblerEvent, GarblerSession, NoClock, ServiceDef, ServiceTable, Session,
-    SessionError,
-};
-use std::collections::BTreeMap;
-use std::sync::Arc;
-use support::services;
+use garblet_core::protocol::{ErrorCode, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, Frame, FrameError, GarblerConfig, GarblerEvent, GarblerSession, NoClock, Session, SessionError};
+use support::{builtin_service, services, TestServices};
 
 /// A session under test, and what the checks need from its peer.
 struct Subject<S: Session> {
@@ -63,7 +58,7 @@ fn idle<S: Session>(mut subject: Subject<S>) -> Subject<S> {
 /// Asserts that `sent` is one `Error` frame with `code` and returns its message.
 fn one_error(sent: &[Frame], code: ErrorCode) -> &str {
     match sent {
-        [Frame::Error { code: c, message }] if *c == code as u16 => message,
+        [Frame::Error { code: c, message, .. }] if *c == code as u16 => message,
         other => panic!("expected one Error frame with code {}: {other:?}", code.name()),
     }
 }
@@ -105,8 +100,8 @@ fn the_first_error_is_the_one_the_peer_hears<S: Session>(subject: Subject<S>) {
 
 fn the_peers_error_frame_closes_silently<S: Session>(subject: Subject<S>) {
     let mut s = idle(subject);
-    let error = s.session.handle(&Frame::Error { code: ErrorCode::Busy as u16, message: "full".into() }.encode()).unwrap_err();
-    assert!(matches!(&error, SessionError::Remote { code: 6, message } if message == "full"), "{error}");
+    let error = s.session.handle(&Frame::Error { code: ErrorCode::Busy as u16, message: "full".into(), retry_after_ms: None }.encode()).unwrap_err();
+    assert!(matches!(&error, SessionError::Remote { code: 6, message, .. } if message == "full"), "{error}");
     assert_eq!(error.code(), ErrorCode::Busy);
     assert!(drain(&mut s.session).is_empty(), "no Error frame back to the peer that sent one");
     stays_closed(&mut s.session, &s.peer_hello);
@@ -171,18 +166,8 @@ on_both_sides!(
 fn the_garbler_fails_in_poll_transmit_when_the_stream_passes_its_and_gate_limit() {
     // An edit distance against a client string of a length whose AND count the service does
     // not announce: the limit is found while garbling, in poll_transmit.
-    let params: BTreeMap<String, u64> = [("n".to_string(), 20), ("m".to_string(), 20), ("sigma".to_string(), 2)].into_iter().collect();
-    let levenshtein = ServiceDef {
-        name: "levenshtein".into(),
-        doc: String::new(),
-        source: CircuitSource::Builtin {
-            spec: registry::find("levenshtein").unwrap(),
-            params,
-            client_params: vec![ParamInfo { name: "m".into(), doc: String::new(), default: 20, min: 0, max: 2000, length_of: None }],
-        },
-        garbler_input: vec![false; 40],
-    };
-    let services = Arc::new(ServiceTable::new(vec![levenshtein]).unwrap());
+    let settable = ParamInfo { name: "m".into(), doc: String::new(), default: 20, min: 0, max: 2000, length_of: None };
+    let services = TestServices::new(vec![builtin_service("levenshtein", "levenshtein", &[("n", 20), ("m", 20), ("sigma", 2)], vec![settable], vec![false; 40])]);
     let mut garbler = GarblerSession::new(GarblerConfig { max_and_gates: 5000, ..GarblerConfig::default() }, Box::new(NoClock), services).unwrap();
     let mut evaluator = EvaluatorSession::new(EvaluatorConfig::default(), Box::new(NoClock)).unwrap();
     evaluator.handle(&garbler.poll_transmit().unwrap().unwrap()).unwrap();

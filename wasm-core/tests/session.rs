@@ -10,10 +10,8 @@ use garblet_circuits::{registry, value, Plaintext, Runner};
 use garblet_core::protocol::frame::VERSION;
 use garblet_core::ot::{BasePoint, OtError};
 use garblet_core::protocol::{
-    CircuitSource, ComputeRequest, ErrorCode, ErrorKind, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, Frame, FrameError, GarblerConfig, GarblerEvent, GarblerSession, NoClock, ResolveError,
-    ServiceDef, ServiceTable, SessionError,
+    ComputeRequest, ErrorCode, ErrorKind, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, Frame, FrameError, GarblerConfig, GarblerEvent, GarblerSession, NoClock, ResolveError, SessionError,
 };
-use std::collections::BTreeMap;
 use support::*;
 
 #[test]
@@ -249,7 +247,7 @@ fn the_evaluator_rejects_a_lying_or_misbehaving_server() {
 
     // A server error reaches the client as such.
     let mut pair3 = Pair::new(4 << 20);
-    let err = pair3.evaluator.handle(&Frame::Error { code: ErrorCode::Busy as u16, message: "full".into() }.encode()).unwrap_err();
+    let err = pair3.evaluator.handle(&Frame::Error { code: ErrorCode::Busy as u16, message: "full".into(), retry_after_ms: None }.encode()).unwrap_err();
     assert!(matches!(err, SessionError::Remote { code: 6, .. }), "{err}");
     assert!(pair3.evaluator.is_closed());
     drop(pair);
@@ -468,7 +466,7 @@ fn the_first_error_is_the_one_the_client_hears() {
     let err = garbler.handle(&frames[0]).unwrap_err();
     assert!(matches!(err, SessionError::AndGateLimit { limit: 1000, requested: Some(6400) }), "6,400 ANDs exceed the limit of 1,000: {err}");
     assert!(garbler.handle(&frames[1]).is_err(), "a closed session takes nothing");
-    let Ok(Frame::Error { code, message }) = Frame::decode(&garbler.poll_transmit().unwrap().unwrap()) else { panic!("no Error frame") };
+    let Ok(Frame::Error { code, message, .. }) = Frame::decode(&garbler.poll_transmit().unwrap().unwrap()) else { panic!("no Error frame") };
     assert_eq!(code, ErrorCode::Limit as u16, "{message}");
     assert_eq!(garbler.poll_transmit().unwrap(), None, "one Error frame");
 }
@@ -510,15 +508,7 @@ fn inputs_of_several_ot_chunks_get_every_correction() {
     let n = 40_000u64;
     let mut rng = TestRng::new(21);
     let (mine, theirs) = (rng.bits(n as usize), rng.bits(n as usize));
-    let mut params = BTreeMap::new();
-    params.insert("n".to_string(), n);
-    let hamming = ServiceDef {
-        name: "hamming".into(),
-        doc: String::new(),
-        source: CircuitSource::Builtin { spec: registry::find("hamming").unwrap(), params, client_params: vec![] },
-        garbler_input: theirs.clone(),
-    };
-    let services = std::sync::Arc::new(ServiceTable::new(vec![hamming]).unwrap());
+    let services = TestServices::new(vec![builtin_service("hamming", "hamming", &[("n", n)], vec![], theirs.clone())]);
     let mut garbler = GarblerSession::new(GarblerConfig::default(), Box::new(NoClock), services.clone()).unwrap();
     let mut evaluator = EvaluatorSession::new(EvaluatorConfig::default(), Box::new(NoClock)).unwrap();
     evaluator.handle(&garbler.poll_transmit().unwrap().unwrap()).unwrap();

@@ -286,7 +286,8 @@ struct InputsRun {
 /// A session built without the check would need a protocol switch in the shipped binary; this
 /// measures the same difference from the two extensions, in the same run.
 fn inputs_session(bits: usize) -> InputsRun {
-    use garblet_core::protocol::{CircuitSource, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, GarblerConfig, GarblerSession, NoClock, ServiceDef, ServiceTable};
+    use crate::service_table::{CircuitSource, ServiceDef, ServiceTable};
+    use garblet_core::protocol::{EvaluatorConfig, EvaluatorEvent, EvaluatorSession, GarblerConfig, GarblerSession, NoClock};
     let spec = garblet_circuits::registry::find("hamming").expect("the hamming program");
     let params = [("n".to_string(), bits as u64)].into_iter().collect();
     let services = std::sync::Arc::new(ServiceTable::new(vec![ServiceDef {

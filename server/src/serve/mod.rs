@@ -20,8 +20,8 @@ mod socket;
 mod tls;
 pub mod values;
 
+use crate::service_table::ServiceTable;
 use config::{Config, ConfigError};
-use garblet_core::protocol::ServiceTable;
 use metrics::Metrics;
 use server::{Phase, Server};
 use services::ServiceError;

@@ -4,7 +4,8 @@
 use super::config::Limits;
 use super::metrics::Metrics;
 use super::origin::OriginPolicy;
-use garblet_core::protocol::{GarblerConfig, ServiceTable};
+use crate::service_table::ServiceTable;
+use garblet_core::protocol::GarblerConfig;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tokio::sync::{watch, Semaphore};

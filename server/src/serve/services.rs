@@ -8,7 +8,7 @@ use garblet_circuits::bristol::{self, BristolInput, BristolOutput, InputSource};
 use garblet_circuits::registry::{self, ProgramSpec};
 use garblet_circuits::{Encoding, Party, Reveal};
 use garblet_core::protocol::catalog::ParamInfo;
-use garblet_core::protocol::{BristolText, CircuitSource, ServiceDef, ServiceTable};
+use crate::service_table::{BristolText, CircuitSource, ServiceDef, ServiceTable};
 use std::path::Path;
 use std::sync::Arc;
 use thiserror::Error;

@@ -15,9 +15,10 @@
 
 use super::metrics::Metrics;
 use crate::clock::ThreadClock;
+use crate::service_table::ServiceTable;
 use flume::{RecvTimeoutError, SendTimeoutError};
 use garblet_circuits::value;
-use garblet_core::protocol::{ErrorCode, GarblerConfig, GarblerEvent, GarblerSession, ServiceTable, SessionError};
+use garblet_core::protocol::{ErrorCode, GarblerConfig, GarblerEvent, GarblerSession, SessionError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::OwnedSemaphorePermit;

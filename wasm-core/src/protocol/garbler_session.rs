@@ -46,19 +46,19 @@ impl Default for GarblerConfig {
     }
 }
 
-/// A streamed circuit built once and kept: its batches and their topology records, so a session
-/// replays them instead of building the circuit again (a Bristol file is parsed once, not once
-/// per session).
-pub struct CachedCircuit {
-    pub batches: Vec<Batch>,
-    /// The topology record of each batch ([`encode_record`]); the end record is implied.
-    pub records: Vec<Vec<u8>>,
+/// A circuit built once and kept by whoever serves it, replayed by every computation that uses
+/// it: the session neither builds it nor encodes its topology again. (The server keeps its
+/// small Bristol circuits this way, parsed once instead of once per session.)
+pub trait RecordedCircuit {
+    /// Batch `index` and its topology record ([`encode_record`]); `None` past the last batch
+    /// (the end record is implied).
+    fn batch(&self, index: usize) -> Option<(&Batch, &[u8])>;
 }
 
 /// Where a computation's gates come from.
 pub enum GateSource {
     Program(Box<dyn Program>),
-    Cached(Arc<CachedCircuit>),
+    Recorded(Arc<dyn RecordedCircuit>),
 }
 
 /// A computation the server agreed to run.
@@ -93,7 +93,7 @@ pub enum GarblerEvent {
 /// The batches of the running computation.
 enum Batches {
     Built(Runner<'static>),
-    Replayed { circuit: Arc<CachedCircuit>, next: usize },
+    Replayed { circuit: Arc<dyn RecordedCircuit>, next: usize },
 }
 
 struct Active {
@@ -347,7 +347,7 @@ impl GarblerSession {
             service: request.service,
             batches: match plan.gates {
                 GateSource::Program(program) => Batches::Built(Runner::new(program)),
-                GateSource::Cached(circuit) => Batches::Replayed { circuit, next: 0 },
+                GateSource::Recorded(circuit) => Batches::Replayed { circuit, next: 0 },
             },
             stream_topology: plan.stream_topology,
             evaluator_bits,
@@ -400,7 +400,7 @@ impl GarblerSession {
                 Batches::Built(runner) => runner.next_batch()?.map(|batch| (batch, None)),
                 Batches::Replayed { circuit, next } => {
                     *next += 1;
-                    circuit.batches.get(*next - 1).map(|batch| (batch, circuit.records.get(*next - 1)))
+                    circuit.batch(*next - 1).map(|(batch, record)| (batch, Some(record)))
                 }
             };
             match next {

@@ -11,7 +11,7 @@
 //! without its payload: the garbler announces it in the catalog, the evaluator hashes what it
 //! receives and compares at the end.
 
-use garblet_circuits::{Batch, Gate, Party, Reveal};
+use garblet_circuits::{Batch, BuildError, Gate, Party, Reveal, Runner};
 use sha2::{Digest, Sha256};
 use thiserror::Error;
 
@@ -188,6 +188,21 @@ impl TopologyHasher {
     pub fn finish(self) -> [u8; 32] {
         self.0.finalize().into()
     }
+}
+
+/// A streamed circuit's identity — the hash its catalog entry announces and the evaluator checks
+/// — by building it to its end as a session streams it. `each` gets every batch with its record,
+/// for a server that keeps the circuit to replay.
+pub fn circuit_id(runner: &mut Runner<'_>, mut each: impl FnMut(&Batch, Vec<u8>)) -> Result<[u8; 32], BuildError> {
+    let mut hasher = TopologyHasher::new();
+    while let Some(batch) = runner.next_batch()? {
+        let mut record = Vec::new();
+        encode_record(batch, &mut record);
+        hasher.update(&record);
+        each(batch, record);
+    }
+    hasher.update(&end_record());
+    Ok(hasher.finish())
 }
 
 #[cfg(test)]

@@ -1,15 +1,16 @@
-//! What the session tests and the attack tests share: the bundled Bristol files as services,
-//! and a garbler and an evaluator session joined in memory.
+//! What the session tests and the attack tests share: services as a server would offer them
+//! (the bundled Bristol files and built-in programs), and a garbler and an evaluator session
+//! joined in memory.
 #![allow(dead_code)] // each test file uses its own part
 
-use garblet_circuits::bristol::{self, BristolInput, BristolOutput, InputSource};
-use garblet_circuits::registry;
-use garblet_circuits::{value, Encoding, Party, Reveal};
-use garblet_core::protocol::catalog::ParamInfo;
+use garblet_circuits::bristol::{self, BristolInfo, BristolInput, BristolOutput, BristolProgram, InputSource};
+use garblet_circuits::registry::{self, ProgramSpec};
+use garblet_circuits::{value, Batch, Encoding, Party, Reveal, Runner};
+use garblet_core::protocol::catalog::{hex, CircuitInfo, FieldInfo, OutputInfo, ParamInfo, ResolvedCircuit};
 use garblet_core::protocol::{
-    BristolText, CircuitSource, ComputationResult, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, GarblerConfig, GarblerSession, NoClock, ServiceDef, ServiceTable, SessionError,
+    topology, Catalog, ComputationResult, ComputeRequest, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, GarblerConfig, GarblerSession, GateSource, NoClock, Plan, RecordedCircuit, ResolveError,
+    ServiceInfo, Services, SessionError,
 };
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 pub const AES_KEY: [u8; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
@@ -19,41 +20,123 @@ pub fn bundled(name: &str) -> &'static [u8] {
     Box::leak(std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}")).into_boxed_slice())
 }
 
-pub fn bristol_service(name: &str, file: &str, inputs: Vec<(&str, Party, Encoding)>, reveal: Reveal, garbler_input: Vec<bool>) -> ServiceDef {
-    let text = bundled(file);
-    let info = Arc::new(bristol::scan(text).unwrap());
-    let inputs = inputs.into_iter().map(|(n, p, e)| BristolInput { name: n.into(), source: InputSource::Party(p), encoding: e }).collect();
-    let outputs = vec![BristolOutput { name: "out".into(), reveal }];
-    ServiceDef { name: name.into(), doc: String::new(), source: CircuitSource::Bristol { text: BristolText::Embedded(text), info, inputs, outputs }, garbler_input }
+/// The tests' [`Services`]: a fixed list, each service a circuit and the garbler's input. Built-in
+/// programs are built per computation; Bristol circuits are recorded once and replayed, as the
+/// server does with its small ones. (The server's own table, with its configuration's checks, is
+/// garblet-server's `service_table`.)
+pub struct TestServices {
+    services: Vec<TestService>,
+    catalog_json: String,
 }
 
-pub fn services() -> Arc<ServiceTable> {
-    let synthetic = registry::find("synthetic").unwrap();
-    let mut params = BTreeMap::new();
-    params.insert("width".to_string(), 256);
-    ServiceTable::new(vec![
+pub struct TestService {
+    info: ServiceInfo,
+    /// The built-in program, or `None` for a recorded circuit.
+    spec: Option<&'static ProgramSpec>,
+    recorded: Option<Arc<Recording>>,
+    garbler_input: Vec<bool>,
+}
+
+/// A streamed circuit's batches with their topology records.
+struct Recording(Vec<(Batch, Vec<u8>)>);
+
+impl RecordedCircuit for Recording {
+    fn batch(&self, index: usize) -> Option<(&Batch, &[u8])> {
+        self.0.get(index).map(|(batch, record)| (batch, record.as_slice()))
+    }
+}
+
+/// A built-in program with the parameters the service fixes and those the client may set.
+pub fn builtin_service(name: &str, program: &str, params: &[(&str, u64)], client_params: Vec<ParamInfo>, garbler_input: Vec<bool>) -> TestService {
+    let spec = registry::find(program).unwrap();
+    let resolved = spec.resolve(params.iter().copied()).unwrap();
+    let shape = spec.instantiate(&resolved).unwrap().shape().clone();
+    let inputs = spec.garbler_fields(&resolved, &shape).iter().chain(shape.inputs_of(Party::Evaluator)).map(FieldInfo::from_field).collect();
+    let info = ServiceInfo {
+        name: name.into(),
+        doc: String::new(),
+        circuit: CircuitInfo::Builtin { program: program.into(), params: params.iter().map(|(k, v)| (k.to_string(), *v)).collect(), client_params },
+        inputs,
+        outputs: shape.outputs.iter().map(OutputInfo::from_field).collect(),
+        and_gates: None,
+    };
+    TestService { info, spec: Some(spec), recorded: None, garbler_input }
+}
+
+/// A bundled Bristol file with one output, streamed to the evaluator.
+pub fn bristol_service(name: &str, file: &str, inputs: Vec<(&str, Party, Encoding)>, reveal: Reveal, garbler_input: Vec<bool>) -> TestService {
+    let text = bundled(file);
+    let info: Arc<BristolInfo> = Arc::new(bristol::scan(text).unwrap());
+    let inputs = inputs.into_iter().map(|(n, p, e)| BristolInput { name: n.into(), source: InputSource::Party(p), encoding: e }).collect();
+    let outputs = vec![BristolOutput { name: "out".into(), reveal }];
+    let mut runner = Runner::new(Box::new(BristolProgram::new(text, info, inputs, outputs).unwrap()));
+    let shape = runner.shape().clone();
+    let mut recording = Vec::new();
+    let id = topology::circuit_id(&mut runner, |batch, record| recording.push((batch.clone(), record))).unwrap();
+    let summary = runner.summary();
+    let info = ServiceInfo {
+        name: name.into(),
+        doc: String::new(),
+        circuit: CircuitInfo::Streamed { hash: hex(&id), max_live: summary.max_live },
+        inputs: shape.inputs.iter().map(FieldInfo::from_field).collect(),
+        outputs: shape.outputs.iter().map(OutputInfo::from_field).collect(),
+        and_gates: Some(summary.counts.and),
+    };
+    TestService { info, spec: None, recorded: Some(Arc::new(Recording(recording))), garbler_input }
+}
+
+impl TestServices {
+    pub fn new(services: Vec<TestService>) -> Arc<TestServices> {
+        let catalog_json = Catalog { services: services.iter().map(|s| s.info.clone()).collect() }.to_json();
+        Arc::new(TestServices { services, catalog_json })
+    }
+
+    pub fn catalog(&self) -> Catalog {
+        Catalog::parse(&self.catalog_json).unwrap()
+    }
+}
+
+impl Services for TestServices {
+    fn catalog_json(&self) -> &str {
+        &self.catalog_json
+    }
+
+    fn plan(&self, request: &ComputeRequest) -> Result<Plan, SessionError> {
+        let service = self.services.iter().find(|s| s.info.name == request.service).ok_or_else(|| ResolveError::UnknownService { service: request.service.clone() })?;
+        let resolved = service.info.resolve(&request.params)?;
+        let (gates, garbler_inputs, and_gates) = match (&resolved.circuit, service.spec, &service.recorded) {
+            (ResolvedCircuit::Builtin { params, .. }, Some(spec), _) => {
+                let program = spec.instantiate(params)?;
+                let and_gates = program.and_gates_hint();
+                (GateSource::Program(program), spec.garbler_bits(params, service.garbler_input.clone())?, and_gates)
+            }
+            (ResolvedCircuit::Streamed { .. }, None, Some(recorded)) => (GateSource::Recorded(recorded.clone()), service.garbler_input.clone(), service.info.and_gates),
+            _ => unreachable!("a test service is a built-in program or a recorded circuit"),
+        };
+        let stream_topology = service.recorded.is_some();
+        Ok(Plan { shape: resolved.shape, gates, garbler_inputs, stream_topology, circuit_id: resolved.circuit_id, and_gates })
+    }
+}
+
+pub fn services() -> Arc<TestServices> {
+    TestServices::new(vec![
         bristol_service("aes128", "aes_128.txt", vec![("key", Party::Garbler, Encoding::Bytes), ("plaintext", Party::Evaluator, Encoding::Bytes)], Reveal::Evaluator, value::from_bytes(&AES_KEY)),
         bristol_service("add", "adder64.txt", vec![("a", Party::Garbler, Encoding::UInt), ("b", Party::Evaluator, Encoding::UInt)], Reveal::Both, value::from_u128(1000, 64)),
         bristol_service("add_to_garbler", "adder64.txt", vec![("a", Party::Garbler, Encoding::UInt), ("b", Party::Evaluator, Encoding::UInt)], Reveal::Garbler, value::from_u128(1000, 64)),
-        ServiceDef {
-            name: "synthetic".into(),
-            doc: String::new(),
-            source: CircuitSource::Builtin {
-                spec: synthetic,
-                params,
-                client_params: vec![ParamInfo { name: "and_gates".into(), doc: String::new(), default: 1000, min: 1, max: 10_000_000, length_of: None }],
-            },
-            garbler_input: vec![true; 128],
-        },
+        builtin_service(
+            "synthetic",
+            "synthetic",
+            &[("width", 256)],
+            vec![ParamInfo { name: "and_gates".into(), doc: String::new(), default: 1000, min: 1, max: 10_000_000, length_of: None }],
+            vec![true; 128],
+        ),
     ])
-    .map(Arc::new)
-    .unwrap()
 }
 
 pub struct Pair {
     pub garbler: GarblerSession,
     pub evaluator: EvaluatorSession,
-    pub services: Arc<ServiceTable>,
+    pub services: Arc<TestServices>,
 }
 
 impl Pair {

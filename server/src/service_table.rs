@@ -1,15 +1,15 @@
-//! Services as a server defines them — a circuit plus the garbler's input — and the table that
-//! turns them into the catalog and into [`Plan`]s for the garbler session.
+//! The server's services — a circuit plus the garbler's input each — and the table that turns
+//! them into the catalog and into [`Plan`]s for the garbler session (its [`Services`]).
+//!
+//! The session protocol (garblet-core) knows services only through that trait; what lives here
+//! is the server's: circuits read from files, the checks of its configuration, and the circuits
+//! it keeps in memory. None of it is in the browser's wasm.
 
-use super::catalog::{hex, Catalog, CircuitInfo, FieldInfo, OutputInfo, ParamInfo, ServiceInfo};
-use super::catalog::ResolveError;
-use super::error::{ServiceError, ServiceFailure, SessionError};
-use super::frame::ComputeRequest;
-use super::garbler_session::{CachedCircuit, GateSource, Plan, Services};
-use super::topology::{encode_record, end_record, TopologyHasher};
 use garblet_circuits::bristol::{BristolInfo, BristolInput, BristolOutput, BristolProgram};
 use garblet_circuits::registry::ProgramSpec;
 use garblet_circuits::{Batch, BuildError, Counter, Party, Program, Runner};
+use garblet_core::protocol::catalog::{hex, CircuitInfo, FieldInfo, OutputInfo, ParamInfo, ResolvedCircuit};
+use garblet_core::protocol::{topology, Catalog, ComputeRequest, GateSource, Plan, RecordedCircuit, ResolveError, ServiceError, ServiceFailure, ServiceInfo, Services, SessionError};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -41,6 +41,21 @@ pub enum CircuitSource {
 /// Bristol circuits up to this many gates are built once and replayed from memory (about 22
 /// bytes a gate); larger ones are read from their file by every session.
 const CACHE_GATES: u64 = 4_000_000;
+
+/// A streamed circuit built once and kept: its batches and their topology records, so a session
+/// replays them instead of building the circuit again (a Bristol file is parsed once, not once
+/// per session).
+struct CachedCircuit {
+    batches: Vec<Batch>,
+    /// The topology record of each batch.
+    records: Vec<Vec<u8>>,
+}
+
+impl RecordedCircuit for CachedCircuit {
+    fn batch(&self, index: usize) -> Option<(&Batch, &[u8])> {
+        Some((self.batches.get(index)?, self.records.get(index)?))
+    }
+}
 
 /// One service of a server.
 pub struct ServiceDef {
@@ -137,23 +152,18 @@ fn describe(def: &ServiceDef) -> Result<(ServiceInfo, Option<Arc<CachedCircuit>>
             // keep it if it is small enough to replay from memory.
             let keep = (info.header.gates as u64) <= CACHE_GATES;
             let mut cache = CachedCircuit { batches: Vec::new(), records: Vec::new() };
-            let mut hasher = TopologyHasher::new();
             let mut runner = Runner::new(program);
-            while let Some(batch) = runner.next_batch()? {
-                let mut record = Vec::new();
-                encode_record(batch, &mut record);
-                hasher.update(&record);
+            let hash = topology::circuit_id(&mut runner, |batch, record| {
                 if keep {
-                    cache.batches.push(Batch { gates: batch.gates.clone(), slots: batch.slots, counts: batch.counts });
+                    cache.batches.push(batch.clone());
                     cache.records.push(record);
                 }
-            }
-            hasher.update(&end_record());
+            })?;
             let summary = runner.summary();
             let info = ServiceInfo {
                 name: def.name.clone(),
                 doc: def.doc.clone(),
-                circuit: CircuitInfo::Streamed { hash: hex(&hasher.finish()), max_live: summary.max_live },
+                circuit: CircuitInfo::Streamed { hash: hex(&hash), max_live: summary.max_live },
                 inputs: shape.inputs.iter().map(FieldInfo::from_field).collect(),
                 outputs: shape.outputs.iter().map(OutputInfo::from_field).collect(),
                 and_gates: Some(summary.counts.and),
@@ -180,7 +190,7 @@ impl Services for ServiceTable {
         let internal = |source: ServiceError| SessionError::from(ServiceFailure { service: entry.def.name.clone(), source });
         match &entry.def.source {
             CircuitSource::Builtin { spec, .. } => {
-                let super::catalog::ResolvedCircuit::Builtin { params, .. } = &resolved.circuit else {
+                let ResolvedCircuit::Builtin { params, .. } = &resolved.circuit else {
                     return Err(internal(ServiceError::CatalogMismatch));
                 };
                 let program = spec.instantiate(params).map_err(|e| internal(e.into()))?;
@@ -194,7 +204,7 @@ impl Services for ServiceTable {
             }
             CircuitSource::Bristol { text, info, inputs, outputs } => {
                 let gates = match &entry.cached {
-                    Some(circuit) => GateSource::Cached(circuit.clone()),
+                    Some(circuit) => GateSource::Recorded(circuit.clone()),
                     None => GateSource::Program(bristol_program(text, info, inputs, outputs).map_err(internal)?),
                 };
                 Ok(Plan { shape: resolved.shape, gates, garbler_inputs: entry.def.garbler_input.clone(), stream_topology: true, circuit_id: resolved.circuit_id, and_gates: entry.info.and_gates })
