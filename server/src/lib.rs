@@ -6,6 +6,7 @@ pub mod bench;
 pub mod circuit_cmd;
 pub mod client;
 pub mod clock;
+pub mod link;
 pub mod serve;
 pub mod service_table;
 pub mod ws;

@@ -5,6 +5,7 @@ use garblet_server::circuit_cmd::{self, CircuitArg, CmdError};
 use garblet_server::client::commands::{self as client_cmd, RunArgs, INPUT_HELP};
 use garblet_server::client::ConnectOptions;
 use garblet_core::protocol::frame::{DEFAULT_WINDOW, MIN_WINDOW};
+use garblet_server::link::{LinkSpec, Relay};
 use garblet_server::{bench, serve};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -83,6 +84,22 @@ enum Command {
     /// Benchmarks (numbers, not pass/fail).
     #[command(subcommand, after_help = EXIT_CODES)]
     Bench(BenchCommand),
+    /// Relay TCP connections through an emulated network link (bandwidth each way and
+    /// round-trip time), e.g. in front of `garblet serve` to try a browser over a slow link.
+    ///
+    /// No loss or jitter, and no TCP/IP header overhead: it shapes the bytes of each stream.
+    #[command(after_help = EXIT_CODES)]
+    Relay {
+        /// Where to listen, HOST:PORT.
+        #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8081")]
+        listen: String,
+        /// Where to relay to, HOST:PORT (a running `garblet serve`).
+        #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+        to: String,
+        /// The link: RATE,RTT, e.g. 100mbit,40ms.
+        #[arg(long, value_name = "RATE,RTT")]
+        link: LinkSpec,
+    },
 }
 
 /// Which server to talk to.
@@ -161,11 +178,12 @@ enum BenchCommand {
         json: bool,
     },
     /// A whole session on loopback (server child process + native client) beside garbling
-    /// speed and raw WebSocket speed.
+    /// speed and raw WebSocket speed; or, with --link, over an emulated network link.
     Session {
-        /// AND gates of the measured `synthetic` computation.
-        #[arg(long, default_value_t = 20_000_000)]
-        and_gates: u64,
+        /// AND gates of the measured `synthetic` computation [default: 20000000; with --link,
+        /// about 5 s of the link's time].
+        #[arg(long)]
+        and_gates: Option<u64>,
         /// Also the server's resident memory during a 10^6-AND and a 10^8-AND session.
         #[arg(long)]
         memory: bool,
@@ -173,6 +191,11 @@ enum BenchCommand {
         /// default, 4 MiB, is measured beside it).
         #[arg(long, value_name = "BYTES", default_value_t = bench::session::WINDOW, value_parser = clap::value_parser!(u32).range(MIN_WINDOW as i64..=bench::session::MAX_WINDOW as i64))]
         window: u32,
+        /// Measure over an emulated link instead: RATE,RTT (e.g. 1gbit,10ms or 100mbit,40ms),
+        /// a relay between client and server with that bandwidth each way and that round-trip
+        /// time. Reports AND/s, bytes per AND and the ratio to the link's ceiling.
+        #[arg(long, value_name = "RATE,RTT")]
+        link: Option<LinkSpec>,
         /// Print one JSON object instead of aligned lines.
         #[arg(long)]
         json: bool,
@@ -227,8 +250,17 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Command::Relay { listen, to, link } => match Relay::start(&listen, &to, link) {
+            Ok(relay) => {
+                println!("relaying {} -> {to} over {link}", relay.addr);
+                loop {
+                    std::thread::park();
+                }
+            }
+            Err(e) => Err(format!("relay on {listen}: {e}")),
+        },
         Command::Bench(b) => match b {
-            BenchCommand::Session { and_gates, memory, window, json } => bench::session::run(&bench::session::Options { and_gates, memory, window }, json),
+            BenchCommand::Session { and_gates, memory, window, link, json } => bench::session::run(&bench::session::Options { and_gates, memory, window, link }, json),
             BenchCommand::Garble { and_gates, json } => bench::garble::run(&bench::garble::Options { and_gates }, json),
             BenchCommand::Apps { json } => bench::apps::run(json),
             BenchCommand::PipelinePeer { connect, and_gates } => bench::pipeline::peer(&connect, and_gates),

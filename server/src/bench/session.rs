@@ -32,6 +32,14 @@
 //!   with less: where it is near `cores` or above, the target asks for more cores than the
 //!   machine has, however well the stages overlap.
 //! * With `--memory`: the server's resident memory during a 10^6-AND and a 10^8-AND session.
+//!
+//! With `--link RATE,RTT` it measures instead the same session over an emulated network link
+//! ([`crate::link`]: a relay with that bandwidth each way and that round-trip time, between
+//! the client and the server process): AND/s, bytes per AND, and the ratio to the link's
+//! ceiling, the link's bytes per second over the session's bytes per AND. Garbling and
+//! evaluating are far faster than any internet link here, so the ceiling is what a perfect
+//! pipeline would reach; what falls short of it is the protocol's own waiting (round trips
+//! before the stream starts, a credit window under the bandwidth-delay product).
 
 use super::garble::garble_and_evaluate;
 use super::loopback::ServerProcess;
@@ -43,15 +51,27 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use crate::clock::thread_cpu_ms;
+use crate::link::{LinkSpec, Relay};
 use crate::ws;
 use garblet_core::protocol::frame::DEFAULT_WINDOW;
 
 pub struct Options {
-    pub and_gates: u64,
+    /// AND gates of the measured computation; by default [`AND_GATES`], or with a link about
+    /// [`LINK_SECONDS`] of its time.
+    pub and_gates: Option<u64>,
     pub memory: bool,
     /// The client's credit window, at most [`MAX_WINDOW`].
     pub window: u32,
+    /// Measure over this emulated link instead of loopback.
+    pub link: Option<LinkSpec>,
 }
+
+/// The measured computation's AND gates on loopback.
+pub const AND_GATES: u64 = 20_000_000;
+
+/// Over a link, the measured computation is sized to take about this long at the link's rate
+/// (at half-gates' 32 bytes per AND), so that slow links do not take minutes.
+const LINK_SECONDS: f64 = 5.0;
 
 /// The measured sessions' credit window unless `--window` says otherwise.
 pub const WINDOW: u32 = 16 << 20;
@@ -80,16 +100,20 @@ garbler_inputs = { garbler = { hex = "0x0" } }
 
 pub fn run(options: &Options, json: bool) -> Result<(), String> {
     let server = ServerProcess::start(SERVER_CONFIG)?;
-    let url = format!("ws://{}/", server.addr);
     let connect = ConnectOptions { read_timeout: Duration::from_secs(600), window: options.window, ..ConnectOptions::default() };
+    if let Some(link) = options.link {
+        return over_link(&server, link, options.and_gates, &connect, json);
+    }
+    let measured = options.and_gates.unwrap_or(AND_GATES);
+    let url = format!("ws://{}/", server.addr);
     let default_window = ConnectOptions { window: DEFAULT_WINDOW, ..connect.clone() };
 
     // A short session first, so that the measured one meets a warm server (its heap grown, its
     // pages faulted in), as a long-running server's sessions do.
     synthetic_session(&url, &connect, 1_000_000, &server, false)?;
-    let session = synthetic_session(&url, &connect, options.and_gates, &server, false)?;
-    let default_window_s = synthetic_session(&url, &default_window, options.and_gates, &server, false)?.seconds;
-    let and_gates = options.and_gates as f64;
+    let session = synthetic_session(&url, &connect, measured, &server, false)?;
+    let default_window_s = synthetic_session(&url, &default_window, measured, &server, false)?.seconds;
+    let and_gates = measured as f64;
     let session_rate = rate(and_gates, session.seconds);
     let default_window_rate = rate(and_gates, default_window_s);
     let bytes_per_and = session.wire_bytes as f64 / and_gates;
@@ -98,15 +122,15 @@ pub fn run(options: &Options, json: bool) -> Result<(), String> {
     let raw = raw_transfer(&server.addr, raw_bytes, &connect, &server)?;
     let ws_rate = raw.bytes_per_s;
 
-    let (garble_s, eval_s, _) = garble_and_evaluate(options.and_gates)?;
+    let (garble_s, eval_s, _) = garble_and_evaluate(measured)?;
     let garble_rate = rate(and_gates, garble_s);
 
     let target = 0.7 * garble_rate.min(ws_rate / bytes_per_and);
-    let bare = super::pipeline::run(options.and_gates)?;
+    let bare = super::pipeline::run(measured)?;
     let bare_rate = bare.and_per_s;
     let mut report = Report::new();
     report
-        .set("and_gates", options.and_gates)
+        .set("and_gates", measured)
         .set("session_and_per_s", session_rate)
         .set("garble_and_per_s", garble_rate)
         .set("ws_bytes_per_s", ws_rate)
@@ -151,6 +175,40 @@ pub fn run(options: &Options, json: bool) -> Result<(), String> {
     Ok(())
 }
 
+/// The session over an emulated link: a relay between this client and the server process.
+fn over_link(server: &ServerProcess, link: LinkSpec, and_gates: Option<u64>, connect: &ConnectOptions, json: bool) -> Result<(), String> {
+    let relay = Relay::start("127.0.0.1:0", &server.addr, link).map_err(|e| format!("starting the link relay: {e}"))?;
+    let url = format!("ws://{}/", relay.addr);
+    let and_gates = and_gates.unwrap_or_else(|| ((link.bytes_per_s() * LINK_SECONDS / 32.0) as u64).clamp(100_000, AND_GATES));
+    // The warm-up runs on loopback: the link's first session would only measure the same
+    // round trips again.
+    synthetic_session(&format!("ws://{}/", server.addr), connect, 1_000_000, server, false)?;
+    let connect_start = Instant::now();
+    let client = Client::connect(&url, connect).map_err(|e| e.to_string())?;
+    let connect_ms = connect_start.elapsed().as_secs_f64() * 1e3;
+    let window = client.window();
+    let session = run_synthetic(client, and_gates, server, false)?;
+    let bytes_per_and = session.wire_bytes as f64 / and_gates as f64;
+    let session_rate = rate(and_gates as f64, session.seconds);
+    let ceiling = link.bytes_per_s() / bytes_per_and;
+    let mut report = Report::new();
+    report
+        .set("link", link.to_string())
+        .set("link_bits_per_s", link.bits_per_s)
+        .set("link_rtt_ms", link.rtt.as_secs_f64() * 1e3)
+        .set("link_bandwidth_delay_bytes", link.bandwidth_delay_bytes())
+        .set("window_bytes", window)
+        .set("and_gates", and_gates)
+        .set("connect_ms", connect_ms)
+        .set("session_s", session.seconds)
+        .set("session_and_per_s", session_rate)
+        .set("bytes_per_and", bytes_per_and)
+        .set("link_ceiling_and_per_s", ceiling)
+        .set("session_vs_ceiling", session_rate / ceiling);
+    report.print(json);
+    Ok(())
+}
+
 /// What one `synthetic` computation took.
 struct SessionRun {
     /// Wall time, as the client measured it.
@@ -168,7 +226,11 @@ struct SessionRun {
 }
 
 fn synthetic_session(url: &str, connect: &ConnectOptions, and_gates: u64, server: &ServerProcess, watch_rss: bool) -> Result<SessionRun, String> {
-    let mut client = Client::connect(url, connect).map_err(|e| e.to_string())?;
+    run_synthetic(Client::connect(url, connect).map_err(|e| e.to_string())?, and_gates, server, watch_rss)
+}
+
+/// One `synthetic` computation on a connected client, which it closes.
+fn run_synthetic(mut client: Client, and_gates: u64, server: &ServerProcess, watch_rss: bool) -> Result<SessionRun, String> {
     let sampler = watch_rss.then(|| RssSampler::start(server.pid));
     let inputs = vec![false; SYNTHETIC_INPUTS];
     let server_cpu = CpuWatch::start(server.pid);
