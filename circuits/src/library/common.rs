@@ -1,5 +1,6 @@
-//! What the library's programs share: the step budget every step program keeps, inputs read
-//! only to be dropped, and comparisons a tree level at a time across many lanes.
+//! What the library's programs share: the step budget every step program keeps, work counted in
+//! units and done a chunk at a time within it, inputs read only to be dropped, and comparisons a
+//! tree level at a time across many lanes.
 
 use crate::builder::{Bit, Builder};
 use crate::gate::Party;
@@ -26,30 +27,50 @@ impl StepBudget {
     }
 }
 
+/// Work that comes in countable units — input bits, records — done a chunk at a time within a
+/// step's budget: the loop of every program that streams its inputs, so that the program itself
+/// is only what it does with a chunk.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Units {
+    done: usize,
+    total: usize,
+}
+
+impl Units {
+    pub(crate) fn new(total: usize) -> Self {
+        Units { done: 0, total }
+    }
+
+    /// `chunk(c, len)` for the next chunks of at most `max_chunk` units, while units are left and
+    /// `budget` lasts; true once none are left.
+    pub(crate) fn take(&mut self, c: &mut Builder, budget: &StepBudget, max_chunk: usize, mut chunk: impl FnMut(&mut Builder, usize)) -> bool {
+        while self.done < self.total && budget.left(c) {
+            let len = (self.total - self.done).min(max_chunk);
+            chunk(c, len);
+            self.done += len;
+        }
+        self.done == self.total
+    }
+}
+
 /// Input bits a program reads only to drop them, because the result is public (an empty string,
 /// a threshold that every distance meets): each party's bits must still be consumed, in order.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct UnusedInputs {
-    left: [usize; 2],
+    /// Each party's bits, in [`Party::index`] order.
+    bits: [Units; 2],
 }
 
 impl UnusedInputs {
     pub(crate) fn new(garbler_bits: usize, evaluator_bits: usize) -> Self {
-        UnusedInputs { left: [garbler_bits, evaluator_bits] }
+        UnusedInputs { bits: [Units::new(garbler_bits), Units::new(evaluator_bits)] }
     }
 
     /// Reads a step's worth of the bits; true once none are left.
     pub(crate) fn drain(&mut self, c: &mut Builder) -> bool {
         let budget = StepBudget::start(c);
-        for party in Party::BOTH {
-            let left = &mut self.left[party.index()];
-            while *left > 0 && budget.left(c) {
-                let k = (*left).min(STEP_GATES);
-                drop(c.input(party, k));
-                *left -= k;
-            }
-        }
-        self.left == [0, 0]
+        let finished = Party::BOTH.map(|party| self.bits[party.index()].take(c, &budget, STEP_GATES, |c, k| drop(c.input(party, k))));
+        finished == [true, true]
     }
 }
 

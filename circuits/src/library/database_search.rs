@@ -11,7 +11,7 @@
 use crate::builder::{Bit, Builder};
 use crate::gate::{Party, Reveal};
 use crate::int::UInt;
-use crate::library::{differ_lanes, StepBudget, STEP_GATES};
+use crate::library::{differ_lanes, StepBudget, Units, STEP_GATES};
 use crate::program::{BuildError, InputField, Program, Shape};
 use crate::spec::{GarblerSecret, ParamSpec, Params, ProgramSpec};
 use crate::value;
@@ -45,14 +45,13 @@ fn check_distinct_keys(p: &Params, records: &[bool]) -> Result<Vec<bool>, BuildE
 
 pub struct DatabaseSearch {
     shape: Shape,
-    records: usize,
+    /// The garbler's records.
+    records: Units,
     kx: usize,
     kp: usize,
     /// Records compared with the query in one unit of work: up to 32, about a step's worth.
     lanes: usize,
     query: Option<UInt>,
-    /// Records read so far.
-    read: usize,
     /// XOR of the payloads of the matching records so far.
     found: UInt,
 }
@@ -64,7 +63,7 @@ impl DatabaseSearch {
             outputs: vec![Shape::uint_output("payload", kp, Reveal::Evaluator)],
         };
         let lanes = (STEP_GATES / (4 * (kx + kp))).clamp(1, 32);
-        DatabaseSearch { shape, records, kx, kp, lanes, query: None, read: 0, found: UInt::constant(0, kp) }
+        DatabaseSearch { shape, records: Units::new(records), kx, kp, lanes, query: None, found: UInt::constant(0, kp) }
     }
 }
 
@@ -76,10 +75,9 @@ impl Program for DatabaseSearch {
     fn step(&mut self, c: &mut Builder) -> Result<bool, BuildError> {
         let budget = StepBudget::start(c);
         let query = self.query.get_or_insert_with(|| c.input_uint(Party::Evaluator, self.kx));
-        while self.read < self.records && budget.left(c) {
-            // A group of records side by side, so that their ANDs group. Record i: its key in the
-            // low kx bits, then its payload.
-            let group = self.lanes.min(self.records - self.read);
+        // A group of records side by side, so that their ANDs group. Record i: its key in the low
+        // kx bits, then its payload.
+        let finished = self.records.take(c, &budget, self.lanes, |c, group| {
             let records: Vec<(UInt, UInt)> =
                 (0..group).map(|_| (c.input_uint(Party::Garbler, self.kx), c.input_uint(Party::Garbler, self.kp))).collect();
             let pairs: Vec<(&UInt, &UInt)> = records.iter().map(|(key, _)| (key, &*query)).collect();
@@ -93,9 +91,8 @@ impl Program for DatabaseSearch {
             for payload in &masked {
                 self.found = c.xor_uint(&self.found, payload);
             }
-            self.read += group;
-        }
-        if self.read < self.records {
+        });
+        if !finished {
             return Ok(true);
         }
         c.output_uint(&self.found, Reveal::Evaluator);

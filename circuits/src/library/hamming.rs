@@ -12,7 +12,7 @@
 use crate::builder::{Bit, Builder};
 use crate::gate::{Party, Reveal};
 use crate::int::{bit_width, UInt};
-use crate::library::{StepBudget, UnusedInputs};
+use crate::library::{StepBudget, Units, UnusedInputs};
 use crate::program::{BuildError, Program, Shape};
 use crate::spec::{ParamSpec, Params, ProgramSpec};
 
@@ -43,11 +43,10 @@ const CHUNK_BITS: usize = 128;
 
 pub struct Hamming {
     shape: Shape,
-    n: usize,
     /// `Some(t)` for the threshold variant.
     threshold: Option<u64>,
-    /// Bits of each vector consumed so far.
-    read: usize,
+    /// Bits of each vector.
+    bits: Units,
     counter: BitCounter,
     /// Set when the result is public (t ≥ n): the inputs are read and dropped.
     unused: Option<UnusedInputs>,
@@ -63,7 +62,7 @@ impl Hamming {
             Shape { inputs: vec![Shape::uint_input("x", Party::Garbler, n), Shape::uint_input("y", Party::Evaluator, n)], outputs: vec![output] };
         // Every distance is at most n, so a threshold of n or more is always met.
         let unused = threshold.filter(|&t| t >= n as u64).map(|_| UnusedInputs::new(n, n));
-        Hamming { shape, n, threshold, read: 0, counter: BitCounter::default(), unused }
+        Hamming { shape, threshold, bits: Units::new(n), counter: BitCounter::default(), unused }
     }
 }
 
@@ -81,17 +80,15 @@ impl Program for Hamming {
             return Ok(false);
         }
         let budget = StepBudget::start(c);
-        while self.read < self.n && budget.left(c) {
-            let k = (self.n - self.read).min(CHUNK_BITS);
+        let finished = self.bits.take(c, &budget, CHUNK_BITS, |c, k| {
             let x = c.input(Party::Garbler, k);
             let y = c.input(Party::Evaluator, k);
             for (xi, yi) in x.iter().zip(&y) {
                 let differ = c.xor(xi, yi);
                 self.counter.push(c, differ);
             }
-            self.read += k;
-        }
-        if self.read < self.n {
+        });
+        if !finished {
             return Ok(true);
         }
         let distance = std::mem::take(&mut self.counter).finish(c);

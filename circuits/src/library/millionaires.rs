@@ -8,7 +8,7 @@
 
 use crate::builder::{Bit, Builder};
 use crate::gate::{Party, Reveal};
-use crate::library::StepBudget;
+use crate::library::{StepBudget, Units};
 use crate::program::{BuildError, Program, Shape};
 use crate::spec::{ParamSpec, ProgramSpec};
 
@@ -25,8 +25,8 @@ const CHUNK_BITS: usize = 256;
 
 pub struct Millionaires {
     shape: Shape,
-    n: usize,
-    read: usize,
+    /// Bits of each number.
+    bits: Units,
     /// [x > y] on the bits read so far.
     greater: Bit,
 }
@@ -37,7 +37,7 @@ impl Millionaires {
             inputs: vec![Shape::uint_input("x", Party::Garbler, n), Shape::uint_input("y", Party::Evaluator, n)],
             outputs: vec![Shape::uint_output("x_greater", 1, Reveal::Both)],
         };
-        Millionaires { shape, n, read: 0, greater: Bit::ZERO }
+        Millionaires { shape, bits: Units::new(n), greater: Bit::ZERO }
     }
 }
 
@@ -48,8 +48,7 @@ impl Program for Millionaires {
 
     fn step(&mut self, c: &mut Builder) -> Result<bool, BuildError> {
         let budget = StepBudget::start(c);
-        while self.read < self.n && budget.left(c) {
-            let k = (self.n - self.read).min(CHUNK_BITS);
+        let finished = self.bits.take(c, &budget, CHUNK_BITS, |c, k| {
             let x = c.input(Party::Garbler, k);
             let y = c.input(Party::Evaluator, k);
             for (xi, yi) in x.iter().zip(&y) {
@@ -58,9 +57,8 @@ impl Program for Millionaires {
                 let both = c.and(&xc, &yc);
                 self.greater = c.xor(xi, &both);
             }
-            self.read += k;
-        }
-        if self.read < self.n {
+        });
+        if !finished {
             return Ok(true);
         }
         c.output(&self.greater, Reveal::Both);

@@ -27,7 +27,7 @@ pub mod synthetic;
 mod common;
 
 pub use common::STEP_GATES;
-pub(crate) use common::{and_lanes, differ_lanes, StepBudget, UnusedInputs};
+pub(crate) use common::{and_lanes, differ_lanes, StepBudget, Units, UnusedInputs};
 
 use crate::spec::ProgramSpec;
 
