@@ -8,15 +8,17 @@
 
 mod common;
 
-use common::{drain, RawClient, Server};
+use common::{drain, fips_block, honest_client, RawClient, Server};
 use garblet_circuits::value;
 use garblet_core::protocol::{ErrorCode, EvaluatorEvent, EvaluatorSession, Frame};
-use garblet_server::client::{Client, ConnectOptions};
 use std::time::Duration;
 
 const CONFIG: &str = r#"
 [limits]
 max_sessions = 64
+# Every client here is on 127.0.0.1: the flood and the honest clients together.
+max_sessions_per_address = 64
+max_connections_per_address = 128
 
 [[service]]
 name = "aes128"
@@ -35,11 +37,6 @@ circuit = { builtin = "synthetic", params = { width = 512 }, client_params = { a
 garbler_inputs = { garbler = { hex = "0x0" } }
 "#;
 
-const FIPS_CIPHERTEXT: &str = "0x69c4e0d86a7b0430d8cdb78070b4c55a";
-
-fn fips_block() -> Vec<bool> {
-    value::parse_uint("0x00112233445566778899aabbccddeeff", 128).unwrap()
-}
 
 /// How a malicious client deviates.
 #[derive(Clone, Copy, Debug)]
@@ -121,20 +118,6 @@ fn drive(raw: &mut RawClient, session: &mut EvaluatorSession, alter: impl Fn(Vec
     }
 }
 
-/// An honest client on its own connection, several computations, every result checked.
-fn honest(url: String, rounds: u64) -> std::thread::JoinHandle<()> {
-    std::thread::spawn(move || {
-        let mut client = Client::connect(&url, &ConnectOptions::default()).unwrap();
-        for round in 0..rounds {
-            let result = client.compute("aes128", vec![], fips_block()).unwrap();
-            assert_eq!(value::to_hex(&result.outputs[0].bits), FIPS_CIPHERTEXT, "round {round}");
-            let result = client.compute("synthetic", vec![("and_gates".into(), 2_000_000)], vec![round % 2 == 1; 256]).unwrap();
-            assert_eq!(result.evaluator.and_gates, 2_000_000);
-        }
-        client.close();
-    })
-}
-
 #[test]
 fn inconsistent_ot_columns_are_refused_and_counted() {
     let server = Server::start(CONFIG);
@@ -160,7 +143,7 @@ fn forged_outputs_are_refused_and_counted() {
 #[test]
 fn a_flood_of_attacks_leaves_honest_sessions_correct() {
     let server = Server::start(CONFIG);
-    let honest_clients: Vec<_> = (0..2).map(|_| honest(server.url(), 3)).collect();
+    let honest_clients: Vec<_> = (0..2).map(|_| honest_client(server.url(), 3, 2_000_000)).collect();
     let attacks = [Attack::InconsistentColumns, Attack::ForgedOutput, Attack::AbortMidStream];
     let per_kind = 8;
     let mut results = Vec::new();

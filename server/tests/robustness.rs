@@ -4,15 +4,12 @@
 
 mod common;
 
-use common::{drain, http_get, temp_path, RawClient, Server};
-use garblet_circuits::testing::TestRng;
-use garblet_circuits::{registry, value, Plaintext, Runner};
+use common::{drain, fips_block, honest_client, http_get, temp_path, RawClient, Server, FIPS_CIPHERTEXT};
+use garblet_circuits::value;
 use garblet_core::protocol::frame::VERSION;
 use garblet_core::protocol::{Catalog, ComputeRequest, ErrorCode, Frame, FrameError, ResolveError, SessionError};
 use garblet_server::client::{Client, ClientError, ConnectOptions};
 use std::time::{Duration, Instant};
-
-const FIPS_CIPHERTEXT: &str = "0x69c4e0d86a7b0430d8cdb78070b4c55a";
 
 fn services() -> &'static str {
     r#"
@@ -30,27 +27,6 @@ garbler_inputs = { garbler = { hex = "0x0" } }
 
 fn config(limits: &str) -> String {
     format!("[limits]\n{limits}\n{}", services())
-}
-
-fn fips_block() -> Vec<bool> {
-    value::parse_uint("0x00112233445566778899aabbccddeeff", 128).unwrap()
-}
-
-/// A good client's session in the background: AES and a synthetic computation, checked.
-fn good_session(url: String, and_gates: u64) -> std::thread::JoinHandle<()> {
-    std::thread::spawn(move || {
-        let mut client = Client::connect(&url, &ConnectOptions::default()).unwrap();
-        let result = client.compute("aes128", vec![], fips_block()).unwrap();
-        assert_eq!(value::to_hex(&result.outputs[0].bits), FIPS_CIPHERTEXT);
-        let e_bits = TestRng::new(and_gates).bits(256);
-        let result = client.compute("synthetic", vec![("and_gates".into(), and_gates)], e_bits.clone()).unwrap();
-        let program = registry::find("synthetic").unwrap();
-        let params = program.resolve([("and_gates", and_gates), ("width", 512)]).unwrap();
-        let mut plain = Plaintext::new(vec![false; 256], e_bits);
-        Runner::new(program.instantiate(&params).unwrap()).run(&mut plain).unwrap();
-        assert_eq!(result.outputs[0].bits, plain.outputs());
-        client.close();
-    })
 }
 
 /// A service's circuit id, from the server's catalog.
@@ -81,7 +57,7 @@ fn rejected(server: &Server, hello: bool, frames: Vec<Vec<u8>>) -> (u16, String)
 #[test]
 fn bad_clients_end_only_their_own_sessions() {
     let server = Server::start(&config("max_frame_bytes = 300000\nhandshake_timeout_secs = 1.0\nidle_timeout_secs = 5"));
-    let good = good_session(server.url(), 3_000_000);
+    let good = honest_client(server.url(), 1, 3_000_000);
     let protocol = ErrorCode::Protocol as u16;
     let aes_id = circuit_id(&server, "aes128");
 
@@ -170,13 +146,13 @@ fn a_client_that_stops_reading_is_held_by_the_window_and_dropped_at_the_idle_tim
     assert!(high - low < 2048, "server RSS moved from {low} to {high} KiB while the client was stalled");
 
     // The idle timeout drops it; another client is served meanwhile and after.
-    good_session(server.url(), 200_000).join().unwrap();
+    honest_client(server.url(), 1, 200_000).join().unwrap();
     server.wait_for_active(0, Duration::from_secs(10));
     assert_eq!(server.metric("sessions_failed"), 1);
     // What the stalled client finds when it reads at last: the data, then the reason.
     let (code, message) = raw.expect_error();
     assert_eq!((code, message.contains("idle timeout")), (ErrorCode::Timeout as u16, true), "{message}");
-    good_session(server.url(), 1000).join().unwrap();
+    honest_client(server.url(), 1, 1000).join().unwrap();
     server.stop();
 }
 
@@ -289,7 +265,7 @@ fn ctrl_c_lets_running_computations_finish() {
     let server = Server::start(&config("shutdown_grace_secs = 20"));
     let mut idle = RawClient::connect(&server.url());
     idle.hello();
-    let running = good_session(server.url(), 5_000_000);
+    let running = honest_client(server.url(), 1, 5_000_000);
     // Wait until the synthetic computation streams.
     let start = Instant::now();
     while server.metric("computations") < 1 || server.metric("bytes_out") < (20 << 20) {

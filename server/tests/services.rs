@@ -48,6 +48,9 @@ fn config(aes192_key_file: &std::path::Path) -> String {
         r#"
 [limits]
 max_sessions = 40
+# Thirty-two concurrent clients, all on 127.0.0.1.
+max_sessions_per_address = 40
+max_connections_per_address = 64
 idle_timeout_secs = 30
 max_and_gates_per_session = 50_000_000
 

@@ -70,7 +70,7 @@ fn until_refused(pair: &mut Pair, mut alter: impl FnMut(Vec<u8>) -> Vec<u8>) -> 
 /// The garbler's last word: an `Error` frame with `code`, and nothing but that error.
 fn assert_only_error(sent: &[Frame], code: ErrorCode) {
     match sent {
-        [Frame::Error { code: c, message }] => assert_eq!(*c, code as u16, "{message}"),
+        [Frame::Error { code: c, message, .. }] => assert_eq!(*c, code as u16, "{message}"),
         other => panic!("expected one Error frame ({code:?}), got {:?}", other.iter().map(Frame::name).collect::<Vec<_>>()),
     }
 }

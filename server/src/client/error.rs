@@ -39,7 +39,7 @@ impl ClientError {
 impl From<SessionError> for ClientError {
     fn from(e: SessionError) -> Self {
         match e {
-            SessionError::Remote { code, message } => {
+            SessionError::Remote { code, message, .. } => {
                 let code = ErrorCode::from_u16(code).map_or_else(|| format!("code {code}"), |c| c.name().to_string());
                 ClientError::Server { code, message }
             }

@@ -104,6 +104,34 @@ pub struct Limits {
     pub idle_timeout_secs: f64,
     /// On Ctrl-C, how long running computations may take to finish before they are aborted.
     pub shutdown_grace_secs: f64,
+    /// How long a write to the client may wait without the client taking a single byte: a
+    /// client that stops reading loses its slot after this (a slow reader keeps it only while
+    /// it keeps up with `min_credit_bytes_per_sec`).
+    pub write_timeout_secs: f64,
+    /// The slowest rate at which a client must earn credit — acknowledge garbled data it
+    /// evaluated — while the server waits for it (the window is full, or the client's socket
+    /// takes nothing). Set well below what the slowest supported device and network achieve.
+    pub min_credit_bytes_per_sec: u64,
+    /// How long a client may fall behind `min_credit_bytes_per_sec` before its session is
+    /// reclaimed: the stall it may take at any point (a pause, a slow start).
+    pub progress_grace_secs: f64,
+    /// All connections (HTTP and WebSocket) from one client address at once.
+    pub max_connections_per_address: u32,
+    /// Sessions from one client address at once.
+    pub max_sessions_per_address: u32,
+    /// New sessions one address may open per second, sustained…
+    pub handshakes_per_address_per_sec: f64,
+    /// …and at once, after a quiet time.
+    pub handshake_burst_per_address: u32,
+    /// AND gates one address may have garbled per hour (also what it may use at once).
+    pub and_gates_per_address_per_hour: u64,
+    /// AND gates one computation may take, for services that do not set their own
+    /// `max_and_gates`.
+    pub max_and_gates_per_request: u64,
+    /// All sessions' credit windows together: what stalled clients can make the server hold.
+    /// A session gets the window it asks for while this has room, a smaller one (down to the
+    /// protocol's minimum) when it is nearly spent, and a Busy refusal when it is.
+    pub max_window_memory_bytes: u64,
 }
 
 impl Default for Limits {
@@ -117,6 +145,16 @@ impl Default for Limits {
             handshake_timeout_secs: 10.0,
             idle_timeout_secs: 60.0,
             shutdown_grace_secs: 10.0,
+            write_timeout_secs: 15.0,
+            min_credit_bytes_per_sec: 32 << 10,
+            progress_grace_secs: 20.0,
+            max_connections_per_address: 32,
+            max_sessions_per_address: 8,
+            handshakes_per_address_per_sec: 2.0,
+            handshake_burst_per_address: 60,
+            and_gates_per_address_per_hour: 100_000_000_000,
+            max_and_gates_per_request: 2_000_000_000,
+            max_window_memory_bytes: 64 << 20,
         }
     }
 }
@@ -130,6 +168,12 @@ impl Limits {
     }
     pub fn shutdown_grace(&self) -> Duration {
         Duration::from_secs_f64(self.shutdown_grace_secs)
+    }
+    pub fn write_timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.write_timeout_secs)
+    }
+    pub fn progress_grace(&self) -> Duration {
+        Duration::from_secs_f64(self.progress_grace_secs)
     }
 
     fn check(&self) -> Result<(), String> {
@@ -146,7 +190,31 @@ impl Limits {
         if self.max_window_bytes < MIN_WINDOW {
             return Err(format!("limits.max_window_bytes must be at least {MIN_WINDOW}"));
         }
-        for (name, secs) in [("handshake_timeout_secs", self.handshake_timeout_secs), ("idle_timeout_secs", self.idle_timeout_secs), ("shutdown_grace_secs", self.shutdown_grace_secs)] {
+        if self.max_window_memory_bytes < u64::from(MIN_WINDOW) {
+            return Err(format!("limits.max_window_memory_bytes must be at least {MIN_WINDOW} (one session's smallest window)"));
+        }
+        for (name, n) in [
+            ("min_credit_bytes_per_sec", self.min_credit_bytes_per_sec),
+            ("max_connections_per_address", self.max_connections_per_address.into()),
+            ("max_sessions_per_address", self.max_sessions_per_address.into()),
+            ("handshake_burst_per_address", self.handshake_burst_per_address.into()),
+            ("and_gates_per_address_per_hour", self.and_gates_per_address_per_hour),
+            ("max_and_gates_per_request", self.max_and_gates_per_request),
+        ] {
+            if n == 0 {
+                return Err(format!("limits.{name} must be at least 1"));
+            }
+        }
+        if !(self.handshakes_per_address_per_sec.is_finite() && self.handshakes_per_address_per_sec > 0.0) {
+            return Err("limits.handshakes_per_address_per_sec must be a positive number".into());
+        }
+        for (name, secs) in [
+            ("handshake_timeout_secs", self.handshake_timeout_secs),
+            ("idle_timeout_secs", self.idle_timeout_secs),
+            ("shutdown_grace_secs", self.shutdown_grace_secs),
+            ("write_timeout_secs", self.write_timeout_secs),
+            ("progress_grace_secs", self.progress_grace_secs),
+        ] {
             // Duration::from_secs_f64 panics outside this range: check before anyone calls it.
             if !(secs.is_finite() && secs > 0.0 && secs < 1e9) {
                 return Err(format!("limits.{name} must be a positive number of seconds"));
@@ -173,6 +241,10 @@ pub struct ServiceConfig {
     /// Built-in programs: the value of each of the garbler's input fields, by field name.
     #[serde(default)]
     pub garbler_inputs: BTreeMap<String, ValueSource>,
+    /// AND gates one computation of this service may take (default: the limits'
+    /// `max_and_gates_per_request`); a computation that passes it is ended with a `limit` error.
+    #[serde(default)]
+    pub max_and_gates: Option<u64>,
 }
 
 /// Exactly one of `builtin`, `bristol` (a bundled circuit) or `bristol_file`.

@@ -9,12 +9,13 @@
 //! and a client that stops reading only stalls its own writer — until the write timeout drops
 //! it.
 
+use super::addresses::{Busy, ConnectionGuard};
 use super::http::{self, HttpError, Route};
-use super::metrics::Metrics;
+use super::metrics::{Metrics, Refusal};
 use super::raw;
 use super::server::{Phase, Server};
-use super::session::{self, Inbound, SessionChannels, SessionSettings};
-use super::socket::{close, write_frames, write_messages, ClientMessage, Outbox, ReadError, WebSocket, WsReader, LINGER};
+use super::session::{self, retry_after_ms, Inbound, SessionChannels, SessionPlaces, SessionSettings};
+use super::socket::{close, write_frames, write_messages, ClientMessage, CloseStatus, Outbox, ReadError, WebSocket, WsReader, LINGER};
 use crate::ws::{Opcode, WsError};
 use garblet_core::protocol::{ErrorCode, Frame, Services};
 use std::net::SocketAddr;
@@ -30,21 +31,34 @@ use tracing::{debug, error, info, info_span, Instrument};
 /// How long a closed connection waits for its session thread to finish counting how it ended.
 const SESSION_END_GRACE: Duration = Duration::from_secs(5);
 
-/// Serves one accepted TCP connection, through TLS if configured.
-pub async fn accept(tcp: TcpStream, peer: SocketAddr, tls: Option<TlsAcceptor>, server: Arc<Server>) {
+/// When a client refused because the server runs its maximum of sessions (or of window memory)
+/// may try again: sessions end at no time the server knows, and most last seconds.
+const RETRY_WHEN_FULL: Duration = Duration::from_secs(5);
+
+/// The pump's timeouts: how long a session that ended may still take to send its last frames
+/// (`idle`), and how long one write may wait without the client taking a byte (`write`).
+struct Timeouts {
+    idle: Duration,
+    write: Duration,
+}
+
+/// Serves one accepted TCP connection, through TLS if configured. `admitted`: counted against
+/// its address, or over the address's maximum — then it is refused once its request says how
+/// (HTTP 503, or a Busy frame for a WebSocket), with little time to say it.
+pub async fn accept(tcp: TcpStream, peer: SocketAddr, admitted: Result<ConnectionGuard, Busy>, tls: Option<TlsAcceptor>, server: Arc<Server>) {
     // The handshake timeout runs from the TCP accept to the client's hello.
-    let deadline = Instant::now() + server.limits.handshake_timeout();
+    let deadline = Instant::now() + if admitted.is_ok() { server.limits.handshake_timeout() } else { LINGER };
     match tls {
-        None => serve(tcp, peer, deadline, server).await,
+        None => serve(tcp, peer, admitted, deadline, server).await,
         Some(acceptor) => match tokio::time::timeout_at(deadline.into(), acceptor.accept(tcp)).await {
-            Ok(Ok(stream)) => serve(stream, peer, deadline, server).await,
+            Ok(Ok(stream)) => serve(stream, peer, admitted, deadline, server).await,
             Ok(Err(e)) => debug!(%peer, error = %e, "TLS handshake failed"),
             Err(_) => debug!(%peer, "TLS handshake timed out"),
         },
     }
 }
 
-async fn serve<S>(mut stream: S, peer: SocketAddr, deadline: Instant, server: Arc<Server>)
+async fn serve<S>(mut stream: S, peer: SocketAddr, admitted: Result<ConnectionGuard, Busy>, deadline: Instant, server: Arc<Server>)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -64,6 +78,24 @@ where
         info!(%peer, origin = origin.as_deref().unwrap_or("(none)"), "WebSocket refused: origin not allowed");
         return reply(stream, http::error_response(403, "Forbidden", "this origin may not open sessions here")).await;
     }
+    let _connection = match admitted {
+        Ok(guard) => guard,
+        Err(busy) => {
+            info!(%peer, reason = %busy.message, "connection refused");
+            // A browser sees no HTTP status of a refused upgrade: it hears the refusal as a
+            // Busy frame.
+            if upgrade {
+                if let Ok(accept) = http::websocket_accept(&head) {
+                    if stream.write_all(&http::switching_protocols(&accept)).await.is_ok() {
+                        let ws = WebSocket::new(stream, &rest, server.limits.max_frame_bytes as usize);
+                        return refuse(ws, ErrorCode::Busy, &busy.message, Some(busy.retry_after)).await;
+                    }
+                    return;
+                }
+            }
+            return reply(stream, http::busy_response(&busy.message, busy.retry_after)).await;
+        }
+    };
     match route {
         Route::Health => {
             let body = serde_json::json!({ "status": "ok", "version": env!("CARGO_PKG_VERSION"), "sessions_active": server.metrics.sessions_active() });
@@ -102,23 +134,47 @@ async fn session<S>(ws: WebSocket<S>, peer: SocketAddr, deadline: Instant, serve
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
+    // The address's own limits first: a refusal there is the address's doing, not the server's.
+    let address = match server.addresses.start_session(peer.ip()) {
+        Ok(guard) => guard,
+        Err(busy) => {
+            info!(%peer, reason = %busy.message, "session refused");
+            return refuse(ws, ErrorCode::Busy, &busy.message, Some(busy.retry_after)).await;
+        }
+    };
     let Ok(permit) = server.sessions.clone().try_acquire_owned() else {
         server.metrics.session_refused();
         info!(%peer, "session refused: the server is full");
         let message = format!("the server is running its maximum of {} sessions; try again later", server.limits.max_sessions);
-        return refuse(ws, ErrorCode::Busy, &message).await;
+        return refuse(ws, ErrorCode::Busy, &message, Some(RETRY_WHEN_FULL)).await;
+    };
+    let Some(window) = server.windows.reserve(server.limits.max_window_bytes) else {
+        server.metrics.refused(Refusal::WindowMemory);
+        info!(%peer, "session refused: the sessions' windows take all of max_window_memory_bytes");
+        let message = "the server holds its maximum of unacknowledged data for other sessions; try again later";
+        return refuse(ws, ErrorCode::Busy, message, Some(RETRY_WHEN_FULL)).await;
     };
     // Counted until the connection is closed, not just until the session thread ends: the
     // client may still be reading the last frames, and a graceful shutdown waits for that.
     let _active = server.metrics.session_started();
     let id = server.next_session_id();
     let span = info_span!("session", id, %peer);
-    let settings = SessionSettings { garbler: server.garbler_config(), hello_deadline: deadline, idle_timeout: server.limits.idle_timeout() };
-    span.in_scope(|| info!("session started"));
-    match session::spawn(id, settings, server.services.clone(), server.metrics.clone(), permit, span.clone()) {
+    let mut garbler = server.garbler_config();
+    garbler.max_window = window.bytes;
+    let settings = SessionSettings {
+        garbler,
+        hello_deadline: deadline,
+        idle_timeout: server.limits.idle_timeout(),
+        min_credit_bytes_per_sec: server.limits.min_credit_bytes_per_sec as f64,
+        progress_grace: server.limits.progress_grace(),
+        request_and_gates: server.request_and_gates.clone(),
+    };
+    span.in_scope(|| info!(window = window.bytes, "session started"));
+    match session::spawn(id, settings, server.services.clone(), server.metrics.clone(), SessionPlaces { permit, address, window }, span.clone()) {
         Ok(channels) => {
             let finished = channels.finished.clone();
-            pump(ws, channels, server.shutdown.clone(), &server.metrics, server.limits.idle_timeout(), server.limits.max_frame_bytes as usize).instrument(span).await;
+            let timeouts = Timeouts { idle: server.limits.idle_timeout(), write: server.limits.write_timeout() };
+            pump(ws, channels, server.shutdown.clone(), &server.metrics, timeouts, server.limits.max_frame_bytes as usize).instrument(span).await;
             // The session stays active in /metrics until its thread has counted how it ended
             // (completed, failed, cancelled), so that a reader who sees no active session sees
             // every outcome. The thread stops soon after the pump drops its channels.
@@ -126,48 +182,51 @@ where
         }
         Err(e) => {
             span.in_scope(|| error!(error = %e, "cannot start a session thread"));
-            refuse(ws, ErrorCode::Internal, "the server cannot start a session now").await
+            refuse(ws, ErrorCode::Internal, "the server cannot start a session now", None).await
         }
     }
 }
 
 /// Moves frames between the WebSocket and the session thread until the session ends.
-async fn pump<S>(ws: WebSocket<S>, channels: SessionChannels, shutdown: watch::Receiver<Phase>, metrics: &Metrics, idle_timeout: Duration, max_frame: usize)
+async fn pump<S>(ws: WebSocket<S>, channels: SessionChannels, shutdown: watch::Receiver<Phase>, metrics: &Metrics, timeouts: Timeouts, max_frame: usize)
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
     let WebSocket { mut reader, mut writer } = ws;
     // Pongs for the client's pings, from the reader to the writer.
     let (pongs_tx, pongs) = flume::bounded::<Vec<u8>>(4);
-    let client_reads = {
+    let (client_reads, status) = {
         let reading = read_frames(&mut reader, &channels.inbox, &pongs_tx, shutdown, metrics, max_frame);
-        let writing = write_frames(&mut writer, Outbox { frames: &channels.outbox, spent: None }, Some(&pongs), idle_timeout, metrics);
+        let writing = write_frames(&mut writer, Outbox { frames: &channels.outbox, spent: None }, Some(&pongs), timeouts.write, metrics);
         tokio::pin!(reading, writing);
         tokio::select! {
             // The session ended and everything it said is sent (or the client stopped reading).
             all_sent = &mut writing => {
+                let mut status = CloseStatus::normal();
                 if !all_sent {
                     // The client may have spoken before it went: a cancel's Error frame comes
                     // right before its close. Let the reader hand over what already arrived.
-                    let _ = timeout(LINGER, &mut reading).await;
+                    if let Ok(Some(violation)) = timeout(LINGER, &mut reading).await {
+                        status = violation;
+                    }
                 }
-                all_sent
+                (all_sent, status)
             }
             // The client left or broke the rules: the session thread knows; let it send its
             // last frames (an Error frame, say), but not for ever.
-            () = &mut reading => timeout(idle_timeout, &mut writing).await.unwrap_or(false),
+            violation = &mut reading => (timeout(timeouts.idle, &mut writing).await.unwrap_or(false), violation.unwrap_or_else(CloseStatus::normal)),
         }
     };
     // Dropping our ends tells a session thread that is still running to stop.
     drop(channels);
     // A client that reads may still be evaluating the last window of data: give it the idle
     // timeout to finish and close; one that stopped reading gets no more time.
-    close(WebSocket { reader, writer }, if client_reads { idle_timeout } else { LINGER }).await;
+    close(WebSocket { reader, writer }, if client_reads { timeouts.idle } else { LINGER }, &status).await;
 }
 
 /// Client frames to the session thread; also forwards the shutdown phases, and the client's
-/// pings to the writer.
-async fn read_frames<S: AsyncRead>(reader: &mut WsReader<S>, inbox: &flume::Sender<Inbound>, pongs: &flume::Sender<Vec<u8>>, mut shutdown: watch::Receiver<Phase>, metrics: &Metrics, max_frame: usize) {
+/// pings to the writer. Ends with the close status of a client that broke the WebSocket rules.
+async fn read_frames<S: AsyncRead>(reader: &mut WsReader<S>, inbox: &flume::Sender<Inbound>, pongs: &flume::Sender<Vec<u8>>, mut shutdown: watch::Receiver<Phase>, metrics: &Metrics, max_frame: usize) -> Option<CloseStatus> {
     // A session that starts while the server is already draining must hear of it too.
     shutdown.mark_changed();
     let mut shutdown_open = true;
@@ -182,38 +241,53 @@ async fn read_frames<S: AsyncRead>(reader: &mut WsReader<S>, inbox: &flume::Send
                     Err(_) => { shutdown_open = false; continue }
                 };
                 if inbox.send_async(message).await.is_err() {
-                    return;
+                    return None;
                 }
                 continue;
             }
         };
-        let (inbound, last) = match next {
+        let (inbound, close) = match next {
             Ok(ClientMessage::Binary(bytes)) => {
                 metrics.received(bytes.len());
-                (Inbound::Frame(bytes), false)
+                (Inbound::Frame(bytes), None)
             }
             Ok(ClientMessage::Ping(data)) => {
                 let _ = pongs.try_send(data);
                 continue;
             }
             Ok(ClientMessage::Pong) => continue,
-            Ok(ClientMessage::Text) => (Inbound::Violation { code: ErrorCode::Protocol, message: "a text message: Garblet frames are binary WebSocket messages".into() }, true),
-            Err(ReadError::Ws(WsError::TooLong { len, .. })) => (Inbound::Violation { code: ErrorCode::Limit, message: format!("a message of {len} bytes: this server takes frames of at most {max_frame} bytes") }, true),
-            Ok(ClientMessage::Closed) => (Inbound::Closed, true),
-            Err(e) => {
+            // Well-formed WebSocket, but not this protocol's: 1003, "cannot accept this type of
+            // data" (RFC 6455 §7.4.1).
+            Ok(ClientMessage::Text) => {
+                let message = "a text message: Garblet frames are binary WebSocket messages";
+                (Inbound::Violation { code: ErrorCode::Protocol, message: message.into() }, Some(CloseStatus { code: 1003, reason: message.into() }))
+            }
+            Err(ReadError::Ws(e)) => {
+                let message = match e {
+                    WsError::TooLong { len, .. } => format!("a message of {len} bytes: this server takes frames of at most {max_frame} bytes"),
+                    WsError::Protocol(_) => e.to_string(),
+                };
+                let code = if matches!(e, WsError::TooLong { .. }) { ErrorCode::Limit } else { ErrorCode::Protocol };
+                (Inbound::Violation { code, message }, Some(CloseStatus::violation(&e)))
+            }
+            Ok(ClientMessage::Closed) => (Inbound::Closed, Some(CloseStatus::normal())),
+            Err(ReadError::Io(e)) => {
                 debug!(error = %e, "connection error");
-                (Inbound::Closed, true)
+                (Inbound::Closed, Some(CloseStatus::normal()))
             }
         };
-        if inbox.send_async(inbound).await.is_err() || last {
-            return;
+        if inbox.send_async(inbound).await.is_err() {
+            return None;
+        }
+        if let Some(status) = close {
+            return Some(status);
         }
     }
 }
 
-/// Refuses a session with an `Error` frame.
-async fn refuse<S: AsyncRead + AsyncWrite + Unpin>(mut ws: WebSocket<S>, code: ErrorCode, message: &str) {
-    let frame = Frame::Error { code: code as u16, message: message.into() }.encode();
-    let _ = timeout(LINGER, write_messages(&mut ws.writer, Opcode::Binary, &[frame])).await;
-    close(ws, LINGER).await;
+/// Refuses a session with an `Error` frame; `retry_after` for a refusal that passes.
+async fn refuse<S: AsyncRead + AsyncWrite + Unpin>(mut ws: WebSocket<S>, code: ErrorCode, message: &str, retry_after: Option<Duration>) {
+    let frame = Frame::Error { code: code as u16, message: message.into(), retry_after_ms: retry_after.map(retry_after_ms) }.encode();
+    let _ = timeout(LINGER, write_messages(&mut ws.writer, Opcode::Binary, &[frame], LINGER)).await;
+    close(ws, LINGER, &CloseStatus::normal()).await;
 }

@@ -139,6 +139,14 @@ pub fn json_response(body: &str, allow_origin: Option<&str>) -> Vec<u8> {
     response(200, "OK", "application/json", body, allow_origin)
 }
 
+/// 503 with `Retry-After` (whole seconds, rounded up): a limit that passes.
+pub fn busy_response(message: &str, retry_after: std::time::Duration) -> Vec<u8> {
+    let body = serde_json::json!({ "error": message }).to_string();
+    let secs = retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0);
+    let response = String::from_utf8_lossy(&response(503, "Service Unavailable", "application/json", &body, None)).into_owned();
+    response.replacen("\r\nConnection: close", &format!("\r\nRetry-After: {secs}\r\nConnection: close"), 1).into_bytes()
+}
+
 pub fn error_response(status: u16, reason: &str, message: &str) -> Vec<u8> {
     let body = serde_json::json!({ "error": message }).to_string();
     response(status, reason, "application/json", &body, None)

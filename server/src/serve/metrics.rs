@@ -26,6 +26,72 @@ pub struct Metrics {
     /// Sessions ended because the client returned a label that is not one of an output wire's
     /// two labels: an attempt to forge the server's output.
     forged_outputs: AtomicU64,
+    /// Refusals by the abuse limit that made them, indexed by [`Refusal`].
+    refusals: [AtomicU64; Refusal::ALL.len()],
+    /// Sessions ended by the server because the client stopped moving them on, indexed by
+    /// [`Reclaim`].
+    reclaimed: [AtomicU64; Reclaim::ALL.len()],
+    /// Bytes of credit window the running sessions hold together (`max_window_memory_bytes`).
+    window_memory_bytes: AtomicU64,
+}
+
+/// Which abuse limit refused a connection, session or computation (each is a `/metrics` key).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// `max_connections_per_address`.
+    AddressConnections,
+    /// `max_sessions_per_address`.
+    AddressSessions,
+    /// `handshakes_per_address_per_sec` with `handshake_burst_per_address`.
+    HandshakeRate,
+    /// `and_gates_per_address_per_hour`.
+    AddressWork,
+    /// `max_and_gates_per_request` or a service's `max_and_gates`.
+    RequestWork,
+    /// `max_window_memory_bytes`.
+    WindowMemory,
+}
+
+impl Refusal {
+    pub const ALL: [Refusal; 6] = [Refusal::AddressConnections, Refusal::AddressSessions, Refusal::HandshakeRate, Refusal::AddressWork, Refusal::RequestWork, Refusal::WindowMemory];
+
+    pub fn metric(self) -> &'static str {
+        match self {
+            Refusal::AddressConnections => "refused_address_connections",
+            Refusal::AddressSessions => "refused_address_sessions",
+            Refusal::HandshakeRate => "refused_handshake_rate",
+            Refusal::AddressWork => "refused_address_work",
+            Refusal::RequestWork => "refused_request_work",
+            Refusal::WindowMemory => "refused_window_memory",
+        }
+    }
+}
+
+/// Why the server took a slot back from a client that held it without using it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reclaim {
+    /// No hello within `handshake_timeout_secs` (upgraded, then silent).
+    Silent,
+    /// The socket took no byte for `write_timeout_secs` (the client does not read).
+    NotReading,
+    /// Credit came back slower than `min_credit_bytes_per_sec` for longer than
+    /// `progress_grace_secs` (a slow reader, or a client that does not evaluate).
+    NoProgress,
+    /// No frame that moved the session on for `idle_timeout_secs`.
+    Idle,
+}
+
+impl Reclaim {
+    pub const ALL: [Reclaim; 4] = [Reclaim::Silent, Reclaim::NotReading, Reclaim::NoProgress, Reclaim::Idle];
+
+    pub fn metric(self) -> &'static str {
+        match self {
+            Reclaim::Silent => "reclaimed_silent",
+            Reclaim::NotReading => "reclaimed_not_reading",
+            Reclaim::NoProgress => "reclaimed_no_progress",
+            Reclaim::Idle => "reclaimed_idle",
+        }
+    }
 }
 
 impl Metrics {
@@ -43,7 +109,22 @@ impl Metrics {
             bytes_out: AtomicU64::new(0),
             ot_check_failures: AtomicU64::new(0),
             forged_outputs: AtomicU64::new(0),
+            refusals: Default::default(),
+            reclaimed: Default::default(),
+            window_memory_bytes: AtomicU64::new(0),
         }
+    }
+
+    pub fn refused(&self, why: Refusal) {
+        self.refusals[why as usize].fetch_add(1, Relaxed);
+    }
+
+    pub fn reclaimed(&self, why: Reclaim) {
+        self.reclaimed[why as usize].fetch_add(1, Relaxed);
+    }
+
+    pub fn set_window_memory(&self, bytes: u64) {
+        self.window_memory_bytes.store(bytes, Relaxed);
     }
 
     /// Counts a session as running until the returned guard is dropped.
@@ -93,7 +174,7 @@ impl Metrics {
     }
 
     pub fn to_json(&self) -> Value {
-        json!({
+        let mut json = json!({
             "uptime_s": self.started.elapsed().as_secs_f64(),
             "sessions_active": self.sessions_active.load(Relaxed),
             "sessions_total": self.sessions_total.load(Relaxed),
@@ -106,7 +187,17 @@ impl Metrics {
             "bytes_out": self.bytes_out.load(Relaxed),
             "ot_check_failures": self.ot_check_failures.load(Relaxed),
             "forged_outputs": self.forged_outputs.load(Relaxed),
-        })
+            "window_memory_bytes": self.window_memory_bytes.load(Relaxed),
+        });
+        if let Value::Object(map) = &mut json {
+            for why in Refusal::ALL {
+                map.insert(why.metric().into(), self.refusals[why as usize].load(Relaxed).into());
+            }
+            for why in Reclaim::ALL {
+                map.insert(why.metric().into(), self.reclaimed[why as usize].load(Relaxed).into());
+            }
+        }
+        json
     }
 }
 

@@ -6,6 +6,7 @@
 //! metrics, the catalog) or pumps a WebSocket ([`socket`]) for a session whose garbler runs on
 //! its own thread ([`session`]); [`metrics`] counts it all.
 
+mod addresses;
 pub mod bundled;
 pub mod config;
 mod connection;
@@ -19,6 +20,7 @@ mod session;
 mod socket;
 mod tls;
 pub mod values;
+mod windows;
 
 use crate::service_table::ServiceTable;
 use config::{Config, ConfigError};
@@ -86,13 +88,18 @@ async fn serve(config: Config, services: ServiceTable) -> Result<(), ServeError>
     let origins = origin::OriginPolicy::new(&config.server.allowed_origins, config.server.allow_missing_origin)
         .map_err(|message| ConfigError::Invalid { origin: config.origin.clone(), message })?;
     let (shutdown_tx, shutdown_rx) = watch::channel(Phase::Running);
+    let metrics = Arc::new(Metrics::new());
+    let request_and_gates = config.services.iter().map(|s| (s.name.clone(), s.max_and_gates.unwrap_or(config.limits.max_and_gates_per_request))).collect();
     let server = Arc::new(Server {
         services: Arc::new(services),
         sessions: Arc::new(Semaphore::new(config.limits.max_sessions)),
+        addresses: addresses::Addresses::new(config.limits.clone(), metrics.clone()),
+        windows: windows::WindowPool::new(config.limits.max_window_memory_bytes, metrics.clone()),
+        request_and_gates: Arc::new(request_and_gates),
         limits: config.limits.clone(),
         origins,
         raw_throughput_endpoint: config.server.raw_throughput_endpoint,
-        metrics: Arc::new(Metrics::new()),
+        metrics,
         shutdown: shutdown_rx,
         next_id: AtomicU64::new(0),
     });
@@ -109,7 +116,9 @@ async fn serve(config: Config, services: ServiceTable) -> Result<(), ServeError>
                 Ok((tcp, peer)) => {
                     // Frames are whole messages; Nagle would only delay credit and small frames.
                     let _ = tcp.set_nodelay(true);
-                    tokio::spawn(connection::accept(tcp, peer, tls.clone(), server.clone()));
+                    // Counted here, in the order of arrival, not when its task first runs.
+                    let admitted = server.addresses.connect(peer.ip());
+                    tokio::spawn(connection::accept(tcp, peer, admitted, tls.clone(), server.clone()));
                 }
                 Err(e) => {
                     // Out of file descriptors, say: back off instead of spinning.

@@ -7,7 +7,7 @@
 //! transport's alone.
 
 use super::server::Server;
-use super::socket::{close, write_frames, Outbox, WebSocket, LINGER};
+use super::socket::{close, write_frames, CloseStatus, Outbox, WebSocket, LINGER};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tracing::{info, warn};
 
@@ -19,7 +19,7 @@ where
 {
     // It occupies a session's place: the benchmark endpoint must not bypass max_sessions.
     let Ok(permit) = server.sessions.clone().try_acquire_owned() else {
-        return close(ws, LINGER).await;
+        return close(ws, LINGER, &CloseStatus::normal()).await;
     };
     let (tx, rx) = flume::bounded::<Vec<u8>>(OUTBOX_FRAMES);
     // Room for every frame in flight (queued, being written, written but not yet taken back).
@@ -39,10 +39,10 @@ where
     });
     if let Err(e) = producer {
         warn!(error = %e, "cannot start the raw-throughput thread");
-        return close(ws, LINGER).await;
+        return close(ws, LINGER, &CloseStatus::normal()).await;
     }
     info!(bytes, frame, "raw throughput transfer");
-    write_frames(&mut ws.writer, Outbox { frames: &rx, spent: Some(&spent_tx) }, None, server.limits.idle_timeout(), &server.metrics).await;
+    write_frames(&mut ws.writer, Outbox { frames: &rx, spent: Some(&spent_tx) }, None, server.limits.write_timeout(), &server.metrics).await;
     drop(rx);
-    close(ws, LINGER).await;
+    close(ws, LINGER, &CloseStatus::normal()).await;
 }

@@ -1,11 +1,14 @@
 //! What every connection shares: the server's services, limits and counters, and where the
 //! server is in its life.
 
+use super::addresses::Addresses;
 use super::config::Limits;
 use super::metrics::Metrics;
 use super::origin::OriginPolicy;
+use super::windows::WindowPool;
 use crate::service_table::ServiceTable;
 use garblet_core::protocol::GarblerConfig;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tokio::sync::{watch, Semaphore};
@@ -29,6 +32,12 @@ pub struct Server {
     pub metrics: Arc<Metrics>,
     /// One permit per running session (`max_sessions`).
     pub sessions: Arc<Semaphore>,
+    /// What each client address holds and has used.
+    pub addresses: Arc<Addresses>,
+    /// The sessions' credit windows together (`max_window_memory_bytes`).
+    pub windows: Arc<WindowPool>,
+    /// AND gates per computation, by service (`max_and_gates`, or `max_and_gates_per_request`).
+    pub request_and_gates: Arc<HashMap<String, u64>>,
     pub shutdown: watch::Receiver<Phase>,
     pub(super) next_id: AtomicU64,
 }

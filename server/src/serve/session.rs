@@ -13,12 +13,15 @@
 //! WebSocket task ◄────────── outgoing frames ──────────── (garbles in poll_transmit)
 //! ```
 
-use super::metrics::Metrics;
+use super::addresses::SessionGuard;
+use super::metrics::{Metrics, Reclaim, Refusal};
+use super::windows::WindowGrant;
 use crate::clock::ThreadClock;
 use crate::service_table::ServiceTable;
 use flume::{RecvTimeoutError, SendTimeoutError};
 use garblet_circuits::value;
-use garblet_core::protocol::{ErrorCode, GarblerConfig, GarblerEvent, GarblerSession, SessionError};
+use garblet_core::protocol::{ErrorCode, Frame, GarblerConfig, GarblerEvent, GarblerSession, SessionError};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::OwnedSemaphorePermit;
@@ -51,6 +54,20 @@ pub struct SessionSettings {
     /// When the client's hello must have arrived.
     pub hello_deadline: Instant,
     pub idle_timeout: Duration,
+    /// `min_credit_bytes_per_sec` and `progress_grace_secs`.
+    pub min_credit_bytes_per_sec: f64,
+    pub progress_grace: Duration,
+    /// The AND gates one computation of this session's services may take, by service.
+    pub request_and_gates: Arc<HashMap<String, u64>>,
+}
+
+/// What a session holds of the server's shared limits until it ends: its place among
+/// `max_sessions` and its address's sessions (which it also charges its AND gates to), and its
+/// credit window.
+pub struct SessionPlaces {
+    pub permit: OwnedSemaphorePermit,
+    pub address: SessionGuard,
+    pub window: WindowGrant,
 }
 
 /// The connection's ends of a running session's channels.
@@ -63,8 +80,8 @@ pub struct SessionChannels {
 
 /// Starts a session thread. `span` is the connection's, so the thread logs under it.
 ///
-/// `permit` is the session's place among `max_sessions`: the thread holds it to its end.
-pub fn spawn(id: u64, settings: SessionSettings, services: Arc<ServiceTable>, metrics: Arc<Metrics>, permit: OwnedSemaphorePermit, span: Span) -> std::io::Result<SessionChannels> {
+/// `places` are the session's shares of the server's limits: the thread holds them to its end.
+pub fn spawn(id: u64, settings: SessionSettings, services: Arc<ServiceTable>, metrics: Arc<Metrics>, places: SessionPlaces, span: Span) -> std::io::Result<SessionChannels> {
     let (inbox_tx, inbox_rx) = flume::bounded(INBOX_FRAMES);
     let (outbox_tx, outbox_rx) = flume::bounded(OUTBOX_FRAMES);
     let (finished_tx, finished_rx) = flume::bounded::<()>(1);
@@ -74,11 +91,15 @@ pub fn spawn(id: u64, settings: SessionSettings, services: Arc<ServiceTable>, me
         // reader of /metrics who sees the session gone also finds its place free.
         let _finished = finished_tx;
         let _entered = span.enter();
-        let _permit = permit;
+        let SessionPlaces { permit: _permit, address, window: _window } = places;
         // A bug must end this session only: catch it here, count it, and let the channels drop
         // (which closes the connection).
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match GarblerSession::new(settings.garbler.clone(), Box::new(ThreadClock::new()), services) {
-            Ok(session) => Driver { session, inbox: inbox_rx, outbox: outbox_tx, settings, metrics: &metrics, hello_received: false, draining: false, failure: None, cancelled: None }.run(),
+            Ok(session) => {
+                let grace = settings.progress_grace.as_secs_f64();
+                let pace = Pace { idle_since: Instant::now(), progress: 0, allowance: grace, request: None };
+                Driver { session, inbox: inbox_rx, outbox: outbox_tx, settings, metrics: &metrics, address, charged: 0, pace, hello_received: false, draining: false, failure: None, cancelled: None }.run()
+            }
             Err(e) => Outcome::Failed(format!("starting the session: {e}")),
         }))
         .unwrap_or_else(|_| Outcome::Failed("internal error (a panic; see above)".into()));
@@ -97,6 +118,31 @@ pub fn spawn(id: u64, settings: SessionSettings, services: Arc<ServiceTable>, me
     Ok(SessionChannels { inbox: inbox_tx, outbox: outbox_rx, finished: finished_rx })
 }
 
+/// How the client keeps up: the idle timer, and the minimum progress rate.
+///
+/// The server cannot see the client evaluate, but it sees credit come back, and credit is only
+/// owed for data the client evaluated. While the session waits on the client mid-computation
+/// (its window is full, or the client's socket takes nothing) it spends `allowance`; every byte
+/// of credit earns `1 / min_credit_bytes_per_sec` seconds back, up to `progress_grace`. A client
+/// slower than the minimum rate runs out and its session is reclaimed; a faster one never
+/// does, whatever its pauses up to the grace. Frames that change nothing (credit for bytes
+/// already acknowledged) earn nothing and do not reset the idle timer.
+struct Pace {
+    /// Since when no frame has moved the session on.
+    idle_since: Instant,
+    /// [`GarblerSession::progress`] as last seen.
+    progress: u64,
+    /// Seconds of waiting on the client left.
+    allowance: f64,
+    /// The running computation: its service's AND-gate cap and the session's AND gates before it.
+    request: Option<(String, u64, u64)>,
+}
+
+/// A retry-after for the wire: milliseconds, at least one.
+pub fn retry_after_ms(wait: Duration) -> u32 {
+    wait.as_millis().clamp(1, u128::from(u32::MAX)) as u32
+}
+
 enum Outcome {
     /// The client closed the connection between computations.
     Completed,
@@ -113,6 +159,11 @@ struct Driver<'m> {
     outbox: flume::Sender<Vec<u8>>,
     settings: SessionSettings,
     metrics: &'m Metrics,
+    /// The session's place among its address's sessions, and its AND-gate account.
+    address: SessionGuard,
+    /// AND gates charged to the address so far.
+    charged: u64,
+    pace: Pace,
     hello_received: bool,
     draining: bool,
     /// Why the session is ending, once it is.
@@ -137,26 +188,48 @@ impl Driver<'_> {
                 self.failure = Some(SHUTDOWN_MESSAGE.into());
                 continue;
             }
-            // The session has nothing to send until the client says something: wait for it.
-            let wait = if self.hello_received { self.settings.idle_timeout } else { self.settings.hello_deadline.saturating_duration_since(Instant::now()) };
-            match self.inbox.recv_timeout(wait) {
+            // The session has nothing to send until the client says something: wait for it —
+            // until the hello's deadline, the idle timeout, or, while the window is full, the
+            // progress allowance runs out.
+            let now = Instant::now();
+            let stalled = self.session.is_waiting_for_credit();
+            let mut wait = if self.hello_received { (self.pace.idle_since + self.settings.idle_timeout).saturating_duration_since(now) } else { self.settings.hello_deadline.saturating_duration_since(now) };
+            if stalled {
+                wait = wait.min(Duration::from_secs_f64(self.pace.allowance.max(0.0)));
+            }
+            let received = self.inbox.recv_timeout(wait);
+            if stalled {
+                self.pace.allowance -= now.elapsed().as_secs_f64();
+            }
+            match received {
                 Ok(message) => {
                     if let Some(end) = self.apply(message) {
                         return end;
                     }
                 }
                 Err(RecvTimeoutError::Timeout) => {
-                    let message = if self.hello_received {
-                        format!("no frame from the client for {:.1} s (idle timeout)", wait.as_secs_f64())
+                    let (why, message) = if !self.hello_received {
+                        (Reclaim::Silent, "no hello from the client in time (handshake timeout)".to_string())
+                    } else if stalled && self.pace.allowance <= 0.0 {
+                        (Reclaim::NoProgress, self.too_slow())
                     } else {
-                        "no hello from the client in time (handshake timeout)".to_string()
+                        (Reclaim::Idle, format!("no frame that moved the session on for {:.1} s (idle timeout)", self.settings.idle_timeout.as_secs_f64()))
                     };
+                    self.metrics.reclaimed(why);
                     self.session.abort(ErrorCode::Timeout, &message);
                     self.failure = Some(message);
                 }
                 Err(RecvTimeoutError::Disconnected) => return self.client_left(),
             }
         }
+    }
+
+    fn too_slow(&self) -> String {
+        format!(
+            "the client returned credit at less than {} bytes/s for {:.1} s (minimum progress rate)",
+            self.settings.min_credit_bytes_per_sec,
+            self.settings.progress_grace.as_secs_f64()
+        )
     }
 
     /// Sends everything the session has to say — garbling happens in `poll_transmit`, a frame
@@ -174,11 +247,29 @@ impl Driver<'_> {
                     continue;
                 }
             };
-            match self.outbox.send_timeout(frame, self.settings.idle_timeout) {
+            // A full outbox means the client's socket takes nothing: waiting for it spends the
+            // progress allowance like waiting for credit.
+            let started = Instant::now();
+            let limit = self.settings.idle_timeout.min(Duration::from_secs_f64(self.pace.allowance.max(0.0)));
+            let sent = self.outbox.send_timeout(frame, limit);
+            let waited = started.elapsed().as_secs_f64();
+            if !self.session.is_idle() {
+                self.pace.allowance -= waited;
+            }
+            match sent {
                 Ok(()) => {}
-                // The WebSocket task could not write for a whole idle timeout: the client does
-                // not read. Nothing more can reach it, not even an Error frame.
-                Err(SendTimeoutError::Timeout(_)) => return Some(Outcome::Failed("the client stopped reading (idle timeout)".into())),
+                // The WebSocket task could not write for the whole time: the client does not
+                // read, or reads too slowly. Nothing more can reach it, not even an Error frame.
+                Err(SendTimeoutError::Timeout(_)) => {
+                    let reason = if self.pace.allowance <= 0.0 {
+                        self.metrics.reclaimed(Reclaim::NoProgress);
+                        self.too_slow()
+                    } else {
+                        self.metrics.reclaimed(Reclaim::Idle);
+                        "the client stopped reading (idle timeout)".into()
+                    };
+                    return Some(Outcome::Failed(reason));
+                }
                 Err(SendTimeoutError::Disconnected(_)) => {
                     // What the client sent before it left still counts: a cancel's Error frame
                     // and the close right behind it can reach the socket task before this
@@ -191,6 +282,7 @@ impl Driver<'_> {
                     return Some(self.ended("the connection was lost"));
                 }
             }
+            self.account();
             self.report_events();
             while let Ok(message) = self.inbox.try_recv() {
                 if let Some(end) = self.apply(message) {
@@ -202,10 +294,59 @@ impl Driver<'_> {
         None
     }
 
+    /// Charges the AND gates garbled since the last call to the client's address, and ends a
+    /// computation that passed its service's cap.
+    fn account(&mut self) {
+        let garbled = self.session.and_gates();
+        self.address.charge(garbled - self.charged);
+        self.charged = garbled;
+        if let Some((service, cap, before)) = &self.pace.request {
+            if garbled - before > *cap {
+                let message = format!("the computation passed the limit of {cap} AND gates per request of service {service}");
+                warn!(%message, "computation refused");
+                self.metrics.refused(Refusal::RequestWork);
+                self.session.abort(ErrorCode::Limit, &message);
+                self.failure.get_or_insert(message);
+                self.pace.request = None;
+            }
+        }
+    }
+
+    /// After a client frame: whether it moved the session on (resets the idle timer, earns
+    /// progress allowance), and whether it started a computation (which the address's AND-gate
+    /// budget must allow).
+    fn progressed(&mut self, was_idle: bool, frame: &[u8]) {
+        let progress = self.session.progress();
+        if progress > self.pace.progress {
+            let grace = self.settings.progress_grace.as_secs_f64();
+            let earned = (progress - self.pace.progress) as f64 / self.settings.min_credit_bytes_per_sec;
+            self.pace.allowance = (self.pace.allowance + earned).min(grace);
+            self.pace.progress = progress;
+            self.pace.idle_since = Instant::now();
+        }
+        if self.session.is_idle() {
+            self.pace.request = None;
+        } else if was_idle {
+            // A computation starts: with a full allowance, and only within the address's budget.
+            self.pace.allowance = self.settings.progress_grace.as_secs_f64();
+            if let Err(busy) = self.address.may_compute() {
+                info!(message = %busy.message, "computation refused");
+                self.session.refuse(ErrorCode::Busy, &busy.message, Some(retry_after_ms(busy.retry_after)));
+                self.failure.get_or_insert(busy.message);
+                return;
+            }
+            if let Ok(Frame::Compute(request)) = Frame::decode(frame) {
+                let cap = self.settings.request_and_gates.get(&request.service).copied().unwrap_or(u64::MAX);
+                self.pace.request = Some((request.service, cap, self.session.and_gates()));
+            }
+        }
+    }
+
     fn apply(&mut self, message: Inbound) -> Option<Outcome> {
         match message {
             Inbound::Frame(bytes) => {
                 self.hello_received = true;
+                let was_idle = self.session.is_idle();
                 match self.session.handle(&bytes) {
                     Ok(()) => {}
                     // The client ended the session itself (a cancelled run, say).
@@ -217,6 +358,7 @@ impl Driver<'_> {
                     // the next transmit.
                     Err(e) => self.rejected(&e, "client frame rejected"),
                 }
+                self.progressed(was_idle, &bytes);
                 None
             }
             Inbound::Violation { code, message } => {

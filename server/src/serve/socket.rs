@@ -2,7 +2,7 @@
 //! its reader, the vectored frame writer, and the polite close — shared by the session
 //! connections and the raw-throughput endpoint, and knowing neither.
 
-use super::metrics::Metrics;
+use super::metrics::{Metrics, Reclaim};
 use crate::ws::{self, Opcode, Role, WsError};
 use std::io::IoSlice;
 use std::time::Duration;
@@ -80,8 +80,10 @@ pub enum ReadError {
 
 /// Writes whole server frames (unmasked) and flushes (TLS holds records until then): the
 /// headers beside the payloads, one vectored write for all of them, looping over partial
-/// writes.
-pub async fn write_messages<W: AsyncWrite + Unpin>(w: &mut W, opcode: Opcode, payloads: &[Vec<u8>]) -> std::io::Result<()> {
+/// writes. `stall`: how long the socket may take no byte at all (then `TimedOut`); a slow
+/// reader that takes some bytes in time is not stalled, however long the whole write takes.
+pub async fn write_messages<W: AsyncWrite + Unpin>(w: &mut W, opcode: Opcode, payloads: &[Vec<u8>], stall: Duration) -> std::io::Result<()> {
+    let stalled = || std::io::Error::from(std::io::ErrorKind::TimedOut);
     let mut headers = vec![[0u8; ws::MAX_HEADER]; payloads.len()];
     let mut parts: Vec<&[u8]> = Vec::with_capacity(2 * payloads.len());
     let lens: Vec<usize> = payloads.iter().zip(headers.iter_mut()).map(|(p, h)| ws::write_header(opcode, p.len(), None, h)).collect();
@@ -92,7 +94,7 @@ pub async fn write_messages<W: AsyncWrite + Unpin>(w: &mut W, opcode: Opcode, pa
     let (mut part, mut offset) = (0, 0);
     while part < parts.len() {
         let slices: Vec<IoSlice> = std::iter::once(IoSlice::new(&parts[part][offset..])).chain(parts[part + 1..].iter().map(|p| IoSlice::new(p))).collect();
-        let mut written = w.write_vectored(&slices).await?;
+        let mut written = timeout(stall, w.write_vectored(&slices)).await.map_err(|_| stalled())??;
         if written == 0 {
             return Err(std::io::ErrorKind::WriteZero.into());
         }
@@ -103,7 +105,7 @@ pub async fn write_messages<W: AsyncWrite + Unpin>(w: &mut W, opcode: Opcode, pa
         }
         offset += written;
     }
-    w.flush().await
+    timeout(stall, w.flush()).await.map_err(|_| stalled())?
 }
 
 /// Frames queued at once go out in one vectored write of at most this many bytes.
@@ -118,8 +120,8 @@ pub struct Outbox<'a> {
 }
 
 /// The session thread's frames to the client, until the thread ends (true) or a write fails
-/// (false); pongs for the client's pings between them. Each write may take at most
-/// `write_timeout`: longer means the client stopped reading.
+/// (false); pongs for the client's pings between them. A write may wait at most
+/// `write_timeout` for the socket to take a byte: longer means the client stopped reading.
 pub async fn write_frames<W>(w: &mut W, outbox: Outbox<'_>, pongs: Option<&flume::Receiver<Vec<u8>>>, write_timeout: Duration, metrics: &Metrics) -> bool
 where
     W: AsyncWrite + Unpin,
@@ -131,7 +133,7 @@ where
             Some(pongs) => tokio::select! {
                 frame = outbox.recv_async() => frame.ok(),
                 Ok(ping) = pongs.recv_async() => {
-                    if !within(write_timeout, write_messages(w, Opcode::Pong, &[ping])).await {
+                    if !written(write_messages(w, Opcode::Pong, &[ping], write_timeout).await, metrics) {
                         return false;
                     }
                     continue;
@@ -148,7 +150,7 @@ where
             bytes += next.len();
             batch.push(next);
         }
-        if !within(write_timeout, write_messages(w, Opcode::Binary, &batch)).await {
+        if !written(write_messages(w, Opcode::Binary, &batch, write_timeout).await, metrics) {
             return false;
         }
         for frame in batch.drain(..) {
@@ -161,29 +163,55 @@ where
     true
 }
 
-/// Whether a write completed in time (and logs why not).
-async fn within(limit: Duration, write: impl std::future::Future<Output = std::io::Result<()>>) -> bool {
-    match timeout(limit, write).await {
-        Ok(Ok(())) => true,
-        Ok(Err(e)) => {
-            debug!(error = %e, "write failed");
+/// Whether a write went through (and logs, and counts a client that stopped reading, if not).
+fn written(result: std::io::Result<()>, metrics: &Metrics) -> bool {
+    match result {
+        Ok(()) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
+            warn!("the client stopped reading: dropping the connection");
+            metrics.reclaimed(Reclaim::NotReading);
             false
         }
-        Err(_) => {
-            warn!("the client stopped reading: dropping the connection");
+        Err(e) => {
+            debug!(error = %e, "write failed");
             false
         }
     }
 }
 
-/// Sends a WebSocket close, ends our side of the TCP stream (the server closes first, RFC 6455
-/// §7.1.1), and reads until the client closes too — all within `linger`. Reading matters:
-/// closing a socket with unread input resets the connection, and the client could lose the last
-/// frames it has not read yet.
-pub async fn close<S: AsyncRead + AsyncWrite + Unpin>(ws: WebSocket<S>, linger: Duration) {
+/// The status of a WebSocket close (RFC 6455 §7.4.1): why the server ends the connection.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CloseStatus {
+    pub code: u16,
+    /// Shown to the client's code (at most 123 bytes go out).
+    pub reason: String,
+}
+
+impl CloseStatus {
+    /// 1000: the session is over, nothing went wrong at the WebSocket level.
+    pub fn normal() -> CloseStatus {
+        CloseStatus { code: 1000, reason: String::new() }
+    }
+
+    /// What the client did wrong at the WebSocket level: 1009 for a message over the size
+    /// limit, 1002 for any other broken rule of RFC 6455.
+    pub fn violation(e: &WsError) -> CloseStatus {
+        let code = match e {
+            WsError::TooLong { .. } => 1009,
+            WsError::Protocol(_) => 1002,
+        };
+        CloseStatus { code, reason: e.to_string() }
+    }
+}
+
+/// Sends a WebSocket close with `status`, ends our side of the TCP stream (the server closes
+/// first, RFC 6455 §7.1.1), and reads until the client closes too — all within `linger`.
+/// Reading matters: closing a socket with unread input resets the connection, and the client
+/// could lose the last frames it has not read yet.
+pub async fn close<S: AsyncRead + AsyncWrite + Unpin>(ws: WebSocket<S>, linger: Duration, status: &CloseStatus) {
     let WebSocket { mut reader, mut writer } = ws;
     let _ = timeout(linger, async {
-        let _ = write_messages(&mut writer, Opcode::Close, &[ws::close_payload(1000, "")]).await;
+        let _ = write_messages(&mut writer, Opcode::Close, &[ws::close_payload(status.code, &status.reason)], linger).await;
         let _ = writer.shutdown().await;
         let mut buf = [0u8; 4096];
         while let Ok(n) = reader.half.read(&mut buf).await {

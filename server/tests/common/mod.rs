@@ -2,8 +2,10 @@
 //! plain HTTP GETs, raw WebSocket clients that can misbehave, and plaintext references.
 #![allow(dead_code)] // each test binary uses some of these
 
-use garblet_circuits::testing::run_bristol_plain;
-use garblet_core::protocol::{EvaluatorConfig, EvaluatorEvent, EvaluatorSession, Frame, NoClock};
+use garblet_circuits::testing::{run_bristol_plain, TestRng};
+use garblet_circuits::{registry, value, Plaintext, Runner};
+use garblet_core::protocol::{ComputationResult, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, Frame, NoClock, SessionError};
+use garblet_server::client::{Client, ConnectOptions};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
@@ -160,12 +162,22 @@ impl RawClient {
     }
 
     pub fn connect_with_origin(url: &str, origin: Option<&str>) -> Result<RawClient, tungstenite::Error> {
+        let addr = url.trim_start_matches("ws://").trim_end_matches('/').split('/').next().unwrap().to_string();
+        Self::over(url, TcpStream::connect(addr).unwrap(), origin)
+    }
+
+    /// A client whose connection comes from `local`, another loopback address (127.0.0.2, …):
+    /// to the server's per-address limits, another host.
+    pub fn connect_from(url: &str, local: &str) -> Result<RawClient, tungstenite::Error> {
+        let addr = url.trim_start_matches("ws://").trim_end_matches('/').split('/').next().unwrap();
+        Self::over(url, connect_from(local, addr), None)
+    }
+
+    fn over(url: &str, tcp: TcpStream, origin: Option<&str>) -> Result<RawClient, tungstenite::Error> {
         let mut request = url.into_client_request()?;
         if let Some(origin) = origin {
             request.headers_mut().insert("Origin", origin.parse().unwrap());
         }
-        let addr = url.trim_start_matches("ws://").trim_end_matches('/').split('/').next().unwrap().to_string();
-        let tcp = TcpStream::connect(addr).unwrap();
         tcp.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
         let config = tungstenite::protocol::WebSocketConfig::default().max_message_size(Some(64 << 20)).max_frame_size(Some(64 << 20));
         match tungstenite::client::client_with_config(request, tcp, Some(config)) {
@@ -206,12 +218,34 @@ impl RawClient {
 
     /// Reads until an `Error` frame; its code and message. Panics if the connection closes first.
     pub fn expect_error(&mut self) -> (u16, String) {
+        let (code, message, _) = self.expect_refusal();
+        (code, message)
+    }
+
+    /// Reads until an `Error` frame; its code, message and retry-after.
+    pub fn expect_refusal(&mut self) -> (u16, String, Option<u32>) {
         while let Some(frame) = self.next_binary() {
-            if let Ok(Frame::Error { code, message }) = Frame::decode(&frame) {
-                return (code, message);
+            if let Ok(Frame::Error { code, message, retry_after_ms }) = Frame::decode(&frame) {
+                return (code, message, retry_after_ms);
             }
         }
         panic!("the connection closed without an Error frame");
+    }
+
+    /// Runs one computation to its end as an honest evaluator would: its result, or the
+    /// server's refusal.
+    pub fn compute(&mut self, session: &mut EvaluatorSession, service: &str, params: Vec<(String, u64)>, inputs: Vec<bool>) -> Result<ComputationResult, SessionError> {
+        session.start(service, params, inputs)?;
+        loop {
+            for frame in drain(session) {
+                self.send(frame);
+            }
+            if let Some(EvaluatorEvent::Finished(result)) = session.poll_event() {
+                return Ok(*result);
+            }
+            let frame = self.next_binary().expect("the connection closed mid-computation");
+            session.handle(&frame)?;
+        }
     }
 
     /// Whether the server closes the connection (after whatever it still had to send).
@@ -251,4 +285,49 @@ pub fn bundled(name: &str) -> PathBuf {
 pub fn plain_bristol(name: &str, inputs: &[Vec<bool>]) -> Vec<Vec<bool>> {
     let text = std::fs::read(bundled(name)).unwrap();
     run_bristol_plain(|| std::io::Cursor::new(&text[..]), inputs)
+}
+
+/// A TCP connection to `addr` from the loopback address `local` (Linux routes all of 127/8 to
+/// the loopback interface): what the server sees as another client address.
+pub fn connect_from(local: &str, addr: &str) -> TcpStream {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_io().build().unwrap();
+    runtime.block_on(async {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind(format!("{local}:0").parse().unwrap()).unwrap();
+        let stream = socket.connect(addr.parse().unwrap()).await.unwrap();
+        let stream = stream.into_std().unwrap();
+        stream.set_nonblocking(false).unwrap();
+        stream
+    })
+}
+
+/// The FIPS-197 Appendix C.1 plaintext, and its ciphertext under the key 000102…0f.
+pub const FIPS_CIPHERTEXT: &str = "0x69c4e0d86a7b0430d8cdb78070b4c55a";
+
+pub fn fips_block() -> Vec<bool> {
+    value::parse_uint("0x00112233445566778899aabbccddeeff", 128).unwrap()
+}
+
+/// An honest client in the background, on one session: `rounds` times AES of the FIPS-197
+/// block and a synthetic computation of `and_gates` AND gates, each result checked (against
+/// FIPS-197, and against the plaintext evaluation of the same circuit). The server needs
+/// `aes128` with the FIPS-197 key and `synthetic` of width 512. The thread panics on any error,
+/// a refusal included: join it to check.
+pub fn honest_client(url: String, rounds: u64, and_gates: u64) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut client = Client::connect(&url, &ConnectOptions::default()).unwrap();
+        let program = registry::find("synthetic").unwrap();
+        let params = program.resolve([("and_gates", and_gates), ("width", 512)]).unwrap();
+        for round in 0..rounds {
+            let result = client.compute("aes128", vec![], fips_block()).unwrap();
+            assert_eq!(value::to_hex(&result.outputs[0].bits), FIPS_CIPHERTEXT, "round {round}");
+            let e_bits = TestRng::new(and_gates + round).bits(256);
+            let result = client.compute("synthetic", vec![("and_gates".into(), and_gates)], e_bits.clone()).unwrap();
+            assert_eq!(result.evaluator.and_gates, and_gates);
+            let mut plain = Plaintext::new(vec![false; 256], e_bits);
+            Runner::new(program.instantiate(&params).unwrap()).run(&mut plain).unwrap();
+            assert_eq!(result.outputs[0].bits, plain.outputs(), "round {round}");
+        }
+        client.close();
+    })
 }

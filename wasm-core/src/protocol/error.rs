@@ -98,9 +98,10 @@ pub enum SessionError {
     BaseOtShare { expected: u64, got: u64 },
 
     // ---- The peer ended the session ----
-    /// The peer's `Error` frame: its code and its own words.
+    /// The peer's `Error` frame: its code, its own words, and for a refusal that passes
+    /// (`busy`), when to try again.
     #[error("the other side ended the session: {message}")]
-    Remote { code: u16, message: String },
+    Remote { code: u16, message: String, retry_after_ms: Option<u32> },
 }
 
 fn and_gate_limit(limit: u64, requested: Option<u64>) -> String {
@@ -227,7 +228,7 @@ impl SessionError {
         let mut f = Fields::default();
         let reason = self.describe(&mut f);
         let (wire_code, message) = match self {
-            SessionError::Remote { code, message } => (*code, message.clone()),
+            SessionError::Remote { code, message, .. } => (*code, message.clone()),
             other => (other.code() as u16, other.to_string()),
         };
         ErrorReport { kind: self.kind(), code: self.code(), wire_code, reason, fields: f.0, message }
@@ -328,7 +329,12 @@ impl SessionError {
                 f.num("expected", *expected).num("got", *got);
                 "base-ot-share-length"
             }
-            Remote { .. } => "remote",
+            Remote { retry_after_ms, .. } => {
+                if let Some(ms) = retry_after_ms {
+                    f.num("retryAfterMs", *ms);
+                }
+                "remote"
+            }
         }
     }
 }
@@ -540,8 +546,8 @@ mod tests {
             (SessionError::AndGateLimit { limit: 10, requested: Some(11) }, ErrorCode::Limit, ErrorKind::Protocol, "and-gate-limit"),
             (SessionError::SlotLimit { service: "s".into(), slots: 9, limit: 8 }, ErrorCode::Limit, ErrorKind::Input, "slot-limit"),
             (SessionError::Random(getrandom::Error::UNSUPPORTED), ErrorCode::Internal, ErrorKind::Protocol, "random"),
-            (SessionError::Remote { code: 6, message: "full".into() }, ErrorCode::Busy, ErrorKind::Remote, "remote"),
-            (SessionError::Remote { code: 999, message: "new".into() }, ErrorCode::Protocol, ErrorKind::Remote, "remote"),
+            (SessionError::Remote { code: 6, message: "full".into(), retry_after_ms: None }, ErrorCode::Busy, ErrorKind::Remote, "remote"),
+            (SessionError::Remote { code: 999, message: "new".into(), retry_after_ms: None }, ErrorCode::Protocol, ErrorKind::Remote, "remote"),
         ];
         for (error, code, kind, reason) in cases {
             let report = error.report();
@@ -551,7 +557,7 @@ mod tests {
         let report = SessionError::from(ResolveError::ParamOutOfRange { service: "s".into(), param: "n".into(), value: 0, min: 1, max: 9 }).report();
         assert_eq!(report.fields["param"], "n");
         assert_eq!((report.fields["value"].as_u64(), report.fields["min"].as_u64(), report.fields["max"].as_u64()), (Some(0), Some(1), Some(9)));
-        let report = SessionError::Remote { code: 999, message: "new".into() }.report();
+        let report = SessionError::Remote { code: 999, message: "new".into(), retry_after_ms: None }.report();
         assert_eq!((report.wire_code, report.message.as_str()), (999, "new"), "the peer's code and words, as sent");
         let json: Value = serde_json::from_str(&SessionError::AndGateLimit { limit: 10, requested: None }.report().to_json()).unwrap();
         assert_eq!((json["kind"].as_str(), json["code"].as_str(), json["wireCode"].as_u64()), (Some("protocol"), Some("limit"), Some(4)));

@@ -337,7 +337,7 @@ impl EvaluatorSession {
     /// frame for the server is what the next `poll_transmit` returns.
     pub fn abort(&mut self, code: ErrorCode, message: &str) {
         if !matches!(self.state, State::Closed) {
-            self.outbox.abort(code, message);
+            self.outbox.abort(code, message, None);
             self.state = State::Closed;
         }
     }
@@ -377,8 +377,8 @@ impl EvaluatorSession {
             return self.advance(data);
         }
         let frame = Frame::decode(bytes)?;
-        if let Frame::Error { code, message } = frame {
-            return Err(SessionError::Remote { code, message });
+        if let Frame::Error { code, message, retry_after_ms } = frame {
+            return Err(SessionError::Remote { code, message, retry_after_ms });
         }
         match (&mut self.state, frame) {
             (State::AwaitServerHello, Frame::ServerHello { version, max_window, max_frame: _, base_ot, catalog }) => {

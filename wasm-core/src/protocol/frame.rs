@@ -15,7 +15,7 @@
 //! | 0x83 | `Data`           | G → E     | the next bytes of the garbled stream |
 //! | 0x85 | `LabelCorrections` | G → E   | 16 bytes per OT of the chunk just extended: the evaluator's label corrections |
 //! | 0x84 | `Done`           | G → E     | the garbler's statistics (see [`Stats`]) |
-//! | 0x7f | `Error`          | both      | code u16, message str16 |
+//! | 0x7f | `Error`          | both      | code u16, message str16, then optionally retry-after u32 (ms) |
 //!
 //! The two hellos cross: each side sends its own as soon as the WebSocket is open. The window
 //! both then use is [`granted_window`] of the client's wish and the server's maximum.
@@ -128,7 +128,9 @@ pub enum Frame {
     /// output XOR d_i is its input label.
     LabelCorrections(Vec<u8>),
     Done(Stats),
-    Error { code: u16, message: String },
+    /// `retry_after_ms`: for a refusal that passes (code `busy`), when the sender expects to
+    /// take the session: the field is there only when known, and a decoder tells by the length.
+    Error { code: u16, message: String, retry_after_ms: Option<u32> },
 }
 
 mod tag {
@@ -238,12 +240,15 @@ impl Frame {
                 w.u8(tag::DONE);
                 write_stats(stats, &mut w);
             }
-            Frame::Error { code, message } => {
+            Frame::Error { code, message, retry_after_ms } => {
                 w.u8(tag::ERROR);
                 w.u16(*code);
                 let message = truncate_utf8(message, u16::MAX as usize);
                 w.u16(message.len() as u16);
                 w.bytes(message.as_bytes());
+                if let Some(ms) = retry_after_ms {
+                    w.u32(*ms);
+                }
             }
         }
         w.0
@@ -302,7 +307,10 @@ impl Frame {
             tag::ERROR => {
                 let code = r.u16("code")?;
                 let n = r.u16("message length")? as usize;
-                Frame::Error { code, message: r.utf8(n, "message")? }
+                let message = r.utf8(n, "message")?;
+                // The one optional field of any frame: present or not, never partly.
+                let retry_after_ms = if r.rest.is_empty() { None } else { Some(r.u32("retry-after")?) };
+                Frame::Error { code, message, retry_after_ms }
             }
             _ => unreachable!("tag checked above"),
         };
@@ -445,7 +453,8 @@ mod tests {
             Frame::LabelCorrections(vec![6; 48]),
             Frame::Done(Stats { wall_ms: 1.5, cpu_ms: Some(1.25), bytes_sent: 10, bytes_received: 20, and_gates: 30, frames_sent: 4, frames_received: 5 }),
             Frame::Done(Stats { cpu_ms: None, ..Stats::default() }),
-            Frame::Error { code: ErrorCode::UnknownService as u16, message: "no service 'x'".into() },
+            Frame::Error { code: ErrorCode::UnknownService as u16, message: "no service 'x'".into(), retry_after_ms: None },
+            Frame::Error { code: ErrorCode::Busy as u16, message: "full".into(), retry_after_ms: Some(30_000) },
         ]
     }
 
@@ -461,13 +470,26 @@ mod tests {
         for f in frames() {
             let bytes = f.encode();
             let variable = matches!(f, Frame::OtChunk(_) | Frame::Data(_) | Frame::LabelCorrections(_));
+            // An Error frame's retry-after is optional: without it, the frame ends before it.
+            let optional_end = match &f {
+                Frame::Error { retry_after_ms: Some(_), .. } => Some(bytes.len() - 4),
+                _ => None,
+            };
             if !variable {
                 for cut in 1..bytes.len() {
+                    if Some(cut) == optional_end {
+                        assert!(matches!(Frame::decode(&bytes[..cut]), Ok(Frame::Error { retry_after_ms: None, .. })));
+                        continue;
+                    }
                     assert!(Frame::decode(&bytes[..cut]).is_err(), "{} cut at {cut}", f.name());
                 }
                 let mut padded = bytes.clone();
                 padded.push(0);
-                assert!(matches!(Frame::decode(&padded), Err(FrameError::Trailing { .. })), "{} padded", f.name());
+                match &f {
+                    // A byte where the optional field would start is a truncated field.
+                    Frame::Error { retry_after_ms: None, .. } => assert!(matches!(Frame::decode(&padded), Err(FrameError::Truncated { .. }))),
+                    _ => assert!(matches!(Frame::decode(&padded), Err(FrameError::Trailing { .. })), "{} padded", f.name()),
+                }
             }
         }
         assert_eq!(Frame::decode(&[]), Err(FrameError::Empty));

@@ -144,6 +144,8 @@ pub struct GarblerSession {
     /// The counters before the frame being handled: a computation's traffic starts with its
     /// request.
     before_frame: Counters,
+    /// See [`GarblerSession::progress`].
+    progress: u64,
 }
 
 impl GarblerSession {
@@ -168,6 +170,7 @@ impl GarblerSession {
             events: VecDeque::new(),
             last_produced: 0,
             before_frame: Counters::default(),
+            progress: 0,
         })
     }
 
@@ -248,10 +251,30 @@ impl GarblerSession {
     /// Ends the session with an error the server decided on — a timeout, a shutdown
     /// ([`Session::abort`]).
     pub fn abort(&mut self, code: ErrorCode, message: &str) {
+        self.refuse(code, message, None);
+    }
+
+    /// [`abort`](Self::abort) for a refusal that passes (a server limit that frees up): the
+    /// `Error` frame tells the client how long to wait before it tries again.
+    pub fn refuse(&mut self, code: ErrorCode, message: &str, retry_after_ms: Option<u32>) {
         if !matches!(self.state, State::Closed) {
-            self.outbox.abort(code, message);
+            self.outbox.abort(code, message, retry_after_ms);
             self.state = State::Closed;
         }
+    }
+
+    /// How far the client has moved the session on: grows with every frame that does — by the
+    /// bytes a `Credit` acknowledges, by one for any other accepted frame — and not with a frame
+    /// that repeats what the session knows (credit for bytes already acknowledged, or late
+    /// credit between computations). A server's idle and progress timers watch it: a client
+    /// cannot keep its slot with frames that change nothing.
+    pub fn progress(&self) -> u64 {
+        self.progress
+    }
+
+    /// AND gates garbled in this session so far, all computations together.
+    pub fn and_gates(&self) -> u64 {
+        self.engine.and_gates()
     }
 
     /// Closes the session after `e`. The first error is the one the client hears: a frame that
@@ -266,8 +289,8 @@ impl GarblerSession {
 
     fn handle_frame(&mut self, bytes: &[u8]) -> Result<(), SessionError> {
         let frame = Frame::decode(bytes)?;
-        if let Frame::Error { code, message } = frame {
-            return Err(SessionError::Remote { code, message });
+        if let Frame::Error { code, message, retry_after_ms } = frame {
+            return Err(SessionError::Remote { code, message, retry_after_ms });
         }
         let state = std::mem::replace(&mut self.state, State::Closed);
         self.state = match (state, frame) {
@@ -293,12 +316,23 @@ impl GarblerSession {
                 if consumed < active.consumed || consumed > active.produced {
                     return Err(SessionError::Credit { credit: consumed, acknowledged: active.consumed, sent: active.produced });
                 }
+                self.progress += consumed - active.consumed;
                 active.consumed = consumed;
-                State::Streaming(active)
+                // Credit that acknowledges nothing new is no progress: it returns before the
+                // count below.
+                self.state = State::Streaming(active);
+                return Ok(());
             }
-            (State::AwaitOutputs(active), Frame::Credit { .. }) => State::AwaitOutputs(active),
-            // Credit the evaluator sent before it saw the end of the stream may arrive late.
-            (State::Idle, Frame::Credit { consumed }) if consumed <= self.last_produced => State::Idle,
+            // Credit the evaluator sent before it saw the end of the stream may arrive late:
+            // accepted, but no progress.
+            (State::AwaitOutputs(active), Frame::Credit { .. }) => {
+                self.state = State::AwaitOutputs(active);
+                return Ok(());
+            }
+            (State::Idle, Frame::Credit { consumed }) if consumed <= self.last_produced => {
+                self.state = State::Idle;
+                return Ok(());
+            }
             (State::AwaitOutputs(active), Frame::GarblerOutputs { labels }) => {
                 let outputs = self.engine.decode_outputs(&labels)?;
                 self.finish(active, outputs);
@@ -309,6 +343,7 @@ impl GarblerSession {
                 return Err(SessionError::Unexpected { frame: frame.name(), state: self.state_name() });
             }
         };
+        self.progress += 1;
         Ok(())
     }
 

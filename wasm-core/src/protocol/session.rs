@@ -81,15 +81,15 @@ impl Outbox {
     pub fn close_with(&mut self, error: &SessionError) {
         self.frames.clear();
         if !matches!(error, SessionError::Remote { .. }) {
-            self.push(Frame::Error { code: error.code() as u16, message: error.to_string() }.encode());
+            self.push(Frame::Error { code: error.code() as u16, message: error.to_string(), retry_after_ms: None }.encode());
         }
     }
 
     /// What a session does as it aborts (it checks it was open): the queue goes, an `Error`
     /// frame takes its place.
-    pub fn abort(&mut self, code: ErrorCode, message: &str) {
+    pub fn abort(&mut self, code: ErrorCode, message: &str, retry_after_ms: Option<u32>) {
         self.frames.clear();
-        self.push(Frame::Error { code: code as u16, message: message.into() }.encode());
+        self.push(Frame::Error { code: code as u16, message: message.into(), retry_after_ms }.encode());
     }
 }
 

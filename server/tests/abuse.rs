@@ -1,0 +1,293 @@
+//! The abuse limits, tried as an attacker would: each test hits one limit from another loopback
+//! address (127.0.0.2 and up: another host, to the server) and checks its typed refusal — a
+//! `Busy` frame with a retry-after, a `limit` or `timeout` error, an HTTP 503 — and its
+//! `/metrics` key, while an honest client on 127.0.0.1 computes meanwhile, correctly and
+//! without a refusal. Timeouts are configured short; nothing asserts how fast anything runs.
+
+mod common;
+
+use common::{connect_from, drain, honest_client, RawClient, Server};
+use garblet_core::protocol::{ErrorCode, Frame, SessionError};
+use std::io::{Read, Write};
+use std::time::{Duration, Instant};
+
+const SERVICES: &str = r#"
+[[service]]
+name = "aes128"
+circuit = { bristol = "aes_128" }
+inputs = [{ party = "garbler", encoding = "bytes", value = { hex = "000102030405060708090a0b0c0d0e0f" } }, { party = "evaluator", encoding = "bytes" }]
+
+[[service]]
+name = "synthetic"
+circuit = { builtin = "synthetic", params = { width = 512 }, client_params = { and_gates = { max = 1_000_000_000 } } }
+garbler_inputs = { garbler = { hex = "0x0" } }
+"#;
+
+const ATTACKER: &str = "127.0.0.2";
+
+fn server(limits: &str) -> Server {
+    Server::start(&format!("[limits]\n{limits}\n{SERVICES}"))
+}
+
+/// Waits until `/metrics` shows `key` at `n` or more; panics after a generous limit.
+fn wait_for_metric(server: &Server, key: &str, n: u64) {
+    let start = Instant::now();
+    while server.metric(key) < n {
+        assert!(start.elapsed() < Duration::from_secs(60), "{key} stayed at {} (waited for {n})", server.metric(key));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A `Busy` refusal with a retry-after.
+fn assert_busy(refusal: (u16, String, Option<u32>), says: &str) {
+    let (code, message, retry_after_ms) = refusal;
+    assert_eq!(code, ErrorCode::Busy as u16, "{message}");
+    assert!(message.contains(says), "{message}");
+    assert!(retry_after_ms.is_some_and(|ms| ms > 0), "a Busy refusal says when to retry: {message}");
+}
+
+/// A plain HTTP GET from `local`: the raw response.
+fn http_get_from(local: &str, addr: &str, path: &str) -> String {
+    let mut tcp = connect_from(local, addr);
+    write!(tcp, "GET {path} HTTP/1.1\r\nHost: {addr}\r\n\r\n").unwrap();
+    let mut response = String::new();
+    tcp.read_to_string(&mut response).unwrap();
+    response
+}
+
+#[test]
+fn connections_per_address() {
+    let server = server("max_connections_per_address = 3\nhandshake_timeout_secs = 60");
+    let honest = honest_client(server.url(), 2, 200_000);
+    // Three silent connections take the attacker's address's share…
+    let held: Vec<_> = (0..3).map(|_| connect_from(ATTACKER, &server.addr)).collect();
+    // …so its next WebSocket hears Busy, and its plain HTTP a 503 with Retry-After.
+    let mut ws = RawClient::connect_from(&server.url(), ATTACKER).unwrap();
+    assert_busy(ws.expect_refusal(), "connections");
+    let response = http_get_from(ATTACKER, &server.addr, "/health");
+    assert!(response.starts_with("HTTP/1.1 503") && response.contains("\r\nRetry-After: 1\r\n"), "{response}");
+    honest.join().unwrap();
+    assert_eq!(server.metric("refused_address_connections"), 2);
+    drop(held);
+    server.stop();
+}
+
+#[test]
+fn sessions_per_address() {
+    let server = server("max_sessions_per_address = 2");
+    let honest = honest_client(server.url(), 2, 200_000);
+    let mut held: Vec<_> = (0..2).map(|_| RawClient::connect_from(&server.url(), ATTACKER).unwrap()).collect();
+    for raw in &mut held {
+        raw.hello();
+    }
+    let mut third = RawClient::connect_from(&server.url(), ATTACKER).unwrap();
+    assert_busy(third.expect_refusal(), "sessions");
+    honest.join().unwrap();
+    assert_eq!(server.metric("refused_address_sessions"), 1);
+    // The places come back when the sessions end.
+    drop(held);
+    server.wait_for_active(0, Duration::from_secs(30));
+    RawClient::connect_from(&server.url(), ATTACKER).unwrap().hello();
+    server.stop();
+}
+
+#[test]
+fn handshake_rate_per_address() {
+    // Three at once, then one every 100 s: the fourth is refused.
+    let server = server("handshake_burst_per_address = 3\nhandshakes_per_address_per_sec = 0.01");
+    for _ in 0..3 {
+        RawClient::connect_from(&server.url(), ATTACKER).unwrap().hello();
+    }
+    let mut fourth = RawClient::connect_from(&server.url(), ATTACKER).unwrap();
+    let refusal = fourth.expect_refusal();
+    assert!(refusal.2.is_some_and(|ms| ms > 50_000), "the retry-after is the bucket's refill time: {refusal:?}");
+    assert_busy(refusal, "faster");
+    // Another address has its own bucket: the honest client's one session, and two more.
+    honest_client(server.url(), 1, 200_000).join().unwrap();
+    honest_client(server.url(), 1, 1000).join().unwrap();
+    assert_eq!(server.metric("refused_handshake_rate"), 1);
+    server.stop();
+}
+
+#[test]
+fn an_upgraded_but_silent_connection_is_reclaimed() {
+    let server = server("handshake_timeout_secs = 1\nmax_sessions = 2");
+    let mut silent = RawClient::connect_from(&server.url(), ATTACKER).unwrap();
+    let honest = honest_client(server.url(), 2, 200_000);
+    let (code, message) = silent.expect_error();
+    assert_eq!(code, ErrorCode::Timeout as u16, "{message}");
+    assert!(message.contains("handshake timeout"), "{message}");
+    honest.join().unwrap();
+    assert_eq!(server.metric("reclaimed_silent"), 1);
+    server.stop();
+}
+
+#[test]
+fn credit_for_nothing_does_not_keep_an_idle_session() {
+    let server = server("idle_timeout_secs = 1.5");
+    let honest = honest_client(server.url(), 2, 200_000);
+    let mut raw = RawClient::connect_from(&server.url(), ATTACKER).unwrap();
+    raw.hello();
+    // Credit{0} between computations: accepted (late credit is legal), but it moves nothing on.
+    raw.ws.get_mut().set_read_timeout(Some(Duration::from_millis(300))).unwrap();
+    let start = Instant::now();
+    let (code, message) = loop {
+        raw.send(Frame::Credit { consumed: 0 }.encode());
+        match raw.ws.read() {
+            Ok(tungstenite::Message::Binary(b)) => {
+                if let Ok(Frame::Error { code, message, .. }) = Frame::decode(&b) {
+                    break (code, message);
+                }
+            }
+            Ok(_) => {}
+            Err(tungstenite::Error::Io(e)) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+            Err(e) => panic!("the connection ended without an Error frame: {e}"),
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "Credit{{0}} kept the session");
+    };
+    assert_eq!(code, ErrorCode::Timeout as u16, "{message}");
+    assert!(message.contains("idle timeout"), "{message}");
+    honest.join().unwrap();
+    assert_eq!(server.metric("reclaimed_idle"), 1);
+    server.stop();
+}
+
+#[test]
+fn a_client_that_does_not_evaluate_is_reclaimed_at_the_minimum_progress_rate() {
+    let server = server("progress_grace_secs = 3\nmin_credit_bytes_per_sec = 100000\nmax_window_bytes = 65536");
+    let honest = honest_client(server.url(), 2, 2_000_000);
+    let mut raw = RawClient::connect_from(&server.url(), ATTACKER).unwrap();
+    let mut session = raw.hello_with_window(65536);
+    // It asks for 10^8 AND gates, reads what comes, and never evaluates (so never credits).
+    session.start("synthetic", vec![("and_gates".into(), 100_000_000)], vec![false; 256]).unwrap();
+    for frame in drain(&mut session) {
+        raw.send(frame);
+    }
+    let (code, message) = raw.expect_error();
+    assert_eq!(code, ErrorCode::Timeout as u16, "{message}");
+    assert!(message.contains("minimum progress rate"), "{message}");
+    honest.join().unwrap();
+    assert_eq!(server.metric("reclaimed_no_progress"), 1);
+    server.stop();
+}
+
+#[test]
+fn a_slow_reader_does_not_hold_its_slot() {
+    // Two places: the slow reader takes one, an honest client the other; once the slow reader
+    // is reclaimed, a third client finds a place.
+    let server = server("max_sessions = 2\nprogress_grace_secs = 2\nmin_credit_bytes_per_sec = 100000\nmax_window_bytes = 65536\ndata_frame_bytes = 16384");
+    let url = server.url();
+    let slow = std::thread::spawn(move || {
+        let mut raw = RawClient::connect_from(&url, ATTACKER).unwrap();
+        let mut session = raw.hello_with_window(65536);
+        session.start("synthetic", vec![("and_gates".into(), 100_000_000)], vec![false; 256]).unwrap();
+        // An honest evaluator at about 20 KB/s: a 16 KiB frame, then most of a second's pause.
+        loop {
+            for frame in drain(&mut session) {
+                raw.send(frame);
+            }
+            let Some(frame) = raw.next_binary() else { return None };
+            if let Ok(Frame::Error { code, message, .. }) = Frame::decode(&frame) {
+                return Some((code, message));
+            }
+            session.handle(&frame).unwrap();
+            std::thread::sleep(Duration::from_millis(800));
+        }
+    });
+    let honest = honest_client(server.url(), 2, 200_000);
+    wait_for_metric(&server, "reclaimed_no_progress", 1);
+    honest.join().unwrap();
+    honest_client(server.url(), 1, 200_000).join().unwrap();
+    assert_eq!(server.metric("sessions_refused"), 0, "nobody was turned away");
+    if let Some((code, message)) = slow.join().unwrap() {
+        assert_eq!(code, ErrorCode::Timeout as u16, "{message}");
+    }
+    server.stop();
+}
+
+#[test]
+fn a_client_that_never_reads_is_dropped_at_the_write_timeout() {
+    let server = server("write_timeout_secs = 1\nmax_sessions = 2");
+    let mut raw = RawClient::connect_from(&server.url(), ATTACKER).unwrap();
+    let mut session = raw.hello();
+    session.start("synthetic", vec![("and_gates".into(), 100_000_000)], vec![false; 256]).unwrap();
+    for frame in drain(&mut session) {
+        raw.send(frame);
+    }
+    // Never reads again: the socket fills, the write stalls, the server lets go.
+    let honest = honest_client(server.url(), 2, 200_000);
+    wait_for_metric(&server, "reclaimed_not_reading", 1);
+    honest.join().unwrap();
+    honest_client(server.url(), 1, 1000).join().unwrap();
+    assert_eq!(server.metric("sessions_refused"), 0);
+    drop(raw);
+    server.stop();
+}
+
+#[test]
+fn a_request_over_its_services_work_cap_is_ended() {
+    let capped = SERVICES.replace("garbler_inputs = { garbler = { hex = \"0x0\" } }", "garbler_inputs = { garbler = { hex = \"0x0\" } }\nmax_and_gates = 3_000_000");
+    let server = Server::start(&format!("[limits]\nmax_and_gates_per_request = 1_000_000\n{capped}"));
+    let honest = honest_client(server.url(), 2, 2_000_000);
+    let mut raw = RawClient::connect_from(&server.url(), ATTACKER).unwrap();
+    let mut session = raw.hello();
+    match raw.compute(&mut session, "synthetic", vec![("and_gates".into(), 10_000_000)], vec![false; 256]) {
+        Err(SessionError::Remote { code, message, .. }) => {
+            assert_eq!(code, ErrorCode::Limit as u16, "{message}");
+            assert!(message.contains("3000000 AND gates per request of service synthetic"), "{message}");
+        }
+        other => panic!("over the service's cap: {:?}", other.map(|r| r.outputs)),
+    }
+    // aes128 sets no cap of its own: the limits' 10^6 applies, and 6,400 fit.
+    let mut raw = RawClient::connect_from(&server.url(), ATTACKER).unwrap();
+    let mut session = raw.hello();
+    raw.compute(&mut session, "aes128", vec![], common::fips_block()).unwrap();
+    honest.join().unwrap();
+    assert_eq!(server.metric("refused_request_work"), 1);
+    server.stop();
+}
+
+#[test]
+fn an_address_over_its_work_budget_is_refused_new_computations() {
+    // 3·10^6 AND gates an hour: the attacker's first two computations of 2·10^6 start within
+    // it (the second runs it into debt), the third is refused until the debt is paid.
+    let server = server("and_gates_per_address_per_hour = 3_000_000");
+    let honest = honest_client(server.url(), 1, 2_000_000);
+    let mut raw = RawClient::connect_from(&server.url(), ATTACKER).unwrap();
+    let mut session = raw.hello();
+    for _ in 0..2 {
+        raw.compute(&mut session, "synthetic", vec![("and_gates".into(), 2_000_000)], vec![false; 256]).unwrap();
+    }
+    match raw.compute(&mut session, "synthetic", vec![("and_gates".into(), 2_000_000)], vec![false; 256]) {
+        Err(SessionError::Remote { code, message, retry_after_ms }) => {
+            assert_eq!(code, ErrorCode::Busy as u16, "{message}");
+            assert!(message.contains("AND gates of this hour"), "{message}");
+            // About 10^6 gates owed at 833 a second.
+            assert!(retry_after_ms.is_some_and(|ms| ms > 600_000), "{retry_after_ms:?}");
+        }
+        other => panic!("over the address's budget: {:?}", other.map(|r| r.outputs)),
+    }
+    honest.join().unwrap();
+    assert_eq!(server.metric("refused_address_work"), 1);
+    server.stop();
+}
+
+#[test]
+fn the_sessions_windows_together_are_capped() {
+    // Room for two 64 KiB windows and a bit: the honest session holds one, the attacker's
+    // first the other, and its second is refused.
+    let server = server("max_window_bytes = 65536\nmax_window_memory_bytes = 180000");
+    let mut honest = RawClient::connect(&server.url());
+    let mut session = honest.hello_with_window(65536);
+    let mut held = RawClient::connect_from(&server.url(), ATTACKER).unwrap();
+    held.hello_with_window(65536);
+    let mut over = RawClient::connect_from(&server.url(), ATTACKER).unwrap();
+    assert_busy(over.expect_refusal(), "unacknowledged data");
+    assert_eq!(server.metric("window_memory_bytes"), 2 * 65536);
+    for _ in 0..2 {
+        let result = honest.compute(&mut session, "aes128", vec![], common::fips_block()).unwrap();
+        assert_eq!(garblet_circuits::value::to_hex(&result.outputs[0].bits), common::FIPS_CIPHERTEXT);
+    }
+    assert_eq!(server.metric("refused_window_memory"), 1);
+    server.stop();
+}
