@@ -1,6 +1,7 @@
 /** What every entry point exports besides `Garblet`. */
 export {
   AbortError,
+  BusyError,
   ConnectionError,
   GarbletError,
   InputError,

@@ -82,6 +82,23 @@ export class ServerError extends GarbletError {
   }
 }
 
+/**
+ * The server is busy for this client — it runs its maximum of sessions, or this client's
+ * address has used its share (connections, sessions, new sessions a second, AND gates an hour)
+ * — and says when to try again: `retryAfter`, in seconds (like HTTP's `Retry-After`). Wait that
+ * long before reconnecting; sooner is refused again. `code` is `busy`.
+ */
+export class BusyError extends ServerError {
+  override name = 'BusyError';
+
+  constructor(
+    message: string,
+    readonly retryAfter: number,
+  ) {
+    super(message, 'busy', 6);
+  }
+}
+
 /** The number of each wire code. */
 const WIRE_CODES: Record<ErrorCode, number> = {
   protocol: 1,
@@ -259,6 +276,7 @@ export function fromCoreError(e: unknown): GarbletError {
   const fields = parsed.fields ?? {};
   switch (parsed.kind) {
     case 'remote':
+      if (code === 'busy' && typeof fields.retryAfterMs === 'number') return new BusyError(parsed.message, fields.retryAfterMs / 1000);
       return new ServerError(parsed.message, code, parsed.wireCode);
     case 'input': {
       const known = CORE_INPUT_REASONS[parsed.reason] ?? { reason: 'invalid-params' };
@@ -293,11 +311,13 @@ export interface ErrorData {
   reason?: string;
   details?: Record<string, string | number>;
   fields?: Record<string, unknown>;
+  retryAfter?: number;
 }
 
 export function toErrorData(e: GarbletError): ErrorData {
   const data: ErrorData = { name: e.name, message: e.message, code: (e as { code?: string }).code };
   if (e instanceof ServerError) data.wireCode = e.wireCode;
+  if (e instanceof BusyError) data.retryAfter = e.retryAfter;
   if (e instanceof ProtocolError) Object.assign(data, { reason: e.reason, details: { ...e.details } });
   // Structured clone carries bigints, so the fields cross as they are.
   if (e instanceof InputError) data.fields = { ...e.fields() };
@@ -315,6 +335,8 @@ export function fromErrorData(d: ErrorData): GarbletError {
       return new ConnectionError(d.message, isConnectionErrorCode(d.code) ? d.code : 'closed');
     case 'ServerError':
       return new ServerError(d.message, code ?? 'protocol', d.wireCode);
+    case 'BusyError':
+      return new BusyError(d.message, d.retryAfter ?? 0);
     case 'InputError':
       return new InputError(d.message, (d.fields ?? { reason: 'invalid-params' }) as unknown as InputErrorFields);
     case 'AbortError':

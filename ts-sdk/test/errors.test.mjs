@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { WebSocket, WebSocketServer } from 'ws';
-import { AbortError, ConnectionError, Garblet, GarbletError, InputError, ProtocolError, ServerError } from 'garblet';
+import { AbortError, BusyError, ConnectionError, Garblet, GarbletError, InputError, ProtocolError, ServerError } from 'garblet';
 import { serverAndSession, startServer } from './support/server.mjs';
 
 const U64_MAX = (1n << 64n) - 1n;
@@ -159,14 +159,15 @@ describe('refusals by the server', () => {
     fresh.close();
   });
 
-  test('a connection past max_sessions is a ServerError (busy)', async () => {
+  test('a connection past max_sessions is a BusyError with a retryAfter', async () => {
     await server.idle();
     const sessions = [];
     try {
       for (let i = 0; i < MAX_SESSIONS; i++) sessions.push(await Garblet.connect(server.url));
       await assert.rejects(Garblet.connect(server.url), (e) => {
-        assert.ok(e instanceof ServerError, `${e.name}: ${e.message}`);
-        assert.deepEqual([e.code, e.wireCode], ['busy', 6]);
+        assert.ok(e instanceof BusyError && e instanceof ServerError, `${e.name}: ${e.message}`);
+        assert.deepEqual([e.name, e.code, e.wireCode], ['BusyError', 'busy', 6]);
+        assert.ok(typeof e.retryAfter === 'number' && e.retryAfter > 0, `retryAfter ${e.retryAfter}`);
         return true;
       });
       // The sessions that were let in are unaffected.
