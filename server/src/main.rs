@@ -207,6 +207,25 @@ enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Many real sessions through one server, C at a time: aggregate AND/s, CPU per AND of
+    /// both parties, latency percentiles, the server's memory; every result checked.
+    Load {
+        /// Sessions per concurrency level, each on a fresh connection.
+        #[arg(long, default_value_t = 100)]
+        sessions: usize,
+        /// Sessions at a time, one measurement per value (comma-separated).
+        #[arg(long, value_delimiter = ',', default_value = "1,2")]
+        concurrency: Vec<usize>,
+        /// AND gates of each `synthetic` session.
+        #[arg(long, default_value_t = 2_000_000)]
+        and_gates: u64,
+        /// Rotate through the applications (Hamming, AES, edit distance, millionaires) too.
+        #[arg(long)]
+        mix: bool,
+        /// Print one JSON object instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Base OT, correlated OT extension, AES and transposition throughput.
     Ot {
         /// Print one JSON object instead of aligned lines.
@@ -263,6 +282,7 @@ fn main() -> ExitCode {
             BenchCommand::Session { and_gates, memory, window, link, json } => bench::session::run(&bench::session::Options { and_gates, memory, window, link }, json),
             BenchCommand::Garble { and_gates, json } => bench::garble::run(&bench::garble::Options { and_gates }, json),
             BenchCommand::Apps { json } => bench::apps::run(json),
+            BenchCommand::Load { sessions, concurrency, and_gates, mix, json } => bench::load::run(&bench::load::Options { sessions, concurrency, and_gates, mix }, json),
             BenchCommand::PipelinePeer { connect, and_gates } => bench::pipeline::peer(&connect, and_gates),
             BenchCommand::Ot { json } => {
                 bench::ot::run(json);

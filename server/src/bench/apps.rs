@@ -11,9 +11,9 @@
 
 use super::loopback::ServerProcess;
 use super::report::Report;
+use super::Rng;
 use crate::client::{Client, ConnectOptions};
 use garblet_circuits::{registry, Encoding, Party};
-use garblet_core::Block;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
@@ -211,37 +211,7 @@ fn config(rng: &mut Rng) -> Result<String, String> {
     Ok(text)
 }
 
-/// SplitMix64 from an OS-random seed: benchmark data, not keys (the server's key in this
-/// benchmark is random too, and thrown away with the run).
-struct Rng(u64);
-
 impl Rng {
-    fn from_os() -> Result<Rng, String> {
-        Ok(Rng(Block::random().map_err(|e| e.to_string())?.0 as u64))
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// A random value of a field: symbols from its alphabet, otherwise any bits.
-    fn value(&mut self, bits: usize, encoding: &Encoding) -> Vec<bool> {
-        match encoding {
-            Encoding::Symbols { alphabet, symbol_bits } => {
-                let size = alphabet.chars().count() as u64;
-                (0..bits / symbol_bits).flat_map(|_| {
-                    let symbol = self.next() % size;
-                    (0..*symbol_bits).map(move |k| (symbol >> k) & 1 == 1)
-                }).collect()
-            }
-            _ => (0..bits).map(|_| self.next() & 1 == 1).collect(),
-        }
-    }
-
     /// A server value as a TOML inline table. Database keys must be distinct: each record's key
     /// gets its index in its top bits.
     fn server_value(&mut self, app: &App, bits: usize, encoding: &Encoding) -> String {

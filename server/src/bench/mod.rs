@@ -4,9 +4,16 @@ pub mod apps;
 pub mod loopback;
 pub mod ot;
 pub mod garble;
+pub mod load;
 pub mod pipeline;
 pub mod report;
 pub mod session;
+
+use garblet_circuits::Encoding;
+use garblet_core::Block;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
 
 /// Input bits per side of the benchmarks' `synthetic` circuit (width 512, one XOR per AND,
 /// seed 1): the same circuit in `bench garble`, its pipeline and `bench session`.
@@ -15,6 +22,38 @@ pub const SYNTHETIC_INPUTS: usize = 256;
 /// The benchmarks' `synthetic` circuit with `and_gates` ANDs, as one party builds it.
 pub fn synthetic_circuit(and_gates: u64) -> garblet_circuits::Runner<'static> {
     garblet_circuits::Runner::new(Box::new(garblet_circuits::library::synthetic::Synthetic::new(and_gates, 1, 2 * SYNTHETIC_INPUTS as u64, 1)))
+}
+
+/// SplitMix64 from an OS-random seed: benchmark data, not keys (the server's key in this
+/// benchmark is random too, and thrown away with the run).
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn from_os() -> Result<Rng, String> {
+        Ok(Rng(Block::random().map_err(|e| e.to_string())?.0 as u64))
+    }
+
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// A random value of a field: symbols from its alphabet, otherwise any bits.
+    pub fn value(&mut self, bits: usize, encoding: &Encoding) -> Vec<bool> {
+        match encoding {
+            Encoding::Symbols { alphabet, symbol_bits } => {
+                let size = alphabet.chars().count() as u64;
+                (0..bits / symbol_bits).flat_map(|_| {
+                    let symbol = self.next() % size;
+                    (0..*symbol_bits).map(move |k| (symbol >> k) & 1 == 1)
+                }).collect()
+            }
+            _ => (0..bits).map(|_| self.next() & 1 == 1).collect(),
+        }
+    }
 }
 
 /// Peak resident memory of this process so far, in MB (Linux `VmHWM`; 0 elsewhere).
@@ -106,6 +145,33 @@ fn parse_cpu_ticks(line: &str) -> Option<CpuTicks> {
     let [user, nice, system, idle, iowait, irq, softirq, steal] = ticks.try_into().ok()?;
     let busy = user + nice + system + irq + softirq + steal;
     Some(CpuTicks { busy, total: busy + idle + iowait })
+}
+
+/// Samples a process's resident memory every 20 ms and keeps the peak.
+pub struct RssSampler {
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<f64>,
+}
+
+impl RssSampler {
+    pub fn start(pid: u32) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut peak: f64 = 0.0;
+            while !flag.load(Ordering::Relaxed) {
+                peak = peak.max(rss_mb(pid).unwrap_or(0.0));
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            peak
+        });
+        RssSampler { stop, thread }
+    }
+
+    pub fn stop(self) -> f64 {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.join().unwrap_or(0.0)
+    }
 }
 
 /// Resident memory of process `pid` now, in MB (Linux `VmRSS`).

@@ -43,12 +43,10 @@
 
 use super::garble::garble_and_evaluate;
 use super::loopback::ServerProcess;
-use super::{CpuWatch, MachineBusy};
+use super::{CpuWatch, MachineBusy, RssSampler};
 use super::report::{rate, Report};
 use super::SYNTHETIC_INPUTS;
 use crate::client::{transport, Client, ConnectOptions};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 use crate::clock::thread_cpu_ms;
 use crate::link::{LinkSpec, Relay};
@@ -273,31 +271,4 @@ fn raw_transfer(addr: &str, bytes: u64, connect: &ConnectOptions, server: &Serve
         return Err(format!("raw transfer: {received} of {bytes} bytes arrived"));
     }
     Ok(RawTransfer { bytes_per_s: rate(received as f64, seconds), cpu_ns_per_byte: cpu_ms.map(|ms| ms * 1e6 / received as f64) })
-}
-
-/// Samples a process's resident memory every 20 ms and keeps the peak.
-struct RssSampler {
-    stop: Arc<AtomicBool>,
-    thread: std::thread::JoinHandle<f64>,
-}
-
-impl RssSampler {
-    fn start(pid: u32) -> Self {
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
-        let thread = std::thread::spawn(move || {
-            let mut peak: f64 = 0.0;
-            while !flag.load(Ordering::Relaxed) {
-                peak = peak.max(super::rss_mb(pid).unwrap_or(0.0));
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            peak
-        });
-        RssSampler { stop, thread }
-    }
-
-    fn stop(self) -> f64 {
-        self.stop.store(true, Ordering::Relaxed);
-        self.thread.join().unwrap_or(0.0)
-    }
 }

@@ -1,0 +1,327 @@
+//! `garblet bench load`: many real sessions through one `garblet serve` child process, C at a
+//! time, for each C asked for: aggregate AND/s, the CPU both parties spent per AND gate (the
+//! server process's and this process's, whose threads are the clients), per-session latency
+//! (connect to result) at p50 and p99, and the server's peak resident memory. Every result is
+//! checked against the same circuit evaluated in the clear, after the clock stops.
+//!
+//! Each session is a fresh connection (WebSocket, base OT, one computation), as a web page's
+//! visit is. By default every session is the `synthetic` circuit at `--and-gates`; with
+//! `--mix` the sessions rotate through the applications (Hamming distance, private AES, edit
+//! distance, the millionaires' comparison) besides it, with random inputs on both sides.
+
+use super::loopback::ServerProcess;
+use super::report::{rate, Report};
+use super::{CpuWatch, RssSampler, Rng};
+use crate::client::{Client, ConnectOptions};
+use garblet_circuits::registry::{self, Params};
+use garblet_circuits::{Party, Plaintext, Runner};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+pub struct Options {
+    pub sessions: usize,
+    /// Sessions at a time, one measurement each.
+    pub concurrency: Vec<usize>,
+    /// AND gates of each `synthetic` session.
+    pub and_gates: u64,
+    /// Rotate through the applications too.
+    pub mix: bool,
+}
+
+/// A service of the benchmark's server.
+struct ServiceDef {
+    name: &'static str,
+    program: &'static str,
+    params: &'static [(&'static str, u64)],
+}
+
+/// The applications `--mix` adds, at small sizes (a session each is milliseconds).
+const MIX: &[ServiceDef] = &[
+    ServiceDef { name: "hamming", program: "hamming", params: &[("n", 900)] },
+    ServiceDef { name: "aes128", program: "aes128_bp", params: &[("blocks", 1)] },
+    ServiceDef { name: "levenshtein", program: "levenshtein", params: &[("n", 40), ("m", 40), ("sigma", 2)] },
+    ServiceDef { name: "millionaires", program: "millionaires", params: &[("n", 32)] },
+];
+
+/// A service as configured: its program at its size, and the server's input.
+struct Served {
+    name: &'static str,
+    program: &'static str,
+    /// The size the server fixes.
+    fixed: &'static [(&'static str, u64)],
+    /// All the parameters, the client's included.
+    params: Params,
+    /// The server's input as the configuration gives it (a TOML inline table).
+    garbler_inputs: String,
+    /// What the client sends with its request (the synthetic size).
+    client_params: Vec<(String, u64)>,
+    /// The circuit's garbler input bits (derived from the configured fields).
+    garbler_bits: Vec<bool>,
+}
+
+/// One session's outcome, kept for checking after the clock stops.
+struct Record {
+    service: usize,
+    inputs: Vec<bool>,
+    /// The outputs' bits, concatenated, or why the session failed.
+    outputs: Result<Vec<bool>, String>,
+    latency: Duration,
+    /// As the session's statistics count them.
+    and_gates: u64,
+}
+
+pub fn run(options: &Options, json: bool) -> Result<(), String> {
+    if options.sessions == 0 || options.concurrency.contains(&0) {
+        return Err("--sessions and every --concurrency must be at least 1".into());
+    }
+    let mut rng = Rng::from_os()?;
+    let served = services(options, &mut rng)?;
+    let max_concurrency = options.concurrency.iter().copied().max().unwrap_or(1);
+    let server = ServerProcess::start(&config(&served, max_concurrency))?;
+    let url = format!("ws://{}/", server.addr);
+    let connect = ConnectOptions { read_timeout: Duration::from_secs(600), ..ConnectOptions::default() };
+
+    // One of each first, checked, so that the measured runs meet a warm server.
+    let warm = (0..served.len()).map(|i| session(&url, &connect, &served, i, &mut rng)).collect::<Vec<_>>();
+    if let Some(problem) = check(&served, &warm).first() {
+        return Err(format!("warm-up: {problem}"));
+    }
+
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut runs = Vec::new();
+    let mut by_concurrency = BTreeMap::new();
+    for &c in &options.concurrency {
+        let level = measure(&url, &connect, &served, &server, options.sessions, c)?;
+        by_concurrency.insert(c, level.cpu_ns_per_and);
+        runs.push(level.json);
+    }
+    let mut report = Report::new();
+    report
+        .set("sessions", options.sessions)
+        .set("services", Value::Array(served.iter().map(|s| json!(s.name)).collect()))
+        .set("synthetic_and_gates", options.and_gates)
+        .set("cores", cores)
+        .set("runs", Value::Array(runs.clone()));
+    // The goal's comparison: CPU per AND with half the cores' worth of sessions (each keeps two
+    // parties busy) against one session at a time.
+    let half = (cores / 2).max(1);
+    if let (Some(Some(one)), Some(Some(at_half))) = (by_concurrency.get(&1), by_concurrency.get(&half)) {
+        report.set("cpu_ns_per_and_ratio_half_cores_vs_1", at_half / one);
+    }
+    if json {
+        report.print(true);
+    } else {
+        print!("{}", table(&runs));
+    }
+    Ok(())
+}
+
+/// What one concurrency level measured.
+struct Level {
+    json: Value,
+    cpu_ns_per_and: Option<f64>,
+}
+
+fn measure(url: &str, connect: &ConnectOptions, served: &[Served], server: &ServerProcess, sessions: usize, concurrency: usize) -> Result<Level, String> {
+    let next = AtomicUsize::new(0);
+    let records = Mutex::new(Vec::with_capacity(sessions));
+    let rss = RssSampler::start(server.pid);
+    let server_cpu = CpuWatch::start(server.pid);
+    let client_cpu = CpuWatch::start(std::process::id());
+    let start = Instant::now();
+    std::thread::scope(|scope| {
+        for _ in 0..concurrency {
+            scope.spawn(|| {
+                let mut rng = match Rng::from_os() {
+                    Ok(rng) => rng,
+                    Err(e) => return records.lock().unwrap_or_else(|e| e.into_inner()).push(failed(e)),
+                };
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= sessions {
+                        return;
+                    }
+                    let record = session(url, connect, served, i % served.len(), &mut rng);
+                    records.lock().unwrap_or_else(|e| e.into_inner()).push(record);
+                }
+            });
+        }
+    });
+    let wall = start.elapsed().as_secs_f64();
+    let cpu_ms = server_cpu.spent_ms().zip(client_cpu.spent_ms()).map(|(s, c)| s + c);
+    let peak_rss_mb = rss.stop();
+    let records = records.into_inner().unwrap_or_else(|e| e.into_inner());
+
+    let problems = check(served, &records);
+    let and_gates: u64 = records.iter().map(|r| r.and_gates).sum();
+    let mut errors: BTreeMap<String, u64> = BTreeMap::new();
+    for r in &records {
+        if let Err(e) = &r.outputs {
+            *errors.entry(e.clone()).or_default() += 1;
+        }
+    }
+    let mut latencies: Vec<f64> = records.iter().filter(|r| r.outputs.is_ok()).map(|r| r.latency.as_secs_f64() * 1e3).collect();
+    latencies.sort_by(f64::total_cmp);
+    let percentile = |p: f64| latencies.get(((p * latencies.len() as f64).ceil() as usize).saturating_sub(1)).copied();
+    let cpu_ns_per_and = cpu_ms.filter(|_| and_gates > 0).map(|ms| ms * 1e6 / and_gates as f64);
+    let wrong = problems.iter().filter(|p| p.starts_with("wrong")).count();
+    let json = json!({
+        "concurrency": concurrency,
+        "sessions": records.len(),
+        "seconds": wall,
+        "sessions_per_s": rate(records.len() as f64, wall),
+        "aggregate_and_per_s": rate(and_gates as f64, wall),
+        "cpu_ns_per_and": cpu_ns_per_and,
+        "latency_p50_ms": percentile(0.5),
+        "latency_p99_ms": percentile(0.99),
+        "server_peak_rss_mb": peak_rss_mb,
+        "errors": errors,
+        "wrong_results": wrong,
+    });
+    if let Some(problem) = problems.iter().find(|p| p.starts_with("wrong")) {
+        return Err(format!("{problem} (with {concurrency} at a time)"));
+    }
+    Ok(Level { json, cpu_ns_per_and })
+}
+
+fn failed(why: String) -> Record {
+    Record { service: 0, inputs: Vec::new(), outputs: Err(why), latency: Duration::ZERO, and_gates: 0 }
+}
+
+/// One session on a fresh connection with random client inputs.
+fn session(url: &str, connect: &ConnectOptions, served: &[Served], service: usize, rng: &mut Rng) -> Record {
+    let s = &served[service];
+    let inputs = match evaluator_shape(s) {
+        Ok(shape) => shape.iter().flat_map(|f| rng.value(f.bits, &f.encoding)).collect::<Vec<bool>>(),
+        Err(e) => return failed(e),
+    };
+    let start = Instant::now();
+    let outputs = Client::connect(url, connect).and_then(|mut client| {
+        let result = client.compute(s.name, s.client_params.clone(), inputs.clone());
+        client.close();
+        result
+    });
+    let latency = start.elapsed();
+    let and_gates = outputs.as_ref().map_or(0, |r| r.evaluator.and_gates);
+    let outputs = outputs.map(|r| r.outputs.into_iter().flat_map(|o| o.bits).collect()).map_err(|e| e.to_string());
+    Record { service, inputs, outputs, latency, and_gates }
+}
+
+fn evaluator_shape(s: &Served) -> Result<Vec<garblet_circuits::InputField>, String> {
+    let spec = registry::find(s.program).ok_or_else(|| format!("no program {}", s.program))?;
+    let program = spec.instantiate(&s.params).map_err(|e| e.to_string())?;
+    Ok(program.shape().inputs_of(Party::Evaluator).cloned().collect())
+}
+
+/// Every completed session's outputs against the circuit in the clear: a line per problem,
+/// "wrong …" for a result that differs.
+fn check(served: &[Served], records: &[Record]) -> Vec<String> {
+    let mut problems = Vec::new();
+    for r in records {
+        let s = &served[r.service];
+        let Ok(outputs) = &r.outputs else {
+            problems.push(format!("{}: {}", s.name, r.outputs.as_ref().err().map_or("", String::as_str)));
+            continue;
+        };
+        match clear_outputs(s, &r.inputs) {
+            Ok(expected) if &expected == outputs => {}
+            Ok(_) => problems.push(format!("wrong result from {} for inputs {}", s.name, garblet_circuits::value::to_hex(&r.inputs))),
+            Err(e) => problems.push(format!("{}: evaluating in the clear: {e}", s.name)),
+        }
+    }
+    problems
+}
+
+fn clear_outputs(s: &Served, evaluator_bits: &[bool]) -> Result<Vec<bool>, String> {
+    let spec = registry::find(s.program).ok_or_else(|| format!("no program {}", s.program))?;
+    let program = spec.instantiate(&s.params).map_err(|e| e.to_string())?;
+    let mut plain = Plaintext::new(s.garbler_bits.clone(), evaluator_bits.to_vec());
+    Runner::new(program).run(&mut plain).map_err(|e| e.to_string())?;
+    Ok(plain.outputs().to_vec())
+}
+
+/// The benchmark's services with random server inputs.
+fn services(options: &Options, rng: &mut Rng) -> Result<Vec<Served>, String> {
+    let synthetic = ServiceDef { name: "synthetic", program: "synthetic", params: &[("width", 512)] };
+    let defs = std::iter::once(&synthetic).chain(if options.mix { MIX } else { &[] });
+    let mut served = Vec::new();
+    for def in defs {
+        let spec = registry::find(def.program).ok_or_else(|| format!("no program {}", def.program))?;
+        let client_params = if def.program == "synthetic" { vec![("and_gates".to_string(), options.and_gates)] } else { Vec::new() };
+        let given = def.params.iter().copied().chain(client_params.iter().map(|(k, v)| (k.as_str(), *v)));
+        let params = spec.resolve(given).map_err(|e| e.to_string())?;
+        let program = spec.instantiate(&params).map_err(|e| e.to_string())?;
+        let fields = spec.garbler_fields(&params, program.shape());
+        let configured: Vec<bool> = fields.iter().flat_map(|f| rng.value(f.bits, &f.encoding)).collect();
+        let mut rest = configured.as_slice();
+        let mut inputs = Vec::new();
+        for f in &fields {
+            let (value, tail) = rest.split_at(f.bits);
+            inputs.push(format!("{} = {{ hex = \"{}\" }}", f.name, garblet_circuits::value::to_hex(value)));
+            rest = tail;
+        }
+        let garbler_bits = spec.garbler_bits(&params, configured).map_err(|e| e.to_string())?;
+        served.push(Served {
+            name: def.name,
+            program: def.program,
+            fixed: def.params,
+            params,
+            garbler_inputs: format!("{{ {} }}", inputs.join(", ")),
+            client_params,
+            garbler_bits,
+        });
+    }
+    Ok(served)
+}
+
+/// The server's configuration: each service with its configured input (as hex), room for the
+/// concurrency asked for.
+fn config(served: &[Served], concurrency: usize) -> String {
+    // Every session comes from this one address, as fast as the server takes them: the
+    // per-address limits meant for the open internet would measure themselves.
+    let sessions = concurrency.max(4);
+    let mut text = format!(
+        "[server]\nlisten = \"127.0.0.1:0\"\n\n[limits]\nmax_sessions = {sessions}\nmax_sessions_per_address = {sessions}\nmax_connections_per_address = {}\n\
+         handshakes_per_address_per_sec = 100000.0\nhandshake_burst_per_address = 100000\nand_gates_per_address_per_hour = {}\nidle_timeout_secs = 300\n",
+        2 * sessions,
+        i64::MAX
+    );
+    for s in served {
+        let fixed: Vec<String> = s.fixed.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+        let client: String = s.client_params.iter().map(|(k, v)| format!(", client_params = {{ {k} = {{ max = {v} }} }}")).collect();
+        let _ = write!(
+            text,
+            "\n[[service]]\nname = \"{}\"\ncircuit = {{ builtin = \"{}\", params = {{ {} }}{client} }}\ngarbler_inputs = {}\n",
+            s.name,
+            s.program,
+            fixed.join(", "),
+            s.garbler_inputs
+        );
+    }
+    text
+}
+
+fn table(runs: &[Value]) -> String {
+    let mut out = format!("{:>5} {:>9} {:>7} {:>12} {:>14} {:>10} {:>10} {:>9} {:>7}\n", "C", "sessions", "errors", "sessions/s", "AND/s", "ns/AND", "p50 ms", "p99 ms", "RSS MB");
+    for r in runs {
+        let f = |k: &str| r[k].as_f64().unwrap_or(f64::NAN);
+        let _ = writeln!(
+            out,
+            "{:>5} {:>9} {:>7} {:>12.1} {:>14.3e} {:>10.1} {:>10.1} {:>9.1} {:>7.1}",
+            r["concurrency"].as_u64().unwrap_or(0),
+            r["sessions"].as_u64().unwrap_or(0),
+            r["errors"].as_object().map_or(0, |e| e.values().filter_map(Value::as_u64).sum::<u64>()),
+            f("sessions_per_s"),
+            f("aggregate_and_per_s"),
+            f("cpu_ns_per_and"),
+            f("latency_p50_ms"),
+            f("latency_p99_ms"),
+            f("server_peak_rss_mb")
+        );
+    }
+    out
+}
