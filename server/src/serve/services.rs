@@ -1,4 +1,4 @@
-//! The configured services, turned into the protocol's [`ServiceTable`]: circuits found and
+//! The configured services, turned into the server's [`ServiceTable`]: circuits found and
 //! scanned, parameters checked, the garbler's inputs read from their sources.
 
 use super::bundled;
