@@ -222,6 +222,14 @@ enum BenchCommand {
         /// Rotate through the applications (Hamming, AES, edit distance, millionaires) too.
         #[arg(long)]
         mix: bool,
+        /// Run each level for this many seconds instead of --sessions sessions (a soak test;
+        /// reports the server's memory per minute).
+        #[arg(long, value_name = "SECS")]
+        duration: Option<u64>,
+        /// The share of sessions that walk away mid-computation (half cancel, half drop the
+        /// connection), from 0 to 1.
+        #[arg(long, value_name = "FRACTION", default_value_t = 0.0)]
+        leave: f64,
         /// Print one JSON object instead of a table.
         #[arg(long)]
         json: bool,
@@ -282,7 +290,10 @@ fn main() -> ExitCode {
             BenchCommand::Session { and_gates, memory, window, link, json } => bench::session::run(&bench::session::Options { and_gates, memory, window, link }, json),
             BenchCommand::Garble { and_gates, json } => bench::garble::run(&bench::garble::Options { and_gates }, json),
             BenchCommand::Apps { json } => bench::apps::run(json),
-            BenchCommand::Load { sessions, concurrency, and_gates, mix, json } => bench::load::run(&bench::load::Options { sessions, concurrency, and_gates, mix }, json),
+            BenchCommand::Load { sessions, concurrency, and_gates, mix, duration, leave, json } => {
+                let duration = duration.map(std::time::Duration::from_secs);
+                bench::load::run(&bench::load::Options { sessions, concurrency, and_gates, mix, duration, leave }, json)
+            }
             BenchCommand::PipelinePeer { connect, and_gates } => bench::pipeline::peer(&connect, and_gates),
             BenchCommand::Ot { json } => {
                 bench::ot::run(json);

@@ -8,11 +8,17 @@
 //! visit is. By default every session is the `synthetic` circuit at `--and-gates`; with
 //! `--mix` the sessions rotate through the applications (Hamming distance, private AES, edit
 //! distance, the millionaires' comparison) besides it, with random inputs on both sides.
+//!
+//! As a soak test (`--duration SECS --leave FRACTION`): sessions run until the time is up, a
+//! fraction of them walk away mid-computation (half cancel, half drop the connection, after a
+//! random number of the server's messages), and the server's resident memory is sampled every
+//! few seconds: start, peak, end, and per minute, with whether minutes 2 onwards stay within
+//! ±10% of minute 2.
 
 use super::loopback::ServerProcess;
 use super::report::{rate, Report};
-use super::{CpuWatch, RssSampler, Rng};
-use crate::client::{Client, ConnectOptions};
+use super::{CpuWatch, Rng, RssSampler};
+use crate::client::{Client, ConnectOptions, Leave};
 use garblet_circuits::registry::{self, Params};
 use garblet_circuits::{Party, Plaintext, Runner};
 use serde_json::{json, Value};
@@ -30,6 +36,10 @@ pub struct Options {
     pub and_gates: u64,
     /// Rotate through the applications too.
     pub mix: bool,
+    /// Run each level this long instead of `sessions` sessions.
+    pub duration: Option<Duration>,
+    /// The share of sessions that walk away mid-computation.
+    pub leave: f64,
 }
 
 /// A service of the benchmark's server.
@@ -63,12 +73,19 @@ struct Served {
     garbler_bits: Vec<bool>,
 }
 
+enum Outcome {
+    /// The outputs' bits, concatenated.
+    Done(Vec<bool>),
+    /// The client walked away on purpose.
+    Left,
+    Failed(String),
+}
+
 /// One session's outcome, kept for checking after the clock stops.
 struct Record {
     service: usize,
     inputs: Vec<bool>,
-    /// The outputs' bits, concatenated, or why the session failed.
-    outputs: Result<Vec<bool>, String>,
+    outcome: Outcome,
     latency: Duration,
     /// As the session's statistics count them.
     and_gates: u64,
@@ -78,6 +95,9 @@ pub fn run(options: &Options, json: bool) -> Result<(), String> {
     if options.sessions == 0 || options.concurrency.contains(&0) {
         return Err("--sessions and every --concurrency must be at least 1".into());
     }
+    if !(0.0..=1.0).contains(&options.leave) {
+        return Err("--leave is a fraction, from 0 to 1".into());
+    }
     let mut rng = Rng::from_os()?;
     let served = services(options, &mut rng)?;
     let max_concurrency = options.concurrency.iter().copied().max().unwrap_or(1);
@@ -86,7 +106,7 @@ pub fn run(options: &Options, json: bool) -> Result<(), String> {
     let connect = ConnectOptions { read_timeout: Duration::from_secs(600), ..ConnectOptions::default() };
 
     // One of each first, checked, so that the measured runs meet a warm server.
-    let warm = (0..served.len()).map(|i| session(&url, &connect, &served, i, &mut rng)).collect::<Vec<_>>();
+    let warm = (0..served.len()).map(|i| session(&url, &connect, &served, i, 0.0, &mut rng)).collect::<Vec<_>>();
     if let Some(problem) = check(&served, &warm).first() {
         return Err(format!("warm-up: {problem}"));
     }
@@ -95,13 +115,16 @@ pub fn run(options: &Options, json: bool) -> Result<(), String> {
     let mut runs = Vec::new();
     let mut by_concurrency = BTreeMap::new();
     for &c in &options.concurrency {
-        let level = measure(&url, &connect, &served, &server, options.sessions, c)?;
+        let level = measure(&url, &connect, &served, &server, options, c)?;
         by_concurrency.insert(c, level.cpu_ns_per_and);
         runs.push(level.json);
     }
     let mut report = Report::new();
+    match options.duration {
+        Some(d) => report.set("duration_s", d.as_secs_f64()).set("leave", options.leave),
+        None => report.set("sessions", options.sessions).set("leave", options.leave),
+    };
     report
-        .set("sessions", options.sessions)
         .set("services", Value::Array(served.iter().map(|s| json!(s.name)).collect()))
         .set("synthetic_and_gates", options.and_gates)
         .set("cores", cores)
@@ -126,10 +149,12 @@ struct Level {
     cpu_ns_per_and: Option<f64>,
 }
 
-fn measure(url: &str, connect: &ConnectOptions, served: &[Served], server: &ServerProcess, sessions: usize, concurrency: usize) -> Result<Level, String> {
+fn measure(url: &str, connect: &ConnectOptions, served: &[Served], server: &ServerProcess, options: &Options, concurrency: usize) -> Result<Level, String> {
     let next = AtomicUsize::new(0);
-    let records = Mutex::new(Vec::with_capacity(sessions));
+    let records = Mutex::new(Vec::new());
     let rss = RssSampler::start(server.pid);
+    let stop_at = options.duration.map(|d| Instant::now() + d);
+    let sessions = if stop_at.is_some() { usize::MAX } else { options.sessions };
     let server_cpu = CpuWatch::start(server.pid);
     let client_cpu = CpuWatch::start(std::process::id());
     let start = Instant::now();
@@ -142,10 +167,10 @@ fn measure(url: &str, connect: &ConnectOptions, served: &[Served], server: &Serv
                 };
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= sessions {
+                    if i >= sessions || stop_at.is_some_and(|t| Instant::now() >= t) {
                         return;
                     }
-                    let record = session(url, connect, served, i % served.len(), &mut rng);
+                    let record = session(url, connect, served, i % served.len(), options.leave, &mut rng);
                     records.lock().unwrap_or_else(|e| e.into_inner()).push(record);
                 }
             });
@@ -153,35 +178,49 @@ fn measure(url: &str, connect: &ConnectOptions, served: &[Served], server: &Serv
     });
     let wall = start.elapsed().as_secs_f64();
     let cpu_ms = server_cpu.spent_ms().zip(client_cpu.spent_ms()).map(|(s, c)| s + c);
-    let peak_rss_mb = rss.stop();
+    let rss = rss.stop();
     let records = records.into_inner().unwrap_or_else(|e| e.into_inner());
 
     let problems = check(served, &records);
     let and_gates: u64 = records.iter().map(|r| r.and_gates).sum();
     let mut errors: BTreeMap<String, u64> = BTreeMap::new();
     for r in &records {
-        if let Err(e) = &r.outputs {
+        if let Outcome::Failed(e) = &r.outcome {
             *errors.entry(e.clone()).or_default() += 1;
         }
     }
-    let mut latencies: Vec<f64> = records.iter().filter(|r| r.outputs.is_ok()).map(|r| r.latency.as_secs_f64() * 1e3).collect();
+    let completed = records.iter().filter(|r| matches!(r.outcome, Outcome::Done(_))).count();
+    let left = records.iter().filter(|r| matches!(r.outcome, Outcome::Left)).count();
+    let mut latencies: Vec<f64> = records.iter().filter(|r| matches!(r.outcome, Outcome::Done(_))).map(|r| r.latency.as_secs_f64() * 1e3).collect();
     latencies.sort_by(f64::total_cmp);
     let percentile = |p: f64| latencies.get(((p * latencies.len() as f64).ceil() as usize).saturating_sub(1)).copied();
     let cpu_ns_per_and = cpu_ms.filter(|_| and_gates > 0).map(|ms| ms * 1e6 / and_gates as f64);
     let wrong = problems.iter().filter(|p| p.starts_with("wrong")).count();
-    let json = json!({
+    let mut json = json!({
         "concurrency": concurrency,
         "sessions": records.len(),
+        "completed": completed,
+        "left": left,
         "seconds": wall,
         "sessions_per_s": rate(records.len() as f64, wall),
         "aggregate_and_per_s": rate(and_gates as f64, wall),
         "cpu_ns_per_and": cpu_ns_per_and,
         "latency_p50_ms": percentile(0.5),
         "latency_p99_ms": percentile(0.99),
-        "server_peak_rss_mb": peak_rss_mb,
+        "server_peak_rss_mb": rss.peak_mb,
         "errors": errors,
         "wrong_results": wrong,
     });
+    if options.duration.is_some() {
+        json["server_rss_start_mb"] = json!(rss.samples.first().map(|s| s.1));
+        json["server_rss_end_mb"] = json!(rss.samples.last().map(|s| s.1));
+        let minutes = rss.per_minute();
+        // Minute 2 onwards against minute 2 (minute 1 still grows heaps and caches).
+        if let Some(&base) = minutes.get(1) {
+            json["server_rss_flat_from_minute_2"] = json!(minutes[1..].iter().all(|&mb| (mb - base).abs() <= 0.1 * base));
+        }
+        json["server_rss_mb_by_minute"] = json!(minutes);
+    }
     if let Some(problem) = problems.iter().find(|p| p.starts_with("wrong")) {
         return Err(format!("{problem} (with {concurrency} at a time)"));
     }
@@ -189,26 +228,39 @@ fn measure(url: &str, connect: &ConnectOptions, served: &[Served], server: &Serv
 }
 
 fn failed(why: String) -> Record {
-    Record { service: 0, inputs: Vec::new(), outputs: Err(why), latency: Duration::ZERO, and_gates: 0 }
+    Record { service: 0, inputs: Vec::new(), outcome: Outcome::Failed(why), latency: Duration::ZERO, and_gates: 0 }
 }
 
-/// One session on a fresh connection with random client inputs.
-fn session(url: &str, connect: &ConnectOptions, served: &[Served], service: usize, rng: &mut Rng) -> Record {
+/// One session on a fresh connection with random client inputs; with probability `leave`, one
+/// that walks away mid-computation.
+fn session(url: &str, connect: &ConnectOptions, served: &[Served], service: usize, leave: f64, rng: &mut Rng) -> Record {
     let s = &served[service];
     let inputs = match evaluator_shape(s) {
         Ok(shape) => shape.iter().flat_map(|f| rng.value(f.bits, &f.encoding)).collect::<Vec<bool>>(),
         Err(e) => return failed(e),
     };
+    let walk_away = (rng.next() as f64) < leave * u64::MAX as f64;
+    let (how, after) = (if rng.next() & 1 == 0 { Leave::Cancel } else { Leave::Drop }, 1 + (rng.next() % 30) as usize);
     let start = Instant::now();
-    let outputs = Client::connect(url, connect).and_then(|mut client| {
-        let result = client.compute(s.name, s.client_params.clone(), inputs.clone());
-        client.close();
-        result
-    });
+    let client = match Client::connect(url, connect) {
+        Ok(client) => client,
+        Err(e) => return Record { service, inputs, outcome: Outcome::Failed(e.to_string()), latency: start.elapsed(), and_gates: 0 },
+    };
+    if walk_away {
+        let outcome = match client.compute_and_leave(s.name, s.client_params.clone(), inputs.clone(), after, how) {
+            Ok(()) => Outcome::Left,
+            Err(e) => Outcome::Failed(e.to_string()),
+        };
+        return Record { service, inputs, outcome, latency: start.elapsed(), and_gates: 0 };
+    }
+    let mut client = client;
+    let result = client.compute(s.name, s.client_params.clone(), inputs.clone());
+    client.close();
     let latency = start.elapsed();
-    let and_gates = outputs.as_ref().map_or(0, |r| r.evaluator.and_gates);
-    let outputs = outputs.map(|r| r.outputs.into_iter().flat_map(|o| o.bits).collect()).map_err(|e| e.to_string());
-    Record { service, inputs, outputs, latency, and_gates }
+    match result {
+        Ok(r) => Record { service, inputs, and_gates: r.evaluator.and_gates, outcome: Outcome::Done(r.outputs.into_iter().flat_map(|o| o.bits).collect()), latency },
+        Err(e) => Record { service, inputs, outcome: Outcome::Failed(e.to_string()), latency, and_gates: 0 },
+    }
 }
 
 fn evaluator_shape(s: &Served) -> Result<Vec<garblet_circuits::InputField>, String> {
@@ -223,9 +275,13 @@ fn check(served: &[Served], records: &[Record]) -> Vec<String> {
     let mut problems = Vec::new();
     for r in records {
         let s = &served[r.service];
-        let Ok(outputs) = &r.outputs else {
-            problems.push(format!("{}: {}", s.name, r.outputs.as_ref().err().map_or("", String::as_str)));
-            continue;
+        let outputs = match &r.outcome {
+            Outcome::Done(outputs) => outputs,
+            Outcome::Left => continue,
+            Outcome::Failed(e) => {
+                problems.push(format!("{}: {e}", s.name));
+                continue;
+            }
         };
         match clear_outputs(s, &r.inputs) {
             Ok(expected) if &expected == outputs => {}
@@ -325,3 +381,4 @@ fn table(runs: &[Value]) -> String {
     }
     out
 }
+

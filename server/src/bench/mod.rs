@@ -13,7 +13,7 @@ use garblet_circuits::Encoding;
 use garblet_core::Block;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Input bits per side of the benchmarks' `synthetic` circuit (width 512, one XOR per AND,
 /// seed 1): the same circuit in `bench garble`, its pipeline and `bench session`.
@@ -147,10 +147,35 @@ fn parse_cpu_ticks(line: &str) -> Option<CpuTicks> {
     Some(CpuTicks { busy, total: busy + idle + iowait })
 }
 
-/// Samples a process's resident memory every 20 ms and keeps the peak.
+/// A process's resident memory, watched every 20 ms for the peak and sampled every
+/// [`RSS_EVERY`] for a timeline.
 pub struct RssSampler {
     stop: Arc<AtomicBool>,
-    thread: std::thread::JoinHandle<f64>,
+    thread: std::thread::JoinHandle<Rss>,
+}
+
+pub const RSS_EVERY: Duration = Duration::from_secs(2);
+
+pub struct Rss {
+    pub peak_mb: f64,
+    /// (seconds from the start, MB).
+    pub samples: Vec<(f64, f64)>,
+}
+
+impl Rss {
+    /// The mean of each whole or partial minute's samples.
+    pub fn per_minute(&self) -> Vec<f64> {
+        let mut minutes: Vec<(f64, u32)> = Vec::new();
+        for &(t, mb) in &self.samples {
+            let m = (t / 60.0) as usize;
+            if minutes.len() <= m {
+                minutes.resize(m + 1, (0.0, 0));
+            }
+            minutes[m].0 += mb;
+            minutes[m].1 += 1;
+        }
+        minutes.into_iter().filter(|&(_, n)| n > 0).map(|(sum, n)| sum / f64::from(n)).collect()
+    }
 }
 
 impl RssSampler {
@@ -158,19 +183,26 @@ impl RssSampler {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let thread = std::thread::spawn(move || {
-            let mut peak: f64 = 0.0;
+            let start = Instant::now();
+            let mut rss = Rss { peak_mb: 0.0, samples: Vec::new() };
+            let mut next_sample = start;
             while !flag.load(Ordering::Relaxed) {
-                peak = peak.max(rss_mb(pid).unwrap_or(0.0));
+                let mb = rss_mb(pid).unwrap_or(0.0);
+                rss.peak_mb = rss.peak_mb.max(mb);
+                if Instant::now() >= next_sample {
+                    rss.samples.push((start.elapsed().as_secs_f64(), mb));
+                    next_sample += RSS_EVERY;
+                }
                 std::thread::sleep(Duration::from_millis(20));
             }
-            peak
+            rss
         });
         RssSampler { stop, thread }
     }
 
-    pub fn stop(self) -> f64 {
+    pub fn stop(self) -> Rss {
         self.stop.store(true, Ordering::Relaxed);
-        self.thread.join().unwrap_or(0.0)
+        self.thread.join().unwrap_or(Rss { peak_mb: 0.0, samples: Vec::new() })
     }
 }
 

@@ -236,7 +236,7 @@ fn run_synthetic(mut client: Client, and_gates: u64, server: &ServerProcess, wat
     let result = client.compute("synthetic", vec![("and_gates".into(), and_gates)], inputs).map_err(|e| e.to_string())?;
     let machine_busy = machine.fraction();
     let server_cpu_ms = server_cpu.spent_ms();
-    let peak_rss_mb = sampler.map_or(0.0, RssSampler::stop);
+    let peak_rss_mb = sampler.map_or(0.0, |s| s.stop().peak_mb);
     client.close();
     Ok(SessionRun { seconds: result.evaluator.wall_ms / 1e3, wire_bytes: result.garbler.bytes_sent, client_cpu_ms: result.evaluator.cpu_ms, server_cpu_ms, peak_rss_mb, machine_busy })
 }

@@ -13,9 +13,16 @@ pub use error::ClientError;
 pub use transport::ConnectOptions;
 
 use crate::clock::ThreadClock;
-use garblet_core::protocol::{Catalog, ComputationResult, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, SessionError};
+use garblet_core::protocol::{Catalog, ComputationResult, ErrorCode, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, SessionError};
 use crate::ws;
 use transport::ClientSocket;
+
+/// How [`Client::compute_and_leave`] walks away.
+#[derive(Clone, Copy, Debug)]
+pub enum Leave {
+    Cancel,
+    Drop,
+}
 
 /// A connected session, past the hello.
 pub struct Client {
@@ -51,6 +58,33 @@ impl Client {
             EvaluatorEvent::Finished(result) => Ok(*result),
             EvaluatorEvent::Ready => Err(ClientError::Protocol(SessionError::Unexpected { frame: "ServerHello", state: "computing" })),
         }
+    }
+
+    /// Starts a computation and walks away from it after `messages` messages from the server
+    /// (or at its end, if sooner): a user who cancels (`Leave::Cancel`: the `cancelled` Error
+    /// frame, then a WebSocket close) or whose tab dies (`Leave::Drop`: the TCP connection just
+    /// ends). For load tests that mix such users in; the server must shrug them off.
+    pub fn compute_and_leave(mut self, service: &str, params: Vec<(String, u64)>, inputs: Vec<bool>, messages: usize, leave: Leave) -> Result<(), ClientError> {
+        self.session.start(service, params, inputs)?;
+        for _ in 0..messages {
+            self.send_pending()?;
+            if self.session.poll_event().is_some() {
+                break;
+            }
+            if let ws::Message::Binary(payload) = self.ws.next_message()? {
+                self.session.handle(self.ws.payload(&payload))?;
+            }
+        }
+        match leave {
+            Leave::Cancel => {
+                self.session.abort(ErrorCode::Cancelled, "the user cancelled");
+                let _ = self.send_pending();
+                self.ws.close();
+            }
+            // Dropping the socket closes the TCP connection with no WebSocket close.
+            Leave::Drop => drop(self),
+        }
+        Ok(())
     }
 
     /// Closes the connection politely (errors no longer matter).
