@@ -154,7 +154,7 @@ impl Default for Limits {
             handshake_burst_per_address: 100,
             and_gates_per_address_per_hour: 100_000_000_000,
             max_and_gates_per_request: 2_000_000_000,
-            max_window_memory_bytes: 64 << 20,
+            max_window_memory_bytes: 128 << 20,
         }
     }
 }
