@@ -4,7 +4,7 @@
 //! ours. Print the table with
 //!
 //! ```text
-//! cargo test -p garblet-circuits --release --test apps seed -- --nocapture
+//! cargo test -p garblet-circuits --release --test apps fastgc -- --nocapture
 //! ```
 //!
 //! These are counts of the paper's *design*, not numbers quoted from the paper.
@@ -23,7 +23,7 @@
 //!   every pair of wires that are equal or complementary as XOR-sums, not just the same wire.
 //!
 //! Our builder folds constants the same way, but of the second rule only "the same slot": it does
-//! not see that x and NOT x, or two separately built x ⊕ y, are related. So [`Seed`] runs each
+//! not see that x and NOT x, or two separately built x ⊕ y, are related. So [`FastGcBuilder`] runs each
 //! gate through FastGC's rules on a label it keeps beside the builder's wire (random 128-bit
 //! labels, XOR-ed like FastGC's), and calls the builder only for the gates FastGC garbles. With
 //! [`Folding::Builder`] the same structure goes straight to the builder instead, to show what the
@@ -40,7 +40,7 @@
 //!   `COUNTER_2toK_K(k)`: a complete binary tree of `ADD_2L_Lplus1` (l `ADD_3_2` full adders of
 //!   one AND each, carry-in fixed to 0), leaves 1 bit wide, root k − 1. For 900 bits, k = 11:
 //!   1,024 leaves' worth of tree, 2^11 − 12 = 2,036 ANDs unpadded, 1,793 once the 124 padding
-//!   zeros fold ([`seed_hamming_formula`]).
+//!   zeros fold ([`fastgc_hamming_formula`]).
 //! * Smith–Waterman, `Program/SmithWatermanCommon.java` (`execCircuit`, `computeSimilarityWithGap`,
 //!   `computeMax`, `computeSimilarityWithScoreMatrix`), with `YaoGC/ADD_2L_L`, `SpecialMAX_2L_L`
 //!   (`GT_2L_1`, `OR_2_1`, `MUX_2Lplus1_L`) and `LookupTable/LookupTable1DSender`. Every cell
@@ -90,7 +90,7 @@ impl W {
 }
 
 /// FastGC's gate semantics over our builder, with the counts.
-struct Seed {
+struct FastGcBuilder {
     c: Builder,
     folding: Folding,
     rng: TestRng,
@@ -106,9 +106,9 @@ struct Seed {
     lookup_outputs: u64,
 }
 
-impl Seed {
+impl FastGcBuilder {
     fn new(folding: Folding) -> Self {
-        Seed {
+        FastGcBuilder {
             c: Builder::new(),
             folding,
             rng: TestRng::new(0x5eed),
@@ -367,7 +367,7 @@ fn value(bits: &[W]) -> u128 {
 /// real inputs and its Y half has at least one, i.e. t·2^l + 2^(l−1) < n; otherwise its Y half
 /// is the constant 0 and every AND folds. (A full X half has no known bit; a partial child's
 /// known-0 top bits never meet a known-0 bit on the other side, so no AND folds by label.)
-fn seed_hamming_formula(n: u64) -> u64 {
+fn fastgc_hamming_formula(n: u64) -> u64 {
     let k = bit_length(n) + 1;
     (1..k)
         .map(|l| {
@@ -483,7 +483,7 @@ struct SwCounts {
 }
 
 struct SmithWaterman<'a> {
-    s: &'a mut Seed,
+    s: &'a mut FastGcBuilder,
     h: Vec<Vec<St>>,
     counts: SwCounts,
 }
@@ -590,9 +590,9 @@ impl SmithWaterman<'_> {
 /// `SmithWatermanCommon.execCircuit` on proteins a (the garbler's, rows) and b (columns): every
 /// cell H[i][j] = max(max_o(0, H[i−o][j] − g(o)), max_o(0, H[i][j−o] − g(o)), H[i−1][j−1] + S),
 /// a gap term pruned to a public 0 when g(o) > 11·min(row, col); the output is H[n][m].
-fn seed_smith_waterman(folding: Folding, a: &[usize], b: &[usize]) -> (SwCounts, i64) {
+fn fastgc_smith_waterman(folding: Folding, a: &[usize], b: &[usize]) -> (SwCounts, i64) {
     let (n, m) = (a.len(), b.len());
-    let mut s = Seed::new(folding);
+    let mut s = FastGcBuilder::new(folding);
     let h = vec![vec![St::constant(0, 1); m + 1]; n + 1];
     let mut sw = SmithWaterman { s: &mut s, h, counts: SwCounts::default() };
     for l in 2..=n + m {
@@ -617,7 +617,7 @@ fn seed_smith_waterman(folding: Folding, a: &[usize], b: &[usize]) -> (SwCounts,
 /// What FastGC's circuit computes: the recurrence of `SmithWatermanServer.verify_result`, but
 /// with the score as its 4-bit table holds it (sign-extended from bit 3, so 8, 9 and 11 read as
 /// −8, −7, −5) and its output H[n][m].
-fn seed_reference(a: &[usize], b: &[usize]) -> i64 {
+fn fastgc_reference(a: &[usize], b: &[usize]) -> i64 {
     let table = |s: i8| -> i64 {
         let v = (s as i64) & 15;
         if v >= 8 {
@@ -798,7 +798,7 @@ fn protein(rng: &mut TestRng, len: usize) -> Vec<usize> {
 // ---- tests ----
 
 #[test]
-fn seed_gadgets_cost_what_kss09_says() {
+fn fastgc_gadgets_cost_what_kss09_says() {
     let mut rng = TestRng::new(77);
     for l in [1usize, 2, 5, 10, 60, 300] {
         let xv = rng.bits(l);
@@ -806,7 +806,7 @@ fn seed_gadgets_cost_what_kss09_says() {
         let xi = |v: &[bool]| v.iter().enumerate().map(|(i, &b)| (b as u128) << i).sum::<u128>();
         for folding in [Folding::FastGc, Folding::Builder] {
             // ADD_2L_L on two secret operands: one AND a bit, the unused top carry included.
-            let mut s = Seed::new(folding);
+            let mut s = FastGcBuilder::new(folding);
             let x = s.input(Party::Garbler, &xv);
             let y = s.input(Party::Evaluator, &yv);
             let sum = s.add_2l_l(&x, &y);
@@ -830,7 +830,7 @@ fn seed_gadgets_cost_what_kss09_says() {
             if (g as u128) >= 1 << width.min(100) {
                 continue;
             }
-            let mut s = Seed::new(Folding::FastGc);
+            let mut s = FastGcBuilder::new(Folding::FastGc);
             let x = s.input(Party::Garbler, &vec![true; width]);
             let y = St::constant(-g, width);
             let _ = s.add_2l_l(&x, &y.w);
@@ -840,7 +840,7 @@ fn seed_gadgets_cost_what_kss09_says() {
 }
 
 #[test]
-fn seed_hamming_is_the_fastgc_counter_tree() {
+fn fastgc_hamming_is_the_fastgc_counter_tree() {
     let mut rng = TestRng::new(5);
     for n in [1usize, 2, 3, 5, 7, 8, 64, 100, 255, 256, 257, 511, 512, 900, 1000, 1025] {
         let x = rng.bits(n);
@@ -848,36 +848,36 @@ fn seed_hamming_is_the_fastgc_counter_tree() {
         let want = x.iter().zip(&y).filter(|(a, b)| a != b).count() as u128;
         let mut counts = vec![];
         for folding in [Folding::FastGc, Folding::Builder] {
-            let mut s = Seed::new(folding);
+            let mut s = FastGcBuilder::new(folding);
             let out = s.hamming(&x, &y);
             assert_eq!(value(&out), want, "n={n} {folding:?}: the distance");
             assert_eq!(s.label_folded_and, 0, "no AND folds by label alone");
             counts.push(s.ands());
         }
-        assert_eq!(counts[0], seed_hamming_formula(n as u64), "n={n}: the hand formula");
+        assert_eq!(counts[0], fastgc_hamming_formula(n as u64), "n={n}: the hand formula");
         assert_eq!(counts[0], counts[1], "n={n}: our builder folds the same gates");
     }
     // A full tree, COUNTER_2toK_K(k) on 2^(k−1) secrets: Σ l·2^(k−1−l) = 2^k − k − 1.
     for k in 2..=11usize {
-        let mut s = Seed::new(Folding::FastGc);
+        let mut s = FastGcBuilder::new(Folding::FastGc);
         let ins = s.input(Party::Garbler, &rng.bits(1 << (k - 1)));
         let _ = s.counter_2tok(&ins);
         assert_eq!(s.ands(), (1u64 << k) - k as u64 - 1, "COUNTER_2toK_K({k})");
     }
-    assert_eq!(seed_hamming_formula(900), 1793);
+    assert_eq!(fastgc_hamming_formula(900), 1793);
 }
 
 #[test]
-fn seed_smith_waterman_computes_what_fastgc_computes() {
+fn fastgc_smith_waterman_computes_what_fastgc_computes() {
     let mut rng = TestRng::new(9);
     for (n, m) in [(1usize, 1usize), (1, 4), (4, 1), (2, 3), (3, 3), (5, 5), (8, 3), (12, 12), (20, 7), (25, 25)] {
         for _ in 0..3 {
             let a = protein(&mut rng, n);
             let b = protein(&mut rng, m);
-            let want = seed_reference(&a, &b);
-            let (fast, got) = seed_smith_waterman(Folding::FastGc, &a, &b);
+            let want = fastgc_reference(&a, &b);
+            let (fast, got) = fastgc_smith_waterman(Folding::FastGc, &a, &b);
             assert_eq!(got, want, "FastGC folding, a={a:?} b={b:?}");
-            let (ours, got) = seed_smith_waterman(Folding::Builder, &a, &b);
+            let (ours, got) = fastgc_smith_waterman(Folding::Builder, &a, &b);
             assert_eq!(got, want, "builder folding, a={a:?} b={b:?}");
             assert!(fast.total <= ours.total, "FastGC folds everything our builder does");
             assert_eq!(
@@ -893,31 +893,31 @@ fn seed_smith_waterman_computes_what_fastgc_computes() {
             assert_eq!(ours.gap_adds, gap_add_formula(n, m));
             assert_eq!(fast.score_adds, score_add_formula(n, m));
             // Which gates fold depends on what is public, never on the data.
-            let (again, _) = seed_smith_waterman(Folding::FastGc, &protein(&mut rng, n), &protein(&mut rng, m));
+            let (again, _) = fastgc_smith_waterman(Folding::FastGc, &protein(&mut rng, n), &protein(&mut rng, m));
             assert_eq!(again.total, fast.total, "n={n} m={m}: data-independent");
         }
     }
     // Identical proteins: a long diagonal of positive scores exercises the unpruned gaps.
     let a = protein(&mut rng, 12);
-    let (_, got) = seed_smith_waterman(Folding::FastGc, &a, &a);
-    assert_eq!(got, seed_reference(&a, &a));
+    let (_, got) = fastgc_smith_waterman(Folding::FastGc, &a, &a);
+    assert_eq!(got, fastgc_reference(&a, &a));
 }
 
 #[test]
-fn seed_counts_table() {
+fn fastgc_counts_table() {
     let mut rng = TestRng::new(2011);
     let x = rng.bits(900);
     let y = rng.bits(900);
     let mut hamming = vec![];
     for folding in [Folding::FastGc, Folding::Builder] {
-        let mut s = Seed::new(folding);
+        let mut s = FastGcBuilder::new(folding);
         let _ = s.hamming(&x, &y);
         hamming.push(s.ands());
     }
     let a = protein(&mut rng, 60);
     let b = protein(&mut rng, 60);
-    let (sw, _) = seed_smith_waterman(Folding::FastGc, &a, &b);
-    let (sw_builder, _) = seed_smith_waterman(Folding::Builder, &a, &b);
+    let (sw, _) = fastgc_smith_waterman(Folding::FastGc, &a, &b);
+    let (sw_builder, _) = fastgc_smith_waterman(Folding::Builder, &a, &b);
     let ours_hamming = count("hamming", &[("n", 900)]).counts.and;
     let ours_sw = count("smith_waterman", &[("n", 60), ("m", 60)]).counts.and;
 
@@ -934,7 +934,7 @@ fn seed_counts_table() {
     println!("Smith–Waterman 60×60, FastGC folding, by part: {sw:?}");
     println!("Smith–Waterman 60×60, builder folding, by part: {sw_builder:?}");
 
-    assert_eq!(hamming[0], seed_hamming_formula(900));
+    assert_eq!(hamming[0], fastgc_hamming_formula(900));
     assert_eq!(hamming[0], 1793);
     assert_eq!(hamming[1], hamming[0]);
     assert_eq!(sw.lookups, 3600);

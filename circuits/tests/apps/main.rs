@@ -6,7 +6,7 @@ mod aes;
 mod counts;
 mod hamming;
 mod levenshtein;
-mod seed_counts;
+mod fastgc_counts;
 mod small;
 mod smith_waterman;
 mod steps;

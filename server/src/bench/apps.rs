@@ -31,10 +31,10 @@ struct App {
     client_max: Option<(&'static str, u64)>,
     /// The AND gates of the paper's design (Huang–Evans–Katz–Malka 2011), and where that number
     /// comes from.
-    seed: Option<(SeedCount, &'static str)>,
+    hekm11: Option<(Hekm11Count, &'static str)>,
 }
 
-enum SeedCount {
+enum Hekm11Count {
     Fixed(u64),
     /// The paper's design is in the circuit library too: count it with these parameters.
     Program(&'static str, &'static [(&'static str, u64)]),
@@ -46,40 +46,40 @@ const APPS: &[App] = &[
         program: "hamming",
         params: &[("n", 900)],
         client_max: None,
-        seed: Some((SeedCount::Fixed(1_793), "FastGC's HAMMING_2L_K counter tree, built gate for gate with FastGC's folding (circuits/tests/apps/seed_counts.rs)")),
+        hekm11: Some((Hekm11Count::Fixed(1_793), "FastGC's HAMMING_2L_K counter tree, built gate for gate with FastGC's folding (circuits/tests/apps/fastgc_counts.rs)")),
     },
     App {
         name: "levenshtein_dna",
         program: "levenshtein",
         params: &[("n", 200), ("m", 200), ("sigma", 2)],
         client_max: None,
-        seed: Some((SeedCount::Program("levenshtein", &[("n", 200), ("m", 200), ("sigma", 2), ("cell", 1)]), "HEKM'11 §5 optimised cell (cell = 1), counted")),
+        hekm11: Some((Hekm11Count::Program("levenshtein", &[("n", 200), ("m", 200), ("sigma", 2), ("cell", 1)]), "HEKM'11 §5 optimised cell (cell = 1), counted")),
     },
     App {
         name: "levenshtein_bytes",
         program: "levenshtein",
         params: &[("n", 200), ("m", 200), ("sigma", 8)],
         client_max: None,
-        seed: Some((SeedCount::Program("levenshtein", &[("n", 200), ("m", 200), ("sigma", 8), ("cell", 1)]), "HEKM'11 §5 optimised cell (cell = 1), counted")),
+        hekm11: Some((Hekm11Count::Program("levenshtein", &[("n", 200), ("m", 200), ("sigma", 8), ("cell", 1)]), "HEKM'11 §5 optimised cell (cell = 1), counted")),
     },
     App {
         name: "smith_waterman",
         program: "smith_waterman",
         params: &[("n", 60), ("m", 60)],
         client_max: None,
-        seed: Some((SeedCount::Fixed(38_872_051), "FastGC's SmithWatermanCommon, built gate for gate with FastGC's folding (circuits/tests/apps/seed_counts.rs)")),
+        hekm11: Some((Hekm11Count::Fixed(38_872_051), "FastGC's SmithWatermanCommon, built gate for gate with FastGC's folding (circuits/tests/apps/fastgc_counts.rs)")),
     },
     App {
         name: "aes128",
         program: "aes128_bp",
         params: &[("blocks", 1)],
         client_max: Some(("blocks", AES_BLOCKS)),
-        seed: Some((SeedCount::Fixed(9_280), "FastGC's AES: 160 S-boxes of 58 ANDs, key schedule in the clear")),
+        hekm11: Some((Hekm11Count::Fixed(9_280), "FastGC's AES: 160 S-boxes of 58 ANDs, key schedule in the clear")),
     },
-    App { name: "millionaires", program: "millionaires", params: &[("n", 32)], client_max: None, seed: None },
-    App { name: "minimum", program: "minimum", params: &[("na", 16), ("nb", 16), ("w", 32)], client_max: None, seed: None },
-    App { name: "database_search", program: "database_search", params: &[("records", 1024), ("kx", 32), ("kp", 32)], client_max: None, seed: None },
-    App { name: "psi", program: "psi", params: &[("na", 64), ("nb", 64), ("n", 32)], client_max: None, seed: None },
+    App { name: "millionaires", program: "millionaires", params: &[("n", 32)], client_max: None, hekm11: None },
+    App { name: "minimum", program: "minimum", params: &[("na", 16), ("nb", 16), ("w", 32)], client_max: None, hekm11: None },
+    App { name: "database_search", program: "database_search", params: &[("records", 1024), ("kx", 32), ("kp", 32)], client_max: None, hekm11: None },
+    App { name: "psi", program: "psi", params: &[("na", 64), ("nb", 64), ("n", 32)], client_max: None, hekm11: None },
 ];
 
 pub fn run(json: bool) -> Result<(), String> {
@@ -99,8 +99,8 @@ pub fn run(json: bool) -> Result<(), String> {
             "seconds": m.seconds,
             "compute_seconds": m.compute_seconds,
         });
-        if let Some((count, source)) = &app.seed {
-            entry["hekm11_and_gates"] = json!(seed_and_gates(count)?);
+        if let Some((count, source)) = &app.hekm11 {
+            entry["hekm11_and_gates"] = json!(hekm11_and_gates(count)?);
             entry["hekm11_source"] = json!(source);
         }
         apps.push(entry);
@@ -151,10 +151,10 @@ fn median(mut runs: Vec<Measured>) -> Measured {
     runs[runs.len() / 2]
 }
 
-fn seed_and_gates(count: &SeedCount) -> Result<u64, String> {
+fn hekm11_and_gates(count: &Hekm11Count) -> Result<u64, String> {
     match count {
-        SeedCount::Fixed(n) => Ok(*n),
-        SeedCount::Program(name, params) => {
+        Hekm11Count::Fixed(n) => Ok(*n),
+        Hekm11Count::Program(name, params) => {
             let spec = registry::find(name).ok_or_else(|| format!("no program {name}"))?;
             let params = spec.resolve(params.iter().copied()).map_err(|e| e.to_string())?;
             let program = spec.instantiate(&params).map_err(|e| e.to_string())?;
@@ -171,14 +171,14 @@ fn table(apps: &[Value], aes: &Measured) -> String {
     let mut out = format!("{:<18} {:<26} {:>11} {:>12} {:>12} {:>9} {:>9}\n", "application", "params", "AND gates", "HEKM'11 ANDs", "bytes", "seconds", "compute");
     for a in apps {
         let params = a["params"].as_object().map(|p| p.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")).unwrap_or_default();
-        let seed = a.get("hekm11_and_gates").map_or("-".to_string(), Value::to_string);
+        let hekm11 = a.get("hekm11_and_gates").map_or("-".to_string(), Value::to_string);
         let _ = writeln!(
             out,
             "{:<18} {:<26} {:>11} {:>12} {:>12} {:>9.4} {:>9.4}",
             a["name"].as_str().unwrap_or(""),
             params,
             a["and_gates"].to_string(),
-            seed,
+            hekm11,
             a["bytes"].to_string(),
             a["seconds"].as_f64().unwrap_or(0.0),
             a["compute_seconds"].as_f64().unwrap_or(0.0)
