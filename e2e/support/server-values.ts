@@ -11,7 +11,7 @@ interface ValueSource {
   decimal?: number | string;
   text?: string;
   env?: string;
-  demo?: string;
+  random?: boolean;
 }
 
 interface ServiceEntry {
@@ -33,12 +33,15 @@ function source(service: string, input: string): ValueSource {
   return value;
 }
 
-/** As the server reads it: an environment variable wins over the demo value. */
+/**
+ * As the server reads it. An `env` value is the variable the server was started with (the
+ * global setup sets the AES keys); unset, the server would have drawn it at random, unknowable.
+ */
 function textOf(v: ValueSource): string {
   if (v.env !== undefined) {
     const set = process.env[v.env];
     if (set !== undefined) return set;
-    if (v.demo !== undefined) return v.demo;
+    throw new Error(`${v.env} is unset: the server drew that value at random (global-setup.ts sets the keys)`);
   }
   const text = v.hex ?? v.text ?? (v.decimal !== undefined ? String(v.decimal) : undefined);
   if (text === undefined) throw new Error(`unsupported value source ${JSON.stringify(v)}`);

@@ -1,12 +1,13 @@
 //! Every application service of the embedded default configuration, through `garblet run`
-//! against `garblet serve` as a user starts them (no configuration), each checked against a
+//! against `garblet serve` as a user starts them (no configuration; GARBLET_AES_KEY set to
+//! FIPS-197's key, where the default would draw one at random), each checked against a
 //! plaintext reference algorithm written here from its textbook definition, on random inputs and
 //! edge cases. The server's values are read from the printed default configuration.
 
 mod common;
 
 use aes::cipher::{BlockCipherEncrypt, KeyInit};
-use common::{garblet, Server};
+use common::{garblet, Server, FIPS197_KEYS};
 use garblet_circuits::library::blosum62::{AMINO_ACIDS, BLOSUM62};
 use garblet_circuits::testing::TestRng;
 use toml::Value;
@@ -104,7 +105,7 @@ fn random_string(rng: &mut TestRng, alphabet: &str, len: usize) -> String {
 #[test]
 fn every_application_runs_through_garblet_run_with_the_defaults() {
     let (config_text, config) = default_config();
-    let server = Server::start(&config_text);
+    let server = Server::start_with(&config_text, &FIPS197_KEYS[..1]);
     let url = server.url();
     let mut rng = TestRng::new(2011);
 
@@ -144,7 +145,7 @@ fn every_application_runs_through_garblet_run_with_the_defaults() {
         assert_eq!(run(&url, "smith_waterman", std::slice::from_ref(&b)), [smith_waterman(&protein, &b_chars)], "{b}");
     }
 
-    // AES-128 under the demo key (FIPS-197 Appendix C.1), against the aes crate.
+    // AES-128 under FIPS-197 Appendix C.1's key (GARBLET_AES_KEY), against the aes crate.
     let key: [u8; 16] = std::array::from_fn(|i| i as u8);
     let aes = aes::Aes128::new(&key.into());
     for plaintext in [0x0011_2233_4455_6677_8899_aabb_ccdd_eeffu128, rng.next_u128(), 0, u128::MAX] {

@@ -5,16 +5,14 @@
 
 mod common;
 
-use common::{garblet, Server};
+use common::{garblet, Server, FIPS197_KEYS};
 use garblet_circuits::registry;
 use serde_json::Value;
 use std::process::Command;
 
-/// `garblet serve` with the default configuration, on a free port.
+/// `garblet serve` with the default configuration and FIPS-197's AES keys, on a free port.
 fn default_server() -> Server {
-    let (code, text, _) = garblet(&["serve", "--print-default-config"]);
-    assert_eq!(code, 0);
-    Server::start(&text.replace("listen = \"127.0.0.1:8080\"\n", ""))
+    Server::start_with(&common::default_config(), &FIPS197_KEYS)
 }
 
 /// Runs `garblet` with extra environment variables: exit code, stdout, stderr.
@@ -241,8 +239,7 @@ fn no_colour_off_a_terminal_or_with_no_color() {
     assert!(!esc(&help));
 
     // The server's log, the same way.
-    let (_, config, _) = garblet(&["serve", "--print-default-config"]);
-    let config = config.replace("listen = \"127.0.0.1:8080\"\n", "");
+    let config = common::default_config();
     // (An empty variable counts as unset, so these also hold where the test runner sets them.)
     for (env, coloured) in [([("CLICOLOR_FORCE", ""), ("NO_COLOR", "")], false), ([("CLICOLOR_FORCE", "1"), ("NO_COLOR", "")], true), ([("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")], false)] {
         let server = Server::start_with(&config, &env);

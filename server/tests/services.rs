@@ -375,16 +375,38 @@ fn the_command_line_client() {
 }
 
 #[test]
-fn the_default_configuration_serves_fips197_with_its_demo_key() {
+fn the_default_configuration_serves_fips197_when_given_its_keys() {
     let (code, default, _) = garblet(&["serve", "--print-default-config"]);
     assert_eq!(code, 0);
     assert!(default.contains("[[service]]") && default.contains("GARBLET_AES_KEY"));
-    // The default listens on 8080; the test server must not collide with anything there.
-    let config = default.replace("listen = \"127.0.0.1:8080\"\n", "");
-    let server = Server::start(&config);
+    let server = Server::start_with(&common::default_config(), &common::FIPS197_KEYS);
     let (code, stdout, stderr) = garblet(&["run", "--server", &server.url(), "aes128", "--input", &format!("0x{FIPS_PLAINTEXT}")]);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(stdout.trim(), "ciphertext = 0x69c4e0d86a7b0430d8cdb78070b4c55a");
     let log = server.stop();
-    assert!(log.contains("DEMO value") && log.contains("GARBLET_AES_KEY"), "the demo key is warned about:\n{log}");
+    assert!(!log.contains("random value"), "the keys were given, nothing was drawn:\n{log}");
+}
+
+#[test]
+fn without_a_key_the_default_configuration_draws_one_at_random() {
+    let block = format!("0x{FIPS_PLAINTEXT}");
+    let ciphertext = |url: &str, service: &str| {
+        let (code, stdout, stderr) = garblet(&["run", "--server", url, service, "--input", &block]);
+        assert_eq!(code, 0, "{stderr}");
+        stdout.trim().to_string()
+    };
+    let (a, b) = (Server::start(&common::default_config()), Server::start(&common::default_config()));
+    let (from_a, from_b) = (ciphertext(&a.url(), "aes128"), ciphertext(&b.url(), "aes128"));
+    assert_ne!(from_a, "ciphertext = 0x69c4e0d86a7b0430d8cdb78070b4c55a", "not FIPS-197's public key");
+    assert_ne!(from_a, from_b, "each server draws its own key");
+    assert_eq!(ciphertext(&a.url(), "aes128"), from_a, "a server keeps its key");
+    assert_eq!(ciphertext(&a.url(), "aes128_bp"), from_a, "aes128 and aes128_bp read one variable: one key");
+    for service in ["aes192", "aes256"] {
+        assert_ne!(ciphertext(&a.url(), service), ciphertext(&b.url(), service), "{service}");
+    }
+    let log = a.stop();
+    b.stop();
+    for var in ["GARBLET_AES_KEY", "GARBLET_AES192_KEY", "GARBLET_AES256_KEY"] {
+        assert!(log.contains(&format!("{var} is unset, so the server drew a random value")), "the log says {var}'s key was drawn:\n{log}");
+    }
 }

@@ -3,12 +3,13 @@
 
 use super::bundled;
 use super::config::{BristolInputConfig, BristolOutputConfig, CircuitConfig, Config, EncodingConfig, InputOwner, ServiceConfig};
-use super::values::ValueSource;
+use super::values::{random_bits, Resolved, ValueSource};
 use garblet_circuits::bristol::{self, BristolInput, BristolOutput, InputSource};
 use garblet_circuits::registry::{self, ProgramSpec};
 use garblet_circuits::{Encoding, Party, Reveal};
 use garblet_core::protocol::catalog::ParamInfo;
 use crate::service_table::{BristolText, CircuitSource, ServiceDef, ServiceTable};
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 use thiserror::Error;
@@ -27,19 +28,46 @@ pub struct Services {
     pub warnings: Vec<String>,
 }
 
+/// What reading the server's input values needs across services: the directory relative files
+/// are under, the values drawn at random so far, and the start-up log's warnings.
+struct ValueReader<'a> {
+    base_dir: &'a Path,
+    /// Random values by variable and width: services that read one unset variable get one
+    /// value (aes128 and aes128_bp encrypt under the same key, as with the variable set).
+    drawn: HashMap<(String, usize), Vec<bool>>,
+    warnings: Vec<String>,
+}
+
+impl ValueReader<'_> {
+    fn read(&mut self, source: &ValueSource, field: &str, bits: usize, encoding: &Encoding, service: &str) -> Result<Vec<bool>, String> {
+        let var = match source.resolve(bits, encoding, self.base_dir).map_err(|e| format!("input {field}: {e}"))? {
+            Resolved::Bits(bits) => return Ok(bits),
+            Resolved::Random { var } => var,
+        };
+        // The log says that a value was drawn, never the value.
+        self.warnings.push(format!("service {service}: input {field}: {var} is unset, so the server drew a random value at start-up (in memory only, new at each start); set {var} to choose it"));
+        if let Some(value) = self.drawn.get(&(var.clone(), bits)) {
+            return Ok(value.clone());
+        }
+        let value = random_bits(bits).map_err(|e| format!("input {field}: {e}"))?;
+        self.drawn.insert((var, bits), value.clone());
+        Ok(value)
+    }
+}
+
 pub fn build(config: &Config) -> Result<Services, ServiceError> {
     let mut defs = Vec::new();
-    let mut warnings = Vec::new();
+    let mut values = ValueReader { base_dir: &config.base_dir, drawn: HashMap::new(), warnings: Vec::new() };
     for service in &config.services {
         let error = |message: String| ServiceError::Service { service: service.name.clone(), message };
-        let def = define(service, &config.base_dir, &mut warnings).map_err(error)?;
+        let def = define(service, &mut values).map_err(error)?;
         defs.push(def);
     }
     let table = ServiceTable::new(defs).map_err(ServiceError::Table)?;
-    Ok(Services { table, warnings })
+    Ok(Services { table, warnings: values.warnings })
 }
 
-fn define(service: &ServiceConfig, base_dir: &Path, warnings: &mut Vec<String>) -> Result<ServiceDef, String> {
+fn define(service: &ServiceConfig, values: &mut ValueReader) -> Result<ServiceDef, String> {
     if service.name.is_empty() || service.name.len() > u8::MAX as usize {
         return Err("a service name has 1 to 255 bytes".into());
     }
@@ -49,19 +77,19 @@ fn define(service: &ServiceConfig, base_dir: &Path, warnings: &mut Vec<String>) 
             if !service.inputs.is_empty() || service.outputs.is_some() {
                 return Err("inputs and outputs are for Bristol circuits; a built-in program's are its own (set garbler_inputs)".into());
             }
-            builtin(service, program, base_dir, warnings)
+            builtin(service, program, values)
         }
         (None, Some(_), None) | (None, None, Some(_)) => {
             if !c.params.is_empty() || !c.client_params.is_empty() || !service.garbler_inputs.is_empty() {
                 return Err("params, client_params and garbler_inputs are for built-in programs; a Bristol circuit's inputs are listed in inputs".into());
             }
-            bristol_circuit(service, c, base_dir, warnings)
+            bristol_circuit(service, c, values)
         }
         _ => Err("circuit needs exactly one of builtin, bristol (a bundled circuit) or bristol_file".into()),
     }
 }
 
-fn builtin(service: &ServiceConfig, program: &str, base_dir: &Path, warnings: &mut Vec<String>) -> Result<ServiceDef, String> {
+fn builtin(service: &ServiceConfig, program: &str, values: &mut ValueReader) -> Result<ServiceDef, String> {
     let spec = registry::find(program).ok_or_else(|| {
         let names: Vec<&str> = registry::builtins().iter().map(|p| p.name).collect();
         format!("no built-in program '{program}' (there are: {})", names.join(", "))
@@ -81,7 +109,7 @@ fn builtin(service: &ServiceConfig, program: &str, base_dir: &Path, warnings: &m
     let mut garbler_input = Vec::new();
     for field in &fields {
         let source = service.garbler_inputs.get(&field.name).ok_or_else(|| format!("garbler_inputs.{} is missing: the server's {}-bit input", field.name, field.bits))?;
-        garbler_input.extend(read_value(source, &field.name, field.bits, &field.encoding, base_dir, &service.name, warnings)?);
+        garbler_input.extend(values.read(source, &field.name, field.bits, &field.encoding, &service.name)?);
     }
     Ok(ServiceDef {
         name: service.name.clone(),
@@ -113,10 +141,10 @@ fn client_params(spec: &ProgramSpec, circuit: &CircuitConfig) -> Result<Vec<Para
     Ok(out)
 }
 
-fn bristol_circuit(service: &ServiceConfig, c: &CircuitConfig, base_dir: &Path, warnings: &mut Vec<String>) -> Result<ServiceDef, String> {
+fn bristol_circuit(service: &ServiceConfig, c: &CircuitConfig, values: &mut ValueReader) -> Result<ServiceDef, String> {
     let text = match (&c.bristol, &c.bristol_file) {
         (Some(name), _) => BristolText::Embedded(bundled::find(name).ok_or_else(|| format!("no bundled circuit '{name}' (there are: {})", list(&bundled::names())))?),
-        (_, Some(path)) => BristolText::File(base_dir.join(path)),
+        (_, Some(path)) => BristolText::File(values.base_dir.join(path)),
         (None, None) => return Err("no circuit given".into()),
     };
     let reader = text.open().map_err(|e| format!("opening the circuit: {e}"))?;
@@ -133,7 +161,7 @@ fn bristol_circuit(service: &ServiceConfig, c: &CircuitConfig, base_dir: &Path, 
             EncodingConfig::Uint => Encoding::UInt,
             EncodingConfig::Bytes => Encoding::Bytes,
         };
-        let source = bristol_input_source(input, &name, bits, &encoding, base_dir, &service.name, warnings, &mut garbler_input)?;
+        let source = bristol_input_source(input, &name, bits, &encoding, &service.name, values, &mut garbler_input)?;
         inputs.push(BristolInput { name, source, encoding });
     }
     let outputs = bristol_outputs(service.outputs.as_deref(), info.header.outputs.len())?;
@@ -145,15 +173,13 @@ fn bristol_circuit(service: &ServiceConfig, c: &CircuitConfig, base_dir: &Path, 
     })
 }
 
-#[allow(clippy::too_many_arguments)]
 fn bristol_input_source(
     input: &BristolInputConfig,
     name: &str,
     bits: usize,
     encoding: &Encoding,
-    base_dir: &Path,
     service: &str,
-    warnings: &mut Vec<String>,
+    values: &mut ValueReader,
     garbler_input: &mut Vec<bool>,
 ) -> Result<InputSource, String> {
     match (input.party, &input.value) {
@@ -161,10 +187,10 @@ fn bristol_input_source(
         (InputOwner::Evaluator, Some(_)) => Err(format!("input {name} is the client's: it takes no value here")),
         (_, None) => Err(format!("input {name} needs a value")),
         (InputOwner::Garbler, Some(source)) => {
-            garbler_input.extend(read_value(source, name, bits, encoding, base_dir, service, warnings)?);
+            garbler_input.extend(values.read(source, name, bits, encoding, service)?);
             Ok(InputSource::Party(Party::Garbler))
         }
-        (InputOwner::Public, Some(source)) => Ok(InputSource::Public(read_value(source, name, bits, encoding, base_dir, service, warnings)?)),
+        (InputOwner::Public, Some(source)) => Ok(InputSource::Public(values.read(source, name, bits, encoding, service)?)),
     }
 }
 
@@ -183,15 +209,6 @@ fn bristol_outputs(configured: Option<&[BristolOutputConfig]>, count: usize) -> 
             Ok(BristolOutput { name: o.name.clone().unwrap_or_else(|| format!("out{i}")), reveal })
         })
         .collect()
-}
-
-fn read_value(source: &ValueSource, field: &str, bits: usize, encoding: &Encoding, base_dir: &Path, service: &str, warnings: &mut Vec<String>) -> Result<Vec<bool>, String> {
-    let value = source.resolve(bits, encoding, base_dir).map_err(|e| format!("input {field}: {e}"))?;
-    if value.demo {
-        let var = source.env.as_deref().unwrap_or("its variable");
-        warnings.push(format!("service {service}: input {field} is a publicly known DEMO value; set {var} (or configure a value) for real use"));
-    }
-    Ok(value.bits)
 }
 
 fn list(names: &[&str]) -> String {
@@ -214,7 +231,33 @@ mod tests {
         for name in ["aes128", "aes192", "aes256", "sha256", "add64", "synthetic"] {
             assert!(names.contains(&name), "{name} in {names:?}");
         }
-        assert!(services.warnings.iter().any(|w| w.contains("aes128") && w.contains("DEMO")));
+        // Without GARBLET_AES_KEY the AES services draw their key; the log says so.
+        let drawn = services.warnings.iter().any(|w| w.contains("aes128") && w.contains("GARBLET_AES_KEY is unset") && w.contains("random"));
+        assert!(drawn || std::env::var_os("GARBLET_AES_KEY").is_some(), "{:?}", services.warnings);
+    }
+
+    #[test]
+    fn services_reading_one_unset_variable_share_one_random_value() {
+        let text = r#"
+[[service]]
+name = "a"
+circuit = { builtin = "aes128_bp" }
+garbler_inputs = { key = { env = "GARBLET_TEST_SURELY_UNSET_1", random = true } }
+[[service]]
+name = "b"
+circuit = { bristol = "aes_128" }
+inputs = [{ party = "garbler", encoding = "bytes", value = { env = "GARBLET_TEST_SURELY_UNSET_1", random = true } }, { party = "evaluator", encoding = "bytes" }]
+[[service]]
+name = "c"
+circuit = { bristol = "aes_128" }
+inputs = [{ party = "garbler", encoding = "bytes", value = { env = "GARBLET_TEST_SURELY_UNSET_2", random = true } }, { party = "evaluator", encoding = "bytes" }]
+"#;
+        let config = Config::parse(text, "test", ".".into()).unwrap();
+        let mut values = ValueReader { base_dir: Path::new("."), drawn: HashMap::new(), warnings: Vec::new() };
+        let keys: Vec<Vec<bool>> = config.services.iter().map(|s| define(s, &mut values).unwrap().garbler_input).collect();
+        assert_eq!(keys[0], keys[1], "one variable, one key");
+        assert_ne!(keys[1], keys[2], "another variable, another key");
+        assert_eq!(values.warnings.len(), 3, "each input that got a drawn value is logged: {:?}", values.warnings);
     }
 
     fn build_one(service: &str) -> Result<Services, ServiceError> {

@@ -28,9 +28,12 @@ pub struct ValueSource {
     pub binary: bool,
     /// A string over the field's alphabet (fields with a symbol encoding: DNA, proteins).
     pub text: Option<String>,
-    /// With `env`: a publicly known value used while the variable is unset, with a warning at
-    /// start-up. For demos only — anyone can decrypt what a demo key encrypts.
-    pub demo: Option<String>,
+    /// With `env`: while the variable is unset, a value drawn from the operating system's
+    /// random source at start-up instead of an error, so that a demo server holds a key nobody
+    /// knows rather than a published one. It lives in memory until the server exits; a restart
+    /// draws another.
+    #[serde(default)]
+    pub random: bool,
 }
 
 /// A decimal value, as a TOML integer or (beyond 2^63) a string.
@@ -56,8 +59,12 @@ impl Decimal {
 pub enum ValueError {
     #[error("give exactly one of hex, decimal, list, env, file or text")]
     NotOneSource,
-    #[error("'demo' goes with 'env' only")]
-    DemoWithoutEnv,
+    #[error("'random' goes with 'env' only")]
+    RandomWithoutEnv,
+    #[error("'random' is for number and bytes fields, not for text over an alphabet")]
+    RandomText,
+    #[error("cannot draw a random value: {0}")]
+    Random(getrandom::Error),
     #[error("'binary' goes with 'file' only")]
     BinaryWithoutFile,
     #[error("environment variable {0} is not set")]
@@ -69,11 +76,14 @@ pub enum ValueError {
 }
 
 /// A value read from its source.
-pub struct Resolved {
+#[derive(Debug)]
+pub enum Resolved {
     /// Bit i is wire i.
-    pub bits: Vec<bool>,
-    /// Whether it is the publicly known demo value (the start-up log warns about it).
-    pub demo: bool,
+    Bits(Vec<bool>),
+    /// `env` is unset and `random = true`: the caller draws the value ([`random_bits`]) once
+    /// per variable, so that services reading one variable share one value, as they would share
+    /// the variable's.
+    Random { var: String },
 }
 
 impl ValueSource {
@@ -83,13 +93,16 @@ impl ValueSource {
         if sources.iter().filter(|&&s| s).count() != 1 {
             return Err(ValueError::NotOneSource);
         }
-        if self.demo.is_some() && self.env.is_none() {
-            return Err(ValueError::DemoWithoutEnv);
+        if self.random && self.env.is_none() {
+            return Err(ValueError::RandomWithoutEnv);
+        }
+        if self.random && matches!(encoding, Encoding::Symbols { .. }) {
+            return Err(ValueError::RandomText);
         }
         if self.binary && self.file.is_none() {
             return Err(ValueError::BinaryWithoutFile);
         }
-        let real = |bits| Ok(Resolved { bits, demo: false });
+        let real = |bits| Ok(Resolved::Bits(bits));
         if let Some(hex) = &self.hex {
             return real(parse_hex(hex, bits, encoding)?);
         }
@@ -103,10 +116,10 @@ impl ValueSource {
             return real(parse_symbols(text, bits, encoding)?);
         }
         if let Some(var) = &self.env {
-            return match (std::env::var(var), &self.demo) {
-                (Ok(text), _) => real(parse_text(&text, bits, encoding).map_err(|e| ValueError::Syntax(format!("${var}: {e}")))?),
-                (Err(_), Some(demo)) => Ok(Resolved { bits: parse_text(demo, bits, encoding)?, demo: true }),
-                (Err(_), None) => Err(ValueError::EnvMissing(var.clone())),
+            return match std::env::var(var) {
+                Ok(text) => real(parse_text(&text, bits, encoding).map_err(|e| ValueError::Syntax(format!("${var}: {e}")))?),
+                Err(_) if self.random => Ok(Resolved::Random { var: var.clone() }),
+                Err(_) => Err(ValueError::EnvMissing(var.clone())),
             };
         }
         let path = base_dir.join(self.file.as_ref().ok_or(ValueError::NotOneSource)?);
@@ -120,6 +133,13 @@ impl ValueSource {
         let text = String::from_utf8(bytes).map_err(|_| ValueError::Syntax(format!("{}: not text (binary = true reads raw bytes)", path.display())))?;
         real(parse_text(&text, bits, encoding).map_err(|e| ValueError::Syntax(format!("{}: {e}", path.display())))?)
     }
+}
+
+/// `bits` bits from the operating system's random source.
+pub fn random_bits(bits: usize) -> Result<Vec<bool>, ValueError> {
+    let mut bytes = vec![0u8; bits.div_ceil(8)];
+    getrandom::fill(&mut bytes).map_err(ValueError::Random)?;
+    Ok((0..bits).map(|i| (bytes[i / 8] >> (i % 8)) & 1 == 1).collect())
 }
 
 /// Equal-width elements, the first in the lowest bits.
@@ -183,15 +203,18 @@ mod tests {
     #[test]
     fn inline_values() {
         let dir = Path::new(".");
-        let key = source("hex = '000102030405060708090a0b0c0d0e0f'").resolve(128, &Encoding::Bytes, dir).unwrap();
-        assert_eq!(value::to_bytes(&key.bits), (0u8..16).collect::<Vec<_>>());
-        assert!(!key.demo);
-        assert_eq!(value::to_u128(&source("decimal = 1000").resolve(64, &Encoding::UInt, dir).unwrap().bits), Some(1000));
-        assert_eq!(value::to_u128(&source("hex = '0x3e8'").resolve(64, &Encoding::UInt, dir).unwrap().bits), Some(1000));
-        let dna = source("text = 'CA'").resolve(4, &Encoding::Symbols { alphabet: "ACGT".into(), symbol_bits: 2 }, dir).unwrap();
-        assert_eq!(dna.bits, vec![true, false, false, false]);
-        let set = source("list = [1, 2, '3', 4]").resolve(16, &Encoding::UInt, dir).unwrap();
-        assert_eq!(value::to_u128(&set.bits), Some(0x4321));
+        let bits = |t: &str, width, encoding: &Encoding| match source(t).resolve(width, encoding, dir).unwrap() {
+            Resolved::Bits(bits) => bits,
+            random => panic!("{t}: {random:?}"),
+        };
+        let key = bits("hex = '000102030405060708090a0b0c0d0e0f'", 128, &Encoding::Bytes);
+        assert_eq!(value::to_bytes(&key), (0u8..16).collect::<Vec<_>>());
+        assert_eq!(value::to_u128(&bits("decimal = 1000", 64, &Encoding::UInt)), Some(1000));
+        assert_eq!(value::to_u128(&bits("hex = '0x3e8'", 64, &Encoding::UInt)), Some(1000));
+        let dna = bits("text = 'CA'", 4, &Encoding::Symbols { alphabet: "ACGT".into(), symbol_bits: 2 });
+        assert_eq!(dna, vec![true, false, false, false]);
+        let set = bits("list = [1, 2, '3', 4]", 16, &Encoding::UInt);
+        assert_eq!(value::to_u128(&set), Some(0x4321));
     }
 
     #[test]
@@ -203,15 +226,20 @@ mod tests {
         assert!(err("decimal = '0x10'", &Encoding::UInt).contains("hexadecimal"));
         assert!(err("env = 'GARBLET_TEST_SURELY_UNSET'", &Encoding::Bytes).contains("not set"));
         assert!(err("file = '/nonexistent/key'", &Encoding::Bytes).contains("/nonexistent/key"));
-        assert!(err("hex = '01'\ndemo = '02'", &Encoding::UInt).contains("demo"));
+        assert!(err("hex = '01'\nrandom = true", &Encoding::UInt).contains("'random' goes with 'env'"));
+        assert!(err("env = 'GARBLET_TEST_SURELY_UNSET'\nrandom = true", &Encoding::Symbols { alphabet: "ACGT".into(), symbol_bits: 2 }).contains("not for text"));
+        assert!(toml::from_str::<ValueSource>("env = 'GARBLET_TEST_SURELY_UNSET'\ndemo = '02'").is_err(), "no public fallback values");
         assert!(err("list = [1, 2, 3]", &Encoding::UInt).contains("equal-width"), "128 bits do not split in 3");
         assert!(err("list = [1, 2, 3, 18446744073709551615]", &Encoding::UInt).contains("list element 3 (32 bits)"));
     }
 
     #[test]
-    fn demo_values_are_marked() {
-        let v = source("env = 'GARBLET_TEST_SURELY_UNSET'\ndemo = '000102030405060708090a0b0c0d0e0f'").resolve(128, &Encoding::Bytes, Path::new(".")).unwrap();
-        assert!(v.demo);
-        assert_eq!(value::to_bytes(&v.bits)[15], 15);
+    fn an_unset_variable_with_random_asks_for_a_draw() {
+        let v = source("env = 'GARBLET_TEST_SURELY_UNSET'\nrandom = true").resolve(128, &Encoding::Bytes, Path::new(".")).unwrap();
+        assert!(matches!(v, Resolved::Random { ref var } if var == "GARBLET_TEST_SURELY_UNSET"), "{v:?}");
+        let (a, b) = (random_bits(128).unwrap(), random_bits(128).unwrap());
+        assert_eq!(a.len(), 128);
+        assert_ne!(a, b, "two draws of 128 bits collide with probability 2^-128");
+        assert_eq!(random_bits(5).unwrap().len(), 5);
     }
 }

@@ -42,6 +42,8 @@ impl Server {
         Self::start_with(config, &[])
     }
 
+    /// With `env` set for it. The AES key variables of the default configuration are unset
+    /// unless `env` sets them (e.g. to [`FIPS197_KEYS`]), whatever the test's environment holds.
     pub fn start_with(config: &str, env: &[(&str, &str)]) -> Server {
         let config_path = temp_path("config.toml");
         let text = if config.contains("[server]") { config.replacen("[server]", "[server]\nlisten = \"127.0.0.1:0\"", 1) } else { format!("[server]\nlisten = \"127.0.0.1:0\"\n{config}") };
@@ -51,6 +53,9 @@ impl Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_garblet"))
             .args(["serve", "--config"])
             .arg(&config_path)
+            .env_remove("GARBLET_AES_KEY")
+            .env_remove("GARBLET_AES192_KEY")
+            .env_remove("GARBLET_AES256_KEY")
             .envs(env.iter().copied())
             .env("GARBLET_LOG", "info")
             .stdout(Stdio::piped())
@@ -303,6 +308,21 @@ pub fn connect_from(local: &str, addr: &str) -> TcpStream {
 
 /// The FIPS-197 Appendix C.1 plaintext, and its ciphertext under the key 000102…0f.
 pub const FIPS_CIPHERTEXT: &str = "0x69c4e0d86a7b0430d8cdb78070b4c55a";
+
+/// The default configuration's AES key variables set to FIPS-197's Appendix C.1-C.3 keys (left
+/// unset, the server draws random keys).
+pub const FIPS197_KEYS: [(&str, &str); 3] = [
+    ("GARBLET_AES_KEY", "000102030405060708090a0b0c0d0e0f"),
+    ("GARBLET_AES192_KEY", "000102030405060708090a0b0c0d0e0f1011121314151617"),
+    ("GARBLET_AES256_KEY", "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"),
+];
+
+/// The embedded default configuration without its `listen` line (the test server picks a port).
+pub fn default_config() -> String {
+    let (code, text, stderr) = garblet(&["serve", "--print-default-config"]);
+    assert_eq!(code, 0, "{stderr}");
+    text.replace("listen = \"127.0.0.1:8080\"\n", "")
+}
 
 pub fn fips_block() -> Vec<bool> {
     value::parse_uint("0x00112233445566778899aabbccddeeff", 128).unwrap()

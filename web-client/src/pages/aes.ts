@@ -28,8 +28,8 @@ function mount(root: HTMLElement): void {
       const fips =
         block === FIPS197.plaintext
           ? ciphertext === FIPS197.ciphertext
-            ? 'This is FIPS-197’s Appendix C.1 ciphertext: the server uses the demo key 000102…0f.'
-            : 'Not FIPS-197’s Appendix C.1 ciphertext: the server has its own key (GARBLET_AES_KEY), as it should.'
+            ? 'This is FIPS-197’s Appendix C.1 ciphertext: the server was given FIPS-197’s public key 000102…0f (GARBLET_AES_KEY).'
+            : 'Not FIPS-197’s Appendix C.1 ciphertext: the server has a key of its own, as it should.'
           : undefined;
       panel.result.replaceChildren(resultValue('AES-128(key, block)', ciphertext, { detail: fips ?? 'The server learned nothing about your block, nor the ciphertext.' }));
     },
@@ -61,7 +61,7 @@ function mount(root: HTMLElement): void {
       h('button', { type: 'button', class: 'secondary', onclick: () => (field.value = FIPS197.plaintext) }, 'FIPS-197 example'),
       h('button', { type: 'button', class: 'secondary', 'data-testid': 'random-block', onclick: () => (field.value = randomBlock()) }, 'Random block'),
     ),
-    h('p', { class: 'hint' }, `FIPS-197 Appendix C.1: key ${FIPS197.key}, plaintext ${FIPS197.plaintext} → ciphertext ${FIPS197.ciphertext}. The demo server uses that key unless GARBLET_AES_KEY sets another.`),
+    h('p', { class: 'hint' }, `FIPS-197 Appendix C.1: key ${FIPS197.key}, plaintext ${FIPS197.plaintext} → ciphertext ${FIPS197.ciphertext}. The server uses that key only when GARBLET_AES_KEY sets it; without a key it draws a random one at start-up.`),
     panel.element,
   );
   void describeService(circuit, roles, panel);
