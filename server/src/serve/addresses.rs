@@ -3,8 +3,9 @@
 //! lock every other user out of `max_sessions` or take the server's CPU.
 //!
 //! An address is an IPv4 address, or an IPv6 /64: one host usually holds a whole /64, so a
-//! per-/128 limit would be no limit. (Behind a proxy every client has the proxy's address; the
-//! limits then apply to the proxy, and the operator raises them.)
+//! per-/128 limit would be no limit. Behind a reverse proxy every connection comes from the
+//! proxy: with the proxy in `trusted_proxies` the limits count the client its header names
+//! ([`super::proxy`]); without, they apply to the proxy, and the operator raises them.
 //!
 //! Rates are token buckets: a bucket holds up to its burst, refills at its rate, and each
 //! handshake (or AND gate) takes one token. A refusal says when the bucket will have room

@@ -59,6 +59,12 @@ pub struct ServerConfig {
     /// `GET /bench/raw` (WebSocket): raw transfer speed for `garblet bench session`. Off by
     /// default: it lets any client make the server send bytes for nothing.
     pub raw_throughput_endpoint: bool,
+    /// Reverse proxies (addresses or blocks like `10.0.0.0/8`) whose `client_address_header`
+    /// names the client: for the per-address limits and the logs. From any other peer the
+    /// header is ignored. Empty: every client is its TCP peer.
+    pub trusted_proxies: Vec<String>,
+    /// `X-Forwarded-For` (the rightmost address that is not a trusted proxy) or `X-Real-IP`.
+    pub client_address_header: String,
 }
 
 impl Default for ServerConfig {
@@ -71,6 +77,8 @@ impl Default for ServerConfig {
             allow_missing_origin: true,
             tls: None,
             raw_throughput_endpoint: false,
+            trusted_proxies: Vec::new(),
+            client_address_header: "X-Forwarded-For".into(),
         }
     }
 }
@@ -329,10 +337,16 @@ impl Config {
         config.limits.check().map_err(invalid)?;
         config.listen_addr()?;
         super::origin::OriginPolicy::new(&config.server.allowed_origins, config.server.allow_missing_origin).map_err(invalid)?;
+        config.trusted_proxies().map_err(invalid)?;
         if config.services.is_empty() {
             return Err(invalid("no [[service]] is defined".into()));
         }
         Ok(config)
+    }
+
+    /// The peers believed when they name the client (`trusted_proxies`).
+    pub fn trusted_proxies(&self) -> Result<super::proxy::TrustedProxies, String> {
+        super::proxy::TrustedProxies::new(&self.server.trusted_proxies, &self.server.client_address_header)
     }
 
     pub fn listen_addr(&self) -> Result<SocketAddr, ConfigError> {
@@ -389,5 +403,17 @@ mod tests {
         assert!(err("[limits]\nidle_timeout_secs = -1\n[[service]]\nname='x'\ncircuit={builtin='synthetic'}").contains("idle_timeout_secs"));
         assert!(err("[server]\nlisten_on = '127.0.0.1:1'").contains("listen_on"), "unknown keys are errors");
         assert!(err("").contains("no [[service]]"));
+        assert!(err("[server]\ntrusted_proxies = ['nginx']\n[[service]]\nname='x'\ncircuit={builtin='synthetic'}").contains("server.trusted_proxies: 'nginx'"));
+        assert!(err("[server]\nclient_address_header = 'Forwarded'\n[[service]]\nname='x'\ncircuit={builtin='synthetic'}").contains("client_address_header"));
+    }
+
+    #[test]
+    fn the_deployment_example_parses_and_trusts_the_local_proxy() {
+        let config = Config::parse(include_str!("../../../deploy/garblet.toml"), "deploy/garblet.toml", PathBuf::from("/etc/garblet")).unwrap();
+        let proxies = config.trusted_proxies().unwrap();
+        assert!(proxies.trusts("127.0.0.1".parse().unwrap()) && proxies.trusts("::1".parse().unwrap()));
+        assert!(!proxies.trusts("203.0.113.7".parse().unwrap()));
+        // Nobody is trusted unless configured.
+        assert!(!Config::embedded_default().unwrap().trusted_proxies().unwrap().trusts("127.0.0.1".parse().unwrap()));
     }
 }

@@ -12,6 +12,7 @@
 use super::addresses::{Busy, ConnectionGuard};
 use super::http::{self, HttpError, Route};
 use super::metrics::{Metrics, Refusal};
+use super::proxy::Peer;
 use super::raw;
 use super::server::{Phase, Server};
 use super::session::{self, retry_after_ms, Inbound, SessionChannels, SessionPlaces, SessionSettings};
@@ -44,10 +45,11 @@ struct Timeouts {
 
 /// Serves one accepted TCP connection, through TLS if configured. `admitted`: counted against
 /// its address, or over the address's maximum — then it is refused once its request says how
-/// (HTTP 503, or a Busy frame for a WebSocket), with little time to say it.
-pub async fn accept(tcp: TcpStream, peer: SocketAddr, admitted: Result<ConnectionGuard, Busy>, tls: Option<TlsAcceptor>, server: Arc<Server>) {
+/// (HTTP 503, or a Busy frame for a WebSocket), with little time to say it; `None` for a
+/// trusted proxy's connection, counted against the client its request names.
+pub async fn accept(tcp: TcpStream, peer: SocketAddr, admitted: Option<Result<ConnectionGuard, Busy>>, tls: Option<TlsAcceptor>, server: Arc<Server>) {
     // The handshake timeout runs from the TCP accept to the client's hello.
-    let deadline = Instant::now() + if admitted.is_ok() { server.limits.handshake_timeout() } else { LINGER };
+    let deadline = Instant::now() + if matches!(admitted, Some(Err(_))) { LINGER } else { server.limits.handshake_timeout() };
     match tls {
         None => serve(tcp, peer, admitted, deadline, server).await,
         Some(acceptor) => match tokio::time::timeout_at(deadline.into(), acceptor.accept(tcp)).await {
@@ -58,7 +60,7 @@ pub async fn accept(tcp: TcpStream, peer: SocketAddr, admitted: Result<Connectio
     }
 }
 
-async fn serve<S>(mut stream: S, peer: SocketAddr, admitted: Result<ConnectionGuard, Busy>, deadline: Instant, server: Arc<Server>)
+async fn serve<S>(mut stream: S, tcp_peer: SocketAddr, admitted: Option<Result<ConnectionGuard, Busy>>, deadline: Instant, server: Arc<Server>)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -69,6 +71,8 @@ where
         Err(_) => return reply(stream, http::error_response(408, "Request Timeout", "no complete request in time")).await,
     };
     let origin = head.header("origin").map(str::to_string);
+    let peer = server.proxies.peer(tcp_peer, head.headers(server.proxies.header().name()));
+    let admitted = admitted.unwrap_or_else(|| server.addresses.connect(peer.client));
     let origin_allowed = server.origins.allows(origin.as_deref());
     // Browsers may read the JSON endpoints from allowed origins only.
     let cors = origin.as_deref().filter(|_| origin_allowed);
@@ -130,12 +134,12 @@ async fn reply<S: AsyncWrite + Unpin>(mut stream: S, response: Vec<u8>) {
     .await;
 }
 
-async fn session<S>(ws: WebSocket<S>, peer: SocketAddr, deadline: Instant, server: &Server)
+async fn session<S>(ws: WebSocket<S>, peer: Peer, deadline: Instant, server: &Server)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     // The address's own limits first: a refusal there is the address's doing, not the server's.
-    let address = match server.addresses.start_session(peer.ip()) {
+    let address = match server.addresses.start_session(peer.client) {
         Ok(guard) => guard,
         Err(busy) => {
             info!(%peer, reason = %busy.message, "session refused");

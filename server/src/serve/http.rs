@@ -33,6 +33,11 @@ impl RequestHead {
         self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
     }
 
+    /// Every value of a header that may be sent more than once, in the order received.
+    pub fn headers<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.headers.iter().filter(move |(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+
     /// Whether a comma-separated header lists `token` (case-insensitive).
     fn has_token(&self, name: &str, token: &str) -> bool {
         self.headers.iter().filter(|(n, _)| n == name).flat_map(|(_, v)| v.split(',')).any(|t| t.trim().eq_ignore_ascii_case(token))

@@ -13,6 +13,7 @@ mod connection;
 pub mod http;
 pub mod metrics;
 pub mod origin;
+mod proxy;
 mod raw;
 mod server;
 pub mod services;
@@ -82,7 +83,8 @@ pub fn run(config_path: Option<&Path>) -> Result<(), ServeError> {
 
 async fn serve(config: Config, services: ServiceTable) -> Result<(), ServeError> {
     let addr = config.listen_addr()?;
-    let tls = config.server.tls.as_ref().map(|t| tls::acceptor(&config, t)).transpose().map_err(ServeError::Tls)?;
+    let (tls, certificate) = config.server.tls.as_ref().map(|t| tls::acceptor(&config, t)).transpose().map_err(ServeError::Tls)?.unzip();
+    let proxies = config.trusted_proxies().map_err(|message| ConfigError::Invalid { origin: config.origin.clone(), message })?;
     let listener = TcpListener::bind(addr).await.map_err(|source| ServeError::Bind { addr, source })?;
     let local = listener.local_addr()?;
     let origins = origin::OriginPolicy::new(&config.server.allowed_origins, config.server.allow_missing_origin)
@@ -98,6 +100,7 @@ async fn serve(config: Config, services: ServiceTable) -> Result<(), ServeError>
         request_and_gates: Arc::new(request_and_gates),
         limits: config.limits.clone(),
         origins,
+        proxies,
         raw_throughput_endpoint: config.server.raw_throughput_endpoint,
         metrics,
         shutdown: shutdown_rx,
@@ -110,14 +113,16 @@ async fn serve(config: Config, services: ServiceTable) -> Result<(), ServeError>
 
     let stop = shutdown_signal();
     tokio::pin!(stop);
+    let mut hangup = Hangup::new();
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((tcp, peer)) => {
                     // Frames are whole messages; Nagle would only delay credit and small frames.
                     let _ = tcp.set_nodelay(true);
-                    // Counted here, in the order of arrival, not when its task first runs.
-                    let admitted = server.addresses.connect(peer.ip());
+                    // Counted here, in the order of arrival, not when its task first runs; a
+                    // trusted proxy's connection once its request has named the client.
+                    let admitted = (!server.proxies.trusts(peer.ip())).then(|| server.addresses.connect(peer.ip()));
                     tokio::spawn(connection::accept(tcp, peer, admitted, tls.clone(), server.clone()));
                 }
                 Err(e) => {
@@ -125,6 +130,13 @@ async fn serve(config: Config, services: ServiceTable) -> Result<(), ServeError>
                     warn!(error = %e, "accept failed");
                     tokio::time::sleep(Duration::from_millis(100)).await;
                 }
+            },
+            () = hangup.recv() => match &certificate {
+                Some(certificate) => match certificate.reload() {
+                    Ok(()) => info!("SIGHUP: TLS certificate reloaded; new connections get it"),
+                    Err(e) => warn!(error = %e, "SIGHUP: the TLS certificate was not reloaded; the old one stays in use"),
+                },
+                None => info!("SIGHUP: no TLS configured, nothing to reload"),
             },
             () = &mut stop => break,
         }
@@ -169,6 +181,36 @@ async fn sessions_end(metrics: &Metrics, limit: Duration) -> bool {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     true
+}
+
+/// SIGHUP, the conventional "reload" signal (`systemctl reload`, `kill -HUP`): without a
+/// handler it would end the process.
+struct Hangup {
+    #[cfg(unix)]
+    signal: Option<tokio::signal::unix::Signal>,
+}
+
+impl Hangup {
+    fn new() -> Hangup {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            Hangup { signal: signal(SignalKind::hangup()).ok() }
+        }
+        #[cfg(not(unix))]
+        Hangup {}
+    }
+
+    /// The next SIGHUP (never, where there are none).
+    async fn recv(&mut self) {
+        #[cfg(unix)]
+        if let Some(signal) = &mut self.signal {
+            if signal.recv().await.is_some() {
+                return;
+            }
+        }
+        std::future::pending::<()>().await
+    }
 }
 
 /// Ctrl-C, or SIGTERM (what service managers and container runtimes send).

@@ -5,6 +5,7 @@ use super::addresses::Addresses;
 use super::config::Limits;
 use super::metrics::Metrics;
 use super::origin::OriginPolicy;
+use super::proxy::TrustedProxies;
 use super::windows::WindowPool;
 use crate::service_table::ServiceTable;
 use garblet_core::protocol::GarblerConfig;
@@ -28,6 +29,8 @@ pub struct Server {
     pub services: Arc<ServiceTable>,
     pub limits: Limits,
     pub origins: OriginPolicy,
+    /// Peers whose forwarding header names the client (`trusted_proxies`).
+    pub proxies: TrustedProxies,
     pub raw_throughput_endpoint: bool,
     pub metrics: Arc<Metrics>,
     /// One permit per running session (`max_sessions`).
