@@ -10,8 +10,10 @@ use garblet_circuits::{registry, value, Plaintext, Runner};
 use garblet_core::protocol::frame::VERSION;
 use garblet_core::ot::{BasePoint, OtError};
 use garblet_core::protocol::{
-    ComputeRequest, ErrorCode, ErrorKind, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, Frame, FrameError, GarblerConfig, GarblerEvent, GarblerSession, NoClock, ResolveError, SessionError,
+    Clock, ComputeRequest, ErrorCode, ErrorKind, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, Frame, FrameError, GarblerConfig, GarblerEvent, GarblerSession, NoClock, ResolveError, SessionError,
 };
+use std::cell::Cell;
+use std::rc::Rc;
 use support::*;
 
 #[test]
@@ -96,6 +98,78 @@ fn the_garbler_never_runs_more_than_the_window_ahead() {
     }
     pair.pump().unwrap();
     assert!(matches!(pair.evaluator.poll_event(), Some(EvaluatorEvent::Finished(_))));
+}
+
+/// The evaluator's clock, moved by the test: a network with a round trip of [`RTT_MS`].
+struct TestClock(Rc<Cell<f64>>);
+
+impl Clock for TestClock {
+    fn now_ms(&self) -> f64 {
+        self.0.get()
+    }
+    fn cpu_ms(&self) -> Option<f64> {
+        None
+    }
+}
+
+const RTT_MS: f64 = 100.0;
+
+/// A computation over a simulated network, a round trip at a time: the evaluator's frames
+/// cross, the garbler sends what its window allows, and at most `per_round_trip` bytes of it
+/// arrive (the rest stays in flight for the next). Returns the evaluator's window after each
+/// round trip, and checks that the garbler follows it and that the result arrives.
+fn windows_over_a_network(per_round_trip: usize) -> Vec<u32> {
+    let now = Rc::new(Cell::new(0.0));
+    let config = GarblerConfig { max_window: 64 << 20, data_frame: 64 << 10, ..GarblerConfig::default() };
+    let mut garbler = GarblerSession::new(config, Box::new(NoClock), services()).unwrap();
+    let evaluator_config = EvaluatorConfig { window: 1 << 20, max_window: 8 << 20, ..EvaluatorConfig::default() };
+    let mut evaluator = EvaluatorSession::new(evaluator_config, Box::new(TestClock(now.clone()))).unwrap();
+    // The hellos, at no cost in time: the round trips that matter come after the request.
+    while let Some(f) = garbler.poll_transmit().unwrap() {
+        evaluator.handle(&f).unwrap();
+    }
+    for f in drain(&mut evaluator).unwrap() {
+        garbler.handle(&f).unwrap();
+    }
+    assert_eq!(evaluator.poll_event(), Some(EvaluatorEvent::Ready));
+    evaluator.start("synthetic", vec![("and_gates".into(), 1_000_000)], vec![true; 128]).unwrap();
+    let (mut in_flight, mut windows) = (std::collections::VecDeque::new(), Vec::new());
+    for _ in 0..2000 {
+        for f in drain(&mut evaluator).unwrap() {
+            garbler.handle(&f).unwrap();
+        }
+        assert_eq!(garbler.window(), evaluator.window(), "the garbler uses the window the evaluator asked for");
+        if let Some(event) = evaluator.poll_event() {
+            assert!(matches!(event, EvaluatorEvent::Finished(_)), "{event:?}");
+            return windows;
+        }
+        while let Some(f) = garbler.poll_transmit().unwrap() {
+            in_flight.push_back(f);
+        }
+        now.set(now.get() + RTT_MS);
+        let mut arrived = 0;
+        while arrived < per_round_trip {
+            let Some(f) = in_flight.pop_front() else { break };
+            arrived += f.len();
+            evaluator.handle(&f).unwrap();
+        }
+        windows.push(evaluator.window());
+    }
+    panic!("the computation did not finish");
+}
+
+/// Window tuning: where the window is what holds the stream back (a round trip of waiting for
+/// credit after every window), it doubles until it is not, within the evaluator's maximum;
+/// where the network is (less than half a window arrives per round trip), it stays.
+#[test]
+fn the_window_grows_while_the_stream_waits_for_credit_and_not_otherwise() {
+    let windows = windows_over_a_network(usize::MAX);
+    assert_eq!(windows.first(), Some(&(1 << 20)), "{windows:?}");
+    assert_eq!(windows.iter().max(), Some(&(8 << 20)), "grows to the evaluator's maximum: {windows:?}");
+    assert!(windows.windows(2).all(|w| w[1] == w[0] || w[1] == 2 * w[0]), "doubles, never shrinks: {windows:?}");
+
+    let windows = windows_over_a_network(256 << 10);
+    assert!(windows.iter().all(|&w| w == 1 << 20), "the network was the limit: {windows:?}");
 }
 
 #[test]

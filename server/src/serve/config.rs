@@ -3,7 +3,7 @@
 //! described in server/README.md.
 
 use super::values::ValueSource;
-use garblet_core::protocol::frame::{DEFAULT_WINDOW, MIN_WINDOW};
+use garblet_core::protocol::frame::{DEFAULT_MAX_WINDOW, MIN_WINDOW};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -148,7 +148,7 @@ impl Default for Limits {
             max_sessions: 32,
             max_frame_bytes: 1 << 20,
             data_frame_bytes: 256 << 10,
-            max_window_bytes: DEFAULT_WINDOW,
+            max_window_bytes: DEFAULT_MAX_WINDOW,
             max_and_gates_per_session: 10_000_000_000,
             handshake_timeout_secs: 10.0,
             idle_timeout_secs: 60.0,

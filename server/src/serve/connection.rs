@@ -12,6 +12,7 @@
 use super::addresses::{Busy, ConnectionGuard};
 use super::http::{self, HttpError, Route};
 use super::metrics::{Metrics, Refusal};
+use garblet_core::protocol::frame::DEFAULT_WINDOW;
 use super::proxy::Peer;
 use super::raw;
 use super::server::{Phase, Server};
@@ -152,7 +153,9 @@ where
         let message = format!("the server is running its maximum of {} sessions; try again later", server.limits.max_sessions);
         return refuse(ws, ErrorCode::Busy, &message, Some(RETRY_WHEN_FULL)).await;
     };
-    let Some(window) = server.windows.reserve(server.limits.max_window_bytes) else {
+    // The protocol's default window to start with; a session whose client asks for more (in its
+    // hello, or later when its stream waits on the network) takes more as it goes.
+    let Some(window) = server.windows.reserve(server.limits.max_window_bytes.min(DEFAULT_WINDOW)) else {
         server.metrics.refused(Refusal::WindowMemory);
         info!(%peer, "session refused: the sessions' windows take all of max_window_memory_bytes");
         let message = "the server holds its maximum of unacknowledged data for other sessions; try again later";
@@ -163,8 +166,7 @@ where
     let _active = server.metrics.session_started();
     let id = server.next_session_id();
     let span = info_span!("session", id, %peer);
-    let mut garbler = server.garbler_config();
-    garbler.max_window = window.bytes;
+    let garbler = server.garbler_config();
     let settings = SessionSettings {
         garbler,
         hello_deadline: deadline,

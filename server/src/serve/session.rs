@@ -91,14 +91,14 @@ pub fn spawn(id: u64, settings: SessionSettings, services: Arc<ServiceTable>, me
         // reader of /metrics who sees the session gone also finds its place free.
         let _finished = finished_tx;
         let _entered = span.enter();
-        let SessionPlaces { permit: _permit, address, window: _window } = places;
+        let SessionPlaces { permit: _permit, address, window } = places;
         // A bug must end this session only: catch it here, count it, and let the channels drop
         // (which closes the connection).
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match GarblerSession::new(settings.garbler.clone(), Box::new(ThreadClock::new()), services) {
             Ok(session) => {
                 let grace = settings.progress_grace.as_secs_f64();
                 let pace = Pace { idle_since: Instant::now(), progress: 0, allowance: grace, request: None };
-                Driver { session, inbox: inbox_rx, outbox: outbox_tx, settings, metrics: &metrics, address, charged: 0, pace, hello_received: false, draining: false, failure: None, cancelled: None }.run()
+                Driver { session, inbox: inbox_rx, outbox: outbox_tx, settings, metrics: &metrics, address, window, charged: 0, pace, hello_received: false, draining: false, failure: None, cancelled: None }.run()
             }
             Err(e) => Outcome::Failed(format!("starting the session: {e}")),
         }))
@@ -161,6 +161,8 @@ struct Driver<'m> {
     metrics: &'m Metrics,
     /// The session's place among its address's sessions, and its AND-gate account.
     address: SessionGuard,
+    /// The server's window memory this session holds (see [`Driver::fit_window`]).
+    window: WindowGrant,
     /// AND gates charged to the address so far.
     charged: u64,
     pace: Pace,
@@ -342,13 +344,26 @@ impl Driver<'_> {
         }
     }
 
+    /// Backs the session's window with the server's window memory: a hello or a `Window` frame
+    /// that asks for more than the session holds takes more from the pool, and the session gets
+    /// less than asked — never a refusal — when the pool is short.
+    fn fit_window(&mut self) {
+        let wanted = self.session.window();
+        if wanted > self.window.bytes {
+            let held = self.window.grow_to(wanted);
+            if held < wanted {
+                self.session.limit_window(held);
+            }
+        }
+    }
+
     fn apply(&mut self, message: Inbound) -> Option<Outcome> {
         match message {
             Inbound::Frame(bytes) => {
                 self.hello_received = true;
                 let was_idle = self.session.is_idle();
                 match self.session.handle(&bytes) {
-                    Ok(()) => {}
+                    Ok(()) => self.fit_window(),
                     // The client ended the session itself (a cancelled run, say).
                     Err(SessionError::Remote { message, .. }) => {
                         info!(%message, "the client ended the session");

@@ -39,6 +39,20 @@ pub struct WindowGrant {
     pub bytes: u32,
 }
 
+impl WindowGrant {
+    /// Takes more of the pool, up to `wanted` bytes in all, as much as is free: a session whose
+    /// client asks for a larger window (its hello, or a `Window` frame when the stream waits on
+    /// the network). Returns what the grant holds now.
+    pub fn grow_to(&mut self, wanted: u32) -> u32 {
+        let mut used = self.pool.used.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let more = u64::from(wanted.saturating_sub(self.bytes)).min(self.pool.capacity.saturating_sub(*used));
+        *used += more;
+        self.bytes += more as u32;
+        self.pool.metrics.set_window_memory(*used);
+        self.bytes
+    }
+}
+
 impl Drop for WindowGrant {
     fn drop(&mut self) {
         let mut used = self.pool.used.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -61,5 +75,19 @@ mod tests {
         assert!(pool.reserve(MIN_WINDOW).is_none());
         drop(a);
         assert_eq!(pool.reserve(MIN_WINDOW).unwrap().bytes, MIN_WINDOW);
+    }
+
+    #[test]
+    fn a_grant_grows_as_far_as_the_pool_allows_and_gives_it_all_back() {
+        let pool = WindowPool::new(4 * u64::from(MIN_WINDOW), Arc::new(Metrics::new()));
+        let mut a = pool.reserve(MIN_WINDOW).unwrap();
+        assert_eq!(a.grow_to(2 * MIN_WINDOW), 2 * MIN_WINDOW);
+        assert_eq!(a.grow_to(MIN_WINDOW), 2 * MIN_WINDOW, "never shrinks");
+        let b = pool.reserve(MIN_WINDOW).unwrap();
+        assert_eq!(a.grow_to(8 * MIN_WINDOW), 3 * MIN_WINDOW, "only what is free");
+        assert!(pool.reserve(MIN_WINDOW).is_none());
+        drop(a);
+        drop(b);
+        assert_eq!(pool.reserve(4 * MIN_WINDOW).unwrap().bytes, 4 * MIN_WINDOW);
     }
 }

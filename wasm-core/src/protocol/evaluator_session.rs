@@ -26,15 +26,20 @@ use std::ops::Range;
 
 #[derive(Clone, Debug)]
 pub struct EvaluatorConfig {
-    /// Bytes of garbled stream the garbler may send ahead of what has been evaluated.
+    /// Bytes of garbled stream the garbler may send ahead of what has been evaluated, to start
+    /// with.
     pub window: u32,
+    /// The most the window may grow to when the stream waits on the network (see
+    /// [`EvaluatorSession`]'s window tuning); the server's maximum bounds it too. Set it to
+    /// `window` for a fixed window.
+    pub max_window: u32,
     /// The most wire slots a streamed circuit may ask for (16 bytes each).
     pub max_slots: u32,
 }
 
 impl Default for EvaluatorConfig {
     fn default() -> Self {
-        EvaluatorConfig { window: super::frame::DEFAULT_WINDOW, max_slots: 1 << 22 }
+        EvaluatorConfig { window: super::frame::DEFAULT_WINDOW, max_window: super::frame::DEFAULT_MAX_WINDOW, max_slots: 1 << 22 }
     }
 }
 
@@ -116,6 +121,11 @@ struct Active {
     start_cpu: Option<f64>,
     start_counters: Counters,
     start_and: u64,
+    /// Window tuning: bytes of data received so far, the round trip measured from the request
+    /// to the first answer, and the start of the current rate sample (time, bytes).
+    received: u64,
+    rtt_ms: Option<f64>,
+    sample: (f64, u64),
 }
 
 enum State {
@@ -138,6 +148,8 @@ pub struct EvaluatorSession {
     catalog: Option<Catalog>,
     catalog_json: String,
     window: u32,
+    /// The largest window this session may ask for: its own maximum and the server's.
+    max_window: u32,
     outbox: Outbox,
     events: VecDeque<EvaluatorEvent>,
     /// Where the last computation ended, for progress reports after it finished.
@@ -146,6 +158,9 @@ pub struct EvaluatorSession {
 
 /// Gates a dry run may build to count a circuit's ANDs before giving up (a few milliseconds).
 const DRY_RUN_GATES: u64 = 1 << 18;
+
+/// The shortest stretch over which window tuning measures the arrival rate.
+const SAMPLE_MS: f64 = 10.0;
 
 /// Unconsumed data beyond the window that a garbler may still legitimately have sent: one
 /// oversized batch.
@@ -160,6 +175,7 @@ impl EvaluatorSession {
         outbox.push(Frame::ClientHello { version: VERSION, window: config.window, base_ot }.encode());
         Ok(EvaluatorSession {
             window: config.window,
+            max_window: config.max_window.max(config.window),
             config,
             clock,
             state: State::AwaitServerHello,
@@ -374,6 +390,7 @@ impl EvaluatorSession {
             if unevaluated > allowed {
                 return Err(SessionError::WindowExceeded { unevaluated, allowed });
             }
+            self.tune_window(data.len());
             return self.advance(data);
         }
         let frame = Frame::decode(bytes)?;
@@ -386,6 +403,7 @@ impl EvaluatorSession {
                     return Err(SessionError::Version { ours: VERSION, theirs: version });
                 }
                 self.window = granted_window(self.config.window, max_window);
+                self.max_window = granted_window(self.max_window, max_window).max(self.window);
                 // The points are decoded when the first computation needs the base OTs.
                 crate::ot::base::check_receiver_message(&base_ot)?;
                 self.base_ot_points = Some(base_ot);
@@ -395,6 +413,8 @@ impl EvaluatorSession {
                 self.events.push_back(EvaluatorEvent::Ready);
             }
             (State::Computing(active), Frame::LabelCorrections(corrections)) => {
+                // The first answer to the request: a round trip (and both sides' OT work).
+                active.rtt_ms.get_or_insert(self.clock.now_ms() - active.start_ms);
                 let InputLabels::Correcting { labels, corrected } = &mut active.inputs else {
                     let state = if matches!(active.inputs, InputLabels::Pending(_)) { "awaiting the OT extension" } else { "holding every input label" };
                     return Err(SessionError::Unexpected { frame: "LabelCorrections", state });
@@ -492,9 +512,41 @@ impl EvaluatorSession {
             start_cpu: self.clock.cpu_ms(),
             start_counters,
             start_and: self.engine.and_gates(),
+            received: 0,
+            rtt_ms: None,
+            sample: (self.clock.now_ms(), 0),
         };
         self.state = State::Computing(Box::new(active));
         Ok(())
+    }
+
+    /// Window tuning, on each Data frame. A window under the bandwidth-delay product caps the
+    /// stream at window ÷ RTT: the garbler sends a window, then waits a round trip for credit.
+    /// So the window should hold what arrives in about two round trips. The round trip is
+    /// measured from the request to the first answer (an upper bound: it includes both sides'
+    /// OT work); the arrival rate over at least a round trip (and [`SAMPLE_MS`]). When twice
+    /// rate × RTT is half as much again as the window, the window doubles, within `max_window`,
+    /// and the garbler hears it in a `Window` frame; while the window is the limit the measured
+    /// rate is window ÷ RTT, so it keeps doubling until it is not. It never shrinks: what a
+    /// session may hold stays bounded by `max_window` and the server's maximum. Where the
+    /// evaluator is the slow side (a browser on a fast link) the rate is its own pace and the
+    /// window grows only to hold two round trips of that.
+    fn tune_window(&mut self, bytes: usize) {
+        let State::Computing(active) = &mut self.state else { return };
+        let now = self.clock.now_ms();
+        active.received += bytes as u64;
+        let rtt = *active.rtt_ms.get_or_insert(now - active.start_ms);
+        let (since, from) = active.sample;
+        let elapsed = now - since;
+        if elapsed < rtt.max(SAMPLE_MS) {
+            return;
+        }
+        active.sample = (now, active.received);
+        let bytes_per_ms = (active.received - from) as f64 / elapsed;
+        if self.window < self.max_window && 2.0 * bytes_per_ms * rtt >= 1.5 * f64::from(self.window) {
+            self.window = self.window.saturating_mul(2).min(self.max_window);
+            self.outbox.push(Frame::Window { bytes: self.window }.encode());
+        }
     }
 
     /// Evaluates what has arrived — `fresh`, a Data frame's content, after whatever waited in

@@ -12,13 +12,16 @@
 //! | 0x03 | `OtChunk`        | E → G     | one checked OT-extension message (its length fixed by the chunk's size, see `ot::kos`) |
 //! | 0x04 | `Credit`         | E → G     | bytes of data consumed so far in this computation, u64 |
 //! | 0x05 | `GarblerOutputs` | E → G     | count u32, then the label of each of the garbler's output wires [16 each] |
+//! | 0x06 | `Window`         | E → G     | the credit window the evaluator asks for from now on, u32 |
 //! | 0x83 | `Data`           | G → E     | the next bytes of the garbled stream |
 //! | 0x85 | `LabelCorrections` | G → E   | 16 bytes per OT of the chunk just extended: the evaluator's label corrections |
 //! | 0x84 | `Done`           | G → E     | the garbler's statistics (see [`Stats`]) |
 //! | 0x7f | `Error`          | both      | code u16, message str16, then optionally retry-after u32 (ms) |
 //!
 //! The two hellos cross: each side sends its own as soon as the WebSocket is open. The window
-//! both then use is [`granted_window`] of the client's wish and the server's maximum.
+//! both then use is [`granted_window`] of the client's wish and the server's maximum; the client
+//! may ask for another with a `Window` frame (within the same maximum) whenever its stream runs
+//! dry for want of credit.
 
 use super::stats::Stats;
 use crate::block::Block;
@@ -27,15 +30,18 @@ use thiserror::Error;
 pub const MAGIC: &[u8; 4] = b"GRBL";
 /// Version of this protocol; both sides must speak the same, and a hello of another version is
 /// refused with [`ErrorCode::Version`]. The version changes whenever a frame's layout or meaning
-/// does. (3: OT-extension chunks carry the KOS consistency check, and the garbler's outputs come
-/// back as labels.)
-pub const VERSION: u16 = 3;
+/// does. (4: the `Window` frame, and the retry-after of a `busy` Error frame.)
+pub const VERSION: u16 = 4;
 
 /// The smallest credit window: room for a few batches of garbled data.
 pub const MIN_WINDOW: u32 = 64 << 10;
 /// The credit window an evaluator asks for and a server grants unless configured otherwise:
 /// what a browser tab holds of garbled data at most.
 pub const DEFAULT_WINDOW: u32 = 4 << 20;
+/// The most an evaluator lets its window grow to unless configured otherwise, and the most a
+/// server grants unless configured otherwise: above 1 Gbit/s × 200 ms, the bandwidth-delay
+/// product of a fast intercontinental path.
+pub const DEFAULT_MAX_WINDOW: u32 = 32 << 20;
 
 /// The credit window of a session: what the client asked for, within what the server allows.
 /// Both sides compute it from the two hellos.
@@ -122,6 +128,9 @@ pub enum Frame {
     OtChunk(Vec<u8>),
     Credit { consumed: u64 },
     GarblerOutputs { labels: Vec<Block> },
+    /// The credit window the evaluator asks for from now on; the garbler grants it within its
+    /// maximum, as for the hello's.
+    Window { bytes: u32 },
     Data(Vec<u8>),
     /// For each OT of the chunk the evaluator just extended, d_i = L_i ⊕ q_i: the garbler's
     /// zero-label of that input wire XOR its correlated-OT zero-label. The evaluator's own OT
@@ -139,6 +148,7 @@ mod tag {
     pub const OT_CHUNK: u8 = 0x03;
     pub const CREDIT: u8 = 0x04;
     pub const GARBLER_OUTPUTS: u8 = 0x05;
+    pub const WINDOW: u8 = 0x06;
     pub const ERROR: u8 = 0x7f;
     pub const SERVER_HELLO: u8 = 0x81;
     pub const DATA: u8 = 0x83;
@@ -175,6 +185,7 @@ impl Frame {
             Frame::OtChunk(_) => "OtChunk",
             Frame::Credit { .. } => "Credit",
             Frame::GarblerOutputs { .. } => "GarblerOutputs",
+            Frame::Window { .. } => "Window",
             Frame::Data(_) => "Data",
             Frame::LabelCorrections(_) => "LabelCorrections",
             Frame::Done(_) => "Done",
@@ -228,6 +239,10 @@ impl Frame {
                     w.bytes(&label.to_bytes());
                 }
             }
+            Frame::Window { bytes } => {
+                w.u8(tag::WINDOW);
+                w.u32(*bytes);
+            }
             Frame::Data(bytes) => {
                 w.u8(tag::DATA);
                 w.bytes(bytes);
@@ -263,6 +278,7 @@ impl Frame {
             tag::OT_CHUNK => "OtChunk",
             tag::CREDIT => "Credit",
             tag::GARBLER_OUTPUTS => "GarblerOutputs",
+            tag::WINDOW => "Window",
             tag::DATA => "Data",
             tag::LABEL_CORRECTIONS => "LabelCorrections",
             tag::DONE => "Done",
@@ -301,6 +317,7 @@ impl Frame {
                 let bytes = r.take(count.saturating_mul(Block::BYTES), "labels")?;
                 Frame::GarblerOutputs { labels: bytes.chunks_exact(Block::BYTES).filter_map(Block::read).collect() }
             }
+            tag::WINDOW => Frame::Window { bytes: r.u32("window")? },
             tag::DATA => Frame::Data(r.rest()),
             tag::LABEL_CORRECTIONS => Frame::LabelCorrections(r.rest()),
             tag::DONE => Frame::Done(read_stats(&mut r)?),
@@ -449,6 +466,7 @@ mod tests {
             Frame::OtChunk(vec![9; 2048]),
             Frame::Credit { consumed: 123_456 },
             Frame::GarblerOutputs { labels: vec![Block(1), Block(u128::MAX), Block(7 << 100)] },
+            Frame::Window { bytes: 16 << 20 },
             Frame::Data(vec![5; 100]),
             Frame::LabelCorrections(vec![6; 48]),
             Frame::Done(Stats { wall_ms: 1.5, cpu_ms: Some(1.25), bytes_sent: 10, bytes_received: 20, and_gates: 30, frames_sent: 4, frames_received: 5 }),

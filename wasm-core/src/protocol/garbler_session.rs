@@ -15,7 +15,7 @@
 //! window ahead of what it has consumed, so a slow or stalled client costs the server at most a
 //! window of memory. Any unexpected frame ends the session with an `Error` frame.
 
-use super::frame::{granted_window, ComputeRequest, ErrorCode, Frame, VERSION};
+use super::frame::{granted_window, ComputeRequest, ErrorCode, Frame, MIN_WINDOW, VERSION};
 use super::session::{Counters, Outbox, Session};
 use super::stats::{Clock, Stats};
 use super::topology::{encode_record, end_record};
@@ -133,6 +133,9 @@ pub struct GarblerSession {
     services: Arc<dyn Services>,
     state: State,
     window: u32,
+    /// At most `config.max_window`; less once the server holds the session to less
+    /// ([`GarblerSession::limit_window`]).
+    window_limit: u32,
     ot: OtSender,
     engine: Garbler,
     /// The correlated-OT zero-labels of the chunk being corrected (scratch).
@@ -159,6 +162,7 @@ impl GarblerSession {
         outbox.push(Frame::ServerHello { version: VERSION, max_window: config.max_window, max_frame: config.max_frame, base_ot: points, catalog: services.catalog_json().to_string() }.encode());
         Ok(GarblerSession {
             window: config.max_window,
+            window_limit: config.max_window,
             config,
             clock,
             services,
@@ -243,6 +247,20 @@ impl GarblerSession {
         matches!(self.state, State::Idle | State::AwaitHello)
     }
 
+    /// The credit window now: the bytes of garbled data this session may have sent and not had
+    /// acknowledged.
+    pub fn window(&self) -> u32 {
+        self.window
+    }
+
+    /// Holds the window to at most `bytes` (never below the protocol's smallest), now and for
+    /// any the client asks for later: a server whose window memory is short gives a session
+    /// less than the client asked for — fewer bytes ahead, so more round trips, not a refusal.
+    pub fn limit_window(&mut self, bytes: u32) {
+        self.window_limit = bytes.max(MIN_WINDOW);
+        self.window = self.window.min(self.window_limit);
+    }
+
     /// Whether the session waits for the client to grant credit (it is not slow itself).
     pub fn is_waiting_for_credit(&self) -> bool {
         matches!(&self.state, State::Streaming(a) if a.produced - a.consumed >= self.window as u64)
@@ -298,7 +316,7 @@ impl GarblerSession {
                 if version != VERSION {
                     return Err(SessionError::Version { ours: VERSION, theirs: version });
                 }
-                self.window = granted_window(window, self.config.max_window);
+                self.window = granted_window(window, self.config.max_window.min(self.window_limit));
                 self.ot.receive_base_ot(&base_ot)?;
                 State::Idle
             }
@@ -321,6 +339,13 @@ impl GarblerSession {
                 // Credit that acknowledges nothing new is no progress: it returns before the
                 // count below.
                 self.state = State::Streaming(active);
+                return Ok(());
+            }
+            // A new window, any time after the hello: granted within the maximum as the hello's
+            // was. It is no progress (a client could send it forever), so it returns here.
+            (state @ (State::Idle | State::Streaming(_) | State::AwaitOutputs(_)), Frame::Window { bytes }) => {
+                self.window = granted_window(bytes, self.config.max_window.min(self.window_limit));
+                self.state = state;
                 return Ok(());
             }
             // Credit the evaluator sent before it saw the end of the stream may arrive late:
