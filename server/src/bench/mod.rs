@@ -228,18 +228,26 @@ mod tests {
     fn process_cpu_time_includes_threads_that_exited() {
         let pid = std::process::id();
         let before = process_cpu_ms(pid).expect("this process's CPU clock");
-        std::thread::spawn(|| {
-            let start = Instant::now();
+        // The thread spins until its own clock shows 30 ms of CPU (however loaded the machine),
+        // then exits: all of that must still count for the process.
+        let thread_ms = std::thread::spawn(|| {
+            let (start, wall) = (crate::clock::thread_cpu_ms().expect("a thread CPU clock"), Instant::now());
             let mut x = 1u64;
-            while start.elapsed() < Duration::from_millis(60) {
-                x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+            loop {
+                let spent = crate::clock::thread_cpu_ms().unwrap() - start;
+                if spent >= 30.0 || wall.elapsed() > Duration::from_secs(20) {
+                    return spent;
+                }
+                for _ in 0..10_000 {
+                    x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+                }
             }
         })
         .join()
         .unwrap();
         let spent = process_cpu_ms(pid).unwrap() - before;
-        // 60 ms of wall time spinning; a loaded machine may give the thread less of a core.
-        assert!(spent >= 15.0, "{spent} ms");
+        assert!(thread_ms >= 30.0, "the thread got {thread_ms} ms of CPU in 20 s");
+        assert!(spent >= thread_ms, "the process counted {spent} ms, its exited thread alone {thread_ms} ms");
         let mut child = std::process::Command::new("true").spawn().unwrap();
         let gone = child.id();
         child.wait().unwrap();

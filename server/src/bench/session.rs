@@ -196,6 +196,7 @@ fn over_link(server: &ServerProcess, link: LinkSpec, and_gates: Option<u64>, con
         .set("link_rtt_ms", link.rtt.as_secs_f64() * 1e3)
         .set("link_bandwidth_delay_bytes", link.bandwidth_delay_bytes())
         .set("window_bytes", window)
+        .set("window_end_bytes", session.window_end)
         .set("and_gates", and_gates)
         .set("connect_ms", connect_ms)
         .set("session_s", session.seconds)
@@ -221,6 +222,8 @@ struct SessionRun {
     peak_rss_mb: f64,
     /// The share of the machine's cores busy meanwhile (any process).
     machine_busy: Option<f64>,
+    /// The client's credit window at the end (it grows while the stream waits on the network).
+    window_end: u32,
 }
 
 fn synthetic_session(url: &str, connect: &ConnectOptions, and_gates: u64, server: &ServerProcess, watch_rss: bool) -> Result<SessionRun, String> {
@@ -235,10 +238,11 @@ fn run_synthetic(mut client: Client, and_gates: u64, server: &ServerProcess, wat
     let machine = MachineBusy::start();
     let result = client.compute("synthetic", vec![("and_gates".into(), and_gates)], inputs).map_err(|e| e.to_string())?;
     let machine_busy = machine.fraction();
+    let window_end = client.window();
     let server_cpu_ms = server_cpu.spent_ms();
     let peak_rss_mb = sampler.map_or(0.0, |s| s.stop().peak_mb);
     client.close();
-    Ok(SessionRun { seconds: result.evaluator.wall_ms / 1e3, wire_bytes: result.garbler.bytes_sent, client_cpu_ms: result.evaluator.cpu_ms, server_cpu_ms, peak_rss_mb, machine_busy })
+    Ok(SessionRun { seconds: result.evaluator.wall_ms / 1e3, wire_bytes: result.garbler.bytes_sent, client_cpu_ms: result.evaluator.cpu_ms, server_cpu_ms, peak_rss_mb, machine_busy, window_end })
 }
 
 /// What a raw transfer from the server's raw-throughput endpoint took.
