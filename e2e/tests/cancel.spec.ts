@@ -3,9 +3,9 @@ import { finishedState, runToCompletion } from '../support/demo-page';
 import { openDemo, serverUrl } from '../support/servers';
 import { serverInteger } from '../support/server-values';
 
-/** The shared server's `GET /metrics`. */
+/** The shared server's `GET /metrics.json` (`/metrics` is Prometheus's text format). */
 async function metrics(): Promise<Record<string, number>> {
-  const response = await fetch(`${serverUrl().replace(/^ws/, 'http').replace(/\/$/, '')}/metrics`);
+  const response = await fetch(`${serverUrl().replace(/^ws/, 'http').replace(/\/$/, '')}/metrics.json`);
   return (await response.json()) as Record<string, number>;
 }
 

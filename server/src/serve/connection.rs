@@ -11,7 +11,7 @@
 
 use super::addresses::{Busy, ConnectionGuard};
 use super::http::{self, HttpError, Route};
-use super::metrics::{Metrics, Refusal};
+use super::metrics::{Metrics, Refusal, PROMETHEUS_CONTENT_TYPE};
 use garblet_core::protocol::frame::DEFAULT_WINDOW;
 use super::proxy::Peer;
 use super::raw;
@@ -86,7 +86,7 @@ where
     let _connection = match admitted {
         Ok(guard) => guard,
         Err(busy) => {
-            info!(%peer, reason = %busy.message, "connection refused");
+            info!(%peer, outcome = "refused", reason = %busy.message, "connection refused");
             // A browser sees no HTTP status of a refused upgrade: it hears the refusal as a
             // Busy frame.
             if upgrade {
@@ -106,7 +106,8 @@ where
             let body = serde_json::json!({ "status": "ok", "version": env!("CARGO_PKG_VERSION"), "sessions_active": server.metrics.sessions_active() });
             reply(stream, http::json_response(&body.to_string(), cors)).await
         }
-        Route::Metrics => reply(stream, http::json_response(&server.metrics.to_json().to_string(), cors)).await,
+        Route::Metrics => reply(stream, http::response(200, "OK", PROMETHEUS_CONTENT_TYPE, &server.metrics.to_prometheus(), cors)).await,
+        Route::MetricsJson => reply(stream, http::json_response(&server.metrics.to_json().to_string(), cors)).await,
         Route::Services => reply(stream, http::json_response(server.services.catalog_json(), cors)).await,
         Route::Refuse { status, reason, message } => reply(stream, http::error_response(status, reason, &message)).await,
         Route::Session | Route::RawThroughput { .. } => {
@@ -143,13 +144,13 @@ where
     let address = match server.addresses.start_session(peer.client) {
         Ok(guard) => guard,
         Err(busy) => {
-            info!(%peer, reason = %busy.message, "session refused");
+            info!(%peer, outcome = "refused", reason = %busy.message, "session refused");
             return refuse(ws, ErrorCode::Busy, &busy.message, Some(busy.retry_after)).await;
         }
     };
     let Ok(permit) = server.sessions.clone().try_acquire_owned() else {
         server.metrics.session_refused();
-        info!(%peer, "session refused: the server is full");
+        info!(%peer, outcome = "refused", "session refused: the server is full");
         let message = format!("the server is running its maximum of {} sessions; try again later", server.limits.max_sessions);
         return refuse(ws, ErrorCode::Busy, &message, Some(RETRY_WHEN_FULL)).await;
     };
@@ -157,7 +158,7 @@ where
     // hello, or later when its stream waits on the network) takes more as it goes.
     let Some(window) = server.windows.reserve(server.limits.max_window_bytes.min(DEFAULT_WINDOW)) else {
         server.metrics.refused(Refusal::WindowMemory);
-        info!(%peer, "session refused: the sessions' windows take all of max_window_memory_bytes");
+        info!(%peer, outcome = "refused", "session refused: the sessions' windows take all of max_window_memory_bytes");
         let message = "the server holds its maximum of unacknowledged data for other sessions; try again later";
         return refuse(ws, ErrorCode::Busy, message, Some(RETRY_WHEN_FULL)).await;
     };

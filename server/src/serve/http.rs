@@ -81,7 +81,10 @@ pub async fn read_head<S: AsyncRead + Unpin>(stream: &mut S) -> Result<(RequestH
 
 pub enum Route {
     Health,
+    /// Prometheus's text format.
     Metrics,
+    /// The same counters as JSON.
+    MetricsJson,
     Services,
     /// A WebSocket session (`/` or `/ws`).
     Session,
@@ -100,6 +103,7 @@ pub fn route(head: &RequestHead, max_frame: usize, raw_enabled: bool) -> Route {
     match head.path.as_str() {
         "/health" => Route::Health,
         "/metrics" => Route::Metrics,
+        "/metrics.json" => Route::MetricsJson,
         "/services" => Route::Services,
         "/" | "/ws" if upgrade => Route::Session,
         "/" | "/ws" => refuse(426, "Upgrade Required", "this is a Garblet WebSocket endpoint; GET /services lists the services"),
@@ -110,7 +114,7 @@ pub fn route(head: &RequestHead, max_frame: usize, raw_enabled: bool) -> Route {
                 _ => refuse(400, "Bad Request", "GET /bench/raw?bytes=N&frame=F with 1 <= F <= the frame limit"),
             }
         }
-        _ => refuse(404, "Not Found", "no such endpoint: try /, /health, /metrics or /services"),
+        _ => refuse(404, "Not Found", "no such endpoint: try /, /health, /metrics, /metrics.json or /services"),
     }
 }
 

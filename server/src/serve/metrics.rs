@@ -1,10 +1,15 @@
-//! Server-wide counters, served as JSON by `GET /metrics`. Relaxed atomics: each counter is
-//! exact, a snapshot of several is not a single instant (nobody needs it to be).
+//! Server-wide counters, served by `GET /metrics` in Prometheus's text exposition format and by
+//! `GET /metrics.json` as one JSON object. Relaxed atomics: each counter is exact, a snapshot of
+//! several is not a single instant (nobody needs it to be).
 
 use garblet_core::protocol::ErrorCode;
 use serde_json::{json, Value};
+use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
+
+/// The `Content-Type` of Prometheus's text exposition format, version 0.0.4.
+pub const PROMETHEUS_CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 pub struct Metrics {
     started: Instant,
@@ -65,6 +70,11 @@ impl Refusal {
             Refusal::WindowMemory => "refused_window_memory",
         }
     }
+
+    /// The `cause` label of `garblet_refusals_total`.
+    fn cause(self) -> &'static str {
+        &self.metric()["refused_".len()..]
+    }
 }
 
 /// Why the server took a slot back from a client that held it without using it.
@@ -91,6 +101,11 @@ impl Reclaim {
             Reclaim::NoProgress => "reclaimed_no_progress",
             Reclaim::Idle => "reclaimed_idle",
         }
+    }
+
+    /// The `cause` label of `garblet_sessions_reclaimed_total`.
+    fn cause(self) -> &'static str {
+        &self.metric()["reclaimed_".len()..]
     }
 }
 
@@ -199,6 +214,43 @@ impl Metrics {
         }
         json
     }
+
+    /// The same numbers in Prometheus's text exposition format (version 0.0.4): counters end in
+    /// `_total`, sizes are in bytes and times in seconds, and the refusals and reclaimed
+    /// sessions are one family each with the cause as a label, so that a query can sum them.
+    pub fn to_prometheus(&self) -> String {
+        let load = |counter: &AtomicU64| counter.load(Relaxed).to_string();
+        let mut out = String::new();
+        let mut family = |name: &str, kind: &str, help: &str, samples: &[(Option<(&str, &str)>, String)]| {
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+            for (label, value) in samples {
+                // Writing to a String cannot fail.
+                let _ = match label {
+                    Some((key, val)) => writeln!(out, "{name}{{{key}=\"{val}\"}} {value}"),
+                    None => writeln!(out, "{name} {value}"),
+                };
+            }
+        };
+        let one = |value: String| [(None, value)];
+        family("garblet_uptime_seconds", "gauge", "Seconds since the server started.", &one(self.started.elapsed().as_secs_f64().to_string()));
+        family("garblet_sessions_active", "gauge", "Sessions running now.", &one(load(&self.sessions_active)));
+        family("garblet_sessions_total", "counter", "Sessions started.", &one(load(&self.sessions_total)));
+        family("garblet_sessions_failed_total", "counter", "Sessions that ended in an error (not counting those the client cancelled).", &one(load(&self.sessions_failed)));
+        family("garblet_sessions_cancelled_total", "counter", "Sessions the client ended with an Error frame, as a cancelled run does.", &one(load(&self.sessions_cancelled)));
+        family("garblet_computations_total", "counter", "Computations finished.", &one(load(&self.computations)));
+        family("garblet_and_gates_total", "counter", "AND gates garbled in finished computations.", &one(load(&self.and_gates)));
+        family("garblet_received_bytes_total", "counter", "WebSocket message payload bytes received from clients.", &one(load(&self.bytes_in)));
+        family("garblet_sent_bytes_total", "counter", "WebSocket message payload bytes sent to clients.", &one(load(&self.bytes_out)));
+        family("garblet_ot_check_failures_total", "counter", "Sessions ended by a failed OT-extension consistency check (a deviating client).", &one(load(&self.ot_check_failures)));
+        family("garblet_forged_outputs_total", "counter", "Sessions ended because the client returned an output label the server never made.", &one(load(&self.forged_outputs)));
+        family("garblet_window_memory_bytes", "gauge", "Bytes of credit window the running sessions hold together.", &one(load(&self.window_memory_bytes)));
+        let mut refusals = vec![(Some(("cause", "max_sessions")), load(&self.sessions_refused))];
+        refusals.extend(Refusal::ALL.map(|why| (Some(("cause", why.cause())), load(&self.refusals[why as usize]))));
+        family("garblet_refusals_total", "counter", "Connections, sessions and computations refused with Busy, by the limit that refused them.", &refusals);
+        let reclaimed = Reclaim::ALL.map(|why| (Some(("cause", why.cause())), load(&self.reclaimed[why as usize])));
+        family("garblet_sessions_reclaimed_total", "counter", "Sessions the server ended because the client held its slot without moving the session on, by cause.", &reclaimed);
+        out
+    }
 }
 
 impl Default for Metrics {
@@ -213,5 +265,27 @@ pub struct ActiveSession<'a>(&'a Metrics);
 impl Drop for ActiveSession<'_> {
     fn drop(&mut self) {
         self.0.sessions_active.fetch_sub(1, Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prometheus_text_carries_every_counter_with_causes_as_labels() {
+        let metrics = Metrics::new();
+        let _session = metrics.session_started();
+        metrics.computation_finished(6400);
+        metrics.session_refused();
+        metrics.refused(Refusal::HandshakeRate);
+        metrics.refused(Refusal::HandshakeRate);
+        metrics.reclaimed(Reclaim::NoProgress);
+        let text = metrics.to_prometheus();
+        for line in ["garblet_sessions_active 1", "garblet_sessions_total 1", "garblet_and_gates_total 6400", "garblet_refusals_total{cause=\"max_sessions\"} 1", "garblet_refusals_total{cause=\"handshake_rate\"} 2", "garblet_refusals_total{cause=\"window_memory\"} 0", "garblet_sessions_reclaimed_total{cause=\"no_progress\"} 1"] {
+            assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
+        }
+        assert!(text.contains("# TYPE garblet_refusals_total counter\n"), "{text}");
+        assert!(text.ends_with('\n'));
     }
 }

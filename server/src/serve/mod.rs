@@ -51,17 +51,30 @@ pub enum ServeError {
     Bind { addr: SocketAddr, source: std::io::Error },
     #[error("{0}")]
     Io(#[from] std::io::Error),
+    #[error("GARBLET_LOG_FORMAT={0:?}: the log format is text (the default) or json")]
+    LogFormat(String),
 }
 
-/// Structured logs on stderr; `GARBLET_LOG` filters them (default `info`).
-pub fn init_logging() {
+/// Structured logs on stderr; `GARBLET_LOG` filters them (default `info`). `GARBLET_LOG_FORMAT`:
+/// `text` (the default) for people, `json` for log collectors — one object a line with the
+/// timestamp, level, message, the event's fields at the top level, and the session's span (its
+/// id and client address). An unknown format is an error, not a silent fallback to text.
+pub fn init_logging() -> Result<(), ServeError> {
     let filter = EnvFilter::try_from_env("GARBLET_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(crate::client::display::colour_on_stderr()).try_init();
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    // try_init fails only when a subscriber is already set (tests that run the server twice in
+    // one process): the first one keeps logging.
+    let _ = match std::env::var("GARBLET_LOG_FORMAT").as_deref() {
+        Err(_) | Ok("" | "text") => builder.with_ansi(crate::client::display::colour_on_stderr()).try_init(),
+        Ok("json") => builder.json().flatten_event(true).with_current_span(true).with_span_list(false).try_init(),
+        Ok(other) => return Err(ServeError::LogFormat(other.to_string())),
+    };
+    Ok(())
 }
 
 /// Runs the server until Ctrl-C (or SIGTERM). `config_path`: `None` for the embedded default.
 pub fn run(config_path: Option<&Path>) -> Result<(), ServeError> {
-    init_logging();
+    init_logging()?;
     keep_freed_memory();
     let config = match config_path {
         Some(path) => Config::load(path)?,

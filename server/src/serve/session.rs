@@ -104,14 +104,14 @@ pub fn spawn(id: u64, settings: SessionSettings, services: Arc<ServiceTable>, me
         }))
         .unwrap_or_else(|_| Outcome::Failed("internal error (a panic; see above)".into()));
         match outcome {
-            Outcome::Completed => info!("session ended"),
+            Outcome::Completed => info!(outcome = "completed", "session ended"),
             Outcome::Failed(reason) => {
                 metrics.session_failed();
-                info!(%reason, "session failed");
+                info!(outcome = "failed", %reason, "session failed");
             }
             Outcome::Cancelled(reason) => {
                 metrics.session_cancelled();
-                info!(%reason, "session cancelled by the client");
+                info!(outcome = "cancelled", %reason, "session cancelled by the client");
             }
         }
     })?;

@@ -87,8 +87,9 @@ impl Server {
         http_get(&self.addr, path, None)
     }
 
+    /// `GET /metrics.json`: the counters as JSON (`/metrics` is Prometheus's text format).
     pub fn metrics(&self) -> serde_json::Value {
-        let (status, body) = self.get("/metrics");
+        let (status, body) = self.get("/metrics.json");
         assert_eq!(status, 200);
         serde_json::from_str(&body).unwrap()
     }
