@@ -149,9 +149,9 @@ export class Garblet {
     return readFileSync(this.logFile, 'utf8');
   }
 
-  /** `GET /metrics`, straight to this process (not through nginx). */
+  /** `GET /metrics.json` (the counters as JSON), straight to this process (not through nginx). */
   async metrics(): Promise<Record<string, number>> {
-    const response = await fetch(`http://${this.addr}/metrics`, { signal: AbortSignal.timeout(5000) });
+    const response = await fetch(`http://${this.addr}/metrics.json`, { signal: AbortSignal.timeout(5000) });
     return (await response.json()) as Record<string, number>;
   }
 
