@@ -61,8 +61,9 @@ enum Command {
         /// "bits", "value", "hex"}, …], "stats", "window_bytes"}.
         #[arg(long)]
         json: bool,
-        /// The credit window to ask for, in bytes: how far the server may garble ahead of this
-        /// client (it grants at most its `max_window_bytes`). Larger windows ride out
+        /// The credit window to start with, in bytes: how far the server may garble ahead of this
+        /// client (it grants at most its `max_window_bytes`). The session doubles it while the
+        /// stream waits for credit on a long network path, up to 32 MiB. Larger windows ride out
         /// scheduling hiccups on fast links at the cost of that much memory on both ends.
         #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_WINDOW, value_parser = clap::value_parser!(u32).range(MIN_WINDOW as i64..))]
         window: u32,

@@ -319,8 +319,9 @@ fn the_command_line_client() {
     assert_eq!(code, 0);
     assert_eq!(serde_json::from_str::<serde_json::Value>(&stdout).unwrap()["stats"]["evaluator"]["and_gates"], 5000);
 
-    // The credit window: the default 4 MiB, less if asked, never more than the server allows
-    // (4 MiB: the default `max_window_bytes`), never below the protocol's 64 KiB.
+    // The credit window granted at the start: the default 4 MiB, less or more if asked, never
+    // more than the server allows (32 MiB: the default `max_window_bytes`), never below the
+    // protocol's 64 KiB.
     let window = |flag: &[&str]| {
         let args = [&["run", "--server", &url, "synthetic", "--param", "and_gates=5000", "--input", "0", "--json"], flag].concat();
         let (code, stdout, stderr) = garblet(&args);
@@ -329,7 +330,8 @@ fn the_command_line_client() {
     };
     assert_eq!(window(&[]), 4 << 20);
     assert_eq!(window(&["--window", "131072"]), 131072);
-    assert_eq!(window(&["--window", "16777216"]), 4 << 20);
+    assert_eq!(window(&["--window", "16777216"]), 16 << 20);
+    assert_eq!(window(&["--window", "67108864"]), 32 << 20);
     let (code, _, stderr) = garblet(&["run", "--server", &url, "synthetic", "--input", "0", "--window", "1000"]);
     assert_eq!(code, 2);
     assert!(stderr.contains("--window") && stderr.contains("65536"), "{stderr}");

@@ -43,8 +43,10 @@ pub fn run(args: &RunArgs) -> Result<(), ClientError> {
             return Err(e);
         }
     };
-    let result = client.compute(&args.service, params, inputs)?;
+    // The window the server granted at the start (the session may grow it while the stream
+    // waits on the network).
     let window = client.window();
+    let result = client.compute(&args.service, params, inputs)?;
     client.close();
     let shown: Vec<Shown> = result.outputs.iter().map(|o| display::output(&o.name, &o.bits, o.signed)).collect();
     if args.json {
