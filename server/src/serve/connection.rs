@@ -12,13 +12,13 @@
 use super::addresses::{Busy, ConnectionGuard};
 use super::http::{self, HttpError, Route};
 use super::metrics::{Metrics, Refusal, PROMETHEUS_CONTENT_TYPE};
-use garblet_core::protocol::frame::DEFAULT_WINDOW;
 use super::proxy::Peer;
 use super::raw;
 use super::server::{Phase, Server};
 use super::session::{self, retry_after_ms, Inbound, SessionChannels, SessionPlaces, SessionSettings};
 use super::socket::{close, write_frames, write_messages, ClientMessage, CloseStatus, Outbox, ReadError, WebSocket, WsReader, LINGER};
 use crate::ws::{Opcode, WsError};
+use garblet_core::protocol::frame::DEFAULT_WINDOW;
 use garblet_core::protocol::{ErrorCode, Frame, Services};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -71,9 +71,9 @@ where
         Ok(Err(e)) => return reply(stream, http::error_response(400, "Bad Request", &e.to_string())).await,
         Err(_) => return reply(stream, http::error_response(408, "Request Timeout", "no complete request in time")).await,
     };
-    let origin = head.header("origin").map(str::to_string);
     let peer = server.proxies.peer(tcp_peer, head.headers(server.proxies.header().name()));
     let admitted = admitted.unwrap_or_else(|| server.addresses.connect(peer.client));
+    let origin = head.header("origin").map(str::to_string);
     let origin_allowed = server.origins.allows(origin.as_deref());
     // Browsers may read the JSON endpoints from allowed origins only.
     let cors = origin.as_deref().filter(|_| origin_allowed);
