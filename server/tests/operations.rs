@@ -171,7 +171,7 @@ fn parse_exposition(text: &str) -> Result<Vec<Sample>, String> {
         if !helps.contains(name) {
             return Err(error("a sample with no HELP".into()));
         }
-        if kind == "counter" && !(value >= 0.0) {
+        if kind == "counter" && (value.is_nan() || value < 0.0) {
             return Err(error("a counter below zero or NaN".into()));
         }
         if current.as_deref() != Some(name) {
