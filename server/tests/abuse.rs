@@ -6,27 +6,19 @@
 
 mod common;
 
-use common::{connect_from, drain, honest_client, RawClient, Server};
+use common::{connect_from, drain, honest_client, honest_services, RawClient, Server};
 use garblet_core::protocol::{ErrorCode, Frame, SessionError};
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
-const SERVICES: &str = r#"
-[[service]]
-name = "aes128"
-circuit = { bristol = "aes_128" }
-inputs = [{ party = "garbler", encoding = "bytes", value = { hex = "000102030405060708090a0b0c0d0e0f" } }, { party = "evaluator", encoding = "bytes" }]
-
-[[service]]
-name = "synthetic"
-circuit = { builtin = "synthetic", params = { width = 512 }, client_params = { and_gates = { max = 1_000_000_000 } } }
-garbler_inputs = { garbler = { hex = "0x0" } }
-"#;
+fn services() -> String {
+    honest_services(1_000_000_000)
+}
 
 const ATTACKER: &str = "127.0.0.2";
 
 fn server(limits: &str) -> Server {
-    Server::start(&format!("[limits]\n{limits}\n{SERVICES}"))
+    Server::start(&format!("[limits]\n{limits}\n{}", services()))
 }
 
 /// Waits until `/metrics` shows `key` at `n` or more; panics after a generous limit.
@@ -226,7 +218,7 @@ fn a_client_that_never_reads_is_dropped_at_the_write_timeout() {
 
 #[test]
 fn a_request_over_its_services_work_cap_is_ended() {
-    let capped = SERVICES.replace("garbler_inputs = { garbler = { hex = \"0x0\" } }", "garbler_inputs = { garbler = { hex = \"0x0\" } }\nmax_and_gates = 3_000_000");
+    let capped = services().replace("garbler_inputs = { garbler = { hex = \"0x0\" } }", "garbler_inputs = { garbler = { hex = \"0x0\" } }\nmax_and_gates = 3_000_000");
     let server = Server::start(&format!("[limits]\nmax_and_gates_per_request = 1_000_000\n{capped}"));
     let honest = honest_client(server.url(), 2, 2_000_000);
     let mut raw = RawClient::connect_from(&server.url(), ATTACKER).unwrap();

@@ -4,27 +4,17 @@
 
 mod common;
 
-use common::{honest_client, RawClient, Server};
+use common::{honest_client, honest_services, RawClient, Server};
 use garblet_core::protocol::ErrorCode;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 
-const SERVICES: &str = r#"
-[limits]
-max_sessions = 1
-
-[[service]]
-name = "aes128"
-circuit = { bristol = "aes_128" }
-inputs = [{ party = "garbler", encoding = "bytes", value = { hex = "000102030405060708090a0b0c0d0e0f" } }, { party = "evaluator", encoding = "bytes" }]
-
-[[service]]
-name = "synthetic"
-circuit = { builtin = "synthetic", params = { width = 512 }, client_params = { and_gates = { max = 1_000_000 } } }
-garbler_inputs = { garbler = { hex = "0x0" } }
-"#;
+/// One session at a time, and the honest client's services.
+fn config() -> String {
+    format!("[limits]\nmax_sessions = 1\n{}", honest_services(1_000_000))
+}
 
 /// `GET path`: the status, the headers (names in lower case) and the body.
 fn get(addr: &str, path: &str) -> (u16, HashMap<String, String>, String) {
@@ -219,7 +209,7 @@ fn the_exposition_check_is_strict() {
 
 #[test]
 fn metrics_in_prometheus_text_format_agree_with_the_json() {
-    let server = Server::start(SERVICES);
+    let server = Server::start(&config());
     honest_client(server.url(), 2, 1000).join().unwrap();
     // A second session is refused (max_sessions = 1): a refusal with its cause.
     let _first = RawClient::connect(&server.url());
@@ -270,7 +260,7 @@ fn metrics_in_prometheus_text_format_agree_with_the_json() {
 
 #[test]
 fn json_logs_are_one_object_a_line_with_the_session_s_fields() {
-    let server = Server::start_with(SERVICES, &[("GARBLET_LOG_FORMAT", "json")]);
+    let server = Server::start_with(&config(), &[("GARBLET_LOG_FORMAT", "json")]);
     honest_client(server.url(), 1, 1000).join().unwrap();
     let _first = RawClient::connect(&server.url());
     server.wait_for_active(1, std::time::Duration::from_secs(10));

@@ -4,25 +4,15 @@
 
 mod common;
 
-use common::{drain, fips_block, honest_client, http_get, temp_path, RawClient, Server, FIPS_CIPHERTEXT};
+use common::{drain, fips_block, honest_client, honest_services, http_get, temp_path, RawClient, Server, FIPS_CIPHERTEXT};
 use garblet_circuits::value;
 use garblet_core::protocol::frame::VERSION;
 use garblet_core::protocol::{Catalog, ComputeRequest, ErrorCode, Frame, FrameError, ResolveError, SessionError};
 use garblet_server::client::{Client, ClientError, ConnectOptions};
 use std::time::{Duration, Instant};
 
-fn services() -> &'static str {
-    r#"
-[[service]]
-name = "aes128"
-circuit = { bristol = "aes_128" }
-inputs = [{ party = "garbler", encoding = "bytes", value = { hex = "000102030405060708090a0b0c0d0e0f" } }, { party = "evaluator", encoding = "bytes" }]
-
-[[service]]
-name = "synthetic"
-circuit = { builtin = "synthetic", params = { width = 512 }, client_params = { and_gates = { max = 1_000_000_000 } } }
-garbler_inputs = { garbler = { hex = "0x0" } }
-"#
+fn services() -> String {
+    honest_services(1_000_000_000)
 }
 
 fn config(limits: &str) -> String {

@@ -329,6 +329,24 @@ pub fn fips_block() -> Vec<bool> {
     value::parse_uint("0x00112233445566778899aabbccddeeff", 128).unwrap()
 }
 
+/// The services [`honest_client`] needs, as configuration: `aes128` with FIPS-197's key and
+/// `synthetic` of width 512, whose clients may ask for up to `max_and_gates` AND gates.
+pub fn honest_services(max_and_gates: u64) -> String {
+    format!(
+        r#"
+[[service]]
+name = "aes128"
+circuit = {{ bristol = "aes_128" }}
+inputs = [{{ party = "garbler", encoding = "bytes", value = {{ hex = "000102030405060708090a0b0c0d0e0f" }} }}, {{ party = "evaluator", encoding = "bytes" }}]
+
+[[service]]
+name = "synthetic"
+circuit = {{ builtin = "synthetic", params = {{ width = 512 }}, client_params = {{ and_gates = {{ max = {max_and_gates} }} }} }}
+garbler_inputs = {{ garbler = {{ hex = "0x0" }} }}
+"#
+    )
+}
+
 /// An honest client in the background, on one session: `rounds` times AES of the FIPS-197
 /// block and a synthetic computation of `and_gates` AND gates, each result checked (against
 /// FIPS-197, and against the plaintext evaluation of the same circuit). The server needs
