@@ -109,17 +109,17 @@ impl FromStr for LinkSpec {
 impl fmt::Display for LinkSpec {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         let b = self.bits_per_s;
-        let rate = if b % 1_000_000_000 == 0 {
+        let rate = if b.is_multiple_of(1_000_000_000) {
             format!("{}gbit", b / 1_000_000_000)
-        } else if b % 1_000_000 == 0 {
+        } else if b.is_multiple_of(1_000_000) {
             format!("{}mbit", b / 1_000_000)
-        } else if b % 1000 == 0 {
+        } else if b.is_multiple_of(1000) {
             format!("{}kbit", b / 1000)
         } else {
             format!("{b}bit")
         };
         let us = self.rtt.as_micros();
-        if us % 1000 == 0 {
+        if us.is_multiple_of(1000) {
             write!(f, "{rate},{}ms", us / 1000)
         } else {
             write!(f, "{rate},{us}us")
@@ -176,9 +176,8 @@ fn relay_connection(client: TcpStream, upstream: SocketAddr, link: LinkSpec) -> 
         socket.set_nodelay(true)?;
     }
     let (client_out, server_out) = (client.try_clone()?, server.try_clone()?);
-    Direction::start(client, server_out, link)?;
-    Direction::start(server, client_out, link)?;
-    Ok(())
+    direction(client, server_out, link)?;
+    direction(server, client_out, link)
 }
 
 /// Bytes read at once: small enough that serialisation times are fine-grained (64 KiB is
@@ -203,17 +202,15 @@ struct QueueState {
     broken: bool,
 }
 
-struct Direction;
-
-impl Direction {
-    fn start(from: TcpStream, to: TcpStream, link: LinkSpec) -> io::Result<()> {
-        let capacity = ((2.0 * link.bandwidth_delay_bytes()) as usize).max(4 * READ_BYTES);
-        let queue = Arc::new(Queue { state: Mutex::new(QueueState::default()), changed: Condvar::new(), capacity });
-        let reader_queue = queue.clone();
-        thread::Builder::new().name("relay-read".into()).spawn(move || read_side(from, &reader_queue, link))?;
-        thread::Builder::new().name("relay-write".into()).spawn(move || write_side(to, &queue))?;
-        Ok(())
-    }
+/// Starts one direction of the link, `from` → `to`: a reader and a writer thread sharing a
+/// queue.
+fn direction(from: TcpStream, to: TcpStream, link: LinkSpec) -> io::Result<()> {
+    let capacity = ((2.0 * link.bandwidth_delay_bytes()) as usize).max(4 * READ_BYTES);
+    let queue = Arc::new(Queue { state: Mutex::new(QueueState::default()), changed: Condvar::new(), capacity });
+    let reader_queue = queue.clone();
+    thread::Builder::new().name("relay-read".into()).spawn(move || read_side(from, &reader_queue, link))?;
+    thread::Builder::new().name("relay-write".into()).spawn(move || write_side(to, &queue))?;
+    Ok(())
 }
 
 /// Reads, stamps each piece with its delivery time (serialised at the link's rate after the

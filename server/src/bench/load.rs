@@ -19,8 +19,8 @@ use super::loopback::ServerProcess;
 use super::report::{rate, Report};
 use super::{CpuWatch, Rng, RssSampler};
 use crate::client::{Client, ConnectOptions, Leave};
-use garblet_circuits::registry::{self, Params};
-use garblet_circuits::{Party, Plaintext, Runner};
+use garblet_circuits::registry::{self, Params, ProgramSpec};
+use garblet_circuits::{InputField, Party, Plaintext, Runner};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -60,7 +60,7 @@ const MIX: &[ServiceDef] = &[
 /// A service as configured: its program at its size, and the server's input.
 struct Served {
     name: &'static str,
-    program: &'static str,
+    spec: ProgramSpec,
     /// The size the server fixes.
     fixed: &'static [(&'static str, u64)],
     /// All the parameters, the client's included.
@@ -71,6 +71,8 @@ struct Served {
     client_params: Vec<(String, u64)>,
     /// The circuit's garbler input bits (derived from the configured fields).
     garbler_bits: Vec<bool>,
+    /// What the client sends, field by field.
+    evaluator_fields: Vec<InputField>,
 }
 
 enum Outcome {
@@ -235,10 +237,7 @@ fn failed(why: String) -> Record {
 /// that walks away mid-computation.
 fn session(url: &str, connect: &ConnectOptions, served: &[Served], service: usize, leave: f64, rng: &mut Rng) -> Record {
     let s = &served[service];
-    let inputs = match evaluator_shape(s) {
-        Ok(shape) => shape.iter().flat_map(|f| rng.value(f.bits, &f.encoding)).collect::<Vec<bool>>(),
-        Err(e) => return failed(e),
-    };
+    let inputs: Vec<bool> = s.evaluator_fields.iter().flat_map(|f| rng.value(f.bits, &f.encoding)).collect();
     let walk_away = (rng.next() as f64) < leave * u64::MAX as f64;
     let (how, after) = (if rng.next() & 1 == 0 { Leave::Cancel } else { Leave::Drop }, 1 + (rng.next() % 30) as usize);
     let start = Instant::now();
@@ -261,12 +260,6 @@ fn session(url: &str, connect: &ConnectOptions, served: &[Served], service: usiz
         Ok(r) => Record { service, inputs, and_gates: r.evaluator.and_gates, outcome: Outcome::Done(r.outputs.into_iter().flat_map(|o| o.bits).collect()), latency },
         Err(e) => Record { service, inputs, outcome: Outcome::Failed(e.to_string()), latency, and_gates: 0 },
     }
-}
-
-fn evaluator_shape(s: &Served) -> Result<Vec<garblet_circuits::InputField>, String> {
-    let spec = registry::find(s.program).ok_or_else(|| format!("no program {}", s.program))?;
-    let program = spec.instantiate(&s.params).map_err(|e| e.to_string())?;
-    Ok(program.shape().inputs_of(Party::Evaluator).cloned().collect())
 }
 
 /// Every completed session's outputs against the circuit in the clear: a line per problem,
@@ -293,8 +286,7 @@ fn check(served: &[Served], records: &[Record]) -> Vec<String> {
 }
 
 fn clear_outputs(s: &Served, evaluator_bits: &[bool]) -> Result<Vec<bool>, String> {
-    let spec = registry::find(s.program).ok_or_else(|| format!("no program {}", s.program))?;
-    let program = spec.instantiate(&s.params).map_err(|e| e.to_string())?;
+    let program = s.spec.instantiate(&s.params).map_err(|e| e.to_string())?;
     let mut plain = Plaintext::new(s.garbler_bits.clone(), evaluator_bits.to_vec());
     Runner::new(program).run(&mut plain).map_err(|e| e.to_string())?;
     Ok(plain.outputs().to_vec())
@@ -312,6 +304,7 @@ fn services(options: &Options, rng: &mut Rng) -> Result<Vec<Served>, String> {
         let params = spec.resolve(given).map_err(|e| e.to_string())?;
         let program = spec.instantiate(&params).map_err(|e| e.to_string())?;
         let fields = spec.garbler_fields(&params, program.shape());
+        let evaluator_fields = program.shape().inputs_of(Party::Evaluator).cloned().collect();
         let configured: Vec<bool> = fields.iter().flat_map(|f| rng.value(f.bits, &f.encoding)).collect();
         let mut rest = configured.as_slice();
         let mut inputs = Vec::new();
@@ -323,12 +316,13 @@ fn services(options: &Options, rng: &mut Rng) -> Result<Vec<Served>, String> {
         let garbler_bits = spec.garbler_bits(&params, configured).map_err(|e| e.to_string())?;
         served.push(Served {
             name: def.name,
-            program: def.program,
+            spec: *spec,
             fixed: def.params,
             params,
             garbler_inputs: format!("{{ {} }}", inputs.join(", ")),
             client_params,
             garbler_bits,
+            evaluator_fields,
         });
     }
     Ok(served)
@@ -353,7 +347,7 @@ fn config(served: &[Served], concurrency: usize) -> String {
             text,
             "\n[[service]]\nname = \"{}\"\ncircuit = {{ builtin = \"{}\", params = {{ {} }}{client} }}\ngarbler_inputs = {}\n",
             s.name,
-            s.program,
+            s.spec.name,
             fixed.join(", "),
             s.garbler_inputs
         );
