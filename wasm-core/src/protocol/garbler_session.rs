@@ -133,9 +133,6 @@ pub struct GarblerSession {
     services: Arc<dyn Services>,
     state: State,
     window: u32,
-    /// At most `config.max_window`; less once the server holds the session to less
-    /// ([`GarblerSession::limit_window`]).
-    window_limit: u32,
     ot: OtSender,
     engine: Garbler,
     /// The correlated-OT zero-labels of the chunk being corrected (scratch).
@@ -162,7 +159,6 @@ impl GarblerSession {
         outbox.push(Frame::ServerHello { version: VERSION, max_window: config.max_window, max_frame: config.max_frame, base_ot: points, catalog: services.catalog_json().to_string() }.encode());
         Ok(GarblerSession {
             window: config.max_window,
-            window_limit: config.max_window,
             config,
             clock,
             services,
@@ -257,8 +253,8 @@ impl GarblerSession {
     /// any the client asks for later: a server whose window memory is short gives a session
     /// less than the client asked for — fewer bytes ahead, so more round trips, not a refusal.
     pub fn limit_window(&mut self, bytes: u32) {
-        self.window_limit = bytes.max(MIN_WINDOW);
-        self.window = self.window.min(self.window_limit);
+        self.config.max_window = self.config.max_window.min(bytes.max(MIN_WINDOW));
+        self.window = self.window.min(self.config.max_window);
     }
 
     /// Whether the session waits for the client to grant credit (it is not slow itself).
@@ -316,7 +312,7 @@ impl GarblerSession {
                 if version != VERSION {
                     return Err(SessionError::Version { ours: VERSION, theirs: version });
                 }
-                self.window = granted_window(window, self.config.max_window.min(self.window_limit));
+                self.window = granted_window(window, self.config.max_window);
                 self.ot.receive_base_ot(&base_ot)?;
                 State::Idle
             }
@@ -344,7 +340,7 @@ impl GarblerSession {
             // A new window, any time after the hello: granted within the maximum as the hello's
             // was. It is no progress (a client could send it forever), so it returns here.
             (state @ (State::Idle | State::Streaming(_) | State::AwaitOutputs(_)), Frame::Window { bytes }) => {
-                self.window = granted_window(bytes, self.config.max_window.min(self.window_limit));
+                self.window = granted_window(bytes, self.config.max_window);
                 self.state = state;
                 return Ok(());
             }
