@@ -9,7 +9,8 @@
 //!
 //! [`Reader`] is sans-IO: bytes go into [`Reader::spare`], messages come out of
 //! [`Reader::next_message`], so the server's async tasks and the client's blocking loop share it.
-//! No extensions are negotiated, so the RSV bits must be 0.
+//! No extensions are negotiated, so the RSV bits must be 0. What of RFC 6455 is supported,
+//! what is not, and what a peer gets in each case is in `docs/websocket.md`.
 
 use std::ops::Range;
 use thiserror::Error;
@@ -62,6 +63,47 @@ pub enum WsError {
     TooLong { len: u64, max: usize },
     #[error("WebSocket protocol error: {0}")]
     Protocol(&'static str),
+    /// Text that must be UTF-8 and is not: a text message or a close reason (RFC 6455 §8.1).
+    #[error("{0} that is not UTF-8")]
+    InvalidUtf8(&'static str),
+}
+
+impl WsError {
+    /// The close code that fails a connection for this error (RFC 6455 §7.4.1): 1009 for a
+    /// message over the size limit, 1007 for text that is not UTF-8, 1002 for any other broken
+    /// rule.
+    pub fn close_code(&self) -> u16 {
+        match self {
+            WsError::TooLong { .. } => 1009,
+            WsError::InvalidUtf8(_) => 1007,
+            WsError::Protocol(_) => 1002,
+        }
+    }
+}
+
+/// Whether an endpoint may send `code` in a Close frame (RFC 6455 §7.4): the codes the RFC
+/// defines for sending (1000–1003, 1007–1011), those registered since (1012–1014), and the
+/// ranges for libraries and applications (3000–4999). 1004–1006, 1015 and everything else
+/// below 3000 or above 4999 are refused.
+pub fn sendable_close_code(code: u16) -> bool {
+    matches!(code, 1000..=1003 | 1007..=1014 | 3000..=4999)
+}
+
+/// A Close frame's status code, checked (RFC 6455 §5.5.1): none for an empty payload, else two
+/// bytes of a code an endpoint may send, then a UTF-8 reason.
+fn close_code(payload: &[u8]) -> Result<Option<u16>, WsError> {
+    match payload {
+        [] => Ok(None),
+        [_] => Err(WsError::Protocol("a close frame with a 1-byte payload")),
+        [high, low, reason @ ..] => {
+            let code = u16::from_be_bytes([*high, *low]);
+            if !sendable_close_code(code) {
+                return Err(WsError::Protocol("a close code that may not be sent"));
+            }
+            std::str::from_utf8(reason).map_err(|_| WsError::InvalidUtf8("a close reason"))?;
+            Ok(Some(code))
+        }
+    }
 }
 
 /// Which end this is: a server reads masked frames and writes unmasked ones, a client the
@@ -188,11 +230,13 @@ pub fn close_payload(code: u16, reason: &str) -> Vec<u8> {
 pub enum Message {
     /// A binary message: [`Reader::payload`] gives it, in place.
     Binary(Payload),
+    /// A text message (its UTF-8 checked; the text itself is not kept).
     Text,
     /// A ping with its payload (≤ 125 bytes), to answer with a pong.
     Ping(Vec<u8>),
     Pong,
-    /// The other end is closing, with its status code if it gave one.
+    /// The other end is closing, with its status code if it gave one (a code an endpoint may
+    /// send, and a UTF-8 reason: anything else is an error).
     Close(Option<u16>),
 }
 
@@ -283,9 +327,10 @@ impl Reader {
             }
             let message = match (header.opcode, header.fin, &mut self.fragments) {
                 (Opcode::Binary, true, None) => Some(Message::Binary(Payload::Buffer(body.clone()))),
-                (Opcode::Text, true, None) => Some(Message::Text),
+                (Opcode::Text, true, None) => Some(text(&self.buf[body.clone()])?),
                 (Opcode::Binary | Opcode::Text, false, None) => {
-                    // Text is kept too, only to be reported (and refused) when whole.
+                    // Text is kept too: its UTF-8 is checked when whole (a character may span
+                    // fragments).
                     self.fragments = Some(Fragments { bytes: self.buf[body.clone()].to_vec(), text: header.opcode == Opcode::Text, done: false });
                     None
                 }
@@ -294,13 +339,13 @@ impl Reader {
                     parts.done = fin;
                     match (fin, parts.text) {
                         (false, _) => None,
-                        (true, true) => Some(Message::Text),
+                        (true, true) => Some(text(&parts.bytes)?),
                         (true, false) => Some(Message::Binary(Payload::Assembled)),
                     }
                 }
                 (Opcode::Ping, _, _) => Some(Message::Ping(self.buf[body.clone()].to_vec())),
                 (Opcode::Pong, _, _) => Some(Message::Pong),
-                (Opcode::Close, _, _) => Some(Message::Close(self.buf[body.clone()].get(..2).map(|c| u16::from_be_bytes([c[0], c[1]])))),
+                (Opcode::Close, _, _) => Some(Message::Close(close_code(&self.buf[body.clone()])?)),
                 (Opcode::Continuation, _, None) => return Err(WsError::Protocol("a continuation frame with no message to continue")),
                 (Opcode::Binary | Opcode::Text, _, Some(_)) => return Err(WsError::Protocol("a new message before the last one's final fragment")),
             };
@@ -328,6 +373,11 @@ impl Reader {
             self.buf.resize(self.start + needed, 0);
         }
     }
+}
+
+/// A whole text message, once its bytes are checked to be UTF-8.
+fn text(bytes: &[u8]) -> Result<Message, WsError> {
+    std::str::from_utf8(bytes).map(|_| Message::Text).map_err(|_| WsError::InvalidUtf8("a text message"))
 }
 
 #[cfg(test)]
@@ -435,6 +485,41 @@ mod tests {
         assert_eq!(read_all(Role::Client, 100, &empty, 100).unwrap(), vec![("Close(None)".into(), vec![])]);
         let long = close_payload(1011, &"é".repeat(100));
         assert!(long.len() <= 125 && std::str::from_utf8(&long[2..]).is_ok(), "cut at a character boundary");
+    }
+
+    #[test]
+    fn close_frames_must_carry_a_sendable_code_and_a_utf8_reason() {
+        let read = |payload: &[u8]| read_all(Role::Server, 100, &frame(Opcode::Close, payload, Some([5, 6, 7, 8])), 100);
+        for code in [1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 1012, 1013, 1014, 3000, 4000, 4999] {
+            assert_eq!(read(&close_payload(code, "ok")), Ok(vec![(format!("Close(Some({code}))"), vec![])]), "{code}");
+        }
+        for code in [0, 999, 1004, 1005, 1006, 1015, 1016, 2000, 2999, 5000, 65535] {
+            assert_eq!(read(&close_payload(code, "")), Err(WsError::Protocol("a close code that may not be sent")), "{code}");
+        }
+        assert_eq!(read(&[0x03]), Err(WsError::Protocol("a close frame with a 1-byte payload")));
+        assert_eq!(read(&[0x03, 0xe8, 0xff, 0xfe]), Err(WsError::InvalidUtf8("a close reason")));
+        assert_eq!(read(&[0x03, 0xe8, 0xce]), Err(WsError::InvalidUtf8("a close reason")), "a character cut short");
+        assert_eq!(WsError::InvalidUtf8("a close reason").close_code(), 1007);
+        assert_eq!(WsError::Protocol("x").close_code(), 1002);
+        assert_eq!(WsError::TooLong { len: 2, max: 1 }.close_code(), 1009);
+    }
+
+    #[test]
+    fn text_messages_must_be_utf8_whole_and_in_fragments() {
+        let mask = Some([1, 2, 3, 4]);
+        let whole = |bytes: &[u8]| read_all(Role::Server, 100, &frame(Opcode::Text, bytes, mask), 7);
+        assert_eq!(whole("héllo".as_bytes()), Ok(vec![("Text".into(), vec![])]));
+        assert_eq!(whole(&[b'a', 0xff]), Err(WsError::InvalidUtf8("a text message")));
+        // "é" is 0xc3 0xa9: split across two fragments it is still one character.
+        let fragments = |first: &[u8], last: &[u8]| {
+            let mut a = frame(Opcode::Text, first, mask);
+            a[0] &= 0x7f; // not final
+            let mut b = frame(Opcode::Continuation, last, mask);
+            b[0] = 0x80; // final continuation
+            read_all(Role::Server, 100, &[a, b].concat(), 3)
+        };
+        assert_eq!(fragments(&[b'h', 0xc3], &[0xa9, b'!']), Ok(vec![("Text".into(), vec![])]));
+        assert_eq!(fragments(&[b'h', 0xc3], &[b'!']), Err(WsError::InvalidUtf8("a text message")));
     }
 
     #[test]

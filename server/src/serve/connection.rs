@@ -272,7 +272,7 @@ async fn read_frames<S: AsyncRead>(reader: &mut WsReader<S>, inbox: &flume::Send
             Err(ReadError::Ws(e)) => {
                 let message = match e {
                     WsError::TooLong { len, .. } => format!("a message of {len} bytes: this server takes frames of at most {max_frame} bytes"),
-                    WsError::Protocol(_) => e.to_string(),
+                    WsError::Protocol(_) | WsError::InvalidUtf8(_) => e.to_string(),
                 };
                 let code = if matches!(e, WsError::TooLong { .. }) { ErrorCode::Limit } else { ErrorCode::Protocol };
                 (Inbound::Violation { code, message }, Some(CloseStatus::violation(&e)))

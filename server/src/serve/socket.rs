@@ -194,13 +194,9 @@ impl CloseStatus {
     }
 
     /// What the client did wrong at the WebSocket level: 1009 for a message over the size
-    /// limit, 1002 for any other broken rule of RFC 6455.
+    /// limit, 1007 for text that is not UTF-8, 1002 for any other broken rule of RFC 6455.
     pub fn violation(e: &WsError) -> CloseStatus {
-        let code = match e {
-            WsError::TooLong { .. } => 1009,
-            WsError::Protocol(_) => 1002,
-        };
-        CloseStatus { code, reason: e.to_string() }
+        CloseStatus { code: e.close_code(), reason: e.to_string() }
     }
 }
 
