@@ -113,7 +113,7 @@ where
         Route::Session | Route::RawThroughput { .. } => {
             let accept = match http::websocket_accept(&head) {
                 Ok(accept) => accept,
-                Err(message) => return reply(stream, http::error_response(400, "Bad Request", message)).await,
+                Err(message) => return reply(stream, http::upgrade_refusal(message)).await,
             };
             if stream.write_all(&http::switching_protocols(&accept)).await.is_err() {
                 return;

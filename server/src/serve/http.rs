@@ -124,10 +124,29 @@ pub fn websocket_accept(head: &RequestHead) -> Result<String, &'static str> {
         return Err("the Connection header does not say Upgrade");
     }
     if head.header("sec-websocket-version") != Some("13") {
-        return Err("only WebSocket version 13 is supported");
+        return Err(UNSUPPORTED_VERSION);
     }
     let key = head.header("sec-websocket-key").ok_or("Sec-WebSocket-Key is missing")?;
+    // 16 bytes in base64 (RFC 6455 §4.1): 22 characters and the padding.
+    let (chars, padding) = key.split_at_checked(22).unwrap_or((key, ""));
+    if padding != "==" || !chars.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/') {
+        return Err("Sec-WebSocket-Key is not 16 bytes in base64");
+    }
     Ok(tungstenite::handshake::derive_accept_key(key.as_bytes()))
+}
+
+/// Why [`websocket_accept`] refuses a request for another version than 13.
+pub const UNSUPPORTED_VERSION: &str = "only WebSocket version 13 is supported";
+
+/// The answer to an upgrade request that [`websocket_accept`] refused: 426 and the version this
+/// server speaks for another version (RFC 6455 §4.2.2), 400 for anything else.
+pub fn upgrade_refusal(message: &str) -> Vec<u8> {
+    if message != UNSUPPORTED_VERSION {
+        return error_response(400, "Bad Request", message);
+    }
+    let body = serde_json::json!({ "error": message }).to_string();
+    let response = String::from_utf8_lossy(&response(426, "Upgrade Required", "application/json", &body, None)).into_owned();
+    response.replacen("\r\nConnection: close", "\r\nSec-WebSocket-Version: 13\r\nConnection: close", 1).into_bytes()
 }
 
 pub fn switching_protocols(accept: &str) -> Vec<u8> {
