@@ -3,7 +3,7 @@
 //! counts that do not depend on machine load; `garblet bench garble` is the benchmark.
 use garblet_circuits::library::synthetic::Synthetic;
 use garblet_circuits::{Batch, Runner};
-use garblet_core::garble::{random_delta, Evaluator, Garbler};
+use garblet_core::garble::{random_delta, Evaluator, Garbler, Scheme};
 
 fn main() {
     let n: usize = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(100);
@@ -11,9 +11,9 @@ fn main() {
     let _inputs = runner.next_batch().expect("builds");
     let b = runner.next_batch().expect("builds").expect("a second batch");
     let batch = Batch { gates: b.gates.clone(), slots: b.slots, counts: b.counts };
-    let mut garbler = Garbler::new(random_delta().expect("OS randomness")).expect("Δ has lsb 1");
+    let mut garbler = Garbler::new(Scheme::HalfGates, random_delta().expect("OS randomness")).expect("Δ has lsb 1");
     garbler.start_computation(vec![], vec![]);
-    let mut evaluator = Evaluator::new();
+    let mut evaluator = Evaluator::new(Scheme::HalfGates);
     evaluator.start_computation(vec![]);
     let mut payload = Vec::with_capacity(1 << 20);
     for _ in 0..n {

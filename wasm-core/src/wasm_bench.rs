@@ -4,7 +4,7 @@
 
 use crate::aes::FixedKeyAes;
 use crate::block::Block;
-use crate::garble::{random_delta, Evaluator, Garbler};
+use crate::garble::{random_delta, Evaluator, Garbler, Scheme};
 use garblet_circuits::library::synthetic::Synthetic;
 use garblet_circuits::{Batch, Runner};
 use wasm_bindgen::prelude::*;
@@ -55,6 +55,7 @@ pub fn bench_ot_receiver(ots: u32, checked: bool) -> Result<f64, JsError> {
 /// without a network.
 #[wasm_bindgen]
 pub struct EvalBench {
+    scheme: Scheme,
     batches: Vec<(Batch, Vec<u8>)>,
     labels: Vec<Block>,
     and_gates: u64,
@@ -62,12 +63,17 @@ pub struct EvalBench {
 
 #[wasm_bindgen]
 impl EvalBench {
-    /// Garbles `and_gates` ANDs (one XOR each) in the page.
+    /// Garbles `and_gates` ANDs (one XOR each) in the page, under `scheme` ("half-gates", the
+    /// default, or "three-halves").
     #[wasm_bindgen(constructor)]
-    pub fn new(and_gates: u32) -> Result<EvalBench, JsError> {
+    pub fn new(and_gates: u32, scheme: Option<String>) -> Result<EvalBench, JsError> {
         let err = |e: String| JsError::new(&e);
+        let scheme = match scheme.as_deref() {
+            None => Scheme::HalfGates,
+            Some(name) => Scheme::from_name(name).ok_or_else(|| err(format!("unknown garbling scheme {name:?}")))?,
+        };
         let delta = random_delta().map_err(|e| err(e.to_string()))?;
-        let mut garbler = Garbler::new(delta).map_err(|e| err(e.to_string()))?;
+        let mut garbler = Garbler::new(scheme, delta).map_err(|e| err(e.to_string()))?;
         let zero: Vec<Block> = (0..256).map(|_| Block::random().unwrap_or_default()).collect();
         garbler.start_computation(vec![false; 256], zero.clone());
         let mut runner = Runner::new(Box::new(Synthetic::new(and_gates as u64, 1, 512, 1)));
@@ -77,12 +83,12 @@ impl EvalBench {
             garbler.garble(batch, &mut payload).map_err(|e| err(e.to_string()))?;
             batches.push((Batch { gates: batch.gates.clone(), slots: batch.slots, counts: batch.counts }, payload));
         }
-        Ok(EvalBench { batches, labels: zero, and_gates: and_gates as u64 })
+        Ok(EvalBench { scheme, batches, labels: zero, and_gates: and_gates as u64 })
     }
 
     /// Evaluates every batch once; returns the AND gates evaluated.
     pub fn run(&self) -> Result<f64, JsError> {
-        let mut evaluator = Evaluator::new();
+        let mut evaluator = Evaluator::new(self.scheme);
         evaluator.start_computation(self.labels.clone());
         for (batch, payload) in &self.batches {
             evaluator.evaluate(batch, payload).map_err(|e| JsError::new(&e.to_string()))?;

@@ -1,12 +1,13 @@
-//! Garble → evaluate equals plaintext evaluation: random circuits, and every Bristol circuit in
-//! circuits/bristol/ on random inputs.
+//! Garble → evaluate equals plaintext evaluation, under both garbling schemes (half-gates and
+//! three-halves): random circuits, every program of the circuit library and every Bristol
+//! circuit in circuits/bristol/, on random inputs.
 // Native only: these tests read the bundled Bristol files from disk.
 #![cfg(not(target_arch = "wasm32"))]
 
 use garblet_circuits::bristol::{self, BristolInput, BristolOutput, BristolProgram, InputSource};
 use garblet_circuits::testing::{RandomCircuit, TestRng};
 use garblet_circuits::{Encoding, Party, Plaintext, Program, Reveal, Runner};
-use garblet_core::garble::{random_delta, Evaluator, Garbler};
+use garblet_core::garble::{random_delta, Evaluator, Garbler, Scheme};
 use garblet_core::Block;
 use std::sync::Arc;
 
@@ -26,12 +27,12 @@ struct Outcome {
 
 /// Runs the program on both sides — two runners, as two parties would — and returns what
 /// each learns.
-fn garble_and_evaluate(make: &dyn Fn() -> Box<dyn Program>, garbler_bits: &[bool], evaluator_bits: &[bool]) -> Outcome {
+fn garble_and_evaluate(scheme: Scheme, make: &dyn Fn() -> Box<dyn Program>, garbler_bits: &[bool], evaluator_bits: &[bool]) -> Outcome {
     let delta = random_delta().unwrap();
     let (zero, active) = dealer_labels(delta, evaluator_bits);
-    let mut garbler = Garbler::new(delta).unwrap();
+    let mut garbler = Garbler::new(scheme, delta).unwrap();
     garbler.start_computation(garbler_bits.to_vec(), zero);
-    let mut evaluator = Evaluator::new();
+    let mut evaluator = Evaluator::new(scheme);
     evaluator.start_computation(active);
     let (mut g_runner, mut e_runner) = (Runner::new(make()), Runner::new(make()));
     let mut payload = Vec::new();
@@ -70,14 +71,16 @@ fn random_circuits_match_plaintext() {
             let make = || Box::new(RandomCircuit::new(seed, gi, ei, gates, outs, reveal)) as Box<dyn Program>;
             let (g, e) = (rng.bits(gi), rng.bits(ei));
             let expect = plaintext(&make, &g, &e);
-            let got = garble_and_evaluate(&make, &g, &e);
             let (want_e, want_g) = match reveal {
                 Reveal::Evaluator => (expect.clone(), vec![]),
                 Reveal::Garbler => (vec![], expect.clone()),
                 Reveal::Both => (expect.clone(), expect.clone()),
             };
-            assert_eq!(got.evaluator, want_e, "case {i}: {gates} gates, {reveal:?}");
-            assert_eq!(got.garbler, want_g, "case {i}: {gates} gates, {reveal:?}");
+            for scheme in Scheme::ALL {
+                let got = garble_and_evaluate(scheme, &make, &g, &e);
+                assert_eq!(got.evaluator, want_e, "{scheme}, case {i}: {gates} gates, {reveal:?}");
+                assert_eq!(got.garbler, want_g, "{scheme}, case {i}: {gates} gates, {reveal:?}");
+            }
         }
     }
 }
@@ -119,11 +122,13 @@ fn every_bundled_bristol_circuit_matches_plaintext() {
                 if parties[i] == Party::Garbler { g.extend(bits) } else { e.extend(bits) }
             }
             let expect = plaintext(&make, &g, &e);
-            let got = garble_and_evaluate(&make, &g, &e);
-            assert_eq!(got.evaluator, expect, "{name}: evaluator's outputs");
-            assert_eq!(got.garbler, expect, "{name}: garbler's outputs");
-            let and_gates = info.stats.and as usize;
-            assert!(got.payload_bytes >= 32 * and_gates, "{name}: {} payload bytes for {and_gates} ANDs", got.payload_bytes);
+            for scheme in Scheme::ALL {
+                let got = garble_and_evaluate(scheme, &make, &g, &e);
+                assert_eq!(got.evaluator, expect, "{scheme}, {name}: evaluator's outputs");
+                assert_eq!(got.garbler, expect, "{scheme}, {name}: garbler's outputs");
+                let and_bytes = (scheme.bytes_per_and() * info.stats.and as f64).floor() as usize;
+                assert!(got.payload_bytes >= and_bytes, "{scheme}, {name}: {} payload bytes for {} ANDs", got.payload_bytes, info.stats.and);
+            }
         }
     }
 }
@@ -140,9 +145,11 @@ fn aes_128_garbled_gives_the_fips197_ciphertext() {
     let make = || Box::new(BristolProgram::new(text, info.clone(), inputs.clone(), outputs.clone()).unwrap()) as Box<dyn Program>;
     let key: Vec<u8> = (0u8..16).collect();
     let block: Vec<u8> = (0u8..16).map(|i| i * 0x11).collect();
-    let got = garble_and_evaluate(&make, &garblet_circuits::value::from_bytes(&key), &garblet_circuits::value::from_bytes(&block));
-    assert_eq!(garblet_circuits::value::to_hex(&got.evaluator), "0x69c4e0d86a7b0430d8cdb78070b4c55a");
-    assert!(got.garbler.is_empty(), "the garbler learns nothing");
+    for scheme in Scheme::ALL {
+        let got = garble_and_evaluate(scheme, &make, &garblet_circuits::value::from_bytes(&key), &garblet_circuits::value::from_bytes(&block));
+        assert_eq!(garblet_circuits::value::to_hex(&got.evaluator), "0x69c4e0d86a7b0430d8cdb78070b4c55a", "{scheme}");
+        assert!(got.garbler.is_empty(), "the garbler learns nothing");
+    }
 }
 
 #[test]
@@ -154,8 +161,8 @@ fn every_session_has_a_fresh_delta_and_fresh_labels() {
     }
     // The same circuit and inputs garble to different bytes in two sessions.
     let make = || Box::new(RandomCircuit::new(9, 8, 0, 200, 8, Reveal::Evaluator)) as Box<dyn Program>;
-    let payload = |delta: Block| {
-        let mut g = Garbler::new(delta).unwrap();
+    let payload = |scheme: Scheme, delta: Block| {
+        let mut g = Garbler::new(scheme, delta).unwrap();
         g.start_computation(vec![true; 8], vec![]);
         let mut runner = Runner::new(make());
         let mut out = Vec::new();
@@ -164,10 +171,14 @@ fn every_session_has_a_fresh_delta_and_fresh_labels() {
         }
         out
     };
-    let (a, b) = (payload(random_delta().unwrap()), payload(random_delta().unwrap()));
-    assert_eq!(a.len(), b.len());
-    assert_ne!(a, b);
-    assert!(Garbler::new(Block(2)).is_err(), "Δ with lsb 0 is refused");
+    for scheme in Scheme::ALL {
+        let (a, b) = (payload(scheme, random_delta().unwrap()), payload(scheme, random_delta().unwrap()));
+        assert_eq!(a.len(), b.len());
+        assert_ne!(a, b);
+        // Point-and-permute needs lsb(Δ) = 1: else both labels of a wire share a color, and the
+        // evaluator's row (and its decoding) would not depend on the value at all.
+        assert!(Garbler::new(scheme, Block(2)).is_err(), "{scheme}: Δ with lsb 0 is refused");
+    }
 }
 
 #[test]
@@ -175,10 +186,53 @@ fn wrong_payload_length_and_missing_inputs_are_errors() {
     let make = || Box::new(RandomCircuit::new(3, 4, 4, 50, 4, Reveal::Evaluator)) as Box<dyn Program>;
     let mut runner = Runner::new(make());
     let batch = runner.next_batch().unwrap().unwrap();
-    let mut e = Evaluator::new();
-    e.start_computation(vec![Block::ZERO; 4]);
-    assert!(matches!(e.evaluate(batch, &[0u8; 3]), Err(garblet_core::garble::GarbleError::PayloadLength { .. })));
-    let mut g = Garbler::new(random_delta().unwrap()).unwrap();
-    g.start_computation(vec![true; 2], vec![Block::ZERO; 4]);
-    assert_eq!(g.garble(batch, &mut Vec::new()), Err(garblet_core::garble::GarbleError::InputsExhausted(garblet_circuits::Party::Garbler)));
+    for scheme in Scheme::ALL {
+        let mut e = Evaluator::new(scheme);
+        e.start_computation(vec![Block::ZERO; 4]);
+        assert!(matches!(e.evaluate(batch, &[0u8; 3]), Err(garblet_core::garble::GarbleError::PayloadLength { .. })));
+        // The other scheme's payload length is refused too.
+        let other = Scheme::ALL.into_iter().find(|&s| s != scheme).unwrap();
+        let wrong = vec![0u8; garblet_core::garble::payload_len(other, &batch.counts)];
+        assert!(batch.counts.and == 0 || matches!(e.evaluate(batch, &wrong), Err(garblet_core::garble::GarbleError::PayloadLength { .. })));
+        let mut g = Garbler::new(scheme, random_delta().unwrap()).unwrap();
+        g.start_computation(vec![true; 2], vec![Block::ZERO; 4]);
+        assert_eq!(g.garble(batch, &mut Vec::new()), Err(garblet_core::garble::GarbleError::InputsExhausted(garblet_circuits::Party::Garbler)));
+    }
+}
+
+/// Every program of the circuit library, at its default parameters, garbled under both schemes
+/// on random inputs, equals its plaintext evaluation.
+#[test]
+fn every_library_program_matches_plaintext_under_both_schemes() {
+    let mut rng = TestRng::new(2021);
+    for spec in garblet_circuits::registry::builtins() {
+        let params = spec.resolve(std::iter::empty()).unwrap();
+        let shape = spec.instantiate(&params).unwrap().shape().clone();
+        let make = || spec.instantiate(&params).unwrap();
+        let (g, e) = (rng.bits(shape.input_bits(Party::Garbler)), rng.bits(shape.input_bits(Party::Evaluator)));
+        let expect = plaintext(&make, &g, &e);
+        // Which party learns each output, in order: split the plaintext outputs accordingly.
+        let (mut want_e, mut want_g) = (Vec::new(), Vec::new());
+        let mut runner = Runner::new(make());
+        let mut k = 0;
+        while let Some(batch) = runner.next_batch().unwrap() {
+            for gate in &batch.gates {
+                if let garblet_circuits::Gate::Output { to, .. } | garblet_circuits::Gate::OutputConst { to, .. } = *gate {
+                    if to.to_evaluator() {
+                        want_e.push(expect[k]);
+                    }
+                    if to.to_garbler() {
+                        want_g.push(expect[k]);
+                    }
+                    k += 1;
+                }
+            }
+        }
+        assert_eq!(k, expect.len(), "{}", spec.name);
+        for scheme in Scheme::ALL {
+            let got = garble_and_evaluate(scheme, &make, &g, &e);
+            assert_eq!(got.evaluator, want_e, "{scheme}, {}: the evaluator's outputs", spec.name);
+            assert_eq!(got.garbler, want_g, "{scheme}, {}: the garbler's outputs", spec.name);
+        }
+    }
 }

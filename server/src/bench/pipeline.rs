@@ -8,7 +8,7 @@
 //! Not a protocol: the labels travel unprotected. It exists to be measured.
 
 use super::{synthetic_circuit as circuit, CpuWatch, SYNTHETIC_INPUTS as INPUTS};
-use garblet_core::garble::{payload_len, random_delta, Evaluator, Garbler};
+use garblet_core::garble::{payload_len, random_delta, Evaluator, Garbler, Scheme};
 use garblet_core::Block;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -42,7 +42,7 @@ pub fn run(and_gates: u64) -> Result<PipelineRun, String> {
     socket.set_nodelay(true).map_err(|e| e.to_string())?;
 
     let delta = random_delta().map_err(|e| e.to_string())?;
-    let mut garbler = Garbler::new(delta).map_err(|e| e.to_string())?;
+    let mut garbler = Garbler::new(Scheme::HalfGates, delta).map_err(|e| e.to_string())?;
     let zero = garbler.fresh_labels(INPUTS);
     // The evaluator's inputs are all 0: its labels are the zero-labels.
     let dealt: Vec<u8> = zero.iter().flat_map(|l| l.to_bytes()).collect();
@@ -100,14 +100,14 @@ pub fn peer(connect: &str, and_gates: u64) -> Result<(), String> {
     let mut dealt = vec![0u8; INPUTS * Block::BYTES];
     socket.read_exact(&mut dealt).map_err(|e| e.to_string())?;
     let labels = dealt.as_chunks::<16>().0.iter().map(|b| Block::from_bytes(*b)).collect();
-    let mut evaluator = Evaluator::new();
+    let mut evaluator = Evaluator::new(Scheme::HalfGates);
     evaluator.start_computation(labels);
 
     let mut buffer = vec![0u8; 8 << 20];
     let (mut filled, mut read) = (0, 0);
     let mut runner = circuit(and_gates);
     while let Some(batch) = runner.next_batch().map_err(|e| e.to_string())? {
-        let need = payload_len(&batch.counts);
+        let need = payload_len(Scheme::HalfGates, &batch.counts);
         while filled - read < need {
             if read > 0 {
                 buffer.copy_within(read..filled, 0);

@@ -42,6 +42,7 @@
 //! before the stream starts, a credit window under the bandwidth-delay product).
 
 use super::garble::garble_and_evaluate;
+use garblet_core::garble::Scheme;
 use super::loopback::ServerProcess;
 use super::{CpuWatch, MachineBusy, RssSampler};
 use super::report::{rate, Report};
@@ -120,7 +121,7 @@ pub fn run(options: &Options, json: bool) -> Result<(), String> {
     let raw = raw_transfer(&server.addr, raw_bytes, &connect, &server)?;
     let ws_rate = raw.bytes_per_s;
 
-    let (garble_s, eval_s, _) = garble_and_evaluate(measured)?;
+    let (garble_s, eval_s, _) = garble_and_evaluate(Scheme::HalfGates, measured)?;
     let garble_rate = rate(and_gates, garble_s);
 
     let target = 0.7 * garble_rate.min(ws_rate / bytes_per_and);

@@ -1,18 +1,17 @@
 //! The evaluator engine: one active label per slot, garbled tables in.
 
 use super::simd_block::{as_blocks, SimdBlock};
-use super::{payload_len, GarbleError, PendingSlots, TweakHash, EVAL_GROUP};
+use super::{payload_len, three_halves, GarbleError, PendingSlots, Scheme, TweakHash, EVAL_GROUP};
 use crate::block::Block;
 use garblet_circuits::{Batch, Gate, Party, Slot};
 
 /// Evaluates batches. One `Evaluator` per session, so its AND counter (the tweak) follows the
 /// garbler's across computations.
 pub struct Evaluator {
-    hash: TweakHash,
     /// The active label of each slot.
     labels: Vec<SimdBlock>,
     pending: PendingSlots,
-    group: AndGroup,
+    engine: Engine,
     // Per computation:
     evaluator_labels: Vec<Block>,
     next_evaluator_input: usize,
@@ -23,8 +22,57 @@ pub struct Evaluator {
     garbler_output_labels: Vec<Block>,
 }
 
+/// The scheme's AND group (its hash and tweak counter inside).
+enum Engine {
+    HalfGates(Box<AndGroup>),
+    ThreeHalves(Box<three_halves::EvalGroup>),
+}
+
+/// What the gate loop needs of a scheme. `push` takes the k-th AND of the batch, reading its
+/// material from the payload's tables and control section.
+trait Group {
+    fn push(&mut self, la: SimdBlock, lb: SimdBlock, out: Slot, tables: &[u8], control: &[u8], k: usize);
+    fn full(&self) -> bool;
+    fn flush(&mut self, labels: &mut [SimdBlock], pending: &mut PendingSlots);
+}
+
+impl Group for AndGroup {
+    #[inline(always)]
+    fn push(&mut self, la: SimdBlock, lb: SimdBlock, out: Slot, tables: &[u8], _: &[u8], k: usize) {
+        // The payload length was checked: there is a table for every AND.
+        let (tg, te) = match tables.get(2 * Block::BYTES * k..2 * Block::BYTES * (k + 1)) {
+            Some(t) => (SimdBlock::read(t[..16].try_into().expect("16 bytes")), SimdBlock::read(t[16..].try_into().expect("16 bytes"))),
+            None => (SimdBlock::ZERO, SimdBlock::ZERO),
+        };
+        AndGroup::push(self, la, lb, out, tg, te, SimdBlock::from_block(Block(1)))
+    }
+    #[inline(always)]
+    fn full(&self) -> bool {
+        self.len == EVAL_GROUP
+    }
+    fn flush(&mut self, labels: &mut [SimdBlock], pending: &mut PendingSlots) {
+        AndGroup::flush(self, labels, pending)
+    }
+}
+
+impl Group for three_halves::EvalGroup {
+    #[inline(always)]
+    fn push(&mut self, la: SimdBlock, lb: SimdBlock, out: Slot, tables: &[u8], control: &[u8], k: usize) {
+        let (g, z) = three_halves::read_and(tables, control, k);
+        three_halves::EvalGroup::push(self, la.to_block(), lb.to_block(), out, g, z)
+    }
+    #[inline(always)]
+    fn full(&self) -> bool {
+        self.len() == three_halves::GROUP
+    }
+    fn flush(&mut self, labels: &mut [SimdBlock], pending: &mut PendingSlots) {
+        three_halves::EvalGroup::flush(self, labels, pending)
+    }
+}
+
 /// ANDs waiting to be hashed together.
 struct AndGroup {
+    hash: TweakHash,
     len: usize,
     next_index: u64,
     out: [Slot; EVAL_GROUP],
@@ -50,12 +98,12 @@ impl AndGroup {
         self.len = k + 1;
     }
 
-    fn flush(&mut self, hash: &TweakHash, labels: &mut [SimdBlock], pending: &mut PendingSlots) {
+    fn flush(&mut self, labels: &mut [SimdBlock], pending: &mut PendingSlots) {
         let n = self.len;
         if n == 0 {
             return;
         }
-        hash.permute(as_blocks(&mut self.y[..2 * n]));
+        self.hash.permute(as_blocks(&mut self.y[..2 * n]));
         for (k, p) in self.y[..2 * n].chunks_exact(2).enumerate() {
             labels[self.out[k] as usize] = p[0] ^ p[1] ^ self.masks[k];
         }
@@ -64,19 +112,16 @@ impl AndGroup {
     }
 }
 
-impl Default for Evaluator {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl Evaluator {
-    pub fn new() -> Self {
+    pub fn new(scheme: Scheme) -> Self {
+        let engine = match scheme {
+            Scheme::HalfGates => Engine::HalfGates(Box::new(AndGroup { hash: TweakHash::new(), len: 0, next_index: 0, out: [0; EVAL_GROUP], masks: [SimdBlock::ZERO; EVAL_GROUP], y: [SimdBlock::ZERO; 2 * EVAL_GROUP] })),
+            Scheme::ThreeHalves => Engine::ThreeHalves(Box::default()),
+        };
         Evaluator {
-            hash: TweakHash::new(),
             labels: Vec::new(),
             pending: PendingSlots::default(),
-            group: AndGroup { len: 0, next_index: 0, out: [0; EVAL_GROUP], masks: [SimdBlock::ZERO; EVAL_GROUP], y: [SimdBlock::ZERO; 2 * EVAL_GROUP] },
+            engine,
             evaluator_labels: Vec::new(),
             next_evaluator_input: 0,
             outputs: Vec::new(),
@@ -86,7 +131,17 @@ impl Evaluator {
 
     /// Which AES engine the hash runs on.
     pub fn aes_engine(&self) -> &'static str {
-        self.hash.engine_name()
+        match &self.engine {
+            Engine::HalfGates(g) => g.hash.engine_name(),
+            Engine::ThreeHalves(g) => g.hash.engine_name(),
+        }
+    }
+
+    pub fn scheme(&self) -> Scheme {
+        match self.engine {
+            Engine::HalfGates(_) => Scheme::HalfGates,
+            Engine::ThreeHalves(_) => Scheme::ThreeHalves,
+        }
     }
 
     /// Starts a computation with the labels of this party's input bits (from correlated OT).
@@ -98,7 +153,10 @@ impl Evaluator {
     }
 
     pub fn and_gates(&self) -> u64 {
-        self.group.next_index
+        match &self.engine {
+            Engine::HalfGates(g) => g.next_index,
+            Engine::ThreeHalves(g) => g.next_index,
+        }
     }
 
     /// Outputs the evaluator learns, in order.
@@ -113,7 +171,8 @@ impl Evaluator {
 
     /// Evaluates one batch given exactly its payload.
     pub fn evaluate(&mut self, batch: &Batch, payload: &[u8]) -> Result<(), GarbleError> {
-        let expected = payload_len(&batch.counts);
+        let scheme = self.scheme();
+        let expected = payload_len(scheme, &batch.counts);
         if payload.len() != expected {
             return Err(GarbleError::PayloadLength { expected, actual: payload.len() });
         }
@@ -121,87 +180,114 @@ impl Evaluator {
         if self.labels.len() < slots {
             self.labels.resize(slots, SimdBlock::ZERO);
         }
+        // [tables][control bits][garbler input labels][decode bits]: see the module documentation.
         let garbler_inputs = batch.counts.inputs[Party::Garbler.index()] as usize;
-        let (blocks, decode_bits) = payload.split_at(payload.len() - (batch.counts.outputs_to_evaluator as usize).div_ceil(8));
-        // Tables (two blocks per AND), then the garbler's input labels: whole blocks.
-        let (blocks, _) = blocks.as_chunks::<16>();
-        let (tables, garbler_labels) = blocks.split_at(blocks.len() - garbler_inputs);
-        let mut tables = tables.chunks_exact(2);
-        let mut garbler_labels = garbler_labels.iter();
-        let mut decoded = 0;
-        let one = SimdBlock::from_block(Block(1));
+        let (rest, decode_bits) = payload.split_at(payload.len() - (batch.counts.outputs_to_evaluator as usize).div_ceil(8));
+        let (material, garbler_labels) = rest.split_at(rest.len() - garbler_inputs * Block::BYTES);
+        let and = batch.counts.and as usize;
+        let (tables, control) = match scheme {
+            Scheme::HalfGates => (material, &[][..]),
+            Scheme::ThreeHalves => material.split_at(and * three_halves::TABLE_BYTES),
+        };
+        let mut inputs = BatchInputs { garbler_labels: garbler_labels.as_chunks::<16>().0.iter(), decode_bits, tables, control };
+        let Evaluator { labels, pending, engine, evaluator_labels, next_evaluator_input, outputs, garbler_output_labels } = self;
+        let mut st = BatchState { labels: labels.as_mut_slice(), pending, evaluator_labels, next_evaluator_input, outputs, garbler_output_labels };
+        match engine {
+            Engine::HalfGates(group) => evaluate_gates(&mut **group, batch, &mut inputs, &mut st),
+            Engine::ThreeHalves(group) => evaluate_gates(&mut **group, batch, &mut inputs, &mut st),
+        }
+    }
+}
 
-        let Evaluator { hash, labels, pending, group, evaluator_labels, next_evaluator_input, outputs, garbler_output_labels } = self;
-        let labels = labels.as_mut_slice();
-        for gate in &batch.gates {
-            // XOR and AND first, as conditional branches: nearly every gate is one of them, and
-            // their mix follows the circuit's pattern, which branch history predicts well.
-            if let Gate::Xor { a, b, out } = *gate {
-                if pending.any(a, b, out) {
-                    group.flush(hash, labels, pending);
-                }
-                labels[out as usize] = labels[a as usize] ^ labels[b as usize];
-                continue;
+/// A batch's payload, split.
+struct BatchInputs<'a> {
+    garbler_labels: core::slice::Iter<'a, [u8; 16]>,
+    decode_bits: &'a [u8],
+    tables: &'a [u8],
+    control: &'a [u8],
+}
+
+/// The evaluator's state a batch's gate loop works on.
+struct BatchState<'a> {
+    labels: &'a mut [SimdBlock],
+    pending: &'a mut PendingSlots,
+    evaluator_labels: &'a [Block],
+    next_evaluator_input: &'a mut usize,
+    outputs: &'a mut Vec<bool>,
+    garbler_output_labels: &'a mut Vec<Block>,
+}
+
+/// The gate loop, once per scheme.
+#[inline(always)]
+fn evaluate_gates<G: Group>(group: &mut G, batch: &Batch, inputs: &mut BatchInputs<'_>, st: &mut BatchState<'_>) -> Result<(), GarbleError> {
+    let BatchState { labels, pending, evaluator_labels, next_evaluator_input, outputs, garbler_output_labels } = st;
+    let BatchInputs { garbler_labels, decode_bits, tables, control } = inputs;
+    let mut decoded = 0;
+    let mut and_index = 0;
+    for gate in &batch.gates {
+        // XOR and AND first, as conditional branches: nearly every gate is one of them, and
+        // their mix follows the circuit's pattern, which branch history predicts well.
+        if let Gate::Xor { a, b, out } = *gate {
+            if pending.any(a, b, out) {
+                group.flush(labels, pending);
             }
-            if let Gate::And { a, b, out } = *gate {
-                if pending.any(a, b, out) {
-                    group.flush(hash, labels, pending);
+            labels[out as usize] = labels[a as usize] ^ labels[b as usize];
+            continue;
+        }
+        if let Gate::And { a, b, out } = *gate {
+            if pending.any(a, b, out) {
+                group.flush(labels, pending);
+            }
+            group.push(labels[a as usize], labels[b as usize], out, tables, control, and_index);
+            and_index += 1;
+            pending.set(out);
+            if group.full() {
+                group.flush(labels, pending);
+            }
+            continue;
+        }
+        match *gate {
+            Gate::Xor { .. } | Gate::And { .. } => {}
+            Gate::Not { a, out } => {
+                // The garbler flipped the label meanings; the active label is unchanged.
+                if pending.any(a, a, out) {
+                    group.flush(labels, pending);
                 }
-                // The payload length was checked: there is a table for every AND.
-                let (tg, te) = match tables.next() {
-                    Some([tg, te]) => (SimdBlock::read(tg), SimdBlock::read(te)),
-                    _ => (SimdBlock::ZERO, SimdBlock::ZERO),
+                labels[out as usize] = labels[a as usize];
+            }
+            Gate::Input { party, out } => {
+                if pending.any(out, out, out) {
+                    group.flush(labels, pending);
+                }
+                labels[out as usize] = if party == Party::Garbler {
+                    garbler_labels.next().map(SimdBlock::read).unwrap_or(SimdBlock::ZERO)
+                } else {
+                    let label = *evaluator_labels.get(**next_evaluator_input).ok_or(GarbleError::InputsExhausted(Party::Evaluator))?;
+                    **next_evaluator_input += 1;
+                    SimdBlock::from_block(label)
                 };
-                group.push(labels[a as usize], labels[b as usize], out, tg, te, one);
-                pending.set(out);
-                if group.len == EVAL_GROUP {
-                    group.flush(hash, labels, pending);
-                }
-                continue;
             }
-            match *gate {
-                Gate::Xor { .. } | Gate::And { .. } => {}
-                Gate::Not { a, out } => {
-                    // The garbler flipped the label meanings; the active label is unchanged.
-                    if pending.any(a, a, out) {
-                        group.flush(hash, labels, pending);
-                    }
-                    labels[out as usize] = labels[a as usize];
+            Gate::Output { a, to } => {
+                if pending.any(a, a, a) {
+                    group.flush(labels, pending);
                 }
-                Gate::Input { party, out } => {
-                    if pending.any(out, out, out) {
-                        group.flush(hash, labels, pending);
-                    }
-                    labels[out as usize] = if party == Party::Garbler {
-                        garbler_labels.next().map(SimdBlock::read).unwrap_or(SimdBlock::ZERO)
-                    } else {
-                        let label = *evaluator_labels.get(*next_evaluator_input).ok_or(GarbleError::InputsExhausted(Party::Evaluator))?;
-                        *next_evaluator_input += 1;
-                        SimdBlock::from_block(label)
-                    };
+                let label = labels[a as usize];
+                if to.to_evaluator() {
+                    let d = decode_bits.get(decoded / 8).is_some_and(|byte| (byte >> (decoded % 8)) & 1 == 1);
+                    decoded += 1;
+                    outputs.push(label.lsb() ^ d);
                 }
-                Gate::Output { a, to } => {
-                    if pending.any(a, a, a) {
-                        group.flush(hash, labels, pending);
-                    }
-                    let label = labels[a as usize];
-                    if to.to_evaluator() {
-                        let d = (decode_bits[decoded / 8] >> (decoded % 8)) & 1 == 1;
-                        decoded += 1;
-                        outputs.push(label.lsb() ^ d);
-                    }
-                    if to.to_garbler() {
-                        garbler_output_labels.push(label.to_block());
-                    }
+                if to.to_garbler() {
+                    garbler_output_labels.push(label.to_block());
                 }
-                Gate::OutputConst { value, to } => {
-                    if to.to_evaluator() {
-                        outputs.push(value);
-                    }
+            }
+            Gate::OutputConst { value, to } => {
+                if to.to_evaluator() {
+                    outputs.push(value);
                 }
             }
         }
-        group.flush(hash, labels, pending);
-        Ok(())
     }
+    group.flush(labels, pending);
+    Ok(())
 }

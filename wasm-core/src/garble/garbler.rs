@@ -1,7 +1,7 @@
 //! The garbler engine: zero-labels per slot, garbled tables out.
 
 use super::simd_block::{as_blocks, SimdBlock};
-use super::{pack_bits, GarbleError, OutputError, PendingSlots, TweakHash, GARBLE_GROUP};
+use super::{pack_bits, three_halves, GarbleError, OutputError, PendingSlots, Scheme, TweakHash, GARBLE_GROUP};
 use crate::aes::AesCtr;
 use crate::block::Block;
 use garblet_circuits::{Batch, Gate, Party, Slot};
@@ -10,11 +10,10 @@ use garblet_circuits::{Batch, Gate, Party, Slot};
 /// runs on across computations, so no tweak is ever used twice under the same Δ.
 pub struct Garbler {
     delta: Block,
-    hash: TweakHash,
     /// The zero-label of each slot.
     labels: Vec<SimdBlock>,
     pending: PendingSlots,
-    group: AndGroup,
+    engine: Engine,
     label_prg: AesCtr,
     // Per computation:
     garbler_inputs: Vec<bool>,
@@ -40,6 +39,53 @@ enum OwnOutput {
     Public(bool),
 }
 
+/// The scheme's AND group (its hash and tweak counter inside).
+enum Engine {
+    HalfGates(Box<AndGroup>),
+    ThreeHalves(Box<three_halves::GarbleGroup>),
+}
+
+/// What the gate loop needs of a scheme: collect ANDs, hash and garble them in groups.
+trait Group {
+    fn push(&mut self, a0: SimdBlock, b0: SimdBlock, out: Slot, keys: &Keys);
+    fn full(&self) -> bool;
+    fn flush(&mut self, keys: &Keys, labels: &mut [SimdBlock], pending: &mut PendingSlots, payload: &mut Vec<u8>);
+    /// After the batch's last flush: what follows the tables (three-halves' control bits).
+    fn end_batch(&mut self, payload: &mut Vec<u8>);
+}
+
+impl Group for AndGroup {
+    #[inline(always)]
+    fn push(&mut self, a0: SimdBlock, b0: SimdBlock, out: Slot, _: &Keys) {
+        AndGroup::push(self, a0, b0, out)
+    }
+    #[inline(always)]
+    fn full(&self) -> bool {
+        self.len == GARBLE_GROUP
+    }
+    fn flush(&mut self, keys: &Keys, labels: &mut [SimdBlock], pending: &mut PendingSlots, payload: &mut Vec<u8>) {
+        AndGroup::flush(self, keys, labels, pending, payload)
+    }
+    fn end_batch(&mut self, _: &mut Vec<u8>) {}
+}
+
+impl Group for three_halves::GarbleGroup {
+    #[inline(always)]
+    fn push(&mut self, a0: SimdBlock, b0: SimdBlock, out: Slot, keys: &Keys) {
+        three_halves::GarbleGroup::push(self, a0.to_block(), b0.to_block(), out, keys.delta.to_block())
+    }
+    #[inline(always)]
+    fn full(&self) -> bool {
+        self.len() == three_halves::GROUP
+    }
+    fn flush(&mut self, keys: &Keys, labels: &mut [SimdBlock], pending: &mut PendingSlots, payload: &mut Vec<u8>) {
+        three_halves::GarbleGroup::flush(self, keys.delta.to_block(), labels, pending, payload)
+    }
+    fn end_batch(&mut self, payload: &mut Vec<u8>) {
+        three_halves::GarbleGroup::end_batch(self, payload)
+    }
+}
+
 /// Δ and what is derived from it, as SIMD blocks.
 struct Keys {
     delta: SimdBlock,
@@ -50,6 +96,7 @@ struct Keys {
 /// ANDs waiting to be hashed together. `push` only records each AND's input zero-labels;
 /// `flush` derives the hash inputs in one tight loop, so the per-gate loop stays short.
 struct AndGroup {
+    hash: TweakHash,
     len: usize,
     /// The session-wide index of the next AND to flush: its tweaks are 2i and 2i+1.
     next_index: u64,
@@ -71,7 +118,7 @@ impl AndGroup {
     }
 
     /// Hashes the group, appends its tables to `payload` and writes its output zero-labels.
-    fn flush(&mut self, hash: &TweakHash, keys: &Keys, labels: &mut [SimdBlock], pending: &mut PendingSlots, payload: &mut Vec<u8>) {
+    fn flush(&mut self, keys: &Keys, labels: &mut [SimdBlock], pending: &mut PendingSlots, payload: &mut Vec<u8>) {
         let n = self.len;
         if n == 0 {
             return;
@@ -87,7 +134,7 @@ impl AndGroup {
             *y = [sa ^ j0, sa ^ sd ^ j0, sb ^ j1, sb ^ sd ^ j1];
         }
         self.next_index += n as u64;
-        hash.permute(as_blocks(y));
+        self.hash.permute(as_blocks(y));
 
         // The tables go straight into the payload: grow it once, then fill in place.
         let start = payload.len();
@@ -117,25 +164,31 @@ impl AndGroup {
 }
 
 impl Garbler {
-    /// A garbler with global offset `delta` (lsb set), labels from a generator seeded by the OS.
-    pub fn new(delta: Block) -> Result<Self, GarbleError> {
+    /// A garbler under `scheme` with global offset `delta`, labels from a generator seeded by
+    /// the OS. Δ's lsb must be set: it makes a wire's two labels differ in their point-and-permute
+    /// bit, which both schemes' evaluators read to pick their row (and which decoding reads).
+    pub fn new(scheme: Scheme, delta: Block) -> Result<Self, GarbleError> {
         if !delta.lsb() {
             return Err(GarbleError::DeltaLsb);
         }
         let label_prg = AesCtr::from_os_rng().map_err(GarbleError::Random)?;
-        Ok(Garbler {
-            delta,
-            hash: TweakHash::new(),
-            labels: Vec::new(),
-            pending: PendingSlots::default(),
-            group: AndGroup {
+        let engine = match scheme {
+            Scheme::HalfGates => Engine::HalfGates(Box::new(AndGroup {
+                hash: TweakHash::new(),
                 len: 0,
                 next_index: 0,
                 a0: [SimdBlock::ZERO; GARBLE_GROUP],
                 b0: [SimdBlock::ZERO; GARBLE_GROUP],
                 out: [0; GARBLE_GROUP],
                 y: [SimdBlock::ZERO; 4 * GARBLE_GROUP],
-            },
+            })),
+            Scheme::ThreeHalves => Engine::ThreeHalves(Box::new(three_halves::GarbleGroup::new().map_err(GarbleError::Random)?)),
+        };
+        Ok(Garbler {
+            delta,
+            labels: Vec::new(),
+            pending: PendingSlots::default(),
+            engine,
             label_prg,
             garbler_inputs: Vec::new(),
             next_garbler_input: 0,
@@ -152,6 +205,13 @@ impl Garbler {
 
     pub fn delta(&self) -> Block {
         self.delta
+    }
+
+    pub fn scheme(&self) -> Scheme {
+        match self.engine {
+            Engine::HalfGates(_) => Scheme::HalfGates,
+            Engine::ThreeHalves(_) => Scheme::ThreeHalves,
+        }
     }
 
     /// `n` fresh zero-labels from the garbler's label generator: for the evaluator's input
@@ -179,7 +239,10 @@ impl Garbler {
 
     /// AND gates garbled so far in this session.
     pub fn and_gates(&self) -> u64 {
-        self.group.next_index
+        match &self.engine {
+            Engine::HalfGates(g) => g.next_index,
+            Engine::ThreeHalves(g) => g.next_index,
+        }
     }
 
     /// How many labels the evaluator must return: one per non-public output the garbler learns.
@@ -237,80 +300,104 @@ impl Garbler {
         self.label_prg.fill(&mut self.fresh_labels);
         self.input_labels.clear();
         self.decode_bits.clear();
-        out.reserve(super::payload_len(&batch.counts));
+        out.reserve(super::payload_len(self.scheme(), &batch.counts));
 
         // Locals, so the hot loop keeps them in registers.
-        let Garbler { delta, hash, labels, pending, group, garbler_inputs: g_bits, next_garbler_input, evaluator_zero_labels, next_evaluator_input, own_outputs, fresh_labels, input_labels, decode_bits, .. } = self;
+        let Garbler { delta, engine, labels, pending, garbler_inputs: g_bits, next_garbler_input, evaluator_zero_labels, next_evaluator_input, own_outputs, fresh_labels, input_labels, decode_bits, .. } = self;
         let delta = SimdBlock::from_block(*delta);
         let keys = Keys { delta, sigma_delta: delta.sigma(), one: SimdBlock::from_block(Block(1)) };
-        let labels = labels.as_mut_slice();
-        let mut fresh = fresh_labels.iter();
+        let mut batch_state = BatchState { labels: labels.as_mut_slice(), pending, g_bits, next_garbler_input, evaluator_zero_labels, next_evaluator_input, own_outputs, fresh: fresh_labels.iter(), input_labels, decode_bits };
+        match engine {
+            Engine::HalfGates(group) => garble_gates(&mut **group, batch, &keys, &mut batch_state, out)?,
+            Engine::ThreeHalves(group) => garble_gates(&mut **group, batch, &keys, &mut batch_state, out)?,
+        }
+        out.extend_from_slice(batch_state.input_labels.as_flattened());
+        pack_bits(batch_state.decode_bits, out);
+        Ok(())
+    }
+}
 
-        for gate in &batch.gates {
-            match *gate {
-                Gate::Xor { a, b, out: o } => {
-                    if pending.any(a, b, o) {
-                        group.flush(hash, &keys, labels, pending, out);
-                    }
-                    labels[o as usize] = labels[a as usize] ^ labels[b as usize];
+/// The garbler's state a batch's gate loop works on.
+struct BatchState<'a> {
+    labels: &'a mut [SimdBlock],
+    pending: &'a mut PendingSlots,
+    g_bits: &'a [bool],
+    next_garbler_input: &'a mut usize,
+    evaluator_zero_labels: &'a [Block],
+    next_evaluator_input: &'a mut usize,
+    own_outputs: &'a mut Vec<OwnOutput>,
+    fresh: core::slice::Iter<'a, Block>,
+    input_labels: &'a mut Vec<[u8; 16]>,
+    decode_bits: &'a mut Vec<bool>,
+}
+
+/// The gate loop, once per scheme: tables (and control bits) to `out`.
+#[inline(always)]
+fn garble_gates<G: Group>(group: &mut G, batch: &Batch, keys: &Keys, st: &mut BatchState<'_>, out: &mut Vec<u8>) -> Result<(), GarbleError> {
+    let BatchState { labels, pending, g_bits, next_garbler_input, evaluator_zero_labels, next_evaluator_input, own_outputs, fresh, input_labels, decode_bits } = st;
+    for gate in &batch.gates {
+        match *gate {
+            Gate::Xor { a, b, out: o } => {
+                if pending.any(a, b, o) {
+                    group.flush(keys, labels, pending, out);
                 }
-                Gate::And { a, b, out: o } => {
-                    if pending.any(a, b, o) {
-                        group.flush(hash, &keys, labels, pending, out);
-                    }
-                    group.push(labels[a as usize], labels[b as usize], o);
-                    pending.set(o);
-                    if group.len == GARBLE_GROUP {
-                        group.flush(hash, &keys, labels, pending, out);
-                    }
+                labels[o as usize] = labels[a as usize] ^ labels[b as usize];
+            }
+            Gate::And { a, b, out: o } => {
+                if pending.any(a, b, o) {
+                    group.flush(keys, labels, pending, out);
                 }
-                Gate::Not { a, out: o } => {
-                    // NOT is XOR with the public constant 1: flip the meaning of the labels.
-                    if pending.any(a, a, o) {
-                        group.flush(hash, &keys, labels, pending, out);
-                    }
-                    labels[o as usize] = labels[a as usize] ^ keys.delta;
+                group.push(labels[a as usize], labels[b as usize], o, keys);
+                pending.set(o);
+                if group.full() {
+                    group.flush(keys, labels, pending, out);
                 }
-                Gate::Input { party, out: o } => {
-                    if pending.any(o, o, o) {
-                        group.flush(hash, &keys, labels, pending, out);
-                    }
-                    labels[o as usize] = if party == Party::Garbler {
-                        let bit = *g_bits.get(*next_garbler_input).ok_or(GarbleError::InputsExhausted(Party::Garbler))?;
-                        *next_garbler_input += 1;
-                        let zero = SimdBlock::from_block(*fresh.next().ok_or(GarbleError::InputsExhausted(Party::Garbler))?);
-                        let mut active = [0u8; 16];
-                        (zero ^ keys.delta.select(bit)).write(&mut active);
-                        input_labels.push(active);
-                        zero
-                    } else {
-                        let zero = *evaluator_zero_labels.get(*next_evaluator_input).ok_or(GarbleError::InputsExhausted(Party::Evaluator))?;
-                        *next_evaluator_input += 1;
-                        SimdBlock::from_block(zero)
-                    };
+            }
+            Gate::Not { a, out: o } => {
+                // NOT is XOR with the public constant 1: flip the meaning of the labels.
+                if pending.any(a, a, o) {
+                    group.flush(keys, labels, pending, out);
                 }
-                Gate::Output { a, to } => {
-                    if pending.any(a, a, a) {
-                        group.flush(hash, &keys, labels, pending, out);
-                    }
-                    let zero = labels[a as usize];
-                    if to.to_evaluator() {
-                        decode_bits.push(zero.lsb());
-                    }
-                    if to.to_garbler() {
-                        own_outputs.push(OwnOutput::Decode(zero.to_block()));
-                    }
+                labels[o as usize] = labels[a as usize] ^ keys.delta;
+            }
+            Gate::Input { party, out: o } => {
+                if pending.any(o, o, o) {
+                    group.flush(keys, labels, pending, out);
                 }
-                Gate::OutputConst { value, to } => {
-                    if to.to_garbler() {
-                        own_outputs.push(OwnOutput::Public(value));
-                    }
+                labels[o as usize] = if party == Party::Garbler {
+                    let bit = *g_bits.get(**next_garbler_input).ok_or(GarbleError::InputsExhausted(Party::Garbler))?;
+                    **next_garbler_input += 1;
+                    let zero = SimdBlock::from_block(*fresh.next().ok_or(GarbleError::InputsExhausted(Party::Garbler))?);
+                    let mut active = [0u8; 16];
+                    (zero ^ keys.delta.select(bit)).write(&mut active);
+                    input_labels.push(active);
+                    zero
+                } else {
+                    let zero = *evaluator_zero_labels.get(**next_evaluator_input).ok_or(GarbleError::InputsExhausted(Party::Evaluator))?;
+                    **next_evaluator_input += 1;
+                    SimdBlock::from_block(zero)
+                };
+            }
+            Gate::Output { a, to } => {
+                if pending.any(a, a, a) {
+                    group.flush(keys, labels, pending, out);
+                }
+                let zero = labels[a as usize];
+                if to.to_evaluator() {
+                    decode_bits.push(zero.lsb());
+                }
+                if to.to_garbler() {
+                    own_outputs.push(OwnOutput::Decode(zero.to_block()));
+                }
+            }
+            Gate::OutputConst { value, to } => {
+                if to.to_garbler() {
+                    own_outputs.push(OwnOutput::Public(value));
                 }
             }
         }
-        group.flush(hash, &keys, labels, pending, out);
-        out.extend_from_slice(input_labels.as_flattened());
-        pack_bits(decode_bits, out);
-        Ok(())
     }
+    group.flush(keys, labels, pending, out);
+    group.end_batch(out);
+    Ok(())
 }

@@ -1,10 +1,15 @@
-//! Half-gates garbling (Zahur–Rosulek–Evans 2015) with free-XOR and point-and-permute.
+//! Garbling with free-XOR and point-and-permute, under one of two schemes ([`Scheme`]):
+//! half-gates (Zahur–Rosulek–Evans 2015; two 16-byte ciphertexts per AND) and three-halves
+//! (Rosulek–Roy 2021; three 8-byte half-ciphertexts and five control bits per AND,
+//! `three_halves.rs`).
 //!
 //! The [`Garbler`] and [`Evaluator`] consume the same batches of gates (both parties run the
 //! same circuit program) and agree on a per-batch *payload*, the bytes the garbler sends:
 //!
 //! ```text
-//! [ AND tables (T_G, T_E): 32 B each, in gate order ]
+//! [ AND tables, in gate order: half-gates (T_G, T_E), 32 B each;
+//!                              three-halves (G0, G1, G2), 24 B each ]
+//! [ three-halves only: the ANDs' control bits, 5 each, packed LSB first ]
 //! [ garbler input labels: 16 B each, in gate order ]
 //! [ decoding bits of the outputs the evaluator learns, packed LSB first ]
 //! ```
@@ -12,15 +17,16 @@
 //! (Tables first, so the garbler appends them group by group, before it knows the rest.)
 //!
 //! ANDs are not hashed one at a time: consecutive independent ANDs are collected into a group
-//! and hashed together (4 blocks per AND to garble, 2 to evaluate), so AES runs on long batches
-//! — VAES natively, bitsliced SIMD in the browser. A gate that reads or overwrites the output of
-//! a pending AND flushes the group first; tables still come out in gate order, so the two
-//! parties may group differently.
+//! and hashed together (half-gates: 4 blocks per AND to garble, 2 to evaluate; three-halves: 6
+//! and 3), so AES runs on long batches — VAES natively, bitsliced SIMD in the browser. A gate
+//! that reads or overwrites the output of a pending AND flushes the group first; tables still
+//! come out in gate order, so the two parties may group differently.
 
 mod evaluator;
 mod garbler;
 mod hash;
 mod simd_block;
+pub mod three_halves;
 
 pub use evaluator::Evaluator;
 pub use garbler::Garbler;
@@ -30,14 +36,65 @@ use crate::block::Block;
 use garblet_circuits::GateCounts;
 use thiserror::Error;
 
-/// Bytes of a batch's payload: see the module documentation.
-pub fn payload_len(counts: &GateCounts) -> usize {
+/// The garbling scheme of a session. Both parties must use the same one: the session's hello
+/// negotiates it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Scheme {
+    /// Half-gates (Zahur–Rosulek–Evans 2015): 32 bytes per AND; 4 hashes to garble, 2 to evaluate.
+    #[default]
+    HalfGates,
+    /// Three-halves (Rosulek–Roy 2021): 24.625 bytes per AND; 6 hashes to garble, 3 to evaluate.
+    ThreeHalves,
+}
+
+impl Scheme {
+    pub const ALL: [Scheme; 2] = [Scheme::HalfGates, Scheme::ThreeHalves];
+
+    /// The name in configuration files, the hello and benchmark reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scheme::HalfGates => "half-gates",
+            Scheme::ThreeHalves => "three-halves",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Scheme> {
+        Scheme::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    /// Bytes of garbled material per AND gate (tables and control bits).
+    pub fn bytes_per_and(self) -> f64 {
+        match self {
+            Scheme::HalfGates => 2.0 * Block::BYTES as f64,
+            Scheme::ThreeHalves => three_halves::TABLE_BYTES as f64 + three_halves::CONTROL_BITS as f64 / 8.0,
+        }
+    }
+
+    /// Bytes of the AND tables and control bits of `and` gates.
+    fn and_bytes(self, and: usize) -> usize {
+        match self {
+            Scheme::HalfGates => and * 2 * Block::BYTES,
+            Scheme::ThreeHalves => and * three_halves::TABLE_BYTES + (and * three_halves::CONTROL_BITS).div_ceil(8),
+        }
+    }
+}
+
+impl std::fmt::Display for Scheme {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Bytes of a batch's payload under `scheme`: see the module documentation.
+pub fn payload_len(scheme: Scheme, counts: &GateCounts) -> usize {
     let labels = counts.inputs[garblet_circuits::Party::Garbler.index()] as usize;
-    counts.and as usize * 2 * Block::BYTES + labels * Block::BYTES + (counts.outputs_to_evaluator as usize).div_ceil(8)
+    scheme.and_bytes(counts.and as usize) + labels * Block::BYTES + (counts.outputs_to_evaluator as usize).div_ceil(8)
 }
 
 /// A fresh global offset Δ from the OS CSPRNG, with its least significant bit set
-/// (point-and-permute). Never reused across sessions.
+/// (point-and-permute: a wire's two labels then differ in color). Both schemes use this Δ:
+/// three-halves reads the color from the low half, which holds the lsb, and needs nothing more
+/// of Δ than its other 127 bits being uniform (`three_halves.rs`). Never reused across sessions.
 pub fn random_delta() -> Result<Block, getrandom::Error> {
     Ok(Block(Block::random()?.0 | 1))
 }

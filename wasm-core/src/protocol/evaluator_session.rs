@@ -17,7 +17,7 @@ use super::stats::{Clock, Stats};
 use super::topology::{decode_record, RecordHeader, TopologyError, TopologyHasher, HEADER_BYTES};
 use super::SessionError;
 use crate::block::Block;
-use crate::garble::{payload_len, Evaluator};
+use crate::garble::{payload_len, Evaluator, Scheme};
 use crate::ot::base::BASE_OT_COUNT;
 use crate::ot::{OtReceiver, MAX_CHUNK};
 use garblet_circuits::{count_and_gates, Batch, Party, Runner, Shape};
@@ -182,7 +182,7 @@ impl EvaluatorSession {
             ot,
             base_ot_points: None,
             shared: SharedBaseOt::No,
-            engine: Evaluator::new(),
+            engine: Evaluator::new(Scheme::HalfGates),
             catalog: None,
             catalog_json: String::new(),
             outbox,
@@ -657,7 +657,7 @@ fn evaluate_available(active: &mut Active, engine: &mut Evaluator, available: &[
                     *ready = true;
                 }
                 let batch = runner.current_batch();
-                let need = payload_len(&batch.counts);
+                let need = payload_len(engine.scheme(), &batch.counts);
                 if available.len() < need {
                     break;
                 }
@@ -697,7 +697,7 @@ fn evaluate_available(active: &mut Active, engine: &mut Evaluator, available: &[
                     n
                 }
                 Some(_) => {
-                    let need = payload_len(&batch.counts);
+                    let need = payload_len(engine.scheme(), &batch.counts);
                     if available.len() < need {
                         break;
                     }

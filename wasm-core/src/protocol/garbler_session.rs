@@ -21,7 +21,7 @@ use super::stats::{Clock, Stats};
 use super::topology::{encode_record, end_record};
 use super::SessionError;
 use crate::block::Block;
-use crate::garble::{random_delta, Garbler};
+use crate::garble::{random_delta, Garbler, Scheme};
 use crate::ot::OtSender;
 use garblet_circuits::{Batch, Program, Runner, Shape};
 use std::collections::VecDeque;
@@ -164,7 +164,7 @@ impl GarblerSession {
             services,
             state: State::AwaitHello,
             ot,
-            engine: Garbler::new(delta)?,
+            engine: Garbler::new(Scheme::HalfGates, delta)?,
             cot_labels: Vec::new(),
             outbox,
             events: VecDeque::new(),
