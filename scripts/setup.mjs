@@ -1,6 +1,7 @@
 // Installs what this checkout needs and skips what is already there:
 //   the wasm32 Rust target, wasm-bindgen-cli at the version Cargo.toml pins, npm packages,
-//   and (with --browser) Debian's Chromium for the browser tests.
+//   a Python virtual environment (.venv) with the `websockets` the WebSocket conformance test
+//   runs as a client, and (with --browser) Debian's Chromium for the browser tests.
 // Usage: node scripts/setup.mjs [--browser]
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
@@ -45,23 +46,50 @@ function npmPackages() {
   run('npm', existsSync(lock) ? ['ci', '--no-audit', '--no-fund'] : ['install', '--no-audit', '--no-fund']);
 }
 
-function chromium() {
-  if (existsSync(CHROMIUM)) return say(`Chromium: ${CHROMIUM}`);
-  say('installing Chromium from Debian');
+/** The Python `websockets` that e2e/peers/websockets_peer.py runs on, pinned. */
+const WEBSOCKETS = '17.4';
+const VENV = join(root, '.venv');
+
+/** Installs a Debian package with apt-get (through sudo unless root). */
+function aptInstall(pkg) {
   const root_ = process.getuid?.() === 0;
   const apt = (args) => (root_ ? run('apt-get', args) : run('sudo', ['apt-get', ...args]));
   try {
-    apt(['install', '-y', '--no-install-recommends', 'chromium']);
+    apt(['install', '-y', '--no-install-recommends', pkg]);
   } catch {
     apt(['update']);
-    apt(['install', '-y', '--no-install-recommends', 'chromium']);
+    apt(['install', '-y', '--no-install-recommends', pkg]);
   }
+}
+
+function pythonPeer() {
+  const python = join(VENV, 'bin', 'python');
+  if (existsSync(python) && output(python, ['-c', 'import websockets; print(websockets.__version__)']) === WEBSOCKETS) {
+    return say(`Python websockets ${WEBSOCKETS}: present (.venv)`);
+  }
+  if (!existsSync(python)) {
+    if (output('python3', ['-c', 'import ensurepip, venv']) === null) {
+      say('installing python3-venv from Debian');
+      aptInstall('python3-venv');
+    }
+    say('creating the Python virtual environment .venv');
+    run('python3', ['-m', 'venv', VENV]);
+  }
+  say(`installing Python websockets ${WEBSOCKETS} into .venv`);
+  run(python, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', `websockets==${WEBSOCKETS}`]);
+}
+
+function chromium() {
+  if (existsSync(CHROMIUM)) return say(`Chromium: ${CHROMIUM}`);
+  say('installing Chromium from Debian');
+  aptInstall('chromium');
 }
 
 export function setup({ browser = false } = {}) {
   wasmTarget();
   wasmBindgen();
   npmPackages();
+  pythonPeer();
   if (browser) chromium();
 }
 
