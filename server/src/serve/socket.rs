@@ -120,8 +120,10 @@ pub struct Outbox<'a> {
 }
 
 /// The session thread's frames to the client, until the thread ends (true) or a write fails
-/// (false); pongs for the client's pings between them. A write may wait at most
-/// `write_timeout` for the socket to take a byte: longer means the client stopped reading.
+/// (false); pongs for the client's pings between them, each before any frame that comes after
+/// it (a ping read before the client's Close is answered before the server's Close, RFC 6455
+/// §5.5.2). A write may wait at most `write_timeout` for the socket to take a byte: longer
+/// means the client stopped reading.
 pub async fn write_frames<W>(w: &mut W, outbox: Outbox<'_>, pongs: Option<&flume::Receiver<Vec<u8>>>, write_timeout: Duration, metrics: &Metrics) -> bool
 where
     W: AsyncWrite + Unpin,
@@ -130,14 +132,17 @@ where
     let mut batch = Vec::new();
     loop {
         let first = match pongs {
+            // Pongs first: the reader queues a ping's pong before it hands the session thread
+            // anything read after the ping, so the session's end cannot overtake it.
             Some(pongs) => tokio::select! {
-                frame = outbox.recv_async() => frame.ok(),
+                biased;
                 Ok(ping) = pongs.recv_async() => {
                     if !written(write_messages(w, Opcode::Pong, &[ping], write_timeout).await, metrics) {
                         return false;
                     }
                     continue;
                 }
+                frame = outbox.recv_async() => frame.ok(),
             },
             None => outbox.recv_async().await.ok(),
         };
