@@ -1,7 +1,7 @@
 //! Pass 1: the Bristol text, checked, and what the second pass needs to know of it — nothing
 //! here knows circuits or programs.
 
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 use thiserror::Error;
 
 #[derive(Debug, Error)]
@@ -116,6 +116,14 @@ pub(super) const OUTPUT: u32 = u32::MAX;
 // ---------------------------------------------------------------------------------------------
 // Lines and gates
 
+/// The most wires a circuit may declare: 2^28, a gigabyte of the scan's last-use table. The
+/// largest circuits of the Bristol Fashion corpus (SHA-256: 135,841 wires) are far below it.
+pub(super) const MAX_WIRES: usize = 1 << 28;
+
+/// The longest line read. Gate lines are a few dozen bytes; the longest header line (a width per
+/// input or output value) stays far below this.
+const MAX_LINE: usize = 1 << 20;
+
 pub(super) struct Lines<R> {
     reader: R,
     buf: String,
@@ -136,10 +144,16 @@ impl<R: BufRead> Lines<R> {
         }
         loop {
             self.buf.clear();
-            if self.reader.read_line(&mut self.buf)? == 0 {
+            // Bounded: a file with no line breaks (a wrong path, a device) must end in an
+            // error, not in reading it all into one string.
+            let read = (&mut self.reader).take(MAX_LINE as u64 + 1).read_line(&mut self.buf)?;
+            if read == 0 {
                 return Ok(None);
             }
             self.number += 1;
+            if read > MAX_LINE {
+                return Err(BristolError::at(self.number, format!("the line is longer than {MAX_LINE} bytes")));
+            }
             if !self.buf.trim().is_empty() {
                 return Ok(Some((self.number, self.buf.trim())));
             }
@@ -188,8 +202,13 @@ pub(super) fn read_header<R: BufRead>(lines: &mut Lines<R>) -> Result<Header, Br
     if header.input_wires() > wires || header.output_wires() > wires {
         return Err(BristolError::at(n2, format!("inputs and outputs need more than the {wires} wires declared")));
     }
-    if gates >= UNUSED as usize || wires > u32::MAX as usize {
-        return Err(BristolError::at(1, "too many gates or wires"));
+    if gates >= UNUSED as usize {
+        return Err(BristolError::at(1, "too many gates"));
+    }
+    // Checked before the scan allocates its 4 bytes a wire, so that a header alone cannot ask
+    // for gigabytes.
+    if wires > MAX_WIRES {
+        return Err(BristolError::at(1, format!("{wires} wires: the most a circuit may have is {MAX_WIRES}")));
     }
     Ok(header)
 }

@@ -92,3 +92,21 @@ fn malformed_files_name_the_line_and_reason() {
         assert!(r.contains(reason), "{text:?}: got '{r}', want '{reason}'");
     }
 }
+
+#[test]
+fn a_file_without_line_breaks_is_refused_after_one_long_line() {
+    // What reading a device or a binary file by mistake looks like: an endless first line.
+    let endless = std::io::BufReader::new(std::io::repeat(b'7'));
+    let err = scan(endless).err().expect("an error, not an endless read");
+    assert_eq!(err.line(), Some(1));
+    assert!(err.to_string().contains("longer than"), "{err}");
+}
+
+#[test]
+fn a_header_cannot_ask_for_gigabytes() {
+    // Found by fuzzing: four billion wires declared on a two-line file made the scan allocate
+    // 4 bytes for each before reading a gate.
+    let (line, reason) = scan_error("376 1088888884\n2 1 1\n1 1\n");
+    assert_eq!(line, 1);
+    assert!(reason.contains("the most a circuit may have"), "{reason}");
+}

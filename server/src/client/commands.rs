@@ -245,14 +245,14 @@ fn parse_inputs(info: &ServiceInfo, params: &mut Vec<(String, u64)>, texts: &[St
 }
 
 /// `k=v` with v an unsigned integer.
-pub(crate) fn parse_param(text: &str) -> Result<(String, u64), String> {
+pub fn parse_param(text: &str) -> Result<(String, u64), String> {
     let (k, v) = text.split_once('=').ok_or_else(|| format!("parameter '{text}' is not k=v"))?;
     let v: u64 = v.trim().replace('_', "").parse().map_err(|_| format!("parameter {k}: '{v}' is not an unsigned integer"))?;
     Ok((k.trim().to_string(), v))
 }
 
 /// One input's bits from its text as typed (see [`INPUT_HELP`]).
-pub(crate) fn input_bits(text: &str, field: &FieldInfo) -> Result<Vec<bool>, String> {
+pub fn input_bits(text: &str, field: &FieldInfo) -> Result<Vec<bool>, String> {
     ClientValue::read(text, field)?.bits(field.bits, &field.encoding)
 }
 

@@ -58,24 +58,33 @@ pub async fn read_head<S: AsyncRead + Unpin>(stream: &mut S) -> Result<(RequestH
             return Err(HttpError::Closed);
         }
         buf.extend_from_slice(&chunk[..n]);
-        let mut headers = [httparse::EMPTY_HEADER; 64];
-        let mut request = httparse::Request::new(&mut headers);
-        match request.parse(&buf) {
-            Ok(httparse::Status::Complete(len)) => {
-                let target = request.path.unwrap_or("/");
-                let (path, query) = target.split_once('?').unwrap_or((target, ""));
-                let head = RequestHead {
-                    method: request.method.unwrap_or("").to_string(),
-                    path: path.to_string(),
-                    query: query.to_string(),
-                    headers: request.headers.iter().map(|h| (h.name.to_ascii_lowercase(), String::from_utf8_lossy(h.value).trim().to_string())).collect(),
-                };
-                return Ok((head, buf[len..].to_vec()));
-            }
-            Ok(httparse::Status::Partial) if buf.len() > MAX_HEAD_BYTES => return Err(HttpError::TooLarge),
-            Ok(httparse::Status::Partial) => {}
-            Err(e) => return Err(HttpError::Malformed(e.to_string())),
+        if let Some((head, len)) = parse_head(&buf)? {
+            return Ok((head, buf[len..].to_vec()));
         }
+    }
+}
+
+/// The request head at the start of `buf` and its length in bytes, or `None` while it is
+/// incomplete (and within [`MAX_HEAD_BYTES`]). Separate from the socket so that it can be fed
+/// any bytes (the fuzz targets do).
+pub fn parse_head(buf: &[u8]) -> Result<Option<(RequestHead, usize)>, HttpError> {
+    let mut headers = [httparse::EMPTY_HEADER; 64];
+    let mut request = httparse::Request::new(&mut headers);
+    match request.parse(buf) {
+        Ok(httparse::Status::Complete(len)) => {
+            let target = request.path.unwrap_or("/");
+            let (path, query) = target.split_once('?').unwrap_or((target, ""));
+            let head = RequestHead {
+                method: request.method.unwrap_or("").to_string(),
+                path: path.to_string(),
+                query: query.to_string(),
+                headers: request.headers.iter().map(|h| (h.name.to_ascii_lowercase(), String::from_utf8_lossy(h.value).trim().to_string())).collect(),
+            };
+            Ok(Some((head, len)))
+        }
+        Ok(httparse::Status::Partial) if buf.len() > MAX_HEAD_BYTES => Err(HttpError::TooLarge),
+        Ok(httparse::Status::Partial) => Ok(None),
+        Err(e) => Err(HttpError::Malformed(e.to_string())),
     }
 }
 

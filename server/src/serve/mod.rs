@@ -13,7 +13,7 @@ mod connection;
 pub mod http;
 pub mod metrics;
 pub mod origin;
-mod proxy;
+pub mod proxy;
 mod raw;
 mod server;
 pub mod services;

@@ -9,6 +9,7 @@
 
 use garblet_circuits::{value, Encoding};
 use serde::Deserialize;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
@@ -123,7 +124,7 @@ impl ValueSource {
             };
         }
         let path = base_dir.join(self.file.as_ref().ok_or(ValueError::NotOneSource)?);
-        let bytes = std::fs::read(&path).map_err(|source| ValueError::File { path: path.clone(), source })?;
+        let bytes = read_bounded(&path).map_err(|source| ValueError::File { path: path.clone(), source })?;
         if self.binary {
             if bytes.len() * 8 != bits {
                 return Err(ValueError::Syntax(format!("{}: {} bytes, the field takes {}", path.display(), bytes.len(), bits.div_ceil(8))));
@@ -136,6 +137,20 @@ impl ValueSource {
 }
 
 /// `bits` bits from the operating system's random source.
+/// The most a value file may hold: one value, in hex at most a few KiB.
+const MAX_VALUE_FILE: u64 = 1 << 20;
+
+/// A value file's bytes, refused past [`MAX_VALUE_FILE`]: a path to a device or a large file by
+/// mistake must end in an error, not in reading it all.
+fn read_bounded(path: &Path) -> std::io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?.take(MAX_VALUE_FILE + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_VALUE_FILE {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, format!("longer than {MAX_VALUE_FILE} bytes: not a value file")));
+    }
+    Ok(bytes)
+}
+
 pub fn random_bits(bits: usize) -> Result<Vec<bool>, ValueError> {
     let mut bytes = vec![0u8; bits.div_ceil(8)];
     getrandom::fill(&mut bytes).map_err(ValueError::Random)?;
@@ -226,6 +241,7 @@ mod tests {
         assert!(err("decimal = '0x10'", &Encoding::UInt).contains("hexadecimal"));
         assert!(err("env = 'GARBLET_TEST_SURELY_UNSET'", &Encoding::Bytes).contains("not set"));
         assert!(err("file = '/nonexistent/key'", &Encoding::Bytes).contains("/nonexistent/key"));
+        assert!(err("file = '/dev/zero'", &Encoding::Bytes).contains("not a value file"), "a device, not read to its end");
         assert!(err("hex = '01'\nrandom = true", &Encoding::UInt).contains("'random' goes with 'env'"));
         assert!(err("env = 'GARBLET_TEST_SURELY_UNSET'\nrandom = true", &Encoding::Symbols { alphabet: "ACGT".into(), symbol_bits: 2 }).contains("not for text"));
         assert!(toml::from_str::<ValueSource>("env = 'GARBLET_TEST_SURELY_UNSET'\ndemo = '02'").is_err(), "no public fallback values");

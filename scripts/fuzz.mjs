@@ -1,0 +1,94 @@
+// `npm run fuzz`: runs every fuzz target (fuzz/README.md) for a short while — 30 seconds each by
+// default — starting from its committed corpus, and prints one JSON line per target (executions,
+// coverage, crashes). Kept out of `npm test`: that replays the corpora and the crash regressions
+// without libFuzzer. Installs what is missing (a nightly toolchain, cargo-fuzz) and skips what is
+// present.
+//
+//   npm run fuzz                                  every target, 30 s each
+//   npm run fuzz -- --seconds 1800 --runs 10000000 ws_reader bristol
+//                                                 the long run: until 10^7 executions or 30 min
+//
+// New inputs that reach new code are added to fuzz/corpus/<target>/ (minimise before
+// committing: `cargo +nightly fuzz cmin --fuzz-dir fuzz/libfuzzer TARGET fuzz/corpus/TARGET`);
+// a crashing input is written to fuzz/libfuzzer/artifacts/<target>/ and the run goes on with
+// the next target; copy it to fuzz/regressions/<target>/ with the fix.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { root, run } from './setup.mjs';
+
+const TARGETS = ['ws_reader', 'http_head', 'protocol_frame', 'garbler_session', 'evaluator_session', 'bristol', 'config', 'values'];
+// Inputs longer than this are cut: the seeds of the session targets are up to 64 KiB.
+const MAX_LEN = { garbler_session: 65_536, evaluator_session: 65_536, ws_reader: 16_384, bristol: 16_384, config: 16_384 };
+
+function options(argv) {
+  const o = { seconds: 30, runs: 0, targets: [] };
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--seconds') o.seconds = Number(argv[++i]);
+    else if (argv[i] === '--runs') o.runs = Number(argv[++i]);
+    else if (TARGETS.includes(argv[i])) o.targets.push(argv[i]);
+    else throw new Error(`unknown argument ${argv[i]}: targets are ${TARGETS.join(', ')}`);
+  }
+  if (!(o.seconds > 0)) throw new Error('--seconds takes a positive number');
+  if (o.targets.length === 0) o.targets = TARGETS;
+  return o;
+}
+
+function tools() {
+  const has = (cmd, args) => spawnSync(cmd, args, { stdio: 'ignore' }).status === 0;
+  if (!has('cargo', ['+nightly', '--version'])) {
+    console.log('[fuzz] installing the nightly toolchain (libFuzzer needs it)');
+    run('rustup', ['toolchain', 'install', 'nightly', '--profile', 'minimal']);
+  }
+  if (!has('cargo', ['fuzz', '--version'])) {
+    console.log('[fuzz] installing cargo-fuzz (a few minutes, once)');
+    run('cargo', ['install', 'cargo-fuzz']);
+  }
+}
+
+/** Runs one target; resolves to its figures from libFuzzer's last status line. */
+function fuzz(target, { seconds, runs }) {
+  const corpus = join(root, 'fuzz', 'corpus', target);
+  mkdirSync(corpus, { recursive: true });
+  const before = readdirSync(corpus).length;
+  const args = ['+nightly', 'fuzz', 'run', '--fuzz-dir', 'fuzz/libfuzzer', target, corpus, '--',
+    `-max_total_time=${seconds}`, '-timeout=10', '-rss_limit_mb=2048', `-max_len=${MAX_LEN[target] ?? 4096}`, '-print_final_stats=1'];
+  if (runs > 0) args.push(`-runs=${runs}`);
+  return new Promise((resolve) => {
+    const child = spawn('cargo', args, { cwd: root, stdio: ['ignore', 'inherit', 'pipe'] });
+    let tail = '';
+    child.stderr.on('data', (chunk) => {
+      process.stderr.write(chunk);
+      tail = (tail + chunk.toString()).slice(-20_000);
+    });
+    child.on('close', (code) => {
+      const last = (re) => [...tail.matchAll(re)].pop();
+      const status = last(/#(\d+)\s+\w+\s+cov: (\d+) ft: (\d+) corp: (\d+)/g);
+      const done = last(/Done (\d+) runs in (\d+) second/g);
+      const crashed = /(panicked at|==\d+==ERROR|deadly signal|Test unit written to)/.test(tail);
+      resolve({
+        target,
+        executions: Number(done?.[1] ?? status?.[1] ?? 0),
+        seconds: Number(done?.[2] ?? seconds),
+        coverage: Number(status?.[2] ?? 0),
+        features: Number(status?.[3] ?? 0),
+        corpus: { before, after: readdirSync(corpus).length },
+        crashed,
+        exit: code,
+      });
+    });
+  });
+}
+
+const opts = options(process.argv.slice(2));
+tools();
+if (!existsSync(join(root, 'fuzz', 'libfuzzer', 'Cargo.toml'))) throw new Error('fuzz/libfuzzer is missing');
+const results = [];
+for (const target of opts.targets) {
+  const r = await fuzz(target, opts);
+  console.log(JSON.stringify(r));
+  results.push(r);
+}
+const failed = results.filter((r) => r.crashed || r.exit !== 0);
+console.log(`[fuzz] ${results.length - failed.length} of ${results.length} targets ran clean${failed.length ? `; failing: ${failed.map((r) => r.target).join(', ')}` : ''}`);
+process.exit(failed.length ? 1 : 0);
