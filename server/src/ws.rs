@@ -519,7 +519,7 @@ mod tests {
             read_all(Role::Server, 100, &[a, b].concat(), 3)
         };
         assert_eq!(fragments(&[b'h', 0xc3], &[0xa9, b'!']), Ok(vec![("Text".into(), vec![])]));
-        assert_eq!(fragments(&[b'h', 0xc3], &[b'!']), Err(WsError::InvalidUtf8("a text message")));
+        assert_eq!(fragments(&[b'h', 0xc3], b"!"), Err(WsError::InvalidUtf8("a text message")));
     }
 
     #[test]
