@@ -4,6 +4,7 @@ use clap::{Args, Parser, Subcommand};
 use garblet_server::circuit_cmd::{self, CircuitArg, CmdError};
 use garblet_server::client::commands::{self as client_cmd, RunArgs, INPUT_HELP};
 use garblet_server::client::ConnectOptions;
+use garblet_core::garble::Garbling;
 use garblet_core::protocol::frame::{DEFAULT_WINDOW, MIN_WINDOW};
 use garblet_server::link::{LinkSpec, Relay};
 use garblet_server::{bench, serve};
@@ -67,6 +68,10 @@ enum Command {
         /// scheduling hiccups on fast links at the cost of that much memory on both ends.
         #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_WINDOW, value_parser = clap::value_parser!(u32).range(MIN_WINDOW as i64..))]
         window: u32,
+        /// The garbling schemes to accept: half-gates, three-halves or auto (either: the
+        /// server's configuration picks).
+        #[arg(long, value_name = "SCHEME", default_value = "auto", value_parser = parse_garbling)]
+        garbling: Garbling,
     },
     /// List a server's services: name, your inputs and their sizes, who learns the output, and
     /// AND gates (with the default parameters).
@@ -101,6 +106,10 @@ enum Command {
         #[arg(long, value_name = "RATE,RTT")]
         link: LinkSpec,
     },
+}
+
+fn parse_garbling(name: &str) -> Result<Garbling, String> {
+    Garbling::from_name(name).ok_or_else(|| format!("{name:?} is not half-gates, three-halves or auto"))
 }
 
 /// Which server to talk to.
@@ -197,6 +206,10 @@ enum BenchCommand {
         /// time. Reports AND/s, bytes per AND and the ratio to the link's ceiling.
         #[arg(long, value_name = "RATE,RTT")]
         link: Option<LinkSpec>,
+        /// The garbling scheme to measure: half-gates, three-halves, or auto (with --link: both,
+        /// interleaved, and their ratio; else the server's choice, three-halves).
+        #[arg(long, value_name = "SCHEME", default_value = "auto", value_parser = parse_garbling)]
+        garbling: Garbling,
         /// Print one JSON object instead of aligned lines.
         #[arg(long)]
         json: bool,
@@ -264,8 +277,8 @@ fn main() -> ExitCode {
             Ok(())
         }
         Command::Serve { config, .. } => serve::run(config.as_deref()).map_err(|e| e.to_string()),
-        Command::Run { server, service, inputs, params, json, window } => {
-            let args = RunArgs { server: server.url.clone(), service, inputs, params, json, connect: ConnectOptions { window, ..server.options() } };
+        Command::Run { server, service, inputs, params, json, window, garbling } => {
+            let args = RunArgs { server: server.url.clone(), service, inputs, params, json, connect: ConnectOptions { window, garbling, ..server.options() } };
             return client_exit(client_cmd::run(&args));
         }
         Command::Services { server, json } => return client_exit(client_cmd::services(&server.url, &server.options(), json)),
@@ -288,7 +301,7 @@ fn main() -> ExitCode {
             Err(e) => Err(format!("relay on {listen}: {e}")),
         },
         Command::Bench(b) => match b {
-            BenchCommand::Session { and_gates, memory, window, link, json } => bench::session::run(&bench::session::Options { and_gates, memory, window, link }, json),
+            BenchCommand::Session { and_gates, memory, window, link, garbling, json } => bench::session::run(&bench::session::Options { and_gates, memory, window, link, garbling }, json),
             BenchCommand::Garble { and_gates, json } => bench::garble::run(&bench::garble::Options { and_gates }, json),
             BenchCommand::Apps { json } => bench::apps::run(json),
             BenchCommand::Load { sessions, concurrency, and_gates, mix, duration, leave, json } => {

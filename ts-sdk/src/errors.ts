@@ -44,7 +44,8 @@ export type ErrorCode =
   | 'version'
   | 'ot-check-failed'
   | 'output-forged'
-  | 'cancelled';
+  | 'cancelled'
+  | 'garbling';
 
 /** Values an error's check compared, by name: see the README's "Errors" for each `reason`. */
 export type ErrorDetails = Readonly<Record<string, string | number>>;
@@ -112,6 +113,7 @@ const WIRE_CODES: Record<ErrorCode, number> = {
   'ot-check-failed': 9,
   'output-forged': 10,
   cancelled: 11,
+  garbling: 12,
 };
 
 function isErrorCode(code: unknown): code is ErrorCode {

@@ -176,7 +176,7 @@ fn invalid_and_identity_base_ot_points_are_refused() {
         let mut garbler = GarblerSession::new(GarblerConfig::default(), Box::new(NoClock), services.clone()).unwrap();
         let mut evaluator = EvaluatorSession::new(EvaluatorConfig::default(), Box::new(NoClock)).unwrap();
         let Ok(Frame::ClientHello { version, window, .. }) = Frame::decode(&evaluator.poll_transmit().unwrap().unwrap()) else { panic!("no ClientHello") };
-        let hello = Frame::ClientHello { version, window, base_ot: point }.encode();
+        let hello = Frame::ClientHello { version, window, base_ot: point, garbling: 3 }.encode();
         let error = garbler.handle(&hello).unwrap_err();
         assert!(matches!(&error, SessionError::Ot(e) if *e == expected), "{error}");
         let sent: Vec<Frame> = std::iter::from_fn(|| garbler.poll_transmit().unwrap()).map(|f| Frame::decode(&f).unwrap()).collect();

@@ -8,6 +8,7 @@ mod support;
 use garblet_circuits::testing::TestRng;
 use garblet_circuits::{registry, value, Plaintext, Runner};
 use garblet_core::protocol::frame::VERSION;
+use garblet_core::garble::{Garbling, Scheme};
 use garblet_core::ot::{BasePoint, OtError};
 use garblet_core::protocol::{
     Clock, ComputeRequest, ErrorCode, ErrorKind, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, Frame, FrameError, GarblerConfig, GarblerEvent, GarblerSession, NoClock, ResolveError, SessionError,
@@ -25,7 +26,7 @@ fn private_aes_over_a_session_gives_fips197() {
     assert_eq!(value::to_hex(&result.outputs[0].bits), "0x69c4e0d86a7b0430d8cdb78070b4c55a");
     assert_eq!(result.evaluator.and_gates, 6400);
     assert_eq!(result.garbler.and_gates, 6400);
-    assert!(result.garbler.bytes_sent >= 6400 * 32);
+    assert!(result.garbler.bytes_sent as f64 >= 6400.0 * pair.evaluator.scheme().bytes_per_and());
     assert_eq!(result.evaluator.bytes_received, result.garbler.bytes_sent);
     // The request and the 128 OT-extension rows (16 bytes each) count as the client's upload on
     // both sides (the client's count also has credit sent after the garbler's Done).
@@ -35,6 +36,80 @@ fn private_aes_over_a_session_gives_fips197() {
         Some(GarblerEvent::Finished { garbler_outputs, .. }) => assert!(garbler_outputs.is_empty(), "the garbler learns nothing"),
         other => panic!("{other:?}"),
     }
+}
+
+/// The hellos settle the garbling scheme: the first the server offers that the client accepts.
+#[test]
+fn the_hellos_negotiate_the_garbling_scheme() {
+    use Garbling::{Auto, Only};
+    use Scheme::{HalfGates, ThreeHalves};
+    let cases = [
+        (Auto, Auto, ThreeHalves),
+        (Auto, Only(HalfGates), HalfGates),
+        (Auto, Only(ThreeHalves), ThreeHalves),
+        (Only(HalfGates), Auto, HalfGates),
+        (Only(HalfGates), Only(HalfGates), HalfGates),
+        (Only(ThreeHalves), Auto, ThreeHalves),
+        (Only(ThreeHalves), Only(ThreeHalves), ThreeHalves),
+    ];
+    for (server, client, want) in cases {
+        let pair = Pair::with_garbling(4 << 20, server, client);
+        assert_eq!((pair.garbler.scheme(), pair.evaluator.scheme()), (want, want), "server {}, client {}", server.name(), client.name());
+    }
+}
+
+/// Whole computations under each scheme give the same, correct outputs — to the evaluator, to
+/// the garbler, to both — and three-halves sends about a quarter fewer bytes.
+#[test]
+fn both_garbling_schemes_compute_the_same_over_a_session() {
+    let mut rng = TestRng::new(2021);
+    let e_bits = rng.bits(128);
+    let block: Vec<u8> = (0u8..16).map(|i| i * 0x11).collect();
+    let mut sent = Vec::new();
+    for scheme in Scheme::ALL {
+        let mut pair = Pair::with_garbling(4 << 20, Garbling::Only(scheme), Garbling::Auto);
+        assert_eq!(pair.evaluator.scheme(), scheme);
+        let aes = pair.compute("aes128", vec![], value::from_bytes(&block));
+        assert_eq!(value::to_hex(&aes.outputs[0].bits), "0x69c4e0d86a7b0430d8cdb78070b4c55a", "{scheme}");
+        let n = 20_000;
+        let got = pair.compute("synthetic", vec![("and_gates".into(), n)], e_bits.clone());
+        let program = registry::find("synthetic").unwrap();
+        let params = program.resolve([("and_gates", n), ("width", 256)]).unwrap();
+        let mut plain = Plaintext::new(vec![true; 128], e_bits.clone());
+        Runner::new(program.instantiate(&params).unwrap()).run(&mut plain).unwrap();
+        assert_eq!(got.outputs[0].bits, plain.outputs(), "{scheme}");
+        sent.push(got.garbler.bytes_sent as f64 / n as f64);
+        let both = pair.compute("add", vec![], value::from_u128(234, 64));
+        assert_eq!(value::to_u128(&both.outputs[0].bits), Some(1234), "{scheme}");
+        let mut finished = None;
+        while let Some(GarblerEvent::Finished { garbler_outputs, .. }) = pair.garbler.poll_event() {
+            finished = Some(garbler_outputs);
+        }
+        assert_eq!(value::to_u128(&finished.expect("garbler finished")), Some(1234), "{scheme}: the garbler's output");
+    }
+    assert!(sent[1] < 0.8 * sent[0], "bytes per AND: half-gates {}, three-halves {}", sent[0], sent[1]);
+}
+
+/// A client that accepts no scheme the server offers: both sides end with the typed error,
+/// and the server says why in its Error frame (code `garbling`).
+#[test]
+fn no_common_garbling_scheme_is_a_typed_error_on_both_sides() {
+    let services = support::services();
+    let mut garbler = GarblerSession::with_garbling(GarblerConfig::default(), Garbling::Only(Scheme::HalfGates), Box::new(NoClock), services).unwrap();
+    let mut evaluator = EvaluatorSession::with_garbling(EvaluatorConfig::default(), Garbling::Only(Scheme::ThreeHalves), Box::new(NoClock)).unwrap();
+    let server_hello = garbler.poll_transmit().unwrap().expect("ServerHello");
+    let client_hello = evaluator.poll_transmit().unwrap().expect("ClientHello");
+    let err = evaluator.handle(&server_hello).unwrap_err();
+    assert!(matches!(&err, SessionError::Garbling { offered, accepted } if offered == "half-gates" && accepted == "three-halves"), "{err}");
+    assert_eq!(err.code(), ErrorCode::Garbling);
+    let err = garbler.handle(&client_hello).unwrap_err();
+    assert!(matches!(err, SessionError::Garbling { .. }), "{err}");
+    assert_eq!(err.report().reason, "garbling-scheme");
+    // An evaluator that accepts nothing at all (mask 0) is refused the same way.
+    let mut garbler = GarblerSession::new(GarblerConfig::default(), Box::new(NoClock), support::services()).unwrap();
+    let _ = garbler.poll_transmit();
+    let hello = Frame::ClientHello { version: VERSION, window: 1 << 20, base_ot: [0; 32], garbling: 0 }.encode();
+    assert!(matches!(garbler.handle(&hello), Err(SessionError::Garbling { .. })));
 }
 
 #[test]
@@ -243,7 +318,7 @@ fn bad_frames_end_the_session_with_a_clear_error() {
     assert!(matches!(e, SessionError::Frame(FrameError::UnknownType(0x42))), "unknown frame: {e}");
     let (e, _) = garbler_rejects(vec![vec![0x02, 200]]);
     assert!(matches!(e, SessionError::Frame(FrameError::Truncated { frame: "Compute", .. })), "truncated frame: {e}");
-    let hello_again = Frame::ClientHello { version: VERSION, window: 1, base_ot: [0; 32] }.encode();
+    let hello_again = Frame::ClientHello { version: VERSION, window: 1, base_ot: [0; 32], garbling: 3 }.encode();
     let (e, _) = garbler_rejects(vec![hello_again]);
     assert!(matches!(e, SessionError::Unexpected { frame: "ClientHello", .. }), "second hello: {e}");
 }
@@ -252,22 +327,22 @@ fn bad_frames_end_the_session_with_a_clear_error() {
 fn hello_errors() {
     let services = services();
     let garbler = || GarblerSession::new(GarblerConfig::default(), Box::new(NoClock), services.clone()).unwrap();
-    let err = garbler().handle(&Frame::ClientHello { version: 99, window: 1 << 20, base_ot: [1; 32] }.encode()).unwrap_err();
+    let err = garbler().handle(&Frame::ClientHello { version: 99, window: 1 << 20, base_ot: [1; 32], garbling: 3 }.encode()).unwrap_err();
     assert!(matches!(err, SessionError::Version { theirs: 99, .. }), "{err}");
-    let err = garbler().handle(&Frame::ClientHello { version: VERSION, window: 1 << 20, base_ot: [0; 32] }.encode()).unwrap_err();
+    let err = garbler().handle(&Frame::ClientHello { version: VERSION, window: 1 << 20, base_ot: [0; 32], garbling: 3 }.encode()).unwrap_err();
     assert!(matches!(err, SessionError::Ot(OtError::IdentityPoint { point: BasePoint::SenderKey })), "identity point: {err}");
     let err = garbler().handle(&compute("aes128", 128, aes_id())).unwrap_err();
     assert!(matches!(err, SessionError::Unexpected { frame: "Compute", state: "awaiting the hello" }), "compute before hello: {err}");
 
     // The client sees a server of another version in the server's own hello.
     let mut evaluator = EvaluatorSession::new(EvaluatorConfig::default(), Box::new(NoClock)).unwrap();
-    let hello = Frame::ServerHello { version: 99, max_window: 1 << 20, max_frame: 1 << 20, base_ot: vec![1; 4096], catalog: "{}".into() };
+    let hello = Frame::ServerHello { version: 99, max_window: 1 << 20, max_frame: 1 << 20, base_ot: vec![1; 4096], catalog: "{}".into(), garbling: vec![0] };
     assert!(matches!(evaluator.handle(&hello.encode()), Err(SessionError::Version { theirs: 99, .. })));
     let mut evaluator = EvaluatorSession::new(EvaluatorConfig::default(), Box::new(NoClock)).unwrap();
-    let short = Frame::ServerHello { version: VERSION, max_window: 1 << 20, max_frame: 1 << 20, base_ot: vec![1; 4000], catalog: "{}".into() };
+    let short = Frame::ServerHello { version: VERSION, max_window: 1 << 20, max_frame: 1 << 20, base_ot: vec![1; 4000], catalog: "{}".into(), garbling: vec![0] };
     assert!(matches!(evaluator.handle(&short.encode()), Err(SessionError::Ot(OtError::WrongLength { expected: 4096, actual: 4000, .. }))), "base-OT points of the wrong length");
     let mut evaluator = EvaluatorSession::new(EvaluatorConfig::default(), Box::new(NoClock)).unwrap();
-    let garbage = Frame::ServerHello { version: VERSION, max_window: 1 << 20, max_frame: 1 << 20, base_ot: vec![1; 4096], catalog: "{\"services\": 5}".into() };
+    let garbage = Frame::ServerHello { version: VERSION, max_window: 1 << 20, max_frame: 1 << 20, base_ot: vec![1; 4096], catalog: "{\"services\": 5}".into(), garbling: vec![0] };
     let err = evaluator.handle(&garbage.encode()).unwrap_err();
     assert!(matches!(err, SessionError::Resolve(ResolveError::CatalogJson { line: 1, .. })), "a malformed catalog: {err}");
     assert_eq!((err.code(), err.kind()), (ErrorCode::Protocol, ErrorKind::Protocol), "the server's fault, not the request's");
@@ -427,9 +502,9 @@ fn a_bad_base_ot_point_from_the_server_fails_the_first_computation() {
     let services = services();
     let mut garbler = GarblerSession::new(GarblerConfig::default(), Box::new(NoClock), services.clone()).unwrap();
     let mut evaluator = EvaluatorSession::new(EvaluatorConfig::default(), Box::new(NoClock)).unwrap();
-    let Ok(Frame::ServerHello { version, max_window, max_frame, mut base_ot, catalog }) = Frame::decode(&garbler.poll_transmit().unwrap().unwrap()) else { panic!() };
+    let Ok(Frame::ServerHello { version, max_window, max_frame, mut base_ot, catalog, garbling }) = Frame::decode(&garbler.poll_transmit().unwrap().unwrap()) else { panic!() };
     base_ot[32 * 3..32 * 4].fill(0xff);
-    evaluator.handle(&Frame::ServerHello { version, max_window, max_frame, base_ot, catalog }.encode()).unwrap();
+    evaluator.handle(&Frame::ServerHello { version, max_window, max_frame, base_ot, catalog, garbling }.encode()).unwrap();
     assert_eq!(evaluator.poll_event(), Some(EvaluatorEvent::Ready));
     let _hello = evaluator.poll_transmit().unwrap();
     evaluator.start("aes128", vec![], vec![false; 128]).unwrap();

@@ -34,7 +34,7 @@ impl Client {
     /// Connects and completes the hello (base OT, the server's catalog).
     pub fn connect(url: &str, options: &ConnectOptions) -> Result<Client, ClientError> {
         let ws = transport::connect(url, options)?;
-        let session = EvaluatorSession::new(EvaluatorConfig { window: options.window, ..EvaluatorConfig::default() }, Box::new(ThreadClock::new()))?;
+        let session = EvaluatorSession::with_garbling(EvaluatorConfig { window: options.window, ..EvaluatorConfig::default() }, options.garbling, Box::new(ThreadClock::new()))?;
         let mut client = Client { ws, session };
         match client.next_event()? {
             EvaluatorEvent::Ready => Ok(client),
@@ -44,6 +44,11 @@ impl Client {
 
     pub fn catalog(&self) -> Option<&Catalog> {
         self.session.catalog()
+    }
+
+    /// The garbling scheme the hellos settled.
+    pub fn scheme(&self) -> garblet_core::garble::Scheme {
+        self.session.scheme()
     }
 
     /// The credit window the server granted.

@@ -34,11 +34,13 @@ pub struct ConnectOptions {
     pub ca_cert: Option<PathBuf>,
     /// The credit window to ask for: garbled bytes the server may send ahead of evaluation.
     pub window: u32,
+    /// The garbling schemes to accept (the server's offer picks among them).
+    pub garbling: garblet_core::garble::Garbling,
 }
 
 impl Default for ConnectOptions {
     fn default() -> Self {
-        ConnectOptions { connect_timeout: Duration::from_secs(10), read_timeout: Duration::from_secs(120), ca_cert: None, window: garblet_core::protocol::frame::DEFAULT_WINDOW }
+        ConnectOptions { connect_timeout: Duration::from_secs(10), read_timeout: Duration::from_secs(120), ca_cert: None, window: garblet_core::protocol::frame::DEFAULT_WINDOW, garbling: garblet_core::garble::Garbling::Auto }
     }
 }
 

@@ -65,6 +65,11 @@ pub struct ServerConfig {
     pub trusted_proxies: Vec<String>,
     /// `X-Forwarded-For` (the rightmost address that is not a trusted proxy) or `X-Real-IP`.
     pub client_address_header: String,
+    /// The garbling schemes offered to every session: `half-gates`, `three-halves` or `auto`
+    /// (either, three-halves first; a client may accept only one). Server-wide, not per service:
+    /// a session's scheme is settled by the hellos, before the client names a service, and one
+    /// session's computations share its Δ and tweak counter.
+    pub garbling: String,
 }
 
 impl Default for ServerConfig {
@@ -79,6 +84,7 @@ impl Default for ServerConfig {
             raw_throughput_endpoint: false,
             trusted_proxies: Vec::new(),
             client_address_header: "X-Forwarded-For".into(),
+            garbling: "auto".into(),
         }
     }
 }
@@ -338,10 +344,17 @@ impl Config {
         config.listen_addr()?;
         super::origin::OriginPolicy::new(&config.server.allowed_origins, config.server.allow_missing_origin).map_err(invalid)?;
         config.trusted_proxies().map_err(invalid)?;
+        config.garbling().map_err(invalid)?;
         if config.services.is_empty() {
             return Err(invalid("no [[service]] is defined".into()));
         }
         Ok(config)
+    }
+
+    /// `server.garbling`, parsed.
+    pub fn garbling(&self) -> Result<garblet_core::garble::Garbling, String> {
+        let name = &self.server.garbling;
+        garblet_core::garble::Garbling::from_name(name).ok_or_else(|| format!("server.garbling: {name:?} is not \"half-gates\", \"three-halves\" or \"auto\""))
     }
 
     /// The peers believed when they name the client (`trusted_proxies`).
@@ -402,6 +415,7 @@ mod tests {
         assert!(err("[limits]\nmax_frame_bytes = 1000\n[[service]]\nname='x'\ncircuit={builtin='synthetic'}").contains("max_frame_bytes"));
         assert!(err("[limits]\nidle_timeout_secs = -1\n[[service]]\nname='x'\ncircuit={builtin='synthetic'}").contains("idle_timeout_secs"));
         assert!(err("[server]\nlisten_on = '127.0.0.1:1'").contains("listen_on"), "unknown keys are errors");
+        assert!(err("[server]\ngarbling = 'quarter-gates'\n[[service]]\nname='x'\ncircuit={builtin='synthetic'}").contains("server.garbling"));
         assert!(err("").contains("no [[service]]"));
         assert!(err("[server]\ntrusted_proxies = ['nginx']\n[[service]]\nname='x'\ncircuit={builtin='synthetic'}").contains("server.trusted_proxies: 'nginx'"));
         assert!(err("[server]\nclient_address_header = 'Forwarded'\n[[service]]\nname='x'\ncircuit={builtin='synthetic'}").contains("client_address_header"));

@@ -170,6 +170,7 @@ where
     let garbler = server.garbler_config();
     let settings = SessionSettings {
         garbler,
+        garbling: server.garbling,
         hello_deadline: deadline,
         idle_timeout: server.limits.idle_timeout(),
         min_credit_bytes_per_sec: server.limits.min_credit_bytes_per_sec as f64,

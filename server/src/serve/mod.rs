@@ -115,6 +115,7 @@ async fn serve(config: Config, services: ServiceTable) -> Result<(), ServeError>
         origins,
         proxies,
         raw_throughput_endpoint: config.server.raw_throughput_endpoint,
+        garbling: config.garbling().map_err(|message| ConfigError::Invalid { origin: config.origin.clone(), message })?,
         metrics,
         shutdown: shutdown_rx,
         next_id: AtomicU64::new(0),

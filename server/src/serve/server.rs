@@ -32,6 +32,8 @@ pub struct Server {
     /// Peers whose forwarding header names the client (`trusted_proxies`).
     pub proxies: TrustedProxies,
     pub raw_throughput_endpoint: bool,
+    /// The garbling schemes offered (`server.garbling`).
+    pub garbling: garblet_core::garble::Garbling,
     pub metrics: Arc<Metrics>,
     /// One permit per running session (`max_sessions`).
     pub sessions: Arc<Semaphore>,

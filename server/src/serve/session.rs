@@ -51,6 +51,8 @@ pub const SHUTDOWN_MESSAGE: &str = "the server is shutting down";
 
 pub struct SessionSettings {
     pub garbler: GarblerConfig,
+    /// The garbling schemes offered in the hello (`server.garbling`).
+    pub garbling: garblet_core::garble::Garbling,
     /// When the client's hello must have arrived.
     pub hello_deadline: Instant,
     pub idle_timeout: Duration,
@@ -94,7 +96,7 @@ pub fn spawn(id: u64, settings: SessionSettings, services: Arc<ServiceTable>, me
         let SessionPlaces { permit: _permit, address, window } = places;
         // A bug must end this session only: catch it here, count it, and let the channels drop
         // (which closes the connection).
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match GarblerSession::new(settings.garbler.clone(), Box::new(ThreadClock::new()), services) {
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match GarblerSession::with_garbling(settings.garbler.clone(), settings.garbling, Box::new(ThreadClock::new()), services) {
             Ok(session) => {
                 let grace = settings.progress_grace.as_secs_f64();
                 let pace = Pace { idle_since: Instant::now(), progress: 0, allowance: grace, request: None };

@@ -62,6 +62,18 @@ impl Scheme {
         Scheme::ALL.into_iter().find(|s| s.name() == name)
     }
 
+    /// The scheme's number in the hellos: 0 half-gates, 1 three-halves.
+    pub fn id(self) -> u8 {
+        match self {
+            Scheme::HalfGates => 0,
+            Scheme::ThreeHalves => 1,
+        }
+    }
+
+    pub fn from_id(id: u8) -> Option<Scheme> {
+        Scheme::ALL.into_iter().find(|s| s.id() == id)
+    }
+
     /// Bytes of garbled material per AND gate (tables and control bits).
     pub fn bytes_per_and(self) -> f64 {
         match self {
@@ -76,6 +88,58 @@ impl Scheme {
             Scheme::HalfGates => and * 2 * Block::BYTES,
             Scheme::ThreeHalves => and * three_halves::TABLE_BYTES + (and * three_halves::CONTROL_BITS).div_ceil(8),
         }
+    }
+}
+
+/// Which garbling schemes a party accepts: one, or `Auto`, either. The configuration key
+/// `garbling = "half-gates" | "three-halves" | "auto"`; the hellos carry it and both parties
+/// pick the same scheme with [`Garbling::negotiate`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Garbling {
+    Only(Scheme),
+    /// Either scheme. A server offers three-halves first (it sends a quarter fewer bytes, which
+    /// is what decides the speed over any link slower than the garbler: see
+    /// docs/performance.md); a client takes what the server offers.
+    #[default]
+    Auto,
+}
+
+impl Garbling {
+    pub fn name(self) -> &'static str {
+        match self {
+            Garbling::Only(s) => s.name(),
+            Garbling::Auto => "auto",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Garbling> {
+        if name == "auto" {
+            return Some(Garbling::Auto);
+        }
+        Scheme::from_name(name).map(Garbling::Only)
+    }
+
+    /// A server's offer, most preferred first, as the `ServerHello` carries it.
+    pub fn offer(self) -> Vec<Scheme> {
+        match self {
+            Garbling::Only(s) => vec![s],
+            Garbling::Auto => vec![Scheme::ThreeHalves, Scheme::HalfGates],
+        }
+    }
+
+    /// A client's acceptable schemes as the `ClientHello`'s bit mask (bit [`Scheme::id`]).
+    pub fn mask(self) -> u8 {
+        match self {
+            Garbling::Only(s) => 1 << s.id(),
+            Garbling::Auto => Scheme::ALL.iter().fold(0, |m, s| m | 1 << s.id()),
+        }
+    }
+
+    /// The session's scheme: the first of the server's offer (scheme ids, in its order of
+    /// preference) that the client's mask accepts; `None` if there is none. Both sides compute
+    /// it from the two hellos, which cross, so no round trip waits on it.
+    pub fn negotiate(offer: &[u8], client_mask: u8) -> Option<Scheme> {
+        offer.iter().filter_map(|&id| Scheme::from_id(id)).find(|s| client_mask >> s.id() & 1 == 1)
     }
 }
 

@@ -34,6 +34,10 @@ pub enum SessionError {
     Unexpected { frame: &'static str, state: &'static str },
     #[error("protocol version {theirs} is not supported (this side speaks version {ours})")]
     Version { ours: u16, theirs: u16 },
+    /// The hellos have no garbling scheme in common: the server offers `offered`, the client
+    /// accepts `accepted` (names, comma-separated).
+    #[error("no garbling scheme in common: the server offers {offered}, the client accepts {accepted}")]
+    Garbling { offered: String, accepted: String },
     /// Credit that acknowledges bytes never sent, or takes back acknowledged ones.
     #[error("credit for {credit} bytes, but {sent} were sent and {acknowledged} acknowledged")]
     Credit { credit: u64, acknowledged: u64, sent: u64 },
@@ -197,6 +201,7 @@ impl SessionError {
         use SessionError::*;
         match self {
             Version { .. } => ErrorCode::Version,
+            Garbling { .. } => ErrorCode::Garbling,
             Ot(OtError::CheckFailed { .. }) => ErrorCode::OtCheckFailed,
             Ot(OtError::Random(_)) | Garble(GarbleError::Random(_) | GarbleError::DeltaLsb) => ErrorCode::Internal,
             Output(OutputError::Forged { .. }) => ErrorCode::OutputForged,
@@ -245,6 +250,10 @@ impl SessionError {
             Version { ours, theirs } => {
                 f.num("ours", *ours).num("theirs", *theirs);
                 "version"
+            }
+            Garbling { offered, accepted } => {
+                f.str("offered", offered).str("accepted", accepted);
+                "garbling-scheme"
             }
             Credit { credit, acknowledged, sent } => {
                 f.num("credit", *credit).num("acknowledged", *acknowledged).num("sent", *sent);
@@ -533,6 +542,7 @@ mod tests {
         let cases: Vec<(SessionError, ErrorCode, ErrorKind, &str)> = vec![
             (SessionError::Unexpected { frame: "Credit", state: "idle" }, ErrorCode::Protocol, ErrorKind::Protocol, "unexpected-frame"),
             (SessionError::Version { ours: 3, theirs: 9 }, ErrorCode::Version, ErrorKind::Protocol, "version"),
+            (SessionError::Garbling { offered: "half-gates".into(), accepted: "three-halves".into() }, ErrorCode::Garbling, ErrorKind::Protocol, "garbling-scheme"),
             (OtError::CheckFailed { chunk: 2 }.into(), ErrorCode::OtCheckFailed, ErrorKind::Protocol, "ot-check-failed"),
             (OutputError::Forged { index: 4 }.into(), ErrorCode::OutputForged, ErrorKind::Protocol, "output-forged"),
             (ResolveError::UnknownService { service: "x".into() }.into(), ErrorCode::UnknownService, ErrorKind::Input, "unknown-service"),

@@ -17,7 +17,7 @@ use super::stats::{Clock, Stats};
 use super::topology::{decode_record, RecordHeader, TopologyError, TopologyHasher, HEADER_BYTES};
 use super::SessionError;
 use crate::block::Block;
-use crate::garble::{payload_len, Evaluator, Scheme};
+use crate::garble::{payload_len, Evaluator, Garbling, Scheme};
 use crate::ot::base::BASE_OT_COUNT;
 use crate::ot::{OtReceiver, MAX_CHUNK};
 use garblet_circuits::{count_and_gates, Batch, Party, Runner, Shape};
@@ -145,6 +145,8 @@ pub struct EvaluatorSession {
     /// Base-OT multiplications handed to another thread, if any.
     shared: SharedBaseOt,
     engine: Evaluator,
+    /// The garbling schemes this side accepted in its hello (bit mask).
+    accepted: u8,
     catalog: Option<Catalog>,
     catalog_json: String,
     window: u32,
@@ -169,10 +171,17 @@ const WINDOW_SLACK: usize = 16 << 20;
 impl EvaluatorSession {
     /// Starts a session; its first frame (the hello, with the base-OT point) is ready to send —
     /// at once, without waiting for the server's.
+    /// It accepts either garbling scheme ([`Garbling::Auto`]): the server's offer decides.
     pub fn new(config: EvaluatorConfig, clock: Box<dyn Clock>) -> Result<Self, SessionError> {
+        Self::with_garbling(config, Garbling::Auto, clock)
+    }
+
+    /// [`EvaluatorSession::new`] accepting only the garbling schemes `garbling` allows; a server
+    /// that offers none of them ends the session with [`SessionError::Garbling`].
+    pub fn with_garbling(config: EvaluatorConfig, garbling: Garbling, clock: Box<dyn Clock>) -> Result<Self, SessionError> {
         let (ot, base_ot) = OtReceiver::new()?;
         let mut outbox = Outbox::default();
-        outbox.push(Frame::ClientHello { version: VERSION, window: config.window, base_ot }.encode());
+        outbox.push(Frame::ClientHello { version: VERSION, window: config.window, base_ot, garbling: garbling.mask() }.encode());
         Ok(EvaluatorSession {
             window: config.window,
             max_window: config.max_window.max(config.window),
@@ -182,13 +191,20 @@ impl EvaluatorSession {
             ot,
             base_ot_points: None,
             shared: SharedBaseOt::No,
+            // Until the server's hello settles the scheme.
             engine: Evaluator::new(Scheme::HalfGates),
+            accepted: garbling.mask(),
             catalog: None,
             catalog_json: String::new(),
             outbox,
             events: VecDeque::new(),
             last_progress: Progress::default(),
         })
+    }
+
+    /// The garbling scheme of this session, once the server's hello is in.
+    pub fn scheme(&self) -> Scheme {
+        self.engine.scheme()
     }
 
     /// The server's catalog (JSON), once the hello is done.
@@ -398,10 +414,12 @@ impl EvaluatorSession {
             return Err(SessionError::Remote { code, message, retry_after_ms });
         }
         match (&mut self.state, frame) {
-            (State::AwaitServerHello, Frame::ServerHello { version, max_window, max_frame: _, base_ot, catalog }) => {
+            (State::AwaitServerHello, Frame::ServerHello { version, max_window, max_frame: _, base_ot, catalog, garbling }) => {
                 if version != VERSION {
                     return Err(SessionError::Version { ours: VERSION, theirs: version });
                 }
+                let scheme = Garbling::negotiate(&garbling, self.accepted).ok_or_else(|| SessionError::Garbling { offered: super::garbler_session::scheme_names(&garbling), accepted: super::garbler_session::mask_names(self.accepted) })?;
+                self.engine = Evaluator::new(scheme);
                 self.window = granted_window(self.config.window, max_window);
                 self.max_window = granted_window(self.max_window, max_window).max(self.window);
                 // The points are decoded when the first computation needs the base OTs.

@@ -6,8 +6,8 @@
 //!
 //! | type | frame            | direction | body |
 //! |------|------------------|-----------|------|
-//! | 0x81 | `ServerHello`    | G → E     | version u16, max window u32, max frame u32, base-OT points P [4096], catalog str32 (JSON) |
-//! | 0x01 | `ClientHello`    | E → G     | "GRBL", version u16, window u32, base-OT point R [32] |
+//! | 0x81 | `ServerHello`    | G → E     | version u16, max window u32, max frame u32, base-OT points P [4096], catalog str32 (JSON), garbling schemes offered u8 × id u8 (most preferred first) |
+//! | 0x01 | `ClientHello`    | E → G     | "GRBL", version u16, window u32, base-OT point R [32], garbling schemes accepted u8 (bit i: scheme id i) |
 //! | 0x02 | `Compute`        | E → G     | service str8, params u8 × (name str8, value u64), circuit id [32], evaluator bits u64 |
 //! | 0x03 | `OtChunk`        | E → G     | one checked OT-extension message (its length fixed by the chunk's size, see `ot::kos`) |
 //! | 0x04 | `Credit`         | E → G     | bytes of data consumed so far in this computation, u64 |
@@ -18,7 +18,9 @@
 //! | 0x84 | `Done`           | G → E     | the garbler's statistics (see [`Stats`]) |
 //! | 0x7f | `Error`          | both      | code u16, message str16, then optionally retry-after u32 (ms) |
 //!
-//! The two hellos cross: each side sends its own as soon as the WebSocket is open. The window
+//! The two hellos cross: each side sends its own as soon as the WebSocket is open. The garbling
+//! scheme both then use is the first the server offers that the client accepts
+//! ([`crate::garble::Garbling::negotiate`]: 0 half-gates, 1 three-halves). The window
 //! both then use is [`granted_window`] of the client's wish and the server's maximum; the client
 //! may ask for another with a `Window` frame (within the same maximum) whenever its stream runs
 //! dry for want of credit.
@@ -30,8 +32,9 @@ use thiserror::Error;
 pub const MAGIC: &[u8; 4] = b"GRBL";
 /// Version of this protocol; both sides must speak the same, and a hello of another version is
 /// refused with [`ErrorCode::Version`]. The version changes whenever a frame's layout or meaning
-/// does. (4: the `Window` frame, and the retry-after of a `busy` Error frame.)
-pub const VERSION: u16 = 4;
+/// does. (4: the `Window` frame, and the retry-after of a `busy` Error frame. 5: the garbling
+/// schemes in the hellos, and three-halves.)
+pub const VERSION: u16 = 5;
 
 /// The smallest credit window: room for a few batches of garbled data.
 pub const MIN_WINDOW: u32 = 64 << 10;
@@ -85,12 +88,14 @@ pub enum ErrorCode {
     OutputForged = 10,
     /// The peer ended the session on purpose: a user cancelled a run.
     Cancelled = 11,
+    /// The two hellos have no garbling scheme in common.
+    Garbling = 12,
 }
 
 impl ErrorCode {
     pub fn from_u16(code: u16) -> Option<Self> {
         use ErrorCode::*;
-        [Protocol, UnknownService, BadRequest, Limit, Internal, Busy, Timeout, Version, OtCheckFailed, OutputForged, Cancelled].into_iter().find(|c| *c as u16 == code)
+        [Protocol, UnknownService, BadRequest, Limit, Internal, Busy, Timeout, Version, OtCheckFailed, OutputForged, Cancelled, Garbling].into_iter().find(|c| *c as u16 == code)
     }
 
     pub fn name(self) -> &'static str {
@@ -106,6 +111,7 @@ impl ErrorCode {
             ErrorCode::OtCheckFailed => "ot-check-failed",
             ErrorCode::OutputForged => "output-forged",
             ErrorCode::Cancelled => "cancelled",
+            ErrorCode::Garbling => "garbling",
         }
     }
 }
@@ -122,8 +128,8 @@ pub struct ComputeRequest {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Frame {
-    ClientHello { version: u16, window: u32, base_ot: [u8; 32] },
-    ServerHello { version: u16, max_window: u32, max_frame: u32, base_ot: Vec<u8>, catalog: String },
+    ClientHello { version: u16, window: u32, base_ot: [u8; 32], garbling: u8 },
+    ServerHello { version: u16, max_window: u32, max_frame: u32, base_ot: Vec<u8>, catalog: String, garbling: Vec<u8> },
     Compute(ComputeRequest),
     OtChunk(Vec<u8>),
     Credit { consumed: u64 },
@@ -196,14 +202,15 @@ impl Frame {
     pub fn encode(&self) -> Vec<u8> {
         let mut w = Writer(Vec::new());
         match self {
-            Frame::ClientHello { version, window, base_ot } => {
+            Frame::ClientHello { version, window, base_ot, garbling } => {
                 w.u8(tag::CLIENT_HELLO);
                 w.bytes(MAGIC);
                 w.u16(*version);
                 w.u32(*window);
                 w.bytes(base_ot);
+                w.u8(*garbling);
             }
-            Frame::ServerHello { version, max_window, max_frame, base_ot, catalog } => {
+            Frame::ServerHello { version, max_window, max_frame, base_ot, catalog, garbling } => {
                 w.u8(tag::SERVER_HELLO);
                 w.u16(*version);
                 w.u32(*max_window);
@@ -212,6 +219,8 @@ impl Frame {
                 w.bytes(base_ot);
                 w.u32(catalog.len() as u32);
                 w.bytes(catalog.as_bytes());
+                w.u8(garbling.len() as u8);
+                w.bytes(garbling);
             }
             Frame::Compute(r) => {
                 w.u8(tag::COMPUTE);
@@ -291,7 +300,7 @@ impl Frame {
                 if r.take(4, "magic")? != MAGIC {
                     return Err(FrameError::Magic);
                 }
-                Frame::ClientHello { version: r.u16("version")?, window: r.u32("window")?, base_ot: r.array("base-OT point")? }
+                Frame::ClientHello { version: r.u16("version")?, window: r.u32("window")?, base_ot: r.array("base-OT point")?, garbling: r.u8("garbling schemes")? }
             }
             tag::SERVER_HELLO => {
                 let (version, max_window, max_frame) = (r.u16("version")?, r.u32("max window")?, r.u32("max frame")?);
@@ -299,7 +308,9 @@ impl Frame {
                 let base_ot = r.take(n, "base-OT points")?.to_vec();
                 let n = r.u32("catalog length")? as usize;
                 let catalog = r.utf8(n, "catalog")?;
-                Frame::ServerHello { version, max_window, max_frame, base_ot, catalog }
+                let n = r.u8("garbling scheme count")? as usize;
+                let garbling = r.take(n, "garbling schemes")?.to_vec();
+                Frame::ServerHello { version, max_window, max_frame, base_ot, catalog, garbling }
             }
             tag::COMPUTE => {
                 let service = r.str8("service")?;
@@ -460,8 +471,8 @@ mod tests {
 
     fn frames() -> Vec<Frame> {
         vec![
-            Frame::ClientHello { version: VERSION, window: 4 << 20, base_ot: [7; 32] },
-            Frame::ServerHello { version: VERSION, max_window: 1 << 20, max_frame: 1 << 20, base_ot: vec![1; 4096], catalog: "{\"services\":[]}".into() },
+            Frame::ClientHello { version: VERSION, window: 4 << 20, base_ot: [7; 32], garbling: 3 },
+            Frame::ServerHello { version: VERSION, max_window: 1 << 20, max_frame: 1 << 20, base_ot: vec![1; 4096], catalog: "{\"services\":[]}".into(), garbling: vec![1, 0] },
             Frame::Compute(ComputeRequest { service: "aes128".into(), params: vec![("n".into(), 900)], circuit_id: [3; 32], evaluator_bits: 128 }),
             Frame::OtChunk(vec![9; 2048]),
             Frame::Credit { consumed: 123_456 },
@@ -512,7 +523,7 @@ mod tests {
         }
         assert_eq!(Frame::decode(&[]), Err(FrameError::Empty));
         assert_eq!(Frame::decode(&[0x42]), Err(FrameError::UnknownType(0x42)));
-        let mut bad = Frame::ClientHello { version: 1, window: 1, base_ot: [0; 32] }.encode();
+        let mut bad = Frame::ClientHello { version: 1, window: 1, base_ot: [0; 32], garbling: 1 }.encode();
         bad[1] = b'X';
         assert_eq!(Frame::decode(&bad), Err(FrameError::Magic));
         let bad_utf8 = [tag::ERROR, 1, 0, 2, 0, 0xff, 0xfe];
@@ -533,13 +544,14 @@ mod tests {
             (9, "ot-check-failed"),
             (10, "output-forged"),
             (11, "cancelled"),
+            (12, "garbling"),
         ];
         for (number, name) in table {
             let code = ErrorCode::from_u16(number).unwrap();
             assert_eq!((code as u16, code.name()), (number, name));
         }
         assert_eq!(ErrorCode::from_u16(0), None);
-        assert_eq!(ErrorCode::from_u16(12), None, "a code this build does not know");
+        assert_eq!(ErrorCode::from_u16(13), None, "a code this build does not know");
     }
 
     #[test]

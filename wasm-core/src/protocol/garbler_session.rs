@@ -3,8 +3,13 @@
 //! ```text
 //! (ServerHello sent) AwaitHello ─ClientHello→ Idle ─Compute→ Streaming ─(stream and corrections sent)→ Done
 //!                                               ↑              (OtChunk → LabelCorrections)  │ (garbler learns outputs)
-//!                                               └──────── Done ←─GarblerOutputs─ AwaitOutputs
+//!                                               └───────────── GarblerOutputs ─ AwaitOutputs ←┘
 //! ```
+//!
+//! `Done` leaves with the end of the stream even when the garbler learns outputs: the evaluator
+//! then has everything for its result in one round trip, and its output labels for the garbler
+//! follow on their own (checked as ever; a forged one still ends the session). It cannot start
+//! another computation before it has sent them, so they arrive before its next request.
 //!
 //! The garbler does not wait for the OT extension: it garbles from the moment the request
 //! arrives, with zero-labels of its own for the evaluator's inputs, and when the OT-extension
@@ -21,7 +26,7 @@ use super::stats::{Clock, Stats};
 use super::topology::{encode_record, end_record};
 use super::SessionError;
 use crate::block::Block;
-use crate::garble::{random_delta, Garbler, Scheme};
+use crate::garble::{random_delta, Garbler, Garbling, Scheme};
 use crate::ot::OtSender;
 use garblet_circuits::{Batch, Program, Runner, Shape};
 use std::collections::VecDeque;
@@ -109,6 +114,8 @@ struct Active {
     consumed: u64,
     built_all: bool,
     learns_outputs: bool,
+    /// The statistics sent in `Done`, kept for the report once the garbler's outputs are in.
+    done: Option<Stats>,
     start_ms: f64,
     start_cpu: Option<f64>,
     start_counters: Counters,
@@ -135,6 +142,8 @@ pub struct GarblerSession {
     window: u32,
     ot: OtSender,
     engine: Garbler,
+    /// The garbling schemes this side offered in its hello, most preferred first (ids).
+    offer: Vec<u8>,
     /// The correlated-OT zero-labels of the chunk being corrected (scratch).
     cot_labels: Vec<Block>,
     outbox: Outbox,
@@ -148,15 +157,40 @@ pub struct GarblerSession {
     progress: u64,
 }
 
+/// Scheme ids as names, comma-separated, for error messages.
+pub(crate) fn scheme_names(ids: &[u8]) -> String {
+    ids.iter().map(|&id| Scheme::from_id(id).map_or_else(|| format!("unknown scheme {id}"), |s| s.name().to_string())).collect::<Vec<_>>().join(", ")
+}
+
+/// A `ClientHello`'s scheme mask as names.
+pub(crate) fn mask_names(mask: u8) -> String {
+    let names: Vec<&str> = Scheme::ALL.iter().filter(|s| mask >> s.id() & 1 == 1).map(|s| s.name()).collect();
+    if names.is_empty() { "none".into() } else { names.join(", ") }
+}
+
 impl GarblerSession {
+    /// The garbling scheme of this session (settled by the client's hello).
+    pub fn scheme(&self) -> Scheme {
+        self.engine.scheme()
+    }
+
     /// Starts a session; its first frame — the `ServerHello`, with the base-OT points and the
-    /// catalog — is ready to send before the client has said anything.
+    /// catalog — is ready to send before the client has said anything. It offers either
+    /// garbling scheme, three-halves first ([`Garbling::Auto`]).
     pub fn new(config: GarblerConfig, clock: Box<dyn Clock>, services: Arc<dyn Services>) -> Result<Self, SessionError> {
+        Self::with_garbling(config, Garbling::Auto, clock, services)
+    }
+
+    /// [`GarblerSession::new`] offering the garbling schemes `garbling` allows: the client's
+    /// hello then picks one ([`Garbling::negotiate`]); a client that accepts none of them gets
+    /// an `Error` frame (code `garbling`).
+    pub fn with_garbling(config: GarblerConfig, garbling: Garbling, clock: Box<dyn Clock>, services: Arc<dyn Services>) -> Result<Self, SessionError> {
         // A fresh Δ for every session: never shared with another connection.
         let delta = random_delta().map_err(SessionError::Random)?;
         let (ot, points) = OtSender::new(delta)?;
         let mut outbox = Outbox::default();
-        outbox.push(Frame::ServerHello { version: VERSION, max_window: config.max_window, max_frame: config.max_frame, base_ot: points, catalog: services.catalog_json().to_string() }.encode());
+        let offer: Vec<u8> = garbling.offer().iter().map(|s| s.id()).collect();
+        outbox.push(Frame::ServerHello { version: VERSION, max_window: config.max_window, max_frame: config.max_frame, base_ot: points, catalog: services.catalog_json().to_string(), garbling: offer.clone() }.encode());
         Ok(GarblerSession {
             window: config.max_window,
             config,
@@ -164,7 +198,9 @@ impl GarblerSession {
             services,
             state: State::AwaitHello,
             ot,
-            engine: Garbler::new(Scheme::HalfGates, delta)?,
+            // Until the client's hello settles the scheme: the server's first choice.
+            engine: Garbler::new(garbling.offer()[0], delta)?,
+            offer,
             cot_labels: Vec::new(),
             outbox,
             events: VecDeque::new(),
@@ -308,9 +344,14 @@ impl GarblerSession {
         }
         let state = std::mem::replace(&mut self.state, State::Closed);
         self.state = match (state, frame) {
-            (State::AwaitHello, Frame::ClientHello { version, window, base_ot }) => {
+            (State::AwaitHello, Frame::ClientHello { version, window, base_ot, garbling }) => {
                 if version != VERSION {
                     return Err(SessionError::Version { ours: VERSION, theirs: version });
+                }
+                let scheme = Garbling::negotiate(&self.offer, garbling).ok_or_else(|| SessionError::Garbling { offered: scheme_names(&self.offer), accepted: mask_names(garbling) })?;
+                if scheme != self.engine.scheme() {
+                    // Nothing garbled yet: the same Δ under the negotiated scheme.
+                    self.engine = Garbler::new(scheme, self.engine.delta())?;
                 }
                 self.window = granted_window(window, self.config.max_window);
                 self.ot.receive_base_ot(&base_ot)?;
@@ -356,7 +397,8 @@ impl GarblerSession {
             }
             (State::AwaitOutputs(active), Frame::GarblerOutputs { labels }) => {
                 let outputs = self.engine.decode_outputs(&labels)?;
-                self.finish(active, outputs);
+                let stats = active.done.unwrap_or_default();
+                self.report(active, stats, outputs);
                 State::Idle
             }
             (state, frame) => {
@@ -413,6 +455,7 @@ impl GarblerSession {
             consumed: 0,
             built_all: false,
             learns_outputs,
+            done: None,
             start_ms: self.clock.now_ms(),
             start_cpu: self.clock.cpu_ms(),
             start_counters: self.before_frame,
@@ -496,23 +539,25 @@ impl GarblerSession {
     }
 
     /// What follows a streaming computation once everything is sent — the whole garbled stream
-    /// and the last label correction (the evaluator cannot finish without its labels): waiting
-    /// for the garbler's outputs, or `Done`; until then, streaming on.
-    fn after_stream(&mut self, active: Box<Active>) -> State {
+    /// and the last label correction (the evaluator cannot finish without its labels): `Done`,
+    /// then waiting for the garbler's outputs if it learns any; until then, streaming on.
+    fn after_stream(&mut self, mut active: Box<Active>) -> State {
         let framed = active.pending.len() == super::frame::DATA_OVERHEAD;
         if !(active.built_all && framed && active.corrected == active.evaluator_bits) {
             return State::Streaming(active);
         }
+        let stats = self.send_done(&active);
         if active.learns_outputs {
+            active.done = Some(stats);
             State::AwaitOutputs(active)
         } else {
-            self.finish(active, Vec::new());
+            self.report(active, stats, Vec::new());
             State::Idle
         }
     }
 
-    /// Sends `Done` with the garbler's statistics and reports the computation.
-    fn finish(&mut self, active: Box<Active>, garbler_outputs: Vec<bool>) {
+    /// Sends `Done` with the garbler's statistics, and returns them.
+    fn send_done(&mut self, active: &Active) -> Stats {
         self.last_produced = active.produced;
         let and_gates = self.engine.and_gates() - active.start_and;
         let cpu = self.clock.cpu_ms().zip(active.start_cpu).map(|(now, start)| now - start);
@@ -524,6 +569,11 @@ impl GarblerSession {
         counters.frames_sent += 1;
         stats = counters.since(&active.start_counters, stats.wall_ms, stats.cpu_ms, and_gates);
         self.outbox.push(Frame::Done(stats).encode());
+        stats
+    }
+
+    /// Reports the computation, with what the garbler learned.
+    fn report(&mut self, active: Box<Active>, stats: Stats, garbler_outputs: Vec<bool>) {
         self.events.push_back(GarblerEvent::Finished { service: active.service, stats, garbler_outputs });
     }
 }

@@ -6,6 +6,7 @@
 use garblet_circuits::bristol::{self, BristolInfo, BristolInput, BristolOutput, BristolProgram, InputSource};
 use garblet_circuits::registry::{self, ProgramSpec};
 use garblet_circuits::{value, Batch, Encoding, Party, Reveal, Runner};
+use garblet_core::garble::Garbling;
 use garblet_core::protocol::catalog::{hex, CircuitInfo, FieldInfo, OutputInfo, ParamInfo, ResolvedCircuit};
 use garblet_core::protocol::{
     topology, Catalog, ComputationResult, ComputeRequest, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, GarblerConfig, GarblerSession, GateSource, NoClock, Plan, RecordedCircuit, ResolveError,
@@ -140,12 +141,18 @@ pub struct Pair {
 }
 
 impl Pair {
+    /// A pair with both sides' default garbling (either scheme; the server prefers three-halves).
     pub fn new(window: u32) -> Pair {
+        Pair::with_garbling(window, Garbling::Auto, Garbling::Auto)
+    }
+
+    /// A pair whose server offers `server` and whose client accepts `client`.
+    pub fn with_garbling(window: u32, server: Garbling, client: Garbling) -> Pair {
         let config = GarblerConfig { max_window: 64 << 20, ..GarblerConfig::default() };
         let services = services();
         let mut pair = Pair {
-            garbler: GarblerSession::new(config, Box::new(NoClock), services.clone()).unwrap(),
-            evaluator: EvaluatorSession::new(EvaluatorConfig { window, ..EvaluatorConfig::default() }, Box::new(NoClock)).unwrap(),
+            garbler: GarblerSession::with_garbling(config, server, Box::new(NoClock), services.clone()).unwrap(),
+            evaluator: EvaluatorSession::with_garbling(EvaluatorConfig { window, ..EvaluatorConfig::default() }, client, Box::new(NoClock)).unwrap(),
             services,
         };
         pair.pump().unwrap();
