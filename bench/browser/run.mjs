@@ -91,7 +91,7 @@ async function main() {
     const aes = { ours: kernels.ours, crate: kernels.crate };
     const evaluator = { andPerSecond: kernels.andPerSecond };
     log(`AES-128 in wasm: ours ${fmt(aes.ours)} blocks/s, aes crate ${fmt(aes.crate)} blocks/s`);
-    log(`evaluator in the page (no network): ${fmt(evaluator.andPerSecond)} AND/s`);
+    log(`evaluator in the page (no network): ${fmt(evaluator.andPerSecond)} AND/s half-gates, ${fmt(kernels.threeHalvesAndPerSecond)} AND/s three-halves`);
     log(`OT receiver in the page: ${fmt(kernels.otCheckedPerSecond)} OT/s with the KOS check, ${fmt(kernels.otUncheckedPerSecond)} OT/s without`);
     // End to end and raw WebSocket take turns: this machine drifts by up to ±15 % within a
     // minute, so each is the median of its runs, and no one moment decides their ratio.
@@ -121,6 +121,7 @@ async function main() {
       wasm_aes_blocks_per_s: Math.round(aes.ours),
       aes_crate_wasm_blocks_per_s: Math.round(aes.crate),
       eval_and_per_s: Math.round(evaluator.andPerSecond),
+      three_halves_eval_and_per_s: Math.round(kernels.threeHalvesAndPerSecond),
       wasm_cot_receiver_per_s: Math.round(kernels.otCheckedPerSecond),
       wasm_cot_receiver_unchecked_per_s: Math.round(kernels.otUncheckedPerSecond),
       e2e_and_per_s: Math.round(e2e.andPerSecond),

@@ -22,24 +22,28 @@ self.onmessage = async ({ data: { andGates, trials } }) => {
       ours: calibrate((n) => benchAes(true, AES_BLOCKS, n), TRIAL_MS),
       crate: calibrate((n) => benchAes(false, AES_BLOCKS, n), TRIAL_MS),
     };
-    const bench = new EvalBench(andGates);
+    const bench = new EvalBench(andGates, 'half-gates');
+    const bench3 = new EvalBench(andGates, 'three-halves');
     try {
       await warmUp(() => bench.run(), WARM_UP_MS); // also the first touches of the tables and labels
+      await warmUp(() => bench3.run(), WARM_UP_MS);
       for (const checked of [true, false]) await warmUp(() => benchOtReceiver(OTS, checked), WARM_UP_MS / 2);
-      const rates = { ours: [], crate: [], evaluator: [], otChecked: [], otUnchecked: [] };
+      const rates = { ours: [], crate: [], evaluator: [], evaluatorThreeHalves: [], otChecked: [], otUnchecked: [] };
       for (let t = 0; t < trials; t++) {
         for (const [name, ours] of [['ours', true], ['crate', false]]) {
           const ms = timeOnce(() => benchAes(ours, AES_BLOCKS, rounds[name]));
           rates[name].push((AES_BLOCKS * rounds[name] * 1000) / ms);
         }
         rates.evaluator.push((andGates * 1000) / timeOnce(() => bench.run()));
+        rates.evaluatorThreeHalves.push((andGates * 1000) / timeOnce(() => bench3.run()));
         rates.otChecked.push((OTS * 1000) / timeOnce(() => benchOtReceiver(OTS, true)));
         rates.otUnchecked.push((OTS * 1000) / timeOnce(() => benchOtReceiver(OTS, false)));
         await pause(0);
       }
-      self.postMessage({ rates, bytesPerAnd: bench.bytesPerAnd() });
+      self.postMessage({ rates, bytesPerAnd: bench.bytesPerAnd(), bytesPerAndThreeHalves: bench3.bytesPerAnd() });
     } finally {
       bench.free();
+      bench3.free();
     }
   } catch (e) {
     self.postMessage({ error: String(e) });

@@ -1,6 +1,6 @@
 /**
  * The evaluator's kernels in the page, without a network: AES-128 (our bitsliced wasm SIMD
- * against the `aes` crate's portable code), the half-gates evaluator (EvalBench) and the
+ * against the `aes` crate's portable code), the half-gates and three-halves evaluators (EvalBench) and the
  * correlated-OT receiver with and without its KOS check (benchOtReceiver).
  *
  * The trials run in three workers in turn, each compiling and instantiating the module itself,
@@ -22,10 +22,12 @@ export async function kernelThroughput(andGates = 1 << 20, trialsPerWorker = 3) 
     ours: median(all('ours')),
     crate: median(all('crate')),
     andPerSecond: median(all('evaluator')),
+    threeHalvesAndPerSecond: median(all('evaluatorThreeHalves')),
     otCheckedPerSecond: median(all('otChecked')),
     otUncheckedPerSecond: median(all('otUnchecked')),
     bytesPerAnd: byWorker[0].bytesPerAnd,
-    trials: { ours: all('ours'), crate: all('crate'), evaluator: all('evaluator'), otChecked: all('otChecked'), otUnchecked: all('otUnchecked') },
+    threeHalvesBytesPerAnd: byWorker[0].bytesPerAndThreeHalves,
+    trials: { ours: all('ours'), crate: all('crate'), evaluator: all('evaluator'), evaluatorThreeHalves: all('evaluatorThreeHalves'), otChecked: all('otChecked'), otUnchecked: all('otUnchecked') },
   };
 }
 
