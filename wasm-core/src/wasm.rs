@@ -7,6 +7,7 @@
 //! "code": "<wire code's name>", "wireCode": n, "reason": "<check>", "message": "…",
 //! "fields": {…}}`; the SDK's `fromCoreError` turns it into its error classes.
 
+use crate::garble::Garbling;
 use crate::protocol::{Clock, ErrorCode, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, SessionError};
 use serde_json::json;
 use wasm_bindgen::prelude::*;
@@ -41,13 +42,23 @@ pub struct WasmEvaluator {
 
 #[wasm_bindgen]
 impl WasmEvaluator {
-    /// A new session asking for a credit window of `window` bytes. Its first frame (the
-    /// hello) is ready in `pollTransmit`.
+    /// A new session asking for a credit window of `window` bytes and accepting the garbling
+    /// schemes `garbling` names ("half-gates", "three-halves" or "auto", the default: the
+    /// server's offer decides). Its first frame (the hello) is ready in `pollTransmit`.
     #[wasm_bindgen(constructor)]
-    pub fn new(window: u32) -> Result<WasmEvaluator, JsError> {
+    pub fn new(window: u32, garbling: Option<String>) -> Result<WasmEvaluator, JsError> {
         let config = EvaluatorConfig { window, ..EvaluatorConfig::default() };
-        let session = EvaluatorSession::new(config, Box::new(PerformanceClock)).map_err(|e| js_error(&e))?;
+        let garbling = match garbling.as_deref() {
+            None => Garbling::Auto,
+            Some(name) => Garbling::from_name(name).ok_or_else(|| JsError::new(&format!("unknown garbling scheme {name:?}: half-gates, three-halves or auto")))?,
+        };
+        let session = EvaluatorSession::with_garbling(config, garbling, Box::new(PerformanceClock)).map_err(|e| js_error(&e))?;
         Ok(WasmEvaluator { session })
+    }
+
+    /// The garbling scheme the hellos settled ("half-gates" or "three-halves").
+    pub fn scheme(&self) -> String {
+        self.session.scheme().name().to_string()
     }
 
     /// Handles one frame from the server.
