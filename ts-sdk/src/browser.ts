@@ -101,10 +101,10 @@ class WorkerEngine implements EngineHandle {
     this.worker.postMessage(m);
   }
 
-  connect(url: string, window: number, module: WebAssembly.Module): Promise<ServiceInfo[]> {
+  connect(url: string, window: number, module: WebAssembly.Module, garbling?: string): Promise<ServiceInfo[]> {
     return new Promise((resolve, reject) => {
       this.connecting = { resolve, reject };
-      this.post({ type: 'connect', url, window, module });
+      this.post({ type: 'connect', url, window, module, garbling });
     });
   }
 
@@ -184,7 +184,7 @@ export const Garblet = {
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
       const target = socketUrl(url);
-      const catalog = await engine.connect(target, options.window ?? 4 << 20, module);
+      const catalog = await engine.connect(target, options.window ?? 4 << 20, module, options.garbling);
       return new Session(engine, catalog, target);
     } finally {
       signal?.removeEventListener('abort', onAbort);

@@ -43,7 +43,7 @@ export interface WasmEvaluator {
 
 /** The generated bindings the engine needs. */
 export interface WasmApi {
-  WasmEvaluator: new (window: number) => WasmEvaluator;
+  WasmEvaluator: new (window: number, garbling?: string) => WasmEvaluator;
   /** Runs a base-OT share in this thread: when the OT helper does not answer. */
   runBaseOtShare?: (job: Uint8Array) => Uint8Array;
   /** The instance's linear memory, for progress reports. */
@@ -111,8 +111,10 @@ export class Engine {
     window: number,
     /** Takes half of the base OTs, where there is one (a browser's OT helper worker). */
     private readonly otHelper?: BaseOtHelper,
+    /** The garbling schemes to accept (`ConnectOptions.garbling`). */
+    garbling?: string,
   ) {
-    this.evaluator = new wasm.WasmEvaluator(window);
+    this.evaluator = new wasm.WasmEvaluator(window, garbling);
     this.memory = wasm.memory;
     this.runBaseOtShare = wasm.runBaseOtShare;
     transport.onFrame = (frame) => this.onFrame(frame);

@@ -91,7 +91,7 @@ export const Garblet = {
   async connect(url: string, options: ConnectOptions = {}): Promise<Session> {
     const memory = loadWasm();
     const transport = await openTransport(url, options.signal);
-    const engine = new Engine({ WasmEvaluator: wasm.WasmEvaluator, memory }, transport, options.window ?? 4 << 20);
+    const engine = new Engine({ WasmEvaluator: wasm.WasmEvaluator, memory }, transport, options.window ?? 4 << 20, undefined, options.garbling);
     transport.attached();
     const onAbort = () => engine.abort(reasonOf(options.signal));
     options.signal?.addEventListener('abort', onAbort, { once: true });

@@ -6,7 +6,7 @@ import type { Progress, ServiceInfo } from './types.js';
 export type ToWorker =
   /** Once, when the page creates the worker: the ports to its socket worker and its OT helper. */
   | { type: 'ports'; socket: MessagePort; otHelper: MessagePort }
-  | { type: 'connect'; url: string; window: number; module: WebAssembly.Module }
+  | { type: 'connect'; url: string; window: number; module: WebAssembly.Module; garbling?: string }
   | { type: 'run'; id: number; request: RunRequest }
   | { type: 'abort'; reason: string }
   | { type: 'close' };

@@ -116,7 +116,16 @@ export interface ConnectOptions {
   signal?: AbortSignal;
   /** Credit window in bytes: how far the server may stream ahead (default 4 MiB). */
   window?: number;
+  /**
+   * The garbling schemes to accept: `'half-gates'` (32 bytes per AND gate), `'three-halves'`
+   * (about 24.6 bytes per AND, more computation) or `'auto'` (default: either, the server's
+   * configuration picks). A server that offers none of them refuses with code `garbling`.
+   */
+  garbling?: Garbling;
 }
+
+/** A garbling scheme, or `'auto'` for either. */
+export type Garbling = 'half-gates' | 'three-halves' | 'auto';
 
 export interface RunOptions {
   /** Parameters the service lets the client set (string lengths are filled in for you). */
