@@ -93,10 +93,11 @@ fn attack(url: &str, attack: Attack) -> Option<u16> {
 /// the computation finishes (`None`). With `bad_chunks`, a label correction after the OT chunk
 /// went out is a failure: the server must refuse the chunk before releasing anything.
 fn drive(raw: &mut RawClient, session: &mut EvaluatorSession, alter: impl Fn(Vec<u8>) -> Vec<u8>, bad_chunks: bool) -> Option<u16> {
-    let mut sent_chunk = false;
+    let (mut sent_chunk, mut sent_outputs) = (false, false);
     loop {
         for frame in drain(session) {
             sent_chunk |= Frame::decode(&frame).map(|f| f.name() == "OtChunk").unwrap_or(false);
+            sent_outputs |= Frame::decode(&frame).map(|f| f.name() == "GarblerOutputs").unwrap_or(false);
             raw.send(alter(frame));
         }
         let frame = raw.next_binary()?;
@@ -113,7 +114,19 @@ fn drive(raw: &mut RawClient, session: &mut EvaluatorSession, alter: impl Fn(Vec
             return None;
         }
         if let Some(EvaluatorEvent::Finished(_)) = session.poll_event() {
-            return None;
+            // The result comes with the server's Done; the output labels the client sent for
+            // the server (with or after it) are the server's to check, and a refusal of them
+            // is the next frame.
+            for frame in drain(session) {
+                sent_outputs |= Frame::decode(&frame).map(|f| f.name() == "GarblerOutputs").unwrap_or(false);
+                raw.send(alter(frame));
+            }
+            if !sent_outputs {
+                return None;
+            }
+            let Ok(Frame::Error { code, .. }) = Frame::decode(&raw.next_binary()?) else { return None };
+            assert!(raw.closes_within(Duration::from_secs(5)), "the server closes the connection after its Error frame");
+            return Some(code);
         }
     }
 }

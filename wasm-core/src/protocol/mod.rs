@@ -13,7 +13,10 @@
 //! 3. `Data` frames carry the garbled stream (see [`crate::garble`], and [`topology`] for
 //!    circuits the evaluator does not have); `Credit` frames acknowledge consumed bytes, and
 //!    the garbler never has more than the window unacknowledged.
-//! 4. `GarblerOutputs` (only if the garbler learns outputs), then `Done` with its statistics.
+//! 4. `Done` with the garbler's statistics, right behind the stream and the last correction;
+//!    then `GarblerOutputs` from the evaluator, if the garbler learns outputs. Nothing waits on
+//!    a reply within a computation, so the evaluator has its result one round trip after its
+//!    request (`tests/round_trips.rs` counts them).
 //!
 //! Several computations may follow on one connection: they reuse the base OTs, Δ and the AND
 //! counter (so hash tweaks stay unique under Δ). A fresh connection gets a fresh Δ.
