@@ -4,6 +4,7 @@ pub mod apps;
 pub mod loopback;
 pub mod ot;
 pub mod garble;
+pub mod latency;
 pub mod load;
 pub mod pipeline;
 pub mod report;

@@ -40,6 +40,9 @@
 //! evaluating are far faster than any internet link here, so the ceiling is what a perfect
 //! pipeline would reach; what falls short of it is the protocol's own waiting (round trips
 //! before the stream starts, a credit window under the bandwidth-delay product).
+//!
+//! Both ways it also measures the latency of one private AES block, cold from TCP established
+//! and warm on the same connection, beside the round-trip time ([`super::latency`]).
 
 use super::garble::garble_and_evaluate;
 use garblet_core::garble::{Garbling, Scheme};
@@ -100,7 +103,7 @@ garbler_inputs = { garbler = { hex = "0x0" } }
 "#;
 
 pub fn run(options: &Options, json: bool) -> Result<(), String> {
-    let server = ServerProcess::start(SERVER_CONFIG)?;
+    let server = ServerProcess::start(&format!("{SERVER_CONFIG}{}", super::latency::SERVICE_CONFIG))?;
     let connect = ConnectOptions { read_timeout: Duration::from_secs(600), window: options.window, garbling: options.garbling, ..ConnectOptions::default() };
     if let Some(link) = options.link {
         return over_link(&server, link, options.and_gates, &connect, json);
@@ -175,6 +178,7 @@ pub fn run(options: &Options, json: bool) -> Result<(), String> {
         let large = synthetic_session(&url, &connect, 100_000_000, &server, true)?.peak_rss_mb;
         report.set("server_rss_mb_1e6_and", small).set("server_rss_mb_1e8_and", large).set("server_rss_ratio", large / small);
     }
+    super::latency::measure(&server.addr, &connect)?.report(&mut report, Duration::ZERO);
     report.print(json);
     Ok(())
 }
@@ -237,6 +241,7 @@ fn over_link(server: &ServerProcess, link: LinkSpec, and_gates: Option<u64>, con
     if let [half_gates, three_halves] = rates[..] {
         report.set("three_halves_vs_half_gates", three_halves / half_gates);
     }
+    super::latency::measure(&relay.addr.to_string(), connect)?.report(&mut report, link.rtt);
     report.print(json);
     Ok(())
 }

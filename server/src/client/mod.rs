@@ -33,7 +33,15 @@ pub struct Client {
 impl Client {
     /// Connects and completes the hello (base OT, the server's catalog).
     pub fn connect(url: &str, options: &ConnectOptions) -> Result<Client, ClientError> {
-        let ws = transport::connect(url, options)?;
+        Self::hello(transport::connect(url, options)?, options)
+    }
+
+    /// [`Client::connect`] over `tcp`, a TCP connection already made to the URL's host.
+    pub fn connect_over(tcp: std::net::TcpStream, url: &str, options: &ConnectOptions) -> Result<Client, ClientError> {
+        Self::hello(transport::connect_over(tcp, url, options)?, options)
+    }
+
+    fn hello(ws: ClientSocket, options: &ConnectOptions) -> Result<Client, ClientError> {
         let session = EvaluatorSession::with_garbling(EvaluatorConfig { window: options.window, ..EvaluatorConfig::default() }, options.garbling, Box::new(ThreadClock::new()))?;
         let mut client = Client { ws, session };
         match client.next_event()? {
@@ -49,6 +57,11 @@ impl Client {
     /// The garbling scheme the hellos settled.
     pub fn scheme(&self) -> garblet_core::garble::Scheme {
         self.session.scheme()
+    }
+
+    /// A WebSocket ping's round trip, between computations.
+    pub fn ping(&mut self) -> Result<std::time::Duration, ClientError> {
+        self.ws.ping()
     }
 
     /// The credit window the server granted.

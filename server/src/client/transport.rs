@@ -13,7 +13,7 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tungstenite::handshake::client::generate_key;
 use tungstenite::handshake::derive_accept_key;
 use tungstenite::http::Uri;
@@ -116,6 +116,21 @@ impl ClientSocket {
         self.frames.payload(payload)
     }
 
+    /// A WebSocket ping and the server's pong: how long the round trip took. Only between
+    /// computations: a binary message meanwhile is an error.
+    pub fn ping(&mut self) -> Result<Duration, ClientError> {
+        let start = Instant::now();
+        self.send_frame(Opcode::Ping, b"rtt")?;
+        loop {
+            match self.next_message()? {
+                ws::Message::Pong => return Ok(start.elapsed()),
+                ws::Message::Ping(_) | ws::Message::Text => {}
+                ws::Message::Binary(_) => return Err(ClientError::Connection("a message from the server while waiting for a pong".into())),
+                ws::Message::Close(_) => return Err(ClientError::Connection("the server closed the connection".into())),
+            }
+        }
+    }
+
     /// Closes politely: a Close frame, then reading until the server closes too, so that
     /// neither side sees a reset (errors no longer matter).
     pub fn close(&mut self) {
@@ -138,6 +153,17 @@ fn random_mask() -> Result<[u8; 4], ClientError> {
 
 /// Opens a WebSocket to `url`.
 pub fn connect(url: &str, options: &ConnectOptions) -> Result<ClientSocket, ClientError> {
+    open(url, options, None)
+}
+
+/// Opens a WebSocket to `url` over `tcp`, a TCP connection already made to its host: the
+/// handshakes only (TLS for `wss://`, then the upgrade) — for a benchmark that times a
+/// connection from TCP established.
+pub fn connect_over(tcp: TcpStream, url: &str, options: &ConnectOptions) -> Result<ClientSocket, ClientError> {
+    open(url, options, Some(tcp))
+}
+
+fn open(url: &str, options: &ConnectOptions, tcp: Option<TcpStream>) -> Result<ClientSocket, ClientError> {
     let bad_url = |reason: &str| ClientError::Url { url: url.into(), reason: reason.into() };
     let uri: Uri = url.parse().map_err(|_| bad_url("not a URL"))?;
     let tls = match uri.scheme_str() {
@@ -149,7 +175,11 @@ pub fn connect(url: &str, options: &ConnectOptions) -> Result<ClientSocket, Clie
     // IPv6 literals come bracketed in URLs, bare in socket addresses and TLS names.
     let host = host.trim_start_matches('[').trim_end_matches(']');
     let port = uri.port_u16().unwrap_or(if tls { 443 } else { 80 });
-    let tcp = connect_tcp(host, port, options).map_err(|source| ClientError::Connect { url: url.into(), source })?;
+    let tcp = match tcp {
+        Some(tcp) => configure(tcp, options),
+        None => connect_tcp(host, port, options),
+    }
+    .map_err(|source| ClientError::Connect { url: url.into(), source })?;
     let mut stream = if tls {
         let name = ServerName::try_from(host.to_string()).map_err(|_| bad_url("the host is not a valid TLS server name"))?;
         let connection = rustls::ClientConnection::new(Arc::new(tls_config(options)?), name).map_err(|e| ClientError::Tls(e.to_string()))?;
@@ -221,16 +251,18 @@ fn connect_tcp(host: &str, port: u16, options: &ConnectOptions) -> std::io::Resu
     let mut last = std::io::Error::new(std::io::ErrorKind::NotFound, "the host has no address");
     for addr in (host, port).to_socket_addrs()? {
         match TcpStream::connect_timeout(&addr, options.connect_timeout) {
-            Ok(tcp) => {
-                // Credit frames are small and urgent: no Nagle delay.
-                tcp.set_nodelay(true)?;
-                tcp.set_read_timeout(Some(options.read_timeout))?;
-                return Ok(tcp);
-            }
+            Ok(tcp) => return configure(tcp, options),
             Err(e) => last = e,
         }
     }
     Err(last)
+}
+
+fn configure(tcp: TcpStream, options: &ConnectOptions) -> std::io::Result<TcpStream> {
+    // Credit frames are small and urgent: no Nagle delay.
+    tcp.set_nodelay(true)?;
+    tcp.set_read_timeout(Some(options.read_timeout))?;
+    Ok(tcp)
 }
 
 fn tls_config(options: &ConnectOptions) -> Result<rustls::ClientConfig, ClientError> {
