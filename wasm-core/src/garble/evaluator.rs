@@ -1,7 +1,8 @@
 //! The evaluator engine: one active label per slot, garbled tables in.
 
 use super::simd_block::{as_blocks, SimdBlock};
-use super::{payload_len, three_halves, GarbleError, PendingSlots, Scheme, TweakHash, EVAL_GROUP};
+use super::pending::PendingSlots;
+use super::{payload_len, three_halves, GarbleError, Scheme, TweakHash, EVAL_GROUP};
 use crate::block::Block;
 use garblet_circuits::{Batch, Gate, Party, Slot};
 

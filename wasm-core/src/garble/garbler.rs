@@ -1,7 +1,8 @@
 //! The garbler engine: zero-labels per slot, garbled tables out.
 
 use super::simd_block::{as_blocks, SimdBlock};
-use super::{pack_bits, three_halves, GarbleError, OutputError, PendingSlots, Scheme, TweakHash, GARBLE_GROUP};
+use super::pending::PendingSlots;
+use super::{pack_bits, three_halves, GarbleError, OutputError, Scheme, TweakHash, GARBLE_GROUP};
 use crate::aes::AesCtr;
 use crate::block::Block;
 use garblet_circuits::{Batch, Gate, Party, Slot};

@@ -57,7 +57,8 @@
 //! The tweaks 3k, 3k+1, 3k+2 of the k-th AND of a session are never reused under one Δ.
 
 use super::simd_block::SimdBlock;
-use super::{PendingSlots, TweakHash};
+use super::pending::PendingSlots;
+use super::TweakHash;
 use crate::aes::AesCtr;
 use crate::block::Block;
 use garblet_circuits::Slot;
