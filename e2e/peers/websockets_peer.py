@@ -27,7 +27,9 @@ PING_125 = bytes(range(125))
 
 
 def hello():
-    return b"\x01GRBL" + struct.pack("<HI", 4, 1 << 20) + BASE_POINT
+    # Protocol version 5, a 1 MiB window, the base-OT point, and both garbling schemes
+    # (a bit per scheme id: half-gates 0, three-halves 1).
+    return b"\x01GRBL" + struct.pack("<HI", 5, 1 << 20) + BASE_POINT + bytes([0b11])
 
 
 def probe(service):

@@ -24,16 +24,19 @@ export function maxMessage(): number {
 
 /** The compressed Ristretto255 base point: a valid base-OT point for a ClientHello. */
 const BASE_POINT = 'e2f2ae0a6abc4e71a884a961c500515f58e30b6aa582dd8db6a65945e08d2d76';
-const PROTOCOL_VERSION = 4;
+const PROTOCOL_VERSION = 5;
+/** The garbling schemes the hello accepts, a bit per scheme id: both (half-gates 0, three-halves 1). */
+const GARBLING_MASK = 0b11;
 
 /** A ClientHello frame (little-endian integers; see wasm-core/src/protocol/frame.rs). */
 export function hello(): Buffer {
-  const b = Buffer.alloc(1 + 4 + 2 + 4 + 32);
+  const b = Buffer.alloc(1 + 4 + 2 + 4 + 32 + 1);
   b[0] = 0x01;
   b.write('GRBL', 1, 'latin1');
   b.writeUInt16LE(PROTOCOL_VERSION, 5);
   b.writeUInt32LE(1 << 20, 7);
   Buffer.from(BASE_POINT, 'hex').copy(b, 11);
+  b[43] = GARBLING_MASK;
   return b;
 }
 

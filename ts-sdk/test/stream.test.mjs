@@ -63,8 +63,23 @@ describe('on a running server', () => {
     assert.equal(last.bytes, stats.evaluator.bytes_received);
     assert.ok(last.andPerSecond > 0);
     assert.equal(stats.evaluator.and_gates, total);
-    // Half-gates: 32 bytes per AND, plus framing and the garbler's input labels.
-    assert.ok(last.bytes >= 32 * total && last.bytes < 33 * total, `${last.bytes / total} bytes per AND`);
+    // The server offers three-halves first and the client accepts either: 24.625 bytes per
+    // AND, plus framing and the garbler's input labels.
+    assert.ok(last.bytes >= 24.625 * total && last.bytes < 25.625 * total, `${last.bytes / total} bytes per AND`);
+  });
+
+  test('the garbling option picks the scheme: bytes per AND as each scheme sends them', async () => {
+    const total = 1_000_000;
+    for (const [garbling, perAnd] of [['half-gates', 32], ['three-halves', 24.625]]) {
+      const session = await Garblet.connect(live.server.url, { garbling });
+      try {
+        const { stats } = await session.run('synthetic', 0n, { params: { and_gates: total } });
+        const bytes = stats.evaluator.bytes_received;
+        assert.ok(bytes >= perAnd * total && bytes < (perAnd + 1) * total, `${garbling}: ${bytes / total} bytes per AND`);
+      } finally {
+        session.close();
+      }
+    }
   });
 
   test('a Bristol service reports its total too', async () => {
