@@ -20,6 +20,10 @@ import { root, run } from './setup.mjs';
 const TARGETS = ['ws_reader', 'http_head', 'protocol_frame', 'garbler_session', 'evaluator_session', 'bristol', 'config', 'values'];
 // Inputs longer than this are cut: the seeds of the session targets are up to 64 KiB.
 const MAX_LEN = { garbler_session: 65_536, evaluator_session: 65_536, ws_reader: 16_384, bristol: 16_384, config: 16_384 };
+// Seconds before an input counts as a hang. A configuration input may be the whole default one,
+// whose services (SHA-256's 135,841-gate circuit among them) take seconds to build under the
+// sanitizer on a busy machine: legitimate work, not a hang.
+const TIMEOUT = { config: 60 };
 
 function options(argv) {
   const o = { seconds: 30, runs: 0, targets: [] };
@@ -52,7 +56,7 @@ function fuzz(target, { seconds, runs }) {
   mkdirSync(corpus, { recursive: true });
   const before = readdirSync(corpus).length;
   const args = ['+nightly', 'fuzz', 'run', '--fuzz-dir', 'fuzz/libfuzzer', target, corpus, '--',
-    `-max_total_time=${seconds}`, '-timeout=10', '-rss_limit_mb=2048', `-max_len=${MAX_LEN[target] ?? 4096}`, '-print_final_stats=1'];
+    `-max_total_time=${seconds}`, `-timeout=${TIMEOUT[target] ?? 10}`, '-rss_limit_mb=2048', `-max_len=${MAX_LEN[target] ?? 4096}`, '-print_final_stats=1'];
   if (runs > 0) args.push(`-runs=${runs}`);
   return new Promise((resolve) => {
     const child = spawn('cargo', args, { cwd: root, stdio: ['ignore', 'inherit', 'pipe'] });

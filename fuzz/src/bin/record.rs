@@ -6,19 +6,23 @@
 //!
 //! Usage: garblet-fuzz-record [CORPUS_DIR]   (default: fuzz/corpus beside this crate)
 
+use garblet_core::garble::{Garbling, Scheme};
 use garblet_core::protocol::{EvaluatorEvent, EvaluatorSession, Frame, GarblerSession, NoClock};
 use garblet_fuzz::{default_services, evaluator_config, garbler_config, join_messages};
 use garblet_server::ws::{self, Opcode};
 use std::path::{Path, PathBuf};
 
-/// Sessions recorded: a service of the default catalog, the client's parameters.
-const SESSIONS: &[(&str, &[(&str, u64)])] = &[
-    ("millionaires", &[]),
-    ("zero_equal", &[]),
-    ("add64", &[]),
-    ("synthetic", &[("and_gates", 200)]),
-    ("hamming", &[]),
-    ("psi", &[]),
+/// Sessions recorded: a service of the default catalog, the client's parameters, the schemes
+/// the server offers (both, as by default, which settles on three-halves; or half-gates only).
+const SESSIONS: &[(&str, &[(&str, u64)], Garbling)] = &[
+    ("millionaires", &[], Garbling::Auto),
+    ("zero_equal", &[], Garbling::Auto),
+    ("add64", &[], Garbling::Auto),
+    ("synthetic", &[("and_gates", 200)], Garbling::Auto),
+    ("hamming", &[], Garbling::Auto),
+    ("psi", &[], Garbling::Auto),
+    ("millionaires", &[], Garbling::Only(Scheme::HalfGates)),
+    ("zero_equal", &[], Garbling::Only(Scheme::HalfGates)),
 ];
 
 /// The session targets' seeds go as far into a session as fits here: past the hellos and the OT,
@@ -34,8 +38,8 @@ struct Recording {
     index: u8,
 }
 
-fn record(service: &str, params: &[(&str, u64)]) -> Recording {
-    let mut garbler = GarblerSession::new(garbler_config(), Box::new(NoClock), default_services()).expect("a garbler session");
+fn record(service: &str, params: &[(&str, u64)], garbling: Garbling) -> Recording {
+    let mut garbler = GarblerSession::with_garbling(garbler_config(), garbling, Box::new(NoClock), default_services()).expect("a garbler session");
     let mut evaluator = EvaluatorSession::new(evaluator_config(), Box::new(NoClock)).expect("an evaluator session");
     let mut rec = Recording { to_garbler: Vec::new(), to_evaluator: Vec::new(), index: 0 };
     let mut started = false;
@@ -91,8 +95,9 @@ fn prefix(messages: &[Vec<u8>], max: usize) -> &[Vec<u8>] {
 fn main() {
     let dir = std::env::args().nth(1).map(PathBuf::from).unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus"));
     let mut frame_kinds = std::collections::BTreeMap::new();
-    for (service, params) in SESSIONS {
-        let rec = record(service, params);
+    for (service, params, garbling) in SESSIONS {
+        let rec = record(service, params, *garbling);
+        let service = &format!("{service}-{}", garbling.name());
         write(&dir, "garbler_session", service, &join_messages(prefix(&rec.to_garbler, MAX_SESSION_SEED).iter().map(Vec::as_slice)));
         let mut seed = vec![rec.index];
         seed.extend(join_messages(prefix(&rec.to_evaluator, MAX_SESSION_SEED).iter().map(Vec::as_slice)));
