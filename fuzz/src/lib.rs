@@ -13,7 +13,7 @@
 use garblet_circuits::bristol::{self, BristolProgram};
 use garblet_circuits::{value, Encoding, Plaintext, Reveal, Runner};
 use garblet_core::protocol::catalog::{EncodingInfo, FieldInfo};
-use garblet_core::protocol::{EvaluatorConfig, EvaluatorEvent, EvaluatorSession, Frame, GarblerConfig, GarblerSession, NoClock, Services};
+use garblet_core::protocol::{EvaluatorConfig, EvaluatorEvent, EvaluatorSession, Frame, GarblerConfig, GarblerSession, NoClock, Services, Session};
 use garblet_server::client::commands::{input_bits, parse_param};
 use garblet_server::serve::config::Config;
 use garblet_server::serve::proxy::TrustedProxies;
@@ -156,12 +156,11 @@ pub fn default_services() -> Arc<dyn Services> {
         .clone()
 }
 
-/// The server's session fed a client's messages (see [`messages`]), as the server's session
-/// thread does: each message handled, then everything the session has to send taken, until it
-/// fails or closes.
-pub fn garbler_session(data: &[u8]) {
-    let mut session = GarblerSession::new(garbler_config(), Box::new(NoClock), default_services()).expect("a session starts");
-    if !drain_garbler(&mut session) {
+/// Feeds `data`'s messages (see [`messages`]) to `session` as a server's or a client's thread
+/// does: each message handled, then everything the session has to send taken and `after` run on
+/// it, until it fails (after which it still sends its Error frame) or closes.
+fn feed<S: Session>(session: &mut S, data: &[u8], mut after: impl FnMut(&mut S) -> bool) {
+    if !(transmit_all(session) && after(session)) {
         return;
     }
     for message in messages(data) {
@@ -169,24 +168,30 @@ pub fn garbler_session(data: &[u8]) {
             return;
         }
         let handled = session.handle(message).is_ok();
-        // After a failure the session still sends its Error frame.
-        if !drain_garbler(&mut session) || !handled {
+        if !(transmit_all(session) && after(session) && handled) {
             return;
         }
     }
 }
 
-/// Takes what the session sends; false once it failed.
-fn drain_garbler(session: &mut GarblerSession) -> bool {
+/// Takes what the session has to send; false once it failed.
+fn transmit_all<S: Session>(session: &mut S) -> bool {
     loop {
         match session.poll_transmit() {
             Ok(Some(_)) => {}
-            Ok(None) => break,
+            Ok(None) => return true,
             Err(_) => return false,
         }
     }
-    while session.poll_event().is_some() {}
-    true
+}
+
+/// The server's session fed a client's messages.
+pub fn garbler_session(data: &[u8]) {
+    let mut session = GarblerSession::new(garbler_config(), Box::new(NoClock), default_services()).expect("a session starts");
+    feed(&mut session, data, |s| {
+        while Session::poll_event(s).is_some() {}
+        true
+    });
 }
 
 /// The browser's session fed a server's messages. The first byte picks the service the client
@@ -195,32 +200,16 @@ fn drain_garbler(session: &mut GarblerSession) -> bool {
 pub fn evaluator_session(data: &[u8]) {
     let Some((&choice, data)) = data.split_first() else { return };
     let mut session = EvaluatorSession::new(evaluator_config(), Box::new(NoClock)).expect("a session starts");
-    if !drain_evaluator(&mut session, choice) {
-        return;
-    }
-    for message in messages(data) {
-        if session.is_closed() {
-            return;
-        }
-        let handled = session.handle(message).is_ok();
-        if !drain_evaluator(&mut session, choice) || !handled {
-            return;
-        }
-    }
+    feed(&mut session, data, |s| start_when_ready(s, choice));
 }
 
 /// The largest input the evaluator target starts a computation with (the catalog comes from
 /// the fuzzer and may claim any width; the real client takes its inputs from its user).
 const MAX_START_BITS: usize = 1 << 16;
 
-fn drain_evaluator(session: &mut EvaluatorSession, choice: u8) -> bool {
-    loop {
-        match session.poll_transmit() {
-            Ok(Some(_)) => {}
-            Ok(None) => break,
-            Err(_) => return false,
-        }
-    }
+/// Takes the session's events and starts a computation once the hello is done; false once the
+/// session failed.
+fn start_when_ready(session: &mut EvaluatorSession, choice: u8) -> bool {
     while let Some(event) = session.poll_event() {
         if event != EvaluatorEvent::Ready {
             continue;
@@ -236,7 +225,7 @@ fn drain_evaluator(session: &mut EvaluatorSession, choice: u8) -> bool {
         // A refused start (unknown parameter, a circuit the catalog describes badly) is an
         // error for the caller, not a failure of the session.
         let _ = session.start(&name, vec![], vec![false; bits]);
-        return drain_evaluator(session, choice);
+        return transmit_all(session) && start_when_ready(session, choice);
     }
     true
 }

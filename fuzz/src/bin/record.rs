@@ -12,9 +12,12 @@ use garblet_fuzz::{default_services, evaluator_config, garbler_config, join_mess
 use garblet_server::ws::{self, Opcode};
 use std::path::{Path, PathBuf};
 
+/// A service, its client's parameters, the schemes the server offers.
+type Recorded = (&'static str, &'static [(&'static str, u64)], Garbling);
+
 /// Sessions recorded: a service of the default catalog, the client's parameters, the schemes
 /// the server offers (both, as by default, which settles on three-halves; or half-gates only).
-const SESSIONS: &[(&str, &[(&str, u64)], Garbling)] = &[
+const SESSIONS: &[Recorded] = &[
     ("millionaires", &[], Garbling::Auto),
     ("zero_equal", &[], Garbling::Auto),
     ("add64", &[], Garbling::Auto),
