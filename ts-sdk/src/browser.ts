@@ -12,6 +12,7 @@ import type { RawResult, RunRequest } from './engine.js';
 import { AbortError, ConnectionError, fromErrorData, type GarbletError } from './errors.js';
 import type { FromWorker, ToWorker } from './protocol.js';
 import { reasonOf, Session, type EngineHandle } from './session.js';
+import { evaluatorSettings, type EvaluatorSettings } from './options.js';
 import { startOtHelper } from './ot-helper.js';
 import { startSocketWorker } from './socket-port.js';
 import type { ConnectOptions, Progress, ServiceInfo } from './types.js';
@@ -101,10 +102,10 @@ class WorkerEngine implements EngineHandle {
     this.worker.postMessage(m);
   }
 
-  connect(url: string, window: number, module: WebAssembly.Module, garbling?: string): Promise<ServiceInfo[]> {
+  connect(url: string, settings: EvaluatorSettings, module: WebAssembly.Module): Promise<ServiceInfo[]> {
     return new Promise((resolve, reject) => {
       this.connecting = { resolve, reject };
-      this.post({ type: 'connect', url, window, module, garbling });
+      this.post({ type: 'connect', url, settings, module });
     });
   }
 
@@ -177,6 +178,7 @@ export const Garblet = {
   /** Connects to a Garblet server (`ws://`, `wss://`, or a path on this page's host) and completes the hellos (the base OTs wait for the first run). */
   async connect(url: string, options: ConnectOptions = {}): Promise<Session> {
     const { signal } = options;
+    const settings = evaluatorSettings(options);
     if (signal?.aborted) throw new AbortError(reasonOf(signal));
     const module = await wasmModule();
     const engine = new WorkerEngine();
@@ -184,7 +186,7 @@ export const Garblet = {
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
       const target = socketUrl(url);
-      const catalog = await engine.connect(target, options.window ?? 4 << 20, module, options.garbling);
+      const catalog = await engine.connect(target, settings, module);
       return new Session(engine, catalog, target);
     } finally {
       signal?.removeEventListener('abort', onAbort);

@@ -5,6 +5,7 @@
  */
 import { AbortError, ConnectionError, fromCoreError, GarbletError, InputError } from './errors.js';
 import { assignInputs, clientFields, deriveParams, encodeValue, packBits } from './encode.js';
+import type { EvaluatorSettings } from './options.js';
 import type { InputField, Inputs, Progress, ServiceInfo, Stats } from './types.js';
 
 /** A message channel to the server: one binary message per frame. */
@@ -43,7 +44,7 @@ export interface WasmEvaluator {
 
 /** The generated bindings the engine needs. */
 export interface WasmApi {
-  WasmEvaluator: new (window: number, garbling?: string) => WasmEvaluator;
+  WasmEvaluator: new (window: number, garbling?: string, maxWindow?: number) => WasmEvaluator;
   /** Runs a base-OT share in this thread: when the OT helper does not answer. */
   runBaseOtShare?: (job: Uint8Array) => Uint8Array;
   /** The instance's linear memory, for progress reports. */
@@ -108,13 +109,11 @@ export class Engine {
   constructor(
     wasm: WasmApi,
     private readonly transport: Transport,
-    window: number,
+    { window, maxWindow, garbling }: EvaluatorSettings,
     /** Takes half of the base OTs, where there is one (a browser's OT helper worker). */
     private readonly otHelper?: BaseOtHelper,
-    /** The garbling schemes to accept (`ConnectOptions.garbling`). */
-    garbling?: string,
   ) {
-    this.evaluator = new wasm.WasmEvaluator(window, garbling);
+    this.evaluator = new wasm.WasmEvaluator(window, garbling, maxWindow);
     this.memory = wasm.memory;
     this.runBaseOtShare = wasm.runBaseOtShare;
     transport.onFrame = (frame) => this.onFrame(frame);

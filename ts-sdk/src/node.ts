@@ -8,6 +8,7 @@ import { initSync } from '../wasm/garblet_core.js';
 import * as wasm from '../wasm/garblet_core.js';
 import { Engine, type Transport } from './engine.js';
 import { AbortError, ConnectionError } from './errors.js';
+import { evaluatorSettings } from './options.js';
 import { reasonOf, Session } from './session.js';
 import type { ConnectOptions } from './types.js';
 
@@ -89,9 +90,10 @@ function openTransport(url: string, signal?: AbortSignal): Promise<SocketTranspo
 export const Garblet = {
   /** Connects to a Garblet server (`ws://` or `wss://`) and completes the hellos (the base OTs wait for the first run). */
   async connect(url: string, options: ConnectOptions = {}): Promise<Session> {
+    const settings = evaluatorSettings(options);
     const memory = loadWasm();
     const transport = await openTransport(url, options.signal);
-    const engine = new Engine({ WasmEvaluator: wasm.WasmEvaluator, memory }, transport, options.window ?? 4 << 20, undefined, options.garbling);
+    const engine = new Engine({ WasmEvaluator: wasm.WasmEvaluator, memory }, transport, settings);
     transport.attached();
     const onAbort = () => engine.abort(reasonOf(options.signal));
     options.signal?.addEventListener('abort', onAbort, { once: true });

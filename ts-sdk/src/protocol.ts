@@ -1,12 +1,13 @@
 /** Messages between the page, the engine's Web Worker and its socket worker. */
 import type { RawResult, RunRequest } from './engine.js';
 import type { ErrorData } from './errors.js';
+import type { EvaluatorSettings } from './options.js';
 import type { Progress, ServiceInfo } from './types.js';
 
 export type ToWorker =
   /** Once, when the page creates the worker: the ports to its socket worker and its OT helper. */
   | { type: 'ports'; socket: MessagePort; otHelper: MessagePort }
-  | { type: 'connect'; url: string; window: number; module: WebAssembly.Module; garbling?: string }
+  | { type: 'connect'; url: string; settings: EvaluatorSettings; module: WebAssembly.Module }
   | { type: 'run'; id: number; request: RunRequest }
   | { type: 'abort'; reason: string }
   | { type: 'close' };

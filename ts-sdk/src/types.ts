@@ -114,8 +114,18 @@ export type Inputs = Record<string, InputValue> | InputValue[] | InputValue;
 export interface ConnectOptions {
   /** Cancels connecting. */
   signal?: AbortSignal;
-  /** Credit window in bytes: how far the server may stream ahead (default 4 MiB). */
+  /**
+   * Credit window in bytes to start with: how far the server may stream ahead (default 4 MiB,
+   * or `maxWindow` if that is smaller). A whole number from 64 KiB up.
+   */
   window?: number;
+  /**
+   * The most the credit window may grow to, in bytes (default 32 MiB; the server's
+   * `max_window_bytes` caps it too). On a long network path the session doubles its window
+   * while the stream waits for credit; this bounds the memory that growth may take. Set it to
+   * `window` for a fixed window. A whole number from 64 KiB up, not below `window`.
+   */
+  maxWindow?: number;
   /**
    * The garbling schemes to accept: `'half-gates'` (32 bytes per AND gate), `'three-halves'`
    * (about 24.6 bytes per AND, more computation) or `'auto'` (default: either, the server's

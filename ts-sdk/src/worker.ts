@@ -38,7 +38,7 @@ self.onmessage = async (ev: MessageEvent<ToWorker>) => {
         const { memory } = initSync({ module: msg.module });
         if (otHelperPort && !otHelper) otHelper = otHelperOver(otHelperPort, msg.module);
         const transport = await opening;
-        engine = new Engine({ WasmEvaluator: wasm.WasmEvaluator, memory, runBaseOtShare: wasm.runBaseOtShare }, transport, msg.window, otHelper, msg.garbling);
+        engine = new Engine({ WasmEvaluator: wasm.WasmEvaluator, memory, runBaseOtShare: wasm.runBaseOtShare }, transport, msg.settings, otHelper);
         post({ type: 'ready', catalog: await engine.ready() });
       } catch (e) {
         postError(e);

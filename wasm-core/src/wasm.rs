@@ -42,12 +42,15 @@ pub struct WasmEvaluator {
 
 #[wasm_bindgen]
 impl WasmEvaluator {
-    /// A new session asking for a credit window of `window` bytes and accepting the garbling
-    /// schemes `garbling` names ("half-gates", "three-halves" or "auto", the default: the
-    /// server's offer decides). Its first frame (the hello) is ready in `pollTransmit`.
+    /// A new session asking for a credit window of `window` bytes, letting it grow to at most
+    /// `max_window` bytes (the default: [`EvaluatorConfig`]'s; never below `window`), and
+    /// accepting the garbling schemes `garbling` names ("half-gates", "three-halves" or "auto",
+    /// the default: the server's offer decides). Its first frame (the hello) is ready in
+    /// `pollTransmit`.
     #[wasm_bindgen(constructor)]
-    pub fn new(window: u32, garbling: Option<String>) -> Result<WasmEvaluator, JsError> {
-        let config = EvaluatorConfig { window, ..EvaluatorConfig::default() };
+    pub fn new(window: u32, garbling: Option<String>, max_window: Option<u32>) -> Result<WasmEvaluator, JsError> {
+        let defaults = EvaluatorConfig::default();
+        let config = EvaluatorConfig { window, max_window: max_window.unwrap_or(defaults.max_window), ..defaults };
         let garbling = match garbling.as_deref() {
             None => Garbling::Auto,
             Some(name) => Garbling::from_name(name).ok_or_else(|| JsError::new(&format!("unknown garbling scheme {name:?}: half-gates, three-halves or auto")))?,

@@ -69,7 +69,7 @@ async function timedAesRun(server) {
   const ws = await openSocket(`ws://${server}/`);
   const transport = new TimedTransport(ws, t0);
   transport.mark('socketOpen');
-  const engine = new Engine(wasm, transport, 4 << 20);
+  const engine = new Engine(wasm, transport, { window: 4 << 20 });
   await engine.ready();
   transport.mark('ready');
   const request = { service: 'aes128', inputs: { plaintext: crypto.getRandomValues(new Uint8Array(16)) }, params: {}, progressInterval: 1e9 };

@@ -30,7 +30,7 @@ self.onmessage = async ({ data: { ports, module, url, plaintext } }) => {
   marks.wasmInstantiated = clock();
   const transport = await opening;
   marks.socketOpen = clock();
-  const engine = new Engine(wasm, transport, 4 << 20, otHelper);
+  const engine = new Engine(wasm, transport, { window: 4 << 20 }, otHelper);
   await engine.ready();
   marks.ready = clock();
   await engine.run({ service: 'aes128', inputs: { plaintext }, params: {}, progressInterval: 1e9 }, () => {});

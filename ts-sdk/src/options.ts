@@ -1,0 +1,44 @@
+/** `ConnectOptions`' credit-window settings, checked and with their defaults, for both entry points. */
+import type { ConnectOptions } from './types.js';
+
+/** The credit window a session starts with unless `window` says otherwise. */
+export const DEFAULT_WINDOW = 4 << 20;
+/** The smallest window the protocol has (`MIN_WINDOW` in the core): a few batches of garbled data. */
+const MIN_WINDOW = 64 << 10;
+/** A window travels as a u32. */
+const MAX_WINDOW = 2 ** 32 - 1;
+
+/** What the engine's evaluator is created with. */
+export interface EvaluatorSettings {
+  /** The credit window to start with, bytes. */
+  window: number;
+  /** The most the window may grow to, bytes; the core's default (32 MiB) when absent. */
+  maxWindow?: number;
+  /** The garbling schemes to accept (`ConnectOptions.garbling`). */
+  garbling?: string;
+}
+
+function checkWindow(name: string, value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isInteger(value)) {
+    throw new TypeError(`${name} must be a whole number of bytes, not ${typeof value === 'number' ? value : typeof value}`);
+  }
+  if (value < MIN_WINDOW || value > MAX_WINDOW) {
+    throw new RangeError(`${name} must be between ${MIN_WINDOW} (64 KiB) and ${MAX_WINDOW} bytes, not ${value}`);
+  }
+  return value;
+}
+
+/**
+ * The evaluator's settings from `options`: `window` defaults to 4 MiB, or to `maxWindow` where
+ * that is smaller. Throws a TypeError for a window that is not a whole number, a RangeError for
+ * one outside 64 KiB – 4 GiB or a `window` above `maxWindow`.
+ */
+export function evaluatorSettings(options: ConnectOptions): EvaluatorSettings {
+  const maxWindow = checkWindow('maxWindow', options.maxWindow);
+  const window = checkWindow('window', options.window) ?? Math.min(DEFAULT_WINDOW, maxWindow ?? DEFAULT_WINDOW);
+  if (maxWindow !== undefined && window > maxWindow) {
+    throw new RangeError(`window (${window} bytes) must not be above maxWindow (${maxWindow} bytes)`);
+  }
+  return { window, maxWindow, garbling: options.garbling };
+}
