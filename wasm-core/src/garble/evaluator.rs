@@ -2,7 +2,7 @@
 
 use super::simd_block::{as_blocks, SimdBlock};
 use super::pending::PendingSlots;
-use super::{payload_len, three_halves, GarbleError, Scheme, TweakHash, EVAL_GROUP};
+use super::{payload_len, three_halves, GarbleError, Scheme, TweakHash, WireOutput, EVAL_GROUP};
 use crate::block::Block;
 use garblet_circuits::{Batch, Gate, Party, Slot};
 
@@ -177,10 +177,6 @@ impl Evaluator {
         if payload.len() != expected {
             return Err(GarbleError::PayloadLength { expected, actual: payload.len() });
         }
-        let slots = batch.slots as usize;
-        if self.labels.len() < slots {
-            self.labels.resize(slots, SimdBlock::ZERO);
-        }
         // [tables][control bits][garbler input labels][decode bits]: see the module documentation.
         let garbler_inputs = batch.counts.inputs[Party::Garbler.index()] as usize;
         let (rest, decode_bits) = payload.split_at(payload.len() - (batch.counts.outputs_to_evaluator as usize).div_ceil(8));
@@ -190,22 +186,71 @@ impl Evaluator {
             Scheme::HalfGates => (material, &[][..]),
             Scheme::ThreeHalves => material.split_at(and * three_halves::TABLE_BYTES),
         };
-        let mut inputs = BatchInputs { garbler_labels: garbler_labels.as_chunks::<16>().0.iter(), decode_bits, tables, control };
+        let mut inputs = BatchInputs { garbler_labels: GarblerLabels::Inline(garbler_labels.as_chunks::<16>().0.iter()), decode_bits, tables, control };
+        self.run_batch(batch, &mut inputs, None)
+    }
+
+    /// Evaluates one batch garbled in the detached layout ([`super::Garbler::garble_detached`]):
+    /// `material` is exactly its tables (and three-halves' control bits), `garbler_labels` the
+    /// active labels of its garbler input wires, delivered by the protocol; the active label of
+    /// every output wire (or the public value of a constant output) is appended to `outputs`,
+    /// undecoded — the protocol decodes them.
+    pub fn evaluate_detached(&mut self, batch: &Batch, material: &[u8], garbler_labels: &[Block], outputs: &mut Vec<WireOutput>) -> Result<(), GarbleError> {
+        let scheme = self.scheme();
+        let and = batch.counts.and as usize;
+        let expected = scheme.and_bytes(and);
+        if material.len() != expected {
+            return Err(GarbleError::PayloadLength { expected, actual: material.len() });
+        }
+        let expected = batch.counts.inputs[Party::Garbler.index()] as usize;
+        if garbler_labels.len() != expected {
+            return Err(GarbleError::GarblerLabels { expected, actual: garbler_labels.len() });
+        }
+        let (tables, control) = match scheme {
+            Scheme::HalfGates => (material, &[][..]),
+            Scheme::ThreeHalves => material.split_at(and * three_halves::TABLE_BYTES),
+        };
+        let mut inputs = BatchInputs { garbler_labels: GarblerLabels::Detached(garbler_labels.iter()), decode_bits: &[], tables, control };
+        self.run_batch(batch, &mut inputs, Some(outputs))
+    }
+
+    fn run_batch(&mut self, batch: &Batch, inputs: &mut BatchInputs<'_>, detached: Option<&mut Vec<WireOutput>>) -> Result<(), GarbleError> {
+        let slots = batch.slots as usize;
+        if self.labels.len() < slots {
+            self.labels.resize(slots, SimdBlock::ZERO);
+        }
         let Evaluator { labels, pending, engine, evaluator_labels, next_evaluator_input, outputs, garbler_output_labels } = self;
-        let mut st = BatchState { labels: labels.as_mut_slice(), pending, evaluator_labels, next_evaluator_input, outputs, garbler_output_labels };
+        let mut st = BatchState { labels: labels.as_mut_slice(), pending, evaluator_labels, next_evaluator_input, outputs, garbler_output_labels, detached };
         match engine {
-            Engine::HalfGates(group) => evaluate_gates(&mut **group, batch, &mut inputs, &mut st),
-            Engine::ThreeHalves(group) => evaluate_gates(&mut **group, batch, &mut inputs, &mut st),
+            Engine::HalfGates(group) => evaluate_gates(&mut **group, batch, inputs, &mut st),
+            Engine::ThreeHalves(group) => evaluate_gates(&mut **group, batch, inputs, &mut st),
         }
     }
 }
 
 /// A batch's payload, split.
 struct BatchInputs<'a> {
-    garbler_labels: core::slice::Iter<'a, [u8; 16]>,
+    garbler_labels: GarblerLabels<'a>,
     decode_bits: &'a [u8],
     tables: &'a [u8],
     control: &'a [u8],
+}
+
+/// Where the garbler's input labels of a batch come from: its payload, or the protocol.
+enum GarblerLabels<'a> {
+    Inline(core::slice::Iter<'a, [u8; 16]>),
+    Detached(core::slice::Iter<'a, Block>),
+}
+
+impl GarblerLabels<'_> {
+    /// The next label; the lengths were checked, so running out cannot happen.
+    fn next(&mut self) -> SimdBlock {
+        match self {
+            GarblerLabels::Inline(labels) => labels.next().map(SimdBlock::read),
+            GarblerLabels::Detached(labels) => labels.next().map(|&l| SimdBlock::from_block(l)),
+        }
+        .unwrap_or(SimdBlock::ZERO)
+    }
 }
 
 /// The evaluator's state a batch's gate loop works on.
@@ -216,12 +261,14 @@ struct BatchState<'a> {
     next_evaluator_input: &'a mut usize,
     outputs: &'a mut Vec<bool>,
     garbler_output_labels: &'a mut Vec<Block>,
+    /// Set in the detached layout: every output's label goes here instead.
+    detached: Option<&'a mut Vec<WireOutput>>,
 }
 
 /// The gate loop, once per scheme.
 #[inline(always)]
 fn evaluate_gates<G: Group>(group: &mut G, batch: &Batch, inputs: &mut BatchInputs<'_>, st: &mut BatchState<'_>) -> Result<(), GarbleError> {
-    let BatchState { labels, pending, evaluator_labels, next_evaluator_input, outputs, garbler_output_labels } = st;
+    let BatchState { labels, pending, evaluator_labels, next_evaluator_input, outputs, garbler_output_labels, detached } = st;
     let BatchInputs { garbler_labels, decode_bits, tables, control } = inputs;
     let mut decoded = 0;
     let mut and_index = 0;
@@ -261,7 +308,7 @@ fn evaluate_gates<G: Group>(group: &mut G, batch: &Batch, inputs: &mut BatchInpu
                     group.flush(labels, pending);
                 }
                 labels[out as usize] = if party == Party::Garbler {
-                    garbler_labels.next().map(SimdBlock::read).unwrap_or(SimdBlock::ZERO)
+                    garbler_labels.next()
                 } else {
                     let label = *evaluator_labels.get(**next_evaluator_input).ok_or(GarbleError::InputsExhausted(Party::Evaluator))?;
                     **next_evaluator_input += 1;
@@ -273,6 +320,10 @@ fn evaluate_gates<G: Group>(group: &mut G, batch: &Batch, inputs: &mut BatchInpu
                     group.flush(labels, pending);
                 }
                 let label = labels[a as usize];
+                if let Some(detached) = detached {
+                    detached.push(WireOutput::Label(label.to_block()));
+                    continue;
+                }
                 if to.to_evaluator() {
                     let d = decode_bits.get(decoded / 8).is_some_and(|byte| (byte >> (decoded % 8)) & 1 == 1);
                     decoded += 1;
@@ -283,7 +334,9 @@ fn evaluate_gates<G: Group>(group: &mut G, batch: &Batch, inputs: &mut BatchInpu
                 }
             }
             Gate::OutputConst { value, to } => {
-                if to.to_evaluator() {
+                if let Some(detached) = detached {
+                    detached.push(WireOutput::Public(value));
+                } else if to.to_evaluator() {
                     outputs.push(value);
                 }
             }

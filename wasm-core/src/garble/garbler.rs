@@ -32,6 +32,25 @@ pub struct Garbler {
     decode_bits: Vec<bool>,
 }
 
+/// An output wire of a batch garbled in the detached layout ([`Garbler::garble_detached`]),
+/// or of a batch the evaluator ran in it ([`super::Evaluator::evaluate_detached`]): the wire's
+/// label — the zero-label on the garbler's side, the active label on the evaluator's — or a
+/// constant the circuit outputs in the clear.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WireOutput {
+    Label(Block),
+    Public(bool),
+}
+
+/// What a batch garbled in the detached layout produced besides its tables, in gate order.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Detached {
+    /// The zero-label of each garbler input wire.
+    pub garbler_inputs: Vec<Block>,
+    /// Every output, whichever party it is for.
+    pub outputs: Vec<WireOutput>,
+}
+
 /// An output the garbler learns: decoded from the label the evaluator returns, or public.
 #[derive(Clone, Copy)]
 enum OwnOutput {
@@ -173,6 +192,24 @@ impl Garbler {
             return Err(GarbleError::DeltaLsb);
         }
         let label_prg = AesCtr::from_os_rng().map_err(GarbleError::Random)?;
+        let dicing_prg = AesCtr::from_os_rng().map_err(GarbleError::Random)?;
+        Ok(Self::with_generators(scheme, delta, label_prg, dicing_prg))
+    }
+
+    /// A garbler whose every random choice — Δ, the labels, three-halves' dicing bits — comes
+    /// from `seed`: garbling the same gates from the same seed gives the same bytes. This is
+    /// what lets cut-and-choose check a circuit by regenerating it from its seed instead of
+    /// receiving it (Goyal–Mohassel–Smith 2008). The three generators are AES-CTR streams under
+    /// keys drawn from an AES-CTR stream under the seed, so they are independent of each other.
+    pub fn from_seed(scheme: Scheme, seed: [u8; 16]) -> Self {
+        let mut keys = AesCtr::new(seed);
+        let delta = Block(keys.next_block().0 | 1);
+        let label_prg = AesCtr::new(keys.next_block().to_bytes());
+        let dicing_prg = AesCtr::new(keys.next_block().to_bytes());
+        Self::with_generators(scheme, delta, label_prg, dicing_prg)
+    }
+
+    fn with_generators(scheme: Scheme, delta: Block, label_prg: AesCtr, dicing_prg: AesCtr) -> Self {
         let engine = match scheme {
             Scheme::HalfGates => Engine::HalfGates(Box::new(AndGroup {
                 hash: TweakHash::new(),
@@ -183,9 +220,9 @@ impl Garbler {
                 out: [0; GARBLE_GROUP],
                 y: [SimdBlock::ZERO; 4 * GARBLE_GROUP],
             })),
-            Scheme::ThreeHalves => Engine::ThreeHalves(Box::new(three_halves::GarbleGroup::new().map_err(GarbleError::Random)?)),
+            Scheme::ThreeHalves => Engine::ThreeHalves(Box::new(three_halves::GarbleGroup::new(dicing_prg))),
         };
-        Ok(Garbler {
+        Garbler {
             delta,
             labels: Vec::new(),
             pending: PendingSlots::default(),
@@ -201,7 +238,7 @@ impl Garbler {
             fresh_labels: Vec::new(),
             input_labels: Vec::new(),
             decode_bits: Vec::new(),
-        })
+        }
     }
 
     pub fn delta(&self) -> Block {
@@ -292,6 +329,25 @@ impl Garbler {
 
     /// Garbles one batch, appending its payload to `out`.
     pub fn garble(&mut self, batch: &Batch, out: &mut Vec<u8>) -> Result<(), GarbleError> {
+        out.reserve(super::payload_len(self.scheme(), &batch.counts));
+        self.run_batch(batch, out, None)?;
+        out.extend_from_slice(self.input_labels.as_flattened());
+        pack_bits(&self.decode_bits, out);
+        Ok(())
+    }
+
+    /// Garbles one batch in the detached layout: only the tables (and three-halves' control
+    /// bits) go to `tables`; the zero-labels of the garbler's input wires and of every output
+    /// wire go to `detached`, for a protocol that delivers and decodes them its own way
+    /// (cut-and-choose: the garbler's input labels travel masked, outputs through a translation
+    /// table). The computation's garbler input bits are not used.
+    pub fn garble_detached(&mut self, batch: &Batch, tables: &mut Vec<u8>, detached: &mut Detached) -> Result<(), GarbleError> {
+        tables.reserve(self.scheme().and_bytes(batch.counts.and as usize));
+        self.run_batch(batch, tables, Some(detached))
+    }
+
+    /// The gate loop for one batch, in either layout.
+    fn run_batch(&mut self, batch: &Batch, out: &mut Vec<u8>, detached: Option<&mut Detached>) -> Result<(), GarbleError> {
         let slots = batch.slots as usize;
         if self.labels.len() < slots {
             self.labels.resize(slots, SimdBlock::ZERO);
@@ -301,20 +357,16 @@ impl Garbler {
         self.label_prg.fill(&mut self.fresh_labels);
         self.input_labels.clear();
         self.decode_bits.clear();
-        out.reserve(super::payload_len(self.scheme(), &batch.counts));
 
         // Locals, so the hot loop keeps them in registers.
         let Garbler { delta, engine, labels, pending, garbler_inputs: g_bits, next_garbler_input, evaluator_zero_labels, next_evaluator_input, own_outputs, fresh_labels, input_labels, decode_bits, .. } = self;
         let delta = SimdBlock::from_block(*delta);
         let keys = Keys { delta, sigma_delta: delta.sigma(), one: SimdBlock::from_block(Block(1)) };
-        let mut batch_state = BatchState { labels: labels.as_mut_slice(), pending, g_bits, next_garbler_input, evaluator_zero_labels, next_evaluator_input, own_outputs, fresh: fresh_labels.iter(), input_labels, decode_bits };
+        let mut batch_state = BatchState { labels: labels.as_mut_slice(), pending, g_bits, next_garbler_input, evaluator_zero_labels, next_evaluator_input, own_outputs, fresh: fresh_labels.iter(), input_labels, decode_bits, detached };
         match engine {
-            Engine::HalfGates(group) => garble_gates(&mut **group, batch, &keys, &mut batch_state, out)?,
-            Engine::ThreeHalves(group) => garble_gates(&mut **group, batch, &keys, &mut batch_state, out)?,
+            Engine::HalfGates(group) => garble_gates(&mut **group, batch, &keys, &mut batch_state, out),
+            Engine::ThreeHalves(group) => garble_gates(&mut **group, batch, &keys, &mut batch_state, out),
         }
-        out.extend_from_slice(batch_state.input_labels.as_flattened());
-        pack_bits(batch_state.decode_bits, out);
-        Ok(())
     }
 }
 
@@ -330,12 +382,14 @@ struct BatchState<'a> {
     fresh: core::slice::Iter<'a, Block>,
     input_labels: &'a mut Vec<[u8; 16]>,
     decode_bits: &'a mut Vec<bool>,
+    /// Set in the detached layout: input and output labels go here instead.
+    detached: Option<&'a mut Detached>,
 }
 
 /// The gate loop, once per scheme: tables (and control bits) to `out`.
 #[inline(always)]
 fn garble_gates<G: Group>(group: &mut G, batch: &Batch, keys: &Keys, st: &mut BatchState<'_>, out: &mut Vec<u8>) -> Result<(), GarbleError> {
-    let BatchState { labels, pending, g_bits, next_garbler_input, evaluator_zero_labels, next_evaluator_input, own_outputs, fresh, input_labels, decode_bits } = st;
+    let BatchState { labels, pending, g_bits, next_garbler_input, evaluator_zero_labels, next_evaluator_input, own_outputs, fresh, input_labels, decode_bits, detached } = st;
     for gate in &batch.gates {
         match *gate {
             Gate::Xor { a, b, out: o } => {
@@ -366,13 +420,17 @@ fn garble_gates<G: Group>(group: &mut G, batch: &Batch, keys: &Keys, st: &mut Ba
                     group.flush(keys, labels, pending, out);
                 }
                 labels[o as usize] = if party == Party::Garbler {
-                    let bit = *g_bits.get(**next_garbler_input).ok_or(GarbleError::InputsExhausted(Party::Garbler))?;
-                    **next_garbler_input += 1;
-                    let zero = SimdBlock::from_block(*fresh.next().ok_or(GarbleError::InputsExhausted(Party::Garbler))?);
-                    let mut active = [0u8; 16];
-                    (zero ^ keys.delta.select(bit)).write(&mut active);
-                    input_labels.push(active);
-                    zero
+                    let zero = *fresh.next().ok_or(GarbleError::InputsExhausted(Party::Garbler))?;
+                    if let Some(detached) = detached {
+                        detached.garbler_inputs.push(zero);
+                    } else {
+                        let bit = *g_bits.get(**next_garbler_input).ok_or(GarbleError::InputsExhausted(Party::Garbler))?;
+                        **next_garbler_input += 1;
+                        let mut active = [0u8; 16];
+                        (SimdBlock::from_block(zero) ^ keys.delta.select(bit)).write(&mut active);
+                        input_labels.push(active);
+                    }
+                    SimdBlock::from_block(zero)
                 } else {
                     let zero = *evaluator_zero_labels.get(**next_evaluator_input).ok_or(GarbleError::InputsExhausted(Party::Evaluator))?;
                     **next_evaluator_input += 1;
@@ -384,6 +442,10 @@ fn garble_gates<G: Group>(group: &mut G, batch: &Batch, keys: &Keys, st: &mut Ba
                     group.flush(keys, labels, pending, out);
                 }
                 let zero = labels[a as usize];
+                if let Some(detached) = detached {
+                    detached.outputs.push(WireOutput::Label(zero.to_block()));
+                    continue;
+                }
                 if to.to_evaluator() {
                     decode_bits.push(zero.lsb());
                 }
@@ -392,7 +454,9 @@ fn garble_gates<G: Group>(group: &mut G, batch: &Batch, keys: &Keys, st: &mut Ba
                 }
             }
             Gate::OutputConst { value, to } => {
-                if to.to_garbler() {
+                if let Some(detached) = detached {
+                    detached.outputs.push(WireOutput::Public(value));
+                } else if to.to_garbler() {
                     own_outputs.push(OwnOutput::Public(value));
                 }
             }

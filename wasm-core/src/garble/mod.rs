@@ -30,7 +30,7 @@ mod simd_block;
 pub mod three_halves;
 
 pub use evaluator::Evaluator;
-pub use garbler::Garbler;
+pub use garbler::{Detached, Garbler, WireOutput};
 pub use hash::TweakHash;
 
 use crate::block::Block;
@@ -84,7 +84,7 @@ impl Scheme {
     }
 
     /// Bytes of the AND tables and control bits of `and` gates.
-    fn and_bytes(self, and: usize) -> usize {
+    pub fn and_bytes(self, and: usize) -> usize {
         match self {
             Scheme::HalfGates => and * 2 * Block::BYTES,
             Scheme::ThreeHalves => and * three_halves::TABLE_BYTES + (and * three_halves::CONTROL_BITS).div_ceil(8),
@@ -170,6 +170,8 @@ pub enum GarbleError {
     InputsExhausted(garblet_circuits::Party),
     #[error("batch payload has {actual} bytes, the batch needs {expected}")]
     PayloadLength { expected: usize, actual: usize },
+    #[error("{actual} garbler input labels were given for a batch with {expected} garbler inputs")]
+    GarblerLabels { expected: usize, actual: usize },
     #[error("Δ must have its least significant bit set")]
     DeltaLsb,
     #[error("the operating system's random generator failed: {0}")]

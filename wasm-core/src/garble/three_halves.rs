@@ -377,7 +377,8 @@ pub(super) struct GarbleGroup {
     /// Hash inputs σ(X) ⊕ τ, six per AND, and the σ(X) to finish them.
     y: [Block; 6 * GROUP],
     sig: [Block; 6 * GROUP],
-    /// The secret dicing bits come from here (keyed from the OS CSPRNG, one per garbler).
+    /// The secret dicing bits come from here (keyed from the OS CSPRNG, or from the garbler's
+    /// seed, one per garbler).
     prg: AesCtr,
     /// The batch's control bits, packed LSB first, appended after its last table.
     control: Vec<u8>,
@@ -385,8 +386,9 @@ pub(super) struct GarbleGroup {
 }
 
 impl GarbleGroup {
-    pub(super) fn new() -> Result<Self, getrandom::Error> {
-        Ok(GarbleGroup {
+    /// A group whose secret dicing bits come from `prg`.
+    pub(super) fn new(prg: AesCtr) -> Self {
+        GarbleGroup {
             hash: TweakHash::new(),
             len: 0,
             next_index: 0,
@@ -396,10 +398,10 @@ impl GarbleGroup {
             out: [0; GROUP],
             y: [Block::ZERO; 6 * GROUP],
             sig: [Block::ZERO; 6 * GROUP],
-            prg: AesCtr::from_os_rng()?,
+            prg,
             control: Vec::new(),
             control_bits: 0,
-        })
+        }
     }
 
     #[inline(always)]
@@ -667,7 +669,7 @@ mod tests {
     #[cfg_attr(not(target_arch = "wasm32"), test)]
     #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
     fn control_bits_pack_and_read_back() {
-        let mut g = GarbleGroup::new().unwrap();
+        let mut g = GarbleGroup::new(AesCtr::from_os_rng().unwrap());
         let zs: Vec<u8> = (0..37u8).map(|k| k.wrapping_mul(7) & 0x1f).collect();
         for &z in &zs {
             g.push_control(z);

@@ -441,6 +441,10 @@ fn describe_garble(e: &GarbleError, f: &mut Fields) -> &'static str {
             f.num("expected", *expected).num("got", *actual);
             "payload-length"
         }
+        GarbleError::GarblerLabels { expected, actual } => {
+            f.num("expected", *expected).num("got", *actual);
+            "garbler-labels-length"
+        }
         GarbleError::DeltaLsb => "delta-lsb",
         GarbleError::Random(_) => "random",
     }
