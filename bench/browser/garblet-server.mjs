@@ -1,6 +1,7 @@
 /**
  * Starts `garblet serve` (release build) for the benchmark: the embedded default services on a
- * free port, with the raw-throughput WebSocket endpoint on.
+ * free port, with the raw-throughput WebSocket endpoint on; and `garblet relay`, the server's
+ * emulated network link, in front of it.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -38,26 +39,40 @@ export async function startGarbletServer({ maxWindowBytes } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'garblet-bench-'));
   const config = join(dir, 'bench.toml');
   writeFileSync(config, text);
-  const child = spawn(serverBinary, ['serve', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GARBLET_LOG: 'warn' } });
+  const { address, close } = await startChild(['serve', '--config', config], /listening on (\S+)/, () => rmSync(dir, { recursive: true, force: true }));
+  return { address, dataFrameBytes, close };
+}
+
+/**
+ * Starts `garblet relay` in front of `upstream` (HOST:PORT) with the emulated link `link`
+ * (RATE,RTT, e.g. `1gbit,10ms`: server/src/link.rs); resolves to `{ address, link, close }`.
+ */
+export function startRelay(upstream, link) {
+  return startChild(['relay', '--listen', '127.0.0.1:0', '--to', upstream, '--link', link], /relaying (\S+) ->/).then((relay) => ({ ...relay, link }));
+}
+
+/** Runs the server binary with `args` until it prints `ready` (its group 1 is the address); then `close` kills it. */
+async function startChild(args, ready, cleanUp = () => {}) {
+  const child = spawn(serverBinary, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GARBLET_LOG: 'warn' } });
   let stderr = '';
   child.stderr.on('data', (chunk) => (stderr += chunk));
   const exited = new Promise((resolve) => child.once('exit', resolve));
   const close = async () => {
     child.kill('SIGKILL');
     await exited;
-    rmSync(dir, { recursive: true, force: true });
+    cleanUp();
   };
   const address = await new Promise((resolve, reject) => {
     let stdout = '';
     child.stdout.on('data', (chunk) => {
       stdout += chunk;
-      const m = /listening on (\S+)/.exec(stdout);
+      const m = ready.exec(stdout);
       if (m) resolve(m[1]);
     });
-    exited.then((code) => reject(new Error(`garblet serve exited (${code}) before listening:\n${stderr}`)));
+    exited.then((code) => reject(new Error(`garblet ${args[0]} exited (${code}) before it was ready:\n${stderr}`)));
   }).catch(async (e) => {
     await close();
     throw e;
   });
-  return { address, dataFrameBytes, close };
+  return { address, close };
 }

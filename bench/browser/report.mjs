@@ -19,7 +19,6 @@ export function targetsOf(r) {
 /** Prints where one private AES block's time goes. */
 export function printPhases(log, latency, { worker, wasm, timeline }) {
   const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
-  const t = timeline.timeline;
   log('where the aes128 latency goes (medians):');
   log(`  through the SDK: connect ${ms(median(latency.samples.map((s) => s.connectMs)))} + run ${ms(median(latency.samples.map((s) => s.runMs)))}`);
   log(`  wasm: compiled once per page ${ms(wasm.compileMs)} (${fmt(wasm.bytes)} bytes); instantiated per session ${ms(wasm.instantiateMs)}`);
@@ -43,7 +42,13 @@ export function printPhases(log, latency, { worker, wasm, timeline }) {
     };
     log(`    fresh ${cell('fresh')}   warm ${cell('warm')}  ${label}`);
   }
-  log(`  the same protocol in the page's thread (${timeline.runs.length} runs), from the start:`);
+  printTimeline(log, timeline, `  the same protocol in the page's thread (${timeline.runs.length} runs), from the start:`);
+}
+
+/** Prints the median protocol timeline of in-thread aes128 runs (`aesTimeline` in page/phases.js) under `heading`. */
+export function printTimeline(log, timeline, heading) {
+  const t = timeline.timeline;
+  log(heading);
   const steps = [
     ['socketOpen', 'WebSocket open'],
     ['helloSent', 'hello sent'],
@@ -64,4 +69,45 @@ export function printPhases(log, latency, { worker, wasm, timeline }) {
   }
   const e = timeline.engineMs;
   log(`  engine (wasm) time inside frames: server hello ${ms(e.serverHello)}, data ${ms(e.data)}, corrections (evaluating what waited) ${ms(e.corrections)}, done ${ms(e.done)}`);
+}
+
+/** A link's round-trip time in milliseconds from its RATE,RTT specification (`1gbit,10ms`). */
+export function rttOf(link) {
+  const m = /,\s*([\d.]+)\s*(us|ms|s)$/.exec(link);
+  if (!m) throw new Error(`${link} is not RATE,RTT (e.g. 1gbit,10ms)`);
+  return Number(m[1]) * { us: 1e-3, ms: 1, s: 1e3 }[m[2]];
+}
+
+/** The latency goals over an emulated link: cold <= 2 RTT + 25 ms, warm <= RTT + 10 ms. */
+export function linkTargetsOf(links, prefix = '') {
+  const targets = {};
+  for (const l of links) {
+    const cold = 2 * l.rtt_ms + 25;
+    const warm = l.rtt_ms + 10;
+    const target = (value, needed, rule) => ({ rule, value, needed, ratio: Number((value / needed).toFixed(3)), met: value <= needed, detail: `${value} ms over ${l.link}` });
+    targets[`${prefix}aes128_cold_${l.rtt_ms}ms`] = target(l.aes128_cold_ms, cold, 'aes128 cold <= 2 RTT + 25 ms');
+    targets[`${prefix}aes128_warm_${l.rtt_ms}ms`] = target(l.aes128_warm_ms, warm, 'aes128 warm <= RTT + 10 ms');
+  }
+  return targets;
+}
+
+/** A link's latency figures for the JSON report, from `aesColdWarm`'s medians. */
+export function linkFigures(link, { coldMs, warmMs, rttMs }) {
+  const rtt = rttOf(link);
+  const round = (v) => Number(v.toFixed(2));
+  return { link, rtt_ms: rtt, rtt_measured_ms: round(rttMs), aes128_cold_ms: round(coldMs), aes128_warm_ms: round(warmMs), cold_minus_2rtt_ms: round(coldMs - 2 * rtt), warm_minus_rtt_ms: round(warmMs - rtt) };
+}
+
+/**
+ * The window sweep's figures: each starting window's median end-to-end rate, and the smallest
+ * window whose median reaches 90 % of the best one's.
+ */
+export function sweepFigures(sweep) {
+  const best = Math.max(...sweep.map((s) => s.median));
+  const pick = sweep.filter((s) => s.median >= 0.9 * best).sort((a, b) => a.window - b.window)[0];
+  return {
+    window_sweep: sweep.map((s) => ({ window_bytes: s.window, and_per_s: Math.round(s.median), of_best: Number((s.median / best).toFixed(3)), runs_and_per_s: s.andPerSecond.map(Math.round) })),
+    window_sweep_best_and_per_s: Math.round(best),
+    window_sweep_pick_bytes: pick.window,
+  };
 }

@@ -10,10 +10,10 @@ import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const TIMEOUT_MS = 300_000;
+const TIMEOUT_MS = 900_000;
 
 /** Runs page/undisturbed.html against `garblet`; resolves to what the page reports. */
-export async function measureWithoutDevtools({ chromiumPath, chromiumArgs, garblet, web, andGates, latencyRuns }) {
+export async function measureWithoutDevtools({ chromiumPath, chromiumArgs, garblet, web, andGates, latencyRuns, linkRuns, rounds, relays = [], sweepWindows = [] }) {
   let report;
   const reported = new Promise((resolve) => (report = resolve));
   const collector = createServer((req, res) => {
@@ -30,17 +30,26 @@ export async function measureWithoutDevtools({ chromiumPath, chromiumArgs, garbl
     andGates: String(andGates),
     latencyRuns: String(latencyRuns),
     frame: String(garblet.dataFrameBytes),
+    linkRuns: String(linkRuns),
+    rounds: String(rounds),
+    links: relays.map((r) => r.address).join(','),
+    sweep: sweepWindows.join(','),
     report: `http://127.0.0.1:${collector.address().port}/`,
   });
   const profile = mkdtempSync(join(tmpdir(), 'garblet-chromium-'));
   const chrome = spawn(chromiumPath, [...chromiumArgs, `--user-data-dir=${profile}`, `${web.origin}/page/undisturbed.html?${query}`], { stdio: 'ignore' });
+  const exited = new Promise((resolve) => chrome.once('exit', resolve));
+  let timer;
   try {
-    const result = await Promise.race([reported, new Promise((_, reject) => setTimeout(() => reject(new Error('the page reported nothing in time')), TIMEOUT_MS))]);
+    const result = await Promise.race([reported, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('the page reported nothing in time')), TIMEOUT_MS)))]);
     if (result.error) throw new Error(`the page failed: ${result.error}`);
     return result;
   } finally {
+    clearTimeout(timer);
     chrome.kill('SIGKILL');
     collector.close();
-    rmSync(profile, { recursive: true, force: true });
+    // Chromium's helper processes may still write to the profile for a moment after it died.
+    await exited;
+    rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
   }
 }

@@ -18,10 +18,11 @@ export function rawWebSocketThroughput(server, bytes, frame) {
 
 /**
  * One large `synthetic` computation: AND gates per second from `run` to its result, with the
- * SDK's default credit window unless `window` (bytes) is given.
+ * SDK's default credit window unless `window` (bytes) is given, and the SDK's default garbling
+ * (`auto`: the server's first offer) unless `garbling` names a scheme.
  */
-export async function endToEndThroughput(server, andGates, window) {
-  const session = await Garblet.connect(`ws://${server}/`, window ? { window } : {});
+export async function endToEndThroughput(server, andGates, window, garbling) {
+  const session = await Garblet.connect(`ws://${server}/`, { ...(window && { window }), ...(garbling && { garbling }) });
   try {
     const start = now();
     const { stats } = await session.run('synthetic', 0n, { params: { and_gates: andGates } });
@@ -49,4 +50,52 @@ export async function aesLatency(server, runs = 20) {
     samples.push({ totalMs: done - start, connectMs: connected - start, runMs: done - connected });
   }
   return { medianMs: median(samples.map((s) => s.totalMs)), samples };
+}
+
+/**
+ * One private AES block on a fresh connection and again on the same connection, through
+ * `server` (a relay with a round-trip time): `coldMs` from calling `Garblet.connect` to the
+ * first result, `warmMs` from the second `run` to its result; medians of `runs` connections
+ * after one not counted (which starts the SDK's workers: later connections take them warm, as a
+ * page's second session does). What cold counts: the worker's wasm instance, the TCP connection
+ * to the relay (on this machine, so the TCP handshake's round trip is not in it, nor DNS or
+ * TLS), the WebSocket upgrade and the server's hello (one round trip), the base OTs, the
+ * request with the OT extension and the garbled stream (one more), evaluation. `rttMs` is the
+ * median time of `GET /health` through the same relay (a new TCP connection each, so one
+ * request and its response: one round trip plus the server's answer).
+ */
+export async function aesColdWarm(server, runs = 9) {
+  const samples = [];
+  for (let i = 0; i <= runs; i++) {
+    const start = now();
+    const session = await Garblet.connect(`ws://${server}/`);
+    try {
+      await session.run('aes128', { plaintext: randomBlock() });
+      const cold = now();
+      await session.run('aes128', { plaintext: randomBlock() });
+      if (i > 0) samples.push({ coldMs: cold - start, warmMs: now() - cold });
+    } finally {
+      session.close();
+    }
+  }
+  const rtts = [];
+  for (let i = 0; i < runs; i++) {
+    const start = now();
+    await fetch(`http://${server}/health`, { mode: 'no-cors', cache: 'no-store' });
+    rtts.push(now() - start);
+  }
+  return { coldMs: median(samples.map((s) => s.coldMs)), warmMs: median(samples.map((s) => s.warmMs)), rttMs: median(rtts), samples };
+}
+
+/**
+ * `endToEndThroughput` for each starting window of `windows` (bytes), `rounds` times in turn
+ * (each round runs every window once, so a drift of the machine spreads over all of them); the
+ * SDK's default garbling and window growth (up to its default `maxWindow`).
+ */
+export async function windowSweep(server, andGates, windows, rounds) {
+  const runs = windows.map((window) => ({ window, andPerSecond: [] }));
+  for (let round = 0; round < rounds; round++) {
+    for (const r of runs) r.andPerSecond.push((await endToEndThroughput(server, andGates, r.window)).andPerSecond);
+  }
+  return runs.map((r) => ({ ...r, median: median(r.andPerSecond) }));
 }

@@ -4,21 +4,41 @@
  * Under Playwright, DevTools reports every WebSocket frame to the driver, and that work takes
  * most of the machine during a transfer; here the numbers are the browser's own.
  */
-import { aesLatency, endToEndThroughput, rawWebSocketThroughput } from './network.js';
+import { aesColdWarm, aesLatency, endToEndThroughput, rawWebSocketThroughput, windowSweep } from './network.js';
 
 const query = new URLSearchParams(location.search);
 const server = query.get('server');
 const andGates = Number(query.get('andGates'));
 const latencyRuns = Number(query.get('latencyRuns'));
 const frame = Number(query.get('frame'));
+const linkRuns = Number(query.get('linkRuns'));
+const rounds = Number(query.get('rounds'));
+/** Relays in front of the server (addresses), one per emulated link; none unless asked for. */
+const links = query.get('links')?.split(',').filter(Boolean) ?? [];
+/** Starting windows (bytes) to sweep over; none unless asked for. */
+const sweep = query.get('sweep')?.split(',').filter(Boolean).map(Number) ?? [];
 const post = (result) => fetch(query.get('report'), { method: 'POST', body: JSON.stringify(result) });
 
 try {
   await aesLatency(server, latencyRuns); // warm-up: workers, and the wasm tiered up
   const latency = await aesLatency(server, latencyRuns);
+  const halfGates = await endToEndThroughput(server, andGates, undefined, 'half-gates');
+  const threeHalves = await endToEndThroughput(server, andGates, undefined, 'three-halves');
   const e2e = await endToEndThroughput(server, andGates);
   const raw = await rawWebSocketThroughput(server, Math.round(andGates * e2e.bytesPerAnd), frame);
-  await post({ aes128LatencyMs: latency.medianMs, e2eAndPerSecond: e2e.andPerSecond, wsBytesPerSecond: raw.bytesPerSecond, bytesPerAnd: e2e.bytesPerAnd });
+  const overLinks = [];
+  for (const relay of links) overLinks.push(await aesColdWarm(relay, linkRuns));
+  const swept = sweep.length ? await windowSweep(server, andGates, sweep, rounds) : [];
+  await post({
+    aes128LatencyMs: latency.medianMs,
+    e2eAndPerSecond: e2e.andPerSecond,
+    e2eHalfGatesAndPerSecond: halfGates.andPerSecond,
+    e2eThreeHalvesAndPerSecond: threeHalves.andPerSecond,
+    wsBytesPerSecond: raw.bytesPerSecond,
+    bytesPerAnd: e2e.bytesPerAnd,
+    links: overLinks.map(({ samples, ...medians }) => medians),
+    sweep: swept,
+  });
 } catch (e) {
   await post({ error: String(e?.message ?? e) });
 }
