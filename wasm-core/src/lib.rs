@@ -5,6 +5,8 @@
 //! * [`garble`]: half-gates garbler and evaluator engines.
 //! * [`ot`]: base OT and correlated OT extension.
 //! * [`protocol`]: the session protocol, sans-IO.
+//! * [`cnc`]: cut-and-choose against a cheating garbler — the evaluator's input encoding, the
+//!   check sets and their bounds, the garbler's input-consistency hash.
 //! * `wasm` (WebAssembly only): the evaluator session for JavaScript; `wasm_bench` (WebAssembly
 //!   with the `bench` feature, for the browser benchmark only): timing exports.
 //!
@@ -18,6 +20,7 @@
 
 pub mod aes;
 pub mod block;
+pub mod cnc;
 pub mod garble;
 pub mod ot;
 pub mod protocol;

@@ -153,6 +153,16 @@ impl Evaluator {
         self.garbler_output_labels.clear();
     }
 
+    /// Moves the AND counter — the hash tweak — to `index`. Cut-and-choose gives each of a
+    /// computation's circuits a range of tweaks of its own, so no tweak is used twice across
+    /// them either (the garbler's and the evaluator's counters must move alike).
+    pub fn set_and_index(&mut self, index: u64) {
+        match &mut self.engine {
+            Engine::HalfGates(g) => g.next_index = index,
+            Engine::ThreeHalves(g) => g.next_index = index,
+        }
+    }
+
     pub fn and_gates(&self) -> u64 {
         match &self.engine {
             Engine::HalfGates(g) => g.next_index,

@@ -1,0 +1,169 @@
+//! One circuit of a cut-and-choose computation, as both parties see it.
+//!
+//! The garbler garbles every circuit from its 16-byte seed ([`CircuitGarbling`]), once to
+//! commit (hashing the tables) and once more to stream the evaluation circuits. The evaluator
+//! regenerates a check circuit with the same code from the seed it obtained, so the check is
+//! "same bytes" (Goyal–Mohassel–Smith 2008), and evaluates an evaluation circuit
+//! ([`CircuitEvaluation`]) while hashing the tables that stream in. Many circuits of one
+//! computation run in lock step over one [`garblet_circuits::Runner`]: each batch is garbled
+//! or evaluated for every circuit before the next is built, so memory is one label store of the
+//! circuit's live width per circuit, whatever the circuit's length.
+//!
+//! **The evaluator's input labels.** The evaluator's input y is encoded as y' (probe-resistant,
+//! [`super::encoding`]); for each bit i of y' it holds one of two random-OT pads R_i^0, R_i^1 —
+//! the one its bit y'_i selects. In circuit j, y'_i's zero-label is H(R_i^0, j, i), and the
+//! garbler publishes one correction c_{j,i} = H(R_i^1, j, i) ⊕ H(R_i^0, j, i) ⊕ Δ_j, so the pad
+//! the evaluator holds gives the label of its bit ([`encoded_input_label`]); y's labels are
+//! XORs of y' labels, free with free-XOR, so the circuit itself is the service's, unchanged.
+//! A check circuit's labels are regenerated from what the evaluator holds: a wrong correction
+//! is then caught only for y'_i = 1, which the encoding makes independent of y.
+
+use super::commit::{label_hash, Digest, TableHasher};
+use super::encoding::ProbeResistantEncoding;
+use super::CncError;
+use crate::block::Block;
+use crate::garble::{Detached, Evaluator, GarbleError, Garbler, Scheme, WireOutput};
+use garblet_circuits::Batch;
+
+const EVALUATOR_LABEL_CONTEXT: &str = "garblet cut-and-choose evaluator input label";
+
+/// H(pad, j, i): the label a random-OT pad gives evaluator wire `wire` of circuit `circuit`.
+fn pad_label(salt: &[u8; 16], circuit: usize, wire: usize, pad: Block) -> Block {
+    Block::from_bytes(label_hash(EVALUATOR_LABEL_CONTEXT, salt, circuit, wire, pad))
+}
+
+/// The garbler's side of the evaluator's encoded input in circuit `circuit`: the zero-label of
+/// every y' bit and its correction, from both pads of every random OT.
+pub fn encoded_input_zero_labels(salt: &[u8; 16], circuit: usize, delta: Block, pads: &[[Block; 2]]) -> (Vec<Block>, Vec<Block>) {
+    pads.iter()
+        .enumerate()
+        .map(|(i, &[r0, r1])| {
+            let zero = pad_label(salt, circuit, i, r0);
+            (zero, pad_label(salt, circuit, i, r1) ^ zero ^ delta)
+        })
+        .unzip()
+}
+
+/// The evaluator's label of y' bit `wire` in circuit `circuit`, from the pad it holds for its
+/// bit and the garbler's correction.
+pub fn encoded_input_label(salt: &[u8; 16], circuit: usize, wire: usize, bit: bool, pad: Block, correction: Block) -> Block {
+    pad_label(salt, circuit, wire, pad) ^ correction.select(bit)
+}
+
+/// y's labels (or zero-labels) from y''s: each input bit is the XOR of its terms.
+pub fn decode_labels(encoding: &ProbeResistantEncoding, input_bits: usize, encoded: &[Block]) -> Result<Vec<Block>, CncError> {
+    let expected = encoding.encoded_len(input_bits);
+    if encoded.len() != expected {
+        return Err(CncError::WrongLength { what: "encoded input labels", expected, actual: encoded.len() });
+    }
+    (0..input_bits).map(|i| Ok(encoding.terms(input_bits, i)?.fold(Block::ZERO, |acc, p| acc ^ encoded[p]))).collect()
+}
+
+/// Each circuit's AND counter starts at its index times this, so no two circuits of a
+/// computation share a hash tweak (2^40 ANDs a circuit, far beyond any session's limit).
+const TWEAK_RANGE: u64 = 1 << 40;
+
+/// One circuit garbled from its seed.
+pub struct CircuitGarbling {
+    index: usize,
+    garbler: Garbler,
+    /// Labels beyond the circuit's own garbler inputs, drawn first from the seed.
+    extra: Vec<Block>,
+    hasher: TableHasher,
+    detached: Detached,
+    tables: Vec<u8>,
+}
+
+/// What garbling a whole circuit produced besides its tables.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Garbled {
+    pub index: usize,
+    pub delta: Block,
+    /// The hash of all its tables.
+    pub tables: Digest,
+    /// The zero-labels of the garbler's input wires, in circuit order, then the extra ones.
+    pub garbler_zero: Vec<Block>,
+    /// Every output wire, in circuit order.
+    pub outputs: Vec<WireOutput>,
+}
+
+impl CircuitGarbling {
+    /// Circuit `index` from `seed`. `extra` garbler labels beyond the circuit's own inputs
+    /// (the pad of the input hash) are drawn first, from the same seed and under the same Δ.
+    pub fn new(scheme: Scheme, salt: &[u8; 16], index: usize, seed: [u8; 16], extra: usize) -> Self {
+        let mut garbler = Garbler::from_seed(scheme, seed);
+        garbler.set_and_index(index as u64 * TWEAK_RANGE);
+        let extra = garbler.fresh_labels(extra);
+        CircuitGarbling { index, garbler, extra, hasher: TableHasher::new(salt, index), detached: Detached::default(), tables: Vec::new() }
+    }
+
+    /// Δ of this circuit, from its seed: the corrections of the evaluator's labels need it
+    /// before garbling starts.
+    pub fn delta(&self) -> Block {
+        self.garbler.delta()
+    }
+
+    /// Starts the circuit with the zero-labels of the evaluator's (decoded) input wires.
+    pub fn start(&mut self, evaluator_zero: Vec<Block>) {
+        self.garbler.start_computation(Vec::new(), evaluator_zero);
+    }
+
+    /// Garbles one batch: returns its tables, which are also hashed.
+    pub fn garble(&mut self, batch: &Batch) -> Result<&[u8], GarbleError> {
+        self.tables.clear();
+        self.garbler.garble_detached(batch, &mut self.tables, &mut self.detached)?;
+        self.hasher.update(&self.tables);
+        Ok(&self.tables)
+    }
+
+    pub fn finish(self) -> Garbled {
+        let mut garbler_zero = self.detached.garbler_inputs;
+        garbler_zero.extend(self.extra);
+        Garbled { index: self.index, delta: self.garbler.delta(), tables: self.hasher.finish(), garbler_zero, outputs: self.detached.outputs }
+    }
+}
+
+/// One evaluation circuit: evaluated batch by batch as its tables arrive, and hashed, so the
+/// evaluator can compare the stream with the garbler's commitment at its end.
+pub struct CircuitEvaluation {
+    index: usize,
+    evaluator: Evaluator,
+    hasher: TableHasher,
+    /// The active labels of the circuit's own garbler input wires, in circuit order.
+    garbler_labels: Vec<Block>,
+    next_garbler_label: usize,
+    outputs: Vec<WireOutput>,
+}
+
+/// What evaluating a whole circuit gave.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Evaluated {
+    pub index: usize,
+    /// The hash of the tables that arrived.
+    pub tables: Digest,
+    /// Every output wire's active label (or public value), in circuit order.
+    pub outputs: Vec<WireOutput>,
+}
+
+impl CircuitEvaluation {
+    pub fn new(scheme: Scheme, salt: &[u8; 16], index: usize, garbler_labels: Vec<Block>, evaluator_labels: Vec<Block>) -> Self {
+        let mut evaluator = Evaluator::new(scheme);
+        evaluator.set_and_index(index as u64 * TWEAK_RANGE);
+        evaluator.start_computation(evaluator_labels);
+        CircuitEvaluation { index, evaluator, hasher: TableHasher::new(salt, index), garbler_labels, next_garbler_label: 0, outputs: Vec::new() }
+    }
+
+    /// Evaluates one batch from exactly its tables.
+    pub fn evaluate(&mut self, batch: &Batch, tables: &[u8]) -> Result<(), GarbleError> {
+        let wanted = batch.counts.inputs[garblet_circuits::Party::Garbler.index()] as usize;
+        let labels = self.garbler_labels.get(self.next_garbler_label..self.next_garbler_label + wanted).ok_or(GarbleError::InputsExhausted(garblet_circuits::Party::Garbler))?;
+        self.evaluator.evaluate_detached(batch, tables, labels, &mut self.outputs)?;
+        self.next_garbler_label += wanted;
+        self.hasher.update(tables);
+        Ok(())
+    }
+
+    pub fn finish(self) -> Evaluated {
+        Evaluated { index: self.index, tables: self.hasher.finish(), outputs: self.outputs }
+    }
+}

@@ -1,0 +1,251 @@
+//! Commitments and output translation: what binds the garbler to its circuits before the
+//! evaluator chooses which of them to check.
+//!
+//! * **Tables** ([`TableHasher`]): a circuit's garbled tables, hashed as they are produced.
+//!   The garbler hashes every circuit once to commit; the evaluator hashes a check circuit it
+//!   regenerates from its seed, and an evaluation circuit as it streams in, and compares.
+//! * **Label pairs** ([`label_pair`]): both labels of a garbler input wire, each hashed,
+//!   in point-and-permute order (the pair's first entry is the label whose lsb is 0), so the
+//!   order says nothing about which label means 0. The garbler later sends one label of the wire
+//!   for an evaluation circuit; [`LabelPair::holds`] is the evaluator's check that it is one of
+//!   the two (Lindell–Pinkas 2007).
+//! * **Output translation** (Lindell 2013): every circuit's output wire i translates to the
+//!   same two values b_i^0 and b_i^1 = b_i^0 ⊕ δ, one δ for the whole computation. Circuit j's
+//!   table for wire i holds b_i^v ⊕ H(W^v) for both labels W^v of the wire, in point-and-permute
+//!   order; [`ValueCommitments`] are H(b_i^0), H(b_i^1), sent before any circuit is opened. An
+//!   evaluation circuit's output label thus opens a b value, which the commitments turn into a
+//!   bit — and two circuits that disagree on a wire hand the evaluator b_i^0 and b_i^1, hence δ,
+//!   the key to cheating recovery.
+//!
+//! All hashes are BLAKE3 in key-derivation mode, one context per use, over a `salt` the
+//! evaluator draws for the computation and sends with its request: the garbler's commitments
+//! come after it, so finding two labels with one commitment must happen online, within the
+//! session's time, where 128-bit commitments leave 2^64 work. Each hash also takes the circuit
+//! and wire index, so no commitment can be moved to another place.
+
+use super::CncError;
+use crate::block::Block;
+
+/// A 32-byte digest (tables).
+pub type Digest = [u8; 32];
+
+const TABLES_CONTEXT: &str = "garblet cut-and-choose garbled tables";
+const LABEL_CONTEXT: &str = "garblet cut-and-choose garbler input label";
+const TRANSLATION_CONTEXT: &str = "garblet cut-and-choose output translation";
+const VALUE_CONTEXT: &str = "garblet cut-and-choose output value";
+
+/// Hashes one circuit's garbled tables as they are produced or received.
+pub struct TableHasher(blake3::Hasher);
+
+impl TableHasher {
+    pub fn new(salt: &[u8; 16], circuit: usize) -> Self {
+        let mut h = blake3::Hasher::new_derive_key(TABLES_CONTEXT);
+        h.update(salt);
+        h.update(&(circuit as u64).to_le_bytes());
+        TableHasher(h)
+    }
+
+    pub fn update(&mut self, tables: &[u8]) {
+        self.0.update(tables);
+    }
+
+    pub fn finish(&self) -> Digest {
+        *self.0.finalize().as_bytes()
+    }
+}
+
+/// A 16-byte hash of one label, bound to the salt, the circuit and the wire.
+pub(super) fn label_hash(context: &str, salt: &[u8; 16], circuit: usize, wire: usize, label: Block) -> [u8; 16] {
+    let mut h = blake3::Hasher::new_derive_key(context);
+    h.update(salt);
+    h.update(&(circuit as u64).to_le_bytes());
+    h.update(&(wire as u64).to_le_bytes());
+    h.update(&label.to_bytes());
+    let mut out = [0u8; 16];
+    out.copy_from_slice(&h.finalize().as_bytes()[..16]);
+    out
+}
+
+/// The commitment to a garbler input wire's two labels, in point-and-permute order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LabelPair(pub [[u8; 16]; 2]);
+
+impl LabelPair {
+    pub const BYTES: usize = 32;
+
+    /// Whether `label` is one of the two committed labels of this wire.
+    pub fn holds(&self, salt: &[u8; 16], circuit: usize, wire: usize, label: Block) -> bool {
+        self.0[label.lsb() as usize] == label_hash(LABEL_CONTEXT, salt, circuit, wire, label)
+    }
+}
+
+/// The garbler's commitment to wire `wire` of circuit `circuit`, whose zero-label is `zero`
+/// under that circuit's Δ (lsb(Δ) = 1, so the two labels differ in lsb).
+pub fn label_pair(salt: &[u8; 16], circuit: usize, wire: usize, zero: Block, delta: Block) -> LabelPair {
+    let mut pair = [[0u8; 16]; 2];
+    for label in [zero, zero ^ delta] {
+        pair[label.lsb() as usize] = label_hash(LABEL_CONTEXT, salt, circuit, wire, label);
+    }
+    LabelPair(pair)
+}
+
+/// The garbler's output values: b_i^0 for every output wire, and δ, with b_i^1 = b_i^0 ⊕ δ.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutputValues {
+    pub zero: Vec<Block>,
+    pub delta: Block,
+}
+
+impl OutputValues {
+    pub fn value(&self, wire: usize, bit: bool) -> Block {
+        self.zero[wire] ^ self.delta.select(bit)
+    }
+}
+
+/// H(b_i^0), H(b_i^1) for every output wire: what turns a translated value into a bit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ValueCommitments(pub Vec<[[u8; 16]; 2]>);
+
+impl ValueCommitments {
+    pub fn new(salt: &[u8; 16], values: &OutputValues) -> Self {
+        ValueCommitments((0..values.zero.len()).map(|i| [false, true].map(|bit| label_hash(VALUE_CONTEXT, salt, 0, i, values.value(i, bit)))).collect())
+    }
+
+    /// The bit `value` stands for on output wire `wire`, or `None` if it is neither committed
+    /// value (a bad circuit's output, which the evaluator ignores).
+    pub fn bit(&self, salt: &[u8; 16], wire: usize, value: Block) -> Option<bool> {
+        let pair = self.0.get(wire)?;
+        let h = label_hash(VALUE_CONTEXT, salt, 0, wire, value);
+        if h == pair[0] {
+            Some(false)
+        } else if h == pair[1] {
+            Some(true)
+        } else {
+            None
+        }
+    }
+
+    /// Whether `delta` is the offset between the two committed values of every wire, given the
+    /// value `known` the evaluator holds on each wire and the bit it stands for. The cheating-
+    /// recovery computation outputs the δ the garbler put into it; this is where the evaluator
+    /// checks it against the δ the garbler committed to.
+    pub fn consistent_with(&self, salt: &[u8; 16], delta: Block, known: &[(Block, bool)]) -> bool {
+        known.len() == self.0.len() && known.iter().enumerate().all(|(wire, &(value, bit))| self.0[wire][!bit as usize] == label_hash(VALUE_CONTEXT, salt, 0, wire, value ^ delta))
+    }
+}
+
+/// One output wire's translation entries, in point-and-permute order of the wire's labels.
+pub type TranslationEntry = [Block; 2];
+
+fn translation_pad(salt: &[u8; 16], circuit: usize, wire: usize, label: Block) -> Block {
+    Block::from_bytes(label_hash(TRANSLATION_CONTEXT, salt, circuit, wire, label))
+}
+
+/// Circuit `circuit`'s translation table: for output wire i with zero-label `output_zero[i]`
+/// under the circuit's `delta`, the entry at lsb(W^v) is b_i^v ⊕ H(W^v).
+pub fn translation_table(salt: &[u8; 16], circuit: usize, output_zero: &[Block], delta: Block, values: &OutputValues) -> Result<Vec<TranslationEntry>, CncError> {
+    if output_zero.len() != values.zero.len() {
+        return Err(CncError::WrongLength { what: "output wires", expected: values.zero.len(), actual: output_zero.len() });
+    }
+    Ok(output_zero
+        .iter()
+        .enumerate()
+        .map(|(i, &zero)| {
+            let mut entry = [Block::ZERO; 2];
+            for bit in [false, true] {
+                let label = zero ^ delta.select(bit);
+                entry[label.lsb() as usize] = values.value(i, bit) ^ translation_pad(salt, circuit, i, label);
+            }
+            entry
+        })
+        .collect())
+}
+
+/// The value output label `label` of wire `wire` opens in circuit `circuit`'s table.
+pub fn translate(salt: &[u8; 16], circuit: usize, wire: usize, label: Block, entry: &TranslationEntry) -> Block {
+    entry[label.lsb() as usize] ^ translation_pad(salt, circuit, wire, label)
+}
+
+/// Hashes a translation table, for the commitment that covers it.
+pub fn translation_digest(salt: &[u8; 16], circuit: usize, table: &[TranslationEntry]) -> Digest {
+    let mut h = blake3::Hasher::new_derive_key(TRANSLATION_CONTEXT);
+    h.update(salt);
+    h.update(&(circuit as u64).to_le_bytes());
+    for entry in table {
+        h.update(&entry[0].to_bytes());
+        h.update(&entry[1].to_bytes());
+    }
+    *h.finalize().as_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn delta() -> Block {
+        Block(Block::random().unwrap().0 | 1)
+    }
+
+    #[test]
+    fn a_label_pair_holds_both_labels_and_nothing_else() {
+        let salt = [9u8; 16];
+        let (zero, d) = (Block::random().unwrap(), delta());
+        let pair = label_pair(&salt, 3, 5, zero, d);
+        assert!(pair.holds(&salt, 3, 5, zero));
+        assert!(pair.holds(&salt, 3, 5, zero ^ d));
+        assert!(!pair.holds(&salt, 3, 5, zero ^ Block(2)));
+        // Bound to its place and to the salt.
+        assert!(!pair.holds(&salt, 4, 5, zero));
+        assert!(!pair.holds(&salt, 3, 6, zero));
+        assert!(!pair.holds(&[8u8; 16], 3, 5, zero));
+    }
+
+    #[test]
+    fn the_order_of_a_label_pair_is_the_labels_lsb_not_their_meaning() {
+        let salt = [1u8; 16];
+        let d = delta();
+        let mut first_is_zero = [0usize; 2];
+        for _ in 0..64 {
+            let zero = Block::random().unwrap();
+            let pair = label_pair(&salt, 0, 0, zero, d);
+            first_is_zero[(pair.0[0] == label_hash(LABEL_CONTEXT, &salt, 0, 0, zero)) as usize] += 1;
+        }
+        assert!(first_is_zero[0] > 10 && first_is_zero[1] > 10, "{first_is_zero:?}");
+    }
+
+    #[test]
+    fn translation_opens_the_committed_value_of_the_label_held() {
+        let salt = [2u8; 16];
+        let values = OutputValues { zero: (0..8).map(|_| Block::random().unwrap()).collect(), delta: Block::random().unwrap() };
+        let commitments = ValueCommitments::new(&salt, &values);
+        let d = delta();
+        let output_zero: Vec<Block> = (0..8).map(|_| Block::random().unwrap()).collect();
+        let table = translation_table(&salt, 7, &output_zero, d, &values).unwrap();
+        for (i, &zero) in output_zero.iter().enumerate() {
+            for bit in [false, true] {
+                let value = translate(&salt, 7, i, zero ^ d.select(bit), &table[i]);
+                assert_eq!(value, values.value(i, bit));
+                assert_eq!(commitments.bit(&salt, i, value), Some(bit));
+            }
+            // A label that is neither of the wire's opens nothing committed.
+            let forged = translate(&salt, 7, i, zero ^ Block(4), &table[i]);
+            assert_eq!(commitments.bit(&salt, i, forged), None);
+        }
+        // Two circuits that disagree on a wire give both values, and so δ.
+        let b0 = translate(&salt, 7, 3, output_zero[3], &table[3]);
+        let b1 = translate(&salt, 7, 3, output_zero[3] ^ d, &table[3]);
+        assert_eq!(b0 ^ b1, values.delta);
+        let known: Vec<(Block, bool)> = (0..8).map(|i| (values.value(i, i % 3 == 0), i % 3 == 0)).collect();
+        assert!(commitments.consistent_with(&salt, values.delta, &known));
+        assert!(!commitments.consistent_with(&salt, values.delta ^ Block(1 << 64), &known));
+    }
+
+    #[test]
+    fn a_translation_table_needs_one_label_per_output() {
+        let values = OutputValues { zero: vec![Block::ZERO; 3], delta: Block(1) };
+        assert_eq!(
+            translation_table(&[0; 16], 0, &[Block::ZERO; 2], delta(), &values),
+            Err(CncError::WrongLength { what: "output wires", expected: 3, actual: 2 })
+        );
+    }
+}

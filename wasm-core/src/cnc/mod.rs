@@ -1,0 +1,19 @@
+//! Cut-and-choose against a cheating garbler (Lindell 2013): the parts that protect the
+//! evaluator (the browser) when the garbler (the server) deviates.
+//!
+//! * [`encoding`]: the probe-resistant encoding of the evaluator's input (Lindell–Pinkas 2007),
+//!   so that corrupted input OTs reveal nothing of its input by selective failure.
+//! * [`params`]: how many circuits, which of them are opened (the check set), and the exact
+//!   probability that a cheating garbler goes undetected — for the main computation (Lindell
+//!   2013) and for the cheating-recovery computation (majority rule, Lindell–Pinkas 2011).
+//! * [`input_hash`]: the check that the garbler used one input in every circuit, a GF(2)-linear
+//!   universal hash evaluated on its input labels with free-XOR (after shelat–Shen 2013).
+//!
+//! What they share: [`CncError`] (`error.rs`).
+
+pub mod encoding;
+mod error;
+pub mod input_hash;
+pub mod params;
+
+pub use error::CncError;
