@@ -110,8 +110,20 @@ impl CircuitGarbling {
 
     /// Garbles one batch: returns its tables, which are also hashed.
     pub fn garble(&mut self, batch: &Batch) -> Result<&[u8], GarbleError> {
+        self.garble_edited(batch, |_| {})
+    }
+
+    /// Garbles one batch and lets `edit` change its tables before they are hashed: how the
+    /// attack tests' garbler corrupts a circuit, consistently in its commitment and its stream.
+    #[cfg(feature = "insecure-switches")]
+    pub fn garble_corrupted(&mut self, batch: &Batch, edit: impl FnOnce(&mut [u8])) -> Result<&[u8], GarbleError> {
+        self.garble_edited(batch, edit)
+    }
+
+    fn garble_edited(&mut self, batch: &Batch, edit: impl FnOnce(&mut [u8])) -> Result<&[u8], GarbleError> {
         self.tables.clear();
         self.garbler.garble_detached(batch, &mut self.tables, &mut self.detached)?;
+        edit(&mut self.tables);
         self.hasher.update(&self.tables);
         Ok(&self.tables)
     }

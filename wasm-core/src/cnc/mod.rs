@@ -8,12 +8,21 @@
 //!   2013) and for the cheating-recovery computation (majority rule, Lindell–Pinkas 2011).
 //! * [`input_hash`]: the check that the garbler used one input in every circuit, a GF(2)-linear
 //!   universal hash evaluated on its input labels with free-XOR (after shelat–Shen 2013).
+//! * [`commit`]: the garbler's commitments — to each circuit's tables, to its input labels,
+//!   to the output values every circuit translates to (Lindell 2013's output translation).
+//! * [`circuit`]: one circuit as both parties handle it: garbled from its seed (to commit, to
+//!   stream, or to regenerate a check circuit) or evaluated from streamed tables.
+//! * [`primary`]: the primary computation, both parties: commit, check, evaluate in lock step,
+//!   translate outputs; a disagreement yields δ for cheating recovery.
 //!
 //! What they share: [`CncError`] (`error.rs`).
 
+pub mod circuit;
+pub mod commit;
 pub mod encoding;
 mod error;
 pub mod input_hash;
 pub mod params;
+pub mod primary;
 
 pub use error::CncError;

@@ -1,0 +1,567 @@
+//! The primary computation of Lindell 2013: s circuits garbled from seeds and committed, a
+//! check set the garbler does not learn until the evaluator's input labels are fixed, the
+//! evaluation circuits streamed in lock step, and outputs translated to values shared by all
+//! circuits so that any disagreement hands the evaluator δ (cheating recovery).
+//!
+//! Both parties' logic, driven by plain data: [`PrimaryGarbler`] and [`PrimaryEvaluator`].
+//! The transfers between them — the cut-and-choose OT that gives the evaluator each circuit's
+//! seed (check) or key (evaluate), and the OTs of its encoded input — are chosen-message OTs
+//! on the checked extension ([`crate::ot::chosen`]); a session carries the rest in frames.
+//! docs/cut-and-choose.md has the exchange and, for each check here, why an abort on it does
+//! not depend on the evaluator's input.
+
+use super::circuit::{decode_labels, encoded_input_label, encoded_input_zero_labels, CircuitEvaluation, CircuitGarbling, Evaluated, Garbled};
+use super::commit::{label_pair, translate, translation_digest, translation_table, Digest, LabelPair, OutputValues, TranslationEntry, ValueCommitments};
+use super::encoding::ProbeResistantEncoding;
+use super::input_hash::{HashWord, InputHash};
+use super::params::CheckSet;
+use super::CncError;
+use crate::aes::AesCtr;
+use crate::block::Block;
+use crate::garble::{GarbleError, Scheme, WireOutput};
+use garblet_circuits::{Batch, Program, Runner};
+
+/// The input hash's value: 128 bits, because its matrix comes from a hash of the garbler's
+/// own commitments, which the garbler can try again offline (docs/cut-and-choose.md).
+pub type InputDigest = u128;
+
+/// Bits of the input hash's pad r, the garbler's extra input to every circuit.
+const HASH_BITS: usize = <InputDigest as HashWord>::BITS;
+
+fn input_hash(commitments: &Commitments, salt: &[u8; 16], garbler_bits: usize) -> InputHash<InputDigest> {
+    InputHash::new(&commitments.matrix_seed(salt), garbler_bits)
+}
+
+/// What both parties agree on before a primary computation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Setup {
+    pub scheme: Scheme,
+    /// Drawn by the evaluator for this computation and sent with its request.
+    pub salt: [u8; 16],
+    pub circuits: usize,
+    /// The garbler's input bits |x| and the evaluator's |y|, as the circuit reads them.
+    pub garbler_bits: usize,
+    pub evaluator_bits: usize,
+}
+
+impl Setup {
+    fn encoded_bits(&self, encoding: &ProbeResistantEncoding) -> usize {
+        encoding.encoded_len(self.evaluator_bits)
+    }
+}
+
+/// A garbler that deviated, as the evaluator found it. Every variant is found by a check whose
+/// outcome does not depend on the evaluator's input (docs/cut-and-choose.md), so aborting on it
+/// leaks nothing.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Cheating {
+    #[error("check circuit {circuit}: its {what} differs from the one regenerated from its seed")]
+    CheckCircuit { circuit: usize, what: &'static str },
+    #[error("evaluation circuit {circuit}: {what}")]
+    EvaluationCircuit { circuit: usize, what: &'static str },
+    #[error("the garbler's input hash differs between circuits {first} and {other}")]
+    InconsistentInput { first: usize, other: usize },
+    #[error("no evaluation circuit gave a valid output")]
+    NoValidOutput,
+}
+
+/// Why a primary computation did not complete.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PrimaryError {
+    #[error(transparent)]
+    Cheating(#[from] Cheating),
+    #[error(transparent)]
+    Input(#[from] CncError),
+    #[error(transparent)]
+    Garble(#[from] GarbleError),
+    #[error("the circuit program failed: {0}")]
+    Program(String),
+}
+
+/// The garbler's commitment to one circuit, sent before the check set is known.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CircuitCommitment {
+    /// The hash of the circuit's tables.
+    pub tables: Digest,
+    /// The hash of its output translation table.
+    pub translation: Digest,
+    /// Both labels of each of the garbler's input wires, then of the input hash's pad.
+    pub label_pairs: Vec<LabelPair>,
+    /// The garbler's active labels of x‖r, masked by a stream under the circuit's key.
+    pub masked_labels: Vec<Block>,
+    /// One correction per bit of the evaluator's encoded input.
+    pub corrections: Vec<Block>,
+}
+
+/// Everything the garbler commits to before the check set, and the input hash's decoding bits,
+/// which come after the matrix (a hash of everything else) and before the check set.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Commitments {
+    pub circuits: Vec<CircuitCommitment>,
+    pub values: ValueCommitments,
+    pub hash_decoding: Vec<InputDigest>,
+}
+
+const MATRIX_SEED_CONTEXT: &str = "garblet cut-and-choose input hash matrix from the commitments";
+
+impl Commitments {
+    /// The input hash's matrix seed: a hash of every commitment (Fiat–Shamir), so the garbler's
+    /// input labels are fixed before the matrix exists.
+    pub fn matrix_seed(&self, salt: &[u8; 16]) -> [u8; 32] {
+        let mut h = blake3::Hasher::new_derive_key(MATRIX_SEED_CONTEXT);
+        h.update(salt);
+        for c in &self.circuits {
+            h.update(&c.tables);
+            h.update(&c.translation);
+            for pair in &c.label_pairs {
+                h.update(&pair.0[0]);
+                h.update(&pair.0[1]);
+            }
+            for block in c.masked_labels.iter().chain(&c.corrections) {
+                h.update(&block.to_bytes());
+            }
+        }
+        for pair in &self.values.0 {
+            h.update(&pair[0]);
+            h.update(&pair[1]);
+        }
+        *h.finalize().as_bytes()
+    }
+}
+
+/// A circuit's two secrets: its seed (given to the evaluator if it checks the circuit) and its
+/// key (given if it evaluates it; it opens the garbler's input labels).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CircuitSecrets {
+    pub seed: [u8; 16],
+    pub key: [u8; 16],
+}
+
+/// The mask of a circuit's garbler labels: an AES-CTR stream under its key.
+fn mask_labels(key: [u8; 16], labels: &[Block]) -> Vec<Block> {
+    let mut stream = vec![Block::ZERO; labels.len()];
+    AesCtr::new(key).fill(&mut stream);
+    labels.iter().zip(stream).map(|(&l, m)| l ^ m).collect()
+}
+
+/// The labels and values of a circuit's outputs that carry a label (constant outputs are
+/// public and need no translation).
+fn output_labels(outputs: &[WireOutput]) -> Vec<Block> {
+    outputs.iter().filter_map(|o| if let WireOutput::Label(l) = *o { Some(l) } else { None }).collect()
+}
+
+fn run_lockstep(make: &dyn Fn() -> Box<dyn Program>, mut each: impl FnMut(&Batch) -> Result<(), PrimaryError>) -> Result<(), PrimaryError> {
+    let mut runner = Runner::new(make());
+    while let Some(batch) = runner.next_batch().map_err(|e| PrimaryError::Program(e.to_string()))? {
+        each(batch)?;
+    }
+    Ok(())
+}
+
+/// How the attack tests' garbler deviates, circuit by circuit (test builds only).
+#[cfg(feature = "insecure-switches")]
+#[derive(Default)]
+pub struct Deviation {
+    /// Edits circuit j's tables of every batch, in its commitment and in its stream alike.
+    pub tables: Option<Box<dyn Fn(usize, &mut [u8])>>,
+    /// Edits circuit j's output translation table before it is committed (given the output
+    /// values, so that it can make a circuit output the other valid value).
+    pub translation: Option<Box<dyn Fn(usize, &mut [TranslationEntry], &OutputValues)>>,
+    /// The input circuit j gets instead of x.
+    pub input: Option<Box<dyn Fn(usize, &[bool]) -> Vec<bool>>>,
+}
+
+/// The garbler's side of a primary computation.
+pub struct PrimaryGarbler {
+    setup: Setup,
+    secrets: Vec<CircuitSecrets>,
+    /// Both pads of every OT of the evaluator's encoded input.
+    pads: Vec<[Block; 2]>,
+    /// The input hash's pad r.
+    hash_pad: Vec<bool>,
+    values: Option<OutputValues>,
+    translations: Vec<Vec<TranslationEntry>>,
+    #[cfg(feature = "insecure-switches")]
+    deviation: Deviation,
+}
+
+impl PrimaryGarbler {
+    /// Draws every secret of the computation from `rng` (the OS generator in a session).
+    pub fn new(setup: Setup, encoding: &ProbeResistantEncoding, rng: &mut AesCtr) -> Self {
+        let secrets = (0..setup.circuits).map(|_| CircuitSecrets { seed: rng.next_block().to_bytes(), key: rng.next_block().to_bytes() }).collect();
+        let pads = (0..setup.encoded_bits(encoding)).map(|_| [rng.next_block(), rng.next_block()]).collect();
+        let r = rng.next_block().0;
+        let hash_pad = (0..HASH_BITS).map(|i| (r >> i) & 1 == 1).collect();
+        PrimaryGarbler {
+            setup,
+            secrets,
+            pads,
+            hash_pad,
+            values: None,
+            translations: Vec::new(),
+            #[cfg(feature = "insecure-switches")]
+            deviation: Deviation::default(),
+        }
+    }
+
+    /// Makes this garbler deviate (attack tests only).
+    #[cfg(feature = "insecure-switches")]
+    pub fn deviate(&mut self, deviation: Deviation) {
+        self.deviation = deviation;
+    }
+
+    /// Garbles circuit `j`'s next batch — as the attack tests' deviation says, in their build.
+    fn garble<'a>(&self, j: usize, circuit: &'a mut CircuitGarbling, batch: &Batch) -> Result<&'a [u8], GarbleError> {
+        #[cfg(feature = "insecure-switches")]
+        if let Some(edit) = &self.deviation.tables {
+            return circuit.garble_corrupted(batch, |tables| edit(j, tables));
+        }
+        let _ = j;
+        circuit.garble(batch)
+    }
+
+    /// The messages of the cut-and-choose OT, one pair per circuit: (key, seed) — choice 0
+    /// evaluates the circuit, choice 1 checks it.
+    pub fn cut_and_choose_messages(&self) -> Vec<[Block; 2]> {
+        self.secrets.iter().map(|s| [Block::from_bytes(s.key), Block::from_bytes(s.seed)]).collect()
+    }
+
+    /// The messages of the evaluator's input OTs: both pads of each encoded bit.
+    pub fn input_messages(&self) -> &[[Block; 2]] {
+        &self.pads
+    }
+
+    fn circuit(&self, index: usize) -> CircuitGarbling {
+        CircuitGarbling::new(self.setup.scheme, &self.setup.salt, index, self.secrets[index].seed, HASH_BITS)
+    }
+
+    /// Garbles every circuit (in lock step, one batch at a time) and commits to it. `x` is the
+    /// garbler's input. `rng` draws the output values.
+    pub fn commit(&mut self, x: &[bool], make: &dyn Fn() -> Box<dyn Program>, encoding: &ProbeResistantEncoding, rng: &mut AesCtr) -> Result<Commitments, PrimaryError> {
+        if x.len() != self.setup.garbler_bits {
+            return Err(CncError::WrongLength { what: "garbler input", expected: self.setup.garbler_bits, actual: x.len() }.into());
+        }
+        let salt = self.setup.salt;
+        let mut circuits: Vec<CircuitGarbling> = (0..self.setup.circuits).map(|j| self.circuit(j)).collect();
+        let mut corrections = Vec::with_capacity(circuits.len());
+        for (j, circuit) in circuits.iter_mut().enumerate() {
+            let (zero, correction) = encoded_input_zero_labels(&salt, j, circuit.delta(), &self.pads);
+            circuit.start(decode_labels(encoding, self.setup.evaluator_bits, &zero)?);
+            corrections.push(correction);
+        }
+        run_lockstep(make, |batch| {
+            for (j, circuit) in circuits.iter_mut().enumerate() {
+                self.garble(j, circuit, batch)?;
+            }
+            Ok(())
+        })?;
+        let garbled: Vec<Garbled> = circuits.into_iter().map(CircuitGarbling::finish).collect();
+
+        let outputs = output_labels(&garbled[0].outputs).len();
+        let values = OutputValues { zero: (0..outputs).map(|_| rng.next_block()).collect(), delta: rng.next_block() };
+        let bits: Vec<bool> = x.iter().chain(&self.hash_pad).copied().collect();
+        let mut committed = Vec::with_capacity(garbled.len());
+        self.translations.clear();
+        for (g, correction) in garbled.iter().zip(corrections) {
+            #[allow(unused_mut)]
+            let mut table = translation_table(&salt, g.index, &output_labels(&g.outputs), g.delta, &values)?;
+            #[allow(unused_mut)]
+            let mut bits = bits.clone();
+            #[cfg(feature = "insecure-switches")]
+            {
+                if let Some(edit) = &self.deviation.translation {
+                    edit(g.index, &mut table, &values);
+                }
+                if let Some(input) = &self.deviation.input {
+                    bits = input(g.index, x).into_iter().chain(self.hash_pad.iter().copied()).collect();
+                }
+            }
+            let active: Vec<Block> = g.garbler_zero.iter().zip(&bits).map(|(&z, &b)| z ^ g.delta.select(b)).collect();
+            committed.push(CircuitCommitment {
+                tables: g.tables,
+                translation: translation_digest(&salt, g.index, &table),
+                label_pairs: g.garbler_zero.iter().enumerate().map(|(w, &z)| label_pair(&salt, g.index, w, z, g.delta)).collect(),
+                masked_labels: mask_labels(self.secrets[g.index].key, &active),
+                corrections: correction,
+            });
+            self.translations.push(table);
+        }
+        let mut commitments = Commitments { circuits: committed, values: ValueCommitments::new(&salt, &values), hash_decoding: Vec::new() };
+        let hash = input_hash(&commitments, &salt, self.setup.garbler_bits);
+        commitments.hash_decoding = garbled.iter().map(|g| hash.decoding_bits(&g.garbler_zero)).collect::<Result<_, _>>()?;
+        self.values = Some(values);
+        Ok(commitments)
+    }
+
+    /// Garbles the evaluation circuits again, in lock step, handing each batch's tables of each
+    /// circuit to `send` in the order of `evaluation`; then returns their translation tables,
+    /// which follow the stream.
+    pub fn stream(&self, evaluation: &[usize], make: &dyn Fn() -> Box<dyn Program>, encoding: &ProbeResistantEncoding, mut send: impl FnMut(usize, &[u8])) -> Result<Vec<Vec<TranslationEntry>>, PrimaryError> {
+        let salt = self.setup.salt;
+        let mut circuits = Vec::with_capacity(evaluation.len());
+        for &j in evaluation {
+            if j >= self.setup.circuits {
+                return Err(CncError::OutOfRange { what: "evaluation circuit", index: j, count: self.setup.circuits }.into());
+            }
+            let mut circuit = self.circuit(j);
+            let (zero, _) = encoded_input_zero_labels(&salt, j, circuit.delta(), &self.pads);
+            circuit.start(decode_labels(encoding, self.setup.evaluator_bits, &zero)?);
+            circuits.push((j, circuit));
+        }
+        run_lockstep(make, |batch| {
+            for (j, circuit) in circuits.iter_mut() {
+                send(*j, self.garble(*j, circuit, batch)?);
+            }
+            Ok(())
+        })?;
+        Ok(evaluation.iter().map(|&j| self.translations[j].clone()).collect())
+    }
+
+    /// The output values, which the cheating-recovery computation takes δ from.
+    pub fn values(&self) -> Option<&OutputValues> {
+        self.values.as_ref()
+    }
+
+    /// The garbler's input to the input hash beyond x: its pad r.
+    pub fn hash_pad(&self) -> &[bool] {
+        &self.hash_pad
+    }
+}
+
+/// What the evaluator obtained for one circuit through the cut-and-choose OT.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Opened {
+    Check { seed: [u8; 16] },
+    Evaluate { key: [u8; 16] },
+}
+
+/// An evaluation circuit's inputs, ready once the commitments have been checked.
+struct Prepared {
+    garbler_labels: Vec<Block>,
+    evaluator_labels: Vec<Block>,
+}
+
+/// The evaluator's side of a primary computation.
+pub struct PrimaryEvaluator {
+    setup: Setup,
+    check: CheckSet,
+    encoded: Vec<bool>,
+    opened: Vec<Opened>,
+    pads: Vec<Block>,
+    commitments: Option<Commitments>,
+    prepared: Vec<(usize, Prepared)>,
+    /// The common input hash of the evaluation circuits.
+    input_hash: Option<InputDigest>,
+}
+
+/// How a primary computation ended for the evaluator.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PrimaryOutcome {
+    /// Every evaluation circuit that gave a valid output gave this one: `outputs` in circuit
+    /// order, and the translated value of each output that carries a label.
+    Agreed { outputs: Vec<bool>, values: Vec<Block> },
+    /// Two circuits disagreed on an output wire: the garbler cheated, and δ is known.
+    Disagreed { delta: Block },
+}
+
+impl PrimaryEvaluator {
+    /// The evaluator with input `y` and check set `check`; `rng` draws the encoding's free bits.
+    pub fn new(setup: Setup, y: &[bool], check: CheckSet, encoding: &ProbeResistantEncoding, rng: &mut AesCtr) -> Result<Self, CncError> {
+        if y.len() != setup.evaluator_bits {
+            return Err(CncError::WrongLength { what: "evaluator input", expected: setup.evaluator_bits, actual: y.len() });
+        }
+        if check.circuits() != setup.circuits {
+            return Err(CncError::WrongLength { what: "check set", expected: setup.circuits, actual: check.circuits() });
+        }
+        let encoded = encoding.encode(y, rng);
+        Ok(PrimaryEvaluator { setup, check, encoded, opened: Vec::new(), pads: Vec::new(), commitments: None, prepared: Vec::new(), input_hash: None })
+    }
+
+    /// The choice bits of the cut-and-choose OT (1: check) and of the input OTs (y').
+    pub fn choices(&self) -> (Vec<bool>, Vec<bool>) {
+        (self.check.as_flags().to_vec(), self.encoded.clone())
+    }
+
+    /// What the OTs gave: one block per circuit (its seed or its key), one pad per encoded bit.
+    pub fn receive_transfers(&mut self, opened: &[Block], pads: Vec<Block>) -> Result<(), CncError> {
+        if opened.len() != self.setup.circuits {
+            return Err(CncError::WrongLength { what: "cut-and-choose OT outputs", expected: self.setup.circuits, actual: opened.len() });
+        }
+        if pads.len() != self.encoded.len() {
+            return Err(CncError::WrongLength { what: "input OT outputs", expected: self.encoded.len(), actual: pads.len() });
+        }
+        self.opened = opened.iter().enumerate().map(|(j, b)| if self.check.is_check(j) { Opened::Check { seed: b.to_bytes() } } else { Opened::Evaluate { key: b.to_bytes() } }).collect();
+        self.pads = pads;
+        Ok(())
+    }
+
+    /// This party's labels of y' in circuit `j`.
+    fn encoded_labels(&self, j: usize, corrections: &[Block]) -> Vec<Block> {
+        self.encoded.iter().zip(&self.pads).zip(corrections).enumerate().map(|(i, ((&bit, &pad), &c))| encoded_input_label(&self.setup.salt, j, i, bit, pad, c)).collect()
+    }
+
+    /// Takes the garbler's commitments and checks what can be checked before any table: every
+    /// evaluation circuit's garbler labels are committed ones, and all give one input hash.
+    /// Returns the evaluation set to send.
+    pub fn receive_commitments(&mut self, commitments: Commitments, encoding: &ProbeResistantEncoding) -> Result<Vec<usize>, PrimaryError> {
+        let salt = self.setup.salt;
+        let (circuits, hashed) = (self.setup.circuits, self.setup.garbler_bits + HASH_BITS);
+        if commitments.circuits.len() != circuits || commitments.hash_decoding.len() != circuits {
+            return Err(CncError::WrongLength { what: "circuit commitments", expected: circuits, actual: commitments.circuits.len().min(commitments.hash_decoding.len()) }.into());
+        }
+        for c in &commitments.circuits {
+            for (what, expected, actual) in [("label pairs", hashed, c.label_pairs.len()), ("masked labels", hashed, c.masked_labels.len()), ("corrections", self.encoded.len(), c.corrections.len())] {
+                if actual != expected {
+                    return Err(CncError::WrongLength { what, expected, actual }.into());
+                }
+            }
+        }
+        let hash = input_hash(&commitments, &salt, self.setup.garbler_bits);
+        let mut first: Option<(usize, InputDigest)> = None;
+        self.prepared.clear();
+        for (j, opened) in self.opened.iter().enumerate() {
+            let Opened::Evaluate { key } = *opened else { continue };
+            let c = &commitments.circuits[j];
+            let labels = mask_labels(key, &c.masked_labels);
+            if labels.iter().zip(&c.label_pairs).enumerate().any(|(w, (&l, pair))| !pair.holds(&salt, j, w, l)) {
+                return Err(Cheating::EvaluationCircuit { circuit: j, what: "a garbler input label is not one of its committed pair" }.into());
+            }
+            let h = hash.hash_from_labels(&labels, commitments.hash_decoding[j])?;
+            match first {
+                None => first = Some((j, h)),
+                Some((f, fh)) if fh != h => return Err(Cheating::InconsistentInput { first: f, other: j }.into()),
+                Some(_) => {}
+            }
+            let evaluator_labels = decode_labels(encoding, self.setup.evaluator_bits, &self.encoded_labels(j, &c.corrections))?;
+            let mut garbler_labels = labels;
+            garbler_labels.truncate(self.setup.garbler_bits);
+            self.prepared.push((j, Prepared { garbler_labels, evaluator_labels }));
+        }
+        self.input_hash = first.map(|(_, h)| h);
+        self.commitments = Some(commitments);
+        Ok(self.check.evaluation_circuits().collect())
+    }
+
+    /// The input hash all evaluation circuits agreed on; the recovery computation's circuits
+    /// must give it too.
+    pub fn input_hash(&self) -> Option<InputDigest> {
+        self.input_hash
+    }
+
+    /// Starts the lock-step pass: evaluation circuits evaluate streamed tables, check circuits
+    /// are regenerated from their seeds beside them.
+    pub fn start(&mut self, encoding: &ProbeResistantEncoding) -> Result<PrimaryRun, PrimaryError> {
+        let commitments = self.commitments.as_ref().ok_or(CncError::NoCircuits)?;
+        let (salt, scheme) = (self.setup.salt, self.setup.scheme);
+        let evaluations = self.prepared.drain(..).map(|(j, p)| CircuitEvaluation::new(scheme, &salt, j, p.garbler_labels, p.evaluator_labels)).collect();
+        let mut checks = Vec::new();
+        for (j, opened) in self.opened.iter().enumerate() {
+            let Opened::Check { seed } = *opened else { continue };
+            let mut circuit = CircuitGarbling::new(scheme, &salt, j, seed, HASH_BITS);
+            let delta = circuit.delta();
+            // The zero-labels of y' from the labels held: L0 = label ⊕ y'_i·Δ_j.
+            let zero: Vec<Block> = self.encoded_labels(j, &commitments.circuits[j].corrections).iter().zip(&self.encoded).map(|(&l, &b)| l ^ delta.select(b)).collect();
+            circuit.start(decode_labels(encoding, self.setup.evaluator_bits, &zero)?);
+            checks.push(circuit);
+        }
+        Ok(PrimaryRun { evaluations, checks })
+    }
+
+    /// Ends the pass: compares every circuit with its commitment and decodes the evaluation
+    /// circuits' outputs through their translation tables (`translations`, in evaluation order).
+    pub fn finish(&self, run: PrimaryRun, translations: &[Vec<TranslationEntry>]) -> Result<PrimaryOutcome, PrimaryError> {
+        let commitments = self.commitments.as_ref().ok_or(CncError::NoCircuits)?;
+        let salt = self.setup.salt;
+        let hash = input_hash(commitments, &salt, self.setup.garbler_bits);
+        for garbled in run.checks.into_iter().map(CircuitGarbling::finish) {
+            let (j, c) = (garbled.index, &commitments.circuits[garbled.index]);
+            if garbled.tables != c.tables {
+                return Err(Cheating::CheckCircuit { circuit: j, what: "garbled tables" }.into());
+            }
+            let pairs: Vec<LabelPair> = garbled.garbler_zero.iter().enumerate().map(|(w, &z)| label_pair(&salt, j, w, z, garbled.delta)).collect();
+            if pairs != c.label_pairs {
+                return Err(Cheating::CheckCircuit { circuit: j, what: "garbler input label commitments" }.into());
+            }
+            if hash.decoding_bits(&garbled.garbler_zero)? != commitments.hash_decoding[j] {
+                return Err(Cheating::CheckCircuit { circuit: j, what: "input hash decoding bits" }.into());
+            }
+        }
+        if translations.len() != run.evaluations.len() {
+            return Err(CncError::WrongLength { what: "translation tables", expected: run.evaluations.len(), actual: translations.len() }.into());
+        }
+        let outputs = commitments.values.0.len();
+        let evaluated: Vec<Evaluated> = run.evaluations.into_iter().map(CircuitEvaluation::finish).collect();
+        // Every commitment first, before any output is looked at: whether the evaluator aborts
+        // must not depend on what the circuits output.
+        for (e, table) in evaluated.iter().zip(translations) {
+            let j = e.index;
+            if e.tables != commitments.circuits[j].tables {
+                return Err(Cheating::EvaluationCircuit { circuit: j, what: "the streamed tables differ from the committed ones" }.into());
+            }
+            if table.len() != outputs || translation_digest(&salt, j, table) != commitments.circuits[j].translation {
+                return Err(Cheating::EvaluationCircuit { circuit: j, what: "the translation table differs from the committed one" }.into());
+            }
+        }
+        // Per output wire: the value seen and its bit, from the first valid circuit.
+        let mut seen: Vec<Option<(Block, bool)>> = vec![None; outputs];
+        let mut template: Option<&[WireOutput]> = None;
+        for (Evaluated { index: j, outputs: wires, .. }, table) in evaluated.iter().zip(translations) {
+            let j = *j;
+            // A circuit whose output opens no committed value is bad; it is ignored, never a
+            // reason to abort (its output may depend on the evaluator's input).
+            let decoded: Option<Vec<(Block, bool)>> = output_labels(&wires)
+                .iter()
+                .enumerate()
+                .map(|(i, &label)| {
+                    let value = translate(&salt, j, i, label, &table[i]);
+                    commitments.values.bit(&salt, i, value).map(|bit| (value, bit))
+                })
+                .collect();
+            let Some(decoded) = decoded else { continue };
+            template.get_or_insert(wires);
+            for (i, (value, bit)) in decoded.into_iter().enumerate() {
+                match seen[i] {
+                    None => seen[i] = Some((value, bit)),
+                    Some((other, other_bit)) if other_bit != bit => return Ok(PrimaryOutcome::Disagreed { delta: value ^ other }),
+                    Some(_) => {}
+                }
+            }
+        }
+        let (Some(template), Some(seen)) = (template, seen.into_iter().collect::<Option<Vec<(Block, bool)>>>()) else {
+            return Err(Cheating::NoValidOutput.into());
+        };
+        // Constant outputs in their places, between the translated ones.
+        let mut translated = seen.iter();
+        let outputs = template
+            .iter()
+            .map(|w| match *w {
+                WireOutput::Public(bit) => bit,
+                WireOutput::Label(_) => translated.next().map_or(false, |&(_, bit)| bit),
+            })
+            .collect();
+        Ok(PrimaryOutcome::Agreed { outputs, values: seen.into_iter().map(|(v, _)| v).collect() })
+    }
+}
+
+/// The lock-step pass over the circuit on the evaluator's side.
+pub struct PrimaryRun {
+    evaluations: Vec<CircuitEvaluation>,
+    checks: Vec<CircuitGarbling>,
+}
+
+impl PrimaryRun {
+    /// One batch: `tables[k]` are the tables of the k-th evaluation circuit (in evaluation
+    /// order); every check circuit is regenerated for the same batch.
+    pub fn batch(&mut self, batch: &Batch, tables: &[&[u8]]) -> Result<(), PrimaryError> {
+        if tables.len() != self.evaluations.len() {
+            return Err(CncError::WrongLength { what: "evaluation circuits' tables", expected: self.evaluations.len(), actual: tables.len() }.into());
+        }
+        for (circuit, t) in self.evaluations.iter_mut().zip(tables) {
+            circuit.evaluate(batch, t)?;
+        }
+        for circuit in self.checks.iter_mut() {
+            circuit.garble(batch)?;
+        }
+        Ok(())
+    }
+}
