@@ -70,6 +70,17 @@ impl AesCtr {
         }
     }
 
+    /// The next `n` bits of the stream, bit i of each block in turn, 128 a block (a partial
+    /// last block is consumed entirely): coins for sampling.
+    pub fn bits(&mut self, n: usize) -> Vec<bool> {
+        let mut out = Vec::with_capacity(n);
+        while out.len() < n {
+            let block = self.next_block().0;
+            out.extend((0..128.min(n - out.len())).map(|i| (block >> i) & 1 == 1));
+        }
+        out
+    }
+
     pub fn next_block(&mut self) -> Block {
         let mut one = [Block::ZERO];
         self.fill(&mut one);
@@ -101,5 +112,10 @@ mod tests {
         AesCtr::new(key).fill_bytes(&mut bytes);
         assert_eq!(&bytes[..16], &expect[0].to_bytes());
         assert_eq!(&bytes[16..], &expect[1].to_bytes()[..4]);
+        let mut ctr = AesCtr::new(key);
+        let bits = ctr.bits(130);
+        assert_eq!(ctr.position(), 2);
+        let expect_bits = |b: Block, n: usize| (0..n).map(move |i| (b.0 >> i) & 1 == 1);
+        assert!(bits.iter().copied().eq(expect_bits(expect[0], 128).chain(expect_bits(expect[1], 2))));
     }
 }

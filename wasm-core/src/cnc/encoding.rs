@@ -222,14 +222,6 @@ mod tests {
         }
     }
 
-    fn bits(prg: &mut AesCtr, n: usize) -> Vec<bool> {
-        let mut out = Vec::with_capacity(n);
-        while out.len() < n {
-            let b = prg.next_block().0;
-            out.extend((0..128.min(n - out.len())).map(|i| (b >> i) & 1 == 1));
-        }
-        out
-    }
 
     /// Rank over GF(2) of vectors given as u128 masks.
     fn rank(mut vectors: Vec<u128>) -> usize {
@@ -264,7 +256,7 @@ mod tests {
         let lengths = (0..=3 * GROUP_BITS + 1).chain([100, 127, 128, 129, 1000, 4099]);
         for n in lengths {
             for _ in 0..4 {
-                let y = bits(&mut prg, n);
+                let y = prg.bits(n);
                 let encoded = code.encode(&y, &mut prg);
                 assert_eq!(encoded.len(), code.encoded_len(n), "n = {n}");
                 assert_eq!(code.decode(&encoded, n).unwrap(), y, "n = {n}");

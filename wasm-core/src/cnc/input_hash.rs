@@ -141,14 +141,6 @@ mod tests {
     use super::*;
     use crate::aes::AesCtr;
 
-    fn bits(prg: &mut AesCtr, n: usize) -> Vec<bool> {
-        let mut out = Vec::with_capacity(n);
-        while out.len() < n {
-            let b = prg.next_block().0;
-            out.extend((0..128.min(n - out.len())).map(|i| (b >> i) & 1 == 1));
-        }
-        out
-    }
 
     fn seed(prg: &mut AesCtr) -> [u8; 32] {
         let mut seed = [0u8; 32];
@@ -170,7 +162,7 @@ mod tests {
             let hash = InputHash::<W>::new(&seed(&mut prg), n);
             assert_eq!((hash.input_bits(), hash.hashed_bits(), hash.pad_bits()), (n, n + W::BITS, W::BITS));
             for _ in 0..5 {
-                let input = bits(&mut prg, n + W::BITS);
+                let input = prg.bits(n + W::BITS);
                 let delta = Block(prg.next_block().0 | 1);
                 let zero_labels: Vec<Block> = (0..input.len()).map(|_| prg.next_block()).collect();
                 let labels: Vec<Block> = zero_labels.iter().zip(&input).map(|(&l0, &bit)| l0 ^ delta.select(bit)).collect();
@@ -194,8 +186,8 @@ mod tests {
         let n = 200;
         for _ in 0..10_000 {
             let hash = InputHash::<W>::new(&seed(&mut prg), n);
-            let input = bits(&mut prg, n + W::BITS);
-            let mut other = bits(&mut prg, n);
+            let input = prg.bits(n + W::BITS);
+            let mut other = prg.bits(n);
             if other[..] == input[..n] {
                 other[0] ^= true;
             }
@@ -208,7 +200,7 @@ mod tests {
         columns.sort_unstable();
         columns.dedup();
         assert_eq!(columns.len(), 3000);
-        let input = bits(&mut prg, 3000 + W::BITS);
+        let input = prg.bits(3000 + W::BITS);
         for row in 0..W::BITS {
             let mut other = input.clone();
             other[3000 + row] ^= true;
@@ -228,7 +220,7 @@ mod tests {
     fn the_hash_is_uniform_over_the_pad_for_any_matrix<W: HashWord>() {
         let n = 100;
         let mut prg = AesCtr::new([3; 16]);
-        let x = bits(&mut prg, n);
+        let x = prg.bits(n);
         let matrices = [InputHash { columns: vec![W::ZERO; n] }, InputHash { columns: vec![W::mask(true); n] }, InputHash::new(&[9; 32], n)];
         let with_pad = |r: W| -> Vec<bool> { x.iter().copied().chain(word_bits(r)).collect() };
         for hash in &matrices {

@@ -100,11 +100,7 @@ fn check_circuit_count(circuits: usize) -> Result<(), CncError> {
 pub fn sample_main_check_set(circuits: usize, rng: &mut AesCtr) -> Result<CheckSet, CncError> {
     check_circuit_count(circuits)?;
     loop {
-        let mut check = Vec::with_capacity(circuits);
-        while check.len() < circuits {
-            let coins = rng.next_block().0;
-            check.extend((0..128.min(circuits - check.len())).map(|i| (coins >> i) & 1 == 1));
-        }
+        let check = rng.bits(circuits);
         if check.contains(&false) {
             return Ok(CheckSet { check });
         }
