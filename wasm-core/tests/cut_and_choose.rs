@@ -9,7 +9,8 @@ use garblet_core::aes::AesCtr;
 use garblet_core::cnc::commit::OutputValues;
 use garblet_core::cnc::encoding::ProbeResistantEncoding;
 use garblet_core::cnc::params::{sample_fixed_check_set, CheckSet};
-use garblet_core::cnc::primary::{Cheating, Deviation, PrimaryError, PrimaryEvaluator, PrimaryGarbler, PrimaryOutcome, Setup};
+use garblet_core::cnc::input_hash::InputHash;
+use garblet_core::cnc::primary::{Cheating, Deviation, InputDigest, PrimaryError, PrimaryEvaluator, PrimaryGarbler, PrimaryOutcome, Setup};
 use garblet_core::garble::Scheme;
 use garblet_core::ot::chosen::{ChosenReceiver, ChosenSender};
 use garblet_core::Block;
@@ -63,7 +64,11 @@ fn execute(run: &Run<'_>, deviation: Deviation, edit_stream: impl Fn(usize, &mut
 
     let commitments = garbler.commit(&run.x, run.make, &encoding, &mut rng).unwrap();
     let delta = garbler.values().map(|v| v.delta);
-    let evaluation = match evaluator.receive_commitments(commitments, &encoding) {
+    let mut transcript = blake3::Hasher::new();
+    commitments.absorb(&mut transcript);
+    let hash = InputHash::<InputDigest>::new(transcript.finalize().as_bytes(), setup.garbler_bits);
+    let decoding = garbler.hash_decoding(&hash).unwrap();
+    let evaluation = match evaluator.receive_commitments(commitments, hash, decoding, &encoding) {
         Ok(evaluation) => evaluation,
         Err(e) => return Ended { outcome: Err(e), delta },
     };
@@ -80,7 +85,10 @@ fn execute(run: &Run<'_>, deviation: Deviation, edit_stream: impl Fn(usize, &mut
             let tables: Vec<&[u8]> = batches.next().expect("a batch of every evaluation circuit").iter().map(|(_, t)| &t[..]).collect();
             pass.batch(batch, &tables)?;
         }
-        evaluator.finish(pass, &translations)
+        let end = evaluator.finish(pass, &translations)?;
+        // The δ a recovery computation would output: here the garbler's own.
+        evaluator.final_check(delta.expect("committed"), &end.known)?;
+        Ok(end.outcome)
     })();
     Ended { outcome, delta }
 }
@@ -230,4 +238,18 @@ fn a_stream_that_differs_from_its_commitment_is_caught() {
         }
     });
     assert_eq!(ended.outcome, Err(Cheating::EvaluationCircuit { circuit: 2, what: "the streamed tables differ from the committed ones" }.into()));
+}
+
+/// A check circuit whose translation table outputs the other value is caught in the final
+/// check, once δ is known.
+#[test]
+fn a_check_circuit_with_a_forged_translation_table_is_caught_at_the_end() {
+    let (make, x, y) = aes_like();
+    let forge = Deviation { translation: Some(Box::new(|j, table: &mut [[Block; 2]], values: &OutputValues| {
+        if j == 1 {
+            table[3] = table[3].map(|entry| entry ^ values.delta);
+        }
+    })), ..Deviation::default() };
+    let run = Run { scheme: Scheme::HalfGates, make: &make, x, y, check: checks(4, &[1, 2]) };
+    assert_eq!(execute(&run, forge, |_, _| {}).outcome, Err(Cheating::CheckCircuit { circuit: 1, what: "output translation table" }.into()));
 }

@@ -26,11 +26,7 @@ use garblet_circuits::{Batch, Program, Runner};
 pub type InputDigest = u128;
 
 /// Bits of the input hash's pad r, the garbler's extra input to every circuit.
-const HASH_BITS: usize = <InputDigest as HashWord>::BITS;
-
-fn input_hash(commitments: &Commitments, salt: &[u8; 16], garbler_bits: usize) -> InputHash<InputDigest> {
-    InputHash::new(&commitments.matrix_seed(salt), garbler_bits)
-}
+pub const HASH_BITS: usize = <InputDigest as HashWord>::BITS;
 
 /// What both parties agree on before a primary computation.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -63,6 +59,8 @@ pub enum Cheating {
     InconsistentInput { first: usize, other: usize },
     #[error("no evaluation circuit gave a valid output")]
     NoValidOutput,
+    #[error("the δ of the recovery computation is not the offset of the committed output values")]
+    RecoveryDelta,
 }
 
 /// Why a primary computation did not complete.
@@ -93,23 +91,18 @@ pub struct CircuitCommitment {
     pub corrections: Vec<Block>,
 }
 
-/// Everything the garbler commits to before the check set, and the input hash's decoding bits,
-/// which come after the matrix (a hash of everything else) and before the check set.
+/// Everything the garbler commits to about the primary circuits before the check set. The
+/// input hash's decoding bits follow, once the matrix — a hash of these and the recovery
+/// circuits' commitments — exists.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Commitments {
     pub circuits: Vec<CircuitCommitment>,
     pub values: ValueCommitments,
-    pub hash_decoding: Vec<InputDigest>,
 }
 
-const MATRIX_SEED_CONTEXT: &str = "garblet cut-and-choose input hash matrix from the commitments";
-
 impl Commitments {
-    /// The input hash's matrix seed: a hash of every commitment (Fiat–Shamir), so the garbler's
-    /// input labels are fixed before the matrix exists.
-    pub fn matrix_seed(&self, salt: &[u8; 16]) -> [u8; 32] {
-        let mut h = blake3::Hasher::new_derive_key(MATRIX_SEED_CONTEXT);
-        h.update(salt);
+    /// Feeds every commitment to the hash the input hash's matrix comes from (Fiat–Shamir).
+    pub fn absorb(&self, h: &mut blake3::Hasher) {
         for c in &self.circuits {
             h.update(&c.tables);
             h.update(&c.translation);
@@ -125,7 +118,6 @@ impl Commitments {
             h.update(&pair[0]);
             h.update(&pair[1]);
         }
-        *h.finalize().as_bytes()
     }
 }
 
@@ -181,6 +173,8 @@ pub struct PrimaryGarbler {
     hash_pad: Vec<bool>,
     values: Option<OutputValues>,
     translations: Vec<Vec<TranslationEntry>>,
+    /// Each circuit's zero-labels of x‖r, for the input hash's decoding bits.
+    garbler_zero: Vec<Vec<Block>>,
     #[cfg(feature = "insecure-switches")]
     deviation: Deviation,
 }
@@ -199,6 +193,7 @@ impl PrimaryGarbler {
             hash_pad,
             values: None,
             translations: Vec::new(),
+            garbler_zero: Vec::new(),
             #[cfg(feature = "insecure-switches")]
             deviation: Deviation::default(),
         }
@@ -286,11 +281,15 @@ impl PrimaryGarbler {
             });
             self.translations.push(table);
         }
-        let mut commitments = Commitments { circuits: committed, values: ValueCommitments::new(&salt, &values), hash_decoding: Vec::new() };
-        let hash = input_hash(&commitments, &salt, self.setup.garbler_bits);
-        commitments.hash_decoding = garbled.iter().map(|g| hash.decoding_bits(&g.garbler_zero)).collect::<Result<_, _>>()?;
+        self.garbler_zero = garbled.into_iter().map(|g| g.garbler_zero).collect();
+        let commitments = Commitments { circuits: committed, values: ValueCommitments::new(&salt, &values) };
         self.values = Some(values);
         Ok(commitments)
+    }
+
+    /// The input hash's decoding bits of every circuit, under the matrix of `hash`.
+    pub fn hash_decoding(&self, hash: &InputHash<InputDigest>) -> Result<Vec<InputDigest>, CncError> {
+        self.garbler_zero.iter().map(|zero| hash.decoding_bits(zero)).collect()
     }
 
     /// Garbles the evaluation circuits again, in lock step, handing each batch's tables of each
@@ -349,19 +348,38 @@ pub struct PrimaryEvaluator {
     opened: Vec<Opened>,
     pads: Vec<Block>,
     commitments: Option<Commitments>,
+    /// The input hash and every circuit's decoding bits, for the check circuits.
+    hash: Option<(InputHash<InputDigest>, Vec<InputDigest>)>,
     prepared: Vec<(usize, Prepared)>,
     /// The common input hash of the evaluation circuits.
     input_hash: Option<InputDigest>,
+    checked: Vec<CheckedOutputs>,
 }
 
 /// How a primary computation ended for the evaluator.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PrimaryOutcome {
-    /// Every evaluation circuit that gave a valid output gave this one: `outputs` in circuit
-    /// order, and the translated value of each output that carries a label.
-    Agreed { outputs: Vec<bool>, values: Vec<Block> },
+    /// Every evaluation circuit that gave a valid output gave this one, in circuit order.
+    Agreed { outputs: Vec<bool> },
     /// Two circuits disagreed on an output wire: the garbler cheated, and δ is known.
     Disagreed { delta: Block },
+}
+
+/// A primary computation's end: the outcome, and per output wire that carries a label a value
+/// the evaluator holds and the bit it stands for — what the final checks take, once the
+/// recovery computation has given δ: the values' consistency with δ, and the check circuits'
+/// translation tables.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PrimaryEnd {
+    pub outcome: PrimaryOutcome,
+    pub known: Vec<(Block, bool)>,
+}
+
+/// What the final check needs of a regenerated check circuit: its Δ and output zero-labels.
+struct CheckedOutputs {
+    index: usize,
+    delta: Block,
+    outputs: Vec<Block>,
 }
 
 impl PrimaryEvaluator {
@@ -374,7 +392,7 @@ impl PrimaryEvaluator {
             return Err(CncError::WrongLength { what: "check set", expected: setup.circuits, actual: check.circuits() });
         }
         let encoded = encoding.encode(y, rng);
-        Ok(PrimaryEvaluator { setup, check, encoded, opened: Vec::new(), pads: Vec::new(), commitments: None, prepared: Vec::new(), input_hash: None })
+        Ok(PrimaryEvaluator { setup, check, encoded, opened: Vec::new(), pads: Vec::new(), commitments: None, hash: None, prepared: Vec::new(), input_hash: None, checked: Vec::new() })
     }
 
     /// The choice bits of the cut-and-choose OT (1: check) and of the input OTs (y').
@@ -400,14 +418,15 @@ impl PrimaryEvaluator {
         self.encoded.iter().zip(&self.pads).zip(corrections).enumerate().map(|(i, ((&bit, &pad), &c))| encoded_input_label(&self.setup.salt, j, i, bit, pad, c)).collect()
     }
 
-    /// Takes the garbler's commitments and checks what can be checked before any table: every
+    /// Takes the garbler's commitments, the input hash (its matrix from them) and each
+    /// circuit's decoding bits, and checks what can be checked before any table: every
     /// evaluation circuit's garbler labels are committed ones, and all give one input hash.
     /// Returns the evaluation set to send.
-    pub fn receive_commitments(&mut self, commitments: Commitments, encoding: &ProbeResistantEncoding) -> Result<Vec<usize>, PrimaryError> {
+    pub fn receive_commitments(&mut self, commitments: Commitments, hash: InputHash<InputDigest>, decoding: Vec<InputDigest>, encoding: &ProbeResistantEncoding) -> Result<Vec<usize>, PrimaryError> {
         let salt = self.setup.salt;
         let (circuits, hashed) = (self.setup.circuits, self.setup.garbler_bits + HASH_BITS);
-        if commitments.circuits.len() != circuits || commitments.hash_decoding.len() != circuits {
-            return Err(CncError::WrongLength { what: "circuit commitments", expected: circuits, actual: commitments.circuits.len().min(commitments.hash_decoding.len()) }.into());
+        if commitments.circuits.len() != circuits || decoding.len() != circuits {
+            return Err(CncError::WrongLength { what: "circuit commitments", expected: circuits, actual: commitments.circuits.len().min(decoding.len()) }.into());
         }
         for c in &commitments.circuits {
             for (what, expected, actual) in [("label pairs", hashed, c.label_pairs.len()), ("masked labels", hashed, c.masked_labels.len()), ("corrections", self.encoded.len(), c.corrections.len())] {
@@ -416,7 +435,6 @@ impl PrimaryEvaluator {
                 }
             }
         }
-        let hash = input_hash(&commitments, &salt, self.setup.garbler_bits);
         let mut first: Option<(usize, InputDigest)> = None;
         self.prepared.clear();
         for (j, opened) in self.opened.iter().enumerate() {
@@ -426,7 +444,7 @@ impl PrimaryEvaluator {
             if labels.iter().zip(&c.label_pairs).enumerate().any(|(w, (&l, pair))| !pair.holds(&salt, j, w, l)) {
                 return Err(Cheating::EvaluationCircuit { circuit: j, what: "a garbler input label is not one of its committed pair" }.into());
             }
-            let h = hash.hash_from_labels(&labels, commitments.hash_decoding[j])?;
+            let h = hash.hash_from_labels(&labels, decoding[j])?;
             match first {
                 None => first = Some((j, h)),
                 Some((f, fh)) if fh != h => return Err(Cheating::InconsistentInput { first: f, other: j }.into()),
@@ -439,6 +457,7 @@ impl PrimaryEvaluator {
         }
         self.input_hash = first.map(|(_, h)| h);
         self.commitments = Some(commitments);
+        self.hash = Some((hash, decoding));
         Ok(self.check.evaluation_circuits().collect())
     }
 
@@ -469,10 +488,11 @@ impl PrimaryEvaluator {
 
     /// Ends the pass: compares every circuit with its commitment and decodes the evaluation
     /// circuits' outputs through their translation tables (`translations`, in evaluation order).
-    pub fn finish(&self, run: PrimaryRun, translations: &[Vec<TranslationEntry>]) -> Result<PrimaryOutcome, PrimaryError> {
-        let commitments = self.commitments.as_ref().ok_or(CncError::NoCircuits)?;
+    pub fn finish(&mut self, run: PrimaryRun, translations: &[Vec<TranslationEntry>]) -> Result<PrimaryEnd, PrimaryError> {
+        let (Some(commitments), Some((hash, decoding))) = (&self.commitments, &self.hash) else {
+            return Err(CncError::NoCircuits.into());
+        };
         let salt = self.setup.salt;
-        let hash = input_hash(commitments, &salt, self.setup.garbler_bits);
         for garbled in run.checks.into_iter().map(CircuitGarbling::finish) {
             let (j, c) = (garbled.index, &commitments.circuits[garbled.index]);
             if garbled.tables != c.tables {
@@ -482,9 +502,10 @@ impl PrimaryEvaluator {
             if pairs != c.label_pairs {
                 return Err(Cheating::CheckCircuit { circuit: j, what: "garbler input label commitments" }.into());
             }
-            if hash.decoding_bits(&garbled.garbler_zero)? != commitments.hash_decoding[j] {
+            if hash.decoding_bits(&garbled.garbler_zero)? != decoding[j] {
                 return Err(Cheating::CheckCircuit { circuit: j, what: "input hash decoding bits" }.into());
             }
+            self.checked.push(CheckedOutputs { index: j, delta: garbled.delta, outputs: output_labels(&garbled.outputs) });
         }
         if translations.len() != run.evaluations.len() {
             return Err(CncError::WrongLength { what: "translation tables", expected: run.evaluations.len(), actual: translations.len() }.into());
@@ -505,6 +526,7 @@ impl PrimaryEvaluator {
         // Per output wire: the value seen and its bit, from the first valid circuit.
         let mut seen: Vec<Option<(Block, bool)>> = vec![None; outputs];
         let mut template: Option<&[WireOutput]> = None;
+        let mut delta = None;
         for (Evaluated { index: j, outputs: wires, .. }, table) in evaluated.iter().zip(translations) {
             let j = *j;
             // A circuit whose output opens no committed value is bad; it is ignored, never a
@@ -522,16 +544,19 @@ impl PrimaryEvaluator {
             for (i, (value, bit)) in decoded.into_iter().enumerate() {
                 match seen[i] {
                     None => seen[i] = Some((value, bit)),
-                    Some((other, other_bit)) if other_bit != bit => return Ok(PrimaryOutcome::Disagreed { delta: value ^ other }),
+                    Some((other, other_bit)) if other_bit != bit => delta = Some(value ^ other),
                     Some(_) => {}
                 }
             }
         }
-        let (Some(template), Some(seen)) = (template, seen.into_iter().collect::<Option<Vec<(Block, bool)>>>()) else {
+        let (Some(template), Some(known)) = (template, seen.into_iter().collect::<Option<Vec<(Block, bool)>>>()) else {
             return Err(Cheating::NoValidOutput.into());
         };
+        if let Some(delta) = delta {
+            return Ok(PrimaryEnd { outcome: PrimaryOutcome::Disagreed { delta }, known });
+        }
         // Constant outputs in their places, between the translated ones.
-        let mut translated = seen.iter();
+        let mut translated = known.iter();
         let outputs = template
             .iter()
             .map(|w| match *w {
@@ -539,7 +564,27 @@ impl PrimaryEvaluator {
                 WireOutput::Label(_) => translated.next().map_or(false, |&(_, bit)| bit),
             })
             .collect();
-        Ok(PrimaryOutcome::Agreed { outputs, values: seen.into_iter().map(|(v, _)| v).collect() })
+        Ok(PrimaryEnd { outcome: PrimaryOutcome::Agreed { outputs }, known })
+    }
+
+    /// The final checks, once the recovery computation has output the δ the garbler put into
+    /// it: δ must be the offset of every committed pair of output values, and every check
+    /// circuit's translation table, rebuilt from those values, must be the committed one. Both
+    /// depend on the garbler's commitments alone, never on the evaluator's input.
+    pub fn final_check(&self, delta: Block, known: &[(Block, bool)]) -> Result<(), PrimaryError> {
+        let commitments = self.commitments.as_ref().ok_or(CncError::NoCircuits)?;
+        let salt = self.setup.salt;
+        if !commitments.values.consistent_with(&salt, delta, known) {
+            return Err(Cheating::RecoveryDelta.into());
+        }
+        let values = OutputValues { zero: known.iter().map(|&(value, bit)| value ^ delta.select(bit)).collect(), delta };
+        for c in &self.checked {
+            let table = translation_table(&salt, c.index, &c.outputs, c.delta, &values)?;
+            if translation_digest(&salt, c.index, &table) != commitments.circuits[c.index].translation {
+                return Err(Cheating::CheckCircuit { circuit: c.index, what: "output translation table" }.into());
+            }
+        }
+        Ok(())
     }
 }
 
