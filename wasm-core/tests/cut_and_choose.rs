@@ -1,7 +1,8 @@
-//! The primary computation of cut-and-choose (Lindell 2013), both parties in memory with real
-//! chosen-message OTs: honest computations give the plaintext outputs, and a garbler that
-//! corrupts some circuits is caught by a check circuit, outvoted by a good evaluation circuit,
-//! or — when two evaluation circuits disagree — hands the evaluator δ for cheating recovery.
+//! Cut-and-choose (Lindell 2013), both parties in memory with real chosen-message OTs — the
+//! primary computation, the cheating-recovery computation and the final checks: honest
+//! computations give the plaintext outputs, and a garbler that corrupts some circuits is caught
+//! by a check circuit, outvoted by a good evaluation circuit, or — when two evaluation circuits
+//! disagree — recovered from: the evaluator learns δ, then x, and computes f(x, y) itself.
 
 use garblet_circuits::testing::{RandomCircuit, TestRng};
 use garblet_circuits::{Party, Plaintext, Program, Reveal, Runner};
@@ -9,8 +10,8 @@ use garblet_core::aes::AesCtr;
 use garblet_core::cnc::commit::OutputValues;
 use garblet_core::cnc::encoding::ProbeResistantEncoding;
 use garblet_core::cnc::params::{sample_fixed_check_set, CheckSet};
-use garblet_core::cnc::input_hash::InputHash;
-use garblet_core::cnc::primary::{Cheating, Deviation, InputDigest, PrimaryError, PrimaryEvaluator, PrimaryGarbler, PrimaryOutcome, Setup};
+use garblet_core::cnc::primary::{Cheating, Deviation, PrimaryError, PrimaryEvaluator, PrimaryGarbler, PrimaryOutcome, Setup};
+use garblet_core::cnc::recovery::{conclude, input_hashes, RecoveryEvaluator, RecoveryGarbler, RecoverySetup};
 use garblet_core::garble::Scheme;
 use garblet_core::ot::chosen::{ChosenReceiver, ChosenSender};
 use garblet_core::Block;
@@ -26,13 +27,24 @@ struct Run<'a> {
     check: CheckSet,
 }
 
-/// What the garbler knew, for the assertions: δ of its output values.
+/// How a computation ended for the evaluator, and what the assertions need to know besides.
 struct Ended {
-    outcome: Result<PrimaryOutcome, PrimaryError>,
-    delta: Option<Block>,
+    outcome: Result<Vec<bool>, PrimaryError>,
+    /// Whether the primary circuits disagreed, so the output came through cheating recovery.
+    recovered: bool,
 }
 
+/// Recovery circuits in the tests: few, for speed (the parameters' bounds are tested apart).
+const RECOVERY_CIRCUITS: usize = 7;
+const RECOVERY_CHECKS: usize = 3;
+
+/// Runs a whole computation in memory: the transfers over real chosen-message OTs, the primary
+/// computation, the recovery computation, the final checks.
 fn execute(run: &Run<'_>, deviation: Deviation, edit_stream: impl Fn(usize, &mut Vec<u8>)) -> Ended {
+    execute_with(run, ProbeResistantEncoding::new(), deviation, edit_stream)
+}
+
+fn execute_with(run: &Run<'_>, encoding: ProbeResistantEncoding, deviation: Deviation, edit_stream: impl Fn(usize, &mut Vec<u8>)) -> Ended {
     let shape = (run.make)().shape().clone();
     let setup = Setup {
         scheme: run.scheme,
@@ -41,43 +53,51 @@ fn execute(run: &Run<'_>, deviation: Deviation, edit_stream: impl Fn(usize, &mut
         garbler_bits: shape.input_bits(Party::Garbler),
         evaluator_bits: shape.input_bits(Party::Evaluator),
     };
-    let encoding = ProbeResistantEncoding::new();
+    let recovery_setup = RecoverySetup { scheme: run.scheme, salt: setup.salt, circuits: RECOVERY_CIRCUITS, garbler_bits: setup.garbler_bits };
     let mut rng = AesCtr::from_os_rng().unwrap();
     let mut garbler = PrimaryGarbler::new(setup.clone(), &encoding, &mut rng);
     garbler.deviate(deviation);
+    let mut recovery_garbler = RecoveryGarbler::new(recovery_setup.clone(), &encoding, &mut rng);
     let mut evaluator = PrimaryEvaluator::new(setup.clone(), &run.y, run.check.clone(), &encoding, &mut rng).unwrap();
+    let recovery_check = sample_fixed_check_set(RECOVERY_CIRCUITS, RECOVERY_CHECKS, &mut rng).unwrap();
+    let mut recovery_evaluator = RecoveryEvaluator::new(recovery_setup, recovery_check, &encoding, &mut rng).unwrap();
 
-    // The transfers: one chosen-message OT per circuit (key or seed) and per encoded input bit.
+    // The transfers, in one request: per primary circuit (key or seed), per recovery circuit,
+    // per encoded input bit, per encoded bit of δ' (random choices).
     let (mut sender, points) = ChosenSender::new().unwrap();
     let (mut receiver, r) = ChosenReceiver::new().unwrap();
     sender.receive_base_ot(&r).unwrap();
     receiver.finish_base_ot(&points).unwrap();
-    let (circuit_choices, input_choices) = evaluator.choices();
-    let choices: Vec<bool> = circuit_choices.iter().chain(&input_choices).copied().collect();
-    let messages: Vec<[Block; 2]> = garbler.cut_and_choose_messages().into_iter().chain(garbler.input_messages().iter().copied()).collect();
-    let (mut chunk, mut ciphertexts, mut received) = (Vec::new(), Vec::new(), Vec::new());
+    let ((c1, i1), (c2, i2)) = (evaluator.choices(), recovery_evaluator.choices());
+    let choices: Vec<bool> = [c1, c2, i1, i2].concat();
+    let messages: Vec<[Block; 2]> = [garbler.cut_and_choose_messages(), recovery_garbler.cut_and_choose_messages(), garbler.input_messages().to_vec(), recovery_garbler.input_messages().to_vec()].concat();
+    let (mut chunk, mut ciphertexts, mut got) = (Vec::new(), Vec::new(), Vec::new());
     receiver.request(&choices, &mut chunk).unwrap();
     sender.send(&messages, &chunk, &mut ciphertexts).unwrap();
-    receiver.receive(&ciphertexts, &mut received).unwrap();
-    let pads = received.split_off(setup.circuits);
-    evaluator.receive_transfers(&received, pads).unwrap();
+    receiver.receive(&ciphertexts, &mut got).unwrap();
+    let rest = got.split_off(setup.circuits);
+    let (opened2, rest) = rest.split_at(RECOVERY_CIRCUITS);
+    let (pads, pads2) = rest.split_at(rest.len() - recovery_garbler.input_messages().len());
+    evaluator.receive_transfers(&got, pads.to_vec()).unwrap();
+    recovery_evaluator.receive_transfers(opened2.to_vec(), pads2.to_vec()).unwrap();
 
+    // Commitments of both computations, then the input hashes' matrices from them.
     let commitments = garbler.commit(&run.x, run.make, &encoding, &mut rng).unwrap();
-    let delta = garbler.values().map(|v| v.delta);
-    let mut transcript = blake3::Hasher::new();
-    commitments.absorb(&mut transcript);
-    let hash = InputHash::<InputDigest>::new(transcript.finalize().as_bytes(), setup.garbler_bits);
-    let decoding = garbler.hash_decoding(&hash).unwrap();
-    let evaluation = match evaluator.receive_commitments(commitments, hash, decoding, &encoding) {
-        Ok(evaluation) => evaluation,
-        Err(e) => return Ended { outcome: Err(e), delta },
-    };
-    let mut stream = Vec::new();
-    let translations = garbler.stream(&evaluation, run.make, &encoding, |j, tables| stream.push((j, tables.to_vec()))).unwrap();
-    for (j, tables) in stream.iter_mut() {
-        edit_stream(*j, tables);
-    }
+    let delta = garbler.values().expect("committed").delta;
+    let recovery_commitments = recovery_garbler.commit(&run.x, delta, garbler.hash_pad()).unwrap();
+    let hashes = input_hashes(&setup.salt, &commitments, &recovery_commitments, setup.garbler_bits);
+    let (decoding, recovery_decoding) = (garbler.hash_decoding(&hashes.x).unwrap(), recovery_garbler.hash_decoding(&hashes).unwrap());
+
     let outcome = (|| {
+        let evaluation = evaluator.receive_commitments(commitments, hashes.x.clone(), decoding, &encoding)?;
+        let primary_hash = evaluator.input_hash().expect("an evaluation circuit");
+        recovery_evaluator.receive_commitments(recovery_commitments, hashes, recovery_decoding, primary_hash)?;
+
+        let mut stream = Vec::new();
+        let translations = garbler.stream(&evaluation, run.make, &encoding, |j, tables| stream.push((j, tables.to_vec()))).unwrap();
+        for (j, tables) in stream.iter_mut() {
+            edit_stream(*j, tables);
+        }
         let mut pass = evaluator.start(&encoding)?;
         let mut runner = Runner::new((run.make)());
         let mut batches = stream.chunks(evaluation.len());
@@ -86,11 +106,24 @@ fn execute(run: &Run<'_>, deviation: Deviation, edit_stream: impl Fn(usize, &mut
             pass.batch(batch, &tables)?;
         }
         let end = evaluator.finish(pass, &translations)?;
-        // The δ a recovery computation would output: here the garbler's own.
-        evaluator.final_check(delta.expect("committed"), &end.known)?;
-        Ok(end.outcome)
+
+        // δ' is δ after a disagreement, random otherwise.
+        let delta_prime = match end.outcome {
+            PrimaryOutcome::Disagreed { delta } => delta,
+            PrimaryOutcome::Agreed { .. } => rng.next_block(),
+        };
+        let e = recovery_evaluator.input(delta_prime, &encoding, &mut rng);
+        let mut recovery_stream = Vec::new();
+        let recovery_decoding = recovery_garbler.stream(&e, &encoding, |j, tables| recovery_stream.push((j, tables.to_vec()))).unwrap();
+        let recovered = recovery_evaluator.finish(&recovery_stream, &recovery_decoding, &encoding)?;
+        let disagreed = matches!(end.outcome, PrimaryOutcome::Disagreed { .. });
+        let outputs = conclude(&evaluator, end, recovered, |x| plaintext(run.make, x, &run.y))?;
+        Ok((outputs, disagreed))
     })();
-    Ended { outcome, delta }
+    match outcome {
+        Ok((outputs, recovered)) => Ended { outcome: Ok(outputs), recovered },
+        Err(e) => Ended { outcome: Err(e), recovered: false },
+    }
 }
 
 fn plaintext(make: Make<'_>, x: &[bool], y: &[bool]) -> Vec<bool> {
@@ -113,10 +146,9 @@ fn checks(circuits: usize, check: &[usize]) -> CheckSet {
 }
 
 fn honest(run: &Run<'_>) -> Vec<bool> {
-    match execute(run, Deviation::default(), |_, _| {}).outcome {
-        Ok(PrimaryOutcome::Agreed { outputs, .. }) => outputs,
-        other => panic!("an honest computation ended with {other:?}"),
-    }
+    let ended = execute(run, Deviation::default(), |_, _| {});
+    assert!(!ended.recovered, "honest circuits never disagree");
+    ended.outcome.expect("an honest computation completes")
 }
 
 #[test]
@@ -179,10 +211,9 @@ fn a_corrupted_evaluation_circuit_is_outvoted_by_a_good_one() {
     for scheme in Scheme::ALL {
         // Circuits 0 and 2 are corrupted and both evaluated; 3 is evaluated and good.
         let run = Run { scheme, make: &make, x: x.clone(), y: y.clone(), check: checks(6, &[1, 4, 5]) };
-        match execute(&run, corrupt_tables(vec![0, 2]), |_, _| {}).outcome {
-            Ok(PrimaryOutcome::Agreed { outputs, .. }) => assert_eq!(outputs, want, "{scheme:?}"),
-            other => panic!("{scheme:?}: {other:?}"),
-        }
+        let ended = execute(&run, corrupt_tables(vec![0, 2]), |_, _| {});
+        assert_eq!(ended.outcome, Ok(want.clone()), "{scheme:?}");
+        assert!(!ended.recovered, "a corrupted circuit's outputs open no committed value: it is ignored");
     }
 }
 
@@ -194,23 +225,22 @@ fn when_every_evaluation_circuit_is_bad_nothing_valid_comes_out() {
 }
 
 /// A circuit that outputs the other valid value on its first output wire — its translation
-/// entries for that wire shifted by δ — disagrees with a good circuit and so hands the
-/// evaluator δ.
+/// entries for that wire shifted by δ — disagrees with a good circuit: the evaluator learns δ,
+/// the recovery computation gives it x, and its output is still f(x, y).
 #[test]
-fn two_disagreeing_evaluation_circuits_reveal_delta() {
+fn two_disagreeing_evaluation_circuits_end_in_cheating_recovery() {
     let (make, x, y) = aes_like();
+    let want = plaintext(&make, &x, &y);
     for scheme in Scheme::ALL {
-        let swap = Deviation { translation: Some(Box::new(|j, table: &mut [[Block; 2]], values: &OutputValues| {
+        let shift = Deviation { translation: Some(Box::new(|j, table: &mut [[Block; 2]], values: &OutputValues| {
             if j == 2 {
                 table[0] = table[0].map(|entry| entry ^ values.delta);
             }
         })), ..Deviation::default() };
         let run = Run { scheme, make: &make, x: x.clone(), y: y.clone(), check: checks(5, &[0, 4]) };
-        let ended = execute(&run, swap, |_, _| {});
-        match ended.outcome {
-            Ok(PrimaryOutcome::Disagreed { delta }) => assert_eq!(Some(delta), ended.delta, "{scheme:?}"),
-            other => panic!("{scheme:?}: expected a disagreement, got {other:?}"),
-        }
+        let ended = execute(&run, shift, |_, _| {});
+        assert!(ended.recovered, "{scheme:?}: the circuits disagreed");
+        assert_eq!(ended.outcome, Ok(want.clone()), "{scheme:?}");
     }
 }
 
@@ -252,4 +282,46 @@ fn a_check_circuit_with_a_forged_translation_table_is_caught_at_the_end() {
     })), ..Deviation::default() };
     let run = Run { scheme: Scheme::HalfGates, make: &make, x, y, check: checks(4, &[1, 2]) };
     assert_eq!(execute(&run, forge, |_, _| {}).outcome, Err(Cheating::CheckCircuit { circuit: 1, what: "output translation table" }.into()));
+}
+
+/// Selective failure: the garbler corrupts, in every circuit, the correction of the encoded
+/// input wire that carries the evaluator's first input bit — so the evaluator's labels there
+/// are wrong exactly when that wire carries 1, and a check circuit catches it. With the
+/// probe-resistant encoding that wire is uniformly random whatever the input, so whether the
+/// evaluator aborts says nothing of its bit; with the encoding off (test builds only) the abort
+/// is the bit.
+#[test]
+fn selective_failure_on_the_evaluators_input_learns_nothing_through_the_encoding() {
+    const RUNS: usize = 48;
+    let make = || Box::new(RandomCircuit::new(8, 6, 24, 300, 8, Reveal::Evaluator)) as Box<dyn Program>;
+    let mut rng = TestRng::new(2011);
+    let probe = || Deviation { corrections: Some(Box::new(|_, corrections: &mut [Block]| corrections[0] ^= Block(1 << 7))), ..Deviation::default() };
+    // How many of RUNS computations abort when the probed input bit is 0, and when it is 1.
+    let mut aborts = |encoded: bool| -> [usize; 2] {
+        [false, true].map(|bit| {
+            (0..RUNS)
+                .filter(|_| {
+                    let mut y = rng.bits(24);
+                    y[0] = bit;
+                    let run = Run { scheme: Scheme::HalfGates, make: &make, x: rng.bits(6), y, check: sample_fixed_check_set(4, 2, &mut AesCtr::from_os_rng().unwrap()).unwrap() };
+                    let encoding = if encoded { ProbeResistantEncoding::new() } else { ProbeResistantEncoding::insecure_identity() };
+                    match execute_with(&run, encoding, probe(), |_, _| {}).outcome {
+                        Err(PrimaryError::Cheating(Cheating::CheckCircuit { .. })) => true,
+                        Ok(outputs) => {
+                            assert_eq!(outputs, plaintext(&make, &run.x, &run.y), "a computation that completes is correct");
+                            false
+                        }
+                        other => panic!("{other:?}"),
+                    }
+                })
+                .count()
+        })
+    };
+    let [zero, one] = aborts(false);
+    assert_eq!((zero, one), (0, RUNS), "without the encoding the abort is the input bit");
+    let [zero, one] = aborts(true);
+    eprintln!("with the encoding: {zero} of {RUNS} computations abort when the bit is 0, {one} of {RUNS} when it is 1");
+    // Both ~ Binomial(48, 1/2): each within 5.5 σ of 24, and their difference within 5 σ.
+    assert!((5..=43).contains(&zero) && (5..=43).contains(&one), "{zero} and {one} aborts of {RUNS}");
+    assert!(zero.abs_diff(one) <= 24, "{zero} against {one} aborts");
 }

@@ -121,10 +121,7 @@ fn compute(link: &mut Link, service: &str, inputs: Vec<bool>) -> (Vec<bool>, usi
 fn server_learns(link: &mut Link) -> Option<Vec<bool>> {
     link.client_flight();
     link.server_flight();
-    match link.garbler.poll_event() {
-        Some(GarblerEvent::Finished { garbler_outputs, .. }) => Some(garbler_outputs),
-        None => None,
-    }
+    link.garbler.poll_event().map(|GarblerEvent::Finished { garbler_outputs, .. }| garbler_outputs)
 }
 
 #[test]
@@ -170,11 +167,7 @@ fn the_servers_output_arrives_before_the_next_request_is_served() {
     assert_eq!(first, vec![false]);
     let (second, trips) = compute(&mut link, "millionaires", value::from_u128(1, 32));
     assert_eq!((second, trips), (vec![true], 1));
-    let learned: Vec<Vec<bool>> = std::iter::from_fn(|| match link.garbler.poll_event() {
-        Some(GarblerEvent::Finished { garbler_outputs, .. }) => Some(garbler_outputs),
-        None => None,
-    })
-    .collect();
+    let learned: Vec<Vec<bool>> = std::iter::from_fn(|| link.garbler.poll_event().map(|GarblerEvent::Finished { garbler_outputs, .. }| garbler_outputs)).collect();
     assert_eq!(learned, vec![vec![false]], "the first computation's output, heard with the second request");
     assert_eq!(server_learns(&mut link), Some(vec![true]));
 }

@@ -82,6 +82,13 @@ impl ProbeResistantEncoding {
         ProbeResistantEncoding { rows, free_bits: FREE_BITS }
     }
 
+    /// No encoding at all, y' = y (test builds only): the attack tests show selective failure
+    /// reading the evaluator's input bits when the encoding is off.
+    #[cfg(feature = "insecure-switches")]
+    pub fn insecure_identity() -> Self {
+        ProbeResistantEncoding { rows: vec![0; GROUP_BITS], free_bits: 0 }
+    }
+
     /// t: input bits per group.
     pub fn group_bits(&self) -> usize {
         self.rows.len()

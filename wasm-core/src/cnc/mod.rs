@@ -14,6 +14,8 @@
 //!   stream, or to regenerate a check circuit) or evaluated from streamed tables.
 //! * [`primary`]: the primary computation, both parties: commit, check, evaluate in lock step,
 //!   translate outputs; a disagreement yields δ for cheating recovery.
+//! * [`recovery`]: the cheating-recovery computation, which hands the evaluator the garbler's
+//!   input exactly when it knows δ; majority rule.
 //!
 //! What they share: [`CncError`] (`error.rs`).
 
@@ -24,5 +26,6 @@ mod error;
 pub mod input_hash;
 pub mod params;
 pub mod primary;
+pub mod recovery;
 
 pub use error::CncError;

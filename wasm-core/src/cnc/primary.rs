@@ -61,6 +61,10 @@ pub enum Cheating {
     NoValidOutput,
     #[error("the δ of the recovery computation is not the offset of the committed output values")]
     RecoveryDelta,
+    #[error("recovery circuit {circuit}'s input hash differs from the primary computation's")]
+    RecoveryInput { circuit: usize },
+    #[error("no output of the recovery computation has a majority of its evaluation circuits")]
+    NoMajority,
 }
 
 /// Why a primary computation did not complete.
@@ -130,7 +134,7 @@ pub struct CircuitSecrets {
 }
 
 /// The mask of a circuit's garbler labels: an AES-CTR stream under its key.
-fn mask_labels(key: [u8; 16], labels: &[Block]) -> Vec<Block> {
+pub(super) fn mask_labels(key: [u8; 16], labels: &[Block]) -> Vec<Block> {
     let mut stream = vec![Block::ZERO; labels.len()];
     AesCtr::new(key).fill(&mut stream);
     labels.iter().zip(stream).map(|(&l, m)| l ^ m).collect()
@@ -138,11 +142,11 @@ fn mask_labels(key: [u8; 16], labels: &[Block]) -> Vec<Block> {
 
 /// The labels and values of a circuit's outputs that carry a label (constant outputs are
 /// public and need no translation).
-fn output_labels(outputs: &[WireOutput]) -> Vec<Block> {
+pub(super) fn output_labels(outputs: &[WireOutput]) -> Vec<Block> {
     outputs.iter().filter_map(|o| if let WireOutput::Label(l) = *o { Some(l) } else { None }).collect()
 }
 
-fn run_lockstep(make: &dyn Fn() -> Box<dyn Program>, mut each: impl FnMut(&Batch) -> Result<(), PrimaryError>) -> Result<(), PrimaryError> {
+pub(super) fn run_lockstep(make: &dyn Fn() -> Box<dyn Program>, mut each: impl FnMut(&Batch) -> Result<(), PrimaryError>) -> Result<(), PrimaryError> {
     let mut runner = Runner::new(make());
     while let Some(batch) = runner.next_batch().map_err(|e| PrimaryError::Program(e.to_string()))? {
         each(batch)?;
@@ -150,17 +154,26 @@ fn run_lockstep(make: &dyn Fn() -> Box<dyn Program>, mut each: impl FnMut(&Batch
     Ok(())
 }
 
+/// An edit of circuit j's data by the attack tests' garbler.
+#[cfg(feature = "insecure-switches")]
+pub type Edit<T> = Option<Box<dyn Fn(usize, &mut T)>>;
+
 /// How the attack tests' garbler deviates, circuit by circuit (test builds only).
 #[cfg(feature = "insecure-switches")]
 #[derive(Default)]
 pub struct Deviation {
     /// Edits circuit j's tables of every batch, in its commitment and in its stream alike.
-    pub tables: Option<Box<dyn Fn(usize, &mut [u8])>>,
+    pub tables: Edit<[u8]>,
     /// Edits circuit j's output translation table before it is committed (given the output
     /// values, so that it can make a circuit output the other valid value).
+    #[allow(clippy::type_complexity)]
     pub translation: Option<Box<dyn Fn(usize, &mut [TranslationEntry], &OutputValues)>>,
     /// The input circuit j gets instead of x.
+    #[allow(clippy::type_complexity)]
     pub input: Option<Box<dyn Fn(usize, &[bool]) -> Vec<bool>>>,
+    /// Edits circuit j's corrections of the evaluator's encoded input labels: selective failure
+    /// against the evaluator's input.
+    pub corrections: Edit<[Block]>,
 }
 
 /// The garbler's side of a primary computation.
@@ -271,6 +284,14 @@ impl PrimaryGarbler {
                     bits = input(g.index, x).into_iter().chain(self.hash_pad.iter().copied()).collect();
                 }
             }
+            #[cfg(feature = "insecure-switches")]
+            let correction = {
+                let mut correction = correction;
+                if let Some(edit) = &self.deviation.corrections {
+                    edit(g.index, &mut correction);
+                }
+                correction
+            };
             let active: Vec<Block> = g.garbler_zero.iter().zip(&bits).map(|(&z, &b)| z ^ g.delta.select(b)).collect();
             committed.push(CircuitCommitment {
                 tables: g.tables,
@@ -531,7 +552,7 @@ impl PrimaryEvaluator {
             let j = *j;
             // A circuit whose output opens no committed value is bad; it is ignored, never a
             // reason to abort (its output may depend on the evaluator's input).
-            let decoded: Option<Vec<(Block, bool)>> = output_labels(&wires)
+            let decoded: Option<Vec<(Block, bool)>> = output_labels(wires)
                 .iter()
                 .enumerate()
                 .map(|(i, &label)| {
@@ -561,7 +582,7 @@ impl PrimaryEvaluator {
             .iter()
             .map(|w| match *w {
                 WireOutput::Public(bit) => bit,
-                WireOutput::Label(_) => translated.next().map_or(false, |&(_, bit)| bit),
+                WireOutput::Label(_) => translated.next().is_some_and(|&(_, bit)| bit),
             })
             .collect();
         Ok(PrimaryEnd { outcome: PrimaryOutcome::Agreed { outputs }, known })

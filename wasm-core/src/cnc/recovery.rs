@@ -1,0 +1,463 @@
+//! The cheating-recovery computation of Lindell 2013: the garbler's x reaches the evaluator
+//! exactly when the evaluator knows δ — which it does only if two primary evaluation circuits
+//! disagreed, i.e. the garbler cheated — and the garbler learns nothing of whether it did.
+//!
+//! The circuit ([`RecoveryCircuit`]) takes x and δ from the garbler and δ' from the evaluator and
+//! outputs δ and x ∧ [δ' = δ]: about 128 + |x| ANDs. It runs under the older majority rule
+//! (Lindell–Pinkas 2011): s2 circuits, a check set of fixed size c2 (`params.rs`: 123 and 74 for
+//! 2^-40), the evaluator taking the output most evaluation circuits give. The evaluator never
+//! tells the garbler which circuits it checks: the garbler streams all of them, garbled only
+//! once the evaluator's input is fixed, and the evaluator regenerates its check circuits from
+//! their seeds and compares.
+//!
+//! * The evaluator's input δ' is encoded (probe-resistant) and carried by random OTs whose
+//!   choices ρ it draws before it knows δ'; once it does, it sends e = y'' ⊕ ρ (y'' the
+//!   encoding of δ'), uniformly random to the garbler, who garbles each encoded wire with its
+//!   zero-label shifted by e_i·Δ_j — a NOT where e_i = 1, free with free-XOR — so the label the
+//!   evaluator holds for ρ_i is the label of y''_i.
+//! * The garbler's inputs x and δ are delivered and checked as in the primary computation
+//!   (masked under the circuit's key, committed in pairs), and two input hashes bind them: the
+//!   primary computation's, over x‖r, which every recovery evaluation circuit must give too, so
+//!   the x that comes out is the x the good primary circuits used; and one over δ‖r', equal in
+//!   every recovery evaluation circuit, so that the good circuits — the majority — agree on δ.
+
+use super::circuit::{decode_labels, encoded_input_label, encoded_input_zero_labels, CircuitEvaluation, CircuitGarbling};
+use super::commit::{label_pair, LabelPair};
+use super::encoding::ProbeResistantEncoding;
+use super::input_hash::InputHash;
+use super::params::CheckSet;
+use super::primary::{mask_labels, output_labels, run_lockstep, Cheating, CircuitSecrets, InputDigest, PrimaryError, HASH_BITS};
+use super::CncError;
+use crate::aes::AesCtr;
+use crate::block::Block;
+use crate::garble::{Scheme, WireOutput};
+use garblet_circuits::{BuildError, Builder, Party, Program, Reveal, Shape};
+
+/// Bits of δ and δ'.
+pub const DELTA_BITS: usize = 128;
+
+/// Recovery circuits are numbered from here, so that their commitments, labels and hash tweaks
+/// never coincide with a primary circuit's.
+const FIRST_INDEX: usize = 1 << 20;
+
+/// x ∧ [δ' = δ], and δ itself: the circuit of the recovery computation.
+pub struct RecoveryCircuit {
+    shape: Shape,
+    garbler_bits: usize,
+    done: bool,
+}
+
+impl RecoveryCircuit {
+    pub fn new(garbler_bits: usize) -> Self {
+        let shape = Shape {
+            inputs: vec![Shape::uint_input("x", Party::Garbler, garbler_bits), Shape::uint_input("delta", Party::Garbler, DELTA_BITS), Shape::uint_input("delta'", Party::Evaluator, DELTA_BITS)],
+            outputs: vec![Shape::uint_output("delta", DELTA_BITS, Reveal::Evaluator), Shape::uint_output("x", garbler_bits, Reveal::Evaluator)],
+        };
+        RecoveryCircuit { shape, garbler_bits, done: false }
+    }
+}
+
+impl Program for RecoveryCircuit {
+    fn shape(&self) -> &Shape {
+        &self.shape
+    }
+
+    fn step(&mut self, c: &mut Builder) -> Result<bool, BuildError> {
+        if self.done {
+            return Ok(false);
+        }
+        let x = c.input(Party::Garbler, self.garbler_bits);
+        let delta = c.input(Party::Garbler, DELTA_BITS);
+        let guess = c.input(Party::Evaluator, DELTA_BITS);
+        let same: Vec<_> = delta.iter().zip(&guess).map(|(d, g)| c.xnor(d, g)).collect();
+        let equal = c.and_all(&same);
+        c.output_bits(&delta, Reveal::Evaluator);
+        for bit in &x {
+            let gated = c.and(bit, &equal);
+            c.output(&gated, Reveal::Evaluator);
+        }
+        self.done = true;
+        Ok(true)
+    }
+}
+
+/// The garbler's commitment to one recovery circuit, sent with the primary commitments.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecoveryCommitment {
+    /// Both labels of x, δ, r and r', in that order.
+    pub label_pairs: Vec<LabelPair>,
+    /// The garbler's active labels of x, δ, r and r', masked under the circuit's key.
+    pub masked_labels: Vec<Block>,
+    /// One correction per bit of the evaluator's encoded δ'.
+    pub corrections: Vec<Block>,
+}
+
+/// Every recovery commitment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecoveryCommitments(pub Vec<RecoveryCommitment>);
+
+impl RecoveryCommitments {
+    /// Feeds every commitment to the hash the input hash's matrices come from.
+    pub fn absorb(&self, h: &mut blake3::Hasher) {
+        for c in &self.0 {
+            for pair in &c.label_pairs {
+                h.update(&pair.0[0]);
+                h.update(&pair.0[1]);
+            }
+            for block in c.masked_labels.iter().chain(&c.corrections) {
+                h.update(&block.to_bytes());
+            }
+        }
+    }
+}
+
+/// The two input hashes of a recovery circuit: over x‖r (the primary computation's) and over
+/// δ‖r'.
+pub struct RecoveryHashes {
+    pub x: InputHash<InputDigest>,
+    pub delta: InputHash<InputDigest>,
+}
+
+/// Positions in a recovery circuit's garbler label vector [x, δ, r, r'].
+fn x_and_r(labels: &[Block], x_bits: usize) -> Vec<Block> {
+    labels[..x_bits].iter().chain(&labels[x_bits + DELTA_BITS..x_bits + DELTA_BITS + HASH_BITS]).copied().collect()
+}
+
+fn delta_and_r(labels: &[Block], x_bits: usize) -> Vec<Block> {
+    labels[x_bits..x_bits + DELTA_BITS].iter().chain(&labels[x_bits + DELTA_BITS + HASH_BITS..]).copied().collect()
+}
+
+impl RecoveryHashes {
+    fn decoding(&self, zero: &[Block], x_bits: usize) -> Result<[InputDigest; 2], CncError> {
+        Ok([self.x.decoding_bits(&x_and_r(zero, x_bits))?, self.delta.decoding_bits(&delta_and_r(zero, x_bits))?])
+    }
+
+    fn hash_labels(&self, labels: &[Block], x_bits: usize, decoding: [InputDigest; 2]) -> Result<[InputDigest; 2], CncError> {
+        Ok([self.x.hash_from_labels(&x_and_r(labels, x_bits), decoding[0])?, self.delta.hash_from_labels(&delta_and_r(labels, x_bits), decoding[1])?])
+    }
+}
+
+/// What both parties agree on before a recovery computation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecoverySetup {
+    pub scheme: Scheme,
+    pub salt: [u8; 16],
+    pub circuits: usize,
+    /// |x|, the primary computation's garbler input.
+    pub garbler_bits: usize,
+}
+
+impl RecoverySetup {
+    fn make(&self) -> impl Fn() -> Box<dyn Program> {
+        let bits = self.garbler_bits;
+        move || Box::new(RecoveryCircuit::new(bits)) as Box<dyn Program>
+    }
+
+    fn circuit(&self, j: usize, seed: [u8; 16]) -> CircuitGarbling {
+        CircuitGarbling::new(self.scheme, &self.salt, FIRST_INDEX + j, seed, 2 * HASH_BITS)
+    }
+}
+
+/// The garbler's side of a recovery computation.
+pub struct RecoveryGarbler {
+    setup: RecoverySetup,
+    secrets: Vec<CircuitSecrets>,
+    pads: Vec<[Block; 2]>,
+    /// The pad of the δ hash.
+    delta_pad: Vec<bool>,
+    garbler_zero: Vec<Vec<Block>>,
+}
+
+impl RecoveryGarbler {
+    pub fn new(setup: RecoverySetup, encoding: &ProbeResistantEncoding, rng: &mut AesCtr) -> Self {
+        let secrets = (0..setup.circuits).map(|_| CircuitSecrets { seed: rng.next_block().to_bytes(), key: rng.next_block().to_bytes() }).collect();
+        let pads = (0..encoding.encoded_len(DELTA_BITS)).map(|_| [rng.next_block(), rng.next_block()]).collect();
+        let delta_pad = rng.bits(HASH_BITS);
+        RecoveryGarbler { setup, secrets, pads, delta_pad, garbler_zero: Vec::new() }
+    }
+
+    /// The cut-and-choose OT's messages, (key, seed) per circuit.
+    pub fn cut_and_choose_messages(&self) -> Vec<[Block; 2]> {
+        self.secrets.iter().map(|s| [Block::from_bytes(s.key), Block::from_bytes(s.seed)]).collect()
+    }
+
+    /// The messages of the evaluator's random OTs: both pads of each encoded bit of δ'.
+    pub fn input_messages(&self) -> &[[Block; 2]] {
+        &self.pads
+    }
+
+    /// Commits to every recovery circuit's garbler labels: x, δ (the primary computation's
+    /// output values' offset) and the two hash pads, r the primary computation's.
+    pub fn commit(&mut self, x: &[bool], delta: Block, r: &[bool]) -> Result<RecoveryCommitments, PrimaryError> {
+        let setup = &self.setup;
+        if x.len() != setup.garbler_bits || r.len() != HASH_BITS {
+            return Err(CncError::WrongLength { what: "garbler input", expected: setup.garbler_bits, actual: x.len() }.into());
+        }
+        let bits: Vec<bool> = x.iter().copied().chain((0..DELTA_BITS).map(|i| (delta.0 >> i) & 1 == 1)).chain(r.iter().copied()).chain(self.delta_pad.iter().copied()).collect();
+        let make = setup.make();
+        let mut commitments = Vec::with_capacity(setup.circuits);
+        self.garbler_zero.clear();
+        for (j, secrets) in self.secrets.iter().enumerate() {
+            // The garbler's input labels come from the seed whatever the evaluator's are, so
+            // garbling once with placeholders gives them; the real garbling waits for e.
+            let mut circuit = setup.circuit(j, secrets.seed);
+            let (_, corrections) = encoded_input_zero_labels(&setup.salt, FIRST_INDEX + j, circuit.delta(), &self.pads);
+            circuit.start(vec![Block::ZERO; DELTA_BITS]);
+            run_lockstep(&make, |batch| circuit.garble(batch).map(|_| ()).map_err(PrimaryError::from))?;
+            let garbled = circuit.finish();
+            let active: Vec<Block> = garbled.garbler_zero.iter().zip(&bits).map(|(&z, &b)| z ^ garbled.delta.select(b)).collect();
+            commitments.push(RecoveryCommitment {
+                label_pairs: garbled.garbler_zero.iter().enumerate().map(|(w, &z)| label_pair(&setup.salt, garbled.index, w, z, garbled.delta)).collect(),
+                masked_labels: mask_labels(secrets.key, &active),
+                corrections,
+            });
+            self.garbler_zero.push(garbled.garbler_zero);
+        }
+        Ok(RecoveryCommitments(commitments))
+    }
+
+    /// Every circuit's decoding bits of the two input hashes.
+    pub fn hash_decoding(&self, hashes: &RecoveryHashes) -> Result<Vec<[InputDigest; 2]>, CncError> {
+        self.garbler_zero.iter().map(|zero| hashes.decoding(zero, self.setup.garbler_bits)).collect()
+    }
+
+    /// Garbles every recovery circuit with the evaluator's flips `e`, handing each circuit's
+    /// tables to `send` (all circuits' first batch, then the next, …), then returns each
+    /// circuit's output decoding bits.
+    pub fn stream(&self, e: &[bool], encoding: &ProbeResistantEncoding, mut send: impl FnMut(usize, &[u8])) -> Result<Vec<Vec<bool>>, PrimaryError> {
+        let setup = &self.setup;
+        if e.len() != self.pads.len() {
+            return Err(CncError::WrongLength { what: "flips of the encoded δ'", expected: self.pads.len(), actual: e.len() }.into());
+        }
+        let mut circuits = Vec::with_capacity(setup.circuits);
+        for (j, secrets) in self.secrets.iter().enumerate() {
+            let mut circuit = setup.circuit(j, secrets.seed);
+            let delta = circuit.delta();
+            let (zero, _) = encoded_input_zero_labels(&setup.salt, FIRST_INDEX + j, delta, &self.pads);
+            let flipped: Vec<Block> = zero.iter().zip(e).map(|(&z, &flip)| z ^ delta.select(flip)).collect();
+            circuit.start(decode_labels(encoding, DELTA_BITS, &flipped)?);
+            circuits.push(circuit);
+        }
+        run_lockstep(&setup.make(), |batch| {
+            for (j, circuit) in circuits.iter_mut().enumerate() {
+                send(j, circuit.garble(batch)?);
+            }
+            Ok(())
+        })?;
+        Ok(circuits.into_iter().map(|c| decoding_bits(&c.finish().outputs)).collect())
+    }
+}
+
+/// The output decoding bits of a circuit: the lsb of each output's zero-label.
+fn decoding_bits(outputs: &[WireOutput]) -> Vec<bool> {
+    output_labels(outputs).iter().map(|l| l.lsb()).collect()
+}
+
+/// The evaluator's side of a recovery computation.
+pub struct RecoveryEvaluator {
+    setup: RecoverySetup,
+    check: CheckSet,
+    /// The random choices of the OTs of δ''s encoding.
+    rho: Vec<bool>,
+    /// y'', the encoding of δ', once it is known.
+    encoded: Vec<bool>,
+    opened: Vec<Block>,
+    pads: Vec<Block>,
+    commitments: Option<RecoveryCommitments>,
+    hashes: Option<(RecoveryHashes, Vec<[InputDigest; 2]>)>,
+    /// Each evaluation circuit's garbler labels, opened and checked.
+    garbler_labels: Vec<(usize, Vec<Block>)>,
+}
+
+/// What the recovery computation gave the evaluator: the δ the garbler used, and x if the
+/// evaluator's δ' was that δ.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Recovered {
+    pub delta: Block,
+    pub x: Option<Vec<bool>>,
+}
+
+impl RecoveryEvaluator {
+    pub fn new(setup: RecoverySetup, check: CheckSet, encoding: &ProbeResistantEncoding, rng: &mut AesCtr) -> Result<Self, CncError> {
+        if check.circuits() != setup.circuits {
+            return Err(CncError::WrongLength { what: "check set", expected: setup.circuits, actual: check.circuits() });
+        }
+        let rho = rng.bits(encoding.encoded_len(DELTA_BITS));
+        Ok(RecoveryEvaluator { setup, check, rho, encoded: Vec::new(), opened: Vec::new(), pads: Vec::new(), commitments: None, hashes: None, garbler_labels: Vec::new() })
+    }
+
+    /// The choices of the cut-and-choose OT (1: check) and of the random OTs (ρ).
+    pub fn choices(&self) -> (Vec<bool>, Vec<bool>) {
+        (self.check.as_flags().to_vec(), self.rho.clone())
+    }
+
+    pub fn receive_transfers(&mut self, opened: Vec<Block>, pads: Vec<Block>) -> Result<(), CncError> {
+        if opened.len() != self.setup.circuits || pads.len() != self.rho.len() {
+            return Err(CncError::WrongLength { what: "recovery OT outputs", expected: self.setup.circuits + self.rho.len(), actual: opened.len() + pads.len() });
+        }
+        (self.opened, self.pads) = (opened, pads);
+        Ok(())
+    }
+
+    /// Checks the evaluation circuits' garbler labels against their pairs, their x‖r hash
+    /// against the primary computation's `primary_hash`, and their δ hashes against each other.
+    pub fn receive_commitments(&mut self, commitments: RecoveryCommitments, hashes: RecoveryHashes, decoding: Vec<[InputDigest; 2]>, primary_hash: InputDigest) -> Result<(), PrimaryError> {
+        let (salt, circuits, x_bits) = (self.setup.salt, self.setup.circuits, self.setup.garbler_bits);
+        let labels = x_bits + DELTA_BITS + 2 * HASH_BITS;
+        if commitments.0.len() != circuits || decoding.len() != circuits {
+            return Err(CncError::WrongLength { what: "recovery commitments", expected: circuits, actual: commitments.0.len().min(decoding.len()) }.into());
+        }
+        for c in &commitments.0 {
+            for (what, expected, actual) in [("recovery label pairs", labels, c.label_pairs.len()), ("recovery masked labels", labels, c.masked_labels.len()), ("recovery corrections", self.rho.len(), c.corrections.len())] {
+                if actual != expected {
+                    return Err(CncError::WrongLength { what, expected, actual }.into());
+                }
+            }
+        }
+        let mut delta_hash: Option<(usize, InputDigest)> = None;
+        self.garbler_labels.clear();
+        for j in self.check.evaluation_circuits() {
+            let c = &commitments.0[j];
+            let opened = mask_labels(self.opened[j].to_bytes(), &c.masked_labels);
+            if opened.iter().zip(&c.label_pairs).enumerate().any(|(w, (&l, pair))| !pair.holds(&salt, FIRST_INDEX + j, w, l)) {
+                return Err(Cheating::EvaluationCircuit { circuit: FIRST_INDEX + j, what: "a garbler input label is not one of its committed pair" }.into());
+            }
+            let [hx, hd] = hashes.hash_labels(&opened, x_bits, decoding[j])?;
+            if hx != primary_hash {
+                return Err(Cheating::RecoveryInput { circuit: j }.into());
+            }
+            match delta_hash {
+                None => delta_hash = Some((j, hd)),
+                Some((first, h)) if h != hd => return Err(Cheating::InconsistentInput { first: FIRST_INDEX + first, other: FIRST_INDEX + j }.into()),
+                Some(_) => {}
+            }
+            self.garbler_labels.push((j, opened[..x_bits + DELTA_BITS].to_vec()));
+        }
+        self.commitments = Some(commitments);
+        self.hashes = Some((hashes, decoding));
+        Ok(())
+    }
+
+    /// Fixes δ' and returns e = y'' ⊕ ρ for the garbler; `rng` draws the encoding's free bits.
+    pub fn input(&mut self, delta_prime: Block, encoding: &ProbeResistantEncoding, rng: &mut AesCtr) -> Vec<bool> {
+        let bits: Vec<bool> = (0..DELTA_BITS).map(|i| (delta_prime.0 >> i) & 1 == 1).collect();
+        self.encoded = encoding.encode(&bits, rng);
+        self.encoded.iter().zip(&self.rho).map(|(&y, &r)| y ^ r).collect()
+    }
+
+    /// Checks the check circuits against the stream (tables and decoding bits), evaluates the
+    /// evaluation circuits and takes the majority output. `stream` holds every circuit's tables
+    /// batch after batch as [`RecoveryGarbler::stream`] sent them; `decoding` every circuit's
+    /// output decoding bits.
+    pub fn finish(&self, stream: &[(usize, Vec<u8>)], decoding: &[Vec<bool>], encoding: &ProbeResistantEncoding) -> Result<Recovered, PrimaryError> {
+        let (Some(commitments), Some((hashes, hash_decoding))) = (&self.commitments, &self.hashes) else {
+            return Err(CncError::NoCircuits.into());
+        };
+        let setup = &self.setup;
+        let (salt, circuits, x_bits) = (setup.salt, setup.circuits, setup.garbler_bits);
+        if decoding.len() != circuits || self.encoded.len() != self.rho.len() {
+            return Err(CncError::WrongLength { what: "recovery decoding bits", expected: circuits, actual: decoding.len() }.into());
+        }
+        // Labels of y'' in circuit j: the ρ-labels, which the flips made y''-labels.
+        let held = |j: usize| -> Vec<Block> {
+            self.encoded.iter().zip(&self.rho).zip(&self.pads).zip(&commitments.0[j].corrections).enumerate().map(|(i, (((_, &r), &pad), &c))| encoded_input_label(&salt, FIRST_INDEX + j, i, r, pad, c)).collect()
+        };
+        let mut checks = Vec::new();
+        let mut evaluations = Vec::new();
+        let mut labels = self.garbler_labels.iter();
+        for j in 0..circuits {
+            if self.check.is_check(j) {
+                let mut circuit = setup.circuit(j, self.opened[j].to_bytes());
+                let delta = circuit.delta();
+                let zero: Vec<Block> = held(j).iter().zip(&self.encoded).map(|(&l, &y)| l ^ delta.select(y)).collect();
+                circuit.start(decode_labels(encoding, DELTA_BITS, &zero)?);
+                checks.push(circuit);
+            } else {
+                let (_, garbler) = labels.next().ok_or(CncError::NoCircuits)?;
+                evaluations.push(CircuitEvaluation::new(setup.scheme, &salt, FIRST_INDEX + j, garbler.clone(), decode_labels(encoding, DELTA_BITS, &held(j))?));
+            }
+        }
+        let mut streamed = stream.chunks(circuits);
+        let mut received: Vec<super::commit::TableHasher> = (0..circuits).map(|j| super::commit::TableHasher::new(&salt, FIRST_INDEX + j)).collect();
+        run_lockstep(&setup.make(), |batch| {
+            let tables = streamed.next().ok_or(CncError::WrongLength { what: "recovery stream batches", expected: 1, actual: 0 })?;
+            if tables.len() != circuits {
+                return Err(CncError::WrongLength { what: "recovery circuits' tables", expected: circuits, actual: tables.len() }.into());
+            }
+            let (mut c, mut e) = (checks.iter_mut(), evaluations.iter_mut());
+            for (j, (_, t)) in tables.iter().enumerate() {
+                received[j].update(t);
+                if self.check.is_check(j) {
+                    c.next().ok_or(CncError::NoCircuits)?.garble(batch)?;
+                } else {
+                    e.next().ok_or(CncError::NoCircuits)?.evaluate(batch, t)?;
+                }
+            }
+            Ok(())
+        })?;
+        // Check circuits: the stream, the decoding bits and the committed labels must be the
+        // regenerated ones.
+        for garbled in checks.into_iter().map(CircuitGarbling::finish) {
+            let j = garbled.index - FIRST_INDEX;
+            if received[j].finish() != garbled.tables || decoding[j] != decoding_bits(&garbled.outputs) {
+                return Err(Cheating::CheckCircuit { circuit: garbled.index, what: "recovery circuit" }.into());
+            }
+            let pairs: Vec<LabelPair> = garbled.garbler_zero.iter().enumerate().map(|(w, &z)| label_pair(&salt, garbled.index, w, z, garbled.delta)).collect();
+            if pairs != commitments.0[j].label_pairs || hashes.decoding(&garbled.garbler_zero, x_bits)? != hash_decoding[j] {
+                return Err(Cheating::CheckCircuit { circuit: garbled.index, what: "recovery circuit's garbler labels" }.into());
+            }
+        }
+        // Evaluation circuits: decode, and take the output more than half of them give.
+        let results: Vec<Vec<bool>> = evaluations
+            .into_iter()
+            .map(|e| {
+                let evaluated = e.finish();
+                let j = evaluated.index - FIRST_INDEX;
+                output_labels(&evaluated.outputs).iter().zip(&decoding[j]).map(|(l, &d)| l.lsb() ^ d).collect()
+            })
+            .collect();
+        let majority = results.iter().find(|r| 2 * results.iter().filter(|o| o == r).count() > results.len()).ok_or(Cheating::NoMajority)?;
+        let (delta_bits, x) = majority.split_at(DELTA_BITS.min(majority.len()));
+        let delta = Block(delta_bits.iter().enumerate().fold(0u128, |acc, (i, &b)| acc | (b as u128) << i));
+        // x ∧ [δ' = δ]: all zeros when δ' was not δ (and when x is zero, which changes nothing:
+        // the evaluator uses x only when it knows δ' = δ).
+        let x = if delta_bits.len() == DELTA_BITS && x.len() == x_bits && self.encoded_delta(encoding)? == delta { Some(x.to_vec()) } else { None };
+        Ok(Recovered { delta, x })
+    }
+
+    fn encoded_delta(&self, encoding: &ProbeResistantEncoding) -> Result<Block, CncError> {
+        let bits = encoding.decode(&self.encoded, DELTA_BITS)?;
+        Ok(Block(bits.iter().enumerate().fold(0u128, |acc, (i, &b)| acc | (b as u128) << i)))
+    }
+}
+
+const MATRIX_X_CONTEXT: &str = "garblet cut-and-choose input hash matrix of x";
+const MATRIX_DELTA_CONTEXT: &str = "garblet cut-and-choose input hash matrix of delta";
+
+/// The input hashes' matrices, from a hash of every commitment of both computations
+/// (Fiat–Shamir): the garbler's input labels are all fixed before the matrices exist. The x
+/// hash is the primary computation's too.
+pub fn input_hashes(salt: &[u8; 16], primary: &super::primary::Commitments, recovery: &RecoveryCommitments, garbler_bits: usize) -> RecoveryHashes {
+    let seed = |context: &str| {
+        let mut h = blake3::Hasher::new_derive_key(context);
+        h.update(salt);
+        primary.absorb(&mut h);
+        recovery.absorb(&mut h);
+        *h.finalize().as_bytes()
+    };
+    RecoveryHashes { x: InputHash::new(&seed(MATRIX_X_CONTEXT), garbler_bits), delta: InputHash::new(&seed(MATRIX_DELTA_CONTEXT), DELTA_BITS) }
+}
+
+/// The evaluator's output, once both computations are over: the final checks
+/// ([`super::primary::PrimaryEvaluator::final_check`]) with the δ the recovery computation
+/// output, then the agreed outputs, or — if the primary circuits disagreed — `compute` run in
+/// the clear on the garbler's input the recovery computation gave.
+pub fn conclude(primary: &super::primary::PrimaryEvaluator, end: super::primary::PrimaryEnd, recovered: Recovered, compute: impl FnOnce(&[bool]) -> Vec<bool>) -> Result<Vec<bool>, PrimaryError> {
+    primary.final_check(recovered.delta, &end.known)?;
+    match end.outcome {
+        super::primary::PrimaryOutcome::Agreed { outputs } => Ok(outputs),
+        // The final check made the recovery's δ the committed one, which the disagreement
+        // revealed, so x came out.
+        super::primary::PrimaryOutcome::Disagreed { .. } => recovered.x.map(|x| compute(&x)).ok_or_else(|| Cheating::RecoveryDelta.into()),
+    }
+}
