@@ -10,10 +10,9 @@ use garblet_core::aes::AesCtr;
 use garblet_core::cnc::commit::OutputValues;
 use garblet_core::cnc::encoding::ProbeResistantEncoding;
 use garblet_core::cnc::params::{sample_fixed_check_set, CheckSet};
-use garblet_core::cnc::primary::{Cheating, Deviation, PrimaryError, PrimaryEvaluator, PrimaryGarbler, PrimaryOutcome, Setup};
-use garblet_core::cnc::recovery::{conclude, input_hashes, RecoveryEvaluator, RecoveryGarbler, RecoverySetup};
+use garblet_core::cnc::exchange::Exchange;
+use garblet_core::cnc::primary::{Cheating, Deviation, PrimaryError};
 use garblet_core::garble::Scheme;
-use garblet_core::ot::chosen::{ChosenReceiver, ChosenSender};
 use garblet_core::Block;
 
 type Make<'a> = &'a dyn Fn() -> Box<dyn Program>;
@@ -38,92 +37,27 @@ struct Ended {
 const RECOVERY_CIRCUITS: usize = 7;
 const RECOVERY_CHECKS: usize = 3;
 
-/// Runs a whole computation in memory: the transfers over real chosen-message OTs, the primary
-/// computation, the recovery computation, the final checks.
-fn execute(run: &Run<'_>, deviation: Deviation, edit_stream: impl Fn(usize, &mut Vec<u8>)) -> Ended {
+fn execute(run: &Run<'_>, deviation: Deviation, edit_stream: impl Fn(usize, &mut Vec<u8>) + 'static) -> Ended {
     execute_with(run, ProbeResistantEncoding::new(), deviation, edit_stream)
 }
 
-fn execute_with(run: &Run<'_>, encoding: ProbeResistantEncoding, deviation: Deviation, edit_stream: impl Fn(usize, &mut Vec<u8>)) -> Ended {
-    let shape = (run.make)().shape().clone();
-    let setup = Setup {
-        scheme: run.scheme,
-        salt: Block::random().unwrap().to_bytes(),
-        circuits: run.check.circuits(),
-        garbler_bits: shape.input_bits(Party::Garbler),
-        evaluator_bits: shape.input_bits(Party::Evaluator),
-    };
-    let recovery_setup = RecoverySetup { scheme: run.scheme, salt: setup.salt, circuits: RECOVERY_CIRCUITS, garbler_bits: setup.garbler_bits };
+/// Runs a whole computation in memory ([`Exchange`]): the transfers over real chosen-message
+/// OTs, the primary computation, the recovery computation, the final checks.
+fn execute_with(run: &Run<'_>, encoding: ProbeResistantEncoding, deviation: Deviation, edit_stream: impl Fn(usize, &mut Vec<u8>) + 'static) -> Ended {
     let mut rng = AesCtr::from_os_rng().unwrap();
-    let mut garbler = PrimaryGarbler::new(setup.clone(), &encoding, &mut rng);
-    garbler.deviate(deviation);
-    let mut recovery_garbler = RecoveryGarbler::new(recovery_setup.clone(), &encoding, &mut rng);
-    let mut evaluator = PrimaryEvaluator::new(setup.clone(), &run.y, run.check.clone(), &encoding, &mut rng).unwrap();
-    let recovery_check = sample_fixed_check_set(RECOVERY_CIRCUITS, RECOVERY_CHECKS, &mut rng).unwrap();
-    let mut recovery_evaluator = RecoveryEvaluator::new(recovery_setup, recovery_check, &encoding, &mut rng).unwrap();
-
-    // The transfers, in one request: per primary circuit (key or seed), per recovery circuit,
-    // per encoded input bit, per encoded bit of δ' (random choices).
-    let (mut sender, points) = ChosenSender::new().unwrap();
-    let (mut receiver, r) = ChosenReceiver::new().unwrap();
-    sender.receive_base_ot(&r).unwrap();
-    receiver.finish_base_ot(&points).unwrap();
-    let ((c1, i1), (c2, i2)) = (evaluator.choices(), recovery_evaluator.choices());
-    let choices: Vec<bool> = [c1, c2, i1, i2].concat();
-    let messages: Vec<[Block; 2]> = [garbler.cut_and_choose_messages(), recovery_garbler.cut_and_choose_messages(), garbler.input_messages().to_vec(), recovery_garbler.input_messages().to_vec()].concat();
-    let (mut chunk, mut ciphertexts, mut got) = (Vec::new(), Vec::new(), Vec::new());
-    receiver.request(&choices, &mut chunk).unwrap();
-    sender.send(&messages, &chunk, &mut ciphertexts).unwrap();
-    receiver.receive(&ciphertexts, &mut got).unwrap();
-    let rest = got.split_off(setup.circuits);
-    let (opened2, rest) = rest.split_at(RECOVERY_CIRCUITS);
-    let (pads, pads2) = rest.split_at(rest.len() - recovery_garbler.input_messages().len());
-    evaluator.receive_transfers(&got, pads.to_vec()).unwrap();
-    recovery_evaluator.receive_transfers(opened2.to_vec(), pads2.to_vec()).unwrap();
-
-    // Commitments of both computations, then the input hashes' matrices from them.
-    let commitments = garbler.commit(&run.x, run.make, &encoding, &mut rng).unwrap();
-    let delta = garbler.values().expect("committed").delta;
-    let recovery_commitments = recovery_garbler.commit(&run.x, delta, garbler.hash_pad()).unwrap();
-    let hashes = input_hashes(&setup.salt, &commitments, &recovery_commitments, setup.garbler_bits);
-    let (decoding, recovery_decoding) = (garbler.hash_decoding(&hashes.x).unwrap(), recovery_garbler.hash_decoding(&hashes).unwrap());
-
-    let outcome = (|| {
-        let evaluation = evaluator.receive_commitments(commitments, hashes.x.clone(), decoding, &encoding)?;
-        let primary_hash = evaluator.input_hash().expect("an evaluation circuit");
-        recovery_evaluator.receive_commitments(recovery_commitments, hashes, recovery_decoding, primary_hash)?;
-
-        let mut stream = Vec::new();
-        let translations = garbler.stream(&evaluation, run.make, &encoding, |j, tables| stream.push((j, tables.to_vec()))).unwrap();
-        for (j, tables) in stream.iter_mut() {
-            edit_stream(*j, tables);
-        }
-        let mut pass = evaluator.start(&encoding)?;
-        let mut runner = Runner::new((run.make)());
-        let mut batches = stream.chunks(evaluation.len());
-        while let Some(batch) = runner.next_batch().unwrap() {
-            let tables: Vec<&[u8]> = batches.next().expect("a batch of every evaluation circuit").iter().map(|(_, t)| &t[..]).collect();
-            pass.batch(batch, &tables)?;
-        }
-        let end = evaluator.finish(pass, &translations)?;
-
-        // δ' is δ after a disagreement, random otherwise.
-        let delta_prime = match end.outcome {
-            PrimaryOutcome::Disagreed { delta } => delta,
-            PrimaryOutcome::Agreed { .. } => rng.next_block(),
-        };
-        let e = recovery_evaluator.input(delta_prime, &encoding, &mut rng);
-        let mut recovery_stream = Vec::new();
-        let recovery_decoding = recovery_garbler.stream(&e, &encoding, |j, tables| recovery_stream.push((j, tables.to_vec()))).unwrap();
-        let recovered = recovery_evaluator.finish(&recovery_stream, &recovery_decoding, &encoding)?;
-        let disagreed = matches!(end.outcome, PrimaryOutcome::Disagreed { .. });
-        let outputs = conclude(&evaluator, end, recovered, |x| plaintext(run.make, x, &run.y))?;
-        Ok((outputs, disagreed))
-    })();
-    match outcome {
-        Ok((outputs, recovered)) => Ended { outcome: Ok(outputs), recovered },
-        Err(e) => Ended { outcome: Err(e), recovered: false },
-    }
+    let exchange = Exchange {
+        scheme: run.scheme,
+        make: run.make,
+        x: &run.x,
+        y: &run.y,
+        check: run.check.clone(),
+        recovery_check: sample_fixed_check_set(RECOVERY_CIRCUITS, RECOVERY_CHECKS, &mut rng).unwrap(),
+        encoding,
+        deviation,
+        edit_stream: Some(Box::new(edit_stream)),
+    };
+    let report = exchange.run(&mut rng, &|| 0.0, |x| plaintext(run.make, x, &run.y)).expect("the exchange runs to a verdict");
+    Ended { outcome: report.outputs, recovered: report.recovered }
 }
 
 fn plaintext(make: Make<'_>, x: &[bool], y: &[bool]) -> Vec<bool> {

@@ -16,12 +16,15 @@
 //!   translate outputs; a disagreement yields δ for cheating recovery.
 //! * [`recovery`]: the cheating-recovery computation, which hands the evaluator the garbler's
 //!   input exactly when it knows δ; majority rule.
+//! * [`exchange`]: both parties in one thread, flight by flight, with each party's CPU time and
+//!   bytes: the attack tests and `garblet bench malicious`.
 //!
 //! What they share: [`CncError`] (`error.rs`).
 
 pub mod circuit;
 pub mod commit;
 pub mod encoding;
+pub mod exchange;
 mod error;
 pub mod input_hash;
 pub mod params;
