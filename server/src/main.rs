@@ -248,6 +248,13 @@ enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// What protection from a cheating server costs: private AES-128 and Hamming 1024 in the
+    /// standard mode and under cut-and-choose, each party's CPU and the bytes each way.
+    Malicious {
+        /// Print one JSON object instead of aligned lines.
+        #[arg(long)]
+        json: bool,
+    },
     /// Base OT, correlated OT extension, AES and transposition throughput.
     Ot {
         /// Print one JSON object instead of aligned lines.
@@ -309,6 +316,7 @@ fn main() -> ExitCode {
                 bench::load::run(&bench::load::Options { sessions, concurrency, and_gates, mix, duration, leave }, json)
             }
             BenchCommand::PipelinePeer { connect, and_gates } => bench::pipeline::peer(&connect, and_gates),
+            BenchCommand::Malicious { json } => bench::malicious::run(json),
             BenchCommand::Ot { json } => {
                 bench::ot::run(json);
                 Ok(())

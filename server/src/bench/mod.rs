@@ -6,6 +6,7 @@ pub mod ot;
 pub mod garble;
 pub mod latency;
 pub mod load;
+pub mod malicious;
 pub mod pipeline;
 pub mod report;
 pub mod session;

@@ -40,6 +40,26 @@ pub struct Exchange<'a> {
     pub edit_stream: Option<Box<dyn Fn(usize, &mut Vec<u8>)>>,
 }
 
+impl<'a> Exchange<'a> {
+    /// A computation between parties that follow the protocol (a test build's deviations are
+    /// fields to set afterwards).
+    pub fn new(scheme: Scheme, make: &'a dyn Fn() -> Box<dyn Program>, x: &'a [bool], y: &'a [bool], check: CheckSet, recovery_check: CheckSet) -> Self {
+        Exchange {
+            scheme,
+            make,
+            x,
+            y,
+            check,
+            recovery_check,
+            encoding: ProbeResistantEncoding::new(),
+            #[cfg(feature = "insecure-switches")]
+            deviation: super::primary::Deviation::default(),
+            #[cfg(feature = "insecure-switches")]
+            edit_stream: None,
+        }
+    }
+}
+
 /// What a computation cost and gave.
 #[derive(Debug)]
 pub struct Report {

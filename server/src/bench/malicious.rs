@@ -1,0 +1,208 @@
+//! `garblet bench malicious`: what protection from a cheating server costs — private AES-128
+//! (one block, the library's `aes128_bp`) and Hamming distance of 1,024 bits, in the standard
+//! mode and under cut-and-choose (Lindell 2013, `garblet_core::cnc`), each party's CPU time and
+//! the bytes each way, every result checked against the plaintext circuit.
+//!
+//! Both parties run in this process, one thread, taking turns (thread CPU time per party, so
+//! another process's burst on a shared machine is not charged to either), with nothing between
+//! them: the standard mode through its two sessions and their frames, cut-and-choose through
+//! the exchange driver, whose byte counts are the sizes of what its messages hold. Neither run
+//! includes a network, so the sum of both parties' CPU is what a loopback run's wall time would
+//! be without the overlap of the two parties.
+//!
+//! Cut-and-choose runs in two configurations: Lindell's own (40 circuits, each checked with
+//! probability 1/2, so the number evaluated varies run to run: medians and p99) and a fixed
+//! evaluation set (49 circuits, 15 evaluated: 1/C(49, 15) = 2^-40.5), whose cost does not vary.
+//! The recovery computation has 123 circuits, 74 checked (2^-40.3), in both.
+
+use super::report::Report;
+use crate::clock::thread_cpu_ms;
+use crate::service_table::{CircuitSource, ServiceDef, ServiceTable};
+use garblet_circuits::{Party, Plaintext, Program, Runner};
+use garblet_core::aes::AesCtr;
+use garblet_core::cnc::exchange::{Exchange, Report as CncReport};
+use garblet_core::cnc::params::{fixed_check_cheat_bound, sample_fixed_check_set, sample_main_check_set, MAIN_CIRCUITS, RECOVERY_CHECKS, RECOVERY_CIRCUITS};
+use garblet_core::garble::Scheme;
+use garblet_core::protocol::{EvaluatorConfig, EvaluatorEvent, EvaluatorSession, GarblerConfig, GarblerSession, NoClock};
+use std::sync::Arc;
+
+/// Runs of each configuration; medians and p99 (the largest, at this count) are reported.
+const RUNS: usize = 21;
+/// The fixed configuration: circuits, and how many are evaluated.
+const FIXED_CIRCUITS: usize = 49;
+const FIXED_EVALUATED: usize = 15;
+
+struct Workload {
+    key: &'static str,
+    program: &'static str,
+    params: Vec<(String, u64)>,
+}
+
+fn cpu() -> f64 {
+    thread_cpu_ms().unwrap_or(f64::NAN)
+}
+
+fn bits(rng: &mut AesCtr, n: usize) -> Vec<bool> {
+    rng.bits(n)
+}
+
+/// Each party's CPU milliseconds and the bytes it sent.
+#[derive(Default)]
+struct Totals {
+    garbler_ms: f64,
+    evaluator_ms: f64,
+    garbler_bytes: f64,
+    evaluator_bytes: f64,
+}
+
+/// Moves frames both ways until neither session has anything to send, timing each side.
+fn pump(garbler: &mut GarblerSession, evaluator: &mut EvaluatorSession, t: &mut Totals) -> Result<(), String> {
+    loop {
+        let mut moved = false;
+        loop {
+            let start = cpu();
+            let frame = evaluator.poll_transmit().map_err(|e| e.to_string())?;
+            let sent = cpu();
+            t.evaluator_ms += sent - start;
+            let Some(frame) = frame else { break };
+            moved = true;
+            t.evaluator_bytes += frame.len() as f64;
+            garbler.handle(&frame).map_err(|e| e.to_string())?;
+            t.garbler_ms += cpu() - sent;
+        }
+        loop {
+            let start = cpu();
+            let frame = garbler.poll_transmit().map_err(|e| e.to_string())?;
+            let sent = cpu();
+            t.garbler_ms += sent - start;
+            let Some(frame) = frame else { break };
+            moved = true;
+            t.garbler_bytes += frame.len() as f64;
+            evaluator.handle(&frame).map_err(|e| e.to_string())?;
+            t.evaluator_ms += cpu() - sent;
+        }
+        if !moved {
+            return Ok(());
+        }
+    }
+}
+
+/// One standard-mode computation on a fresh connection (its hellos and base OTs included);
+/// `secret` is the service's garbler input (an AES key, which the service expands).
+fn standard(w: &Workload, secret: &[bool], y: &[bool], want: &[bool]) -> Result<Totals, String> {
+    let spec = garblet_circuits::registry::find(w.program).ok_or("no such program")?;
+    let params = w.params.iter().cloned().collect();
+    let services = Arc::new(ServiceTable::new(vec![ServiceDef { name: w.key.into(), doc: String::new(), source: CircuitSource::Builtin { spec, params, client_params: vec![] }, garbler_input: secret.to_vec() }]).map_err(|e| e.to_string())?);
+    let mut t = Totals::default();
+    let start = cpu();
+    let mut garbler = GarblerSession::new(GarblerConfig::default(), Box::new(NoClock), services).map_err(|e| e.to_string())?;
+    let made = cpu();
+    t.garbler_ms += made - start;
+    let mut evaluator = EvaluatorSession::new(EvaluatorConfig::default(), Box::new(NoClock)).map_err(|e| e.to_string())?;
+    t.evaluator_ms += cpu() - made;
+    pump(&mut garbler, &mut evaluator, &mut t)?;
+    if evaluator.poll_event() != Some(EvaluatorEvent::Ready) {
+        return Err("the standard session did not open".into());
+    }
+    let start = cpu();
+    evaluator.start(w.key, vec![], y.to_vec()).map_err(|e| e.to_string())?;
+    t.evaluator_ms += cpu() - start;
+    pump(&mut garbler, &mut evaluator, &mut t)?;
+    match evaluator.poll_event() {
+        Some(EvaluatorEvent::Finished(result)) if result.outputs.iter().flat_map(|o| o.bits.iter().copied()).eq(want.iter().copied()) => Ok(t),
+        other => Err(format!("the standard session ended with {other:?}")),
+    }
+}
+
+/// One cut-and-choose computation; the output is checked.
+fn cut_and_choose(make: &dyn Fn() -> Box<dyn Program>, x: &[bool], y: &[bool], want: &[bool], fixed: bool, rng: &mut AesCtr) -> Result<CncReport, String> {
+    let check = if fixed { sample_fixed_check_set(FIXED_CIRCUITS, FIXED_CIRCUITS - FIXED_EVALUATED, rng) } else { sample_main_check_set(MAIN_CIRCUITS, rng) }.map_err(|e| e.to_string())?;
+    let recovery_check = sample_fixed_check_set(RECOVERY_CIRCUITS, RECOVERY_CHECKS, rng).map_err(|e| e.to_string())?;
+    let exchange = Exchange::new(Scheme::HalfGates, make, x, y, check, recovery_check);
+    let report = exchange.run(rng, &cpu, |x| plaintext(make, x, y)).map_err(|e| e.to_string())?;
+    match &report.outputs {
+        Ok(outputs) if outputs == want => Ok(report),
+        other => Err(format!("cut-and-choose ended with {other:?}")),
+    }
+}
+
+fn plaintext(make: &dyn Fn() -> Box<dyn Program>, x: &[bool], y: &[bool]) -> Vec<bool> {
+    let mut plain = Plaintext::new(x.to_vec(), y.to_vec());
+    match Runner::new(make()).run(&mut plain) {
+        Ok(_) => plain.into_outputs(),
+        Err(_) => Vec::new(),
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn p99(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[((v.len() as f64 * 0.99).ceil() as usize).saturating_sub(1).min(v.len() - 1)]
+}
+
+pub fn run(json: bool) -> Result<(), String> {
+    let workloads = [
+        Workload { key: "aes128", program: "aes128_bp", params: vec![("blocks".into(), 1)] },
+        Workload { key: "hamming1024", program: "hamming", params: vec![("n".into(), 1024)] },
+    ];
+    let mut report = Report::new();
+    let mut rng = AesCtr::from_os_rng().map_err(|e| e.to_string())?;
+    report
+        .set("runs", RUNS as u64)
+        .set("timing", "thread CPU time per party, both parties in one thread, no network")
+        .set("random_circuits", MAIN_CIRCUITS as u64)
+        .set("fixed_circuits", FIXED_CIRCUITS as u64)
+        .set("fixed_evaluated", FIXED_EVALUATED as u64)
+        .set("fixed_cheat_log2", fixed_check_cheat_bound(FIXED_CIRCUITS, FIXED_CIRCUITS - FIXED_EVALUATED).map(|p| p.log2()).unwrap_or(f64::NAN))
+        .set("recovery_circuits", RECOVERY_CIRCUITS as u64)
+        .set("recovery_checks", RECOVERY_CHECKS as u64);
+    for w in &workloads {
+        let spec = garblet_circuits::registry::find(w.program).ok_or("no such program")?;
+        let params = spec.resolve(w.params.iter().map(|(k, v)| (k.as_str(), *v))).map_err(|e| e.to_string())?;
+        let make = || spec.instantiate(&params).expect("the benchmark's parameters");
+        let shape = make().shape().clone();
+        let mut standard_runs = Vec::new();
+        let (mut fixed_runs, mut random_runs) = (Vec::new(), Vec::new());
+        // What a service configures (an AES key) and what the circuit reads (its round keys).
+        let secret_bits = spec.garbler_secret.map_or(shape.input_bits(Party::Garbler), |s| (s.fields)(&params).iter().map(|f| f.bits).sum());
+        for _ in 0..RUNS {
+            let secret = bits(&mut rng, secret_bits);
+            let x = match spec.garbler_secret {
+                Some(s) => (s.derive)(&params, &secret).map_err(|e| e.to_string())?,
+                None => secret.clone(),
+            };
+            let y = bits(&mut rng, shape.input_bits(Party::Evaluator));
+            let want = plaintext(&make, &x, &y);
+            standard_runs.push(standard(w, &secret, &y, &want)?);
+            fixed_runs.push(cut_and_choose(&make, &x, &y, &want, true, &mut rng)?);
+            random_runs.push(cut_and_choose(&make, &x, &y, &want, false, &mut rng)?);
+        }
+        let k = w.key;
+        let column = |f: fn(&Totals) -> f64| standard_runs.iter().map(f).collect::<Vec<f64>>();
+        report
+            .set(&format!("{k}_standard_garbler_cpu_ms"), median(column(|t| t.garbler_ms)))
+            .set(&format!("{k}_standard_evaluator_cpu_ms"), median(column(|t| t.evaluator_ms)))
+            .set(&format!("{k}_standard_bytes_to_evaluator"), median(column(|t| t.garbler_bytes)))
+            .set(&format!("{k}_standard_bytes_to_garbler"), median(column(|t| t.evaluator_bytes)));
+        for (name, runs) in [("cnc_fixed", &fixed_runs), ("cnc_random", &random_runs)] {
+            let of = |f: fn(&CncReport) -> f64| runs.iter().map(f).collect::<Vec<f64>>();
+            for (what, values) in [
+                ("garbler_cpu_ms", of(|r| r.garbler_ms)),
+                ("evaluator_cpu_ms", of(|r| r.evaluator_ms)),
+                ("both_cpu_ms", of(|r| r.garbler_ms + r.evaluator_ms)),
+                ("bytes_to_evaluator", of(|r| r.garbler_bytes as f64)),
+                ("bytes_to_garbler", of(|r| r.evaluator_bytes as f64)),
+                ("bytes_total", of(|r| (r.garbler_bytes + r.evaluator_bytes) as f64)),
+                ("evaluated_circuits", of(|r| r.evaluated as f64)),
+            ] {
+                report.set(&format!("{k}_{name}_{what}_median"), median(values.clone())).set(&format!("{k}_{name}_{what}_p99"), p99(values));
+            }
+        }
+    }
+    report.print(json);
+    Ok(())
+}
