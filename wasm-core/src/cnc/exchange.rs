@@ -37,7 +37,7 @@ pub struct Exchange<'a> {
     /// Changes the streamed tables of a primary evaluation circuit after they were garbled
     /// (attack tests only): a stream unlike its commitment.
     #[cfg(feature = "insecure-switches")]
-    pub edit_stream: Option<Box<dyn Fn(usize, &mut Vec<u8>)>>,
+    pub edit_stream: super::primary::Edit<Vec<u8>>,
 }
 
 impl<'a> Exchange<'a> {
