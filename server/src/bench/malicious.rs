@@ -1,5 +1,6 @@
 //! `garblet bench malicious`: what protection from a cheating server costs — private AES-128
-//! (one block, the library's `aes128_bp`) and Hamming distance of 1,024 bits, in the standard
+//! (one block: Bristol's aes_128 as the default configuration serves it, and the library's
+//! `aes128_bp`) and Hamming distance of 1,024 bits, in the standard
 //! mode and under cut-and-choose (Lindell 2013, `garblet_core::cnc`), each party's CPU time and
 //! the bytes each way, every result checked against the plaintext circuit.
 //!
@@ -13,12 +14,16 @@
 //! Cut-and-choose runs in two configurations: Lindell's own (40 circuits, each checked with
 //! probability 1/2, so the number evaluated varies run to run: medians and p99) and a fixed
 //! evaluation set (49 circuits, 15 evaluated: 1/C(49, 15) = 2^-40.5), whose cost does not vary.
-//! The recovery computation has 123 circuits, 74 checked (2^-40.3), in both.
+//! The recovery computation has 123 circuits, 74 checked (2^-40.3), in both. Both garble with
+//! half-gates; the fixed configuration runs once more under three-halves (a quarter fewer
+//! bytes of tables).
 
 use super::report::Report;
 use crate::clock::thread_cpu_ms;
 use crate::service_table::{CircuitSource, ServiceDef, ServiceTable};
-use garblet_circuits::{Party, Plaintext, Program, Runner};
+use crate::service_table::BristolText;
+use garblet_circuits::bristol::{self, BristolProgram};
+use garblet_circuits::{Party, Plaintext, Program, Reveal, Runner};
 use garblet_core::aes::AesCtr;
 use garblet_core::cnc::exchange::{Exchange, Report as CncReport};
 use garblet_core::cnc::params::{fixed_check_cheat_bound, sample_fixed_check_set, sample_main_check_set, MAIN_CIRCUITS, RECOVERY_CHECKS, RECOVERY_CIRCUITS};
@@ -32,10 +37,65 @@ const RUNS: usize = 21;
 const FIXED_CIRCUITS: usize = 49;
 const FIXED_EVALUATED: usize = 15;
 
+/// A measured computation: a built-in program, or a bundled Bristol circuit whose inputs are
+/// the garbler's then the evaluator's, its outputs the evaluator's.
 struct Workload {
     key: &'static str,
-    program: &'static str,
-    params: Vec<(String, u64)>,
+    circuit: Circuit,
+}
+
+enum Circuit {
+    Builtin { program: &'static str, params: Vec<(String, u64)> },
+    Bristol { file: &'static str },
+}
+
+/// A workload as both modes take it: the service (for the standard sessions), the circuit
+/// program (for cut-and-choose and the plaintext reference), and how a service's configured
+/// garbler input becomes the circuit's (an AES key into its round keys, for `aes128_bp`).
+struct Prepared {
+    service: Box<dyn Fn() -> CircuitSource>,
+    make: Box<dyn Fn() -> Box<dyn Program>>,
+    secret_bits: usize,
+    derive: Option<Box<dyn Fn(&[bool]) -> Result<Vec<bool>, String>>>,
+}
+
+fn prepare(circuit: &Circuit) -> Result<Prepared, String> {
+    match circuit {
+        Circuit::Builtin { program, params } => {
+            let spec = garblet_circuits::registry::find(program).ok_or("no such program")?;
+            let resolved = spec.resolve(params.iter().map(|(k, v)| (k.as_str(), *v))).map_err(|e| e.to_string())?;
+            let shape = spec.instantiate(&resolved).map_err(|e| e.to_string())?.shape().clone();
+            let secret_bits = spec.garbler_secret.map_or(shape.input_bits(Party::Garbler), |s| (s.fields)(&resolved).iter().map(|f| f.bits).sum());
+            let derive = spec.garbler_secret.map(|s| {
+                let resolved = resolved.clone();
+                Box::new(move |secret: &[bool]| (s.derive)(&resolved, secret).map_err(|e| e.to_string())) as Box<dyn Fn(&[bool]) -> Result<Vec<bool>, String>>
+            });
+            let make_params = resolved.clone();
+            Ok(Prepared {
+                service: {
+                    let params = params.clone();
+                    Box::new(move || CircuitSource::Builtin { spec, params: params.iter().cloned().collect(), client_params: vec![] })
+                },
+                make: Box::new(move || spec.instantiate(&make_params).expect("the benchmark's parameters")),
+                secret_bits,
+                derive,
+            })
+        }
+        Circuit::Bristol { file } => {
+            let text = crate::serve::bundled::find(file).ok_or("no such bundled circuit")?;
+            let info = Arc::new(bristol::scan(text).map_err(|e| e.to_string())?);
+            let parties = [Party::Garbler, Party::Evaluator];
+            let (inputs, outputs) = bristol::default_io(&info.header, &parties, Reveal::Evaluator);
+            let secret_bits = info.header.inputs.first().copied().unwrap_or(0);
+            let (i, o, n) = (inputs.clone(), outputs.clone(), info.clone());
+            Ok(Prepared {
+                service: Box::new(move || CircuitSource::Bristol { text: BristolText::Embedded(text), info: info.clone(), inputs: inputs.clone(), outputs: outputs.clone() }),
+                make: Box::new(move || Box::new(BristolProgram::new(text, n.clone(), i.clone(), o.clone()).expect("a bundled circuit")) as Box<dyn Program>),
+                secret_bits,
+                derive: None,
+            })
+        }
+    }
 }
 
 fn cpu() -> f64 {
@@ -89,10 +149,8 @@ fn pump(garbler: &mut GarblerSession, evaluator: &mut EvaluatorSession, t: &mut 
 
 /// One standard-mode computation on a fresh connection (its hellos and base OTs included);
 /// `secret` is the service's garbler input (an AES key, which the service expands).
-fn standard(w: &Workload, secret: &[bool], y: &[bool], want: &[bool]) -> Result<Totals, String> {
-    let spec = garblet_circuits::registry::find(w.program).ok_or("no such program")?;
-    let params = w.params.iter().cloned().collect();
-    let services = Arc::new(ServiceTable::new(vec![ServiceDef { name: w.key.into(), doc: String::new(), source: CircuitSource::Builtin { spec, params, client_params: vec![] }, garbler_input: secret.to_vec() }]).map_err(|e| e.to_string())?);
+fn standard(key: &str, service: CircuitSource, secret: &[bool], y: &[bool], want: &[bool]) -> Result<Totals, String> {
+    let services = Arc::new(ServiceTable::new(vec![ServiceDef { name: key.into(), doc: String::new(), source: service, garbler_input: secret.to_vec() }]).map_err(|e| e.to_string())?);
     let mut t = Totals::default();
     let start = cpu();
     let mut garbler = GarblerSession::new(GarblerConfig::default(), Box::new(NoClock), services).map_err(|e| e.to_string())?;
@@ -105,7 +163,7 @@ fn standard(w: &Workload, secret: &[bool], y: &[bool], want: &[bool]) -> Result<
         return Err("the standard session did not open".into());
     }
     let start = cpu();
-    evaluator.start(w.key, vec![], y.to_vec()).map_err(|e| e.to_string())?;
+    evaluator.start(key, vec![], y.to_vec()).map_err(|e| e.to_string())?;
     t.evaluator_ms += cpu() - start;
     pump(&mut garbler, &mut evaluator, &mut t)?;
     match evaluator.poll_event() {
@@ -115,10 +173,10 @@ fn standard(w: &Workload, secret: &[bool], y: &[bool], want: &[bool]) -> Result<
 }
 
 /// One cut-and-choose computation; the output is checked.
-fn cut_and_choose(make: &dyn Fn() -> Box<dyn Program>, x: &[bool], y: &[bool], want: &[bool], fixed: bool, rng: &mut AesCtr) -> Result<CncReport, String> {
+fn cut_and_choose(make: &dyn Fn() -> Box<dyn Program>, x: &[bool], y: &[bool], want: &[bool], fixed: bool, scheme: Scheme, rng: &mut AesCtr) -> Result<CncReport, String> {
     let check = if fixed { sample_fixed_check_set(FIXED_CIRCUITS, FIXED_CIRCUITS - FIXED_EVALUATED, rng) } else { sample_main_check_set(MAIN_CIRCUITS, rng) }.map_err(|e| e.to_string())?;
     let recovery_check = sample_fixed_check_set(RECOVERY_CIRCUITS, RECOVERY_CHECKS, rng).map_err(|e| e.to_string())?;
-    let exchange = Exchange::new(Scheme::HalfGates, make, x, y, check, recovery_check);
+    let exchange = Exchange::new(scheme, make, x, y, check, recovery_check);
     let report = exchange.run(rng, &cpu, |x| plaintext(make, x, y)).map_err(|e| e.to_string())?;
     match &report.outputs {
         Ok(outputs) if outputs == want => Ok(report),
@@ -146,8 +204,13 @@ fn p99(mut v: Vec<f64>) -> f64 {
 
 pub fn run(json: bool) -> Result<(), String> {
     let workloads = [
-        Workload { key: "aes128", program: "aes128_bp", params: vec![("blocks".into(), 1)] },
-        Workload { key: "hamming1024", program: "hamming", params: vec![("n".into(), 1024)] },
+        // The AES service of the default configuration: Bristol's aes_128, key expanded inside
+        // the circuit, so the garbler's input is the 128-bit key.
+        Workload { key: "aes128", circuit: Circuit::Bristol { file: "aes_128" } },
+        // The library's Boyar–Peralta AES: fewer ANDs, but the server expands the key in the
+        // clear, so the garbler's input is the 1,408 bits of the round keys.
+        Workload { key: "aes128_bp", circuit: Circuit::Builtin { program: "aes128_bp", params: vec![("blocks".into(), 1)] } },
+        Workload { key: "hamming1024", circuit: Circuit::Builtin { program: "hamming", params: vec![("n".into(), 1024)] } },
     ];
     let mut report = Report::new();
     let mut rng = AesCtr::from_os_rng().map_err(|e| e.to_string())?;
@@ -161,25 +224,23 @@ pub fn run(json: bool) -> Result<(), String> {
         .set("recovery_circuits", RECOVERY_CIRCUITS as u64)
         .set("recovery_checks", RECOVERY_CHECKS as u64);
     for w in &workloads {
-        let spec = garblet_circuits::registry::find(w.program).ok_or("no such program")?;
-        let params = spec.resolve(w.params.iter().map(|(k, v)| (k.as_str(), *v))).map_err(|e| e.to_string())?;
-        let make = || spec.instantiate(&params).expect("the benchmark's parameters");
+        let prepared = prepare(&w.circuit)?;
+        let make = || (prepared.make)();
         let shape = make().shape().clone();
         let mut standard_runs = Vec::new();
-        let (mut fixed_runs, mut random_runs) = (Vec::new(), Vec::new());
-        // What a service configures (an AES key) and what the circuit reads (its round keys).
-        let secret_bits = spec.garbler_secret.map_or(shape.input_bits(Party::Garbler), |s| (s.fields)(&params).iter().map(|f| f.bits).sum());
+        let (mut fixed_runs, mut random_runs, mut three_halves_runs) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..RUNS {
-            let secret = bits(&mut rng, secret_bits);
-            let x = match spec.garbler_secret {
-                Some(s) => (s.derive)(&params, &secret).map_err(|e| e.to_string())?,
+            let secret = bits(&mut rng, prepared.secret_bits);
+            let x = match &prepared.derive {
+                Some(derive) => derive(&secret)?,
                 None => secret.clone(),
             };
             let y = bits(&mut rng, shape.input_bits(Party::Evaluator));
             let want = plaintext(&make, &x, &y);
-            standard_runs.push(standard(w, &secret, &y, &want)?);
-            fixed_runs.push(cut_and_choose(&make, &x, &y, &want, true, &mut rng)?);
-            random_runs.push(cut_and_choose(&make, &x, &y, &want, false, &mut rng)?);
+            standard_runs.push(standard(w.key, (prepared.service)(), &secret, &y, &want)?);
+            fixed_runs.push(cut_and_choose(&make, &x, &y, &want, true, Scheme::HalfGates, &mut rng)?);
+            random_runs.push(cut_and_choose(&make, &x, &y, &want, false, Scheme::HalfGates, &mut rng)?);
+            three_halves_runs.push(cut_and_choose(&make, &x, &y, &want, true, Scheme::ThreeHalves, &mut rng)?);
         }
         let k = w.key;
         let column = |f: fn(&Totals) -> f64| standard_runs.iter().map(f).collect::<Vec<f64>>();
@@ -188,7 +249,7 @@ pub fn run(json: bool) -> Result<(), String> {
             .set(&format!("{k}_standard_evaluator_cpu_ms"), median(column(|t| t.evaluator_ms)))
             .set(&format!("{k}_standard_bytes_to_evaluator"), median(column(|t| t.garbler_bytes)))
             .set(&format!("{k}_standard_bytes_to_garbler"), median(column(|t| t.evaluator_bytes)));
-        for (name, runs) in [("cnc_fixed", &fixed_runs), ("cnc_random", &random_runs)] {
+        for (name, runs) in [("cnc_fixed", &fixed_runs), ("cnc_random", &random_runs), ("cnc_fixed_three_halves", &three_halves_runs)] {
             let of = |f: fn(&CncReport) -> f64| runs.iter().map(f).collect::<Vec<f64>>();
             for (what, values) in [
                 ("garbler_cpu_ms", of(|r| r.garbler_ms)),

@@ -18,36 +18,40 @@
 //! A check circuit's labels are regenerated from what the evaluator holds: a wrong correction
 //! is then caught only for y'_i = 1, which the encoding makes independent of y.
 
-use super::commit::{label_hash, Digest, TableHasher};
+use super::commit::{tweak, CommitKey, Digest, TableHasher};
 use super::encoding::ProbeResistantEncoding;
 use super::CncError;
 use crate::block::Block;
 use crate::garble::{Detached, Evaluator, GarbleError, Garbler, Scheme, WireOutput};
 use garblet_circuits::Batch;
 
-const EVALUATOR_LABEL_CONTEXT: &str = "garblet cut-and-choose evaluator input label";
+/// The tweaks of the evaluator's input labels: a domain of their own (bit 126), apart from
+/// every garbling tweak and the translation pads'.
+const EVALUATOR_LABEL_TWEAKS: u128 = 1 << 126;
 
-/// H(pad, j, i): the label a random-OT pad gives evaluator wire `wire` of circuit `circuit`.
-fn pad_label(salt: &[u8; 16], circuit: usize, wire: usize, pad: Block) -> Block {
-    Block::from_bytes(label_hash(EVALUATOR_LABEL_CONTEXT, salt, circuit, wire, pad))
+/// H(pad, j, i): the label a random-OT pad gives evaluator wire `wire` of circuit `circuit` —
+/// the garbling hash (fixed-key AES) under a tweak of its own. The pads are random and the
+/// evaluator holds one of each pair, so the other's labels are pseudorandom to it.
+fn pad_label(key: &CommitKey, circuit: usize, wire: usize, pad: Block) -> Block {
+    key.hash().hash(pad, tweak(EVALUATOR_LABEL_TWEAKS, circuit, wire))
 }
 
 /// The garbler's side of the evaluator's encoded input in circuit `circuit`: the zero-label of
 /// every y' bit and its correction, from both pads of every random OT.
-pub fn encoded_input_zero_labels(salt: &[u8; 16], circuit: usize, delta: Block, pads: &[[Block; 2]]) -> (Vec<Block>, Vec<Block>) {
+pub fn encoded_input_zero_labels(key: &CommitKey, circuit: usize, delta: Block, pads: &[[Block; 2]]) -> (Vec<Block>, Vec<Block>) {
     pads.iter()
         .enumerate()
         .map(|(i, &[r0, r1])| {
-            let zero = pad_label(salt, circuit, i, r0);
-            (zero, pad_label(salt, circuit, i, r1) ^ zero ^ delta)
+            let zero = pad_label(key, circuit, i, r0);
+            (zero, pad_label(key, circuit, i, r1) ^ zero ^ delta)
         })
         .unzip()
 }
 
 /// The evaluator's label of y' bit `wire` in circuit `circuit`, from the pad it holds for its
 /// bit and the garbler's correction.
-pub fn encoded_input_label(salt: &[u8; 16], circuit: usize, wire: usize, bit: bool, pad: Block, correction: Block) -> Block {
-    pad_label(salt, circuit, wire, pad) ^ correction.select(bit)
+pub fn encoded_input_label(key: &CommitKey, circuit: usize, wire: usize, bit: bool, pad: Block, correction: Block) -> Block {
+    pad_label(key, circuit, wire, pad) ^ correction.select(bit)
 }
 
 /// y's labels (or zero-labels) from y''s: each input bit is the XOR of its terms.
@@ -90,11 +94,11 @@ pub struct Garbled {
 impl CircuitGarbling {
     /// Circuit `index` from `seed`. `extra` garbler labels beyond the circuit's own inputs
     /// (the pad of the input hash) are drawn first, from the same seed and under the same Δ.
-    pub fn new(scheme: Scheme, salt: &[u8; 16], index: usize, seed: [u8; 16], extra: usize) -> Self {
+    pub fn new(scheme: Scheme, key: &CommitKey, index: usize, seed: [u8; 16], extra: usize) -> Self {
         let mut garbler = Garbler::from_seed(scheme, seed);
         garbler.set_and_index(index as u64 * TWEAK_RANGE);
         let extra = garbler.fresh_labels(extra);
-        CircuitGarbling { index, garbler, extra, hasher: TableHasher::new(salt, index), detached: Detached::default(), tables: Vec::new() }
+        CircuitGarbling { index, garbler, extra, hasher: TableHasher::new(key.salt(), index), detached: Detached::default(), tables: Vec::new() }
     }
 
     /// Δ of this circuit, from its seed: the corrections of the evaluator's labels need it
@@ -158,11 +162,11 @@ pub struct Evaluated {
 }
 
 impl CircuitEvaluation {
-    pub fn new(scheme: Scheme, salt: &[u8; 16], index: usize, garbler_labels: Vec<Block>, evaluator_labels: Vec<Block>) -> Self {
+    pub fn new(scheme: Scheme, key: &CommitKey, index: usize, garbler_labels: Vec<Block>, evaluator_labels: Vec<Block>) -> Self {
         let mut evaluator = Evaluator::new(scheme);
         evaluator.set_and_index(index as u64 * TWEAK_RANGE);
         evaluator.start_computation(evaluator_labels);
-        CircuitEvaluation { index, evaluator, hasher: TableHasher::new(salt, index), garbler_labels, next_garbler_label: 0, outputs: Vec::new() }
+        CircuitEvaluation { index, evaluator, hasher: TableHasher::new(key.salt(), index), garbler_labels, next_garbler_label: 0, outputs: Vec::new() }
     }
 
     /// Evaluates one batch from exactly its tables.

@@ -17,14 +17,19 @@
 //!   bit — and two circuits that disagree on a wire hand the evaluator b_i^0 and b_i^1, hence δ,
 //!   the key to cheating recovery.
 //!
-//! All hashes are BLAKE3 in key-derivation mode, one context per use, over a `salt` the
-//! evaluator draws for the computation and sends with its request: the garbler's commitments
-//! come after it, so finding two labels with one commitment must happen online, within the
-//! session's time, where 128-bit commitments leave 2^64 work. Each hash also takes the circuit
-//! and wire index, so no commitment can be moved to another place.
+//! Commitments are BLAKE3: the tables' a stream per circuit, the labels' and values' keyed
+//! hashes of one compression each, under keys derived (one context per use) from a `salt` the
+//! evaluator draws for the computation and sends with its request ([`CommitKey`]). The
+//! garbler's commitments come after the salt, so finding two labels with one commitment must
+//! happen online, within the session's time, where 128-bit commitments leave 2^64 work. Each
+//! hash also takes the circuit and wire index, so no commitment can be moved to another place.
+//! The translation tables' pads need no binding, only that a label's pad hides the other
+//! label's value: they are the garbling hash (fixed-key AES, tweakable and circular-correlation
+//! robust, Guo–Katz–Wang–Yu 2020) under tweaks of their own.
 
 use super::CncError;
 use crate::block::Block;
+use crate::garble::TweakHash;
 
 /// A 32-byte digest (tables).
 pub type Digest = [u8; 32];
@@ -33,6 +38,50 @@ const TABLES_CONTEXT: &str = "garblet cut-and-choose garbled tables";
 const LABEL_CONTEXT: &str = "garblet cut-and-choose garbler input label";
 const TRANSLATION_CONTEXT: &str = "garblet cut-and-choose output translation";
 const VALUE_CONTEXT: &str = "garblet cut-and-choose output value";
+
+/// The tweaks of the translation pads: a domain of their own, above every garbling tweak (an
+/// AND index times at most 3, below 2^66) and the evaluator's input labels' (bit 126).
+const TRANSLATION_TWEAKS: u128 = 1 << 127;
+
+/// The tweak of wire `wire` of circuit `circuit` within a tweak domain.
+pub(super) fn tweak(domain: u128, circuit: usize, wire: usize) -> u128 {
+    domain | (circuit as u128) << 64 | wire as u128
+}
+
+/// A computation's commitment keys, derived once from the evaluator's salt.
+#[derive(Clone)]
+pub struct CommitKey {
+    salt: [u8; 16],
+    label: [u8; 32],
+    value: [u8; 32],
+    hash: TweakHash,
+}
+
+impl CommitKey {
+    pub fn new(salt: &[u8; 16]) -> Self {
+        CommitKey { salt: *salt, label: blake3::derive_key(LABEL_CONTEXT, salt), value: blake3::derive_key(VALUE_CONTEXT, salt), hash: TweakHash::new() }
+    }
+
+    pub fn salt(&self) -> &[u8; 16] {
+        &self.salt
+    }
+
+    /// The garbling hash, for the tweaked hashes of labels.
+    pub fn hash(&self) -> &TweakHash {
+        &self.hash
+    }
+}
+
+/// A 16-byte keyed hash of one label, bound to its circuit and wire.
+fn keyed_label_hash(key: &[u8; 32], circuit: usize, wire: usize, label: Block) -> [u8; 16] {
+    let mut input = [0u8; 32];
+    input[..8].copy_from_slice(&(circuit as u64).to_le_bytes());
+    input[8..16].copy_from_slice(&(wire as u64).to_le_bytes());
+    input[16..].copy_from_slice(&label.to_bytes());
+    let mut out = [0u8; 16];
+    out.copy_from_slice(&blake3::keyed_hash(key, &input).as_bytes()[..16]);
+    out
+}
 
 /// Hashes one circuit's garbled tables as they are produced or received.
 pub struct TableHasher(blake3::Hasher);
@@ -54,18 +103,6 @@ impl TableHasher {
     }
 }
 
-/// A 16-byte hash of one label, bound to the salt, the circuit and the wire.
-pub(super) fn label_hash(context: &str, salt: &[u8; 16], circuit: usize, wire: usize, label: Block) -> [u8; 16] {
-    let mut h = blake3::Hasher::new_derive_key(context);
-    h.update(salt);
-    h.update(&(circuit as u64).to_le_bytes());
-    h.update(&(wire as u64).to_le_bytes());
-    h.update(&label.to_bytes());
-    let mut out = [0u8; 16];
-    out.copy_from_slice(&h.finalize().as_bytes()[..16]);
-    out
-}
-
 /// The commitment to a garbler input wire's two labels, in point-and-permute order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LabelPair(pub [[u8; 16]; 2]);
@@ -74,17 +111,17 @@ impl LabelPair {
     pub const BYTES: usize = 32;
 
     /// Whether `label` is one of the two committed labels of this wire.
-    pub fn holds(&self, salt: &[u8; 16], circuit: usize, wire: usize, label: Block) -> bool {
-        self.0[label.lsb() as usize] == label_hash(LABEL_CONTEXT, salt, circuit, wire, label)
+    pub fn holds(&self, key: &CommitKey, circuit: usize, wire: usize, label: Block) -> bool {
+        self.0[label.lsb() as usize] == keyed_label_hash(&key.label, circuit, wire, label)
     }
 }
 
 /// The garbler's commitment to wire `wire` of circuit `circuit`, whose zero-label is `zero`
 /// under that circuit's Δ (lsb(Δ) = 1, so the two labels differ in lsb).
-pub fn label_pair(salt: &[u8; 16], circuit: usize, wire: usize, zero: Block, delta: Block) -> LabelPair {
+pub fn label_pair(key: &CommitKey, circuit: usize, wire: usize, zero: Block, delta: Block) -> LabelPair {
     let mut pair = [[0u8; 16]; 2];
     for label in [zero, zero ^ delta] {
-        pair[label.lsb() as usize] = label_hash(LABEL_CONTEXT, salt, circuit, wire, label);
+        pair[label.lsb() as usize] = keyed_label_hash(&key.label, circuit, wire, label);
     }
     LabelPair(pair)
 }
@@ -107,15 +144,15 @@ impl OutputValues {
 pub struct ValueCommitments(pub Vec<[[u8; 16]; 2]>);
 
 impl ValueCommitments {
-    pub fn new(salt: &[u8; 16], values: &OutputValues) -> Self {
-        ValueCommitments((0..values.zero.len()).map(|i| [false, true].map(|bit| label_hash(VALUE_CONTEXT, salt, 0, i, values.value(i, bit)))).collect())
+    pub fn new(key: &CommitKey, values: &OutputValues) -> Self {
+        ValueCommitments((0..values.zero.len()).map(|i| [false, true].map(|bit| keyed_label_hash(&key.value, 0, i, values.value(i, bit)))).collect())
     }
 
     /// The bit `value` stands for on output wire `wire`, or `None` if it is neither committed
     /// value (a bad circuit's output, which the evaluator ignores).
-    pub fn bit(&self, salt: &[u8; 16], wire: usize, value: Block) -> Option<bool> {
+    pub fn bit(&self, key: &CommitKey, wire: usize, value: Block) -> Option<bool> {
         let pair = self.0.get(wire)?;
-        let h = label_hash(VALUE_CONTEXT, salt, 0, wire, value);
+        let h = keyed_label_hash(&key.value, 0, wire, value);
         if h == pair[0] {
             Some(false)
         } else if h == pair[1] {
@@ -129,21 +166,21 @@ impl ValueCommitments {
     /// value `known` the evaluator holds on each wire and the bit it stands for. The cheating-
     /// recovery computation outputs the δ the garbler put into it; this is where the evaluator
     /// checks it against the δ the garbler committed to.
-    pub fn consistent_with(&self, salt: &[u8; 16], delta: Block, known: &[(Block, bool)]) -> bool {
-        known.len() == self.0.len() && known.iter().enumerate().all(|(wire, &(value, bit))| self.0[wire][!bit as usize] == label_hash(VALUE_CONTEXT, salt, 0, wire, value ^ delta))
+    pub fn consistent_with(&self, key: &CommitKey, delta: Block, known: &[(Block, bool)]) -> bool {
+        known.len() == self.0.len() && known.iter().enumerate().all(|(wire, &(value, bit))| self.0[wire][!bit as usize] == keyed_label_hash(&key.value, 0, wire, value ^ delta))
     }
 }
 
 /// One output wire's translation entries, in point-and-permute order of the wire's labels.
 pub type TranslationEntry = [Block; 2];
 
-fn translation_pad(salt: &[u8; 16], circuit: usize, wire: usize, label: Block) -> Block {
-    Block::from_bytes(label_hash(TRANSLATION_CONTEXT, salt, circuit, wire, label))
+fn translation_pad(key: &CommitKey, circuit: usize, wire: usize, label: Block) -> Block {
+    key.hash.hash(label, tweak(TRANSLATION_TWEAKS, circuit, wire))
 }
 
 /// Circuit `circuit`'s translation table: for output wire i with zero-label `output_zero[i]`
 /// under the circuit's `delta`, the entry at lsb(W^v) is b_i^v ⊕ H(W^v).
-pub fn translation_table(salt: &[u8; 16], circuit: usize, output_zero: &[Block], delta: Block, values: &OutputValues) -> Result<Vec<TranslationEntry>, CncError> {
+pub fn translation_table(key: &CommitKey, circuit: usize, output_zero: &[Block], delta: Block, values: &OutputValues) -> Result<Vec<TranslationEntry>, CncError> {
     if output_zero.len() != values.zero.len() {
         return Err(CncError::WrongLength { what: "output wires", expected: values.zero.len(), actual: output_zero.len() });
     }
@@ -154,7 +191,7 @@ pub fn translation_table(salt: &[u8; 16], circuit: usize, output_zero: &[Block],
             let mut entry = [Block::ZERO; 2];
             for bit in [false, true] {
                 let label = zero ^ delta.select(bit);
-                entry[label.lsb() as usize] = values.value(i, bit) ^ translation_pad(salt, circuit, i, label);
+                entry[label.lsb() as usize] = values.value(i, bit) ^ translation_pad(key, circuit, i, label);
             }
             entry
         })
@@ -162,14 +199,14 @@ pub fn translation_table(salt: &[u8; 16], circuit: usize, output_zero: &[Block],
 }
 
 /// The value output label `label` of wire `wire` opens in circuit `circuit`'s table.
-pub fn translate(salt: &[u8; 16], circuit: usize, wire: usize, label: Block, entry: &TranslationEntry) -> Block {
-    entry[label.lsb() as usize] ^ translation_pad(salt, circuit, wire, label)
+pub fn translate(key: &CommitKey, circuit: usize, wire: usize, label: Block, entry: &TranslationEntry) -> Block {
+    entry[label.lsb() as usize] ^ translation_pad(key, circuit, wire, label)
 }
 
 /// Hashes a translation table, for the commitment that covers it.
-pub fn translation_digest(salt: &[u8; 16], circuit: usize, table: &[TranslationEntry]) -> Digest {
+pub fn translation_digest(key: &CommitKey, circuit: usize, table: &[TranslationEntry]) -> Digest {
     let mut h = blake3::Hasher::new_derive_key(TRANSLATION_CONTEXT);
-    h.update(salt);
+    h.update(&key.salt);
     h.update(&(circuit as u64).to_le_bytes());
     for entry in table {
         h.update(&entry[0].to_bytes());
@@ -188,63 +225,63 @@ mod tests {
 
     #[test]
     fn a_label_pair_holds_both_labels_and_nothing_else() {
-        let salt = [9u8; 16];
+        let key = CommitKey::new(&[9u8; 16]);
         let (zero, d) = (Block::random().unwrap(), delta());
-        let pair = label_pair(&salt, 3, 5, zero, d);
-        assert!(pair.holds(&salt, 3, 5, zero));
-        assert!(pair.holds(&salt, 3, 5, zero ^ d));
-        assert!(!pair.holds(&salt, 3, 5, zero ^ Block(2)));
+        let pair = label_pair(&key, 3, 5, zero, d);
+        assert!(pair.holds(&key, 3, 5, zero));
+        assert!(pair.holds(&key, 3, 5, zero ^ d));
+        assert!(!pair.holds(&key, 3, 5, zero ^ Block(2)));
         // Bound to its place and to the salt.
-        assert!(!pair.holds(&salt, 4, 5, zero));
-        assert!(!pair.holds(&salt, 3, 6, zero));
-        assert!(!pair.holds(&[8u8; 16], 3, 5, zero));
+        assert!(!pair.holds(&key, 4, 5, zero));
+        assert!(!pair.holds(&key, 3, 6, zero));
+        assert!(!pair.holds(&CommitKey::new(&[8u8; 16]), 3, 5, zero));
     }
 
     #[test]
     fn the_order_of_a_label_pair_is_the_labels_lsb_not_their_meaning() {
-        let salt = [1u8; 16];
+        let key = CommitKey::new(&[1u8; 16]);
         let d = delta();
         let mut first_is_zero = [0usize; 2];
         for _ in 0..64 {
             let zero = Block::random().unwrap();
-            let pair = label_pair(&salt, 0, 0, zero, d);
-            first_is_zero[(pair.0[0] == label_hash(LABEL_CONTEXT, &salt, 0, 0, zero)) as usize] += 1;
+            let pair = label_pair(&key, 0, 0, zero, d);
+            first_is_zero[(pair.0[0] == keyed_label_hash(&key.label, 0, 0, zero)) as usize] += 1;
         }
         assert!(first_is_zero[0] > 10 && first_is_zero[1] > 10, "{first_is_zero:?}");
     }
 
     #[test]
     fn translation_opens_the_committed_value_of_the_label_held() {
-        let salt = [2u8; 16];
+        let key = CommitKey::new(&[2u8; 16]);
         let values = OutputValues { zero: (0..8).map(|_| Block::random().unwrap()).collect(), delta: Block::random().unwrap() };
-        let commitments = ValueCommitments::new(&salt, &values);
+        let commitments = ValueCommitments::new(&key, &values);
         let d = delta();
         let output_zero: Vec<Block> = (0..8).map(|_| Block::random().unwrap()).collect();
-        let table = translation_table(&salt, 7, &output_zero, d, &values).unwrap();
+        let table = translation_table(&key, 7, &output_zero, d, &values).unwrap();
         for (i, &zero) in output_zero.iter().enumerate() {
             for bit in [false, true] {
-                let value = translate(&salt, 7, i, zero ^ d.select(bit), &table[i]);
+                let value = translate(&key, 7, i, zero ^ d.select(bit), &table[i]);
                 assert_eq!(value, values.value(i, bit));
-                assert_eq!(commitments.bit(&salt, i, value), Some(bit));
+                assert_eq!(commitments.bit(&key, i, value), Some(bit));
             }
             // A label that is neither of the wire's opens nothing committed.
-            let forged = translate(&salt, 7, i, zero ^ Block(4), &table[i]);
-            assert_eq!(commitments.bit(&salt, i, forged), None);
+            let forged = translate(&key, 7, i, zero ^ Block(4), &table[i]);
+            assert_eq!(commitments.bit(&key, i, forged), None);
         }
         // Two circuits that disagree on a wire give both values, and so δ.
-        let b0 = translate(&salt, 7, 3, output_zero[3], &table[3]);
-        let b1 = translate(&salt, 7, 3, output_zero[3] ^ d, &table[3]);
+        let b0 = translate(&key, 7, 3, output_zero[3], &table[3]);
+        let b1 = translate(&key, 7, 3, output_zero[3] ^ d, &table[3]);
         assert_eq!(b0 ^ b1, values.delta);
         let known: Vec<(Block, bool)> = (0..8).map(|i| (values.value(i, i % 3 == 0), i % 3 == 0)).collect();
-        assert!(commitments.consistent_with(&salt, values.delta, &known));
-        assert!(!commitments.consistent_with(&salt, values.delta ^ Block(1 << 64), &known));
+        assert!(commitments.consistent_with(&key, values.delta, &known));
+        assert!(!commitments.consistent_with(&key, values.delta ^ Block(1 << 64), &known));
     }
 
     #[test]
     fn a_translation_table_needs_one_label_per_output() {
         let values = OutputValues { zero: vec![Block::ZERO; 3], delta: Block(1) };
         assert_eq!(
-            translation_table(&[0; 16], 0, &[Block::ZERO; 2], delta(), &values),
+            translation_table(&CommitKey::new(&[0; 16]), 0, &[Block::ZERO; 2], delta(), &values),
             Err(CncError::WrongLength { what: "output wires", expected: 3, actual: 2 })
         );
     }

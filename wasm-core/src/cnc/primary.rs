@@ -11,7 +11,7 @@
 //! not depend on the evaluator's input.
 
 use super::circuit::{decode_labels, encoded_input_label, encoded_input_zero_labels, CircuitEvaluation, CircuitGarbling, Evaluated, Garbled};
-use super::commit::{label_pair, translate, translation_digest, translation_table, Digest, LabelPair, OutputValues, TranslationEntry, ValueCommitments};
+use super::commit::{label_pair, CommitKey, translate, translation_digest, translation_table, Digest, LabelPair, OutputValues, TranslationEntry, ValueCommitments};
 use super::encoding::ProbeResistantEncoding;
 use super::input_hash::{HashWord, InputHash};
 use super::params::CheckSet;
@@ -179,6 +179,7 @@ pub struct Deviation {
 /// The garbler's side of a primary computation.
 pub struct PrimaryGarbler {
     setup: Setup,
+    key: CommitKey,
     secrets: Vec<CircuitSecrets>,
     /// Both pads of every OT of the evaluator's encoded input.
     pads: Vec<[Block; 2]>,
@@ -200,6 +201,7 @@ impl PrimaryGarbler {
         let r = rng.next_block().0;
         let hash_pad = (0..HASH_BITS).map(|i| (r >> i) & 1 == 1).collect();
         PrimaryGarbler {
+            key: CommitKey::new(&setup.salt),
             setup,
             secrets,
             pads,
@@ -240,7 +242,7 @@ impl PrimaryGarbler {
     }
 
     fn circuit(&self, index: usize) -> CircuitGarbling {
-        CircuitGarbling::new(self.setup.scheme, &self.setup.salt, index, self.secrets[index].seed, HASH_BITS)
+        CircuitGarbling::new(self.setup.scheme, &self.key, index, self.secrets[index].seed, HASH_BITS)
     }
 
     /// Garbles every circuit (in lock step, one batch at a time) and commits to it. `x` is the
@@ -249,11 +251,11 @@ impl PrimaryGarbler {
         if x.len() != self.setup.garbler_bits {
             return Err(CncError::WrongLength { what: "garbler input", expected: self.setup.garbler_bits, actual: x.len() }.into());
         }
-        let salt = self.setup.salt;
+        let key = &self.key;
         let mut circuits: Vec<CircuitGarbling> = (0..self.setup.circuits).map(|j| self.circuit(j)).collect();
         let mut corrections = Vec::with_capacity(circuits.len());
         for (j, circuit) in circuits.iter_mut().enumerate() {
-            let (zero, correction) = encoded_input_zero_labels(&salt, j, circuit.delta(), &self.pads);
+            let (zero, correction) = encoded_input_zero_labels(key, j, circuit.delta(), &self.pads);
             circuit.start(decode_labels(encoding, self.setup.evaluator_bits, &zero)?);
             corrections.push(correction);
         }
@@ -272,7 +274,7 @@ impl PrimaryGarbler {
         self.translations.clear();
         for (g, correction) in garbled.iter().zip(corrections) {
             #[allow(unused_mut)]
-            let mut table = translation_table(&salt, g.index, &output_labels(&g.outputs), g.delta, &values)?;
+            let mut table = translation_table(key, g.index, &output_labels(&g.outputs), g.delta, &values)?;
             #[allow(unused_mut)]
             let mut bits = bits.clone();
             #[cfg(feature = "insecure-switches")]
@@ -295,15 +297,15 @@ impl PrimaryGarbler {
             let active: Vec<Block> = g.garbler_zero.iter().zip(&bits).map(|(&z, &b)| z ^ g.delta.select(b)).collect();
             committed.push(CircuitCommitment {
                 tables: g.tables,
-                translation: translation_digest(&salt, g.index, &table),
-                label_pairs: g.garbler_zero.iter().enumerate().map(|(w, &z)| label_pair(&salt, g.index, w, z, g.delta)).collect(),
+                translation: translation_digest(key, g.index, &table),
+                label_pairs: g.garbler_zero.iter().enumerate().map(|(w, &z)| label_pair(key, g.index, w, z, g.delta)).collect(),
                 masked_labels: mask_labels(self.secrets[g.index].key, &active),
                 corrections: correction,
             });
             self.translations.push(table);
         }
         self.garbler_zero = garbled.into_iter().map(|g| g.garbler_zero).collect();
-        let commitments = Commitments { circuits: committed, values: ValueCommitments::new(&salt, &values) };
+        let commitments = Commitments { circuits: committed, values: ValueCommitments::new(key, &values) };
         self.values = Some(values);
         Ok(commitments)
     }
@@ -317,14 +319,14 @@ impl PrimaryGarbler {
     /// circuit to `send` in the order of `evaluation`; then returns their translation tables,
     /// which follow the stream.
     pub fn stream(&self, evaluation: &[usize], make: &dyn Fn() -> Box<dyn Program>, encoding: &ProbeResistantEncoding, mut send: impl FnMut(usize, &[u8])) -> Result<Vec<Vec<TranslationEntry>>, PrimaryError> {
-        let salt = self.setup.salt;
+        let key = &self.key;
         let mut circuits = Vec::with_capacity(evaluation.len());
         for &j in evaluation {
             if j >= self.setup.circuits {
                 return Err(CncError::OutOfRange { what: "evaluation circuit", index: j, count: self.setup.circuits }.into());
             }
             let mut circuit = self.circuit(j);
-            let (zero, _) = encoded_input_zero_labels(&salt, j, circuit.delta(), &self.pads);
+            let (zero, _) = encoded_input_zero_labels(key, j, circuit.delta(), &self.pads);
             circuit.start(decode_labels(encoding, self.setup.evaluator_bits, &zero)?);
             circuits.push((j, circuit));
         }
@@ -364,6 +366,7 @@ struct Prepared {
 /// The evaluator's side of a primary computation.
 pub struct PrimaryEvaluator {
     setup: Setup,
+    key: CommitKey,
     check: CheckSet,
     encoded: Vec<bool>,
     opened: Vec<Opened>,
@@ -413,7 +416,7 @@ impl PrimaryEvaluator {
             return Err(CncError::WrongLength { what: "check set", expected: setup.circuits, actual: check.circuits() });
         }
         let encoded = encoding.encode(y, rng);
-        Ok(PrimaryEvaluator { setup, check, encoded, opened: Vec::new(), pads: Vec::new(), commitments: None, hash: None, prepared: Vec::new(), input_hash: None, checked: Vec::new() })
+        Ok(PrimaryEvaluator { key: CommitKey::new(&setup.salt), setup, check, encoded, opened: Vec::new(), pads: Vec::new(), commitments: None, hash: None, prepared: Vec::new(), input_hash: None, checked: Vec::new() })
     }
 
     /// The choice bits of the cut-and-choose OT (1: check) and of the input OTs (y').
@@ -436,7 +439,7 @@ impl PrimaryEvaluator {
 
     /// This party's labels of y' in circuit `j`.
     fn encoded_labels(&self, j: usize, corrections: &[Block]) -> Vec<Block> {
-        self.encoded.iter().zip(&self.pads).zip(corrections).enumerate().map(|(i, ((&bit, &pad), &c))| encoded_input_label(&self.setup.salt, j, i, bit, pad, c)).collect()
+        self.encoded.iter().zip(&self.pads).zip(corrections).enumerate().map(|(i, ((&bit, &pad), &c))| encoded_input_label(&self.key, j, i, bit, pad, c)).collect()
     }
 
     /// Takes the garbler's commitments, the input hash (its matrix from them) and each
@@ -444,7 +447,7 @@ impl PrimaryEvaluator {
     /// evaluation circuit's garbler labels are committed ones, and all give one input hash.
     /// Returns the evaluation set to send.
     pub fn receive_commitments(&mut self, commitments: Commitments, hash: InputHash<InputDigest>, decoding: Vec<InputDigest>, encoding: &ProbeResistantEncoding) -> Result<Vec<usize>, PrimaryError> {
-        let salt = self.setup.salt;
+        let key = &self.key;
         let (circuits, hashed) = (self.setup.circuits, self.setup.garbler_bits + HASH_BITS);
         if commitments.circuits.len() != circuits || decoding.len() != circuits {
             return Err(CncError::WrongLength { what: "circuit commitments", expected: circuits, actual: commitments.circuits.len().min(decoding.len()) }.into());
@@ -459,10 +462,10 @@ impl PrimaryEvaluator {
         let mut first: Option<(usize, InputDigest)> = None;
         self.prepared.clear();
         for (j, opened) in self.opened.iter().enumerate() {
-            let Opened::Evaluate { key } = *opened else { continue };
+            let Opened::Evaluate { key: circuit_key } = *opened else { continue };
             let c = &commitments.circuits[j];
-            let labels = mask_labels(key, &c.masked_labels);
-            if labels.iter().zip(&c.label_pairs).enumerate().any(|(w, (&l, pair))| !pair.holds(&salt, j, w, l)) {
+            let labels = mask_labels(circuit_key, &c.masked_labels);
+            if labels.iter().zip(&c.label_pairs).enumerate().any(|(w, (&l, pair))| !pair.holds(key, j, w, l)) {
                 return Err(Cheating::EvaluationCircuit { circuit: j, what: "a garbler input label is not one of its committed pair" }.into());
             }
             let h = hash.hash_from_labels(&labels, decoding[j])?;
@@ -492,12 +495,12 @@ impl PrimaryEvaluator {
     /// are regenerated from their seeds beside them.
     pub fn start(&mut self, encoding: &ProbeResistantEncoding) -> Result<PrimaryRun, PrimaryError> {
         let commitments = self.commitments.as_ref().ok_or(CncError::NoCircuits)?;
-        let (salt, scheme) = (self.setup.salt, self.setup.scheme);
-        let evaluations = self.prepared.drain(..).map(|(j, p)| CircuitEvaluation::new(scheme, &salt, j, p.garbler_labels, p.evaluator_labels)).collect();
+        let (key, scheme) = (&self.key, self.setup.scheme);
+        let evaluations = self.prepared.drain(..).map(|(j, p)| CircuitEvaluation::new(scheme, key, j, p.garbler_labels, p.evaluator_labels)).collect();
         let mut checks = Vec::new();
         for (j, opened) in self.opened.iter().enumerate() {
             let Opened::Check { seed } = *opened else { continue };
-            let mut circuit = CircuitGarbling::new(scheme, &salt, j, seed, HASH_BITS);
+            let mut circuit = CircuitGarbling::new(scheme, key, j, seed, HASH_BITS);
             let delta = circuit.delta();
             // The zero-labels of y' from the labels held: L0 = label ⊕ y'_i·Δ_j.
             let zero: Vec<Block> = self.encoded_labels(j, &commitments.circuits[j].corrections).iter().zip(&self.encoded).map(|(&l, &b)| l ^ delta.select(b)).collect();
@@ -513,13 +516,13 @@ impl PrimaryEvaluator {
         let (Some(commitments), Some((hash, decoding))) = (&self.commitments, &self.hash) else {
             return Err(CncError::NoCircuits.into());
         };
-        let salt = self.setup.salt;
+        let key = &self.key;
         for garbled in run.checks.into_iter().map(CircuitGarbling::finish) {
             let (j, c) = (garbled.index, &commitments.circuits[garbled.index]);
             if garbled.tables != c.tables {
                 return Err(Cheating::CheckCircuit { circuit: j, what: "garbled tables" }.into());
             }
-            let pairs: Vec<LabelPair> = garbled.garbler_zero.iter().enumerate().map(|(w, &z)| label_pair(&salt, j, w, z, garbled.delta)).collect();
+            let pairs: Vec<LabelPair> = garbled.garbler_zero.iter().enumerate().map(|(w, &z)| label_pair(key, j, w, z, garbled.delta)).collect();
             if pairs != c.label_pairs {
                 return Err(Cheating::CheckCircuit { circuit: j, what: "garbler input label commitments" }.into());
             }
@@ -540,7 +543,7 @@ impl PrimaryEvaluator {
             if e.tables != commitments.circuits[j].tables {
                 return Err(Cheating::EvaluationCircuit { circuit: j, what: "the streamed tables differ from the committed ones" }.into());
             }
-            if table.len() != outputs || translation_digest(&salt, j, table) != commitments.circuits[j].translation {
+            if table.len() != outputs || translation_digest(key, j, table) != commitments.circuits[j].translation {
                 return Err(Cheating::EvaluationCircuit { circuit: j, what: "the translation table differs from the committed one" }.into());
             }
         }
@@ -556,8 +559,8 @@ impl PrimaryEvaluator {
                 .iter()
                 .enumerate()
                 .map(|(i, &label)| {
-                    let value = translate(&salt, j, i, label, &table[i]);
-                    commitments.values.bit(&salt, i, value).map(|bit| (value, bit))
+                    let value = translate(key, j, i, label, &table[i]);
+                    commitments.values.bit(key, i, value).map(|bit| (value, bit))
                 })
                 .collect();
             let Some(decoded) = decoded else { continue };
@@ -594,14 +597,14 @@ impl PrimaryEvaluator {
     /// depend on the garbler's commitments alone, never on the evaluator's input.
     pub fn final_check(&self, delta: Block, known: &[(Block, bool)]) -> Result<(), PrimaryError> {
         let commitments = self.commitments.as_ref().ok_or(CncError::NoCircuits)?;
-        let salt = self.setup.salt;
-        if !commitments.values.consistent_with(&salt, delta, known) {
+        let key = &self.key;
+        if !commitments.values.consistent_with(key, delta, known) {
             return Err(Cheating::RecoveryDelta.into());
         }
         let values = OutputValues { zero: known.iter().map(|&(value, bit)| value ^ delta.select(bit)).collect(), delta };
         for c in &self.checked {
-            let table = translation_table(&salt, c.index, &c.outputs, c.delta, &values)?;
-            if translation_digest(&salt, c.index, &table) != commitments.circuits[c.index].translation {
+            let table = translation_table(key, c.index, &c.outputs, c.delta, &values)?;
+            if translation_digest(key, c.index, &table) != commitments.circuits[c.index].translation {
                 return Err(Cheating::CheckCircuit { circuit: c.index, what: "output translation table" }.into());
             }
         }

@@ -22,7 +22,7 @@
 //!   every recovery evaluation circuit, so that the good circuits — the majority — agree on δ.
 
 use super::circuit::{decode_labels, encoded_input_label, encoded_input_zero_labels, CircuitEvaluation, CircuitGarbling};
-use super::commit::{label_pair, LabelPair};
+use super::commit::{label_pair, CommitKey, LabelPair};
 use super::encoding::ProbeResistantEncoding;
 use super::input_hash::InputHash;
 use super::params::CheckSet;
@@ -153,14 +153,15 @@ impl RecoverySetup {
         move || Box::new(RecoveryCircuit::new(bits)) as Box<dyn Program>
     }
 
-    fn circuit(&self, j: usize, seed: [u8; 16]) -> CircuitGarbling {
-        CircuitGarbling::new(self.scheme, &self.salt, FIRST_INDEX + j, seed, 2 * HASH_BITS)
+    fn circuit(&self, key: &CommitKey, j: usize, seed: [u8; 16]) -> CircuitGarbling {
+        CircuitGarbling::new(self.scheme, key, FIRST_INDEX + j, seed, 2 * HASH_BITS)
     }
 }
 
 /// The garbler's side of a recovery computation.
 pub struct RecoveryGarbler {
     setup: RecoverySetup,
+    key: CommitKey,
     secrets: Vec<CircuitSecrets>,
     pads: Vec<[Block; 2]>,
     /// The pad of the δ hash.
@@ -173,7 +174,7 @@ impl RecoveryGarbler {
         let secrets = (0..setup.circuits).map(|_| CircuitSecrets { seed: rng.next_block().to_bytes(), key: rng.next_block().to_bytes() }).collect();
         let pads = (0..encoding.encoded_len(DELTA_BITS)).map(|_| [rng.next_block(), rng.next_block()]).collect();
         let delta_pad = rng.bits(HASH_BITS);
-        RecoveryGarbler { setup, secrets, pads, delta_pad, garbler_zero: Vec::new() }
+        RecoveryGarbler { key: CommitKey::new(&setup.salt), setup, secrets, pads, delta_pad, garbler_zero: Vec::new() }
     }
 
     /// The cut-and-choose OT's messages, (key, seed) per circuit.
@@ -200,14 +201,14 @@ impl RecoveryGarbler {
         for (j, secrets) in self.secrets.iter().enumerate() {
             // The garbler's input labels come from the seed whatever the evaluator's are, so
             // garbling once with placeholders gives them; the real garbling waits for e.
-            let mut circuit = setup.circuit(j, secrets.seed);
-            let (_, corrections) = encoded_input_zero_labels(&setup.salt, FIRST_INDEX + j, circuit.delta(), &self.pads);
+            let mut circuit = setup.circuit(&self.key, j, secrets.seed);
+            let (_, corrections) = encoded_input_zero_labels(&self.key, FIRST_INDEX + j, circuit.delta(), &self.pads);
             circuit.start(vec![Block::ZERO; DELTA_BITS]);
             run_lockstep(&make, |batch| circuit.garble(batch).map(|_| ()).map_err(PrimaryError::from))?;
             let garbled = circuit.finish();
             let active: Vec<Block> = garbled.garbler_zero.iter().zip(&bits).map(|(&z, &b)| z ^ garbled.delta.select(b)).collect();
             commitments.push(RecoveryCommitment {
-                label_pairs: garbled.garbler_zero.iter().enumerate().map(|(w, &z)| label_pair(&setup.salt, garbled.index, w, z, garbled.delta)).collect(),
+                label_pairs: garbled.garbler_zero.iter().enumerate().map(|(w, &z)| label_pair(&self.key, garbled.index, w, z, garbled.delta)).collect(),
                 masked_labels: mask_labels(secrets.key, &active),
                 corrections,
             });
@@ -231,9 +232,9 @@ impl RecoveryGarbler {
         }
         let mut circuits = Vec::with_capacity(setup.circuits);
         for (j, secrets) in self.secrets.iter().enumerate() {
-            let mut circuit = setup.circuit(j, secrets.seed);
+            let mut circuit = setup.circuit(&self.key, j, secrets.seed);
             let delta = circuit.delta();
-            let (zero, _) = encoded_input_zero_labels(&setup.salt, FIRST_INDEX + j, delta, &self.pads);
+            let (zero, _) = encoded_input_zero_labels(&self.key, FIRST_INDEX + j, delta, &self.pads);
             let flipped: Vec<Block> = zero.iter().zip(e).map(|(&z, &flip)| z ^ delta.select(flip)).collect();
             circuit.start(decode_labels(encoding, DELTA_BITS, &flipped)?);
             circuits.push(circuit);
@@ -256,6 +257,7 @@ fn decoding_bits(outputs: &[WireOutput]) -> Vec<bool> {
 /// The evaluator's side of a recovery computation.
 pub struct RecoveryEvaluator {
     setup: RecoverySetup,
+    key: CommitKey,
     check: CheckSet,
     /// The random choices of the OTs of δ''s encoding.
     rho: Vec<bool>,
@@ -283,7 +285,7 @@ impl RecoveryEvaluator {
             return Err(CncError::WrongLength { what: "check set", expected: setup.circuits, actual: check.circuits() });
         }
         let rho = rng.bits(encoding.encoded_len(DELTA_BITS));
-        Ok(RecoveryEvaluator { setup, check, rho, encoded: Vec::new(), opened: Vec::new(), pads: Vec::new(), commitments: None, hashes: None, garbler_labels: Vec::new() })
+        Ok(RecoveryEvaluator { key: CommitKey::new(&setup.salt), setup, check, rho, encoded: Vec::new(), opened: Vec::new(), pads: Vec::new(), commitments: None, hashes: None, garbler_labels: Vec::new() })
     }
 
     /// The choices of the cut-and-choose OT (1: check) and of the random OTs (ρ).
@@ -302,7 +304,7 @@ impl RecoveryEvaluator {
     /// Checks the evaluation circuits' garbler labels against their pairs, their x‖r hash
     /// against the primary computation's `primary_hash`, and their δ hashes against each other.
     pub fn receive_commitments(&mut self, commitments: RecoveryCommitments, hashes: RecoveryHashes, decoding: Vec<[InputDigest; 2]>, primary_hash: InputDigest) -> Result<(), PrimaryError> {
-        let (salt, circuits, x_bits) = (self.setup.salt, self.setup.circuits, self.setup.garbler_bits);
+        let (key, circuits, x_bits) = (&self.key, self.setup.circuits, self.setup.garbler_bits);
         let labels = x_bits + DELTA_BITS + 2 * HASH_BITS;
         if commitments.0.len() != circuits || decoding.len() != circuits {
             return Err(CncError::WrongLength { what: "recovery commitments", expected: circuits, actual: commitments.0.len().min(decoding.len()) }.into());
@@ -319,7 +321,7 @@ impl RecoveryEvaluator {
         for j in self.check.evaluation_circuits() {
             let c = &commitments.0[j];
             let opened = mask_labels(self.opened[j].to_bytes(), &c.masked_labels);
-            if opened.iter().zip(&c.label_pairs).enumerate().any(|(w, (&l, pair))| !pair.holds(&salt, FIRST_INDEX + j, w, l)) {
+            if opened.iter().zip(&c.label_pairs).enumerate().any(|(w, (&l, pair))| !pair.holds(key, FIRST_INDEX + j, w, l)) {
                 return Err(Cheating::EvaluationCircuit { circuit: FIRST_INDEX + j, what: "a garbler input label is not one of its committed pair" }.into());
             }
             let [hx, hd] = hashes.hash_labels(&opened, x_bits, decoding[j])?;
@@ -354,31 +356,31 @@ impl RecoveryEvaluator {
             return Err(CncError::NoCircuits.into());
         };
         let setup = &self.setup;
-        let (salt, circuits, x_bits) = (setup.salt, setup.circuits, setup.garbler_bits);
+        let (key, circuits, x_bits) = (&self.key, setup.circuits, setup.garbler_bits);
         if decoding.len() != circuits || self.encoded.len() != self.rho.len() {
             return Err(CncError::WrongLength { what: "recovery decoding bits", expected: circuits, actual: decoding.len() }.into());
         }
         // Labels of y'' in circuit j: the ρ-labels, which the flips made y''-labels.
         let held = |j: usize| -> Vec<Block> {
-            self.encoded.iter().zip(&self.rho).zip(&self.pads).zip(&commitments.0[j].corrections).enumerate().map(|(i, (((_, &r), &pad), &c))| encoded_input_label(&salt, FIRST_INDEX + j, i, r, pad, c)).collect()
+            self.encoded.iter().zip(&self.rho).zip(&self.pads).zip(&commitments.0[j].corrections).enumerate().map(|(i, (((_, &r), &pad), &c))| encoded_input_label(key, FIRST_INDEX + j, i, r, pad, c)).collect()
         };
         let mut checks = Vec::new();
         let mut evaluations = Vec::new();
         let mut labels = self.garbler_labels.iter();
         for j in 0..circuits {
             if self.check.is_check(j) {
-                let mut circuit = setup.circuit(j, self.opened[j].to_bytes());
+                let mut circuit = setup.circuit(&self.key, j, self.opened[j].to_bytes());
                 let delta = circuit.delta();
                 let zero: Vec<Block> = held(j).iter().zip(&self.encoded).map(|(&l, &y)| l ^ delta.select(y)).collect();
                 circuit.start(decode_labels(encoding, DELTA_BITS, &zero)?);
                 checks.push(circuit);
             } else {
                 let (_, garbler) = labels.next().ok_or(CncError::NoCircuits)?;
-                evaluations.push(CircuitEvaluation::new(setup.scheme, &salt, FIRST_INDEX + j, garbler.clone(), decode_labels(encoding, DELTA_BITS, &held(j))?));
+                evaluations.push(CircuitEvaluation::new(setup.scheme, key, FIRST_INDEX + j, garbler.clone(), decode_labels(encoding, DELTA_BITS, &held(j))?));
             }
         }
         let mut streamed = stream.chunks(circuits);
-        let mut received: Vec<super::commit::TableHasher> = (0..circuits).map(|j| super::commit::TableHasher::new(&salt, FIRST_INDEX + j)).collect();
+        let mut received: Vec<super::commit::TableHasher> = (0..circuits).map(|j| super::commit::TableHasher::new(key.salt(), FIRST_INDEX + j)).collect();
         run_lockstep(&setup.make(), |batch| {
             let tables = streamed.next().ok_or(CncError::WrongLength { what: "recovery stream batches", expected: 1, actual: 0 })?;
             if tables.len() != circuits {
@@ -402,7 +404,7 @@ impl RecoveryEvaluator {
             if received[j].finish() != garbled.tables || decoding[j] != decoding_bits(&garbled.outputs) {
                 return Err(Cheating::CheckCircuit { circuit: garbled.index, what: "recovery circuit" }.into());
             }
-            let pairs: Vec<LabelPair> = garbled.garbler_zero.iter().enumerate().map(|(w, &z)| label_pair(&salt, garbled.index, w, z, garbled.delta)).collect();
+            let pairs: Vec<LabelPair> = garbled.garbler_zero.iter().enumerate().map(|(w, &z)| label_pair(key, garbled.index, w, z, garbled.delta)).collect();
             if pairs != commitments.0[j].label_pairs || hashes.decoding(&garbled.garbler_zero, x_bits)? != hash_decoding[j] {
                 return Err(Cheating::CheckCircuit { circuit: garbled.index, what: "recovery circuit's garbler labels" }.into());
             }
