@@ -49,6 +49,9 @@ enum Circuit {
     Bristol { file: &'static str },
 }
 
+/// How a service's configured garbler input becomes the circuit's.
+type Derive = Box<dyn Fn(&[bool]) -> Result<Vec<bool>, String>>;
+
 /// A workload as both modes take it: the service (for the standard sessions), the circuit
 /// program (for cut-and-choose and the plaintext reference), and how a service's configured
 /// garbler input becomes the circuit's (an AES key into its round keys, for `aes128_bp`).
@@ -56,7 +59,7 @@ struct Prepared {
     service: Box<dyn Fn() -> CircuitSource>,
     make: Box<dyn Fn() -> Box<dyn Program>>,
     secret_bits: usize,
-    derive: Option<Box<dyn Fn(&[bool]) -> Result<Vec<bool>, String>>>,
+    derive: Option<Derive>,
 }
 
 fn prepare(circuit: &Circuit) -> Result<Prepared, String> {
@@ -68,7 +71,7 @@ fn prepare(circuit: &Circuit) -> Result<Prepared, String> {
             let secret_bits = spec.garbler_secret.map_or(shape.input_bits(Party::Garbler), |s| (s.fields)(&resolved).iter().map(|f| f.bits).sum());
             let derive = spec.garbler_secret.map(|s| {
                 let resolved = resolved.clone();
-                Box::new(move |secret: &[bool]| (s.derive)(&resolved, secret).map_err(|e| e.to_string())) as Box<dyn Fn(&[bool]) -> Result<Vec<bool>, String>>
+                Box::new(move |secret: &[bool]| (s.derive)(&resolved, secret).map_err(|e| e.to_string())) as Derive
             });
             let make_params = resolved.clone();
             Ok(Prepared {
