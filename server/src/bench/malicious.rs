@@ -28,7 +28,7 @@ use garblet_core::aes::AesCtr;
 use garblet_core::cnc::exchange::{Exchange, Report as CncReport};
 use garblet_core::cnc::params::{fixed_check_cheat_bound, sample_fixed_check_set, sample_main_check_set, MAIN_CIRCUITS, RECOVERY_CHECKS, RECOVERY_CIRCUITS};
 use garblet_core::garble::Scheme;
-use garblet_core::protocol::{EvaluatorConfig, EvaluatorEvent, EvaluatorSession, GarblerConfig, GarblerSession, NoClock};
+use garblet_core::protocol::{EvaluatorConfig, EvaluatorEvent, EvaluatorSession, GarblerConfig, GarblerSession, NoClock, Session};
 use std::sync::Arc;
 
 /// Runs of each configuration; medians and p99 (the largest, at this count) are reported.
@@ -112,42 +112,37 @@ fn bits(rng: &mut AesCtr, n: usize) -> Vec<bool> {
 /// Each party's CPU milliseconds and the bytes it sent.
 #[derive(Default)]
 struct Totals {
-    garbler_ms: f64,
-    evaluator_ms: f64,
-    garbler_bytes: f64,
-    evaluator_bytes: f64,
+    garbler: Side,
+    evaluator: Side,
 }
 
-/// Moves frames both ways until neither session has anything to send, timing each side.
-fn pump(garbler: &mut GarblerSession, evaluator: &mut EvaluatorSession, t: &mut Totals) -> Result<(), String> {
+/// One side's CPU milliseconds and bytes sent.
+#[derive(Default)]
+struct Side {
+    ms: f64,
+    bytes: f64,
+}
+
+/// Delivers everything `from` has to send to `to`, timing each; whether anything moved.
+fn deliver(from: &mut impl Session, from_side: &mut Side, to: &mut impl Session, to_side: &mut Side) -> Result<bool, String> {
+    let mut moved = false;
     loop {
-        let mut moved = false;
-        loop {
-            let start = cpu();
-            let frame = evaluator.poll_transmit().map_err(|e| e.to_string())?;
-            let sent = cpu();
-            t.evaluator_ms += sent - start;
-            let Some(frame) = frame else { break };
-            moved = true;
-            t.evaluator_bytes += frame.len() as f64;
-            garbler.handle(&frame).map_err(|e| e.to_string())?;
-            t.garbler_ms += cpu() - sent;
-        }
-        loop {
-            let start = cpu();
-            let frame = garbler.poll_transmit().map_err(|e| e.to_string())?;
-            let sent = cpu();
-            t.garbler_ms += sent - start;
-            let Some(frame) = frame else { break };
-            moved = true;
-            t.garbler_bytes += frame.len() as f64;
-            evaluator.handle(&frame).map_err(|e| e.to_string())?;
-            t.evaluator_ms += cpu() - sent;
-        }
-        if !moved {
-            return Ok(());
-        }
+        let start = cpu();
+        let frame = from.poll_transmit().map_err(|e| e.to_string())?;
+        let sent = cpu();
+        from_side.ms += sent - start;
+        let Some(frame) = frame else { return Ok(moved) };
+        moved = true;
+        from_side.bytes += frame.len() as f64;
+        to.handle(&frame).map_err(|e| e.to_string())?;
+        to_side.ms += cpu() - sent;
     }
+}
+
+/// Moves frames both ways until neither session has anything to send.
+fn pump(garbler: &mut GarblerSession, evaluator: &mut EvaluatorSession, t: &mut Totals) -> Result<(), String> {
+    while deliver(evaluator, &mut t.evaluator, garbler, &mut t.garbler)? | deliver(garbler, &mut t.garbler, evaluator, &mut t.evaluator)? {}
+    Ok(())
 }
 
 /// One standard-mode computation on a fresh connection (its hellos and base OTs included);
@@ -158,16 +153,16 @@ fn standard(key: &str, service: CircuitSource, secret: &[bool], y: &[bool], want
     let start = cpu();
     let mut garbler = GarblerSession::new(GarblerConfig::default(), Box::new(NoClock), services).map_err(|e| e.to_string())?;
     let made = cpu();
-    t.garbler_ms += made - start;
+    t.garbler.ms += made - start;
     let mut evaluator = EvaluatorSession::new(EvaluatorConfig::default(), Box::new(NoClock)).map_err(|e| e.to_string())?;
-    t.evaluator_ms += cpu() - made;
+    t.evaluator.ms += cpu() - made;
     pump(&mut garbler, &mut evaluator, &mut t)?;
     if evaluator.poll_event() != Some(EvaluatorEvent::Ready) {
         return Err("the standard session did not open".into());
     }
     let start = cpu();
     evaluator.start(key, vec![], y.to_vec()).map_err(|e| e.to_string())?;
-    t.evaluator_ms += cpu() - start;
+    t.evaluator.ms += cpu() - start;
     pump(&mut garbler, &mut evaluator, &mut t)?;
     match evaluator.poll_event() {
         Some(EvaluatorEvent::Finished(result)) if result.outputs.iter().flat_map(|o| o.bits.iter().copied()).eq(want.iter().copied()) => Ok(t),
@@ -248,10 +243,10 @@ pub fn run(json: bool) -> Result<(), String> {
         let k = w.key;
         let column = |f: fn(&Totals) -> f64| standard_runs.iter().map(f).collect::<Vec<f64>>();
         report
-            .set(&format!("{k}_standard_garbler_cpu_ms"), median(column(|t| t.garbler_ms)))
-            .set(&format!("{k}_standard_evaluator_cpu_ms"), median(column(|t| t.evaluator_ms)))
-            .set(&format!("{k}_standard_bytes_to_evaluator"), median(column(|t| t.garbler_bytes)))
-            .set(&format!("{k}_standard_bytes_to_garbler"), median(column(|t| t.evaluator_bytes)));
+            .set(&format!("{k}_standard_garbler_cpu_ms"), median(column(|t| t.garbler.ms)))
+            .set(&format!("{k}_standard_evaluator_cpu_ms"), median(column(|t| t.evaluator.ms)))
+            .set(&format!("{k}_standard_bytes_to_evaluator"), median(column(|t| t.garbler.bytes)))
+            .set(&format!("{k}_standard_bytes_to_garbler"), median(column(|t| t.evaluator.bytes)));
         for (name, runs) in [("cnc_fixed", &fixed_runs), ("cnc_random", &random_runs), ("cnc_fixed_three_halves", &three_halves_runs)] {
             let of = |f: fn(&CncReport) -> f64| runs.iter().map(f).collect::<Vec<f64>>();
             for (what, values) in [
