@@ -44,7 +44,8 @@ if (!existsSync(join(root, 'wasm-core'))) {
 }
 
 // What tsc reads: the sources, its configuration and the wasm bindings' declarations.
-const sources = readdirSync(join(sdk, 'src')).filter((f) => f.endsWith('.ts'));
+// (A declaration in src/, integrity-values.d.ts, describes a file the integrity step writes.)
+const sources = readdirSync(join(sdk, 'src')).filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'));
 const distOutputs = sources.flatMap((f) => ['.js', '.d.ts'].map((ext) => join(sdk, 'dist', basename(f, '.ts') + ext)));
 const distInputs = [join(sdk, 'src'), join(sdk, 'tsconfig.json'), join(sdk, 'wasm', 'garblet_core.d.ts')];
 if (upToDate(distOutputs, distInputs)) {
@@ -55,6 +56,11 @@ if (upToDate(distOutputs, distInputs)) {
   rmSync(join(sdk, 'dist'), { recursive: true, force: true });
   run(process.execPath, [createRequire(import.meta.url).resolve('typescript/bin/tsc'), '-p', '.']);
 }
+
+// The workers' bundles and the integrity values of what ships: from the files as they are now,
+// every time (a second or two), so that they can never describe other files.
+say('dist/: worker bundles and integrity values (node scripts/integrity.mjs)');
+run(process.execPath, [join(sdk, 'scripts', 'integrity.mjs')]);
 
 // The licence texts live once, at the repository's root; the package ships copies.
 for (const licence of ['LICENSE-MIT', 'LICENSE-APACHE']) {

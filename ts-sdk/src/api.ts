@@ -5,6 +5,7 @@ export {
   ConnectionError,
   GarbletError,
   InputError,
+  IntegrityError,
   ProtocolError,
   ServerError,
   type ConnectionErrorCode,
@@ -12,8 +13,12 @@ export {
   type ErrorDetails,
   type InputErrorFields,
   type InputErrorReason,
+  type IntegrityErrorReason,
 } from './errors.js';
 export { hex, Output, utf8 } from './encode.js';
+export { ASSET_FILES, type AssetIntegrity, type AssetName } from './integrity.js';
+/** The SRI values of this build's own files, for `Garblet.connect(url, { integrity })`: see `dist/integrity.json`. */
+export { integrity } from './integrity-values.js';
 export { Session, type RunResult } from './session.js';
 export type * from './types.js';
 export * as apps from './apps.js';

@@ -9,7 +9,8 @@
  * ```
  */
 import type { RawResult, RunRequest } from './engine.js';
-import { AbortError, ConnectionError, fromErrorData, type GarbletError } from './errors.js';
+import { AbortError, ConnectionError, fromErrorData, GarbletError } from './errors.js';
+import { checkIntegrity, verifyAsset, type AssetIntegrity, type AssetName } from './integrity.js';
 import type { FromWorker, ToWorker } from './protocol.js';
 import { reasonOf, Session, type EngineHandle } from './session.js';
 import { evaluatorSettings, type EvaluatorSettings } from './options.js';
@@ -19,12 +20,72 @@ import type { ConnectOptions, Progress, ServiceInfo } from './types.js';
 
 export * from './api.js';
 
-let compiled: Promise<WebAssembly.Module> | undefined;
+/**
+ * What a session's workers are started from: the WebAssembly module, and for each worker script
+ * either its own URL (its module graph loads as it is) or a Blob URL of its checked bytes.
+ * `key` tells apart assets loaded under different pins, whose workers must not be shared.
+ */
+interface Assets {
+  key: string;
+  module: WebAssembly.Module;
+  scripts?: { worker: string; socketWorker: string; otWorker: string };
+}
+
+let unpinned: Promise<Assets> | undefined;
+const pinned = new Map<string, Promise<Assets>>();
 
 /** The evaluator's WebAssembly, compiled once per page and shared by every session's worker. */
-function wasmModule(): Promise<WebAssembly.Module> {
-  compiled ??= WebAssembly.compileStreaming(fetch(new URL('../wasm/garblet_core_bg.wasm', import.meta.url)));
-  return compiled;
+function assets(integrity?: AssetIntegrity): Promise<Assets> {
+  if (!integrity) {
+    unpinned ??= WebAssembly.compileStreaming(fetch(new URL('../wasm/garblet_core_bg.wasm', import.meta.url))).then((module) => ({ key: '', module }));
+    return unpinned;
+  }
+  const key = JSON.stringify([integrity.wasm, integrity.worker, integrity.socketWorker, integrity.otWorker]);
+  let loading = pinned.get(key);
+  if (!loading) {
+    loading = verifiedAssets(key, integrity);
+    pinned.set(key, loading);
+    // A failed check is not remembered: the next connect fetches again.
+    loading.catch(() => pinned.delete(key));
+  }
+  return loading;
+}
+
+/**
+ * Fetches the SDK's four files, checks each against `integrity`, and only if all match compiles
+ * the WebAssembly and makes Blob URLs of the worker scripts, from the bytes that were checked.
+ * Each URL is spelled out so that bundlers copy the files (they copy them as they are).
+ */
+async function verifiedAssets(key: string, integrity: AssetIntegrity): Promise<Assets> {
+  const urls: Record<AssetName, URL> = {
+    wasm: new URL('../wasm/garblet_core_bg.wasm', import.meta.url),
+    worker: new URL('./worker.bundle.js', import.meta.url),
+    socketWorker: new URL('./socket-worker.bundle.js', import.meta.url),
+    otWorker: new URL('./ot-worker.bundle.js', import.meta.url),
+  };
+  const names = Object.keys(urls) as AssetName[];
+  const bytes = await Promise.all(
+    names.map(async (name) => {
+      const url = urls[name].href;
+      let response: Response;
+      try {
+        response = await fetch(url);
+      } catch (e) {
+        throw new ConnectionError(`cannot load ${url}: ${(e as Error).message}`, 'worker', { cause: e });
+      }
+      if (!response.ok) throw new ConnectionError(`cannot load ${url}: HTTP ${response.status}`, 'worker');
+      const body = await response.arrayBuffer();
+      await verifyAsset(name, url, body, integrity[name]);
+      return body;
+    }),
+  );
+  const checked = Object.fromEntries(names.map((name, i) => [name, bytes[i]])) as Record<AssetName, ArrayBuffer>;
+  const script = (name: AssetName) => URL.createObjectURL(new Blob([checked[name]], { type: 'text/javascript' }));
+  return {
+    key,
+    module: await WebAssembly.compile(checked.wasm),
+    scripts: { worker: script('worker'), socketWorker: script('socketWorker'), otWorker: script('otWorker') },
+  };
 }
 
 /** `ws://host/path` from a relative path or an http(s) URL. */
@@ -46,10 +107,10 @@ interface Workers {
   otHelper: Worker;
 }
 
-function startWorkers(): Workers {
-  const engine = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
-  const socket = startSocketWorker();
-  const otHelper = startOtHelper();
+function startWorkers(scripts: Assets['scripts']): Workers {
+  const engine = scripts ? new Worker(scripts.worker, { type: 'module' }) : new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+  const socket = startSocketWorker(scripts?.socketWorker);
+  const otHelper = startOtHelper(scripts?.otWorker);
   engine.postMessage({ type: 'ports', socket: socket.port, otHelper: otHelper.port } satisfies ToWorker, [socket.port, otHelper.port]);
   return { engine, socket: socket.worker, otHelper: otHelper.worker };
 }
@@ -61,26 +122,26 @@ function terminate(workers: Workers): void {
 }
 
 /**
- * The workers of a cleanly closed session, kept for the next `connect`: starting a worker (a
- * thread, its module graph) costs tens of milliseconds, a large part of a small computation's
- * latency. One pair is enough for the usual connect–run–close sequence.
+ * The workers of a cleanly closed session, kept for the next `connect` from the same assets:
+ * starting a worker (a thread, its module graph) costs tens of milliseconds, a large part of a
+ * small computation's latency. One set is enough for the usual connect–run–close sequence.
  */
-let warmWorkers: Workers | undefined;
+let warmWorkers: { key: string; workers: Workers } | undefined;
 
-function takeWorkers(): Workers {
-  const workers = warmWorkers ?? startWorkers();
-  warmWorkers = undefined;
-  return workers;
+function takeWorkers(assets: Assets): Workers {
+  const warm = warmWorkers?.key === assets.key ? warmWorkers.workers : undefined;
+  if (warm) warmWorkers = undefined;
+  return warm ?? startWorkers(assets.scripts);
 }
 
-function keepWarm(workers: Workers): void {
+function keepWarm(key: string, workers: Workers): void {
   if (warmWorkers) terminate(workers);
-  else warmWorkers = workers;
+  else warmWorkers = { key, workers };
 }
 
 class WorkerEngine implements EngineHandle {
-  private readonly workers = takeWorkers();
-  private readonly worker = this.workers.engine;
+  private readonly workers: Workers;
+  private readonly worker: Worker;
   private nextId = 1;
   private readonly runs = new Map<number, { resolve: (r: RawResult) => void; reject: (e: GarbletError) => void; onProgress: (p: Progress) => void }>();
   private connecting?: { resolve: (c: ServiceInfo[]) => void; reject: (e: GarbletError) => void };
@@ -90,7 +151,9 @@ class WorkerEngine implements EngineHandle {
   /** Closed cleanly: the worker goes warm when it says 'closed', instead of being terminated. */
   private keepWorker = false;
 
-  constructor() {
+  constructor(private readonly assets: Assets) {
+    this.workers = takeWorkers(assets);
+    this.worker = this.workers.engine;
     this.worker.onmessage = (ev: MessageEvent<FromWorker>) => this.onMessage(ev.data);
     this.worker.onerror = (ev) => this.fail(new ConnectionError(`the Garblet worker failed: ${ev.message}`, 'worker'));
     // Without its socket worker the engine would wait for a socket for ever. (Without the OT
@@ -102,10 +165,10 @@ class WorkerEngine implements EngineHandle {
     this.worker.postMessage(m);
   }
 
-  connect(url: string, settings: EvaluatorSettings, module: WebAssembly.Module): Promise<ServiceInfo[]> {
+  connect(url: string, settings: EvaluatorSettings): Promise<ServiceInfo[]> {
     return new Promise((resolve, reject) => {
       this.connecting = { resolve, reject };
-      this.post({ type: 'connect', url, settings, module });
+      this.post({ type: 'connect', url, settings, module: this.assets.module });
     });
   }
 
@@ -157,7 +220,7 @@ class WorkerEngine implements EngineHandle {
         break;
       }
       case 'closed':
-        if (this.keepWorker) keepWarm(this.workers);
+        if (this.keepWorker) keepWarm(this.assets.key, this.workers);
         break;
     }
   }
@@ -175,18 +238,28 @@ class WorkerEngine implements EngineHandle {
 }
 
 export const Garblet = {
-  /** Connects to a Garblet server (`ws://`, `wss://`, or a path on this page's host) and completes the hellos (the base OTs wait for the first run). */
+  /**
+   * Connects to a Garblet server (`ws://`, `wss://`, or a path on this page's host) and completes
+   * the hellos (the base OTs wait for the first run). With `options.integrity`, the SDK's files
+   * are checked first: nothing starts and nothing connects unless all of them match.
+   */
   async connect(url: string, options: ConnectOptions = {}): Promise<Session> {
     const { signal } = options;
     const settings = evaluatorSettings(options);
+    const integrity = options.integrity === undefined ? undefined : checkIntegrity(options.integrity);
     if (signal?.aborted) throw new AbortError(reasonOf(signal));
-    const module = await wasmModule();
-    const engine = new WorkerEngine();
+    let loaded: Assets;
+    try {
+      loaded = await assets(integrity);
+    } catch (e) {
+      throw e instanceof GarbletError ? e : new ConnectionError(`the SDK's WebAssembly could not load: ${(e as Error).message}`, 'worker', { cause: e });
+    }
+    const engine = new WorkerEngine(loaded);
     const onAbort = () => engine.abort(reasonOf(signal));
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
       const target = socketUrl(url);
-      const catalog = await engine.connect(target, settings, module);
+      const catalog = await engine.connect(target, settings);
       return new Session(engine, catalog, target);
     } finally {
       signal?.removeEventListener('abort', onAbort);

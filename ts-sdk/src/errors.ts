@@ -231,6 +231,34 @@ export class InputError extends GarbletError {
 
 const INPUT_FIELDS = ['service', 'input', 'param', 'program', 'value', 'min', 'max', 'limit', 'expected', 'got', 'unit', 'symbol', 'slots'] as const;
 
+/**
+ * Why an {@link IntegrityError} happened: `mismatch`, a file's bytes do not have the pinned
+ * hash; `unsupported`, this environment cannot compute one (`crypto.subtle` is missing: a page
+ * served over plain `http://` from a host other than localhost is not a secure context).
+ */
+export type IntegrityErrorReason = 'mismatch' | 'unsupported';
+
+/**
+ * A file the SDK loads on its own (its WebAssembly, a worker script) is not the one
+ * `ConnectOptions.integrity` pins. Nothing of it ran and no connection was opened.
+ * `asset` names the file (`wasm`, `worker`, `socketWorker`, `otWorker`), `url` is where it came
+ * from, `expected` the pinned value and `actual` what its bytes hash to (same algorithm).
+ */
+export class IntegrityError extends GarbletError {
+  override name = 'IntegrityError';
+
+  constructor(
+    message: string,
+    readonly reason: IntegrityErrorReason,
+    readonly asset: string,
+    readonly url: string,
+    readonly expected: string,
+    readonly actual?: string,
+  ) {
+    super(message);
+  }
+}
+
 /** The operation was cancelled through its `AbortSignal`. */
 export class AbortError extends GarbletError {
   override name = 'AbortError';

@@ -8,18 +8,30 @@ import { initSync } from '../wasm/garblet_core.js';
 import * as wasm from '../wasm/garblet_core.js';
 import { Engine, type Transport } from './engine.js';
 import { AbortError, ConnectionError } from './errors.js';
+import { checkIntegrity, verifyAsset, type AssetIntegrity } from './integrity.js';
 import { evaluatorSettings } from './options.js';
 import { reasonOf, Session } from './session.js';
 import type { ConnectOptions } from './types.js';
 
 export * from './api.js';
 
-let memory: WebAssembly.Memory | undefined;
+/** The WebAssembly core's bytes and the instance made from them, once per process. */
+let core: { url: string; bytes: Buffer<ArrayBuffer>; memory: WebAssembly.Memory } | undefined;
 
-/** Instantiates the WebAssembly core once per process; returns its linear memory. */
-function loadWasm(): WebAssembly.Memory {
-  memory ??= initSync({ module: readFileSync(new URL('../wasm/garblet_core_bg.wasm', import.meta.url)) }).memory;
-  return memory;
+/**
+ * Instantiates the WebAssembly core once per process; returns its linear memory. With
+ * `integrity`, the bytes the instance was made from are checked first.
+ */
+async function loadWasm(integrity?: AssetIntegrity): Promise<WebAssembly.Memory> {
+  if (!core) {
+    const url = new URL('../wasm/garblet_core_bg.wasm', import.meta.url);
+    const bytes = readFileSync(url);
+    if (integrity) await verifyAsset('wasm', url.href, bytes, integrity.wasm);
+    core ??= { url: url.href, bytes, memory: initSync({ module: bytes }).memory };
+  } else if (integrity) {
+    await verifyAsset('wasm', core.url, core.bytes, integrity.wasm);
+  }
+  return core.memory;
 }
 
 /**
@@ -88,10 +100,14 @@ function openTransport(url: string, signal?: AbortSignal): Promise<SocketTranspo
 }
 
 export const Garblet = {
-  /** Connects to a Garblet server (`ws://` or `wss://`) and completes the hellos (the base OTs wait for the first run). */
+  /**
+   * Connects to a Garblet server (`ws://` or `wss://`) and completes the hellos (the base OTs
+   * wait for the first run). With `options.integrity`, the WebAssembly file is checked first
+   * (Node has no workers to check); a mismatch rejects with an IntegrityError before connecting.
+   */
   async connect(url: string, options: ConnectOptions = {}): Promise<Session> {
     const settings = evaluatorSettings(options);
-    const memory = loadWasm();
+    const memory = await loadWasm(options.integrity === undefined ? undefined : checkIntegrity(options.integrity));
     const transport = await openTransport(url, options.signal);
     const engine = new Engine({ WasmEvaluator: wasm.WasmEvaluator, memory }, transport, settings);
     transport.attached();

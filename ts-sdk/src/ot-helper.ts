@@ -6,8 +6,8 @@ import type { BaseOtHelper } from './engine.js';
 import { joinedByChannel, movableBuffer, type FromOtHelper, type ToOtHelper } from './protocol.js';
 
 /** The helper worker and the port the engine's worker uses to talk to it. */
-export function startOtHelper(): { worker: Worker; port: MessagePort } {
-  return joinedByChannel(new Worker(new URL('./ot-worker.js', import.meta.url), { type: 'module' }));
+export function startOtHelper(script?: string): { worker: Worker; port: MessagePort } {
+  return joinedByChannel(script ? new Worker(script, { type: 'module' }) : new Worker(new URL('./ot-worker.js', import.meta.url), { type: 'module' }));
 }
 
 /** The engine's side: jobs out, products back; the helper instantiates `module` first. */

@@ -39,6 +39,6 @@ export function openSocket(port: MessagePort, url: string): Promise<Transport> {
 }
 
 /** A socket worker joined to the current thread by a MessageChannel; returns the port to use with `openSocket`. */
-export function startSocketWorker(): { worker: Worker; port: MessagePort } {
-  return joinedByChannel(new Worker(new URL('./socket-worker.js', import.meta.url), { type: 'module' }));
+export function startSocketWorker(script?: string): { worker: Worker; port: MessagePort } {
+  return joinedByChannel(script ? new Worker(script, { type: 'module' }) : new Worker(new URL('./socket-worker.js', import.meta.url), { type: 'module' }));
 }

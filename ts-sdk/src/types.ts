@@ -1,4 +1,5 @@
 /** Shapes of the data the SDK exchanges: the catalog, inputs, progress, results. */
+import type { AssetIntegrity } from './integrity.js';
 
 /** How an input's value is written. */
 export type Encoding =
@@ -132,6 +133,15 @@ export interface ConnectOptions {
    * configuration picks). A server that offers none of them refuses with code `garbling`.
    */
   garbling?: Garbling;
+  /**
+   * Subresource Integrity values (`sha384-<base64>`) of the files the SDK loads on its own: its
+   * WebAssembly and its three worker scripts. Given, the SDK fetches each file, hashes it and
+   * runs only those bytes (workers from Blob URLs, the wasm compiled from the checked bytes);
+   * a file that does not match rejects with an `IntegrityError` before any worker starts or any
+   * connection opens. The package's own values are exported as `integrity` and written to its
+   * `dist/integrity.json`. Absent (the default), the files load as they are, unchecked.
+   */
+  integrity?: AssetIntegrity;
 }
 
 /** A garbling scheme, or `'auto'` for either. */
