@@ -1,0 +1,118 @@
+import { expect, test, type Page } from '@playwright/test';
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { dirname, extname, join, normalize } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { FIPS197 } from '../../web-client/src/demo-values';
+import { serverUrl } from '../support/servers';
+
+// The SDK's pinned files (ConnectOptions.integrity) in Chromium. A static server of this test
+// serves the SDK as it ships (ts-sdk/dist and ts-sdk/wasm) and a page that imports it, and can
+// change one byte of a file on the way: the page that pins the published values computes with
+// workers started from checked bytes; a changed wasm or worker script is refused with an
+// IntegrityError before any worker starts or any connection opens. The same server counts the
+// WebSocket connections it is asked for, and is where the refused sessions point.
+
+const SDK = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'ts-sdk');
+const PAGE = `<!doctype html><meta charset="utf-8"><title>pinned</title>
+<script type="module">
+  import { Garblet, integrity, hex } from '/sdk/dist/browser.js';
+  window.pinned = async (url, plaintext) => {
+    try {
+      const session = await Garblet.connect(url, { integrity });
+      const { outputs } = await session.run('aes128', { plaintext: hex(plaintext) });
+      session.close();
+      return { ciphertext: outputs.ciphertext.hex };
+    } catch (e) {
+      return { error: e.name, reason: e.reason, asset: e.asset };
+    }
+  };
+  window.ready = true;
+</script>`;
+
+interface StaticServer {
+  url: string;
+  /** Files (paths under ts-sdk/) served with one byte changed. */
+  tampered: Set<string>;
+  /** WebSocket upgrades asked of this server. */
+  upgrades: number;
+  close(): Promise<void>;
+}
+
+async function staticServer(): Promise<StaticServer> {
+  const state = { tampered: new Set<string>(), upgrades: 0 };
+  const server: Server = createServer((req, res) => {
+    const path = new URL(req.url ?? '/', 'http://x').pathname;
+    if (path === '/') return res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
+    const rel = normalize(path.replace(/^\/sdk\//, ''));
+    if (!path.startsWith('/sdk/') || rel.startsWith('..') || !/^(dist|wasm)\//.test(rel)) return res.writeHead(404).end();
+    let body: Buffer;
+    try {
+      body = readFileSync(join(SDK, rel));
+    } catch {
+      return res.writeHead(404).end();
+    }
+    if (state.tampered.has(rel)) {
+      body = Buffer.from(body);
+      body[body.length >> 1] ^= 1;
+    }
+    const type = { '.js': 'text/javascript', '.wasm': 'application/wasm' }[extname(rel)] ?? 'application/octet-stream';
+    res.writeHead(200, { 'content-type': type }).end(body);
+  });
+  server.on('upgrade', (_req, socket) => {
+    state.upgrades++;
+    socket.destroy();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    tampered: state.tampered,
+    get upgrades() {
+      return state.upgrades;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+let web: StaticServer;
+test.beforeAll(async () => {
+  web = await staticServer();
+});
+test.afterAll(async () => {
+  await web.close();
+});
+
+async function openPinned(page: Page): Promise<void> {
+  await page.goto(web.url);
+  await page.waitForFunction(() => (window as unknown as { ready?: boolean }).ready === true);
+}
+
+const pinned = (page: Page, url: string) =>
+  page.evaluate(([u, p]) => (window as unknown as { pinned: (u: string, p: string) => Promise<Record<string, string>> }).pinned(u, p), [url, FIPS197.plaintext]);
+
+test('a page that pins the published values computes, with workers started from the checked bytes', async ({ page }) => {
+  web.tampered.clear();
+  await openPinned(page);
+  expect(await pinned(page, serverUrl())).toEqual({ ciphertext: `0x${FIPS197.ciphertext}` });
+  const workers = page.workers().map((w) => w.url());
+  expect(workers).toHaveLength(3);
+  for (const url of workers) expect(url).toMatch(/^blob:/);
+});
+
+for (const [asset, file] of [
+  ['wasm', 'wasm/garblet_core_bg.wasm'],
+  ['worker', 'dist/worker.bundle.js'],
+  ['socketWorker', 'dist/socket-worker.bundle.js'],
+]) {
+  test(`a changed ${file} is refused before any worker starts or any connection opens`, async ({ page }) => {
+    web.tampered.clear();
+    web.tampered.add(file);
+    const before = web.upgrades;
+    await openPinned(page);
+    expect(await pinned(page, web.url.replace(/^http/, 'ws'))).toEqual({ error: 'IntegrityError', reason: 'mismatch', asset });
+    expect(page.workers()).toHaveLength(0);
+    expect(web.upgrades).toBe(before);
+  });
+}
