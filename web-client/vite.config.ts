@@ -6,7 +6,9 @@ export default defineConfig({
   optimizeDeps: { exclude: ['garblet'] },
   // The SDK's worker is an ES module (it imports the wasm-bindgen glue).
   worker: { format: 'es' },
-  build: { target: 'es2022' },
+  // The SDK's pinned worker bundles stay files: inlined as data: URLs (Vite's default below
+  // 4 KiB) the SDK would fetch them from data:, which a CSP's connect-src must then allow.
+  build: { target: 'es2022', assetsInlineLimit: (file) => (file.endsWith('.bundle.js') ? false : undefined) },
   server: { host: '127.0.0.1', port: 5173 },
   preview: { host: '127.0.0.1', port: 4173 },
 });

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { dirname, extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FIPS197 } from '../../web-client/src/demo-values';
+import { resultValue, runToCompletion, waitForRoles } from '../support/demo-page';
 import { serverUrl } from '../support/servers';
 
 // The SDK's pinned files (ConnectOptions.integrity) in Chromium. A static server of this test
@@ -116,3 +117,19 @@ for (const [asset, file] of [
     expect(web.upgrades).toBe(before);
   });
 }
+
+test('the demo with ?pin computes with the published values, its workers from Blob URLs', async ({ page }) => {
+  const url = new URL(process.env.GARBLET_E2E_WEB ?? '');
+  url.searchParams.set('server', serverUrl());
+  url.searchParams.set('pin', '');
+  url.hash = '/aes';
+  await page.goto(url.toString());
+  await page.getByTestId('circuit-aes128').check();
+  await waitForRoles(page);
+  await page.getByTestId('plaintext').fill(FIPS197.plaintext);
+  await runToCompletion(page);
+  expect(await resultValue(page)).toBe(FIPS197.ciphertext);
+  const workers = page.workers().map((w) => w.url());
+  expect(workers.length).toBeGreaterThan(0);
+  for (const w of workers) expect(w).toMatch(/^blob:/);
+});

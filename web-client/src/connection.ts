@@ -5,7 +5,7 @@
  * the base OTs while the server already streams) costs milliseconds, and a fresh session cannot
  * have been closed under the page by the server's idle timeout, nor by an earlier cancelled run.
  */
-import { ConnectionError, Garblet, ServerError, type Inputs, type RunOptions, type RunResult, type ServiceInfo } from 'garblet';
+import { ConnectionError, Garblet, integrity, ServerError, type Inputs, type RunOptions, type RunResult, type ServiceInfo } from 'garblet';
 
 /** Where `garblet serve` listens when started without a configuration. */
 export const DEFAULT_SERVER = 'ws://127.0.0.1:8080';
@@ -30,10 +30,18 @@ export class UnreachableError extends Error {
   }
 }
 
+/**
+ * `?pin` in the page's URL: the SDK checks its WebAssembly and worker scripts against the
+ * package's published hashes before it starts them (README.md says how a deployment pins).
+ */
+function pinned(): boolean {
+  return new URLSearchParams(location.search).has('pin');
+}
+
 async function connect(signal?: AbortSignal) {
   const url = serverUrl();
   try {
-    return await Garblet.connect(url, { signal });
+    return await Garblet.connect(url, { signal, integrity: pinned() ? integrity : undefined });
   } catch (e) {
     if (e instanceof ConnectionError || e instanceof ServerError) throw new UnreachableError(url, e);
     throw e;
