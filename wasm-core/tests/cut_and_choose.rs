@@ -3,14 +3,19 @@
 //! computations give the plaintext outputs, and a garbler that corrupts some circuits is caught
 //! by a check circuit, outvoted by a good evaluation circuit, or — when two evaluation circuits
 //! disagree — recovered from: the evaluator learns δ, then x, and computes f(x, y) itself.
+//! The garbler's outputs come back as output values (the two-output transform): exact for
+//! both parties, padded where only the garbler learns them, and a forged value is refused.
 
-use garblet_circuits::testing::{RandomCircuit, TestRng};
-use garblet_circuits::{Party, Plaintext, Program, Reveal, Runner};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use garblet_circuits::testing::{ClosureProgram, RandomCircuit, TestRng};
+use garblet_circuits::{Bit, Builder, Party, Plaintext, Program, Reveal, Runner, Shape};
 use garblet_core::aes::AesCtr;
 use garblet_core::cnc::commit::OutputValues;
 use garblet_core::cnc::encoding::ProbeResistantEncoding;
 use garblet_core::cnc::params::{sample_fixed_check_set, CheckSet};
-use garblet_core::cnc::exchange::Exchange;
+use garblet_core::cnc::exchange::{split_outputs, Exchange, ReplyEdit};
 use garblet_core::cnc::primary::{Cheating, Deviation, PrimaryError};
 use garblet_core::garble::Scheme;
 use garblet_core::Block;
@@ -29,21 +34,24 @@ struct Run<'a> {
 /// How a computation ended for the evaluator, and what the assertions need to know besides.
 struct Ended {
     outcome: Result<Vec<bool>, PrimaryError>,
+    /// The garbler's outputs, if the evaluator got as far as returning them.
+    garbler: Option<Result<Vec<bool>, PrimaryError>>,
     /// Whether the primary circuits disagreed, so the output came through cheating recovery.
     recovered: bool,
 }
+
 
 /// Recovery circuits in the tests: few, for speed (the parameters' bounds are tested apart).
 const RECOVERY_CIRCUITS: usize = 7;
 const RECOVERY_CHECKS: usize = 3;
 
 fn execute(run: &Run<'_>, deviation: Deviation, edit_stream: impl Fn(usize, &mut Vec<u8>) + 'static) -> Ended {
-    execute_with(run, ProbeResistantEncoding::new(), deviation, edit_stream)
+    execute_with(run, ProbeResistantEncoding::new(), deviation, edit_stream, None)
 }
 
 /// Runs a whole computation in memory ([`Exchange`]): the transfers over real chosen-message
 /// OTs, the primary computation, the recovery computation, the final checks.
-fn execute_with(run: &Run<'_>, encoding: ProbeResistantEncoding, deviation: Deviation, edit_stream: impl Fn(usize, &mut Vec<u8>) + 'static) -> Ended {
+fn execute_with(run: &Run<'_>, encoding: ProbeResistantEncoding, deviation: Deviation, edit_stream: impl Fn(usize, &mut Vec<u8>) + 'static, edit_reply: ReplyEdit) -> Ended {
     let mut rng = AesCtr::from_os_rng().unwrap();
     let exchange = Exchange {
         scheme: run.scheme,
@@ -55,15 +63,21 @@ fn execute_with(run: &Run<'_>, encoding: ProbeResistantEncoding, deviation: Devi
         encoding,
         deviation,
         edit_stream: Some(Box::new(edit_stream)),
+        edit_reply,
     };
     let report = exchange.run(&mut rng, &|| 0.0, |x| plaintext(run.make, x, &run.y)).expect("the exchange runs to a verdict");
-    Ended { outcome: report.outputs, recovered: report.recovered }
+    Ended { outcome: report.outputs, garbler: report.garbler_outputs, recovered: report.recovered }
 }
 
 fn plaintext(make: Make<'_>, x: &[bool], y: &[bool]) -> Vec<bool> {
     let mut plain = Plaintext::new(x.to_vec(), y.to_vec());
     Runner::new(make()).run(&mut plain).unwrap();
     plain.into_outputs()
+}
+
+/// Each party's plaintext outputs, (the evaluator's, the garbler's), as the shape reveals them.
+fn both_plaintext(make: Make<'_>, x: &[bool], y: &[bool]) -> (Vec<bool>, Vec<bool>) {
+    split_outputs(make().shape(), &plaintext(make, x, y))
 }
 
 /// The check set with exactly these check circuits.
@@ -79,22 +93,89 @@ fn checks(circuits: usize, check: &[usize]) -> CheckSet {
     }
 }
 
-fn honest(run: &Run<'_>) -> Vec<bool> {
+/// Both parties' outputs of an honest computation: (the evaluator's, the garbler's).
+fn honest(run: &Run<'_>) -> (Vec<bool>, Vec<bool>) {
     let ended = execute(run, Deviation::default(), |_, _| {});
     assert!(!ended.recovered, "honest circuits never disagree");
-    ended.outcome.expect("an honest computation completes")
+    let garbler = ended.garbler.expect("the evaluator returns the garbler's outputs").expect("the garbler accepts them");
+    (ended.outcome.expect("an honest computation completes"), garbler)
 }
 
 #[test]
 fn honest_computations_give_the_plaintext_outputs() {
     let mut rng = TestRng::new(2013);
-    for gates in [1, 300, 20_000] {
-        let seed = rng.next_u64();
-        let make = move || Box::new(RandomCircuit::new(seed, 10, 24, gates, 16, Reveal::Evaluator)) as Box<dyn Program>;
-        for scheme in Scheme::ALL {
-            let (x, y) = (rng.bits(10), rng.bits(24));
-            let check = sample_fixed_check_set(6, 3, &mut AesCtr::from_os_rng().unwrap()).unwrap();
-            assert_eq!(honest(&Run { scheme, make: &make, x: x.clone(), y: y.clone(), check }), plaintext(&make, &x, &y), "{scheme:?}, {gates} gates");
+    for reveal in [Reveal::Evaluator, Reveal::Garbler, Reveal::Both] {
+        for gates in [1, 300, 20_000] {
+            let seed = rng.next_u64();
+            let make = move || Box::new(RandomCircuit::new(seed, 10, 24, gates, 16, reveal)) as Box<dyn Program>;
+            for scheme in Scheme::ALL {
+                let (x, y) = (rng.bits(10), rng.bits(24));
+                let check = sample_fixed_check_set(6, 3, &mut AesCtr::from_os_rng().unwrap()).unwrap();
+                let (evaluator, garbler) = honest(&Run { scheme, make: &make, x: x.clone(), y: y.clone(), check });
+                let plain = plaintext(&make, &x, &y);
+                let (want_evaluator, want_garbler) = match reveal {
+                    Reveal::Evaluator => (plain, vec![]),
+                    Reveal::Garbler => (vec![], plain),
+                    Reveal::Both => (plain.clone(), plain),
+                };
+                assert_eq!(evaluator, want_evaluator, "{scheme:?}, {gates} gates, {reveal:?}: the evaluator's outputs");
+                assert_eq!(garbler, want_garbler, "{scheme:?}, {gates} gates, {reveal:?}: the garbler's outputs");
+            }
+        }
+    }
+}
+
+/// A one-step program over x (the garbler's) and y (the evaluator's), `bits` each, with these
+/// output fields; `build` writes the outputs.
+fn program(bits: usize, outputs: &[(&str, usize, Reveal)], build: impl FnOnce(&mut Builder, &[Bit], &[Bit]) + 'static) -> Box<dyn Program> {
+    let shape = Shape {
+        inputs: vec![Shape::uint_input("x", Party::Garbler, bits), Shape::uint_input("y", Party::Evaluator, bits)],
+        outputs: outputs.iter().map(|&(name, bits, reveal)| Shape::uint_output(name, bits, reveal)).collect(),
+    };
+    Box::new(ClosureProgram::new(
+        move |c: &mut Builder| {
+            let (x, y) = (c.input(Party::Garbler, bits), c.input(Party::Evaluator, bits));
+            build(c, &x, &y);
+        },
+        shape,
+    ))
+}
+
+/// Outputs `gate`(x_i, y_i) for every i, to `to`.
+fn bitwise(c: &mut Builder, x: &[Bit], y: &[Bit], to: Reveal, gate: fn(&mut Builder, &Bit, &Bit) -> Bit) {
+    for (a, b) in x.iter().zip(y) {
+        let out = gate(c, a, b);
+        c.output(&out, to);
+    }
+}
+
+/// Outputs of every kind in one circuit, in this order: x ∧ y to the evaluator, x ⊕ y to the
+/// garbler, x ∧ ¬y to both (8 bits each), then a constant to each of the three.
+fn every_reveal() -> Box<dyn Program> {
+    let outputs = [("and", 8, Reveal::Evaluator), ("xor", 8, Reveal::Garbler), ("and_not", 8, Reveal::Both), ("one", 1, Reveal::Garbler), ("zero", 1, Reveal::Evaluator), ("one'", 1, Reveal::Both)];
+    program(8, &outputs, |c, x, y| {
+        bitwise(c, x, y, Reveal::Evaluator, |c, a, b| c.and(a, b));
+        bitwise(c, x, y, Reveal::Garbler, |c, a, b| c.xor(a, b));
+        bitwise(c, x, y, Reveal::Both, |c, a, b| {
+            let not_b = c.not(b);
+            c.and(a, &not_b)
+        });
+        c.output(&Bit::ONE, Reveal::Garbler);
+        c.output(&Bit::ZERO, Reveal::Evaluator);
+        c.output(&Bit::ONE, Reveal::Both);
+    })
+}
+
+#[test]
+fn each_party_gets_exactly_the_outputs_revealed_to_it() {
+    let mut rng = TestRng::new(2007);
+    for scheme in Scheme::ALL {
+        for _ in 0..4 {
+            let (x, y) = (rng.bits(8), rng.bits(8));
+            let check = sample_fixed_check_set(5, 2, &mut AesCtr::from_os_rng().unwrap()).unwrap();
+            let got = honest(&Run { scheme, make: &every_reveal, x: x.clone(), y: y.clone(), check });
+            assert_eq!(got, both_plaintext(&every_reveal, &x, &y), "{scheme:?}");
+            assert_eq!((got.0.len(), got.1.len()), (18, 18), "{scheme:?}");
         }
     }
 }
@@ -108,7 +189,7 @@ fn every_library_program_gives_its_plaintext_outputs() {
         let shape = make().shape().clone();
         let (x, y) = (rng.bits(shape.input_bits(Party::Garbler)), rng.bits(shape.input_bits(Party::Evaluator)));
         let check = sample_fixed_check_set(4, 2, &mut AesCtr::from_os_rng().unwrap()).unwrap();
-        assert_eq!(honest(&Run { scheme: Scheme::HalfGates, make: &make, x: x.clone(), y: y.clone(), check }), plaintext(&make, &x, &y), "{}", spec.name);
+        assert_eq!(honest(&Run { scheme: Scheme::HalfGates, make: &make, x: x.clone(), y: y.clone(), check }), both_plaintext(&make, &x, &y), "{}", spec.name);
     }
 }
 
@@ -239,7 +320,7 @@ fn selective_failure_on_the_evaluators_input_learns_nothing_through_the_encoding
                     y[0] = bit;
                     let run = Run { scheme: Scheme::HalfGates, make: &make, x: rng.bits(6), y, check: sample_fixed_check_set(4, 2, &mut AesCtr::from_os_rng().unwrap()).unwrap() };
                     let encoding = if encoded { ProbeResistantEncoding::new() } else { ProbeResistantEncoding::insecure_identity() };
-                    match execute_with(&run, encoding, probe(), |_, _| {}).outcome {
+                    match execute_with(&run, encoding, probe(), |_, _| {}, None).outcome {
                         Err(PrimaryError::Cheating(Cheating::CheckCircuit { .. })) => true,
                         Ok(outputs) => {
                             assert_eq!(outputs, plaintext(&make, &run.x, &run.y), "a computation that completes is correct");
@@ -258,4 +339,111 @@ fn selective_failure_on_the_evaluators_input_learns_nothing_through_the_encoding
     // Both ~ Binomial(48, 1/2): each within 5.5 σ of 24, and their difference within 5 σ.
     assert!((5..=43).contains(&zero) && (5..=43).contains(&one), "{zero} and {one} aborts of {RUNS}");
     assert!(zero.abs_diff(one) <= 24, "{zero} against {one} aborts");
+}
+
+/// 64 outputs only the garbler learns, x_i ⊕ y_i: none constant, so each has a translated wire.
+fn garbler_only() -> Box<dyn Program> {
+    program(64, &[("xor", 64, Reveal::Garbler)], |c, x, y| bitwise(c, x, y, Reveal::Garbler, |c, a, b| c.xor(a, b)))
+}
+
+/// What an exchange's observers saw: the output values the garbler drew (read off its
+/// translation step, unchanged) and the values the evaluator returned.
+#[derive(Default)]
+struct Seen {
+    values: Option<OutputValues>,
+    reply: Vec<Block>,
+}
+
+/// Observes the output values, and lets the evaluator's returned values be edited with them.
+fn observed(seen: &Rc<RefCell<Seen>>, edit: impl Fn(&mut [Block], &OutputValues) + 'static) -> (Deviation, ReplyEdit) {
+    let (for_values, for_reply) = (seen.clone(), seen.clone());
+    let deviation = Deviation { translation: Some(Box::new(move |_, _, values: &OutputValues| for_values.borrow_mut().values = Some(values.clone()))), ..Deviation::default() };
+    let reply: ReplyEdit = Some(Box::new(move |reply: &mut [Block]| {
+        let mut seen = for_reply.borrow_mut();
+        seen.reply = reply.to_vec();
+        edit(reply, seen.values.as_ref().expect("the values are drawn before anything is returned"));
+    }));
+    (deviation, reply)
+}
+
+/// The bits the evaluator decoded on the garbler's wires: b^1 stands for 1.
+fn decoded(seen: &Seen) -> Vec<bool> {
+    let values = seen.values.as_ref().unwrap();
+    seen.reply.iter().enumerate().map(|(i, &v)| v == values.value(i, true)).collect()
+}
+
+/// The evaluator decodes z ⊕ p on a wire only the garbler learns: what it returns is not the
+/// garbler's output, which the garbler still gets exactly, and it changes with the pad from one
+/// computation to the next.
+#[test]
+fn the_evaluator_decodes_only_padded_values_of_the_garblers_outputs() {
+    let mut rng = TestRng::new(64);
+    let (x, y) = (rng.bits(64), rng.bits(64));
+    let want = plaintext(&garbler_only, &x, &y);
+    let mut views = Vec::new();
+    for scheme in Scheme::ALL {
+        let seen = Rc::new(RefCell::new(Seen::default()));
+        let (deviation, reply) = observed(&seen, |_, _| {});
+        let run = Run { scheme, make: &garbler_only, x: x.clone(), y: y.clone(), check: checks(5, &[1, 3]) };
+        let ended = execute_with(&run, ProbeResistantEncoding::new(), deviation, |_, _| {}, reply);
+        assert_eq!(ended.outcome, Ok(vec![]), "{scheme:?}: the evaluator learns none of these outputs");
+        assert_eq!(ended.garbler, Some(Ok(want.clone())), "{scheme:?}");
+        let view = decoded(&seen.borrow());
+        assert_eq!(view.len(), 64);
+        assert_ne!(view, want, "{scheme:?}: the evaluator's view is z ⊕ p, not z");
+        views.push(view);
+    }
+    assert_ne!(views[0], views[1], "a fresh pad each computation");
+}
+
+/// An evaluator that returns anything but one of a wire's two output values is caught: a value
+/// changed, or one moved from another wire. (Returning the wire's other value would take δ,
+/// which the evaluator learns only from a cheating garbler.)
+#[test]
+fn a_forged_value_of_the_garblers_output_is_refused() {
+    let mut rng = TestRng::new(99);
+    let (x, y) = (rng.bits(8), rng.bits(8));
+    let (evaluator, _) = both_plaintext(&every_reveal, &x, &y);
+    type Forgery = fn(&mut [Block], &OutputValues);
+    // Returned values 0..8 are the garbler's own wires (translated wires 8..16), 8..16 those
+    // revealed to both (16..24).
+    let forgeries: [(&str, Forgery, usize); 3] = [
+        ("a changed value", |reply, _| reply[3] ^= Block(1 << 77), 3),
+        ("the neighbouring wire's value of the same bit", |reply, values| reply[9] ^= values.zero[17] ^ values.zero[16], 9),
+        ("another wire's value", |reply, _| reply[12] = reply[5], 12),
+    ];
+    for (what, forge, index) in forgeries {
+        for scheme in Scheme::ALL {
+            let seen = Rc::new(RefCell::new(Seen::default()));
+            let (deviation, reply) = observed(&seen, forge);
+            let run = Run { scheme, make: &every_reveal, x: x.clone(), y: y.clone(), check: checks(4, &[0, 2]) };
+            let ended = execute_with(&run, ProbeResistantEncoding::new(), deviation, |_, _| {}, reply);
+            assert_eq!(ended.outcome, Ok(evaluator.clone()), "{what}, {scheme:?}: the evaluator's own outputs are unaffected");
+            assert_eq!(ended.garbler, Some(Err(PrimaryError::ForgedOutput { index })), "{what}, {scheme:?}");
+        }
+    }
+}
+
+/// After cheating recovery the evaluator computes the outputs in the clear from the recovered
+/// x‖p, and the garbler still gets exactly its outputs: padded ones, ones revealed to both.
+#[test]
+fn cheating_recovery_gives_both_parties_their_outputs() {
+    let mut rng = TestRng::new(1304);
+    for scheme in Scheme::ALL {
+        let (x, y) = (rng.bits(8), rng.bits(8));
+        // Translated wires 8 (the garbler's) and 16 (both's) of circuit 2 give the other value.
+        let shift = Deviation { translation: Some(Box::new(|j, table: &mut [[Block; 2]], values: &OutputValues| {
+            if j == 2 {
+                for wire in [8, 16] {
+                    table[wire] = table[wire].map(|entry| entry ^ values.delta);
+                }
+            }
+        })), ..Deviation::default() };
+        let run = Run { scheme, make: &every_reveal, x: x.clone(), y: y.clone(), check: checks(5, &[0, 4]) };
+        let ended = execute(&run, shift, |_, _| {});
+        assert!(ended.recovered, "{scheme:?}: the circuits disagreed");
+        let (evaluator, garbler) = both_plaintext(&every_reveal, &x, &y);
+        assert_eq!(ended.outcome, Ok(evaluator), "{scheme:?}");
+        assert_eq!(ended.garbler, Some(Ok(garbler)), "{scheme:?}");
+    }
 }

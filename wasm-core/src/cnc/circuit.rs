@@ -93,7 +93,8 @@ pub struct Garbled {
 
 impl CircuitGarbling {
     /// Circuit `index` from `seed`. `extra` garbler labels beyond the circuit's own inputs
-    /// (the pad of the input hash) are drawn first, from the same seed and under the same Δ.
+    /// (the output pad and the input hash's pad) are drawn first, from the same seed and under
+    /// the same Δ.
     pub fn new(scheme: Scheme, key: &CommitKey, index: usize, seed: [u8; 16], extra: usize) -> Self {
         let mut garbler = Garbler::from_seed(scheme, seed);
         garbler.set_and_index(index as u64 * TWEAK_RANGE);

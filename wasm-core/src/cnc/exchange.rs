@@ -18,7 +18,11 @@ use crate::garble::Scheme;
 use crate::ot::base::{RECEIVER_MESSAGE_BYTES, SENDER_MESSAGE_BYTES};
 use crate::ot::chosen::{ChosenReceiver, ChosenSender};
 use crate::ot::OtError;
-use garblet_circuits::{Party, Program, Runner};
+use garblet_circuits::{Program, Runner, Shape};
+
+/// An edit of the values the evaluator returns for the garbler's outputs (attack tests only).
+#[cfg(feature = "insecure-switches")]
+pub type ReplyEdit = Option<Box<dyn Fn(&mut [Block])>>;
 
 /// One computation: the circuit, both inputs, and each party's choices.
 pub struct Exchange<'a> {
@@ -38,6 +42,10 @@ pub struct Exchange<'a> {
     /// (attack tests only): a stream unlike its commitment.
     #[cfg(feature = "insecure-switches")]
     pub edit_stream: super::primary::Edit<Vec<u8>>,
+    /// Changes the values the evaluator returns for the garbler's outputs, flight 7 (attack
+    /// tests only; they also read them here): an evaluator that forges the garbler's output.
+    #[cfg(feature = "insecure-switches")]
+    pub edit_reply: ReplyEdit,
 }
 
 impl<'a> Exchange<'a> {
@@ -56,6 +64,8 @@ impl<'a> Exchange<'a> {
             deviation: super::primary::Deviation::default(),
             #[cfg(feature = "insecure-switches")]
             edit_stream: None,
+            #[cfg(feature = "insecure-switches")]
+            edit_reply: None,
         }
     }
 }
@@ -63,8 +73,11 @@ impl<'a> Exchange<'a> {
 /// What a computation cost and gave.
 #[derive(Debug)]
 pub struct Report {
-    /// The evaluator's output, or the deviation it found.
+    /// The evaluator's outputs (those revealed to it), or the deviation it found.
     pub outputs: Result<Vec<bool>, PrimaryError>,
+    /// The garbler's outputs (those revealed to it), or the forgery it found; `None` when the
+    /// evaluator stopped before returning them.
+    pub garbler_outputs: Option<Result<Vec<bool>, PrimaryError>>,
     /// Whether primary circuits disagreed, so the output came through cheating recovery.
     pub recovered: bool,
     /// CPU milliseconds each party spent, by the caller's clock.
@@ -75,6 +88,22 @@ pub struct Report {
     pub evaluator_bytes: u64,
     /// Primary evaluation circuits.
     pub evaluated: usize,
+}
+
+/// Outputs in circuit order — a plaintext run's, say — as the shape reveals them: (the
+/// evaluator's, the garbler's), which is what a [`Report`] of an honest computation holds.
+pub fn split_outputs(shape: &Shape, outputs: &[bool]) -> (Vec<bool>, Vec<bool>) {
+    let reveals = shape.outputs.iter().flat_map(|f| core::iter::repeat_n(f.reveal, f.bits));
+    let (mut evaluator, mut garbler) = (Vec::new(), Vec::new());
+    for (&bit, reveal) in outputs.iter().zip(reveals) {
+        if reveal.to_evaluator() {
+            evaluator.push(bit);
+        }
+        if reveal.to_garbler() {
+            garbler.push(bit);
+        }
+    }
+    (evaluator, garbler)
 }
 
 fn commitment_bytes(pairs: &[LabelPair], blocks: usize) -> u64 {
@@ -125,8 +154,11 @@ impl Exchange<'_> {
         let mut watch = Stopwatch::start(clock);
         let shape = (self.make)().shape().clone();
         let salt = rng.next_block().to_bytes();
-        let setup = Setup { scheme: self.scheme, salt, circuits: self.check.circuits(), garbler_bits: shape.input_bits(Party::Garbler), evaluator_bits: shape.input_bits(Party::Evaluator) };
-        let recovery_setup = RecoverySetup { scheme: self.scheme, salt, circuits: self.recovery_check.circuits(), garbler_bits: setup.garbler_bits };
+        let setup = Setup::new(self.scheme, salt, self.check.circuits(), &shape);
+        // The recovery computation hands over the garbler's whole input to the primary
+        // circuits, x‖p: the evaluator then computes both parties' outputs in the clear.
+        let garbler_input = setup.garbler_bits + setup.pad_bits;
+        let recovery_setup = RecoverySetup { scheme: self.scheme, salt, circuits: self.recovery_check.circuits(), garbler_bits: garbler_input };
         let recovery_circuits = recovery_setup.circuits;
         let encoding = &self.encoding;
         let evaluated = setup.circuits - self.check.check_count();
@@ -165,8 +197,9 @@ impl Exchange<'_> {
         sender.send(&messages, &chunk, &mut ciphertexts)?;
         let commitments = garbler.commit(self.x, self.make, encoding, rng).map_err(ExchangeError::Garbler)?;
         let delta = garbler.values().map(|v| v.delta).ok_or(CncError::NoCircuits)?;
-        let recovery_commitments = recovery_garbler.commit(self.x, delta, garbler.hash_pad()).map_err(ExchangeError::Garbler)?;
-        let hashes = input_hashes(&salt, &commitments, &recovery_commitments, setup.garbler_bits);
+        let x_and_pad = [self.x, garbler.output_pad()].concat();
+        let recovery_commitments = recovery_garbler.commit(&x_and_pad, delta, garbler.hash_pad()).map_err(ExchangeError::Garbler)?;
+        let hashes = input_hashes(&salt, &commitments, &recovery_commitments, garbler_input);
         let decoding = garbler.hash_decoding(&hashes.x)?;
         let recovery_decoding = recovery_garbler.hash_decoding(&hashes)?;
         g_bytes += ciphertexts.len() as u64;
@@ -179,7 +212,7 @@ impl Exchange<'_> {
         // The evaluator: its transfers, the commitments; flight 3, the evaluation set.
         let mut opened = Vec::new();
         receiver.receive(&ciphertexts, &mut opened)?;
-        let result = (|| -> Result<(Vec<bool>, bool), PrimaryError> {
+        let result = (|| -> Result<(Vec<bool>, bool, Vec<Block>), PrimaryError> {
             let rest = opened.split_off(setup.circuits);
             let (recovery_opened, rest) = rest.split_at(recovery_circuits);
             let (pads, recovery_pads) = rest.split_at(rest.len() - recovery_garbler.input_messages().len());
@@ -230,14 +263,33 @@ impl Exchange<'_> {
             watch.lap(&mut g_ms);
             let recovered = recovery_evaluator.finish(&recovery_stream, &recovery_decoding, encoding)?;
             let disagreed = matches!(end.outcome, PrimaryOutcome::Disagreed { .. });
-            let outputs = conclude(&evaluator, end, recovered, compute)?;
+            let (known, delta) = (end.known.clone(), recovered.delta);
+            let bits = setup.garbler_bits;
+            let view = conclude(&evaluator, end, recovered, |input| {
+                let (x, pad) = input.split_at(bits.min(input.len()));
+                evaluator.pad_outputs(compute(x), pad)
+            })?;
+
+            // Flight 7, the evaluator: the values of the garbler's outputs.
+            #[allow(unused_mut)]
+            let mut reply = evaluator.garbler_reply(&view, delta, &known)?;
+            #[cfg(feature = "insecure-switches")]
+            if let Some(edit) = &self.edit_reply {
+                edit(&mut reply);
+            }
+            e_bytes += (reply.len() * Block::BYTES) as u64;
+            let outputs = evaluator.own_outputs(&view);
             watch.lap(&mut e_ms);
-            Ok((outputs, disagreed))
+            Ok((outputs, disagreed, reply))
         })();
-        let (outputs, recovered) = match result {
-            Ok((outputs, recovered)) => (Ok(outputs), recovered),
-            Err(e) => (Err(e), false),
+        let (outputs, recovered, garbler_outputs) = match result {
+            Ok((outputs, recovered, reply)) => {
+                let garbler_outputs = garbler.outputs(&reply);
+                watch.lap(&mut g_ms);
+                (Ok(outputs), recovered, Some(garbler_outputs))
+            }
+            Err(e) => (Err(e), false, None),
         };
-        Ok(Report { outputs, recovered, garbler_ms: g_ms, evaluator_ms: e_ms, garbler_bytes: g_bytes, evaluator_bytes: e_bytes, evaluated })
+        Ok(Report { outputs, garbler_outputs, recovered, garbler_ms: g_ms, evaluator_ms: e_ms, garbler_bytes: g_bytes, evaluator_bytes: e_bytes, evaluated })
     }
 }

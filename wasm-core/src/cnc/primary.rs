@@ -3,6 +3,19 @@
 //! evaluation circuits streamed in lock step, and outputs translated to values shared by all
 //! circuits so that any disagreement hands the evaluator δ (cheating recovery).
 //!
+//! **The garbler's outputs** (the two-output transform of Lindell–Pinkas 2007, at the label
+//! level with free-XOR, so the circuit stays the service's). For each output only the garbler
+//! learns (`Reveal::Garbler`) the garbler draws a pad bit p_k, part of its input to every
+//! circuit: its labels follow x's, drawn from the seed, delivered masked and committed in pairs,
+//! and covered by the input hash, which is over x‖p‖r, so the pad is the same in every good
+//! circuit. The wire's translation table is built on W^0 ⊕ P^0_k (P the pad wire's labels), and
+//! the evaluator XORs its pad label onto its output label before translating: it decodes z ⊕ p,
+//! which tells it nothing. Outputs revealed to both need no pad. Once its output is decided the
+//! evaluator returns, per output the garbler learns, the translated value b_i^v (v = z ⊕ p_k,
+//! or z), never a label: a bad circuit's label could encode anything, a value only its bit, and
+//! the other value takes δ, which the evaluator has only when the garbler cheated.
+//! [`PrimaryGarbler::outputs`] accepts b_i^0 or b_i^1 and nothing else.
+//!
 //! Both parties' logic, driven by plain data: [`PrimaryGarbler`] and [`PrimaryEvaluator`].
 //! The transfers between them — the cut-and-choose OT that gives the evaluator each circuit's
 //! seed (check) or key (evaluate), and the OTs of its encoded input — are chosen-message OTs
@@ -19,7 +32,7 @@ use super::CncError;
 use crate::aes::AesCtr;
 use crate::block::Block;
 use crate::garble::{GarbleError, Scheme, WireOutput};
-use garblet_circuits::{Batch, Program, Runner};
+use garblet_circuits::{Batch, Gate, Party, Program, Reveal, Runner, Shape};
 
 /// The input hash's value: 128 bits, because its matrix comes from a hash of the garbler's
 /// own commitments, which the garbler can try again offline (docs/cut-and-choose.md).
@@ -38,11 +51,105 @@ pub struct Setup {
     /// The garbler's input bits |x| and the evaluator's |y|, as the circuit reads them.
     pub garbler_bits: usize,
     pub evaluator_bits: usize,
+    /// |p|: one pad bit per output only the garbler learns (`Reveal::Garbler`), constant ones
+    /// included.
+    pub pad_bits: usize,
 }
 
 impl Setup {
+    /// The computation of a circuit of this shape: input and pad bits as the shape declares.
+    pub fn new(scheme: Scheme, salt: [u8; 16], circuits: usize, shape: &Shape) -> Self {
+        let pad_bits = shape.outputs.iter().filter(|f| f.reveal == Reveal::Garbler).map(|f| f.bits).sum();
+        Setup { scheme, salt, circuits, garbler_bits: shape.input_bits(Party::Garbler), evaluator_bits: shape.input_bits(Party::Evaluator), pad_bits }
+    }
+
     fn encoded_bits(&self, encoding: &ProbeResistantEncoding) -> usize {
         encoding.encoded_len(self.evaluator_bits)
+    }
+
+    /// The garbler's labels beyond x in every circuit: its output pad p, then the hash's pad r.
+    fn extra_labels(&self) -> usize {
+        self.pad_bits + HASH_BITS
+    }
+
+    /// The pad labels in a circuit's garbler labels x‖p‖r.
+    fn pad_labels<'a>(&self, labels: &'a [Block]) -> &'a [Block] {
+        &labels[self.garbler_bits..self.garbler_bits + self.pad_bits]
+    }
+}
+
+/// An output of the circuit, in circuit order: who learns it, and what carries it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Role {
+    reveal: Reveal,
+    kind: OutputKind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum OutputKind {
+    /// A constant: public, never translated.
+    Public(bool),
+    /// Translated output wire `wire`; `pad` is its pad bit's index if only the garbler learns it.
+    Wire { wire: usize, pad: Option<usize> },
+}
+
+/// Every output's role, read off the circuit's gates batch by batch — the gates, not the
+/// shape, say who learns what, as in the standard mode.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Roles {
+    roles: Vec<Role>,
+    wires: usize,
+    pads: usize,
+}
+
+impl Roles {
+    fn record(&mut self, batch: &Batch) {
+        for gate in &batch.gates {
+            let (reveal, constant) = match *gate {
+                Gate::Output { to, .. } => (to, None),
+                Gate::OutputConst { to, value } => (to, Some(value)),
+                _ => continue,
+            };
+            let pad = (reveal == Reveal::Garbler).then_some(self.pads);
+            self.pads += pad.is_some() as usize;
+            let kind = match constant {
+                Some(value) => OutputKind::Public(value),
+                None => {
+                    self.wires += 1;
+                    OutputKind::Wire { wire: self.wires - 1, pad }
+                }
+            };
+            self.roles.push(Role { reveal, kind });
+        }
+    }
+
+    /// The roles of a whole circuit, whose outputs only the garbler learns must be as many as
+    /// the pad bits its shape declared.
+    fn checked(self, setup: &Setup) -> Result<Self, CncError> {
+        if self.pads != setup.pad_bits {
+            return Err(CncError::WrongLength { what: "outputs only the garbler learns", expected: setup.pad_bits, actual: self.pads });
+        }
+        Ok(self)
+    }
+
+    /// What the translation tables take, from one circuit's output labels (zero-labels or
+    /// active ones) and its pad labels: on a wire only the garbler learns, the output label
+    /// XOR its pad's label.
+    fn padded(&self, outputs: &[Block], pads: &[Block]) -> Vec<Block> {
+        let mut labels = outputs.to_vec();
+        for role in &self.roles {
+            if let OutputKind::Wire { wire, pad: Some(k) } = role.kind {
+                if let (Some(label), Some(&pad)) = (labels.get_mut(wire), pads.get(k)) {
+                    *label ^= pad;
+                }
+            }
+        }
+        labels
+    }
+
+    /// The outputs the garbler learns, in circuit order.
+    fn to_garbler(&self) -> impl Iterator<Item = &Role> {
+        self.roles.iter().filter(|r| r.reveal.to_garbler())
     }
 }
 
@@ -78,6 +185,12 @@ pub enum PrimaryError {
     Garble(#[from] GarbleError),
     #[error("the circuit program failed: {0}")]
     Program(String),
+    /// The garbler's side: the evaluator returned, for the garbler's translated output `index`
+    /// (counted among those it returns), a value that is neither of the wire's two output
+    /// values. The evaluator holds one of them; the other takes δ (the standard mode's
+    /// analogue is `OutputError::Forged`).
+    #[error("the value returned for the garbler's output {index} is neither of that wire's output values")]
+    ForgedOutput { index: usize },
 }
 
 /// The garbler's commitment to one circuit, sent before the check set is known.
@@ -87,9 +200,10 @@ pub struct CircuitCommitment {
     pub tables: Digest,
     /// The hash of its output translation table.
     pub translation: Digest,
-    /// Both labels of each of the garbler's input wires, then of the input hash's pad.
+    /// Both labels of each of the garbler's input wires, then of the output pad and the input
+    /// hash's pad.
     pub label_pairs: Vec<LabelPair>,
-    /// The garbler's active labels of x‖r, masked by a stream under the circuit's key.
+    /// The garbler's active labels of x‖p‖r, masked by a stream under the circuit's key.
     pub masked_labels: Vec<Block>,
     /// One correction per bit of the evaluator's encoded input.
     pub corrections: Vec<Block>,
@@ -185,9 +299,12 @@ pub struct PrimaryGarbler {
     pads: Vec<[Block; 2]>,
     /// The input hash's pad r.
     hash_pad: Vec<bool>,
+    /// The output pad p: one bit per output only the garbler learns.
+    output_pad: Vec<bool>,
+    roles: Roles,
     values: Option<OutputValues>,
     translations: Vec<Vec<TranslationEntry>>,
-    /// Each circuit's zero-labels of x‖r, for the input hash's decoding bits.
+    /// Each circuit's zero-labels of x‖p‖r, for the input hash's decoding bits.
     garbler_zero: Vec<Vec<Block>>,
     #[cfg(feature = "insecure-switches")]
     deviation: Deviation,
@@ -200,12 +317,15 @@ impl PrimaryGarbler {
         let pads = (0..setup.encoded_bits(encoding)).map(|_| [rng.next_block(), rng.next_block()]).collect();
         let r = rng.next_block().0;
         let hash_pad = (0..HASH_BITS).map(|i| (r >> i) & 1 == 1).collect();
+        let output_pad = rng.bits(setup.pad_bits);
         PrimaryGarbler {
             key: CommitKey::new(&setup.salt),
             setup,
             secrets,
             pads,
             hash_pad,
+            output_pad,
+            roles: Roles::default(),
             values: None,
             translations: Vec::new(),
             garbler_zero: Vec::new(),
@@ -242,7 +362,7 @@ impl PrimaryGarbler {
     }
 
     fn circuit(&self, index: usize) -> CircuitGarbling {
-        CircuitGarbling::new(self.setup.scheme, &self.key, index, self.secrets[index].seed, HASH_BITS)
+        CircuitGarbling::new(self.setup.scheme, &self.key, index, self.secrets[index].seed, self.setup.extra_labels())
     }
 
     /// Garbles every circuit (in lock step, one batch at a time) and commits to it. `x` is the
@@ -259,22 +379,25 @@ impl PrimaryGarbler {
             circuit.start(decode_labels(encoding, self.setup.evaluator_bits, &zero)?);
             corrections.push(correction);
         }
+        let mut roles = Roles::default();
         run_lockstep(make, |batch| {
+            roles.record(batch);
             for (j, circuit) in circuits.iter_mut().enumerate() {
                 self.garble(j, circuit, batch)?;
             }
             Ok(())
         })?;
+        let roles = roles.checked(&self.setup)?;
         let garbled: Vec<Garbled> = circuits.into_iter().map(CircuitGarbling::finish).collect();
 
         let outputs = output_labels(&garbled[0].outputs).len();
         let values = OutputValues { zero: (0..outputs).map(|_| rng.next_block()).collect(), delta: rng.next_block() };
-        let bits: Vec<bool> = x.iter().chain(&self.hash_pad).copied().collect();
+        let bits: Vec<bool> = x.iter().chain(&self.output_pad).chain(&self.hash_pad).copied().collect();
         let mut committed = Vec::with_capacity(garbled.len());
         self.translations.clear();
         for (g, correction) in garbled.iter().zip(corrections) {
             #[allow(unused_mut)]
-            let mut table = translation_table(key, g.index, &output_labels(&g.outputs), g.delta, &values)?;
+            let mut table = translation_table(key, g.index, &roles.padded(&output_labels(&g.outputs), self.setup.pad_labels(&g.garbler_zero)), g.delta, &values)?;
             #[allow(unused_mut)]
             let mut bits = bits.clone();
             #[cfg(feature = "insecure-switches")]
@@ -283,7 +406,7 @@ impl PrimaryGarbler {
                     edit(g.index, &mut table, &values);
                 }
                 if let Some(input) = &self.deviation.input {
-                    bits = input(g.index, x).into_iter().chain(self.hash_pad.iter().copied()).collect();
+                    bits = input(g.index, x).into_iter().chain(self.output_pad.iter().copied()).chain(self.hash_pad.iter().copied()).collect();
                 }
             }
             #[cfg(feature = "insecure-switches")]
@@ -307,6 +430,7 @@ impl PrimaryGarbler {
         self.garbler_zero = garbled.into_iter().map(|g| g.garbler_zero).collect();
         let commitments = Commitments { circuits: committed, values: ValueCommitments::new(key, &values) };
         self.values = Some(values);
+        self.roles = roles;
         Ok(commitments)
     }
 
@@ -344,9 +468,43 @@ impl PrimaryGarbler {
         self.values.as_ref()
     }
 
-    /// The garbler's input to the input hash beyond x: its pad r.
+    /// The garbler's input to the input hash beyond x‖p: its pad r.
     pub fn hash_pad(&self) -> &[bool] {
         &self.hash_pad
+    }
+
+    /// The output pad p, the garbler's input to every circuit after x.
+    pub fn output_pad(&self) -> &[bool] {
+        &self.output_pad
+    }
+
+    /// The garbler's outputs in circuit order, from the values the evaluator returned
+    /// ([`PrimaryEvaluator::garbler_reply`]), one per translated output the garbler learns.
+    /// Each must be one of its wire's two output values — b^0 stands for 0, b^1 for 1 — and
+    /// anything else is a forgery; a wire only the garbler learns is then unpadded. Constant
+    /// outputs are the circuit's own.
+    pub fn outputs(&self, returned: &[Block]) -> Result<Vec<bool>, PrimaryError> {
+        let values = self.values.as_ref().ok_or(CncError::NoCircuits)?;
+        let expected = self.roles.to_garbler().filter(|r| matches!(r.kind, OutputKind::Wire { .. })).count();
+        let count = CncError::WrongLength { what: "values of the garbler's outputs", expected, actual: returned.len() };
+        if returned.len() != expected {
+            return Err(count.into());
+        }
+        let mut returned = returned.iter().enumerate();
+        self.roles
+            .to_garbler()
+            .map(|r| match r.kind {
+                OutputKind::Public(bit) => Ok(bit),
+                OutputKind::Wire { wire, pad } => {
+                    let (index, &value) = returned.next().ok_or(count.clone())?;
+                    let bit = value != values.value(wire, false);
+                    if value != values.value(wire, bit) {
+                        return Err(PrimaryError::ForgedOutput { index });
+                    }
+                    Ok(bit ^ pad.is_some_and(|k| self.output_pad[k]))
+                }
+            })
+            .collect()
     }
 }
 
@@ -360,6 +518,8 @@ enum Opened {
 /// An evaluation circuit's inputs, ready once the commitments have been checked.
 struct Prepared {
     garbler_labels: Vec<Block>,
+    /// The labels of the output pad p.
+    pad_labels: Vec<Block>,
     evaluator_labels: Vec<Block>,
 }
 
@@ -378,12 +538,14 @@ pub struct PrimaryEvaluator {
     /// The common input hash of the evaluation circuits.
     input_hash: Option<InputDigest>,
     checked: Vec<CheckedOutputs>,
+    roles: Roles,
 }
 
 /// How a primary computation ended for the evaluator.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PrimaryOutcome {
-    /// Every evaluation circuit that gave a valid output gave this one, in circuit order.
+    /// Every evaluation circuit that gave a valid output gave this one, in circuit order: the
+    /// evaluator's view, z ⊕ p on an output only the garbler learns.
     Agreed { outputs: Vec<bool> },
     /// Two circuits disagreed on an output wire: the garbler cheated, and δ is known.
     Disagreed { delta: Block },
@@ -416,7 +578,7 @@ impl PrimaryEvaluator {
             return Err(CncError::WrongLength { what: "check set", expected: setup.circuits, actual: check.circuits() });
         }
         let encoded = encoding.encode(y, rng);
-        Ok(PrimaryEvaluator { key: CommitKey::new(&setup.salt), setup, check, encoded, opened: Vec::new(), pads: Vec::new(), commitments: None, hash: None, prepared: Vec::new(), input_hash: None, checked: Vec::new() })
+        Ok(PrimaryEvaluator { key: CommitKey::new(&setup.salt), setup, check, encoded, opened: Vec::new(), pads: Vec::new(), commitments: None, hash: None, prepared: Vec::new(), input_hash: None, checked: Vec::new(), roles: Roles::default() })
     }
 
     /// The choice bits of the cut-and-choose OT (1: check) and of the input OTs (y').
@@ -448,7 +610,7 @@ impl PrimaryEvaluator {
     /// Returns the evaluation set to send.
     pub fn receive_commitments(&mut self, commitments: Commitments, hash: InputHash<InputDigest>, decoding: Vec<InputDigest>, encoding: &ProbeResistantEncoding) -> Result<Vec<usize>, PrimaryError> {
         let key = &self.key;
-        let (circuits, hashed) = (self.setup.circuits, self.setup.garbler_bits + HASH_BITS);
+        let (circuits, hashed) = (self.setup.circuits, self.setup.garbler_bits + self.setup.extra_labels());
         if commitments.circuits.len() != circuits || decoding.len() != circuits {
             return Err(CncError::WrongLength { what: "circuit commitments", expected: circuits, actual: commitments.circuits.len().min(decoding.len()) }.into());
         }
@@ -475,9 +637,10 @@ impl PrimaryEvaluator {
                 Some(_) => {}
             }
             let evaluator_labels = decode_labels(encoding, self.setup.evaluator_bits, &self.encoded_labels(j, &c.corrections))?;
+            let pad_labels = self.setup.pad_labels(&labels).to_vec();
             let mut garbler_labels = labels;
             garbler_labels.truncate(self.setup.garbler_bits);
-            self.prepared.push((j, Prepared { garbler_labels, evaluator_labels }));
+            self.prepared.push((j, Prepared { garbler_labels, pad_labels, evaluator_labels }));
         }
         self.input_hash = first.map(|(_, h)| h);
         self.commitments = Some(commitments);
@@ -496,18 +659,18 @@ impl PrimaryEvaluator {
     pub fn start(&mut self, encoding: &ProbeResistantEncoding) -> Result<PrimaryRun, PrimaryError> {
         let commitments = self.commitments.as_ref().ok_or(CncError::NoCircuits)?;
         let (key, scheme) = (&self.key, self.setup.scheme);
-        let evaluations = self.prepared.drain(..).map(|(j, p)| CircuitEvaluation::new(scheme, key, j, p.garbler_labels, p.evaluator_labels)).collect();
+        let (evaluations, pads) = self.prepared.drain(..).map(|(j, p)| (CircuitEvaluation::new(scheme, key, j, p.garbler_labels, p.evaluator_labels), p.pad_labels)).unzip();
         let mut checks = Vec::new();
         for (j, opened) in self.opened.iter().enumerate() {
             let Opened::Check { seed } = *opened else { continue };
-            let mut circuit = CircuitGarbling::new(scheme, key, j, seed, HASH_BITS);
+            let mut circuit = CircuitGarbling::new(scheme, key, j, seed, self.setup.extra_labels());
             let delta = circuit.delta();
             // The zero-labels of y' from the labels held: L0 = label ⊕ y'_i·Δ_j.
             let zero: Vec<Block> = self.encoded_labels(j, &commitments.circuits[j].corrections).iter().zip(&self.encoded).map(|(&l, &b)| l ^ delta.select(b)).collect();
             circuit.start(decode_labels(encoding, self.setup.evaluator_bits, &zero)?);
             checks.push(circuit);
         }
-        Ok(PrimaryRun { evaluations, checks })
+        Ok(PrimaryRun { evaluations, pads, checks, roles: Roles::default() })
     }
 
     /// Ends the pass: compares every circuit with its commitment and decodes the evaluation
@@ -517,6 +680,7 @@ impl PrimaryEvaluator {
             return Err(CncError::NoCircuits.into());
         };
         let key = &self.key;
+        let roles = run.roles.checked(&self.setup)?;
         for garbled in run.checks.into_iter().map(CircuitGarbling::finish) {
             let (j, c) = (garbled.index, &commitments.circuits[garbled.index]);
             if garbled.tables != c.tables {
@@ -529,12 +693,16 @@ impl PrimaryEvaluator {
             if hash.decoding_bits(&garbled.garbler_zero)? != decoding[j] {
                 return Err(Cheating::CheckCircuit { circuit: j, what: "input hash decoding bits" }.into());
             }
-            self.checked.push(CheckedOutputs { index: j, delta: garbled.delta, outputs: output_labels(&garbled.outputs) });
+            let outputs = roles.padded(&output_labels(&garbled.outputs), self.setup.pad_labels(&garbled.garbler_zero));
+            self.checked.push(CheckedOutputs { index: j, delta: garbled.delta, outputs });
         }
         if translations.len() != run.evaluations.len() {
             return Err(CncError::WrongLength { what: "translation tables", expected: run.evaluations.len(), actual: translations.len() }.into());
         }
         let outputs = commitments.values.0.len();
+        if outputs != roles.wires {
+            return Err(CncError::WrongLength { what: "output value commitments", expected: roles.wires, actual: outputs }.into());
+        }
         let evaluated: Vec<Evaluated> = run.evaluations.into_iter().map(CircuitEvaluation::finish).collect();
         // Every commitment first, before any output is looked at: whether the evaluator aborts
         // must not depend on what the circuits output.
@@ -549,13 +717,14 @@ impl PrimaryEvaluator {
         }
         // Per output wire: the value seen and its bit, from the first valid circuit.
         let mut seen: Vec<Option<(Block, bool)>> = vec![None; outputs];
-        let mut template: Option<&[WireOutput]> = None;
+        let mut valid = false;
         let mut delta = None;
-        for (Evaluated { index: j, outputs: wires, .. }, table) in evaluated.iter().zip(translations) {
+        for ((Evaluated { index: j, outputs: wires, .. }, table), pads) in evaluated.iter().zip(translations).zip(&run.pads) {
             let j = *j;
             // A circuit whose output opens no committed value is bad; it is ignored, never a
             // reason to abort (its output may depend on the evaluator's input).
-            let decoded: Option<Vec<(Block, bool)>> = output_labels(wires)
+            let decoded: Option<Vec<(Block, bool)>> = roles
+                .padded(&output_labels(wires), pads)
                 .iter()
                 .enumerate()
                 .map(|(i, &label)| {
@@ -564,7 +733,7 @@ impl PrimaryEvaluator {
                 })
                 .collect();
             let Some(decoded) = decoded else { continue };
-            template.get_or_insert(wires);
+            valid = true;
             for (i, (value, bit)) in decoded.into_iter().enumerate() {
                 match seen[i] {
                     None => seen[i] = Some((value, bit)),
@@ -573,22 +742,63 @@ impl PrimaryEvaluator {
                 }
             }
         }
-        let (Some(template), Some(known)) = (template, seen.into_iter().collect::<Option<Vec<(Block, bool)>>>()) else {
+        let (true, Some(known)) = (valid, seen.into_iter().collect::<Option<Vec<(Block, bool)>>>()) else {
             return Err(Cheating::NoValidOutput.into());
         };
+        // Constant outputs in their places, between the translated ones.
+        let outputs = roles
+            .roles
+            .iter()
+            .map(|r| match r.kind {
+                OutputKind::Public(bit) => bit,
+                OutputKind::Wire { wire, .. } => known[wire].1,
+            })
+            .collect();
+        self.roles = roles;
         if let Some(delta) = delta {
             return Ok(PrimaryEnd { outcome: PrimaryOutcome::Disagreed { delta }, known });
         }
-        // Constant outputs in their places, between the translated ones.
-        let mut translated = known.iter();
-        let outputs = template
-            .iter()
-            .map(|w| match *w {
-                WireOutput::Public(bit) => bit,
-                WireOutput::Label(_) => translated.next().is_some_and(|&(_, bit)| bit),
-            })
-            .collect();
         Ok(PrimaryEnd { outcome: PrimaryOutcome::Agreed { outputs }, known })
+    }
+
+    /// The evaluator's view of the outputs, in circuit order, from `clear`, the outputs it
+    /// computed in the clear on the x‖p the recovery computation gave (`pad` its p): each
+    /// output only the garbler learns XOR its pad bit, as the agreed circuits would give it.
+    pub fn pad_outputs(&self, mut clear: Vec<bool>, pad: &[bool]) -> Vec<bool> {
+        for (bit, role) in clear.iter_mut().zip(&self.roles.roles) {
+            if let OutputKind::Wire { pad: Some(k), .. } = role.kind {
+                *bit ^= pad.get(k).is_some_and(|&p| p);
+            }
+        }
+        clear
+    }
+
+    /// The evaluator's own outputs, those revealed to it, from its view in circuit order.
+    pub fn own_outputs(&self, view: &[bool]) -> Vec<bool> {
+        view.iter().zip(&self.roles.roles).filter(|(_, r)| r.reveal.to_evaluator()).map(|(&bit, _)| bit).collect()
+    }
+
+    /// What the evaluator returns to the garbler once its output is decided: per translated
+    /// output the garbler learns, the output value b_i^v of its view's bit v — z ⊕ p_k on a
+    /// padded wire, z on one revealed to both. From the value it holds on each wire and δ,
+    /// which the final check has tied to the committed values, so it is the same whether the
+    /// view came from agreeing circuits or from the clear after cheating recovery.
+    pub fn garbler_reply(&self, view: &[bool], delta: Block, known: &[(Block, bool)]) -> Result<Vec<Block>, CncError> {
+        let roles = &self.roles.roles;
+        if view.len() != roles.len() || known.len() != self.roles.wires {
+            return Err(CncError::WrongLength { what: "outputs", expected: roles.len(), actual: view.len() });
+        }
+        Ok(view
+            .iter()
+            .zip(roles)
+            .filter_map(|(&bit, r)| match r.kind {
+                OutputKind::Wire { wire, .. } if r.reveal.to_garbler() => {
+                    let (value, held) = known[wire];
+                    Some(value ^ delta.select(held != bit))
+                }
+                _ => None,
+            })
+            .collect())
     }
 
     /// The final checks, once the recovery computation has output the δ the garbler put into
@@ -615,7 +825,10 @@ impl PrimaryEvaluator {
 /// The lock-step pass over the circuit on the evaluator's side.
 pub struct PrimaryRun {
     evaluations: Vec<CircuitEvaluation>,
+    /// The evaluation circuits' output pad labels, in evaluation order.
+    pads: Vec<Vec<Block>>,
     checks: Vec<CircuitGarbling>,
+    roles: Roles,
 }
 
 impl PrimaryRun {
@@ -625,6 +838,7 @@ impl PrimaryRun {
         if tables.len() != self.evaluations.len() {
             return Err(CncError::WrongLength { what: "evaluation circuits' tables", expected: self.evaluations.len(), actual: tables.len() }.into());
         }
+        self.roles.record(batch);
         for (circuit, t) in self.evaluations.iter_mut().zip(tables) {
             circuit.evaluate(batch, t)?;
         }
