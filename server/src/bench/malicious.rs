@@ -25,7 +25,7 @@ use crate::service_table::BristolText;
 use garblet_circuits::bristol::{self, BristolProgram};
 use garblet_circuits::{Party, Plaintext, Program, Reveal, Runner};
 use garblet_core::aes::AesCtr;
-use garblet_core::cnc::exchange::{Exchange, Report as CncReport};
+use garblet_core::cnc::exchange::{split_outputs, Exchange, Report as CncReport};
 use garblet_core::cnc::params::{fixed_check_cheat_bound, sample_fixed_check_set, sample_main_check_set, MAIN_CIRCUITS, RECOVERY_CHECKS, RECOVERY_CIRCUITS};
 use garblet_core::garble::Scheme;
 use garblet_core::protocol::{EvaluatorConfig, EvaluatorEvent, EvaluatorSession, GarblerConfig, GarblerSession, NoClock, Session};
@@ -176,8 +176,9 @@ fn cut_and_choose(make: &dyn Fn() -> Box<dyn Program>, x: &[bool], y: &[bool], w
     let recovery_check = sample_fixed_check_set(RECOVERY_CIRCUITS, RECOVERY_CHECKS, rng).map_err(|e| e.to_string())?;
     let exchange = Exchange::new(scheme, make, x, y, check, recovery_check);
     let report = exchange.run(rng, &cpu, |x| plaintext(make, x, y)).map_err(|e| e.to_string())?;
-    match &report.outputs {
-        Ok(outputs) if outputs == want => Ok(report),
+    let (evaluator, garbler) = split_outputs(make().shape(), want);
+    match (&report.outputs, &report.garbler_outputs) {
+        (Ok(outputs), Some(Ok(garbler_outputs))) if *outputs == evaluator && *garbler_outputs == garbler => Ok(report),
         other => Err(format!("cut-and-choose ended with {other:?}")),
     }
 }
