@@ -8,6 +8,8 @@ pub enum CncError {
     WrongLength { what: &'static str, expected: usize, actual: usize },
     #[error("{what} {index} asked for; there are {count}")]
     OutOfRange { what: &'static str, index: usize, count: usize },
+    #[error("{what} {index} given twice")]
+    Repeated { what: &'static str, index: usize },
     #[error("{checks} check circuits of {circuits}: at least one circuit must be evaluated")]
     InvalidCheckCount { circuits: usize, checks: usize },
     #[error("cut-and-choose needs at least one circuit")]

@@ -120,6 +120,30 @@ pub fn sample_fixed_check_set(circuits: usize, checks: usize, rng: &mut AesCtr) 
     Ok(CheckSet { check })
 }
 
+impl CheckSet {
+    /// The check set an evaluation set received from the evaluator stands for: the garbler's
+    /// side, which must refuse anything but `evaluated` distinct circuits of `circuits` (a
+    /// peer's message: out of range, repeated, or too many or too few is an error, never a
+    /// panic). With `evaluated` None, any non-empty set (Lindell's coin per circuit).
+    pub fn from_evaluation(circuits: usize, evaluation: &[usize], evaluated: Option<usize>) -> Result<CheckSet, CncError> {
+        check_circuit_count(circuits)?;
+        match evaluated {
+            Some(expected) if evaluation.len() != expected => return Err(CncError::WrongLength { what: "evaluation set", expected, actual: evaluation.len() }),
+            None if evaluation.is_empty() => return Err(CncError::InvalidCheckCount { circuits, checks: circuits }),
+            _ => {}
+        }
+        let mut check = vec![true; circuits];
+        for &j in evaluation {
+            match check.get_mut(j) {
+                None => return Err(CncError::OutOfRange { what: "evaluation circuit", index: j, count: circuits }),
+                Some(flag) if !*flag => return Err(CncError::Repeated { what: "evaluation circuit", index: j }),
+                Some(flag) => *flag = false,
+            }
+        }
+        Ok(CheckSet { check })
+    }
+}
+
 fn check_fixed_counts(circuits: usize, checks: usize) -> Result<(), CncError> {
     check_circuit_count(circuits)?;
     if checks >= circuits {
@@ -535,5 +559,18 @@ mod tests {
         let chi2: f64 = counts.iter().map(|&c| (c as f64 - 10_000.0).powi(2) / 10_000.0).sum();
         assert!(chi2 < 35.0, "{counts:?}");
         assert_eq!(uniform_below(1, &mut rng), 0);
+    }
+
+    #[test]
+    fn a_received_evaluation_set_is_checked() {
+        let set = CheckSet::from_evaluation(6, &[4, 1], Some(2)).unwrap();
+        assert_eq!(set.evaluation_circuits().collect::<Vec<_>>(), vec![1, 4]);
+        assert_eq!(set.check_count(), 4);
+        assert_eq!(CheckSet::from_evaluation(6, &[4], Some(2)), Err(CncError::WrongLength { what: "evaluation set", expected: 2, actual: 1 }));
+        assert_eq!(CheckSet::from_evaluation(6, &[4, 6], Some(2)), Err(CncError::OutOfRange { what: "evaluation circuit", index: 6, count: 6 }));
+        assert_eq!(CheckSet::from_evaluation(6, &[4, 4], Some(2)), Err(CncError::Repeated { what: "evaluation circuit", index: 4 }));
+        assert_eq!(CheckSet::from_evaluation(6, &[], None), Err(CncError::InvalidCheckCount { circuits: 6, checks: 6 }));
+        assert_eq!(CheckSet::from_evaluation(6, &[0, 1, 2, 3, 4, 5], None).unwrap().check_count(), 0);
+        assert_eq!(CheckSet::from_evaluation(0, &[], None), Err(CncError::NoCircuits));
     }
 }
