@@ -261,7 +261,11 @@ impl Exchange<'_> {
             let recovery_decoding = recovery_garbler.stream(&flips, encoding, |j, tables| recovery_stream.push((j, tables.to_vec())))?;
             g_bytes += recovery_stream.iter().map(|(_, t)| t.len() as u64).sum::<u64>() + recovery_decoding.iter().map(|d| d.len().div_ceil(8) as u64).sum::<u64>();
             watch.lap(&mut g_ms);
-            let recovered = recovery_evaluator.finish(&recovery_stream, &recovery_decoding, encoding)?;
+            let mut pass = recovery_evaluator.start(encoding)?;
+            for batch in recovery_stream.chunks(recovery_circuits) {
+                pass.batch(&batch.iter().map(|(_, t)| &t[..]).collect::<Vec<_>>())?;
+            }
+            let recovered = recovery_evaluator.finish(pass, &recovery_decoding, encoding)?;
             let disagreed = matches!(end.outcome, PrimaryOutcome::Disagreed { .. });
             let (known, delta) = (end.known.clone(), recovered.delta);
             let bits = setup.garbler_bits;

@@ -10,6 +10,10 @@
 //! once the evaluator's input is fixed, and the evaluator regenerates its check circuits from
 //! their seeds and compares.
 //!
+//! Here x is everything of the garbler's that the primary circuits' input hash covers besides
+//! its pad r: its input and the pads of the outputs only it learns (x‖p in
+//! docs/cut-and-choose.md), all the evaluator needs to compute every output in the clear.
+//!
 //! * The evaluator's input δ' is encoded (probe-resistant) and carried by random OTs whose
 //!   choices ρ it draws before it knows δ'; once it does, it sends e = y'' ⊕ ρ (y'' the
 //!   encoding of δ'), uniformly random to the garbler, who garbles each encoded wire with its
@@ -31,7 +35,7 @@ use super::CncError;
 use crate::aes::AesCtr;
 use crate::block::Block;
 use crate::garble::{Scheme, WireOutput};
-use garblet_circuits::{BuildError, Builder, Party, Program, Reveal, Shape};
+use garblet_circuits::{BuildError, Builder, Party, Program, Reveal, Runner, Shape};
 
 /// Bits of δ and δ'.
 pub const DELTA_BITS: usize = 128;
@@ -347,77 +351,75 @@ impl RecoveryEvaluator {
         self.encoded.iter().zip(&self.rho).map(|(&y, &r)| y ^ r).collect()
     }
 
-    /// Checks the check circuits against the stream (tables and decoding bits), evaluates the
-    /// evaluation circuits and takes the majority output. `stream` holds every circuit's tables
-    /// batch after batch as [`RecoveryGarbler::stream`] sent them; `decoding` every circuit's
-    /// output decoding bits.
-    pub fn finish(&self, stream: &[(usize, Vec<u8>)], decoding: &[Vec<bool>], encoding: &ProbeResistantEncoding) -> Result<Recovered, PrimaryError> {
-        let (Some(commitments), Some((hashes, hash_decoding))) = (&self.commitments, &self.hashes) else {
+    /// Starts the pass over the recovery circuits' stream: check circuits are regenerated from
+    /// their seeds beside the evaluation circuits, one batch at a time ([`RecoveryRun::batch`]),
+    /// so nothing holds more than a batch of any circuit.
+    pub fn start(&self, encoding: &ProbeResistantEncoding) -> Result<RecoveryRun, PrimaryError> {
+        let Some(commitments) = &self.commitments else {
             return Err(CncError::NoCircuits.into());
         };
         let setup = &self.setup;
-        let (key, circuits, x_bits) = (&self.key, setup.circuits, setup.garbler_bits);
-        if decoding.len() != circuits || self.encoded.len() != self.rho.len() {
-            return Err(CncError::WrongLength { what: "recovery decoding bits", expected: circuits, actual: decoding.len() }.into());
+        let (key, circuits) = (&self.key, setup.circuits);
+        if self.encoded.len() != self.rho.len() {
+            return Err(CncError::WrongLength { what: "encoded δ'", expected: self.rho.len(), actual: self.encoded.len() }.into());
         }
         // Labels of y'' in circuit j: the ρ-labels, which the flips made y''-labels.
         let held = |j: usize| -> Vec<Block> {
             self.encoded.iter().zip(&self.rho).zip(&self.pads).zip(&commitments.0[j].corrections).enumerate().map(|(i, (((_, &r), &pad), &c))| encoded_input_label(key, FIRST_INDEX + j, i, r, pad, c)).collect()
         };
-        let mut checks = Vec::new();
-        let mut evaluations = Vec::new();
+        let mut circuits_in_pass = Vec::with_capacity(circuits);
         let mut labels = self.garbler_labels.iter();
         for j in 0..circuits {
-            if self.check.is_check(j) {
-                let mut circuit = setup.circuit(&self.key, j, self.opened[j].to_bytes());
+            circuits_in_pass.push(if self.check.is_check(j) {
+                let mut circuit = setup.circuit(key, j, self.opened[j].to_bytes());
                 let delta = circuit.delta();
                 let zero: Vec<Block> = held(j).iter().zip(&self.encoded).map(|(&l, &y)| l ^ delta.select(y)).collect();
                 circuit.start(decode_labels(encoding, DELTA_BITS, &zero)?);
-                checks.push(circuit);
+                InPass::Check(Box::new((circuit, super::commit::TableHasher::new(key.salt(), FIRST_INDEX + j))))
             } else {
                 let (_, garbler) = labels.next().ok_or(CncError::NoCircuits)?;
-                evaluations.push(CircuitEvaluation::new(setup.scheme, key, FIRST_INDEX + j, garbler.clone(), decode_labels(encoding, DELTA_BITS, &held(j))?));
-            }
+                InPass::Evaluate(CircuitEvaluation::new(setup.scheme, key, FIRST_INDEX + j, garbler.clone(), decode_labels(encoding, DELTA_BITS, &held(j))?))
+            });
         }
-        let mut streamed = stream.chunks(circuits);
-        let mut received: Vec<super::commit::TableHasher> = (0..circuits).map(|j| super::commit::TableHasher::new(key.salt(), FIRST_INDEX + j)).collect();
-        run_lockstep(&setup.make(), |batch| {
-            let tables = streamed.next().ok_or(CncError::WrongLength { what: "recovery stream batches", expected: 1, actual: 0 })?;
-            if tables.len() != circuits {
-                return Err(CncError::WrongLength { what: "recovery circuits' tables", expected: circuits, actual: tables.len() }.into());
-            }
-            let (mut c, mut e) = (checks.iter_mut(), evaluations.iter_mut());
-            for (j, (_, t)) in tables.iter().enumerate() {
-                received[j].update(t);
-                if self.check.is_check(j) {
-                    c.next().ok_or(CncError::NoCircuits)?.garble(batch)?;
-                } else {
-                    e.next().ok_or(CncError::NoCircuits)?.evaluate(batch, t)?;
+        Ok(RecoveryRun { runner: Runner::new((setup.make())()), circuits: circuits_in_pass })
+    }
+
+    /// Ends the pass: the check circuits must be the regenerated ones (the streamed tables,
+    /// the decoding bits, the committed labels); the output is the one more than half of the
+    /// evaluation circuits give. `decoding` holds every circuit's output decoding bits.
+    pub fn finish(&self, mut run: RecoveryRun, decoding: &[Vec<bool>], encoding: &ProbeResistantEncoding) -> Result<Recovered, PrimaryError> {
+        let (Some(commitments), Some((hashes, hash_decoding))) = (&self.commitments, &self.hashes) else {
+            return Err(CncError::NoCircuits.into());
+        };
+        let (key, circuits, x_bits) = (&self.key, self.setup.circuits, self.setup.garbler_bits);
+        if decoding.len() != circuits {
+            return Err(CncError::WrongLength { what: "recovery decoding bits", expected: circuits, actual: decoding.len() }.into());
+        }
+        if run.runner.next_batch().map_err(|e| PrimaryError::Program(e.to_string()))?.is_some() {
+            return Err(CncError::WrongLength { what: "recovery stream batches", expected: 0, actual: 1 }.into());
+        }
+        let mut results: Vec<Vec<bool>> = Vec::new();
+        for in_pass in run.circuits {
+            match in_pass {
+                InPass::Check(check) => {
+                    let (circuit, received) = *check;
+                    let garbled = circuit.finish();
+                    let j = garbled.index - FIRST_INDEX;
+                    if received.finish() != garbled.tables || decoding[j] != decoding_bits(&garbled.outputs) {
+                        return Err(Cheating::CheckCircuit { circuit: garbled.index, what: "recovery circuit" }.into());
+                    }
+                    let pairs: Vec<LabelPair> = garbled.garbler_zero.iter().enumerate().map(|(w, &z)| label_pair(key, garbled.index, w, z, garbled.delta)).collect();
+                    if pairs != commitments.0[j].label_pairs || hashes.decoding(&garbled.garbler_zero, x_bits)? != hash_decoding[j] {
+                        return Err(Cheating::CheckCircuit { circuit: garbled.index, what: "recovery circuit's garbler labels" }.into());
+                    }
+                }
+                InPass::Evaluate(circuit) => {
+                    let evaluated = circuit.finish();
+                    let j = evaluated.index - FIRST_INDEX;
+                    results.push(output_labels(&evaluated.outputs).iter().zip(&decoding[j]).map(|(l, &d)| l.lsb() ^ d).collect());
                 }
             }
-            Ok(())
-        })?;
-        // Check circuits: the stream, the decoding bits and the committed labels must be the
-        // regenerated ones.
-        for garbled in checks.into_iter().map(CircuitGarbling::finish) {
-            let j = garbled.index - FIRST_INDEX;
-            if received[j].finish() != garbled.tables || decoding[j] != decoding_bits(&garbled.outputs) {
-                return Err(Cheating::CheckCircuit { circuit: garbled.index, what: "recovery circuit" }.into());
-            }
-            let pairs: Vec<LabelPair> = garbled.garbler_zero.iter().enumerate().map(|(w, &z)| label_pair(key, garbled.index, w, z, garbled.delta)).collect();
-            if pairs != commitments.0[j].label_pairs || hashes.decoding(&garbled.garbler_zero, x_bits)? != hash_decoding[j] {
-                return Err(Cheating::CheckCircuit { circuit: garbled.index, what: "recovery circuit's garbler labels" }.into());
-            }
         }
-        // Evaluation circuits: decode, and take the output more than half of them give.
-        let results: Vec<Vec<bool>> = evaluations
-            .into_iter()
-            .map(|e| {
-                let evaluated = e.finish();
-                let j = evaluated.index - FIRST_INDEX;
-                output_labels(&evaluated.outputs).iter().zip(&decoding[j]).map(|(l, &d)| l.lsb() ^ d).collect()
-            })
-            .collect();
         let majority = results.iter().find(|r| 2 * results.iter().filter(|o| o == r).count() > results.len()).ok_or(Cheating::NoMajority)?;
         let (delta_bits, x) = majority.split_at(DELTA_BITS.min(majority.len()));
         let delta = Block(delta_bits.iter().enumerate().fold(0u128, |acc, (i, &b)| acc | (b as u128) << i));
@@ -430,6 +432,41 @@ impl RecoveryEvaluator {
     fn encoded_delta(&self, encoding: &ProbeResistantEncoding) -> Result<Block, CncError> {
         let bits = encoding.decode(&self.encoded, DELTA_BITS)?;
         Ok(Block(bits.iter().enumerate().fold(0u128, |acc, (i, &b)| acc | (b as u128) << i)))
+    }
+}
+
+/// A recovery circuit in the evaluator's pass: regenerated and compared (check), or evaluated.
+enum InPass {
+    /// Boxed: the stream's hasher makes this variant several kilobytes.
+    Check(Box<(CircuitGarbling, super::commit::TableHasher)>),
+    Evaluate(CircuitEvaluation),
+}
+
+/// The evaluator's pass over the recovery circuits' stream, one batch at a time.
+pub struct RecoveryRun {
+    runner: Runner<'static>,
+    circuits: Vec<InPass>,
+}
+
+impl RecoveryRun {
+    /// The next batch: `tables[j]` are recovery circuit j's tables of it, for every circuit in
+    /// order, as [`RecoveryGarbler::stream`] sent them.
+    pub fn batch(&mut self, tables: &[&[u8]]) -> Result<(), PrimaryError> {
+        if tables.len() != self.circuits.len() {
+            return Err(CncError::WrongLength { what: "recovery circuits' tables", expected: self.circuits.len(), actual: tables.len() }.into());
+        }
+        let batch = self.runner.next_batch().map_err(|e| PrimaryError::Program(e.to_string()))?.ok_or(CncError::WrongLength { what: "recovery stream batches", expected: 0, actual: 1 })?;
+        for (circuit, t) in self.circuits.iter_mut().zip(tables) {
+            match circuit {
+                InPass::Check(check) => {
+                    let (garbling, received) = &mut **check;
+                    received.update(t);
+                    garbling.garble(batch)?;
+                }
+                InPass::Evaluate(evaluation) => evaluation.evaluate(batch, t)?,
+            }
+        }
+        Ok(())
     }
 }
 
