@@ -375,7 +375,7 @@ impl RecoveryEvaluator {
                 let delta = circuit.delta();
                 let zero: Vec<Block> = held(j).iter().zip(&self.encoded).map(|(&l, &y)| l ^ delta.select(y)).collect();
                 circuit.start(decode_labels(encoding, DELTA_BITS, &zero)?);
-                InPass::Check(Box::new((circuit, super::commit::TableHasher::new(key.salt(), FIRST_INDEX + j))))
+                InPass::Check(circuit, super::commit::TableHasher::new(key.salt(), FIRST_INDEX + j))
             } else {
                 let (_, garbler) = labels.next().ok_or(CncError::NoCircuits)?;
                 InPass::Evaluate(CircuitEvaluation::new(setup.scheme, key, FIRST_INDEX + j, garbler.clone(), decode_labels(encoding, DELTA_BITS, &held(j))?))
@@ -401,8 +401,7 @@ impl RecoveryEvaluator {
         let mut results: Vec<Vec<bool>> = Vec::new();
         for in_pass in run.circuits {
             match in_pass {
-                InPass::Check(check) => {
-                    let (circuit, received) = *check;
+                InPass::Check(circuit, received) => {
                     let garbled = circuit.finish();
                     let j = garbled.index - FIRST_INDEX;
                     if received.finish() != garbled.tables || decoding[j] != decoding_bits(&garbled.outputs) {
@@ -436,9 +435,10 @@ impl RecoveryEvaluator {
 }
 
 /// A recovery circuit in the evaluator's pass: regenerated and compared (check), or evaluated.
+// Both variants hold a few kilobytes (a hasher each); one per recovery circuit, in a Vec.
+#[allow(clippy::large_enum_variant)]
 enum InPass {
-    /// Boxed: the stream's hasher makes this variant several kilobytes.
-    Check(Box<(CircuitGarbling, super::commit::TableHasher)>),
+    Check(CircuitGarbling, super::commit::TableHasher),
     Evaluate(CircuitEvaluation),
 }
 
@@ -458,8 +458,7 @@ impl RecoveryRun {
         let batch = self.runner.next_batch().map_err(|e| PrimaryError::Program(e.to_string()))?.ok_or(CncError::WrongLength { what: "recovery stream batches", expected: 0, actual: 1 })?;
         for (circuit, t) in self.circuits.iter_mut().zip(tables) {
             match circuit {
-                InPass::Check(check) => {
-                    let (garbling, received) = &mut **check;
+                InPass::Check(garbling, received) => {
                     received.update(t);
                     garbling.garble(batch)?;
                 }
