@@ -26,16 +26,13 @@ use garblet_circuits::bristol::{self, BristolProgram};
 use garblet_circuits::{Party, Plaintext, Program, Reveal, Runner};
 use garblet_core::aes::AesCtr;
 use garblet_core::cnc::exchange::{split_outputs, Exchange, Report as CncReport};
-use garblet_core::cnc::params::{fixed_check_cheat_bound, sample_fixed_check_set, sample_main_check_set, MAIN_CIRCUITS, RECOVERY_CHECKS, RECOVERY_CIRCUITS};
+use garblet_core::cnc::params::{fixed_check_cheat_bound, sample_fixed_check_set, sample_main_check_set, FIXED_CIRCUITS, FIXED_EVALUATED, MAIN_CIRCUITS, RECOVERY_CHECKS, RECOVERY_CIRCUITS};
 use garblet_core::garble::Scheme;
 use garblet_core::protocol::{EvaluatorConfig, EvaluatorEvent, EvaluatorSession, GarblerConfig, GarblerSession, NoClock, Session};
 use std::sync::Arc;
 
 /// Runs of each configuration; medians and p99 (the largest, at this count) are reported.
 const RUNS: usize = 21;
-/// The fixed configuration: circuits, and how many are evaluated.
-const FIXED_CIRCUITS: usize = 49;
-const FIXED_EVALUATED: usize = 15;
 
 /// A measured computation: a built-in program, or a bundled Bristol circuit whose inputs are
 /// the garbler's then the evaluator's, its outputs the evaluator's.

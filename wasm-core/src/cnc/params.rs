@@ -39,8 +39,13 @@ use crate::aes::AesCtr;
 use core::cmp::Ordering;
 use core::fmt;
 
-/// s: circuits of the main computation.
+/// s: circuits of the main computation under Lindell's coin per circuit.
 pub const MAIN_CIRCUITS: usize = 40;
+/// The main computation with a fixed evaluation set: circuits, and how many of them are
+/// evaluated. 1/C(49, 15) = 2^-40.52, and the cost does not vary run to run (the bytes of 15
+/// circuits' tables, where a coin per circuit sends 20 on average and 27 at p99).
+pub const FIXED_CIRCUITS: usize = 49;
+pub const FIXED_EVALUATED: usize = 15;
 /// s2: circuits of the cheating-recovery computation.
 pub const RECOVERY_CIRCUITS: usize = 123;
 /// c2: check circuits of the cheating-recovery computation (its e2 = 49 others are evaluated).
@@ -371,6 +376,14 @@ mod tests {
             }
         }
         unreachable!("no parameters up to MAX_CIRCUITS")
+    }
+
+    #[test]
+    fn the_fixed_main_configuration_reaches_two_to_minus_40() {
+        let bound = fixed_check_cheat_bound(FIXED_CIRCUITS, FIXED_CIRCUITS - FIXED_EVALUATED).unwrap();
+        assert!(bound.is_at_most_two_to_minus(40) && (bound.log2() + 40.519).abs() < 0.001, "{bound}");
+        // One circuit fewer, with the same number evaluated, does not.
+        assert!(!fixed_check_cheat_bound(FIXED_CIRCUITS - 1, FIXED_CIRCUITS - 1 - FIXED_EVALUATED).unwrap().is_at_most_two_to_minus(40));
     }
 
     #[test]
