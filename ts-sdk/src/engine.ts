@@ -3,7 +3,7 @@
  * wherever the socket lives — in a Web Worker in the browser, in the main thread under Node —
  * so garbled data never crosses a thread boundary.
  */
-import { AbortError, ConnectionError, fromCoreError, GarbletError, InputError } from './errors.js';
+import { AbortError, ConnectionError, fromCoreError, GarbletError, InputError, IntegrityError } from './errors.js';
 import { assignInputs, clientFields, deriveParams, encodeValue, packBits } from './encode.js';
 import type { EvaluatorSettings } from './options.js';
 import type { InputField, Inputs, Progress, ServiceInfo, Stats } from './types.js';
@@ -56,6 +56,8 @@ export interface RunRequest {
   inputs: Inputs;
   params: Record<string, number>;
   progressInterval: number;
+  /** The circuit the run must compute (`RunOptions.expectCircuit`), checked before it starts. */
+  expectCircuit?: string;
 }
 
 /** A finished run, before outputs are wrapped (it must cross a worker boundary as is). */
@@ -141,7 +143,14 @@ export class Engine {
       const values = assignInputs(clientFields(service.inputs), request.inputs);
       const params = deriveParams(service, values, request.params);
       const paramsJson = JSON.stringify(params);
-      const shape = JSON.parse(this.evaluator.shape(service.name, paramsJson)) as { inputs: InputField[] };
+      const shape = JSON.parse(this.evaluator.shape(service.name, paramsJson)) as { inputs: InputField[]; circuit: string };
+      if (request.expectCircuit !== undefined && request.expectCircuit !== shape.circuit) {
+        // The server offers another function than the page pinned: nothing is sent, and the
+        // connection to that server ends.
+        const error = new IntegrityError(`service '${service.name}' computes circuit ${shape.circuit}, not the pinned ${request.expectCircuit}`, 'circuit', 'circuit', service.name, request.expectCircuit, shape.circuit);
+        this.fail(error);
+        return Promise.reject(error);
+      }
       const bits = clientFields(shape.inputs).flatMap((f) => {
         const v = values.get(f.name);
         if (v === undefined) throw new InputError(`missing input '${f.name}'`, { reason: 'missing-input', input: f.name });

@@ -236,13 +236,17 @@ const INPUT_FIELDS = ['service', 'input', 'param', 'program', 'value', 'min', 'm
  * hash; `unsupported`, this environment cannot compute one (`crypto.subtle` is missing: a page
  * served over plain `http://` from a host other than localhost is not a secure context).
  */
-export type IntegrityErrorReason = 'mismatch' | 'unsupported';
+export type IntegrityErrorReason = 'mismatch' | 'unsupported' | 'circuit';
 
 /**
  * A file the SDK loads on its own (its WebAssembly, a worker script) is not the one
  * `ConnectOptions.integrity` pins. Nothing of it ran and no connection was opened.
  * `asset` names the file (`wasm`, `worker`, `socketWorker`, `otWorker`), `url` is where it came
  * from, `expected` the pinned value and `actual` what its bytes hash to (same algorithm).
+ *
+ * With `reason` `circuit`: the circuit a service resolves to is not the one
+ * `RunOptions.expectCircuit` pins. Nothing of the run was sent; the connection closes. `asset`
+ * is `circuit`, `url` the service's name, `expected` the pin and `actual` the circuit's identity.
  */
 export class IntegrityError extends GarbletError {
   override name = 'IntegrityError';
@@ -351,6 +355,7 @@ export function toErrorData(e: GarbletError): ErrorData {
   if (e instanceof ProtocolError) Object.assign(data, { reason: e.reason, details: { ...e.details } });
   // Structured clone carries bigints, so the fields cross as they are.
   if (e instanceof InputError) data.fields = { ...e.fields() };
+  if (e instanceof IntegrityError) data.fields = { reason: e.reason, asset: e.asset, url: e.url, expected: e.expected, actual: e.actual };
   return data;
 }
 
@@ -371,6 +376,10 @@ export function fromErrorData(d: ErrorData): GarbletError {
       return new InputError(d.message, (d.fields ?? { reason: 'invalid-params' }) as unknown as InputErrorFields);
     case 'AbortError':
       return new AbortError(d.message);
+    case 'IntegrityError': {
+      const f = (d.fields ?? {}) as { reason?: IntegrityErrorReason; asset?: string; url?: string; expected?: string; actual?: string };
+      return new IntegrityError(d.message, f.reason ?? 'mismatch', f.asset ?? '', f.url ?? '', f.expected ?? '', f.actual);
+    }
     default:
       return new ProtocolError(d.message, code ?? 'protocol', { reason: d.reason, details: d.details });
   }

@@ -42,3 +42,18 @@ export function evaluatorSettings(options: ConnectOptions): EvaluatorSettings {
   }
   return { window, maxWindow, garbling: options.garbling };
 }
+
+/** A circuit identity as `RunOptions.expectCircuit` takes it. */
+const CIRCUIT_PIN = /^sha256:[0-9a-f]{64}$/i;
+
+/**
+ * `RunOptions.expectCircuit`, checked: `sha256:` and 64 hex digits (either case), or absent.
+ * Throws a TypeError for anything else, before the run touches the connection.
+ */
+export function checkedCircuitPin(pin: unknown): string | undefined {
+  if (pin === undefined) return undefined;
+  if (typeof pin !== 'string' || !CIRCUIT_PIN.test(pin)) {
+    throw new TypeError(`expectCircuit must be 'sha256:' and 64 hex digits, not ${typeof pin === 'string' ? JSON.stringify(pin) : typeof pin}`);
+  }
+  return pin.toLowerCase();
+}

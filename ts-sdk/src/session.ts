@@ -2,6 +2,7 @@
 import { AbortError, GarbletError, InputError } from './errors.js';
 import { Output, outputsFrom } from './encode.js';
 import type { RawResult, RunRequest } from './engine.js';
+import { checkedCircuitPin } from './options.js';
 import type { Inputs, Progress, RunOptions, ServiceInfo, Stats } from './types.js';
 
 /** An engine in this thread or in a worker. */
@@ -56,11 +57,12 @@ export class Session {
 
   private async runNow(service: string, inputs: Inputs, options: RunOptions): Promise<RunResult> {
     const { signal } = options;
+    const expectCircuit = checkedCircuitPin(options.expectCircuit);
     if (signal?.aborted) throw new AbortError(reasonOf(signal));
     const onAbort = () => this.engine.abort(reasonOf(signal));
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      const request: RunRequest = { service, inputs, params: options.params ?? {}, progressInterval: options.progressInterval ?? 100 };
+      const request: RunRequest = { service, inputs, params: options.params ?? {}, progressInterval: options.progressInterval ?? 100, expectCircuit };
       const raw = await this.engine.run(request, options.onProgress ?? (() => {}));
       return { service: raw.service, outputs: outputsFrom(raw.outputs), stats: raw.stats };
     } catch (e) {

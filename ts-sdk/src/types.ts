@@ -155,4 +155,12 @@ export interface RunOptions {
   onProgress?: (p: Progress) => void;
   /** Milliseconds between progress reports (default 100). */
   progressInterval?: number;
+  /**
+   * The circuit this run must compute, `sha256:` and 64 hex digits: a built-in program's
+   * identity (its name, parameters and library version hashed) or a streamed (Bristol)
+   * circuit's topology hash, as `garblet circuit stats` prints it. If the service resolves to
+   * another circuit, the run rejects with an `IntegrityError` (reason `circuit`) before
+   * anything of it is sent; the session also checks a streamed circuit's gates against it.
+   */
+  expectCircuit?: string;
 }

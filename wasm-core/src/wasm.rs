@@ -107,14 +107,18 @@ impl WasmEvaluator {
     }
 
     /// The inputs and outputs of `service` with the client parameters `params` (a JSON object
-    /// of integers), as JSON — what `start` will expect.
+    /// of integers), as JSON — what `start` will expect — and `circuit`, the identity of the
+    /// exact circuit they resolve to (`sha256:` and 64 hex digits: a built-in program's name,
+    /// parameters and library version hashed, or a streamed circuit's topology hash, which the
+    /// session checks the streamed gates against), for a page that pins it.
     pub fn shape(&self, service: &str, params: &str) -> Result<String, JsError> {
         let catalog = self.session.catalog().ok_or_else(|| js_error(&SessionError::NotReady { state: "awaiting the server's hello" }))?;
         let params = parse_params(params)?;
         let resolved = catalog.service(service).and_then(|s| s.resolve(&params)).map_err(|e| js_error(&e.into()))?;
         let inputs: Vec<_> = resolved.shape.inputs.iter().map(crate::protocol::catalog::FieldInfo::from_field).collect();
         let outputs: Vec<_> = resolved.shape.outputs.iter().map(crate::protocol::catalog::OutputInfo::from_field).collect();
-        Ok(json!({ "inputs": inputs, "outputs": outputs }).to_string())
+        let circuit = format!("sha256:{}", crate::protocol::catalog::hex(&resolved.circuit_id));
+        Ok(json!({ "inputs": inputs, "outputs": outputs, "circuit": circuit }).to_string())
     }
 
     /// Starts a computation. `bits` holds `bitCount` input bits packed LSB first: the
