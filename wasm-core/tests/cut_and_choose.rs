@@ -3,8 +3,9 @@
 //! computations give the plaintext outputs, and a garbler that corrupts some circuits is caught
 //! by a check circuit, outvoted by a good evaluation circuit, or — when two evaluation circuits
 //! disagree — recovered from: the evaluator learns δ, then x, and computes f(x, y) itself.
-//! The garbler's outputs come back as output values (the two-output transform): exact for
-//! both parties, padded where only the garbler learns them, and a forged value is refused.
+//! The garbler's outputs come back as keys the circuit selects (the two-output transform with
+//! a MAC computed in the circuit): exact for both parties, hidden from the evaluator where only
+//! the garbler learns them, and a forged key is refused — even by an evaluator that knows δ.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -16,6 +17,7 @@ use garblet_core::cnc::commit::OutputValues;
 use garblet_core::cnc::encoding::ProbeResistantEncoding;
 use garblet_core::cnc::params::{sample_fixed_check_set, CheckSet};
 use garblet_core::cnc::exchange::{split_outputs, Exchange, ReplyEdit};
+use garblet_core::cnc::output_keys::{OutputKey, KEY_BITS};
 use garblet_core::cnc::primary::{Cheating, Deviation, PrimaryError};
 use garblet_core::garble::Scheme;
 use garblet_core::Block;
@@ -347,18 +349,18 @@ fn garbler_only() -> Box<dyn Program> {
 }
 
 /// What an exchange's observers saw: the output values the garbler drew (read off its
-/// translation step, unchanged) and the values the evaluator returned.
+/// translation step, unchanged) and the keys the evaluator returned.
 #[derive(Default)]
 struct Seen {
     values: Option<OutputValues>,
-    reply: Vec<Block>,
+    reply: Vec<OutputKey>,
 }
 
-/// Observes the output values, and lets the evaluator's returned values be edited with them.
-fn observed(seen: &Rc<RefCell<Seen>>, edit: impl Fn(&mut [Block], &OutputValues) + 'static) -> (Deviation, ReplyEdit) {
+/// Observes the output values, and lets the evaluator's returned keys be edited with them.
+fn observed(seen: &Rc<RefCell<Seen>>, edit: impl Fn(&mut [OutputKey], &OutputValues) + 'static) -> (Deviation, ReplyEdit) {
     let (for_values, for_reply) = (seen.clone(), seen.clone());
     let deviation = Deviation { translation: Some(Box::new(move |_, _, values: &OutputValues| for_values.borrow_mut().values = Some(values.clone()))), ..Deviation::default() };
-    let reply: ReplyEdit = Some(Box::new(move |reply: &mut [Block]| {
+    let reply: ReplyEdit = Some(Box::new(move |reply: &mut [OutputKey]| {
         let mut seen = for_reply.borrow_mut();
         seen.reply = reply.to_vec();
         edit(reply, seen.values.as_ref().expect("the values are drawn before anything is returned"));
@@ -366,57 +368,49 @@ fn observed(seen: &Rc<RefCell<Seen>>, edit: impl Fn(&mut [Block], &OutputValues)
     (deviation, reply)
 }
 
-/// The bits the evaluator decoded on the garbler's wires: b^1 stands for 1.
-fn decoded(seen: &Seen) -> Vec<bool> {
-    let values = seen.values.as_ref().unwrap();
-    seen.reply.iter().enumerate().map(|(i, &v)| v == values.value(i, true)).collect()
-}
-
-/// The evaluator decodes z ⊕ p on a wire only the garbler learns: what it returns is not the
-/// garbler's output, which the garbler still gets exactly, and it changes with the pad from one
-/// computation to the next.
+/// The evaluator holds, of the garbler's outputs, K^z only: no wire only the garbler learns is
+/// translated (every translated value stands for a key bit), and with z fixed what it returns
+/// changes with the keys from one computation to the next, so it carries nothing of z. The
+/// garbler still gets z exactly.
 #[test]
-fn the_evaluator_decodes_only_padded_values_of_the_garblers_outputs() {
+fn the_evaluator_holds_only_keys_of_the_garblers_outputs() {
     let mut rng = TestRng::new(64);
     let (x, y) = (rng.bits(64), rng.bits(64));
     let want = plaintext(&garbler_only, &x, &y);
-    let mut views = Vec::new();
     for scheme in Scheme::ALL {
-        let seen = Rc::new(RefCell::new(Seen::default()));
-        let (deviation, reply) = observed(&seen, |_, _| {});
-        let run = Run { scheme, make: &garbler_only, x: x.clone(), y: y.clone(), check: checks(5, &[1, 3]) };
-        let ended = execute_with(&run, ProbeResistantEncoding::new(), deviation, |_, _| {}, reply);
-        assert_eq!(ended.outcome, Ok(vec![]), "{scheme:?}: the evaluator learns none of these outputs");
-        assert_eq!(ended.garbler, Some(Ok(want.clone())), "{scheme:?}");
-        let view = decoded(&seen.borrow());
-        assert_eq!(view.len(), 64);
-        assert_ne!(view, want, "{scheme:?}: the evaluator's view is z ⊕ p, not z");
-        views.push(view);
+        let mut replies = Vec::new();
+        for _ in 0..2 {
+            let seen = Rc::new(RefCell::new(Seen::default()));
+            let (deviation, reply) = observed(&seen, |_, _| {});
+            let run = Run { scheme, make: &garbler_only, x: x.clone(), y: y.clone(), check: checks(5, &[1, 3]) };
+            let ended = execute_with(&run, ProbeResistantEncoding::new(), deviation, |_, _| {}, reply);
+            assert_eq!(ended.outcome, Ok(vec![]), "{scheme:?}: the evaluator learns none of these outputs");
+            assert_eq!(ended.garbler, Some(Ok(want.clone())), "{scheme:?}");
+            let seen = seen.borrow();
+            assert_eq!(seen.values.as_ref().unwrap().zero.len(), 64 * KEY_BITS, "{scheme:?}: only the epilogue's key bits are translated");
+            assert_eq!(seen.reply.len(), 64);
+            assert!(seen.reply.iter().all(|&k| k >> KEY_BITS == 0), "{scheme:?}: keys of {KEY_BITS} bits");
+            replies.push(seen.reply.clone());
+        }
+        assert!(replies[0].iter().zip(&replies[1]).all(|(a, b)| a != b), "{scheme:?}: the same z, fresh keys: nothing returned twice");
     }
-    assert_ne!(views[0], views[1], "a fresh pad each computation");
 }
 
-/// An evaluator that returns anything but one of a wire's two output values is caught: a value
-/// changed, or one moved from another wire. (Returning the wire's other value would take δ,
-/// which the evaluator learns only from a cheating garbler.)
-#[test]
-fn a_forged_value_of_the_garblers_output_is_refused() {
-    let mut rng = TestRng::new(99);
+/// An edit of the keys the evaluator returns, given the garbler's output values.
+type Forgery = fn(&mut [OutputKey], &OutputValues);
+
+/// Runs [`every_reveal`] with each forgery of the evaluator's reply (what it is, the edit, the
+/// index of the key it forges) under both schemes: the evaluator's own outputs are unaffected,
+/// and the garbler refuses that key.
+fn refused(seed: u64, forgeries: &[(&str, Forgery, usize)], check: &[usize]) {
+    let mut rng = TestRng::new(seed);
     let (x, y) = (rng.bits(8), rng.bits(8));
     let (evaluator, _) = both_plaintext(&every_reveal, &x, &y);
-    type Forgery = fn(&mut [Block], &OutputValues);
-    // Returned values 0..8 are the garbler's own wires (translated wires 8..16), 8..16 those
-    // revealed to both (16..24).
-    let forgeries: [(&str, Forgery, usize); 3] = [
-        ("a changed value", |reply, _| reply[3] ^= Block(1 << 77), 3),
-        ("the neighbouring wire's value of the same bit", |reply, values| reply[9] ^= values.zero[17] ^ values.zero[16], 9),
-        ("another wire's value", |reply, _| reply[12] = reply[5], 12),
-    ];
-    for (what, forge, index) in forgeries {
+    for &(what, forge, index) in forgeries {
         for scheme in Scheme::ALL {
             let seen = Rc::new(RefCell::new(Seen::default()));
             let (deviation, reply) = observed(&seen, forge);
-            let run = Run { scheme, make: &every_reveal, x: x.clone(), y: y.clone(), check: checks(4, &[0, 2]) };
+            let run = Run { scheme, make: &every_reveal, x: x.clone(), y: y.clone(), check: checks(4, check) };
             let ended = execute_with(&run, ProbeResistantEncoding::new(), deviation, |_, _| {}, reply);
             assert_eq!(ended.outcome, Ok(evaluator.clone()), "{what}, {scheme:?}: the evaluator's own outputs are unaffected");
             assert_eq!(ended.garbler, Some(Err(PrimaryError::ForgedOutput { index })), "{what}, {scheme:?}");
@@ -424,14 +418,53 @@ fn a_forged_value_of_the_garblers_output_is_refused() {
     }
 }
 
+/// An evaluator that returns anything but one of an output's two keys is caught: a key with a
+/// bit flipped, its top bit flipped, another wire's key.
+#[test]
+fn a_forged_key_of_the_garblers_output_is_refused() {
+    // Returned keys 0..8 are the garbler's own wires, 8..16 those revealed to both.
+    let forgeries: [(&str, Forgery, usize); 3] = [
+        ("a flipped bit", |reply, _| reply[3] ^= 1, 3),
+        ("the top bit flipped", |reply, _| reply[9] ^= 1 << (KEY_BITS - 1), 9),
+        ("another wire's key", |reply, _| reply[12] = reply[5], 12),
+    ];
+    refused(2, &forgeries, &[0, 2]);
+}
+
+/// The attack output values allowed: the evaluator learns δ in every computation (the recovery
+/// computation outputs it, the final checks need it), and with δ it has both output values of
+/// every translated wire. That gives it both values of each bit of K^z, never the other key: an
+/// evaluator that uses δ to return the other bit of every key bit — or of one — is refused.
+#[test]
+fn an_evaluator_that_knows_delta_cannot_flip_the_garblers_output() {
+    // Each key bit's translated value b^v gives, with δ, b^{1-v}: the bits of K^z flipped. In
+    // every_reveal the 16 wires the evaluator learns come first among the translated wires, then
+    // the key bits of the garbler's outputs, KEY_BITS each.
+    let forgeries: [(&str, Forgery, usize); 2] = [
+        ("every bit of K^z through δ", |reply, values| {
+            let held = reply[0];
+            reply[0] = (0..KEY_BITS).fold(0, |acc, i| {
+                let wire = 16 + i;
+                let other = values.value(wire, (held >> i) & 1 == 1) ^ values.delta;
+                acc | ((other == values.value(wire, true)) as OutputKey) << i
+            });
+            assert_eq!(reply[0], !held & ((1 << KEY_BITS) - 1));
+        }, 0),
+        ("one bit of K^z through δ", |reply, _| reply[10] ^= 1 << 17, 10),
+    ];
+    refused(2007, &forgeries, &[1, 3]);
+}
+
 /// After cheating recovery the evaluator computes the outputs in the clear from the recovered
-/// x‖p, and the garbler still gets exactly its outputs: padded ones, ones revealed to both.
+/// x‖keys, returns the keys they select, and the garbler still gets exactly its outputs: ones
+/// only it learns, ones revealed to both.
 #[test]
 fn cheating_recovery_gives_both_parties_their_outputs() {
     let mut rng = TestRng::new(1304);
     for scheme in Scheme::ALL {
         let (x, y) = (rng.bits(8), rng.bits(8));
-        // Translated wires 8 (the garbler's) and 16 (both's) of circuit 2 give the other value.
+        // Translated wires 8 (the first revealed to both) and 16 (the first key bit of the
+        // garbler's first output) of circuit 2 give the other value.
         let shift = Deviation { translation: Some(Box::new(|j, table: &mut [[Block; 2]], values: &OutputValues| {
             if j == 2 {
                 for wire in [8, 16] {

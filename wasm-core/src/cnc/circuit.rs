@@ -76,6 +76,8 @@ pub struct CircuitGarbling {
     hasher: TableHasher,
     detached: Detached,
     tables: Vec<u8>,
+    /// The service program's outputs, set aside once the epilogue starts.
+    program_outputs: Option<Vec<WireOutput>>,
 }
 
 /// What garbling a whole circuit produced besides its tables.
@@ -85,21 +87,28 @@ pub struct Garbled {
     pub delta: Block,
     /// The hash of all its tables.
     pub tables: Digest,
-    /// The zero-labels of the garbler's input wires, in circuit order, then the extra ones.
+    /// The zero-labels of the garbler's input wires, in circuit order (the service program's,
+    /// then the epilogue's), then the extra ones.
     pub garbler_zero: Vec<Block>,
-    /// Every output wire, in circuit order.
+    /// Every output wire of the service program, in circuit order.
     pub outputs: Vec<WireOutput>,
+    /// Every output wire of the epilogue, if one ran.
+    pub epilogue: Vec<WireOutput>,
 }
 
 impl CircuitGarbling {
     /// Circuit `index` from `seed`. `extra` garbler labels beyond the circuit's own inputs
-    /// (the output pad and the input hash's pad) are drawn first, from the same seed and under
-    /// the same Δ.
+    /// (the input hash's pads) are drawn first, from the same seed and under the same Δ.
     pub fn new(scheme: Scheme, key: &CommitKey, index: usize, seed: [u8; 16], extra: usize) -> Self {
         let mut garbler = Garbler::from_seed(scheme, seed);
         garbler.set_and_index(index as u64 * TWEAK_RANGE);
         let extra = garbler.fresh_labels(extra);
-        CircuitGarbling { index, garbler, extra, hasher: TableHasher::new(key.salt(), index), detached: Detached::default(), tables: Vec::new() }
+        CircuitGarbling { index, garbler, extra, hasher: TableHasher::new(key.salt(), index), detached: Detached::default(), tables: Vec::new(), program_outputs: None }
+    }
+
+    /// The circuit's index in its computation.
+    pub fn index(&self) -> usize {
+        self.index
     }
 
     /// Δ of this circuit, from its seed: the corrections of the evaluator's labels need it
@@ -110,6 +119,21 @@ impl CircuitGarbling {
 
     /// Starts the circuit with the zero-labels of the evaluator's (decoded) input wires.
     pub fn start(&mut self, evaluator_zero: Vec<Block>) {
+        self.garbler.start_computation(Vec::new(), evaluator_zero);
+    }
+
+    /// The outputs of the service program so far, in circuit order (zero-labels or public).
+    pub fn outputs(&self) -> &[WireOutput] {
+        self.program_outputs.as_deref().unwrap_or(&self.detached.outputs)
+    }
+
+    /// Starts the epilogue, a second program garbled by the same garbler after the service
+    /// program — same Δ, the label generator and the AND counter going on, so its tables are
+    /// part of the circuit's stream and commitment — whose evaluator inputs are wires of the
+    /// first: `evaluator_zero` their zero-labels. Its garbler inputs follow the first
+    /// program's among [`Garbled::garbler_zero`]; its outputs are kept apart.
+    pub fn start_epilogue(&mut self, evaluator_zero: Vec<Block>) {
+        self.program_outputs = Some(core::mem::take(&mut self.detached.outputs));
         self.garbler.start_computation(Vec::new(), evaluator_zero);
     }
 
@@ -136,7 +160,11 @@ impl CircuitGarbling {
     pub fn finish(self) -> Garbled {
         let mut garbler_zero = self.detached.garbler_inputs;
         garbler_zero.extend(self.extra);
-        Garbled { index: self.index, delta: self.garbler.delta(), tables: self.hasher.finish(), garbler_zero, outputs: self.detached.outputs }
+        let (outputs, epilogue) = match self.program_outputs {
+            Some(outputs) => (outputs, self.detached.outputs),
+            None => (self.detached.outputs, Vec::new()),
+        };
+        Garbled { index: self.index, delta: self.garbler.delta(), tables: self.hasher.finish(), garbler_zero, outputs, epilogue }
     }
 }
 
@@ -146,10 +174,13 @@ pub struct CircuitEvaluation {
     index: usize,
     evaluator: Evaluator,
     hasher: TableHasher,
-    /// The active labels of the circuit's own garbler input wires, in circuit order.
+    /// The active labels of the circuit's own garbler input wires, in circuit order: the
+    /// service program's, then the epilogue's.
     garbler_labels: Vec<Block>,
     next_garbler_label: usize,
     outputs: Vec<WireOutput>,
+    /// The service program's outputs, set aside once the epilogue starts.
+    program_outputs: Option<Vec<WireOutput>>,
 }
 
 /// What evaluating a whole circuit gave.
@@ -158,8 +189,11 @@ pub struct Evaluated {
     pub index: usize,
     /// The hash of the tables that arrived.
     pub tables: Digest,
-    /// Every output wire's active label (or public value), in circuit order.
+    /// Every output wire's active label (or public value) of the service program, in circuit
+    /// order.
     pub outputs: Vec<WireOutput>,
+    /// Every output wire's active label of the epilogue, if one ran.
+    pub epilogue: Vec<WireOutput>,
 }
 
 impl CircuitEvaluation {
@@ -167,7 +201,19 @@ impl CircuitEvaluation {
         let mut evaluator = Evaluator::new(scheme);
         evaluator.set_and_index(index as u64 * TWEAK_RANGE);
         evaluator.start_computation(evaluator_labels);
-        CircuitEvaluation { index, evaluator, hasher: TableHasher::new(key.salt(), index), garbler_labels, next_garbler_label: 0, outputs: Vec::new() }
+        CircuitEvaluation { index, evaluator, hasher: TableHasher::new(key.salt(), index), garbler_labels, next_garbler_label: 0, outputs: Vec::new(), program_outputs: None }
+    }
+
+    /// The outputs of the service program so far, in circuit order.
+    pub fn outputs(&self) -> &[WireOutput] {
+        self.program_outputs.as_deref().unwrap_or(&self.outputs)
+    }
+
+    /// Starts the epilogue ([`CircuitGarbling::start_epilogue`]) with the active labels of its
+    /// evaluator inputs, wires of the service program.
+    pub fn start_epilogue(&mut self, evaluator_labels: Vec<Block>) {
+        self.program_outputs = Some(core::mem::take(&mut self.outputs));
+        self.evaluator.start_computation(evaluator_labels);
     }
 
     /// Evaluates one batch from exactly its tables.
@@ -181,6 +227,10 @@ impl CircuitEvaluation {
     }
 
     pub fn finish(self) -> Evaluated {
-        Evaluated { index: self.index, tables: self.hasher.finish(), outputs: self.outputs }
+        let (outputs, epilogue) = match self.program_outputs {
+            Some(outputs) => (outputs, self.outputs),
+            None => (self.outputs, Vec::new()),
+        };
+        Evaluated { index: self.index, tables: self.hasher.finish(), outputs, epilogue }
     }
 }

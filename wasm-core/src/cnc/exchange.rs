@@ -9,6 +9,7 @@
 use super::commit::{LabelPair, TranslationEntry};
 use super::encoding::ProbeResistantEncoding;
 use super::params::CheckSet;
+use super::output_keys::{OutputKey, KEY_BITS};
 use super::primary::{InputDigest, PrimaryError, PrimaryEvaluator, PrimaryGarbler, PrimaryOutcome, Setup};
 use super::recovery::{conclude, input_hashes, RecoveryEvaluator, RecoveryGarbler, RecoverySetup};
 use super::CncError;
@@ -20,9 +21,9 @@ use crate::ot::chosen::{ChosenReceiver, ChosenSender};
 use crate::ot::OtError;
 use garblet_circuits::{Program, Runner, Shape};
 
-/// An edit of the values the evaluator returns for the garbler's outputs (attack tests only).
+/// An edit of the keys the evaluator returns for the garbler's outputs (attack tests only).
 #[cfg(feature = "insecure-switches")]
-pub type ReplyEdit = Option<Box<dyn Fn(&mut [Block])>>;
+pub type ReplyEdit = Option<Box<dyn Fn(&mut [OutputKey])>>;
 
 /// One computation: the circuit, both inputs, and each party's choices.
 pub struct Exchange<'a> {
@@ -42,8 +43,8 @@ pub struct Exchange<'a> {
     /// (attack tests only): a stream unlike its commitment.
     #[cfg(feature = "insecure-switches")]
     pub edit_stream: super::primary::Edit<Vec<u8>>,
-    /// Changes the values the evaluator returns for the garbler's outputs, flight 7 (attack
-    /// tests only; they also read them here): an evaluator that forges the garbler's output.
+    /// Changes the keys the evaluator returns for the garbler's outputs, flight 7 (attack tests
+    /// only; they also read them here): an evaluator that forges the garbler's output.
     #[cfg(feature = "insecure-switches")]
     pub edit_reply: ReplyEdit,
 }
@@ -156,8 +157,9 @@ impl Exchange<'_> {
         let salt = rng.next_block().to_bytes();
         let setup = Setup::new(self.scheme, salt, self.check.circuits(), &shape);
         // The recovery computation hands over the garbler's whole input to the primary
-        // circuits, x‖p: the evaluator then computes both parties' outputs in the clear.
-        let garbler_input = setup.garbler_bits + setup.pad_bits;
+        // circuits, x‖keys: the evaluator then computes both parties' outputs in the clear, and
+        // the key of each of the garbler's.
+        let garbler_input = setup.input_bits();
         let recovery_setup = RecoverySetup { scheme: self.scheme, salt, circuits: self.recovery_check.circuits(), garbler_bits: garbler_input };
         let recovery_circuits = recovery_setup.circuits;
         let encoding = &self.encoding;
@@ -197,8 +199,8 @@ impl Exchange<'_> {
         sender.send(&messages, &chunk, &mut ciphertexts)?;
         let commitments = garbler.commit(self.x, self.make, encoding, rng).map_err(ExchangeError::Garbler)?;
         let delta = garbler.values().map(|v| v.delta).ok_or(CncError::NoCircuits)?;
-        let x_and_pad = [self.x, garbler.output_pad()].concat();
-        let recovery_commitments = recovery_garbler.commit(&x_and_pad, delta, garbler.hash_pad()).map_err(ExchangeError::Garbler)?;
+        let x_and_keys = [self.x, &garbler.key_bits()].concat();
+        let recovery_commitments = recovery_garbler.commit(&x_and_keys, delta, garbler.hash_pad()).map_err(ExchangeError::Garbler)?;
         let hashes = input_hashes(&salt, &commitments, &recovery_commitments, garbler_input);
         let decoding = garbler.hash_decoding(&hashes.x)?;
         let recovery_decoding = recovery_garbler.hash_decoding(&hashes)?;
@@ -212,7 +214,7 @@ impl Exchange<'_> {
         // The evaluator: its transfers, the commitments; flight 3, the evaluation set.
         let mut opened = Vec::new();
         receiver.receive(&ciphertexts, &mut opened)?;
-        let result = (|| -> Result<(Vec<bool>, bool, Vec<Block>), PrimaryError> {
+        let result = (|| -> Result<(Vec<bool>, bool, Vec<OutputKey>), PrimaryError> {
             let rest = opened.split_off(setup.circuits);
             let (recovery_opened, rest) = rest.split_at(recovery_circuits);
             let (pads, recovery_pads) = rest.split_at(rest.len() - recovery_garbler.input_messages().len());
@@ -245,6 +247,11 @@ impl Exchange<'_> {
                 let tables: Vec<&[u8]> = batches.next().unwrap_or_default().iter().map(|t| &t[..]).collect();
                 pass.batch(batch, &tables)?;
             }
+            let mut runner = Runner::new(pass.start_epilogue()?);
+            while let Some(batch) = runner.next_batch().map_err(|e| PrimaryError::Program(e.to_string()))? {
+                let tables: Vec<&[u8]> = batches.next().unwrap_or_default().iter().map(|t| &t[..]).collect();
+                pass.batch(batch, &tables)?;
+            }
             let end = evaluator.finish(pass, &translations)?;
 
             // Flight 5, the evaluator: δ' (δ after a disagreement, random otherwise), as flips.
@@ -267,24 +274,17 @@ impl Exchange<'_> {
             }
             let recovered = recovery_evaluator.finish(pass, &recovery_decoding, encoding)?;
             let disagreed = matches!(end.outcome, PrimaryOutcome::Disagreed { .. });
-            let (known, delta) = (end.known.clone(), recovered.delta);
-            let bits = setup.garbler_bits;
-            let view = conclude(&evaluator, end, recovered, |input| {
-                let (x, pad) = input.split_at(bits.min(input.len()));
-                evaluator.pad_outputs(compute(x), pad)
-            })?;
-
-            // Flight 7, the evaluator: the values of the garbler's outputs.
             #[allow(unused_mut)]
-            let mut reply = evaluator.garbler_reply(&view, delta, &known)?;
+            let mut outputs = conclude(&evaluator, end, recovered, compute)?;
+
+            // Flight 7, the evaluator: the keys of the garbler's outputs.
             #[cfg(feature = "insecure-switches")]
             if let Some(edit) = &self.edit_reply {
-                edit(&mut reply);
+                edit(&mut outputs.reply);
             }
-            e_bytes += (reply.len() * Block::BYTES) as u64;
-            let outputs = evaluator.own_outputs(&view);
+            e_bytes += (outputs.reply.len() * KEY_BITS.div_ceil(8)) as u64;
             watch.lap(&mut e_ms);
-            Ok((outputs, disagreed, reply))
+            Ok((outputs.own, disagreed, outputs.reply))
         })();
         let (outputs, recovered, garbler_outputs) = match result {
             Ok((outputs, recovered, reply)) => {

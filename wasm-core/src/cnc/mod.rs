@@ -14,6 +14,8 @@
 //!   stream, or to regenerate a check circuit) or evaluated from streamed tables.
 //! * [`primary`]: the primary computation, both parties: commit, check, evaluate in lock step,
 //!   translate outputs; a disagreement yields δ for cheating recovery.
+//! * [`output_keys`]: the garbler's outputs, authenticated by keys the circuit selects (the
+//!   two-output transform of Lindell–Pinkas 2007).
 //! * [`recovery`]: the cheating-recovery computation, which hands the evaluator the garbler's
 //!   input exactly when it knows δ; majority rule.
 //! * [`exchange`]: both parties in one thread, flight by flight, with each party's CPU time and
@@ -27,6 +29,7 @@ pub mod encoding;
 pub mod exchange;
 mod error;
 pub mod input_hash;
+pub mod output_keys;
 pub mod params;
 pub mod primary;
 pub mod recovery;

@@ -3,18 +3,14 @@
 //! evaluation circuits streamed in lock step, and outputs translated to values shared by all
 //! circuits so that any disagreement hands the evaluator δ (cheating recovery).
 //!
-//! **The garbler's outputs** (the two-output transform of Lindell–Pinkas 2007, at the label
-//! level with free-XOR, so the circuit stays the service's). For each output only the garbler
-//! learns (`Reveal::Garbler`) the garbler draws a pad bit p_k, part of its input to every
-//! circuit: its labels follow x's, drawn from the seed, delivered masked and committed in pairs,
-//! and covered by the input hash, which is over x‖p‖r, so the pad is the same in every good
-//! circuit. The wire's translation table is built on W^0 ⊕ P^0_k (P the pad wire's labels), and
-//! the evaluator XORs its pad label onto its output label before translating: it decodes z ⊕ p,
-//! which tells it nothing. Outputs revealed to both need no pad. Once its output is decided the
-//! evaluator returns, per output the garbler learns, the translated value b_i^v (v = z ⊕ p_k,
-//! or z), never a label: a bad circuit's label could encode anything, a value only its bit, and
-//! the other value takes δ, which the evaluator has only when the garbler cheated.
-//! [`PrimaryGarbler::outputs`] accepts b_i^0 or b_i^1 and nothing else.
+//! **The garbler's outputs** ([`super::output_keys`]: the two-output transform of
+//! Lindell–Pinkas 2007 with the MAC computed in the circuit). After the service program, every
+//! circuit runs an epilogue on the same garbling that turns each output wire the garbler learns
+//! into K^z, one of two keys of the garbler's input (which follow x in its input x‖keys‖r:
+//! masked, committed in pairs, covered by the input hash). The epilogue's outputs are translated
+//! like the evaluator's own; a wire only the garbler learns is not translated at all. The
+//! evaluator returns K^z, and [`PrimaryGarbler::outputs`] accepts K^0 or K^1 and nothing else.
+//! Output values could not authenticate the reply: the evaluator learns δ in every computation.
 //!
 //! Both parties' logic, driven by plain data: [`PrimaryGarbler`] and [`PrimaryEvaluator`].
 //! The transfers between them — the cut-and-choose OT that gives the evaluator each circuit's
@@ -27,6 +23,7 @@ use super::circuit::{decode_labels, encoded_input_label, encoded_input_zero_labe
 use super::commit::{label_pair, CommitKey, translate, translation_digest, translation_table, Digest, LabelPair, OutputValues, TranslationEntry, ValueCommitments};
 use super::encoding::ProbeResistantEncoding;
 use super::input_hash::{HashWord, InputHash};
+use super::output_keys::{key_from_bits, OutputKey, OutputKeyCircuit, OutputKeys, KEY_BITS};
 use super::params::CheckSet;
 use super::CncError;
 use crate::aes::AesCtr;
@@ -51,30 +48,36 @@ pub struct Setup {
     /// The garbler's input bits |x| and the evaluator's |y|, as the circuit reads them.
     pub garbler_bits: usize,
     pub evaluator_bits: usize,
-    /// |p|: one pad bit per output only the garbler learns (`Reveal::Garbler`), constant ones
-    /// included.
-    pub pad_bits: usize,
+    /// The outputs the garbler learns (`Reveal::Garbler` or `Reveal::Both`), constant ones
+    /// included: each has two keys in the garbler's input.
+    pub garbler_outputs: usize,
 }
 
 impl Setup {
-    /// The computation of a circuit of this shape: input and pad bits as the shape declares.
+    /// The computation of a circuit of this shape: input bits and outputs as the shape declares.
     pub fn new(scheme: Scheme, salt: [u8; 16], circuits: usize, shape: &Shape) -> Self {
-        let pad_bits = shape.outputs.iter().filter(|f| f.reveal == Reveal::Garbler).map(|f| f.bits).sum();
-        Setup { scheme, salt, circuits, garbler_bits: shape.input_bits(Party::Garbler), evaluator_bits: shape.input_bits(Party::Evaluator), pad_bits }
+        let garbler_outputs = shape.outputs.iter().filter(|f| f.reveal.to_garbler()).map(|f| f.bits).sum();
+        Setup { scheme, salt, circuits, garbler_bits: shape.input_bits(Party::Garbler), evaluator_bits: shape.input_bits(Party::Evaluator), garbler_outputs }
+    }
+
+    /// The garbler's key bits, its input after x: two keys per output it learns.
+    pub fn key_bits(&self) -> usize {
+        2 * KEY_BITS * self.garbler_outputs
+    }
+
+    /// Everything of the garbler's input to a circuit besides the hash's pad: x‖keys, which the
+    /// recovery computation hands over.
+    pub fn input_bits(&self) -> usize {
+        self.garbler_bits + self.key_bits()
     }
 
     fn encoded_bits(&self, encoding: &ProbeResistantEncoding) -> usize {
         encoding.encoded_len(self.evaluator_bits)
     }
 
-    /// The garbler's labels beyond x in every circuit: its output pad p, then the hash's pad r.
-    fn extra_labels(&self) -> usize {
-        self.pad_bits + HASH_BITS
-    }
-
-    /// The pad labels in a circuit's garbler labels x‖p‖r.
-    fn pad_labels<'a>(&self, labels: &'a [Block]) -> &'a [Block] {
-        &labels[self.garbler_bits..self.garbler_bits + self.pad_bits]
+    /// The garbler's labels in every circuit: x‖keys‖r.
+    fn hashed_labels(&self) -> usize {
+        self.input_bits() + HASH_BITS
     }
 }
 
@@ -89,8 +92,9 @@ struct Role {
 enum OutputKind {
     /// A constant: public, never translated.
     Public(bool),
-    /// Translated output wire `wire`; `pad` is its pad bit's index if only the garbler learns it.
-    Wire { wire: usize, pad: Option<usize> },
+    /// Output wire `wire` (counted among the outputs that carry a label); `shown` is its index
+    /// among the translated wires if the evaluator learns it.
+    Wire { wire: usize, shown: Option<usize> },
 }
 
 /// Every output's role, read off the circuit's gates batch by batch — the gates, not the
@@ -99,57 +103,80 @@ enum OutputKind {
 struct Roles {
     roles: Vec<Role>,
     wires: usize,
-    pads: usize,
+    shown: usize,
 }
 
 impl Roles {
     fn record(&mut self, batch: &Batch) {
         for gate in &batch.gates {
-            let (reveal, constant) = match *gate {
-                Gate::Output { to, .. } => (to, None),
-                Gate::OutputConst { to, value } => (to, Some(value)),
+            let role = match *gate {
+                Gate::Output { to, .. } => {
+                    let shown = to.to_evaluator().then_some(self.shown);
+                    self.shown += shown.is_some() as usize;
+                    self.wires += 1;
+                    Role { reveal: to, kind: OutputKind::Wire { wire: self.wires - 1, shown } }
+                }
+                Gate::OutputConst { to, value } => Role { reveal: to, kind: OutputKind::Public(value) },
                 _ => continue,
             };
-            let pad = (reveal == Reveal::Garbler).then_some(self.pads);
-            self.pads += pad.is_some() as usize;
-            let kind = match constant {
-                Some(value) => OutputKind::Public(value),
-                None => {
-                    self.wires += 1;
-                    OutputKind::Wire { wire: self.wires - 1, pad }
-                }
-            };
-            self.roles.push(Role { reveal, kind });
+            self.roles.push(role);
         }
     }
 
-    /// The roles of a whole circuit, whose outputs only the garbler learns must be as many as
-    /// the pad bits its shape declared.
-    fn checked(self, setup: &Setup) -> Result<Self, CncError> {
-        if self.pads != setup.pad_bits {
-            return Err(CncError::WrongLength { what: "outputs only the garbler learns", expected: setup.pad_bits, actual: self.pads });
+    /// Checks that a whole circuit's outputs the garbler learns are as many as its shape
+    /// declared (`expected`): as many as it has keys.
+    fn check_count(&self, expected: usize) -> Result<(), CncError> {
+        let actual = self.to_garbler().count();
+        if actual != expected {
+            return Err(CncError::WrongLength { what: "outputs the garbler learns", expected, actual });
         }
-        Ok(self)
-    }
-
-    /// What the translation tables take, from one circuit's output labels (zero-labels or
-    /// active ones) and its pad labels: on a wire only the garbler learns, the output label
-    /// XOR its pad's label.
-    fn padded(&self, outputs: &[Block], pads: &[Block]) -> Vec<Block> {
-        let mut labels = outputs.to_vec();
-        for role in &self.roles {
-            if let OutputKind::Wire { wire, pad: Some(k) } = role.kind {
-                if let (Some(label), Some(&pad)) = (labels.get_mut(wire), pads.get(k)) {
-                    *label ^= pad;
-                }
-            }
-        }
-        labels
+        Ok(())
     }
 
     /// The outputs the garbler learns, in circuit order.
     fn to_garbler(&self) -> impl Iterator<Item = &Role> {
         self.roles.iter().filter(|r| r.reveal.to_garbler())
+    }
+
+    /// The epilogue: K^z for each output wire the garbler learns.
+    fn epilogue(&self) -> Box<dyn Program> {
+        Box::new(OutputKeyCircuit::new(self.to_garbler().map(|r| matches!(r.kind, OutputKind::Wire { .. })).collect()))
+    }
+
+    /// The epilogue's evaluator inputs, from the service program's output labels (zero-labels
+    /// or active ones): the wires the garbler learns.
+    fn garbler_wires(&self, outputs: &[Block]) -> Vec<Block> {
+        self.to_garbler().filter_map(|r| if let OutputKind::Wire { wire, .. } = r.kind { outputs.get(wire).copied() } else { None }).collect()
+    }
+
+    /// Output wires the garbler learns, each returned as a key.
+    fn keyed(&self) -> usize {
+        self.to_garbler().filter(|r| matches!(r.kind, OutputKind::Wire { .. })).count()
+    }
+
+    /// Translated wires: the output wires the evaluator learns, then the epilogue's key bits.
+    fn translated(&self) -> usize {
+        self.shown + KEY_BITS * self.keyed()
+    }
+
+    /// What the translation tables take, from one circuit's output labels (zero-labels or
+    /// active ones) of the service program and of the epilogue: the labels of the wires the
+    /// evaluator learns, then every epilogue output. A wire only the garbler learns is not
+    /// translated: the evaluator sees it only through K^z.
+    fn translated_labels(&self, outputs: &[Block], epilogue: &[Block]) -> Vec<Block> {
+        self.roles.iter().filter_map(|r| if let OutputKind::Wire { wire, shown: Some(_) } = r.kind { outputs.get(wire).copied() } else { None }).chain(epilogue.iter().copied()).collect()
+    }
+
+    /// The evaluator's outputs (those revealed to it, in circuit order) from the translated bits.
+    fn own_outputs(&self, translated: &[bool]) -> Vec<bool> {
+        self.roles
+            .iter()
+            .filter(|r| r.reveal.to_evaluator())
+            .map(|r| match r.kind {
+                OutputKind::Public(bit) => bit,
+                OutputKind::Wire { shown, .. } => shown.and_then(|t| translated.get(t).copied()).unwrap_or_default(),
+            })
+            .collect()
     }
 }
 
@@ -185,11 +212,11 @@ pub enum PrimaryError {
     Garble(#[from] GarbleError),
     #[error("the circuit program failed: {0}")]
     Program(String),
-    /// The garbler's side: the evaluator returned, for the garbler's translated output `index`
-    /// (counted among those it returns), a value that is neither of the wire's two output
-    /// values. The evaluator holds one of them; the other takes δ (the standard mode's
-    /// analogue is `OutputError::Forged`).
-    #[error("the value returned for the garbler's output {index} is neither of that wire's output values")]
+    /// The garbler's side: the evaluator returned, for the garbler's output wire `index`
+    /// (counted among the keys it returns), a key that is neither of the wire's two keys. The
+    /// evaluator holds one of them; the other is random to it (the standard mode's analogue is
+    /// `OutputError::Forged`).
+    #[error("the key returned for the garbler's output {index} is neither of that output's keys")]
     ForgedOutput { index: usize },
 }
 
@@ -200,10 +227,10 @@ pub struct CircuitCommitment {
     pub tables: Digest,
     /// The hash of its output translation table.
     pub translation: Digest,
-    /// Both labels of each of the garbler's input wires, then of the output pad and the input
-    /// hash's pad.
+    /// Both labels of each of the garbler's input wires: x, the output keys, the input hash's
+    /// pad.
     pub label_pairs: Vec<LabelPair>,
-    /// The garbler's active labels of x‖p‖r, masked by a stream under the circuit's key.
+    /// The garbler's active labels of x‖keys‖r, masked by a stream under the circuit's key.
     pub masked_labels: Vec<Block>,
     /// One correction per bit of the evaluator's encoded input.
     pub corrections: Vec<Block>,
@@ -260,8 +287,12 @@ pub(super) fn output_labels(outputs: &[WireOutput]) -> Vec<Block> {
     outputs.iter().filter_map(|o| if let WireOutput::Label(l) = *o { Some(l) } else { None }).collect()
 }
 
-pub(super) fn run_lockstep(make: &dyn Fn() -> Box<dyn Program>, mut each: impl FnMut(&Batch) -> Result<(), PrimaryError>) -> Result<(), PrimaryError> {
-    let mut runner = Runner::new(make());
+pub(super) fn run_lockstep(make: &dyn Fn() -> Box<dyn Program>, each: impl FnMut(&Batch) -> Result<(), PrimaryError>) -> Result<(), PrimaryError> {
+    run_program(make(), each)
+}
+
+fn run_program(program: Box<dyn Program>, mut each: impl FnMut(&Batch) -> Result<(), PrimaryError>) -> Result<(), PrimaryError> {
+    let mut runner = Runner::new(program);
     while let Some(batch) = runner.next_batch().map_err(|e| PrimaryError::Program(e.to_string()))? {
         each(batch)?;
     }
@@ -299,12 +330,12 @@ pub struct PrimaryGarbler {
     pads: Vec<[Block; 2]>,
     /// The input hash's pad r.
     hash_pad: Vec<bool>,
-    /// The output pad p: one bit per output only the garbler learns.
-    output_pad: Vec<bool>,
+    /// K^0, K^1 per output the garbler learns.
+    keys: OutputKeys,
     roles: Roles,
     values: Option<OutputValues>,
     translations: Vec<Vec<TranslationEntry>>,
-    /// Each circuit's zero-labels of x‖p‖r, for the input hash's decoding bits.
+    /// Each circuit's zero-labels of x‖keys‖r, for the input hash's decoding bits.
     garbler_zero: Vec<Vec<Block>>,
     #[cfg(feature = "insecure-switches")]
     deviation: Deviation,
@@ -317,14 +348,14 @@ impl PrimaryGarbler {
         let pads = (0..setup.encoded_bits(encoding)).map(|_| [rng.next_block(), rng.next_block()]).collect();
         let r = rng.next_block().0;
         let hash_pad = (0..HASH_BITS).map(|i| (r >> i) & 1 == 1).collect();
-        let output_pad = rng.bits(setup.pad_bits);
+        let keys = OutputKeys::draw(setup.garbler_outputs, rng);
         PrimaryGarbler {
             key: CommitKey::new(&setup.salt),
             setup,
             secrets,
             pads,
             hash_pad,
-            output_pad,
+            keys,
             roles: Roles::default(),
             values: None,
             translations: Vec::new(),
@@ -362,7 +393,7 @@ impl PrimaryGarbler {
     }
 
     fn circuit(&self, index: usize) -> CircuitGarbling {
-        CircuitGarbling::new(self.setup.scheme, &self.key, index, self.secrets[index].seed, self.setup.extra_labels())
+        CircuitGarbling::new(self.setup.scheme, &self.key, index, self.secrets[index].seed, HASH_BITS)
     }
 
     /// Garbles every circuit (in lock step, one batch at a time) and commits to it. `x` is the
@@ -387,17 +418,18 @@ impl PrimaryGarbler {
             }
             Ok(())
         })?;
-        let roles = roles.checked(&self.setup)?;
+        roles.check_count(self.setup.garbler_outputs)?;
+        self.epilogue(&roles, &mut circuits)?;
         let garbled: Vec<Garbled> = circuits.into_iter().map(CircuitGarbling::finish).collect();
 
-        let outputs = output_labels(&garbled[0].outputs).len();
-        let values = OutputValues { zero: (0..outputs).map(|_| rng.next_block()).collect(), delta: rng.next_block() };
-        let bits: Vec<bool> = x.iter().chain(&self.output_pad).chain(&self.hash_pad).copied().collect();
+        let values = OutputValues { zero: (0..roles.translated()).map(|_| rng.next_block()).collect(), delta: rng.next_block() };
+        let keys = self.keys.bits();
+        let bits: Vec<bool> = x.iter().chain(&keys).chain(&self.hash_pad).copied().collect();
         let mut committed = Vec::with_capacity(garbled.len());
         self.translations.clear();
         for (g, correction) in garbled.iter().zip(corrections) {
             #[allow(unused_mut)]
-            let mut table = translation_table(key, g.index, &roles.padded(&output_labels(&g.outputs), self.setup.pad_labels(&g.garbler_zero)), g.delta, &values)?;
+            let mut table = translation_table(key, g.index, &roles.translated_labels(&output_labels(&g.outputs), &output_labels(&g.epilogue)), g.delta, &values)?;
             #[allow(unused_mut)]
             let mut bits = bits.clone();
             #[cfg(feature = "insecure-switches")]
@@ -406,7 +438,7 @@ impl PrimaryGarbler {
                     edit(g.index, &mut table, &values);
                 }
                 if let Some(input) = &self.deviation.input {
-                    bits = input(g.index, x).into_iter().chain(self.output_pad.iter().copied()).chain(self.hash_pad.iter().copied()).collect();
+                    bits = input(g.index, x).into_iter().chain(keys.iter().copied()).chain(self.hash_pad.iter().copied()).collect();
                 }
             }
             #[cfg(feature = "insecure-switches")]
@@ -434,14 +466,29 @@ impl PrimaryGarbler {
         Ok(commitments)
     }
 
+    /// Garbles the epilogue in every circuit, in lock step, after the service program: its
+    /// evaluator inputs are the service program's output wires the garbler learns.
+    fn epilogue(&self, roles: &Roles, circuits: &mut [CircuitGarbling]) -> Result<(), PrimaryError> {
+        for circuit in circuits.iter_mut() {
+            let zero = roles.garbler_wires(&output_labels(circuit.outputs()));
+            circuit.start_epilogue(zero);
+        }
+        run_program(roles.epilogue(), |batch| {
+            for circuit in circuits.iter_mut() {
+                self.garble(circuit.index(), circuit, batch)?;
+            }
+            Ok(())
+        })
+    }
+
     /// The input hash's decoding bits of every circuit, under the matrix of `hash`.
     pub fn hash_decoding(&self, hash: &InputHash<InputDigest>) -> Result<Vec<InputDigest>, CncError> {
         self.garbler_zero.iter().map(|zero| hash.decoding_bits(zero)).collect()
     }
 
-    /// Garbles the evaluation circuits again, in lock step, handing each batch's tables of each
-    /// circuit to `send` in the order of `evaluation`; then returns their translation tables,
-    /// which follow the stream.
+    /// Garbles the evaluation circuits again, in lock step — the service program, then the
+    /// epilogue — handing each batch's tables of each circuit to `send` in the order of
+    /// `evaluation`; then returns their translation tables, which follow the stream.
     pub fn stream(&self, evaluation: &[usize], make: &dyn Fn() -> Box<dyn Program>, encoding: &ProbeResistantEncoding, mut send: impl FnMut(usize, &[u8])) -> Result<Vec<Vec<TranslationEntry>>, PrimaryError> {
         let key = &self.key;
         let mut circuits = Vec::with_capacity(evaluation.len());
@@ -452,14 +499,21 @@ impl PrimaryGarbler {
             let mut circuit = self.circuit(j);
             let (zero, _) = encoded_input_zero_labels(key, j, circuit.delta(), &self.pads);
             circuit.start(decode_labels(encoding, self.setup.evaluator_bits, &zero)?);
-            circuits.push((j, circuit));
+            circuits.push(circuit);
         }
-        run_lockstep(make, |batch| {
-            for (j, circuit) in circuits.iter_mut() {
-                send(*j, self.garble(*j, circuit, batch)?);
+        let mut garble_batch = |circuits: &mut [CircuitGarbling], batch: &Batch| {
+            for circuit in circuits.iter_mut() {
+                let j = circuit.index();
+                send(j, self.garble(j, circuit, batch)?);
             }
             Ok(())
-        })?;
+        };
+        run_lockstep(make, |batch| garble_batch(&mut circuits, batch))?;
+        for circuit in circuits.iter_mut() {
+            let zero = self.roles.garbler_wires(&output_labels(circuit.outputs()));
+            circuit.start_epilogue(zero);
+        }
+        run_program(self.roles.epilogue(), |batch| garble_batch(&mut circuits, batch))?;
         Ok(evaluation.iter().map(|&j| self.translations[j].clone()).collect())
     }
 
@@ -468,40 +522,35 @@ impl PrimaryGarbler {
         self.values.as_ref()
     }
 
-    /// The garbler's input to the input hash beyond x‖p: its pad r.
+    /// The garbler's input to the input hash beyond x‖keys: its pad r.
     pub fn hash_pad(&self) -> &[bool] {
         &self.hash_pad
     }
 
-    /// The output pad p, the garbler's input to every circuit after x.
-    pub fn output_pad(&self) -> &[bool] {
-        &self.output_pad
+    /// The garbler's key bits, its input to every circuit after x.
+    pub fn key_bits(&self) -> Vec<bool> {
+        self.keys.bits()
     }
 
-    /// The garbler's outputs in circuit order, from the values the evaluator returned
-    /// ([`PrimaryEvaluator::garbler_reply`]), one per translated output the garbler learns.
-    /// Each must be one of its wire's two output values — b^0 stands for 0, b^1 for 1 — and
-    /// anything else is a forgery; a wire only the garbler learns is then unpadded. Constant
-    /// outputs are the circuit's own.
-    pub fn outputs(&self, returned: &[Block]) -> Result<Vec<bool>, PrimaryError> {
-        let values = self.values.as_ref().ok_or(CncError::NoCircuits)?;
-        let expected = self.roles.to_garbler().filter(|r| matches!(r.kind, OutputKind::Wire { .. })).count();
-        let count = CncError::WrongLength { what: "values of the garbler's outputs", expected, actual: returned.len() };
+    /// The garbler's outputs in circuit order, from the keys the evaluator returned
+    /// ([`PrimaryEvaluator::reply`]), one per output wire the garbler learns. Each must be one
+    /// of its output's two keys — K^0 stands for 0, K^1 for 1 — and anything else is a forgery.
+    /// Constant outputs are the circuit's own.
+    pub fn outputs(&self, returned: &[OutputKey]) -> Result<Vec<bool>, PrimaryError> {
+        let expected = self.roles.keyed();
+        let count = CncError::WrongLength { what: "keys of the garbler's outputs", expected, actual: returned.len() };
         if returned.len() != expected {
             return Err(count.into());
         }
         let mut returned = returned.iter().enumerate();
         self.roles
             .to_garbler()
-            .map(|r| match r.kind {
+            .enumerate()
+            .map(|(k, r)| match r.kind {
                 OutputKind::Public(bit) => Ok(bit),
-                OutputKind::Wire { wire, pad } => {
-                    let (index, &value) = returned.next().ok_or(count.clone())?;
-                    let bit = value != values.value(wire, false);
-                    if value != values.value(wire, bit) {
-                        return Err(PrimaryError::ForgedOutput { index });
-                    }
-                    Ok(bit ^ pad.is_some_and(|k| self.output_pad[k]))
+                OutputKind::Wire { .. } => {
+                    let (index, &key) = returned.next().ok_or(count.clone())?;
+                    self.keys.accept(k, key).ok_or(PrimaryError::ForgedOutput { index })
                 }
             })
             .collect()
@@ -517,9 +566,8 @@ enum Opened {
 
 /// An evaluation circuit's inputs, ready once the commitments have been checked.
 struct Prepared {
+    /// The labels of x‖keys.
     garbler_labels: Vec<Block>,
-    /// The labels of the output pad p.
-    pad_labels: Vec<Block>,
     evaluator_labels: Vec<Block>,
 }
 
@@ -544,11 +592,18 @@ pub struct PrimaryEvaluator {
 /// How a primary computation ended for the evaluator.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PrimaryOutcome {
-    /// Every evaluation circuit that gave a valid output gave this one, in circuit order: the
-    /// evaluator's view, z ⊕ p on an output only the garbler learns.
-    Agreed { outputs: Vec<bool> },
+    /// Every evaluation circuit that gave a valid output gave this one.
+    Agreed { outputs: Outputs },
     /// Two circuits disagreed on an output wire: the garbler cheated, and δ is known.
     Disagreed { delta: Block },
+}
+
+/// What the evaluator ends with: its own outputs (those revealed to it, in circuit order), and
+/// the reply to the garbler, K^z per output wire the garbler learns.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outputs {
+    pub own: Vec<bool>,
+    pub reply: Vec<OutputKey>,
 }
 
 /// A primary computation's end: the outcome, and per output wire that carries a label a value
@@ -581,6 +636,10 @@ impl PrimaryEvaluator {
         Ok(PrimaryEvaluator { key: CommitKey::new(&setup.salt), setup, check, encoded, opened: Vec::new(), pads: Vec::new(), commitments: None, hash: None, prepared: Vec::new(), input_hash: None, checked: Vec::new(), roles: Roles::default() })
     }
 
+    pub fn setup(&self) -> &Setup {
+        &self.setup
+    }
+
     /// The choice bits of the cut-and-choose OT (1: check) and of the input OTs (y').
     pub fn choices(&self) -> (Vec<bool>, Vec<bool>) {
         (self.check.as_flags().to_vec(), self.encoded.clone())
@@ -610,7 +669,7 @@ impl PrimaryEvaluator {
     /// Returns the evaluation set to send.
     pub fn receive_commitments(&mut self, commitments: Commitments, hash: InputHash<InputDigest>, decoding: Vec<InputDigest>, encoding: &ProbeResistantEncoding) -> Result<Vec<usize>, PrimaryError> {
         let key = &self.key;
-        let (circuits, hashed) = (self.setup.circuits, self.setup.garbler_bits + self.setup.extra_labels());
+        let (circuits, hashed) = (self.setup.circuits, self.setup.hashed_labels());
         if commitments.circuits.len() != circuits || decoding.len() != circuits {
             return Err(CncError::WrongLength { what: "circuit commitments", expected: circuits, actual: commitments.circuits.len().min(decoding.len()) }.into());
         }
@@ -637,10 +696,9 @@ impl PrimaryEvaluator {
                 Some(_) => {}
             }
             let evaluator_labels = decode_labels(encoding, self.setup.evaluator_bits, &self.encoded_labels(j, &c.corrections))?;
-            let pad_labels = self.setup.pad_labels(&labels).to_vec();
             let mut garbler_labels = labels;
-            garbler_labels.truncate(self.setup.garbler_bits);
-            self.prepared.push((j, Prepared { garbler_labels, pad_labels, evaluator_labels }));
+            garbler_labels.truncate(self.setup.input_bits());
+            self.prepared.push((j, Prepared { garbler_labels, evaluator_labels }));
         }
         self.input_hash = first.map(|(_, h)| h);
         self.commitments = Some(commitments);
@@ -659,18 +717,18 @@ impl PrimaryEvaluator {
     pub fn start(&mut self, encoding: &ProbeResistantEncoding) -> Result<PrimaryRun, PrimaryError> {
         let commitments = self.commitments.as_ref().ok_or(CncError::NoCircuits)?;
         let (key, scheme) = (&self.key, self.setup.scheme);
-        let (evaluations, pads) = self.prepared.drain(..).map(|(j, p)| (CircuitEvaluation::new(scheme, key, j, p.garbler_labels, p.evaluator_labels), p.pad_labels)).unzip();
+        let evaluations = self.prepared.drain(..).map(|(j, p)| CircuitEvaluation::new(scheme, key, j, p.garbler_labels, p.evaluator_labels)).collect();
         let mut checks = Vec::new();
         for (j, opened) in self.opened.iter().enumerate() {
             let Opened::Check { seed } = *opened else { continue };
-            let mut circuit = CircuitGarbling::new(scheme, key, j, seed, self.setup.extra_labels());
+            let mut circuit = CircuitGarbling::new(scheme, key, j, seed, HASH_BITS);
             let delta = circuit.delta();
             // The zero-labels of y' from the labels held: L0 = label ⊕ y'_i·Δ_j.
             let zero: Vec<Block> = self.encoded_labels(j, &commitments.circuits[j].corrections).iter().zip(&self.encoded).map(|(&l, &b)| l ^ delta.select(b)).collect();
             circuit.start(decode_labels(encoding, self.setup.evaluator_bits, &zero)?);
             checks.push(circuit);
         }
-        Ok(PrimaryRun { evaluations, pads, checks, roles: Roles::default() })
+        Ok(PrimaryRun { evaluations, checks, roles: Roles::default(), garbler_outputs: self.setup.garbler_outputs, epilogue: false })
     }
 
     /// Ends the pass: compares every circuit with its commitment and decodes the evaluation
@@ -680,7 +738,10 @@ impl PrimaryEvaluator {
             return Err(CncError::NoCircuits.into());
         };
         let key = &self.key;
-        let roles = run.roles.checked(&self.setup)?;
+        if !run.epilogue {
+            return Err(CncError::WrongLength { what: "epilogues run", expected: 1, actual: 0 }.into());
+        }
+        let roles = run.roles;
         for garbled in run.checks.into_iter().map(CircuitGarbling::finish) {
             let (j, c) = (garbled.index, &commitments.circuits[garbled.index]);
             if garbled.tables != c.tables {
@@ -693,15 +754,15 @@ impl PrimaryEvaluator {
             if hash.decoding_bits(&garbled.garbler_zero)? != decoding[j] {
                 return Err(Cheating::CheckCircuit { circuit: j, what: "input hash decoding bits" }.into());
             }
-            let outputs = roles.padded(&output_labels(&garbled.outputs), self.setup.pad_labels(&garbled.garbler_zero));
+            let outputs = roles.translated_labels(&output_labels(&garbled.outputs), &output_labels(&garbled.epilogue));
             self.checked.push(CheckedOutputs { index: j, delta: garbled.delta, outputs });
         }
         if translations.len() != run.evaluations.len() {
             return Err(CncError::WrongLength { what: "translation tables", expected: run.evaluations.len(), actual: translations.len() }.into());
         }
         let outputs = commitments.values.0.len();
-        if outputs != roles.wires {
-            return Err(CncError::WrongLength { what: "output value commitments", expected: roles.wires, actual: outputs }.into());
+        if outputs != roles.translated() {
+            return Err(CncError::WrongLength { what: "output value commitments", expected: roles.translated(), actual: outputs }.into());
         }
         let evaluated: Vec<Evaluated> = run.evaluations.into_iter().map(CircuitEvaluation::finish).collect();
         // Every commitment first, before any output is looked at: whether the evaluator aborts
@@ -719,12 +780,12 @@ impl PrimaryEvaluator {
         let mut seen: Vec<Option<(Block, bool)>> = vec![None; outputs];
         let mut valid = false;
         let mut delta = None;
-        for ((Evaluated { index: j, outputs: wires, .. }, table), pads) in evaluated.iter().zip(translations).zip(&run.pads) {
+        for (Evaluated { index: j, outputs: wires, epilogue, .. }, table) in evaluated.iter().zip(translations) {
             let j = *j;
             // A circuit whose output opens no committed value is bad; it is ignored, never a
             // reason to abort (its output may depend on the evaluator's input).
             let decoded: Option<Vec<(Block, bool)>> = roles
-                .padded(&output_labels(wires), pads)
+                .translated_labels(&output_labels(wires), &output_labels(epilogue))
                 .iter()
                 .enumerate()
                 .map(|(i, &label)| {
@@ -745,15 +806,9 @@ impl PrimaryEvaluator {
         let (true, Some(known)) = (valid, seen.into_iter().collect::<Option<Vec<(Block, bool)>>>()) else {
             return Err(Cheating::NoValidOutput.into());
         };
-        // Constant outputs in their places, between the translated ones.
-        let outputs = roles
-            .roles
-            .iter()
-            .map(|r| match r.kind {
-                OutputKind::Public(bit) => bit,
-                OutputKind::Wire { wire, .. } => known[wire].1,
-            })
-            .collect();
+        let bits: Vec<bool> = known.iter().map(|&(_, bit)| bit).collect();
+        let (shown, keys) = bits.split_at(roles.shown);
+        let outputs = Outputs { own: roles.own_outputs(shown), reply: keys.chunks_exact(KEY_BITS).map(key_from_bits).collect() };
         self.roles = roles;
         if let Some(delta) = delta {
             return Ok(PrimaryEnd { outcome: PrimaryOutcome::Disagreed { delta }, known });
@@ -761,44 +816,26 @@ impl PrimaryEvaluator {
         Ok(PrimaryEnd { outcome: PrimaryOutcome::Agreed { outputs }, known })
     }
 
-    /// The evaluator's view of the outputs, in circuit order, from `clear`, the outputs it
-    /// computed in the clear on the x‖p the recovery computation gave (`pad` its p): each
-    /// output only the garbler learns XOR its pad bit, as the agreed circuits would give it.
-    pub fn pad_outputs(&self, mut clear: Vec<bool>, pad: &[bool]) -> Vec<bool> {
-        for (bit, role) in clear.iter_mut().zip(&self.roles.roles) {
-            if let OutputKind::Wire { pad: Some(k), .. } = role.kind {
-                *bit ^= pad.get(k).is_some_and(|&p| p);
-            }
-        }
-        clear
-    }
-
-    /// The evaluator's own outputs, those revealed to it, from its view in circuit order.
-    pub fn own_outputs(&self, view: &[bool]) -> Vec<bool> {
-        view.iter().zip(&self.roles.roles).filter(|(_, r)| r.reveal.to_evaluator()).map(|(&bit, _)| bit).collect()
-    }
-
-    /// What the evaluator returns to the garbler once its output is decided: per translated
-    /// output the garbler learns, the output value b_i^v of its view's bit v — z ⊕ p_k on a
-    /// padded wire, z on one revealed to both. From the value it holds on each wire and δ,
-    /// which the final check has tied to the committed values, so it is the same whether the
-    /// view came from agreeing circuits or from the clear after cheating recovery.
-    pub fn garbler_reply(&self, view: &[bool], delta: Block, known: &[(Block, bool)]) -> Result<Vec<Block>, CncError> {
+    /// What the evaluator ends with after cheating recovery, from `clear`, the outputs it
+    /// computed in the clear (in circuit order) on the recovered x, and `keys`, the recovered
+    /// key bits: its own outputs, and K^z of each output wire the garbler learns — the keys
+    /// the agreeing circuits would have given.
+    pub fn outputs_in_clear(&self, clear: &[bool], keys: &[bool]) -> Result<Outputs, CncError> {
         let roles = &self.roles.roles;
-        if view.len() != roles.len() || known.len() != self.roles.wires {
-            return Err(CncError::WrongLength { what: "outputs", expected: roles.len(), actual: view.len() });
+        if clear.len() != roles.len() || keys.len() != self.setup.key_bits() {
+            return Err(CncError::WrongLength { what: "outputs computed in the clear", expected: roles.len(), actual: clear.len() });
         }
-        Ok(view
+        let keys = OutputKeys::from_bits(keys);
+        let own = clear.iter().zip(roles).filter(|(_, r)| r.reveal.to_evaluator()).map(|(&bit, _)| bit).collect();
+        let reply = clear
             .iter()
             .zip(roles)
-            .filter_map(|(&bit, r)| match r.kind {
-                OutputKind::Wire { wire, .. } if r.reveal.to_garbler() => {
-                    let (value, held) = known[wire];
-                    Some(value ^ delta.select(held != bit))
-                }
-                _ => None,
-            })
-            .collect())
+            .filter(|(_, r)| r.reveal.to_garbler())
+            .enumerate()
+            .filter(|(_, (_, r))| matches!(r.kind, OutputKind::Wire { .. }))
+            .map(|(k, (&z, _))| keys.select(k, z).ok_or(CncError::OutOfRange { what: "output key", index: k, count: self.setup.garbler_outputs }))
+            .collect::<Result<_, _>>()?;
+        Ok(Outputs { own, reply })
     }
 
     /// The final checks, once the recovery computation has output the δ the garbler put into
@@ -822,13 +859,14 @@ impl PrimaryEvaluator {
     }
 }
 
-/// The lock-step pass over the circuit on the evaluator's side.
+/// The lock-step pass over the circuit on the evaluator's side: the service program, then
+/// ([`PrimaryRun::start_epilogue`]) the epilogue.
 pub struct PrimaryRun {
     evaluations: Vec<CircuitEvaluation>,
-    /// The evaluation circuits' output pad labels, in evaluation order.
-    pads: Vec<Vec<Block>>,
     checks: Vec<CircuitGarbling>,
     roles: Roles,
+    garbler_outputs: usize,
+    epilogue: bool,
 }
 
 impl PrimaryRun {
@@ -838,7 +876,9 @@ impl PrimaryRun {
         if tables.len() != self.evaluations.len() {
             return Err(CncError::WrongLength { what: "evaluation circuits' tables", expected: self.evaluations.len(), actual: tables.len() }.into());
         }
-        self.roles.record(batch);
+        if !self.epilogue {
+            self.roles.record(batch);
+        }
         for (circuit, t) in self.evaluations.iter_mut().zip(tables) {
             circuit.evaluate(batch, t)?;
         }
@@ -846,5 +886,26 @@ impl PrimaryRun {
             circuit.garble(batch)?;
         }
         Ok(())
+    }
+
+    /// Ends the service program and starts the epilogue in every circuit — evaluation circuits
+    /// on the active labels of the output wires the garbler learns, check circuits on their
+    /// zero-labels — and returns it: its batches follow the service program's in the stream,
+    /// each fed to [`PrimaryRun::batch`] like those.
+    pub fn start_epilogue(&mut self) -> Result<Box<dyn Program>, PrimaryError> {
+        self.roles.check_count(self.garbler_outputs)?;
+        if self.epilogue {
+            return Err(CncError::WrongLength { what: "epilogues run", expected: 1, actual: 2 }.into());
+        }
+        self.epilogue = true;
+        for circuit in self.evaluations.iter_mut() {
+            let labels = self.roles.garbler_wires(&output_labels(circuit.outputs()));
+            circuit.start_epilogue(labels);
+        }
+        for circuit in self.checks.iter_mut() {
+            let zero = self.roles.garbler_wires(&output_labels(circuit.outputs()));
+            circuit.start_epilogue(zero);
+        }
+        Ok(self.roles.epilogue())
     }
 }

@@ -11,8 +11,14 @@
 //! their seeds and compares.
 //!
 //! Here x is everything of the garbler's that the primary circuits' input hash covers besides
-//! its pad r: its input and the pads of the outputs only it learns (x‖p in
-//! docs/cut-and-choose.md), all the evaluator needs to compute every output in the clear.
+//! its pad r: its input and the keys of the outputs it learns (x‖keys in
+//! docs/cut-and-choose.md), all the evaluator needs to compute every output in the clear and
+//! the key of each output the garbler learns.
+//!
+//! The circuit outputs δ whatever δ' is: the final checks need it in every computation, so that
+//! whether they pass does not depend on whether the primary circuits disagreed. That is harmless
+//! for the garbler's outputs, which keys authenticate, not output values
+//! ([`super::output_keys`]).
 //!
 //! * The evaluator's input δ' is encoded (probe-resistant) and carried by random OTs whose
 //!   choices ρ it draws before it knows δ'; once it does, it sends e = y'' ⊕ ρ (y'' the
@@ -147,7 +153,7 @@ pub struct RecoverySetup {
     pub scheme: Scheme,
     pub salt: [u8; 16],
     pub circuits: usize,
-    /// |x|, the primary computation's garbler input.
+    /// |x|, the primary computation's garbler input with its output keys (x‖keys).
     pub garbler_bits: usize,
 }
 
@@ -486,16 +492,21 @@ pub fn input_hashes(salt: &[u8; 16], primary: &super::primary::Commitments, reco
     RecoveryHashes { x: InputHash::new(&seed(MATRIX_X_CONTEXT), garbler_bits), delta: InputHash::new(&seed(MATRIX_DELTA_CONTEXT), DELTA_BITS) }
 }
 
-/// The evaluator's output, once both computations are over: the final checks
-/// ([`super::primary::PrimaryEvaluator::final_check`]) with the δ the recovery computation
-/// output, then the agreed outputs, or — if the primary circuits disagreed — `compute` run in
-/// the clear on the garbler's input the recovery computation gave.
-pub fn conclude(primary: &super::primary::PrimaryEvaluator, end: super::primary::PrimaryEnd, recovered: Recovered, compute: impl FnOnce(&[bool]) -> Vec<bool>) -> Result<Vec<bool>, PrimaryError> {
+/// The evaluator's outputs and its reply to the garbler, once both computations are over: the
+/// final checks ([`super::primary::PrimaryEvaluator::final_check`]) with the δ the recovery
+/// computation output, then the agreed outputs, or — if the primary circuits disagreed —
+/// `compute` run in the clear on the garbler's input x the recovery computation gave, and the
+/// garbler's keys it gave with x.
+pub fn conclude(primary: &super::primary::PrimaryEvaluator, end: super::primary::PrimaryEnd, recovered: Recovered, compute: impl FnOnce(&[bool]) -> Vec<bool>) -> Result<super::primary::Outputs, PrimaryError> {
     primary.final_check(recovered.delta, &end.known)?;
     match end.outcome {
         super::primary::PrimaryOutcome::Agreed { outputs } => Ok(outputs),
         // The final check made the recovery's δ the committed one, which the disagreement
-        // revealed, so x came out.
-        super::primary::PrimaryOutcome::Disagreed { .. } => recovered.x.map(|x| compute(&x)).ok_or_else(|| Cheating::RecoveryDelta.into()),
+        // revealed, so x‖keys came out.
+        super::primary::PrimaryOutcome::Disagreed { .. } => {
+            let input = recovered.x.ok_or(Cheating::RecoveryDelta)?;
+            let (x, keys) = input.split_at(primary.setup().garbler_bits.min(input.len()));
+            Ok(primary.outputs_in_clear(&compute(x), keys)?)
+        }
     }
 }
