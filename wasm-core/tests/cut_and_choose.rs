@@ -6,6 +6,8 @@
 //! The garbler's outputs come back as keys the circuit selects (the two-output transform with
 //! a MAC computed in the circuit): exact for both parties, hidden from the evaluator where only
 //! the garbler learns them, and a forged key is refused — even by an evaluator that knows δ.
+//! Four of the tests also run in WebAssembly, the build the browser evaluates with (under node,
+//! as the WebAssembly tests run).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -21,6 +23,8 @@ use garblet_core::cnc::output_keys::{OutputKey, KEY_BITS};
 use garblet_core::cnc::primary::{Cheating, Deviation, PrimaryError};
 use garblet_core::garble::Scheme;
 use garblet_core::Block;
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test;
 
 type Make<'a> = &'a dyn Fn() -> Box<dyn Program>;
 
@@ -103,7 +107,8 @@ fn honest(run: &Run<'_>) -> (Vec<bool>, Vec<bool>) {
     (ended.outcome.expect("an honest computation completes"), garbler)
 }
 
-#[test]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn honest_computations_give_the_plaintext_outputs() {
     let mut rng = TestRng::new(2013);
     for reveal in [Reveal::Evaluator, Reveal::Garbler, Reveal::Both] {
@@ -168,7 +173,8 @@ fn every_reveal() -> Box<dyn Program> {
     })
 }
 
-#[test]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn each_party_gets_exactly_the_outputs_revealed_to_it() {
     let mut rng = TestRng::new(2007);
     for scheme in Scheme::ALL {
@@ -211,7 +217,8 @@ fn corrupt_tables(bad: Vec<usize>) -> Deviation {
     })), ..Deviation::default() }
 }
 
-#[test]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn a_corrupted_check_circuit_is_caught() {
     let (make, x, y) = aes_like();
     for scheme in Scheme::ALL {
@@ -244,7 +251,8 @@ fn when_every_evaluation_circuit_is_bad_nothing_valid_comes_out() {
 /// A circuit that outputs the other valid value on its first output wire — its translation
 /// entries for that wire shifted by δ — disagrees with a good circuit: the evaluator learns δ,
 /// the recovery computation gives it x, and its output is still f(x, y).
-#[test]
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn two_disagreeing_evaluation_circuits_end_in_cheating_recovery() {
     let (make, x, y) = aes_like();
     let want = plaintext(&make, &x, &y);
