@@ -19,8 +19,6 @@
 //! is then caught only for y'_i = 1, which the encoding makes independent of y.
 
 use super::commit::{tweak, CommitKey, Digest, TableHasher};
-use super::encoding::ProbeResistantEncoding;
-use super::CncError;
 use crate::block::Block;
 use crate::garble::{Detached, Evaluator, GarbleError, Garbler, Scheme, WireOutput};
 use garblet_circuits::Batch;
@@ -52,15 +50,6 @@ pub fn encoded_input_zero_labels(key: &CommitKey, circuit: usize, delta: Block, 
 /// bit and the garbler's correction.
 pub fn encoded_input_label(key: &CommitKey, circuit: usize, wire: usize, bit: bool, pad: Block, correction: Block) -> Block {
     pad_label(key, circuit, wire, pad) ^ correction.select(bit)
-}
-
-/// y's labels (or zero-labels) from y''s: each input bit is the XOR of its terms.
-pub fn decode_labels(encoding: &ProbeResistantEncoding, input_bits: usize, encoded: &[Block]) -> Result<Vec<Block>, CncError> {
-    let expected = encoding.encoded_len(input_bits);
-    if encoded.len() != expected {
-        return Err(CncError::WrongLength { what: "encoded input labels", expected, actual: encoded.len() });
-    }
-    (0..input_bits).map(|i| Ok(encoding.terms(input_bits, i)?.fold(Block::ZERO, |acc, p| acc ^ encoded[p]))).collect()
 }
 
 /// Each circuit's AND counter starts at its index times this, so no two circuits of a

@@ -137,13 +137,15 @@ impl ProbeResistantEncoding {
         Ok(Terms { systematic: Some(start + row), free_start: start + systematic, free: self.rows[row] })
     }
 
-    /// y = M·y' from an encoding of an `n`-bit input (the circuit computes the same with XORs).
-    pub fn decode(&self, encoded: &[bool], n: usize) -> Result<Vec<bool>, CncError> {
+    /// y = M·y' from an encoding of an `n`-bit input — of bits, or of their labels: with
+    /// free-XOR, XORing the labels of y' gives y's labels, which is how the circuits take the
+    /// encoded input without a gate.
+    pub fn decode<T: Copy + Default + core::ops::BitXor<Output = T>>(&self, encoded: &[T], n: usize) -> Result<Vec<T>, CncError> {
         let expected = self.encoded_len(n);
         if encoded.len() != expected {
             return Err(CncError::WrongLength { what: "encoded input", expected, actual: encoded.len() });
         }
-        (0..n).map(|i| Ok(self.terms(n, i)?.fold(false, |acc, p| acc ^ encoded[p]))).collect()
+        (0..n).map(|i| Ok(self.terms(n, i)?.fold(T::default(), |acc, p| acc ^ encoded[p]))).collect()
     }
 }
 

@@ -19,7 +19,7 @@
 //! docs/cut-and-choose.md has the exchange and, for each check here, why an abort on it does
 //! not depend on the evaluator's input.
 
-use super::circuit::{decode_labels, encoded_input_label, encoded_input_zero_labels, CircuitEvaluation, CircuitGarbling, Evaluated, Garbled};
+use super::circuit::{encoded_input_label, encoded_input_zero_labels, CircuitEvaluation, CircuitGarbling, Evaluated, Garbled};
 use super::commit::{label_pair, CommitKey, translate, translation_digest, translation_table, Digest, LabelPair, OutputValues, TranslationEntry, ValueCommitments};
 use super::encoding::ProbeResistantEncoding;
 use super::input_hash::{HashWord, InputHash};
@@ -407,7 +407,7 @@ impl PrimaryGarbler {
         let mut corrections = Vec::with_capacity(circuits.len());
         for (j, circuit) in circuits.iter_mut().enumerate() {
             let (zero, correction) = encoded_input_zero_labels(key, j, circuit.delta(), &self.pads);
-            circuit.start(decode_labels(encoding, self.setup.evaluator_bits, &zero)?);
+            circuit.start(encoding.decode(&zero, self.setup.evaluator_bits)?);
             corrections.push(correction);
         }
         let mut roles = Roles::default();
@@ -498,7 +498,7 @@ impl PrimaryGarbler {
             }
             let mut circuit = self.circuit(j);
             let (zero, _) = encoded_input_zero_labels(key, j, circuit.delta(), &self.pads);
-            circuit.start(decode_labels(encoding, self.setup.evaluator_bits, &zero)?);
+            circuit.start(encoding.decode(&zero, self.setup.evaluator_bits)?);
             circuits.push(circuit);
         }
         let mut garble_batch = |circuits: &mut [CircuitGarbling], batch: &Batch| {
@@ -695,7 +695,7 @@ impl PrimaryEvaluator {
                 Some((f, fh)) if fh != h => return Err(Cheating::InconsistentInput { first: f, other: j }.into()),
                 Some(_) => {}
             }
-            let evaluator_labels = decode_labels(encoding, self.setup.evaluator_bits, &self.encoded_labels(j, &c.corrections))?;
+            let evaluator_labels = encoding.decode(&self.encoded_labels(j, &c.corrections), self.setup.evaluator_bits)?;
             let mut garbler_labels = labels;
             garbler_labels.truncate(self.setup.input_bits());
             self.prepared.push((j, Prepared { garbler_labels, evaluator_labels }));
@@ -725,7 +725,7 @@ impl PrimaryEvaluator {
             let delta = circuit.delta();
             // The zero-labels of y' from the labels held: L0 = label ⊕ y'_i·Δ_j.
             let zero: Vec<Block> = self.encoded_labels(j, &commitments.circuits[j].corrections).iter().zip(&self.encoded).map(|(&l, &b)| l ^ delta.select(b)).collect();
-            circuit.start(decode_labels(encoding, self.setup.evaluator_bits, &zero)?);
+            circuit.start(encoding.decode(&zero, self.setup.evaluator_bits)?);
             checks.push(circuit);
         }
         Ok(PrimaryRun { evaluations, checks, roles: Roles::default(), garbler_outputs: self.setup.garbler_outputs, epilogue: false })

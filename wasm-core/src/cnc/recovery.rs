@@ -31,7 +31,7 @@
 //!   the x that comes out is the x the good primary circuits used; and one over δ‖r', equal in
 //!   every recovery evaluation circuit, so that the good circuits — the majority — agree on δ.
 
-use super::circuit::{decode_labels, encoded_input_label, encoded_input_zero_labels, CircuitEvaluation, CircuitGarbling};
+use super::circuit::{encoded_input_label, encoded_input_zero_labels, CircuitEvaluation, CircuitGarbling};
 use super::commit::{label_pair, CommitKey, LabelPair};
 use super::encoding::ProbeResistantEncoding;
 use super::input_hash::InputHash;
@@ -246,7 +246,7 @@ impl RecoveryGarbler {
             let delta = circuit.delta();
             let (zero, _) = encoded_input_zero_labels(&self.key, FIRST_INDEX + j, delta, &self.pads);
             let flipped: Vec<Block> = zero.iter().zip(e).map(|(&z, &flip)| z ^ delta.select(flip)).collect();
-            circuit.start(decode_labels(encoding, DELTA_BITS, &flipped)?);
+            circuit.start(encoding.decode(&flipped, DELTA_BITS)?);
             circuits.push(circuit);
         }
         run_lockstep(&setup.make(), |batch| {
@@ -380,11 +380,11 @@ impl RecoveryEvaluator {
                 let mut circuit = setup.circuit(key, j, self.opened[j].to_bytes());
                 let delta = circuit.delta();
                 let zero: Vec<Block> = held(j).iter().zip(&self.encoded).map(|(&l, &y)| l ^ delta.select(y)).collect();
-                circuit.start(decode_labels(encoding, DELTA_BITS, &zero)?);
+                circuit.start(encoding.decode(&zero, DELTA_BITS)?);
                 InPass::Check(circuit, super::commit::TableHasher::new(key.salt(), FIRST_INDEX + j))
             } else {
                 let (_, garbler) = labels.next().ok_or(CncError::NoCircuits)?;
-                InPass::Evaluate(CircuitEvaluation::new(setup.scheme, key, FIRST_INDEX + j, garbler.clone(), decode_labels(encoding, DELTA_BITS, &held(j))?))
+                InPass::Evaluate(CircuitEvaluation::new(setup.scheme, key, FIRST_INDEX + j, garbler.clone(), encoding.decode(&held(j), DELTA_BITS)?))
             });
         }
         Ok(RecoveryRun { runner: Runner::new((setup.make())()), circuits: circuits_in_pass })
