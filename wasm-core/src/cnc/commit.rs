@@ -28,6 +28,7 @@
 //! robust, Guo–Katz–Wang–Yu 2020) under tweaks of their own.
 
 use super::CncError;
+use crate::aes::AesCtr;
 use crate::block::Block;
 use crate::garble::TweakHash;
 
@@ -124,6 +125,37 @@ pub fn label_pair(key: &CommitKey, circuit: usize, wire: usize, zero: Block, del
         pair[label.lsb() as usize] = keyed_label_hash(&key.label, circuit, wire, label);
     }
     LabelPair(pair)
+}
+
+/// The commitments to every garbler input wire of circuit `circuit`, from their zero-labels.
+pub fn label_pairs(key: &CommitKey, circuit: usize, zero: &[Block], delta: Block) -> Vec<LabelPair> {
+    zero.iter().enumerate().map(|(wire, &z)| label_pair(key, circuit, wire, z, delta)).collect()
+}
+
+/// A circuit's garbler labels masked — or unmasked, the same operation — by an AES-CTR stream
+/// under the circuit's key: how they travel before the evaluator may open them.
+pub fn mask_labels(circuit_key: [u8; 16], labels: &[Block]) -> Vec<Block> {
+    let mut stream = vec![Block::ZERO; labels.len()];
+    AesCtr::new(circuit_key).fill(&mut stream);
+    labels.iter().zip(stream).map(|(&l, m)| l ^ m).collect()
+}
+
+/// The evaluator's side: opens circuit `circuit`'s masked garbler labels with its key and
+/// returns them if every one is one of its wire's committed pair, `None` otherwise.
+pub fn open_labels(key: &CommitKey, circuit: usize, circuit_key: [u8; 16], masked: &[Block], pairs: &[LabelPair]) -> Option<Vec<Block>> {
+    let labels = mask_labels(circuit_key, masked);
+    labels.iter().zip(pairs).enumerate().all(|(wire, (&l, pair))| pair.holds(key, circuit, wire, l)).then_some(labels)
+}
+
+/// Feeds label pairs and labels to a transcript hash.
+pub fn absorb_labels<'a>(h: &mut blake3::Hasher, pairs: &[LabelPair], labels: impl Iterator<Item = &'a Block>) {
+    for pair in pairs {
+        h.update(&pair.0[0]);
+        h.update(&pair.0[1]);
+    }
+    for label in labels {
+        h.update(&label.to_bytes());
+    }
 }
 
 /// The garbler's output values: b_i^0 for every output wire, and δ, with b_i^1 = b_i^0 ⊕ δ.

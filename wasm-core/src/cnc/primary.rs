@@ -20,7 +20,7 @@
 //! not depend on the evaluator's input.
 
 use super::circuit::{encoded_input_label, encoded_input_zero_labels, CircuitEvaluation, CircuitGarbling, Evaluated, Garbled};
-use super::commit::{label_pair, CommitKey, translate, translation_digest, translation_table, Digest, LabelPair, OutputValues, TranslationEntry, ValueCommitments};
+use super::commit::{absorb_labels, label_pairs, mask_labels, open_labels, CommitKey, translate, translation_digest, translation_table, Digest, LabelPair, OutputValues, TranslationEntry, ValueCommitments};
 use super::encoding::ProbeResistantEncoding;
 use super::input_hash::{HashWord, InputHash};
 use super::output_keys::{key_from_bits, OutputKey, OutputKeyCircuit, OutputKeys, KEY_BITS};
@@ -251,13 +251,7 @@ impl Commitments {
         for c in &self.circuits {
             h.update(&c.tables);
             h.update(&c.translation);
-            for pair in &c.label_pairs {
-                h.update(&pair.0[0]);
-                h.update(&pair.0[1]);
-            }
-            for block in c.masked_labels.iter().chain(&c.corrections) {
-                h.update(&block.to_bytes());
-            }
+            absorb_labels(h, &c.label_pairs, c.masked_labels.iter().chain(&c.corrections));
         }
         for pair in &self.values.0 {
             h.update(&pair[0]);
@@ -274,11 +268,17 @@ pub struct CircuitSecrets {
     pub key: [u8; 16],
 }
 
-/// The mask of a circuit's garbler labels: an AES-CTR stream under its key.
-pub(super) fn mask_labels(key: [u8; 16], labels: &[Block]) -> Vec<Block> {
-    let mut stream = vec![Block::ZERO; labels.len()];
-    AesCtr::new(key).fill(&mut stream);
-    labels.iter().zip(stream).map(|(&l, m)| l ^ m).collect()
+impl CircuitSecrets {
+    /// Fresh secrets for `circuits` circuits.
+    pub fn draw(circuits: usize, rng: &mut AesCtr) -> Vec<Self> {
+        (0..circuits).map(|_| CircuitSecrets { seed: rng.next_block().to_bytes(), key: rng.next_block().to_bytes() }).collect()
+    }
+
+    /// The messages of the cut-and-choose OT, one pair per circuit: (key, seed) — choice 0
+    /// evaluates the circuit, choice 1 checks it.
+    pub fn messages(secrets: &[Self]) -> Vec<[Block; 2]> {
+        secrets.iter().map(|s| [Block::from_bytes(s.key), Block::from_bytes(s.seed)]).collect()
+    }
 }
 
 /// The labels and values of a circuit's outputs that carry a label (constant outputs are
@@ -344,7 +344,7 @@ pub struct PrimaryGarbler {
 impl PrimaryGarbler {
     /// Draws every secret of the computation from `rng` (the OS generator in a session).
     pub fn new(setup: Setup, encoding: &ProbeResistantEncoding, rng: &mut AesCtr) -> Self {
-        let secrets = (0..setup.circuits).map(|_| CircuitSecrets { seed: rng.next_block().to_bytes(), key: rng.next_block().to_bytes() }).collect();
+        let secrets = CircuitSecrets::draw(setup.circuits, rng);
         let pads = (0..setup.encoded_bits(encoding)).map(|_| [rng.next_block(), rng.next_block()]).collect();
         let r = rng.next_block().0;
         let hash_pad = (0..HASH_BITS).map(|i| (r >> i) & 1 == 1).collect();
@@ -381,10 +381,9 @@ impl PrimaryGarbler {
         circuit.garble(batch)
     }
 
-    /// The messages of the cut-and-choose OT, one pair per circuit: (key, seed) — choice 0
-    /// evaluates the circuit, choice 1 checks it.
+    /// The messages of the cut-and-choose OT ([`CircuitSecrets::messages`]).
     pub fn cut_and_choose_messages(&self) -> Vec<[Block; 2]> {
-        self.secrets.iter().map(|s| [Block::from_bytes(s.key), Block::from_bytes(s.seed)]).collect()
+        CircuitSecrets::messages(&self.secrets)
     }
 
     /// The messages of the evaluator's input OTs: both pads of each encoded bit.
@@ -453,7 +452,7 @@ impl PrimaryGarbler {
             committed.push(CircuitCommitment {
                 tables: g.tables,
                 translation: translation_digest(key, g.index, &table),
-                label_pairs: g.garbler_zero.iter().enumerate().map(|(w, &z)| label_pair(key, g.index, w, z, g.delta)).collect(),
+                label_pairs: label_pairs(key, g.index, &g.garbler_zero, g.delta),
                 masked_labels: mask_labels(self.secrets[g.index].key, &active),
                 corrections: correction,
             });
@@ -685,10 +684,8 @@ impl PrimaryEvaluator {
         for (j, opened) in self.opened.iter().enumerate() {
             let Opened::Evaluate { key: circuit_key } = *opened else { continue };
             let c = &commitments.circuits[j];
-            let labels = mask_labels(circuit_key, &c.masked_labels);
-            if labels.iter().zip(&c.label_pairs).enumerate().any(|(w, (&l, pair))| !pair.holds(key, j, w, l)) {
-                return Err(Cheating::EvaluationCircuit { circuit: j, what: "a garbler input label is not one of its committed pair" }.into());
-            }
+            let labels = open_labels(key, j, circuit_key, &c.masked_labels, &c.label_pairs)
+                .ok_or(Cheating::EvaluationCircuit { circuit: j, what: "a garbler input label is not one of its committed pair" })?;
             let h = hash.hash_from_labels(&labels, decoding[j])?;
             match first {
                 None => first = Some((j, h)),
@@ -747,8 +744,7 @@ impl PrimaryEvaluator {
             if garbled.tables != c.tables {
                 return Err(Cheating::CheckCircuit { circuit: j, what: "garbled tables" }.into());
             }
-            let pairs: Vec<LabelPair> = garbled.garbler_zero.iter().enumerate().map(|(w, &z)| label_pair(key, j, w, z, garbled.delta)).collect();
-            if pairs != c.label_pairs {
+            if label_pairs(key, j, &garbled.garbler_zero, garbled.delta) != c.label_pairs {
                 return Err(Cheating::CheckCircuit { circuit: j, what: "garbler input label commitments" }.into());
             }
             if hash.decoding_bits(&garbled.garbler_zero)? != decoding[j] {

@@ -32,11 +32,11 @@
 //!   every recovery evaluation circuit, so that the good circuits — the majority — agree on δ.
 
 use super::circuit::{encoded_input_label, encoded_input_zero_labels, CircuitEvaluation, CircuitGarbling};
-use super::commit::{label_pair, CommitKey, LabelPair};
+use super::commit::{absorb_labels, label_pairs, mask_labels, open_labels, CommitKey, LabelPair};
 use super::encoding::ProbeResistantEncoding;
 use super::input_hash::InputHash;
 use super::params::CheckSet;
-use super::primary::{mask_labels, output_labels, run_lockstep, Cheating, CircuitSecrets, InputDigest, PrimaryError, HASH_BITS};
+use super::primary::{output_labels, run_lockstep, Cheating, CircuitSecrets, InputDigest, PrimaryError, HASH_BITS};
 use super::CncError;
 use crate::aes::AesCtr;
 use crate::block::Block;
@@ -110,13 +110,7 @@ impl RecoveryCommitments {
     /// Feeds every commitment to the hash the input hash's matrices come from.
     pub fn absorb(&self, h: &mut blake3::Hasher) {
         for c in &self.0 {
-            for pair in &c.label_pairs {
-                h.update(&pair.0[0]);
-                h.update(&pair.0[1]);
-            }
-            for block in c.masked_labels.iter().chain(&c.corrections) {
-                h.update(&block.to_bytes());
-            }
+            absorb_labels(h, &c.label_pairs, c.masked_labels.iter().chain(&c.corrections));
         }
     }
 }
@@ -181,15 +175,15 @@ pub struct RecoveryGarbler {
 
 impl RecoveryGarbler {
     pub fn new(setup: RecoverySetup, encoding: &ProbeResistantEncoding, rng: &mut AesCtr) -> Self {
-        let secrets = (0..setup.circuits).map(|_| CircuitSecrets { seed: rng.next_block().to_bytes(), key: rng.next_block().to_bytes() }).collect();
+        let secrets = CircuitSecrets::draw(setup.circuits, rng);
         let pads = (0..encoding.encoded_len(DELTA_BITS)).map(|_| [rng.next_block(), rng.next_block()]).collect();
         let delta_pad = rng.bits(HASH_BITS);
         RecoveryGarbler { key: CommitKey::new(&setup.salt), setup, secrets, pads, delta_pad, garbler_zero: Vec::new() }
     }
 
-    /// The cut-and-choose OT's messages, (key, seed) per circuit.
+    /// The cut-and-choose OT's messages ([`CircuitSecrets::messages`]).
     pub fn cut_and_choose_messages(&self) -> Vec<[Block; 2]> {
-        self.secrets.iter().map(|s| [Block::from_bytes(s.key), Block::from_bytes(s.seed)]).collect()
+        CircuitSecrets::messages(&self.secrets)
     }
 
     /// The messages of the evaluator's random OTs: both pads of each encoded bit of δ'.
@@ -218,7 +212,7 @@ impl RecoveryGarbler {
             let garbled = circuit.finish();
             let active: Vec<Block> = garbled.garbler_zero.iter().zip(&bits).map(|(&z, &b)| z ^ garbled.delta.select(b)).collect();
             commitments.push(RecoveryCommitment {
-                label_pairs: garbled.garbler_zero.iter().enumerate().map(|(w, &z)| label_pair(&self.key, garbled.index, w, z, garbled.delta)).collect(),
+                label_pairs: label_pairs(&self.key, garbled.index, &garbled.garbler_zero, garbled.delta),
                 masked_labels: mask_labels(secrets.key, &active),
                 corrections,
             });
@@ -330,10 +324,8 @@ impl RecoveryEvaluator {
         self.garbler_labels.clear();
         for j in self.check.evaluation_circuits() {
             let c = &commitments.0[j];
-            let opened = mask_labels(self.opened[j].to_bytes(), &c.masked_labels);
-            if opened.iter().zip(&c.label_pairs).enumerate().any(|(w, (&l, pair))| !pair.holds(key, FIRST_INDEX + j, w, l)) {
-                return Err(Cheating::EvaluationCircuit { circuit: FIRST_INDEX + j, what: "a garbler input label is not one of its committed pair" }.into());
-            }
+            let opened = open_labels(key, FIRST_INDEX + j, self.opened[j].to_bytes(), &c.masked_labels, &c.label_pairs)
+                .ok_or(Cheating::EvaluationCircuit { circuit: FIRST_INDEX + j, what: "a garbler input label is not one of its committed pair" })?;
             let [hx, hd] = hashes.hash_labels(&opened, x_bits, decoding[j])?;
             if hx != primary_hash {
                 return Err(Cheating::RecoveryInput { circuit: j }.into());
@@ -413,8 +405,7 @@ impl RecoveryEvaluator {
                     if received.finish() != garbled.tables || decoding[j] != decoding_bits(&garbled.outputs) {
                         return Err(Cheating::CheckCircuit { circuit: garbled.index, what: "recovery circuit" }.into());
                     }
-                    let pairs: Vec<LabelPair> = garbled.garbler_zero.iter().enumerate().map(|(w, &z)| label_pair(key, garbled.index, w, z, garbled.delta)).collect();
-                    if pairs != commitments.0[j].label_pairs || hashes.decoding(&garbled.garbler_zero, x_bits)? != hash_decoding[j] {
+                    if label_pairs(key, garbled.index, &garbled.garbler_zero, garbled.delta) != commitments.0[j].label_pairs || hashes.decoding(&garbled.garbler_zero, x_bits)? != hash_decoding[j] {
                         return Err(Cheating::CheckCircuit { circuit: garbled.index, what: "recovery circuit's garbler labels" }.into());
                     }
                 }
