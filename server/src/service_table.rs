@@ -9,7 +9,7 @@ use garblet_circuits::bristol::{BristolInfo, BristolInput, BristolOutput, Bristo
 use garblet_circuits::registry::ProgramSpec;
 use garblet_circuits::{Batch, BuildError, Counter, Party, Program, Runner};
 use garblet_core::protocol::catalog::{hex, CircuitInfo, FieldInfo, OutputInfo, ParamInfo, ResolvedCircuit};
-use garblet_core::protocol::{topology, Catalog, ComputeRequest, GateSource, Plan, RecordedCircuit, ResolveError, ServiceError, ServiceFailure, ServiceInfo, Services, SessionError};
+use garblet_core::protocol::{topology, Catalog, ComputeRequest, GateSource, Plan, RecordedCircuit, ResolveError, Security, ServiceError, ServiceFailure, ServiceInfo, Services, SessionError};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -138,6 +138,7 @@ fn describe(def: &ServiceDef) -> Result<(ServiceInfo, Option<Arc<CachedCircuit>>
                 inputs,
                 outputs: shape.outputs.iter().map(OutputInfo::from_field).collect(),
                 and_gates,
+                security: Security::Standard,
             };
             Ok((info, None))
         }
@@ -167,6 +168,7 @@ fn describe(def: &ServiceDef) -> Result<(ServiceInfo, Option<Arc<CachedCircuit>>
                 inputs: shape.inputs.iter().map(FieldInfo::from_field).collect(),
                 outputs: shape.outputs.iter().map(OutputInfo::from_field).collect(),
                 and_gates: Some(summary.counts.and),
+                security: Security::Standard,
             };
             Ok((info, keep.then(|| Arc::new(cache))))
         }

@@ -7,7 +7,7 @@ mod common;
 use common::{drain, fips_block, honest_client, honest_services, http_get, temp_path, RawClient, Server, FIPS_CIPHERTEXT};
 use garblet_circuits::value;
 use garblet_core::protocol::frame::VERSION;
-use garblet_core::protocol::{Catalog, ComputeRequest, ErrorCode, Frame, FrameError, ResolveError, SessionError};
+use garblet_core::protocol::{Catalog, ComputeRequest, ErrorCode, Frame, FrameError, ResolveError, Security, SessionError};
 use garblet_server::client::{Client, ClientError, ConnectOptions};
 use std::time::{Duration, Instant};
 
@@ -26,7 +26,7 @@ fn circuit_id(server: &Server, service: &str) -> [u8; 32] {
 }
 
 fn compute_frame(service: &str, circuit_id: [u8; 32], evaluator_bits: u64) -> Vec<u8> {
-    Frame::Compute(ComputeRequest { service: service.into(), params: vec![], circuit_id, evaluator_bits }).encode()
+    Frame::Compute(ComputeRequest { service: service.into(), params: vec![], circuit_id, evaluator_bits, security: Security::Standard }).encode()
 }
 
 /// Opens a session, says hello if told to, sends `frames`, and returns the server's `Error`

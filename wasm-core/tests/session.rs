@@ -11,7 +11,7 @@ use garblet_core::protocol::frame::VERSION;
 use garblet_core::garble::{Garbling, Scheme};
 use garblet_core::ot::{BasePoint, OtError};
 use garblet_core::protocol::{
-    Clock, ComputeRequest, ErrorCode, ErrorKind, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, Frame, FrameError, GarblerConfig, GarblerEvent, GarblerSession, NoClock, ResolveError, SessionError,
+    Clock, ComputeRequest, ErrorCode, ErrorKind, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, Frame, FrameError, GarblerConfig, GarblerEvent, GarblerSession, NoClock, ResolveError, Security, SessionError,
 };
 use std::cell::Cell;
 use std::rc::Rc;
@@ -289,7 +289,7 @@ fn garbler_rejects(frames: Vec<Vec<u8>>) -> (SessionError, u16) {
 }
 
 fn compute(service: &str, evaluator_bits: u64, circuit_id: [u8; 32]) -> Vec<u8> {
-    Frame::Compute(ComputeRequest { service: service.into(), params: vec![], circuit_id, evaluator_bits }).encode()
+    Frame::Compute(ComputeRequest { service: service.into(), params: vec![], circuit_id, evaluator_bits, security: Security::Standard }).encode()
 }
 
 fn aes_id() -> [u8; 32] {

@@ -26,6 +26,49 @@ pub struct ServiceInfo {
     /// AND gates with the default parameters.
     #[serde(default)]
     pub and_gates: Option<u64>,
+    /// The strongest protection the service offers the client; it offers every weaker one too.
+    #[serde(default)]
+    pub security: Security,
+}
+
+/// What a computation protects the client (the evaluator) from. Both modes protect the server
+/// from a client that deviates; they differ in what the client is protected from
+/// (docs/cut-and-choose.md).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Security {
+    /// One garbled circuit: the client's input stays private from a server that deviates, but
+    /// the client must trust the server to garble the function the service names.
+    #[default]
+    Standard,
+    /// Cut-and-choose (Lindell 2013): a server that garbles another function, or cheats in any
+    /// other way, is caught or outvoted except with probability 2^-40.
+    CutAndChoose,
+}
+
+impl Security {
+    pub const ALL: [Security; 2] = [Security::Standard, Security::CutAndChoose];
+
+    /// The name in configuration files, the catalog and the SDK.
+    pub fn name(self) -> &'static str {
+        match self {
+            Security::Standard => "standard",
+            Security::CutAndChoose => "cut-and-choose",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    /// The byte of a `Compute` frame.
+    pub fn id(self) -> u8 {
+        self as u8
+    }
+
+    pub fn from_id(id: u8) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.id() == id)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -255,6 +298,7 @@ mod tests {
             inputs: vec![],
             outputs: vec![],
             and_gates: None,
+            security: Security::Standard,
         }
     }
 

@@ -13,7 +13,9 @@
 //! The `Display` text is for people (logs, the CLI); programs match on variants, codes and
 //! reasons.
 
-use super::catalog::{hex, ResolveError};
+use super::catalog::{hex, ResolveError, Security};
+use crate::cnc::primary::{Cheating, PrimaryError};
+use crate::cnc::CncError;
 use super::frame::{ErrorCode, FrameError};
 use super::topology::TopologyError;
 use crate::garble::{GarbleError, OutputError};
@@ -60,6 +62,23 @@ pub enum SessionError {
     Output(#[from] OutputError),
     #[error(transparent)]
     Topology(#[from] TopologyError),
+    /// A cut-and-choose message (a flight, gathered from its pieces) of the wrong length.
+    #[error("cut-and-choose flight {flight} has {got} bytes; {expected} expected")]
+    FlightLength { flight: u8, expected: u64, got: u64 },
+    /// A cut-and-choose message whose content does not fit its computation: a count, an index
+    /// or a length (a malformed message, not a detected deviation).
+    #[error("cut-and-choose: {0}")]
+    Cnc(#[from] CncError),
+    /// The evaluator returned, for the garbler's output `index` of a cut-and-choose
+    /// computation, a key that is neither of that output's keys.
+    #[error("the key returned for the garbler's output {index} is neither of its keys")]
+    ForgedKey { index: u64 },
+
+    // ---- The garbler cheated (cut-and-choose) ----
+    /// A check whose outcome does not depend on this party's input failed: a check circuit, a
+    /// commitment, the consistency of the garbler's input (docs/cut-and-choose.md).
+    #[error("the server cheated: {0}")]
+    Cheating(#[from] Cheating),
 
     // ---- A request that does not fit ----
     #[error(transparent)]
@@ -74,6 +93,9 @@ pub enum SessionError {
     /// known up front; `None` when the stream ran past the limit.
     #[error("{}", and_gate_limit(*limit, *requested))]
     AndGateLimit { limit: u64, requested: Option<u64> },
+    /// The client asked for more protection than the service offers.
+    #[error("{service} offers {} security; {} was asked for", offered.name(), requested.name())]
+    SecurityNotOffered { service: String, offered: Security, requested: Security },
     /// A streamed circuit wider than this client allows.
     #[error("{service} needs {slots} wire slots; this client allows {limit}")]
     SlotLimit { service: String, slots: u32, limit: u32 },
@@ -92,6 +114,9 @@ pub enum SessionError {
     // ---- This side failed ----
     #[error("building the circuit failed: {0}")]
     Build(#[from] BuildError),
+    /// A circuit program failed while a cut-and-choose pass ran it (its error, in words).
+    #[error("the circuit program failed: {message}")]
+    Program { message: String },
     /// The server could not set up a service it offers (its configuration or a bug).
     #[error(transparent)]
     Service(#[from] ServiceFailure),
@@ -152,6 +177,9 @@ pub enum ErrorKind {
     Protocol,
     /// The peer ended the session with an `Error` frame: the session is closed.
     Remote,
+    /// This side caught the peer cheating in a cut-and-choose computation (a check that does
+    /// not depend on this side's input failed): the session is closed.
+    Cheating,
 }
 
 impl ErrorKind {
@@ -160,6 +188,7 @@ impl ErrorKind {
             ErrorKind::Input => "input",
             ErrorKind::Protocol => "protocol",
             ErrorKind::Remote => "remote",
+            ErrorKind::Cheating => "cheating",
         }
     }
 }
@@ -204,15 +233,16 @@ impl SessionError {
             Garbling { .. } => ErrorCode::Garbling,
             Ot(OtError::CheckFailed { .. }) => ErrorCode::OtCheckFailed,
             Ot(OtError::Random(_)) | Garble(GarbleError::Random(_) | GarbleError::DeltaLsb) => ErrorCode::Internal,
-            Output(OutputError::Forged { .. }) => ErrorCode::OutputForged,
-            Frame(_) | Unexpected { .. } | Credit { .. } | WindowExceeded { .. } | DataAfterEnd { .. } | Corrections { .. } | OutputBits { .. } | Ot(_) | Garble(_) | Output(_) | Topology(_) => {
+            Output(OutputError::Forged { .. }) | ForgedKey { .. } => ErrorCode::OutputForged,
+            Cheating(_) => ErrorCode::CheatingDetected,
+            Frame(_) | Unexpected { .. } | Credit { .. } | WindowExceeded { .. } | DataAfterEnd { .. } | Corrections { .. } | OutputBits { .. } | Ot(_) | Garble(_) | Output(_) | Topology(_) | FlightLength { .. } | Cnc(_) => {
                 ErrorCode::Protocol
             }
             Resolve(ResolveError::UnknownService { .. }) => ErrorCode::UnknownService,
             Resolve(e) if e.is_malformed_catalog() => ErrorCode::Protocol,
-            Resolve(_) | InputBits { .. } | CircuitMismatch { .. } | ParamValue { .. } | ParamsNotObject | PackedBits { .. } | NotReady { .. } => ErrorCode::BadRequest,
+            Resolve(_) | InputBits { .. } | CircuitMismatch { .. } | ParamValue { .. } | ParamsNotObject | PackedBits { .. } | NotReady { .. } | SecurityNotOffered { .. } => ErrorCode::BadRequest,
             AndGateLimit { .. } | SlotLimit { .. } => ErrorCode::Limit,
-            Build(_) | Service { .. } | Random(_) | BaseOtShare { .. } => ErrorCode::Internal,
+            Build(_) | Program { .. } | Service { .. } | Random(_) | BaseOtShare { .. } => ErrorCode::Internal,
             Remote { code, .. } => ErrorCode::from_u16(*code).unwrap_or(ErrorCode::Protocol),
         }
     }
@@ -222,8 +252,9 @@ impl SessionError {
         use SessionError::*;
         match self {
             Remote { .. } => ErrorKind::Remote,
+            Cheating(_) => ErrorKind::Cheating,
             Resolve(e) if !e.is_malformed_catalog() => ErrorKind::Input,
-            InputBits { .. } | SlotLimit { .. } | ParamValue { .. } | ParamsNotObject | PackedBits { .. } | NotReady { .. } => ErrorKind::Input,
+            InputBits { .. } | SlotLimit { .. } | ParamValue { .. } | ParamsNotObject | PackedBits { .. } | NotReady { .. } | SecurityNotOffered { .. } => ErrorKind::Input,
             _ => ErrorKind::Protocol,
         }
     }
@@ -286,6 +317,23 @@ impl SessionError {
                 "output-forged"
             }
             Topology(e) => describe_topology(e, f),
+            FlightLength { flight, expected, got } => {
+                f.num("flight", *flight).num("expected", *expected).num("got", *got);
+                "flight-length"
+            }
+            Cnc(e) => {
+                f.str("detail", &e.to_string());
+                "cut-and-choose-message"
+            }
+            ForgedKey { index } => {
+                f.num("index", *index);
+                "output-forged"
+            }
+            Cheating(e) => describe_cheating(e, f),
+            SecurityNotOffered { service, offered, requested } => {
+                f.str("service", service).str("offered", offered.name()).str("requested", requested.name());
+                "security-not-offered"
+            }
             Resolve(e) => describe_resolve(e, f),
             InputBits { service, expected, got } => {
                 f.str("service", service).num("expected", *expected).num("got", *got);
@@ -320,6 +368,7 @@ impl SessionError {
                 "not-ready"
             }
             Build(e) => describe_build(e, f),
+            Program { .. } => "program",
             Service(ServiceFailure { service, source }) => {
                 f.str("service", service);
                 match source {
@@ -344,6 +393,42 @@ impl SessionError {
                 }
                 "remote"
             }
+        }
+    }
+}
+
+fn describe_cheating(e: &Cheating, f: &mut Fields) -> &'static str {
+    match e {
+        Cheating::CheckCircuit { circuit, what } => {
+            f.num("circuit", *circuit).str("what", what);
+            "check-circuit"
+        }
+        Cheating::EvaluationCircuit { circuit, what } => {
+            f.num("circuit", *circuit).str("what", what);
+            "evaluation-circuit"
+        }
+        Cheating::InconsistentInput { first, other } => {
+            f.num("first", *first).num("other", *other);
+            "inconsistent-input"
+        }
+        Cheating::NoValidOutput => "no-valid-output",
+        Cheating::RecoveryDelta => "recovery-delta",
+        Cheating::RecoveryInput { circuit } => {
+            f.num("circuit", *circuit);
+            "recovery-input"
+        }
+        Cheating::NoMajority => "no-majority",
+    }
+}
+
+impl From<PrimaryError> for SessionError {
+    fn from(e: PrimaryError) -> Self {
+        match e {
+            PrimaryError::Cheating(c) => SessionError::Cheating(c),
+            PrimaryError::Input(e) => SessionError::Cnc(e),
+            PrimaryError::Garble(e) => SessionError::Garble(e),
+            PrimaryError::Program(message) => SessionError::Program { message },
+            PrimaryError::ForgedOutput { index } => SessionError::ForgedKey { index: index as u64 },
         }
     }
 }
@@ -386,6 +471,10 @@ fn describe_frame(e: &FrameError, f: &mut Fields) -> &'static str {
         FrameError::TooLong { frame, what, len } => {
             f.str("frame", frame).str("what", what).num("length", *len);
             "frame-too-long"
+        }
+        FrameError::Value { frame, what, value } => {
+            f.str("frame", frame).str("what", what).num("value", *value);
+            "frame-value"
         }
     }
 }

@@ -10,7 +10,7 @@
 //! the request has left. Meanwhile the garbler garbles; its data waits here (within the window)
 //! until the label corrections for this party's inputs have arrived.
 
-use super::catalog::{Catalog, ResolvedCircuit};
+use super::catalog::{Catalog, ResolvedCircuit, Security};
 use super::frame::{granted_window, ErrorCode, Frame, VERSION};
 use super::session::{Counters, Outbox, Session};
 use super::stats::{Clock, Stats};
@@ -504,7 +504,7 @@ impl EvaluatorSession {
         };
         // Counted from here: the request and the OT extension are this computation's traffic.
         let start_counters = self.outbox.counters;
-        let request = super::frame::ComputeRequest { service: service.into(), params, circuit_id: resolved.circuit_id, evaluator_bits: expected as u64 };
+        let request = super::frame::ComputeRequest { service: service.into(), params, circuit_id: resolved.circuit_id, evaluator_bits: expected as u64, security: Security::Standard };
         self.outbox.push(Frame::Compute(request).encode());
         // The OT extension waits for the next poll_transmit, so the request leaves first.
         let inputs = if evaluator_inputs.is_empty() {

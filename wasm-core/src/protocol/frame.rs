@@ -8,11 +8,12 @@
 //! |------|------------------|-----------|------|
 //! | 0x81 | `ServerHello`    | G → E     | version u16, max window u32, max frame u32, base-OT points P [4096], catalog str32 (JSON), garbling schemes offered u8 × id u8 (most preferred first) |
 //! | 0x01 | `ClientHello`    | E → G     | "GRBL", version u16, window u32, base-OT point R [32], garbling schemes accepted u8 (bit i: scheme id i) |
-//! | 0x02 | `Compute`        | E → G     | service str8, params u8 × (name str8, value u64), circuit id [32], evaluator bits u64 |
+//! | 0x02 | `Compute`        | E → G     | service str8, params u8 × (name str8, value u64), circuit id [32], evaluator bits u64, security u8 (0 standard, 1 cut-and-choose) |
 //! | 0x03 | `OtChunk`        | E → G     | one checked OT-extension message (its length fixed by the chunk's size, see `ot::kos`) |
 //! | 0x04 | `Credit`         | E → G     | bytes of data consumed so far in this computation, u64 |
 //! | 0x05 | `GarblerOutputs` | E → G     | count u32, then the label of each of the garbler's output wires [16 each] |
 //! | 0x06 | `Window`         | E → G     | the credit window the evaluator asks for from now on, u32 |
+//! | 0x07 | `Flight`         | both      | a piece of a cut-and-choose message: flight u8, more u8 (1 if pieces follow), bytes |
 //! | 0x83 | `Data`           | G → E     | the next bytes of the garbled stream |
 //! | 0x85 | `LabelCorrections` | G → E   | 16 bytes per OT of the chunk just extended: the evaluator's label corrections |
 //! | 0x84 | `Done`           | G → E     | the garbler's statistics (see [`Stats`]) |
@@ -25,6 +26,7 @@
 //! may ask for another with a `Window` frame (within the same maximum) whenever its stream runs
 //! dry for want of credit.
 
+use super::catalog::Security;
 use super::stats::Stats;
 use crate::block::Block;
 use thiserror::Error;
@@ -33,8 +35,9 @@ pub const MAGIC: &[u8; 4] = b"GRBL";
 /// Version of this protocol; both sides must speak the same, and a hello of another version is
 /// refused with [`ErrorCode::Version`]. The version changes whenever a frame's layout or meaning
 /// does. (4: the `Window` frame, and the retry-after of a `busy` Error frame. 5: the garbling
-/// schemes in the hellos, and three-halves.)
-pub const VERSION: u16 = 5;
+/// schemes in the hellos, and three-halves. 6: the security of a `Compute`, and the `Flight`
+/// frames of cut-and-choose.)
+pub const VERSION: u16 = 6;
 
 /// The smallest credit window: room for a few batches of garbled data.
 pub const MIN_WINDOW: u32 = 64 << 10;
@@ -68,6 +71,9 @@ pub enum FrameError {
     Magic,
     #[error("{frame} frame: {what} is too long ({len} bytes)")]
     TooLong { frame: &'static str, what: &'static str, len: usize },
+    /// A field that holds a value it has no meaning for.
+    #[error("{frame} frame: {what} = {value} has no meaning")]
+    Value { frame: &'static str, what: &'static str, value: u64 },
 }
 
 /// Error codes carried by `Error` frames.
@@ -90,12 +96,15 @@ pub enum ErrorCode {
     Cancelled = 11,
     /// The two hellos have no garbling scheme in common.
     Garbling = 12,
+    /// The evaluator caught the garbler cheating in a cut-and-choose computation: a check
+    /// circuit or a commitment failed.
+    CheatingDetected = 13,
 }
 
 impl ErrorCode {
     pub fn from_u16(code: u16) -> Option<Self> {
         use ErrorCode::*;
-        [Protocol, UnknownService, BadRequest, Limit, Internal, Busy, Timeout, Version, OtCheckFailed, OutputForged, Cancelled, Garbling].into_iter().find(|c| *c as u16 == code)
+        [Protocol, UnknownService, BadRequest, Limit, Internal, Busy, Timeout, Version, OtCheckFailed, OutputForged, Cancelled, Garbling, CheatingDetected].into_iter().find(|c| *c as u16 == code)
     }
 
     pub fn name(self) -> &'static str {
@@ -112,6 +121,7 @@ impl ErrorCode {
             ErrorCode::OutputForged => "output-forged",
             ErrorCode::Cancelled => "cancelled",
             ErrorCode::Garbling => "garbling",
+            ErrorCode::CheatingDetected => "cheating-detected",
         }
     }
 }
@@ -124,6 +134,8 @@ pub struct ComputeRequest {
     /// The circuit the client will evaluate; the garbler checks it is the one it garbles.
     pub circuit_id: [u8; 32],
     pub evaluator_bits: u64,
+    /// The protection the client asks for; the service must offer it.
+    pub security: Security,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -137,6 +149,11 @@ pub enum Frame {
     /// The credit window the evaluator asks for from now on; the garbler grants it within its
     /// maximum, as for the hello's.
     Window { bytes: u32 },
+    /// A piece of one message of a cut-and-choose computation (docs/cut-and-choose.md, "The
+    /// exchange"): `flight` numbers the message, `more` says that pieces follow. A message
+    /// larger than the largest frame goes in several pieces; the receiver bounds what it
+    /// gathers by the size it expects.
+    Flight { flight: u8, more: bool, bytes: Vec<u8> },
     Data(Vec<u8>),
     /// For each OT of the chunk the evaluator just extended, d_i = L_i ⊕ q_i: the garbler's
     /// zero-label of that input wire XOR its correlated-OT zero-label. The evaluator's own OT
@@ -155,6 +172,7 @@ mod tag {
     pub const CREDIT: u8 = 0x04;
     pub const GARBLER_OUTPUTS: u8 = 0x05;
     pub const WINDOW: u8 = 0x06;
+    pub const FLIGHT: u8 = 0x07;
     pub const ERROR: u8 = 0x7f;
     pub const SERVER_HELLO: u8 = 0x81;
     pub const DATA: u8 = 0x83;
@@ -192,6 +210,7 @@ impl Frame {
             Frame::Credit { .. } => "Credit",
             Frame::GarblerOutputs { .. } => "GarblerOutputs",
             Frame::Window { .. } => "Window",
+            Frame::Flight { .. } => "Flight",
             Frame::Data(_) => "Data",
             Frame::LabelCorrections(_) => "LabelCorrections",
             Frame::Done(_) => "Done",
@@ -232,6 +251,7 @@ impl Frame {
                 }
                 w.bytes(&r.circuit_id);
                 w.u64(r.evaluator_bits);
+                w.u8(r.security.id());
             }
             Frame::OtChunk(bytes) => {
                 w.u8(tag::OT_CHUNK);
@@ -251,6 +271,12 @@ impl Frame {
             Frame::Window { bytes } => {
                 w.u8(tag::WINDOW);
                 w.u32(*bytes);
+            }
+            Frame::Flight { flight, more, bytes } => {
+                w.u8(tag::FLIGHT);
+                w.u8(*flight);
+                w.u8(*more as u8);
+                w.bytes(bytes);
             }
             Frame::Data(bytes) => {
                 w.u8(tag::DATA);
@@ -288,6 +314,7 @@ impl Frame {
             tag::CREDIT => "Credit",
             tag::GARBLER_OUTPUTS => "GarblerOutputs",
             tag::WINDOW => "Window",
+            tag::FLIGHT => "Flight",
             tag::DATA => "Data",
             tag::LABEL_CORRECTIONS => "LabelCorrections",
             tag::DONE => "Done",
@@ -319,7 +346,10 @@ impl Frame {
                 for _ in 0..count {
                     params.push((r.str8("parameter name")?, r.u64("parameter value")?));
                 }
-                Frame::Compute(ComputeRequest { service, params, circuit_id: r.array("circuit id")?, evaluator_bits: r.u64("evaluator bits")? })
+                let (circuit_id, evaluator_bits) = (r.array("circuit id")?, r.u64("evaluator bits")?);
+                let security = r.u8("security")?;
+                let security = Security::from_id(security).ok_or(FrameError::Value { frame: "Compute", what: "security", value: security as u64 })?;
+                Frame::Compute(ComputeRequest { service, params, circuit_id, evaluator_bits, security })
             }
             tag::OT_CHUNK => Frame::OtChunk(r.rest()),
             tag::CREDIT => Frame::Credit { consumed: r.u64("consumed")? },
@@ -329,6 +359,15 @@ impl Frame {
                 Frame::GarblerOutputs { labels: bytes.chunks_exact(Block::BYTES).filter_map(Block::read).collect() }
             }
             tag::WINDOW => Frame::Window { bytes: r.u32("window")? },
+            tag::FLIGHT => {
+                let flight = r.u8("flight")?;
+                let more = match r.u8("more")? {
+                    0 => false,
+                    1 => true,
+                    other => return Err(FrameError::Value { frame: "Flight", what: "more", value: other as u64 }),
+                };
+                Frame::Flight { flight, more, bytes: r.rest() }
+            }
             tag::DATA => Frame::Data(r.rest()),
             tag::LABEL_CORRECTIONS => Frame::LabelCorrections(r.rest()),
             tag::DONE => Frame::Done(read_stats(&mut r)?),
@@ -473,11 +512,13 @@ mod tests {
         vec![
             Frame::ClientHello { version: VERSION, window: 4 << 20, base_ot: [7; 32], garbling: 3 },
             Frame::ServerHello { version: VERSION, max_window: 1 << 20, max_frame: 1 << 20, base_ot: vec![1; 4096], catalog: "{\"services\":[]}".into(), garbling: vec![1, 0] },
-            Frame::Compute(ComputeRequest { service: "aes128".into(), params: vec![("n".into(), 900)], circuit_id: [3; 32], evaluator_bits: 128 }),
+            Frame::Compute(ComputeRequest { service: "aes128".into(), params: vec![("n".into(), 900)], circuit_id: [3; 32], evaluator_bits: 128, security: Security::CutAndChoose }),
             Frame::OtChunk(vec![9; 2048]),
             Frame::Credit { consumed: 123_456 },
             Frame::GarblerOutputs { labels: vec![Block(1), Block(u128::MAX), Block(7 << 100)] },
             Frame::Window { bytes: 16 << 20 },
+            Frame::Flight { flight: 2, more: true, bytes: vec![8; 300] },
+            Frame::Flight { flight: 7, more: false, bytes: vec![] },
             Frame::Data(vec![5; 100]),
             Frame::LabelCorrections(vec![6; 48]),
             Frame::Done(Stats { wall_ms: 1.5, cpu_ms: Some(1.25), bytes_sent: 10, bytes_received: 20, and_gates: 30, frames_sent: 4, frames_received: 5 }),
@@ -498,7 +539,7 @@ mod tests {
     fn truncated_and_padded_frames_are_rejected() {
         for f in frames() {
             let bytes = f.encode();
-            let variable = matches!(f, Frame::OtChunk(_) | Frame::Data(_) | Frame::LabelCorrections(_));
+            let variable = matches!(f, Frame::OtChunk(_) | Frame::Data(_) | Frame::LabelCorrections(_) | Frame::Flight { .. });
             // An Error frame's retry-after is optional: without it, the frame ends before it.
             let optional_end = match &f {
                 Frame::Error { retry_after_ms: Some(_), .. } => Some(bytes.len() - 4),
@@ -526,6 +567,10 @@ mod tests {
         let mut bad = Frame::ClientHello { version: 1, window: 1, base_ot: [0; 32], garbling: 1 }.encode();
         bad[1] = b'X';
         assert_eq!(Frame::decode(&bad), Err(FrameError::Magic));
+        let mut security = Frame::Compute(ComputeRequest { service: "s".into(), params: vec![], circuit_id: [0; 32], evaluator_bits: 0, security: Security::Standard }).encode();
+        *security.last_mut().unwrap() = 2;
+        assert_eq!(Frame::decode(&security), Err(FrameError::Value { frame: "Compute", what: "security", value: 2 }));
+        assert_eq!(Frame::decode(&[tag::FLIGHT, 1, 2]), Err(FrameError::Value { frame: "Flight", what: "more", value: 2 }));
         let bad_utf8 = [tag::ERROR, 1, 0, 2, 0, 0xff, 0xfe];
         assert!(matches!(Frame::decode(&bad_utf8), Err(FrameError::Utf8 { .. })));
     }
@@ -545,13 +590,14 @@ mod tests {
             (10, "output-forged"),
             (11, "cancelled"),
             (12, "garbling"),
+            (13, "cheating-detected"),
         ];
         for (number, name) in table {
             let code = ErrorCode::from_u16(number).unwrap();
             assert_eq!((code as u16, code.name()), (number, name));
         }
         assert_eq!(ErrorCode::from_u16(0), None);
-        assert_eq!(ErrorCode::from_u16(13), None, "a code this build does not know");
+        assert_eq!(ErrorCode::from_u16(14), None, "a code this build does not know");
     }
 
     #[test]

@@ -62,8 +62,12 @@ pub trait RecordedCircuit {
 
 /// Where a computation's gates come from.
 pub enum GateSource {
+    /// One run of a program: enough for a standard computation, which garbles once.
     Program(Box<dyn Program>),
     Recorded(Arc<dyn RecordedCircuit>),
+    /// A program built afresh for each pass: a cut-and-choose computation garbles its circuits
+    /// twice, once to commit to them and once to stream them.
+    Factory(Box<dyn Fn() -> Result<Box<dyn Program>, SessionError>>),
 }
 
 /// A computation the server agreed to run.
@@ -446,6 +450,7 @@ impl GarblerSession {
             batches: match plan.gates {
                 GateSource::Program(program) => Batches::Built(Runner::new(program)),
                 GateSource::Recorded(circuit) => Batches::Replayed { circuit, next: 0 },
+                GateSource::Factory(make) => Batches::Built(Runner::new(make()?)),
             },
             stream_topology: plan.stream_topology,
             evaluator_bits,

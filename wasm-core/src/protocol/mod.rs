@@ -34,7 +34,7 @@ mod session;
 pub mod stats;
 pub mod topology;
 
-pub use catalog::{Catalog, ResolveError, ServiceInfo};
+pub use catalog::{Catalog, ResolveError, Security, ServiceInfo};
 pub use error::{ErrorKind, ErrorReport, ServiceError, ServiceFailure, SessionError};
 pub use evaluator_session::{ComputationResult, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, OutputValue, Progress};
 pub use frame::{ComputeRequest, ErrorCode, Frame, FrameError};

@@ -9,7 +9,7 @@ use garblet_circuits::{value, Batch, Encoding, Party, Reveal, Runner};
 use garblet_core::garble::Garbling;
 use garblet_core::protocol::catalog::{hex, CircuitInfo, FieldInfo, OutputInfo, ParamInfo, ResolvedCircuit};
 use garblet_core::protocol::{
-    topology, Catalog, ComputationResult, ComputeRequest, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, GarblerConfig, GarblerSession, GateSource, NoClock, Plan, RecordedCircuit, ResolveError,
+    topology, Catalog, ComputationResult, ComputeRequest, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, GarblerConfig, GarblerSession, GateSource, NoClock, Plan, RecordedCircuit, ResolveError, Security,
     ServiceInfo, Services, SessionError,
 };
 use std::sync::Arc;
@@ -60,6 +60,7 @@ pub fn builtin_service(name: &str, program: &str, params: &[(&str, u64)], client
         inputs,
         outputs: shape.outputs.iter().map(OutputInfo::from_field).collect(),
         and_gates: None,
+        security: Security::Standard,
     };
     TestService { info, spec: Some(spec), recorded: None, garbler_input }
 }
@@ -82,6 +83,7 @@ pub fn bristol_service(name: &str, file: &str, inputs: Vec<(&str, Party, Encodin
         inputs: shape.inputs.iter().map(FieldInfo::from_field).collect(),
         outputs: shape.outputs.iter().map(OutputInfo::from_field).collect(),
         and_gates: Some(summary.counts.and),
+        security: Security::Standard,
     };
     TestService { info, spec: None, recorded: Some(Arc::new(Recording(recording))), garbler_input }
 }
