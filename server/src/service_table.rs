@@ -64,6 +64,9 @@ pub struct ServiceDef {
     pub source: CircuitSource,
     /// The garbler's input as the service holds it (its fields concatenated, bit i = wire i).
     pub garbler_input: Vec<bool>,
+    /// The strongest protection the service offers (its catalog entry's `security`); requests
+    /// for it or any weaker one are served.
+    pub security: Security,
 }
 
 struct Entry {
@@ -138,7 +141,7 @@ fn describe(def: &ServiceDef) -> Result<(ServiceInfo, Option<Arc<CachedCircuit>>
                 inputs,
                 outputs: shape.outputs.iter().map(OutputInfo::from_field).collect(),
                 and_gates,
-                security: Security::Standard,
+                security: def.security,
             };
             Ok((info, None))
         }
@@ -168,7 +171,7 @@ fn describe(def: &ServiceDef) -> Result<(ServiceInfo, Option<Arc<CachedCircuit>>
                 inputs: shape.inputs.iter().map(FieldInfo::from_field).collect(),
                 outputs: shape.outputs.iter().map(OutputInfo::from_field).collect(),
                 and_gates: Some(summary.counts.and),
-                security: Security::Standard,
+                security: def.security,
             };
             Ok((info, keep.then(|| Arc::new(cache))))
         }
@@ -188,8 +191,16 @@ impl Services for ServiceTable {
 
     fn plan(&self, request: &ComputeRequest) -> Result<Plan, SessionError> {
         let entry = self.entries.iter().find(|e| e.def.name == request.service).ok_or_else(|| ResolveError::UnknownService { service: request.service.clone() })?;
+        if request.security > entry.def.security {
+            return Err(SessionError::SecurityNotOffered { service: entry.def.name.clone(), offered: entry.def.security, requested: request.security });
+        }
         let resolved = entry.info.resolve(&request.params)?;
-        let internal = |source: ServiceError| SessionError::from(ServiceFailure { service: entry.def.name.clone(), source });
+        let service = entry.def.name.clone();
+        let internal = move |source: ServiceError| SessionError::from(ServiceFailure { service: service.clone(), source });
+        // A standard computation garbles its circuit once; a cut-and-choose one runs it twice
+        // (to commit to the circuits, then to stream the evaluation circuits), so it gets a
+        // source that can be run again: the cached circuit, or a factory.
+        let repeat = request.security == Security::CutAndChoose;
         match &entry.def.source {
             CircuitSource::Builtin { spec, .. } => {
                 let ResolvedCircuit::Builtin { params, .. } = &resolved.circuit else {
@@ -202,15 +213,108 @@ impl Services for ServiceTable {
                     return Err(internal(ServiceError::GarblerInput { expected: expected as u64, got: garbler_inputs.len() as u64 }));
                 }
                 let and_gates = entry.info.default_and_gates(&resolved).or_else(|| program.and_gates_hint());
-                Ok(Plan { shape: resolved.shape, gates: GateSource::Program(program), garbler_inputs, stream_topology: false, circuit_id: resolved.circuit_id, and_gates })
+                let gates = if repeat {
+                    let (spec, params) = (*spec, params.clone());
+                    GateSource::Factory(Box::new(move || spec.instantiate(&params).map_err(|e| internal(e.into()))))
+                } else {
+                    GateSource::Program(program)
+                };
+                Ok(Plan { shape: resolved.shape, gates, garbler_inputs, stream_topology: false, circuit_id: resolved.circuit_id, and_gates })
             }
             CircuitSource::Bristol { text, info, inputs, outputs } => {
                 let gates = match &entry.cached {
                     Some(circuit) => GateSource::Recorded(circuit.clone()),
-                    None => GateSource::Program(bristol_program(text, info, inputs, outputs).map_err(internal)?),
+                    None if repeat => {
+                        // Opened now, so that a missing file refuses the request up front, and
+                        // again for each pass.
+                        bristol_program(text, info, inputs, outputs).map_err(&internal)?;
+                        let (text, info, inputs, outputs) = (text.clone(), info.clone(), inputs.clone(), outputs.clone());
+                        GateSource::Factory(Box::new(move || bristol_program(&text, &info, &inputs, &outputs).map_err(&internal)))
+                    }
+                    None => GateSource::Program(bristol_program(text, info, inputs, outputs).map_err(&internal)?),
                 };
                 Ok(Plan { shape: resolved.shape, gates, garbler_inputs: entry.def.garbler_input.clone(), stream_topology: true, circuit_id: resolved.circuit_id, and_gates: entry.info.and_gates })
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::serve::config::Config;
+    use crate::serve::services;
+    use garblet_core::protocol::{ErrorCode, ErrorKind};
+
+    /// A table from `[[service]]` entries of a configuration file.
+    fn table(services: &str) -> ServiceTable {
+        services::build(&Config::parse(services, "test", ".".into()).unwrap()).unwrap().table
+    }
+
+    const HAMMING: &str = "[[service]]\nname = 'hamming'\ncircuit = { builtin = 'hamming', params = { n = 64 } }\ngarbler_inputs = { x = { decimal = 12345 } }\n";
+    const ADD: &str = "[[service]]\nname = 'add'\ncircuit = { bristol = 'adder64' }\ninputs = [{ party = 'garbler', value = { decimal = 1000 } }, { party = 'evaluator' }]\n";
+
+    fn request(service: &str, security: Security) -> ComputeRequest {
+        ComputeRequest { service: service.into(), params: vec![], circuit_id: [0; 32], evaluator_bits: 64, security }
+    }
+
+    /// What a pass over a program sees: its shape, the topology hash of its gates and its AND
+    /// gates.
+    fn run(program: Box<dyn Program>) -> (garblet_circuits::Shape, [u8; 32], u64) {
+        let shape = program.shape().clone();
+        let mut runner = Runner::new(program);
+        let id = topology::circuit_id(&mut runner, |_, _| {}).unwrap();
+        (shape, id, runner.summary().counts.and)
+    }
+
+    /// Two passes of a factory: the same circuit each time.
+    fn run_twice(gates: GateSource) -> (garblet_circuits::Shape, [u8; 32], u64) {
+        let GateSource::Factory(make) = gates else { panic!("not a factory") };
+        let first = run(make().unwrap());
+        assert_eq!(first, run(make().unwrap()), "the second pass builds the same circuit");
+        first
+    }
+
+    #[test]
+    fn a_service_offering_standard_refuses_a_cut_and_choose_request() {
+        let table = table(&format!("{HAMMING}{ADD}"));
+        for service in ["hamming", "add"] {
+            let Err(e) = table.plan(&request(service, Security::CutAndChoose)) else { panic!("{service}: planned") };
+            assert!(matches!(&e, SessionError::SecurityNotOffered { service: s, offered: Security::Standard, requested: Security::CutAndChoose } if s == service), "{e:?}");
+            assert_eq!((e.code(), e.kind(), e.report().reason), (ErrorCode::BadRequest, ErrorKind::Input, "security-not-offered"));
+            assert!(matches!(table.plan(&request(service, Security::Standard)), Ok(Plan { gates: GateSource::Program(_) | GateSource::Recorded(_), .. })));
+        }
+    }
+
+    #[test]
+    fn a_cut_and_choose_request_gets_a_built_in_program_it_can_build_twice() {
+        let table = table(&format!("{HAMMING}security = 'cut-and-choose'\n"));
+        // A standard request to a service that offers more: one pass, as before.
+        assert!(matches!(table.plan(&request("hamming", Security::Standard)).unwrap().gates, GateSource::Program(_)));
+        let plan = table.plan(&request("hamming", Security::CutAndChoose)).unwrap();
+        let (shape, _, and_gates) = run_twice(plan.gates);
+        assert_eq!(shape, plan.shape);
+        assert_eq!(Some(and_gates), plan.and_gates);
+    }
+
+    #[test]
+    fn a_cut_and_choose_request_gets_a_bristol_circuit_it_can_run_twice() {
+        let mut table = table(&format!("{ADD}security = 'cut-and-choose'\n"));
+        // Small enough to be kept: replayed from memory, any number of times.
+        assert!(matches!(table.plan(&request("add", Security::CutAndChoose)).unwrap().gates, GateSource::Recorded(_)));
+        // One too large to keep is read again for each pass.
+        table.entries[0].cached = None;
+        assert!(matches!(table.plan(&request("add", Security::Standard)).unwrap().gates, GateSource::Program(_)));
+        let plan = table.plan(&request("add", Security::CutAndChoose)).unwrap();
+        let (shape, id, and_gates) = run_twice(plan.gates);
+        assert_eq!((shape, id, Some(and_gates)), (plan.shape, plan.circuit_id, plan.and_gates), "the circuit the catalog announces");
+    }
+
+    #[test]
+    fn the_catalog_says_what_each_service_offers() {
+        let table = table(&format!("{HAMMING}{ADD}security = 'cut-and-choose'\n"));
+        let catalog = Catalog::parse(table.catalog_json()).unwrap();
+        let security: Vec<(&str, Security)> = catalog.services.iter().map(|s| (s.name.as_str(), s.security)).collect();
+        assert_eq!(security, [("hamming", Security::Standard), ("add", Security::CutAndChoose)]);
     }
 }

@@ -28,7 +28,7 @@ use garblet_core::aes::AesCtr;
 use garblet_core::cnc::exchange::{split_outputs, Exchange, Report as CncReport};
 use garblet_core::cnc::params::{fixed_check_cheat_bound, sample_fixed_check_set, sample_main_check_set, FIXED_CIRCUITS, FIXED_EVALUATED, MAIN_CIRCUITS, RECOVERY_CHECKS, RECOVERY_CIRCUITS};
 use garblet_core::garble::Scheme;
-use garblet_core::protocol::{EvaluatorConfig, EvaluatorEvent, EvaluatorSession, GarblerConfig, GarblerSession, NoClock, Session};
+use garblet_core::protocol::{EvaluatorConfig, EvaluatorEvent, EvaluatorSession, GarblerConfig, GarblerSession, NoClock, Security, Session};
 use std::sync::Arc;
 
 /// Runs of each configuration; medians and p99 (the largest, at this count) are reported.
@@ -145,7 +145,7 @@ fn pump(garbler: &mut GarblerSession, evaluator: &mut EvaluatorSession, t: &mut 
 /// One standard-mode computation on a fresh connection (its hellos and base OTs included);
 /// `secret` is the service's garbler input (an AES key, which the service expands).
 fn standard(key: &str, service: CircuitSource, secret: &[bool], y: &[bool], want: &[bool]) -> Result<Totals, String> {
-    let services = Arc::new(ServiceTable::new(vec![ServiceDef { name: key.into(), doc: String::new(), source: service, garbler_input: secret.to_vec() }]).map_err(|e| e.to_string())?);
+    let services = Arc::new(ServiceTable::new(vec![ServiceDef { name: key.into(), doc: String::new(), source: service, garbler_input: secret.to_vec(), security: Security::Standard }]).map_err(|e| e.to_string())?);
     let mut t = Totals::default();
     let start = cpu();
     let mut garbler = GarblerSession::new(GarblerConfig::default(), Box::new(NoClock), services).map_err(|e| e.to_string())?;

@@ -295,6 +295,7 @@ fn inputs_session(bits: usize) -> InputsRun {
         doc: String::new(),
         source: CircuitSource::Builtin { spec, params, client_params: vec![] },
         garbler_input: random_bits(bits),
+        security: garblet_core::protocol::Security::Standard,
     }])
     .expect("the benchmark's service"));
     let window = 64 << 20;

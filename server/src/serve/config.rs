@@ -4,6 +4,7 @@
 
 use super::values::ValueSource;
 use garblet_core::protocol::frame::{DEFAULT_MAX_WINDOW, MIN_WINDOW};
+use garblet_core::protocol::Security;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -27,6 +28,15 @@ pub enum ConfigError {
     Parse { origin: String, source: Box<toml::de::Error> },
     #[error("{origin}: {message}")]
     Invalid { origin: String, message: String },
+    /// A service's `security` is not a mode's name.
+    #[error("{origin}: service {service}: security = {value:?} is not {}", security_names())]
+    Security { origin: String, service: String, value: String },
+}
+
+/// The `security` values, for messages: `"standard" or "cut-and-choose"`.
+fn security_names() -> String {
+    let names: Vec<String> = Security::ALL.iter().map(|s| format!("{:?}", s.name())).collect();
+    names.join(" or ")
 }
 
 #[derive(Debug, Deserialize)]
@@ -259,6 +269,20 @@ pub struct ServiceConfig {
     /// `max_and_gates_per_request`); a computation that passes it is ended with a `limit` error.
     #[serde(default)]
     pub max_and_gates: Option<u64>,
+    /// The strongest protection the service offers clients, `standard` (default) or
+    /// `cut-and-choose`; it offers every weaker one too, and each computation's request picks.
+    #[serde(default)]
+    pub security: Option<String>,
+}
+
+impl ServiceConfig {
+    /// `security`, parsed (`standard` when not set).
+    pub fn security(&self) -> Result<Security, String> {
+        match &self.security {
+            None => Ok(Security::Standard),
+            Some(name) => Security::from_name(name).ok_or_else(|| format!("security = {name:?} is not {}", security_names())),
+        }
+    }
 }
 
 /// Exactly one of `builtin`, `bristol` (a bundled circuit) or `bristol_file`.
@@ -348,6 +372,12 @@ impl Config {
         if config.services.is_empty() {
             return Err(invalid("no [[service]] is defined".into()));
         }
+        for service in &config.services {
+            if service.security().is_err() {
+                let value = service.security.clone().unwrap_or_default();
+                return Err(ConfigError::Security { origin: origin.into(), service: service.name.clone(), value });
+            }
+        }
         Ok(config)
     }
 
@@ -419,6 +449,30 @@ mod tests {
         assert!(err("").contains("no [[service]]"));
         assert!(err("[server]\ntrusted_proxies = ['nginx']\n[[service]]\nname='x'\ncircuit={builtin='synthetic'}").contains("server.trusted_proxies: 'nginx'"));
         assert!(err("[server]\nclient_address_header = 'Forwarded'\n[[service]]\nname='x'\ncircuit={builtin='synthetic'}").contains("client_address_header"));
+    }
+
+    #[test]
+    fn a_service_s_security_is_standard_or_cut_and_choose() {
+        let parse = |security: &str| Config::parse(&format!("[[service]]\nname = 'x'\ncircuit = {{ builtin = 'synthetic' }}\n{security}"), "test.toml", PathBuf::new());
+        assert_eq!(parse("").unwrap().services[0].security(), Ok(Security::Standard), "standard when not set");
+        assert_eq!(parse("security = 'standard'").unwrap().services[0].security(), Ok(Security::Standard));
+        assert_eq!(parse("security = 'cut-and-choose'").unwrap().services[0].security(), Ok(Security::CutAndChoose));
+        for wrong in ["malicious", "Cut-And-Choose", "cut_and_choose", ""] {
+            let e = parse(&format!("security = '{wrong}'")).unwrap_err();
+            let ConfigError::Security { origin, service, value } = &e else { panic!("security = {wrong:?}: {e:?}") };
+            assert_eq!((origin.as_str(), service.as_str(), value.as_str()), ("test.toml", "x", wrong));
+            assert_eq!(e.to_string(), format!("test.toml: service x: security = {wrong:?} is not \"standard\" or \"cut-and-choose\""));
+        }
+        assert!(matches!(parse("security = 1"), Err(ConfigError::Parse { .. })), "not a string");
+    }
+
+    #[test]
+    fn the_default_offers_cut_and_choose_for_aes128_and_hamming_only() {
+        let config = Config::embedded_default().unwrap();
+        for service in &config.services {
+            let expected = if ["aes128", "hamming", "hamming_threshold"].contains(&service.name.as_str()) { Security::CutAndChoose } else { Security::Standard };
+            assert_eq!(service.security(), Ok(expected), "{}", service.name);
+        }
     }
 
     #[test]

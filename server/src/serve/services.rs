@@ -8,6 +8,7 @@ use garblet_circuits::bristol::{self, BristolInput, BristolOutput, InputSource};
 use garblet_circuits::registry::{self, ProgramSpec};
 use garblet_circuits::{Encoding, Party, Reveal};
 use garblet_core::protocol::catalog::ParamInfo;
+use garblet_core::protocol::Security;
 use crate::service_table::{BristolText, CircuitSource, ServiceDef, ServiceTable};
 use std::collections::HashMap;
 use std::path::Path;
@@ -71,25 +72,26 @@ fn define(service: &ServiceConfig, values: &mut ValueReader) -> Result<ServiceDe
     if service.name.is_empty() || service.name.len() > u8::MAX as usize {
         return Err("a service name has 1 to 255 bytes".into());
     }
+    let security = service.security()?;
     let c = &service.circuit;
     match (&c.builtin, &c.bristol, &c.bristol_file) {
         (Some(program), None, None) => {
             if !service.inputs.is_empty() || service.outputs.is_some() {
                 return Err("inputs and outputs are for Bristol circuits; a built-in program's are its own (set garbler_inputs)".into());
             }
-            builtin(service, program, values)
+            builtin(service, program, security, values)
         }
         (None, Some(_), None) | (None, None, Some(_)) => {
             if !c.params.is_empty() || !c.client_params.is_empty() || !service.garbler_inputs.is_empty() {
                 return Err("params, client_params and garbler_inputs are for built-in programs; a Bristol circuit's inputs are listed in inputs".into());
             }
-            bristol_circuit(service, c, values)
+            bristol_circuit(service, c, security, values)
         }
         _ => Err("circuit needs exactly one of builtin, bristol (a bundled circuit) or bristol_file".into()),
     }
 }
 
-fn builtin(service: &ServiceConfig, program: &str, values: &mut ValueReader) -> Result<ServiceDef, String> {
+fn builtin(service: &ServiceConfig, program: &str, security: Security, values: &mut ValueReader) -> Result<ServiceDef, String> {
     let spec = registry::find(program).ok_or_else(|| {
         let names: Vec<&str> = registry::builtins().iter().map(|p| p.name).collect();
         format!("no built-in program '{program}' (there are: {})", names.join(", "))
@@ -116,6 +118,7 @@ fn builtin(service: &ServiceConfig, program: &str, values: &mut ValueReader) -> 
         doc: service.doc.clone().unwrap_or_else(|| spec.doc.into()),
         source: CircuitSource::Builtin { spec, params: params.clone(), client_params },
         garbler_input,
+        security,
     })
 }
 
@@ -141,7 +144,7 @@ fn client_params(spec: &ProgramSpec, circuit: &CircuitConfig) -> Result<Vec<Para
     Ok(out)
 }
 
-fn bristol_circuit(service: &ServiceConfig, c: &CircuitConfig, values: &mut ValueReader) -> Result<ServiceDef, String> {
+fn bristol_circuit(service: &ServiceConfig, c: &CircuitConfig, security: Security, values: &mut ValueReader) -> Result<ServiceDef, String> {
     let text = match (&c.bristol, &c.bristol_file) {
         (Some(name), _) => BristolText::Embedded(bundled::find(name).ok_or_else(|| format!("no bundled circuit '{name}' (there are: {})", list(&bundled::names())))?),
         (_, Some(path)) => BristolText::File(values.base_dir.join(path)),
@@ -170,6 +173,7 @@ fn bristol_circuit(service: &ServiceConfig, c: &CircuitConfig, values: &mut Valu
         doc: service.doc.clone().unwrap_or_default(),
         source: CircuitSource::Bristol { text, info, inputs, outputs },
         garbler_input,
+        security,
     })
 }
 
@@ -234,6 +238,21 @@ mod tests {
         // Without GARBLET_AES_KEY the AES services draw their key; the log says so.
         let drawn = services.warnings.iter().any(|w| w.contains("aes128") && w.contains("GARBLET_AES_KEY is unset") && w.contains("random"));
         assert!(drawn || std::env::var_os("GARBLET_AES_KEY").is_some(), "{:?}", services.warnings);
+    }
+
+    #[test]
+    fn the_default_catalog_announces_cut_and_choose_for_aes128() {
+        use garblet_core::protocol::Services as _;
+        let services = build(&Config::embedded_default().unwrap()).unwrap();
+        let catalog: serde_json::Value = serde_json::from_str(services.table.catalog_json()).unwrap();
+        let security = |name: &str| {
+            let entry = catalog["services"].as_array().unwrap().iter().find(|s| s["name"] == name).unwrap_or_else(|| panic!("{name} in {catalog}"));
+            entry["security"].as_str().unwrap_or_else(|| panic!("{name}'s security in {entry}")).to_string()
+        };
+        assert_eq!(security("aes128"), "cut-and-choose");
+        assert_eq!(security("hamming"), "cut-and-choose");
+        assert_eq!(security("aes192"), "standard");
+        assert_eq!(security("synthetic"), "standard");
     }
 
     #[test]
