@@ -2,7 +2,7 @@
 //! `GET /metrics.json` as one JSON object. Relaxed atomics: each counter is exact, a snapshot of
 //! several is not a single instant (nobody needs it to be).
 
-use garblet_core::protocol::ErrorCode;
+use garblet_core::protocol::{ErrorCode, Security};
 use serde_json::{json, Value};
 use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -21,6 +21,9 @@ pub struct Metrics {
     /// Connections refused because `max_sessions` were running.
     sessions_refused: AtomicU64,
     computations: AtomicU64,
+    /// Computations finished, by the security mode the client asked for, indexed by
+    /// [`Security::id`].
+    computations_by_security: [AtomicU64; Security::ALL.len()],
     and_gates: AtomicU64,
     /// Frame bytes (WebSocket message payloads) received from and sent to clients.
     bytes_in: AtomicU64,
@@ -31,6 +34,14 @@ pub struct Metrics {
     /// Sessions ended because the client returned a label that is not one of an output wire's
     /// two labels: an attempt to forge the server's output.
     forged_outputs: AtomicU64,
+    /// Sessions the client ended with a `cheating-detected` Error frame: its cut-and-choose
+    /// checks failed, so by its account this server garbled something else than it committed
+    /// to. Reports, not proof: a client can send the code at will. Cheating *recoveries* — the
+    /// evaluation circuits disagreed and the client recovered the server's input — are not
+    /// counted here and cannot be: the client must not tell the server that circuits
+    /// disagreed, since which circuits disagree can depend on the client's input, and telling a
+    /// cheating server would leak it. They are counted by the client only (the SDK's result).
+    cheating_reports: AtomicU64,
     /// Refusals by the abuse limit that made them, indexed by [`Refusal`].
     refusals: [AtomicU64; Refusal::ALL.len()],
     /// Sessions ended by the server because the client stopped moving them on, indexed by
@@ -119,11 +130,13 @@ impl Metrics {
             sessions_cancelled: AtomicU64::new(0),
             sessions_refused: AtomicU64::new(0),
             computations: AtomicU64::new(0),
+            computations_by_security: Default::default(),
             and_gates: AtomicU64::new(0),
             bytes_in: AtomicU64::new(0),
             bytes_out: AtomicU64::new(0),
             ot_check_failures: AtomicU64::new(0),
             forged_outputs: AtomicU64::new(0),
+            cheating_reports: AtomicU64::new(0),
             refusals: Default::default(),
             reclaimed: Default::default(),
             window_memory_bytes: AtomicU64::new(0),
@@ -163,6 +176,11 @@ impl Metrics {
         };
     }
 
+    /// Counts a client that ended its session reporting that it caught the server cheating.
+    pub fn cheating_reported(&self) {
+        self.cheating_reports.fetch_add(1, Relaxed);
+    }
+
     pub fn session_cancelled(&self) {
         self.sessions_cancelled.fetch_add(1, Relaxed);
     }
@@ -171,8 +189,9 @@ impl Metrics {
         self.sessions_refused.fetch_add(1, Relaxed);
     }
 
-    pub fn computation_finished(&self, and_gates: u64) {
+    pub fn computation_finished(&self, and_gates: u64, security: Security) {
         self.computations.fetch_add(1, Relaxed);
+        self.computations_by_security[security.id() as usize].fetch_add(1, Relaxed);
         self.and_gates.fetch_add(and_gates, Relaxed);
     }
 
@@ -202,6 +221,7 @@ impl Metrics {
             "bytes_out": self.bytes_out.load(Relaxed),
             "ot_check_failures": self.ot_check_failures.load(Relaxed),
             "forged_outputs": self.forged_outputs.load(Relaxed),
+            "cheating_reports": self.cheating_reports.load(Relaxed),
             "window_memory_bytes": self.window_memory_bytes.load(Relaxed),
         });
         if let Value::Object(map) = &mut json {
@@ -210,6 +230,9 @@ impl Metrics {
             }
             for why in Reclaim::ALL {
                 map.insert(why.metric().into(), self.reclaimed[why as usize].load(Relaxed).into());
+            }
+            for security in Security::ALL {
+                map.insert(format!("computations_{}", security.name().replace('-', "_")), self.computations_by_security[security.id() as usize].load(Relaxed).into());
             }
         }
         json
@@ -238,11 +261,14 @@ impl Metrics {
         family("garblet_sessions_failed_total", "counter", "Sessions that ended in an error (not counting those the client cancelled).", &one(load(&self.sessions_failed)));
         family("garblet_sessions_cancelled_total", "counter", "Sessions the client ended with an Error frame, as a cancelled run does.", &one(load(&self.sessions_cancelled)));
         family("garblet_computations_total", "counter", "Computations finished.", &one(load(&self.computations)));
+        let by_security = Security::ALL.map(|security| (Some(("security", security.name())), load(&self.computations_by_security[security.id() as usize])));
+        family("garblet_computations_by_security_total", "counter", "Computations finished, by the security mode the client asked for (standard, cut-and-choose).", &by_security);
         family("garblet_and_gates_total", "counter", "AND gates garbled in finished computations.", &one(load(&self.and_gates)));
         family("garblet_received_bytes_total", "counter", "WebSocket message payload bytes received from clients.", &one(load(&self.bytes_in)));
         family("garblet_sent_bytes_total", "counter", "WebSocket message payload bytes sent to clients.", &one(load(&self.bytes_out)));
         family("garblet_ot_check_failures_total", "counter", "Sessions ended by a failed OT-extension consistency check (a deviating client).", &one(load(&self.ot_check_failures)));
         family("garblet_forged_outputs_total", "counter", "Sessions ended because the client returned an output label the server never made.", &one(load(&self.forged_outputs)));
+        family("garblet_cheating_reports_total", "counter", "Sessions the client ended with a cheating-detected Error frame: its cut-and-choose checks failed against this server (reports, not proof). Cheating recoveries are counted by clients only.", &one(load(&self.cheating_reports)));
         family("garblet_window_memory_bytes", "gauge", "Bytes of credit window the running sessions hold together.", &one(load(&self.window_memory_bytes)));
         let mut refusals = vec![(Some(("cause", "max_sessions")), load(&self.sessions_refused))];
         refusals.extend(Refusal::ALL.map(|why| (Some(("cause", why.cause())), load(&self.refusals[why as usize]))));
@@ -276,16 +302,23 @@ mod tests {
     fn prometheus_text_carries_every_counter_with_causes_as_labels() {
         let metrics = Metrics::new();
         let _session = metrics.session_started();
-        metrics.computation_finished(6400);
+        metrics.computation_finished(6400, Security::Standard);
+        metrics.computation_finished(6400, Security::CutAndChoose);
+        metrics.computation_finished(896, Security::CutAndChoose);
+        metrics.cheating_reported();
         metrics.session_refused();
         metrics.refused(Refusal::HandshakeRate);
         metrics.refused(Refusal::HandshakeRate);
         metrics.reclaimed(Reclaim::NoProgress);
         let text = metrics.to_prometheus();
-        for line in ["garblet_sessions_active 1", "garblet_sessions_total 1", "garblet_and_gates_total 6400", "garblet_refusals_total{cause=\"max_sessions\"} 1", "garblet_refusals_total{cause=\"handshake_rate\"} 2", "garblet_refusals_total{cause=\"window_memory\"} 0", "garblet_sessions_reclaimed_total{cause=\"no_progress\"} 1"] {
+        for line in ["garblet_sessions_active 1", "garblet_sessions_total 1", "garblet_computations_total 3", "garblet_and_gates_total 13696", "garblet_computations_by_security_total{security=\"standard\"} 1", "garblet_computations_by_security_total{security=\"cut-and-choose\"} 2", "garblet_cheating_reports_total 1", "garblet_refusals_total{cause=\"max_sessions\"} 1", "garblet_refusals_total{cause=\"handshake_rate\"} 2", "garblet_refusals_total{cause=\"window_memory\"} 0", "garblet_sessions_reclaimed_total{cause=\"no_progress\"} 1"] {
             assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
         }
         assert!(text.contains("# TYPE garblet_refusals_total counter\n"), "{text}");
         assert!(text.ends_with('\n'));
+        let json = metrics.to_json();
+        for (key, value) in [("computations", 3), ("computations_standard", 1), ("computations_cut_and_choose", 2), ("cheating_reports", 1)] {
+            assert_eq!(json[key], value, "{key} in {json}");
+        }
     }
 }

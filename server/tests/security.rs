@@ -1,0 +1,61 @@
+//! A service's `security` on the real `garblet serve`: the catalog announces it, a request for
+//! more than a service offers is refused, a standard request to a service that offers
+//! cut-and-choose runs as before and is counted under its mode, and a client that reports
+//! catching the server cheating is counted.
+
+mod common;
+
+use common::{default_config, fips_block, RawClient, Server, FIPS197_KEYS, FIPS_CIPHERTEXT};
+use garblet_circuits::value;
+use garblet_core::protocol::{Catalog, ComputeRequest, ErrorCode, Frame, Security, SessionError};
+use std::time::Duration;
+
+#[test]
+fn the_default_offers_cut_and_choose_for_aes128_and_refuses_it_where_not_offered() {
+    let server = Server::start_with(&default_config(), &FIPS197_KEYS);
+    let catalog = Catalog::parse(&server.get("/services").1).unwrap();
+    let security = |name: &str| catalog.service(name).unwrap().security;
+    assert_eq!(security("aes128"), Security::CutAndChoose);
+    assert_eq!(security("hamming"), Security::CutAndChoose);
+    assert_eq!(security("aes192"), Security::Standard);
+
+    // aes192 offers standard only: a cut-and-choose request is refused, typed, before anything
+    // is garbled.
+    let aes192 = catalog.service("aes192").unwrap().resolve(&[]).unwrap().circuit_id;
+    let mut raw = RawClient::connect(&server.url());
+    raw.hello();
+    raw.send(Frame::Compute(ComputeRequest { service: "aes192".into(), params: vec![], circuit_id: aes192, evaluator_bits: 128, security: Security::CutAndChoose }).encode());
+    let want = SessionError::SecurityNotOffered { service: "aes192".into(), offered: Security::Standard, requested: Security::CutAndChoose };
+    assert_eq!(raw.expect_error(), (ErrorCode::BadRequest as u16, want.to_string()));
+    drop(raw);
+
+    // A service that offers cut-and-choose serves a standard request as before.
+    let mut raw = RawClient::connect(&server.url());
+    let mut session = raw.hello();
+    let result = raw.compute(&mut session, "aes128", vec![], fips_block()).unwrap();
+    assert_eq!(value::to_hex(&result.outputs[0].bits), FIPS_CIPHERTEXT);
+    drop(raw);
+    server.wait_for_active(0, Duration::from_secs(10));
+    let metrics = server.metrics();
+    assert_eq!((metrics["computations"].as_u64(), metrics["computations_standard"].as_u64(), metrics["computations_cut_and_choose"].as_u64()), (Some(1), Some(1), Some(0)), "{metrics}");
+    server.stop();
+}
+
+#[test]
+fn a_client_that_reports_cheating_is_counted_as_a_failed_session() {
+    let server = Server::start(&common::honest_services(1_000_000));
+    let mut raw = RawClient::connect(&server.url());
+    let mut session = raw.hello();
+    session.abort(ErrorCode::CheatingDetected, "check circuit 3: its tables are not the committed ones");
+    raw.send(session.poll_transmit().unwrap().expect("an Error frame for the server"));
+    let _ = raw.ws.close(None);
+    drop(raw);
+    server.wait_for_active(0, Duration::from_secs(10));
+    let metrics = server.metrics();
+    assert_eq!(metrics["cheating_reports"], 1, "{metrics}");
+    assert_eq!((metrics["sessions_failed"].as_u64(), metrics["sessions_cancelled"].as_u64()), (Some(1), Some(0)), "not a cancelled run: {metrics}");
+    let (_, text) = server.get("/metrics");
+    assert!(text.lines().any(|l| l == "garblet_cheating_reports_total 1"), "{text}");
+    let log = server.stop();
+    assert!(log.contains("caught the server cheating") && log.contains("check circuit 3"), "{log}");
+}
