@@ -291,7 +291,25 @@ pub(super) fn run_lockstep(make: &dyn Fn() -> Box<dyn Program>, each: impl FnMut
     run_program(make(), each)
 }
 
-fn run_program(program: Box<dyn Program>, mut each: impl FnMut(&Batch) -> Result<(), PrimaryError>) -> Result<(), PrimaryError> {
+/// The service program's gates, pass after pass: the garbler runs them once to commit to its
+/// circuits and once to stream the evaluation circuits. A pass hands every batch, in order.
+pub trait Passes {
+    fn pass(&self, each: &mut dyn FnMut(&Batch) -> Result<(), PrimaryError>) -> Result<(), PrimaryError>;
+}
+
+impl<F: Fn() -> Box<dyn Program> + ?Sized> Passes for F {
+    fn pass(&self, each: &mut dyn FnMut(&Batch) -> Result<(), PrimaryError>) -> Result<(), PrimaryError> {
+        run_program(self(), each)
+    }
+}
+
+/// The garbler's pass that streams the evaluation circuits ([`PrimaryGarbler::start_stream`]).
+pub struct PrimaryStream {
+    circuits: Vec<CircuitGarbling>,
+}
+
+/// Runs `program` a batch at a time, handing each batch to `each`.
+pub fn run_program(program: Box<dyn Program>, mut each: impl FnMut(&Batch) -> Result<(), PrimaryError>) -> Result<(), PrimaryError> {
     let mut runner = Runner::new(program);
     while let Some(batch) = runner.next_batch().map_err(|e| PrimaryError::Program(e.to_string()))? {
         each(batch)?;
@@ -397,7 +415,7 @@ impl PrimaryGarbler {
 
     /// Garbles every circuit (in lock step, one batch at a time) and commits to it. `x` is the
     /// garbler's input. `rng` draws the output values.
-    pub fn commit(&mut self, x: &[bool], make: &dyn Fn() -> Box<dyn Program>, encoding: &ProbeResistantEncoding, rng: &mut AesCtr) -> Result<Commitments, PrimaryError> {
+    pub fn commit(&mut self, x: &[bool], gates: &(impl Passes + ?Sized), encoding: &ProbeResistantEncoding, rng: &mut AesCtr) -> Result<Commitments, PrimaryError> {
         if x.len() != self.setup.garbler_bits {
             return Err(CncError::WrongLength { what: "garbler input", expected: self.setup.garbler_bits, actual: x.len() }.into());
         }
@@ -410,7 +428,7 @@ impl PrimaryGarbler {
             corrections.push(correction);
         }
         let mut roles = Roles::default();
-        run_lockstep(make, |batch| {
+        gates.pass(&mut |batch| {
             roles.record(batch);
             for (j, circuit) in circuits.iter_mut().enumerate() {
                 self.garble(j, circuit, batch)?;
@@ -487,33 +505,57 @@ impl PrimaryGarbler {
 
     /// Garbles the evaluation circuits again, in lock step — the service program, then the
     /// epilogue — handing each batch's tables of each circuit to `send` in the order of
-    /// `evaluation`; then returns their translation tables, which follow the stream.
-    pub fn stream(&self, evaluation: &[usize], make: &dyn Fn() -> Box<dyn Program>, encoding: &ProbeResistantEncoding, mut send: impl FnMut(usize, &[u8])) -> Result<Vec<Vec<TranslationEntry>>, PrimaryError> {
-        let key = &self.key;
+    /// `evaluation`; then returns their translation tables, which follow the stream. (A session
+    /// drives the same pass a batch at a time: [`PrimaryGarbler::start_stream`].)
+    pub fn stream(&self, evaluation: &[usize], gates: &(impl Passes + ?Sized), encoding: &ProbeResistantEncoding, mut send: impl FnMut(usize, &[u8])) -> Result<Vec<Vec<TranslationEntry>>, PrimaryError> {
+        let mut stream = self.start_stream(evaluation, encoding)?;
+        gates.pass(&mut |batch| self.stream_batch(&mut stream, batch, &mut send))?;
+        run_program(self.stream_epilogue(&mut stream), |batch| self.stream_batch(&mut stream, batch, &mut send))?;
+        Ok(self.translations(evaluation))
+    }
+
+    /// Starts the pass that streams the evaluation circuits `evaluation` (validated by
+    /// [`CheckSet::from_evaluation`]): feed it every batch of the service program, then of
+    /// [`stream_epilogue`](Self::stream_epilogue)'s program, with
+    /// [`stream_batch`](Self::stream_batch).
+    pub fn start_stream(&self, evaluation: &[usize], encoding: &ProbeResistantEncoding) -> Result<PrimaryStream, PrimaryError> {
         let mut circuits = Vec::with_capacity(evaluation.len());
         for &j in evaluation {
             if j >= self.setup.circuits {
                 return Err(CncError::OutOfRange { what: "evaluation circuit", index: j, count: self.setup.circuits }.into());
             }
             let mut circuit = self.circuit(j);
-            let (zero, _) = encoded_input_zero_labels(key, j, circuit.delta(), &self.pads);
+            let (zero, _) = encoded_input_zero_labels(&self.key, j, circuit.delta(), &self.pads);
             circuit.start(encoding.decode(&zero, self.setup.evaluator_bits)?);
             circuits.push(circuit);
         }
-        let mut garble_batch = |circuits: &mut [CircuitGarbling], batch: &Batch| {
-            for circuit in circuits.iter_mut() {
-                let j = circuit.index();
-                send(j, self.garble(j, circuit, batch)?);
-            }
-            Ok(())
-        };
-        run_lockstep(make, |batch| garble_batch(&mut circuits, batch))?;
-        for circuit in circuits.iter_mut() {
+        Ok(PrimaryStream { circuits })
+    }
+
+    /// Garbles one batch in every evaluation circuit of `stream`, handing each circuit's tables
+    /// to `send` in evaluation order.
+    pub fn stream_batch(&self, stream: &mut PrimaryStream, batch: &Batch, send: &mut impl FnMut(usize, &[u8])) -> Result<(), PrimaryError> {
+        for circuit in stream.circuits.iter_mut() {
+            let j = circuit.index();
+            send(j, self.garble(j, circuit, batch)?);
+        }
+        Ok(())
+    }
+
+    /// Ends the service program in every streamed circuit and starts the epilogue: its batches
+    /// follow in the stream.
+    pub fn stream_epilogue(&self, stream: &mut PrimaryStream) -> Box<dyn Program> {
+        for circuit in stream.circuits.iter_mut() {
             let zero = self.roles.garbler_wires(&output_labels(circuit.outputs()));
             circuit.start_epilogue(zero);
         }
-        run_program(self.roles.epilogue(), |batch| garble_batch(&mut circuits, batch))?;
-        Ok(evaluation.iter().map(|&j| self.translations[j].clone()).collect())
+        self.roles.epilogue()
+    }
+
+    /// The translation tables of the evaluation circuits, in evaluation order: they follow the
+    /// stream.
+    pub fn translations(&self, evaluation: &[usize]) -> Vec<Vec<TranslationEntry>> {
+        evaluation.iter().filter_map(|&j| self.translations.get(j).cloned()).collect()
     }
 
     /// The output values, which the cheating-recovery computation takes δ from.

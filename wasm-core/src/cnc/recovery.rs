@@ -162,6 +162,11 @@ impl RecoverySetup {
     }
 }
 
+/// Gates per batch of the recovery stream: a lock-step batch holds every recovery circuit's
+/// tables (123 of them), so its batches are an eighth of the usual size, to keep one batch well
+/// within what an evaluator accepts beyond its credit window.
+pub const RECOVERY_BATCH_GATES: usize = garblet_circuits::BATCH_GATES / 8;
+
 /// The garbler's side of a recovery computation.
 pub struct RecoveryGarbler {
     setup: RecoverySetup,
@@ -243,12 +248,12 @@ impl RecoveryGarbler {
             circuit.start(encoding.decode(&flipped, DELTA_BITS)?);
             circuits.push(circuit);
         }
-        run_lockstep(&setup.make(), |batch| {
+        let mut runner = Runner::with_batch_gates((setup.make())(), RECOVERY_BATCH_GATES);
+        while let Some(batch) = runner.next_batch().map_err(|e| PrimaryError::Program(e.to_string()))? {
             for (j, circuit) in circuits.iter_mut().enumerate() {
                 send(j, circuit.garble(batch)?);
             }
-            Ok(())
-        })?;
+        }
         Ok(circuits.into_iter().map(|c| decoding_bits(&c.finish().outputs)).collect())
     }
 }
@@ -379,7 +384,7 @@ impl RecoveryEvaluator {
                 InPass::Evaluate(CircuitEvaluation::new(setup.scheme, key, FIRST_INDEX + j, garbler.clone(), encoding.decode(&held(j), DELTA_BITS)?))
             });
         }
-        Ok(RecoveryRun { runner: Runner::new((setup.make())()), circuits: circuits_in_pass })
+        Ok(RecoveryRun { runner: Runner::with_batch_gates((setup.make())(), RECOVERY_BATCH_GATES), circuits: circuits_in_pass, scheme: setup.scheme, ready: false })
     }
 
     /// Ends the pass: the check circuits must be the regenerated ones (the streamed tables,
@@ -393,7 +398,7 @@ impl RecoveryEvaluator {
         if decoding.len() != circuits {
             return Err(CncError::WrongLength { what: "recovery decoding bits", expected: circuits, actual: decoding.len() }.into());
         }
-        if run.runner.next_batch().map_err(|e| PrimaryError::Program(e.to_string()))?.is_some() {
+        if run.next_len()?.is_some() {
             return Err(CncError::WrongLength { what: "recovery stream batches", expected: 0, actual: 1 }.into());
         }
         let mut results: Vec<Vec<bool>> = Vec::new();
@@ -443,16 +448,35 @@ enum InPass {
 pub struct RecoveryRun {
     runner: Runner<'static>,
     circuits: Vec<InPass>,
+    scheme: Scheme,
+    /// Whether the runner's current batch awaits its tables.
+    ready: bool,
 }
 
 impl RecoveryRun {
+    /// The bytes of each circuit's tables of the next batch, or `None` past the last batch: a
+    /// session reads that much of every circuit from the stream before [`RecoveryRun::batch`].
+    pub fn next_len(&mut self) -> Result<Option<usize>, PrimaryError> {
+        if !self.ready {
+            if self.runner.next_batch().map_err(|e| PrimaryError::Program(e.to_string()))?.is_none() {
+                return Ok(None);
+            }
+            self.ready = true;
+        }
+        Ok(Some(self.scheme.and_bytes(self.runner.current_batch().counts.and as usize)))
+    }
+
     /// The next batch: `tables[j]` are recovery circuit j's tables of it, for every circuit in
     /// order, as [`RecoveryGarbler::stream`] sent them.
     pub fn batch(&mut self, tables: &[&[u8]]) -> Result<(), PrimaryError> {
         if tables.len() != self.circuits.len() {
             return Err(CncError::WrongLength { what: "recovery circuits' tables", expected: self.circuits.len(), actual: tables.len() }.into());
         }
-        let batch = self.runner.next_batch().map_err(|e| PrimaryError::Program(e.to_string()))?.ok_or(CncError::WrongLength { what: "recovery stream batches", expected: 0, actual: 1 })?;
+        if self.next_len()?.is_none() {
+            return Err(CncError::WrongLength { what: "recovery stream batches", expected: 0, actual: 1 }.into());
+        }
+        self.ready = false;
+        let batch = self.runner.current_batch();
         for (circuit, t) in self.circuits.iter_mut().zip(tables) {
             match circuit {
                 InPass::Check(garbling, received) => {

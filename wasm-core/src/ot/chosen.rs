@@ -90,11 +90,9 @@ impl ChosenReceiver {
     }
 
     /// Asks for one message per choice bit (≤ [`super::MAX_CHUNK`]): appends the chunk for the
-    /// sender to `chunk`. Its ciphertexts must come back before the next request.
+    /// sender to `chunk`. Requests may follow each other (one chunk each, for more than a
+    /// chunk's OTs); [`receive`](Self::receive) takes the ciphertexts of all of them at once.
     pub fn request(&mut self, choices: &[bool], chunk: &mut Vec<u8>) -> Result<(), OtError> {
-        if !self.pending.is_empty() {
-            return Err(OtError::OutOfOrder { expected: "the ciphertexts of the last request", got: "another request" });
-        }
         self.rows.clear();
         self.ot.extend(choices, chunk, &mut self.rows)?;
         for (t, &c) in self.rows.iter().zip(choices) {
@@ -104,8 +102,8 @@ impl ChosenReceiver {
         Ok(())
     }
 
-    /// Takes the sender's ciphertexts for the last request and appends the chosen messages to
-    /// `messages`.
+    /// Takes the sender's ciphertexts for every request not yet answered, in order, and appends
+    /// the chosen messages to `messages`.
     pub fn receive(&mut self, ciphertexts: &[u8], messages: &mut Vec<Block>) -> Result<(), OtError> {
         let expected = self.pending.len() * CIPHERTEXT_BYTES;
         if ciphertexts.len() != expected {
@@ -161,11 +159,27 @@ mod tests {
 
     #[cfg_attr(not(target_arch = "wasm32"), test)]
     #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
-    fn the_chosen_path_is_checked_and_ordered() {
+    fn requests_of_several_chunks_are_answered_together() {
+        let (mut sender, mut receiver) = connect();
+        let mut prg = AesCtr::from_os_rng().unwrap();
+        let messages: Vec<[Block; 2]> = (0..500).map(|_| [prg.next_block(), prg.next_block()]).collect();
+        let choices: Vec<bool> = (0..500).map(|_| prg.next_block().lsb()).collect();
+        let (mut first, mut second, mut ciphertexts, mut got) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        receiver.request(&choices[..200], &mut first).unwrap();
+        receiver.request(&choices[200..], &mut second).unwrap();
+        sender.send(&messages[..200], &first, &mut ciphertexts).unwrap();
+        sender.send(&messages[200..], &second, &mut ciphertexts).unwrap();
+        receiver.receive(&ciphertexts, &mut got).unwrap();
+        let chosen: Vec<Block> = messages.iter().zip(&choices).map(|(m, &c)| m[c as usize]).collect();
+        assert_eq!(got, chosen);
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+    fn the_chosen_path_is_checked() {
         let (mut sender, mut receiver) = connect();
         let (mut chunk, mut out) = (Vec::new(), Vec::new());
         receiver.request(&[true, false, true], &mut chunk).unwrap();
-        assert!(matches!(receiver.request(&[true], &mut Vec::new()), Err(OtError::OutOfOrder { .. })));
         assert!(matches!(receiver.receive(&[0; 31], &mut Vec::new()), Err(OtError::WrongLength { .. })));
         chunk[100] ^= 1;
         let messages = [[Block(1), Block(2)]; 3];

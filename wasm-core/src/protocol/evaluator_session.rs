@@ -11,6 +11,8 @@
 //! until the label corrections for this party's inputs have arrived.
 
 use super::catalog::{Catalog, ResolvedCircuit, Security};
+use super::cut_and_choose::{CncEvaluator, Start};
+use crate::ot::chosen::ChosenReceiver;
 use super::frame::{granted_window, ErrorCode, Frame, VERSION};
 use super::session::{Counters, Outbox, Session};
 use super::stats::{Clock, Stats};
@@ -70,6 +72,11 @@ pub struct ComputationResult {
     pub outputs: Vec<OutputValue>,
     pub evaluator: Stats,
     pub garbler: Stats,
+    /// The protection this computation ran with.
+    pub security: Security,
+    /// Cut-and-choose only: evaluation circuits disagreed — the server cheated — and the
+    /// outputs came through cheating recovery. (The server is never told.)
+    pub recovered: bool,
 }
 
 #[derive(Debug, PartialEq)]
@@ -132,6 +139,8 @@ enum State {
     AwaitServerHello,
     Ready,
     Computing(Box<Active>),
+    /// A cut-and-choose computation, from its request to the garbler's `Done`.
+    CutAndChoose(Box<CncEvaluator>),
     Closed,
 }
 
@@ -156,6 +165,11 @@ pub struct EvaluatorSession {
     events: VecDeque<EvaluatorEvent>,
     /// Where the last computation ended, for progress reports after it finished.
     last_progress: Progress,
+    /// The chosen-message OT of cut-and-choose computations, once the first one made it, and
+    /// whether its base OT is done.
+    chosen: Option<(ChosenReceiver, bool)>,
+    /// The largest frame the server accepts.
+    max_frame: usize,
 }
 
 /// Gates a dry run may build to count a circuit's ANDs before giving up (a few milliseconds).
@@ -199,6 +213,8 @@ impl EvaluatorSession {
             outbox,
             events: VecDeque::new(),
             last_progress: Progress::default(),
+            chosen: None,
+            max_frame: super::garbler_session::GarblerConfig::default().max_frame as usize,
         })
     }
 
@@ -325,6 +341,7 @@ impl EvaluatorSession {
             State::AwaitServerHello => "awaiting the server's hello",
             State::Ready => "idle",
             State::Computing(_) => "computing",
+            State::CutAndChoose(_) => "running a cut-and-choose computation",
             State::Closed => "closed",
         }
     }
@@ -355,6 +372,12 @@ impl EvaluatorSession {
 
     pub fn progress(&self) -> Progress {
         match &self.state {
+            State::CutAndChoose(run) => Progress {
+                and_gates: 0,
+                and_total: run.and_total,
+                bytes_received: self.outbox.counters.bytes_received - run.start.counters.bytes_received,
+                bytes_consumed: run.consumed,
+            },
             State::Computing(a) => Progress {
                 and_gates: self.engine.and_gates() - a.start_and,
                 and_total: a.and_total,
@@ -396,6 +419,19 @@ impl EvaluatorSession {
     }
 
     fn handle_frame(&mut self, bytes: &[u8]) -> Result<(), SessionError> {
+        if let (State::CutAndChoose(run), Some(data)) = (&mut self.state, super::frame::data_content(bytes)) {
+            let unevaluated = (run.unevaluated() + data.len()) as u64;
+            let allowed = self.window as u64 + WINDOW_SLACK as u64;
+            if unevaluated > allowed {
+                return Err(SessionError::WindowExceeded { unevaluated, allowed });
+            }
+            let consumed = run.data(data)?;
+            if consumed > run.credited && (consumed - run.credited >= self.window as u64 / 4 || run.stream_ended()) {
+                run.credited = consumed;
+                self.outbox.push(Frame::Credit { consumed }.encode());
+            }
+            return Ok(());
+        }
         // Garbled data, the bulk of the traffic, is read in place rather than decoded into a copy.
         if let (State::Computing(active), Some(data)) = (&mut self.state, super::frame::data_content(bytes)) {
             let unevaluated = (active.buffer.len() - active.read + data.len()) as u64;
@@ -414,13 +450,14 @@ impl EvaluatorSession {
             return Err(SessionError::Remote { code, message, retry_after_ms });
         }
         match (&mut self.state, frame) {
-            (State::AwaitServerHello, Frame::ServerHello { version, max_window, max_frame: _, base_ot, catalog, garbling }) => {
+            (State::AwaitServerHello, Frame::ServerHello { version, max_window, max_frame, base_ot, catalog, garbling }) => {
                 if version != VERSION {
                     return Err(SessionError::Version { ours: VERSION, theirs: version });
                 }
                 let scheme = Garbling::negotiate(&garbling, self.accepted).ok_or_else(|| SessionError::Garbling { offered: super::garbler_session::scheme_names(&garbling), accepted: super::garbler_session::mask_names(self.accepted) })?;
                 self.engine = Evaluator::new(scheme);
                 self.window = granted_window(self.config.window, max_window);
+                self.max_frame = max_frame as usize;
                 self.max_window = granted_window(self.max_window, max_window).max(self.window);
                 // The points are decoded when the first computation needs the base OTs.
                 crate::ot::base::check_receiver_message(&base_ot)?;
@@ -455,6 +492,17 @@ impl EvaluatorSession {
                     self.advance(&[])?;
                 }
             }
+            (State::CutAndChoose(run), Frame::Flight { flight, more, bytes }) => {
+                run.handle_flight(flight, more, &bytes, &mut self.chosen, &mut self.outbox, self.max_frame)?;
+            }
+            (State::CutAndChoose(run), Frame::Done(stats)) => {
+                let outcome = run.done(stats)?;
+                let State::CutAndChoose(run) = std::mem::replace(&mut self.state, State::Ready) else { unreachable!() };
+                let evaluator = run.start.stats(self.clock.now_ms(), self.clock.cpu_ms(), &self.outbox.counters, outcome.garbler.and_gates);
+                self.last_progress = Progress { and_gates: 0, and_total: run.and_total, bytes_received: evaluator.bytes_received, bytes_consumed: run.consumed };
+                let outputs = output_values(&run.shape, &outcome.outputs)?;
+                self.events.push_back(EvaluatorEvent::Finished(Box::new(ComputationResult { service: run.service, outputs, evaluator, garbler: outcome.garbler, security: Security::CutAndChoose, recovered: outcome.recovered })));
+            }
             (State::Computing(active), Frame::Done(stats)) => {
                 if active.garbler_stats.is_some() {
                     return Err(SessionError::Unexpected { frame: "Done", state: "awaiting the end of the stream after Done" });
@@ -468,7 +516,47 @@ impl EvaluatorSession {
     }
 
     /// Starts a computation of `service` with the client's `params` and this party's input
-    /// bits (its fields concatenated in order). Input errors leave the session usable.
+    /// bits (its fields concatenated in order), with the protection `security` — which the
+    /// service must offer ([`SessionError::SecurityNotOffered`] otherwise). Input errors leave
+    /// the session usable.
+    pub fn start_with(&mut self, service: &str, params: Vec<(String, u64)>, evaluator_inputs: Vec<bool>, security: Security) -> Result<(), SessionError> {
+        if security == Security::Standard {
+            return self.start(service, params, evaluator_inputs);
+        }
+        let catalog = match (&self.state, &self.catalog) {
+            (State::Ready, Some(catalog)) => catalog,
+            _ => return Err(SessionError::NotReady { state: self.state_name() }),
+        };
+        let info = catalog.service(service)?;
+        if info.security < security {
+            return Err(SessionError::SecurityNotOffered { service: service.into(), offered: info.security, requested: security });
+        }
+        let resolved = info.resolve(&params)?;
+        let expected = resolved.shape.input_bits(Party::Evaluator);
+        if evaluator_inputs.len() != expected {
+            return Err(SessionError::InputBits { service: service.into(), expected: expected as u64, got: evaluator_inputs.len() as u64 });
+        }
+        let and_total = info.default_and_gates(&resolved).or(match &resolved.circuit {
+            ResolvedCircuit::Streamed { .. } => info.and_gates,
+            ResolvedCircuit::Builtin { .. } => None,
+        });
+        let start = Start { ms: self.clock.now_ms(), cpu: self.clock.cpu_ms(), counters: self.outbox.counters };
+        let request = super::frame::ComputeRequest { service: service.into(), params, circuit_id: resolved.circuit_id, evaluator_bits: expected as u64, security };
+        // The request goes first; nothing is queued unless the computation could start, so a
+        // refusal leaves the session usable.
+        let mut outbox = Outbox::default();
+        outbox.push(Frame::Compute(request).encode());
+        let run = CncEvaluator::start(service.into(), self.engine.scheme(), resolved.shape, evaluator_inputs, resolved.circuit, resolved.circuit_id, self.config.max_slots, and_total, &mut self.chosen, &mut outbox, self.max_frame, start)?;
+        while let Some(frame) = outbox.pop() {
+            self.outbox.push(frame);
+        }
+        self.state = State::CutAndChoose(Box::new(run));
+        Ok(())
+    }
+
+    /// Starts a computation of `service` with the client's `params` and this party's input
+    /// bits (its fields concatenated in order), in the standard mode. Input errors leave the
+    /// session usable.
     pub fn start(&mut self, service: &str, params: Vec<(String, u64)>, evaluator_inputs: Vec<bool>) -> Result<(), SessionError> {
         let catalog = match (&self.state, &self.catalog) {
             (State::Ready, Some(catalog)) => catalog,
@@ -620,20 +708,25 @@ impl EvaluatorSession {
     fn finish(&mut self) -> Result<(), SessionError> {
         self.last_progress = self.progress();
         let State::Computing(active) = std::mem::replace(&mut self.state, State::Ready) else { return Ok(()) };
-        let fields = || active.shape.outputs.iter().filter(|f| f.reveal.to_evaluator());
-        let (expected, got) = (fields().map(|f| f.bits).sum::<usize>(), self.engine.outputs().len());
-        if got != expected {
-            return Err(SessionError::OutputBits { expected: expected as u64, got: got as u64 });
-        }
-        let mut bits = self.engine.outputs().iter().copied();
-        let outputs = fields().map(|field| OutputValue { name: field.name.clone(), bits: bits.by_ref().take(field.bits).collect(), signed: field.signed }).collect();
+        let outputs = output_values(&active.shape, self.engine.outputs())?;
         let cpu = self.clock.cpu_ms().zip(active.start_cpu).map(|(now, start)| now - start);
         let and_gates = self.engine.and_gates() - active.start_and;
         let evaluator = self.outbox.counters.since(&active.start_counters, self.clock.now_ms() - active.start_ms, cpu, and_gates);
         let garbler = active.garbler_stats.unwrap_or_default();
-        self.events.push_back(EvaluatorEvent::Finished(Box::new(ComputationResult { service: active.service, outputs, evaluator, garbler })));
+        self.events.push_back(EvaluatorEvent::Finished(Box::new(ComputationResult { service: active.service, outputs, evaluator, garbler, security: Security::Standard, recovered: false })));
         Ok(())
     }
+}
+
+/// The evaluator's outputs of a circuit of `shape`, from their bits in circuit order.
+fn output_values(shape: &Shape, bits: &[bool]) -> Result<Vec<OutputValue>, SessionError> {
+    let fields = || shape.outputs.iter().filter(|f| f.reveal.to_evaluator());
+    let expected = fields().map(|f| f.bits).sum::<usize>();
+    if bits.len() != expected {
+        return Err(SessionError::OutputBits { expected: expected as u64, got: bits.len() as u64 });
+    }
+    let mut bits = bits.iter().copied();
+    Ok(fields().map(|field| OutputValue { name: field.name.clone(), bits: bits.by_ref().take(field.bits).collect(), signed: field.signed }).collect())
 }
 
 impl Session for EvaluatorSession {

@@ -20,7 +20,10 @@
 //! window ahead of what it has consumed, so a slow or stalled client costs the server at most a
 //! window of memory. Any unexpected frame ends the session with an `Error` frame.
 
+use super::catalog::Security;
+use super::cut_and_choose::{CncGarbler, Limits, Start};
 use super::frame::{granted_window, ComputeRequest, ErrorCode, Frame, MIN_WINDOW, VERSION};
+use crate::ot::chosen::ChosenSender;
 use super::session::{Counters, Outbox, Session};
 use super::stats::{Clock, Stats};
 use super::topology::{encode_record, end_record};
@@ -96,7 +99,7 @@ pub trait Services {
 /// What happened, for the server to log and count.
 #[derive(Debug)]
 pub enum GarblerEvent {
-    Finished { service: String, stats: Stats, garbler_outputs: Vec<bool> },
+    Finished { service: String, stats: Stats, garbler_outputs: Vec<bool>, security: Security },
 }
 
 /// The batches of the running computation.
@@ -131,6 +134,8 @@ enum State {
     Idle,
     Streaming(Box<Active>),
     AwaitOutputs(Box<Active>),
+    /// A cut-and-choose computation, from its request to the garbler's outputs.
+    CutAndChoose(Box<CncGarbler>),
     Closed,
 }
 
@@ -159,6 +164,14 @@ pub struct GarblerSession {
     before_frame: Counters,
     /// See [`GarblerSession::progress`].
     progress: u64,
+    /// The chosen-message OT of cut-and-choose computations, once the first one set it up.
+    chosen: Option<ChosenSender>,
+    /// AND gates of this session's cut-and-choose computations, every copy counted (their
+    /// garblers are not the session's engine).
+    cnc_and_gates: u64,
+    /// How the next cut-and-choose computation's garbler deviates (attack tests only).
+    #[cfg(feature = "insecure-switches")]
+    cnc_deviation: Option<crate::cnc::primary::Deviation>,
 }
 
 /// Scheme ids as names, comma-separated, for error messages.
@@ -211,6 +224,10 @@ impl GarblerSession {
             last_produced: 0,
             before_frame: Counters::default(),
             progress: 0,
+            chosen: None,
+            cnc_and_gates: 0,
+            #[cfg(feature = "insecure-switches")]
+            cnc_deviation: None,
         })
     }
 
@@ -262,6 +279,13 @@ impl GarblerSession {
         self.engine.trust_output_labels();
     }
 
+    /// Test builds only: the next cut-and-choose computation's garbler deviates as `deviation`
+    /// says, so that the attack tests can show that the evaluator catches it.
+    #[cfg(feature = "insecure-switches")]
+    pub fn insecure_cnc_deviation(&mut self, deviation: crate::cnc::primary::Deviation) {
+        self.cnc_deviation = Some(deviation);
+    }
+
     /// Test builds only: the session's Δ, to check what an attack recovered.
     #[cfg(feature = "insecure-switches")]
     pub fn insecure_delta(&self) -> Block {
@@ -299,7 +323,11 @@ impl GarblerSession {
 
     /// Whether the session waits for the client to grant credit (it is not slow itself).
     pub fn is_waiting_for_credit(&self) -> bool {
-        matches!(&self.state, State::Streaming(a) if a.produced - a.consumed >= self.window as u64)
+        match &self.state {
+            State::Streaming(a) => a.produced - a.consumed >= self.window as u64,
+            State::CutAndChoose(run) => run.waits_for_credit(self.window as u64),
+            _ => false,
+        }
     }
 
     /// Ends the session with an error the server decided on — a timeout, a shutdown
@@ -363,7 +391,23 @@ impl GarblerSession {
             }
             (State::Idle, Frame::Compute(request)) => {
                 let services = Arc::clone(&self.services);
-                self.start(request, services.as_ref())?
+                match request.security {
+                    Security::Standard => self.start(request, services.as_ref())?,
+                    Security::CutAndChoose => self.start_cut_and_choose(request, services.as_ref())?,
+                }
+            }
+            (State::CutAndChoose(mut run), Frame::Flight { flight, more, bytes }) => {
+                let limits = self.limits();
+                run.handle_flight(flight, more, &bytes, &mut self.chosen, &mut self.outbox, &limits)?;
+                self.after_cut_and_choose(run)
+            }
+            (State::CutAndChoose(mut run), Frame::Credit { consumed }) => {
+                let before = run.consumed;
+                if run.credit(consumed)? {
+                    self.progress += consumed - before;
+                }
+                self.state = State::CutAndChoose(run);
+                return Ok(());
             }
             (State::Streaming(mut active), Frame::OtChunk(message)) if active.corrected < active.evaluator_bits => {
                 self.correct_labels(&mut active, &message)?;
@@ -384,7 +428,7 @@ impl GarblerSession {
             }
             // A new window, any time after the hello: granted within the maximum as the hello's
             // was. It is no progress (a client could send it forever), so it returns here.
-            (state @ (State::Idle | State::Streaming(_) | State::AwaitOutputs(_)), Frame::Window { bytes }) => {
+            (state @ (State::Idle | State::Streaming(_) | State::AwaitOutputs(_) | State::CutAndChoose(_)), Frame::Window { bytes }) => {
                 self.window = granted_window(bytes, self.config.max_window);
                 self.state = state;
                 return Ok(());
@@ -420,23 +464,66 @@ impl GarblerSession {
             State::Idle => "idle",
             State::Streaming(_) => "streaming",
             State::AwaitOutputs(_) => "awaiting the garbler's outputs",
+            State::CutAndChoose(_) => "running a cut-and-choose computation",
             State::Closed => "closed",
         }
     }
 
-    fn start(&mut self, request: ComputeRequest, services: &dyn Services) -> Result<State, SessionError> {
-        let plan = services.plan(&request)?;
+    /// The plan for `request`, checked against what the request says of the circuit.
+    fn plan(request: &ComputeRequest, services: &dyn Services) -> Result<Plan, SessionError> {
+        let plan = services.plan(request)?;
         if plan.circuit_id != request.circuit_id {
-            return Err(SessionError::CircuitMismatch { service: request.service, client: request.circuit_id, server: plan.circuit_id });
+            return Err(SessionError::CircuitMismatch { service: request.service.clone(), client: request.circuit_id, server: plan.circuit_id });
         }
-        let shape = plan.shape;
-        let evaluator_bits = shape.input_bits(garblet_circuits::Party::Evaluator) as u64;
+        let evaluator_bits = plan.shape.input_bits(garblet_circuits::Party::Evaluator) as u64;
         if request.evaluator_bits != evaluator_bits {
-            return Err(SessionError::InputBits { service: request.service, expected: evaluator_bits, got: request.evaluator_bits });
+            return Err(SessionError::InputBits { service: request.service.clone(), expected: evaluator_bits, got: request.evaluator_bits });
         }
+        Ok(plan)
+    }
+
+    fn limits(&self) -> Limits {
+        Limits { max_frame: self.config.max_frame as usize, data_frame: self.config.data_frame, window: self.window as u64 }
+    }
+
+    /// Starts a cut-and-choose computation (docs/cut-and-choose.md): the garbler garbles every
+    /// circuit twice (to commit, to stream the evaluation circuits) and the recovery circuits,
+    /// so the AND-gate limit counts every copy.
+    fn start_cut_and_choose(&mut self, request: ComputeRequest, services: &dyn Services) -> Result<State, SessionError> {
+        let plan = Self::plan(&request, services)?;
+        if let Some(n) = plan.and_gates {
+            let copies = n.saturating_mul(crate::cnc::params::FIXED_CIRCUITS as u64 + crate::cnc::params::FIXED_EVALUATED as u64);
+            if (self.engine.and_gates() + self.cnc_and_gates).saturating_add(copies) > self.config.max_and_gates {
+                return Err(SessionError::AndGateLimit { limit: self.config.max_and_gates, requested: Some(copies) });
+            }
+            self.cnc_and_gates += copies;
+        }
+        let limits = self.limits();
+        let start = Start { ms: self.clock.now_ms(), cpu: self.clock.cpu_ms(), counters: self.before_frame };
+        #[allow(unused_mut)]
+        let mut run = CncGarbler::start(request.service, self.engine.scheme(), plan.shape, plan.garbler_inputs, plan.gates, plan.stream_topology, plan.and_gates, &mut self.chosen, &mut self.outbox, &limits, start)?;
+        #[cfg(feature = "insecure-switches")]
+        if let Some(deviation) = self.cnc_deviation.take() {
+            run.deviate(deviation);
+        }
+        Ok(State::CutAndChoose(Box::new(run)))
+    }
+
+    /// What follows a step of a cut-and-choose computation: its report once it is over.
+    fn after_cut_and_choose(&mut self, run: Box<CncGarbler>) -> State {
+        let Some(outputs) = run.finished() else { return State::CutAndChoose(run) };
+        let stats = run.done.unwrap_or_default();
+        self.events.push_back(GarblerEvent::Finished { service: run.service.clone(), stats, garbler_outputs: outputs.to_vec(), security: Security::CutAndChoose });
+        State::Idle
+    }
+
+    fn start(&mut self, request: ComputeRequest, services: &dyn Services) -> Result<State, SessionError> {
+        let plan = Self::plan(&request, services)?;
+        let shape = plan.shape;
+        let evaluator_bits = request.evaluator_bits;
         let used = self.engine.and_gates();
         if let Some(n) = plan.and_gates {
-            if used + n > self.config.max_and_gates {
+            if used + self.cnc_and_gates + n > self.config.max_and_gates {
                 return Err(SessionError::AndGateLimit { limit: self.config.max_and_gates, requested: Some(n) });
             }
         }
@@ -493,6 +580,17 @@ impl GarblerSession {
     /// one batch over the target size, so framing copies nothing — unless it would exceed the
     /// largest frame, when the excess moves to the next frame.
     fn produce(&mut self) -> Result<(), SessionError> {
+        if matches!(self.state, State::CutAndChoose(_)) {
+            let State::CutAndChoose(mut run) = std::mem::replace(&mut self.state, State::Closed) else { unreachable!() };
+            let limits = self.limits();
+            if run.produce(&mut self.outbox, &limits)? {
+                let start = run.start;
+                run.done = Some(self.send_done(start.counters, start.ms, start.cpu, self.clock.cpu_ms(), run.and_gates()));
+                self.last_produced = run.produced;
+            }
+            self.state = self.after_cut_and_choose(run);
+            return Ok(());
+        }
         let State::Streaming(active) = &mut self.state else { return Ok(()) };
         let engine = &mut self.engine;
         let max_content = self.config.max_frame as usize - super::frame::DATA_OVERHEAD;
@@ -551,7 +649,9 @@ impl GarblerSession {
         if !(active.built_all && framed && active.corrected == active.evaluator_bits) {
             return State::Streaming(active);
         }
-        let stats = self.send_done(&active);
+        self.last_produced = active.produced;
+        let (cpu, and_gates) = (self.clock.cpu_ms(), self.engine.and_gates() - active.start_and);
+        let stats = self.send_done(active.start_counters, active.start_ms, active.start_cpu, cpu, and_gates);
         if active.learns_outputs {
             active.done = Some(stats);
             State::AwaitOutputs(active)
@@ -561,25 +661,24 @@ impl GarblerSession {
         }
     }
 
-    /// Sends `Done` with the garbler's statistics, and returns them.
-    fn send_done(&mut self, active: &Active) -> Stats {
-        self.last_produced = active.produced;
-        let and_gates = self.engine.and_gates() - active.start_and;
-        let cpu = self.clock.cpu_ms().zip(active.start_cpu).map(|(now, start)| now - start);
+    /// Sends `Done` with the garbler's statistics since a computation's start (its counters,
+    /// wall and CPU clocks), and returns them.
+    fn send_done(&mut self, start_counters: Counters, start_ms: f64, start_cpu: Option<f64>, cpu_now: Option<f64>, and_gates: u64) -> Stats {
+        let cpu = cpu_now.zip(start_cpu).map(|(now, start)| now - start);
         // Count the Done frame itself in the statistics it carries.
         let mut counters = self.outbox.counters;
-        let mut stats = counters.since(&active.start_counters, self.clock.now_ms() - active.start_ms, cpu, and_gates);
+        let mut stats = counters.since(&start_counters, self.clock.now_ms() - start_ms, cpu, and_gates);
         let done_len = Frame::Done(stats).encode().len();
         counters.bytes_sent += done_len as u64;
         counters.frames_sent += 1;
-        stats = counters.since(&active.start_counters, stats.wall_ms, stats.cpu_ms, and_gates);
+        stats = counters.since(&start_counters, stats.wall_ms, stats.cpu_ms, and_gates);
         self.outbox.push(Frame::Done(stats).encode());
         stats
     }
 
     /// Reports the computation, with what the garbler learned.
     fn report(&mut self, active: Box<Active>, stats: Stats, garbler_outputs: Vec<bool>) {
-        self.events.push_back(GarblerEvent::Finished { service: active.service, stats, garbler_outputs });
+        self.events.push_back(GarblerEvent::Finished { service: active.service, stats, garbler_outputs, security: Security::Standard });
     }
 }
 

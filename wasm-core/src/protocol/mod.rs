@@ -26,6 +26,7 @@
 //! path for failures. Errors are [`SessionError`]s: data, a wire code and a kind.
 
 pub mod catalog;
+mod cut_and_choose;
 mod error;
 mod evaluator_session;
 pub mod frame;

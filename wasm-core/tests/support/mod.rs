@@ -88,6 +88,14 @@ pub fn bristol_service(name: &str, file: &str, inputs: Vec<(&str, Party, Encodin
     TestService { info, spec: None, recorded: Some(Arc::new(Recording(recording))), garbler_input }
 }
 
+impl TestService {
+    /// The service, offering `security`.
+    pub fn offering(mut self, security: Security) -> Self {
+        self.info.security = security;
+        self
+    }
+}
+
 impl TestServices {
     pub fn new(services: Vec<TestService>) -> Arc<TestServices> {
         let catalog_json = Catalog { services: services.iter().map(|s| s.info.clone()).collect() }.to_json();
@@ -106,12 +114,23 @@ impl Services for TestServices {
 
     fn plan(&self, request: &ComputeRequest) -> Result<Plan, SessionError> {
         let service = self.services.iter().find(|s| s.info.name == request.service).ok_or_else(|| ResolveError::UnknownService { service: request.service.clone() })?;
+        if request.security > service.info.security {
+            return Err(SessionError::SecurityNotOffered { service: request.service.clone(), offered: service.info.security, requested: request.security });
+        }
         let resolved = service.info.resolve(&request.params)?;
         let (gates, garbler_inputs, and_gates) = match (&resolved.circuit, service.spec, &service.recorded) {
             (ResolvedCircuit::Builtin { params, .. }, Some(spec), _) => {
                 let program = spec.instantiate(params)?;
                 let and_gates = program.and_gates_hint();
-                (GateSource::Program(program), spec.garbler_bits(params, service.garbler_input.clone())?, and_gates)
+                let gates = match request.security {
+                    Security::Standard => GateSource::Program(program),
+                    // Cut-and-choose garbles twice: a program built afresh for each pass.
+                    Security::CutAndChoose => {
+                        let params = params.clone();
+                        GateSource::Factory(Box::new(move || Ok(spec.instantiate(&params)?)))
+                    }
+                };
+                (gates, spec.garbler_bits(params, service.garbler_input.clone())?, and_gates)
             }
             (ResolvedCircuit::Streamed { .. }, None, Some(recorded)) => (GateSource::Recorded(recorded.clone()), service.garbler_input.clone(), service.info.and_gates),
             _ => unreachable!("a test service is a built-in program or a recorded circuit"),
@@ -123,9 +142,10 @@ impl Services for TestServices {
 
 pub fn services() -> Arc<TestServices> {
     TestServices::new(vec![
-        bristol_service("aes128", "aes_128.txt", vec![("key", Party::Garbler, Encoding::Bytes), ("plaintext", Party::Evaluator, Encoding::Bytes)], Reveal::Evaluator, value::from_bytes(&AES_KEY)),
-        bristol_service("add", "adder64.txt", vec![("a", Party::Garbler, Encoding::UInt), ("b", Party::Evaluator, Encoding::UInt)], Reveal::Both, value::from_u128(1000, 64)),
-        bristol_service("add_to_garbler", "adder64.txt", vec![("a", Party::Garbler, Encoding::UInt), ("b", Party::Evaluator, Encoding::UInt)], Reveal::Garbler, value::from_u128(1000, 64)),
+        bristol_service("aes128", "aes_128.txt", vec![("key", Party::Garbler, Encoding::Bytes), ("plaintext", Party::Evaluator, Encoding::Bytes)], Reveal::Evaluator, value::from_bytes(&AES_KEY)).offering(Security::CutAndChoose),
+        bristol_service("add", "adder64.txt", vec![("a", Party::Garbler, Encoding::UInt), ("b", Party::Evaluator, Encoding::UInt)], Reveal::Both, value::from_u128(1000, 64)).offering(Security::CutAndChoose),
+        bristol_service("add_to_garbler", "adder64.txt", vec![("a", Party::Garbler, Encoding::UInt), ("b", Party::Evaluator, Encoding::UInt)], Reveal::Garbler, value::from_u128(1000, 64)).offering(Security::CutAndChoose),
+        builtin_service("millionaires", "millionaires", &[("n", 32)], vec![], value::from_u128(5_000_000, 32)).offering(Security::CutAndChoose),
         builtin_service(
             "synthetic",
             "synthetic",

@@ -1,0 +1,1177 @@
+//! A cut-and-choose computation inside a session: the flights of docs/cut-and-choose.md carried
+//! in frames, for both sides — [`CncGarbler`] in the [`GarblerSession`](super::GarblerSession),
+//! [`CncEvaluator`] in the [`EvaluatorSession`](super::EvaluatorSession). The parties' logic is
+//! [`crate::cnc`]'s; this module moves its messages.
+//!
+//! ```text
+//! E: Compute (security cut-and-choose) [, flight 0: R — the chosen OT's base OT, once per connection]
+//! G: [flight 0: its base-OT points]
+//! E: flight 1: salt ‖ the OT chunks of every choice (check set, recovery check set, encoded y, encoded δ')
+//! G: flight 2: the OT ciphertexts ‖ both computations' commitments ‖ the input hashes' decoding bits
+//! E: flight 3: the evaluation set
+//! G: Data: the evaluation circuits in lock-step batches (each batch: its topology record for a
+//!    streamed circuit, then each circuit's tables), then the epilogue's; flight 4: their
+//!    translation tables
+//! E: flight 5: the flips of its encoded δ'
+//! G: Data: every recovery circuit, batch by batch; flight 6: their decoding bits; Done
+//! E: flight 7: the keys of the garbler's outputs (when it learns any)
+//! ```
+//!
+//! A flight is one message in one or more `Flight` frames; the receiver gathers at most the
+//! bytes it can expect for the computation's shape, and decodes lengths exactly. The garbled
+//! streams travel in `Data` frames under the credit window like a standard computation's, so
+//! the evaluator holds at most the window and one lock-step batch of tables.
+//!
+//! The chosen-message OT ([`crate::ot::chosen`]) runs with a correlation of its own, never the
+//! session's Δ: its base OT happens with the connection's first cut-and-choose computation and
+//! serves the following ones.
+
+use super::catalog::ResolvedCircuit;
+use super::frame::Frame;
+use super::garbler_session::{GateSource, RecordedCircuit};
+use super::session::{Counters, Outbox};
+use super::stats::Stats;
+use super::topology::{decode_record, encode_record, end_record, RecordHeader, TopologyError, TopologyHasher, HEADER_BYTES};
+use super::SessionError;
+use crate::aes::AesCtr;
+use crate::block::Block;
+use crate::cnc::commit::{LabelPair, TranslationEntry, ValueCommitments};
+use crate::cnc::encoding::ProbeResistantEncoding;
+use crate::cnc::output_keys::{OutputKey, KEY_BITS};
+use crate::cnc::params::{sample_fixed_check_set, CheckSet, FIXED_CIRCUITS, FIXED_EVALUATED, RECOVERY_CHECKS, RECOVERY_CIRCUITS};
+use crate::cnc::primary::{run_program, CircuitCommitment, Commitments, InputDigest, Passes, PrimaryError, PrimaryEvaluator, PrimaryGarbler, PrimaryOutcome, PrimaryRun, PrimaryStream, Setup};
+use crate::cnc::recovery::{conclude, input_hashes, RecoveryCommitment, RecoveryCommitments, RecoveryEvaluator, RecoveryGarbler, RecoveryRun, RecoverySetup, DELTA_BITS};
+use crate::cnc::CncError;
+use crate::garble::Scheme;
+use crate::ot::base::{RECEIVER_MESSAGE_BYTES, SENDER_MESSAGE_BYTES};
+use crate::ot::chosen::{ChosenReceiver, ChosenSender, CIPHERTEXT_BYTES};
+use crate::ot::{message_len, MAX_CHUNK};
+use garblet_circuits::{Backend, Batch, Plaintext, Program, Runner, Shape};
+use std::sync::Arc;
+
+/// The flights, as `Flight` frames number them.
+mod flight {
+    pub const BASE_OT: u8 = 0;
+    pub const CHOICES: u8 = 1;
+    pub const COMMITMENTS: u8 = 2;
+    pub const EVALUATION: u8 = 3;
+    pub const TRANSLATIONS: u8 = 4;
+    pub const FLIPS: u8 = 5;
+    pub const RECOVERY_DECODING: u8 = 6;
+    pub const REPLY: u8 = 7;
+}
+
+/// Bytes of a `Flight` frame around its piece: type, flight, more.
+const FLIGHT_OVERHEAD: usize = 3;
+
+/// Bytes of one returned output key on the wire.
+const KEY_BYTES: usize = KEY_BITS.div_ceil(8);
+
+/// The most gates of a streamed circuit the evaluator keeps to compute in the clear should
+/// cheating recovery hand it the garbler's input (a built-in program is built again instead).
+pub const MAX_KEPT_GATES: u64 = 1 << 22;
+
+/// The parameters both sides use: 49 primary circuits of which 15 are evaluated (a cheating
+/// garbler goes undetected with probability 2^-40.52), and 123 recovery circuits of which 74
+/// are checked (2^-40.26) — docs/cut-and-choose.md, "Parameters".
+fn primary_checks() -> usize {
+    FIXED_CIRCUITS - FIXED_EVALUATED
+}
+
+/// The primary computation's setup for a circuit of `shape`.
+fn setup(scheme: Scheme, salt: [u8; 16], shape: &Shape) -> (Setup, RecoverySetup) {
+    let setup = Setup::new(scheme, salt, FIXED_CIRCUITS, shape);
+    let recovery = RecoverySetup { scheme, salt, circuits: RECOVERY_CIRCUITS, garbler_bits: setup.input_bits() };
+    (setup, recovery)
+}
+
+/// The most translated outputs a circuit of `shape` can have: its own outputs and, for each
+/// output the garbler learns, the epilogue's key bits.
+fn max_translated(setup: &Setup, shape: &Shape) -> usize {
+    shape.outputs.iter().map(|f| f.bits).sum::<usize>() + setup.garbler_outputs * KEY_BITS
+}
+
+/// Sends `bytes` as flight `number`, in pieces that fit `max_frame`.
+fn send_flight(outbox: &mut Outbox, number: u8, bytes: &[u8], max_frame: usize) {
+    let piece = max_frame.saturating_sub(FLIGHT_OVERHEAD).max(1);
+    let mut pieces = bytes.chunks(piece).peekable();
+    if pieces.peek().is_none() {
+        outbox.push(Frame::Flight { flight: number, more: false, bytes: Vec::new() }.encode());
+    }
+    while let Some(p) = pieces.next() {
+        outbox.push(Frame::Flight { flight: number, more: pieces.peek().is_some(), bytes: p.to_vec() }.encode());
+    }
+}
+
+/// A flight being gathered from its pieces.
+#[derive(Default)]
+struct Gathering {
+    bytes: Vec<u8>,
+}
+
+impl Gathering {
+    /// Adds a piece of flight `number`, which must be `expected`, and returns the flight once
+    /// its last piece is in. More than `limit` bytes is an error as soon as it arrives.
+    fn piece(&mut self, expected: u8, number: u8, more: bool, bytes: &[u8], limit: usize, state: &'static str) -> Result<Option<Vec<u8>>, SessionError> {
+        if number != expected {
+            return Err(SessionError::Unexpected { frame: "Flight", state });
+        }
+        let got = self.bytes.len() + bytes.len();
+        if got > limit {
+            return Err(SessionError::FlightLength { flight: number, expected: limit as u64, got: got as u64 });
+        }
+        self.bytes.extend_from_slice(bytes);
+        Ok((!more).then(|| std::mem::take(&mut self.bytes)))
+    }
+}
+
+/// Writes a flight.
+#[derive(Default)]
+struct Writer(Vec<u8>);
+
+impl Writer {
+    fn u32(&mut self, v: usize) {
+        self.0.extend_from_slice(&(v as u32).to_le_bytes());
+    }
+    fn bytes(&mut self, b: &[u8]) {
+        self.0.extend_from_slice(b);
+    }
+    fn blocks(&mut self, blocks: &[Block]) {
+        self.u32(blocks.len());
+        for b in blocks {
+            self.bytes(&b.to_bytes());
+        }
+    }
+    fn pairs(&mut self, pairs: &[LabelPair]) {
+        self.u32(pairs.len());
+        for p in pairs {
+            self.bytes(&p.0[0]);
+            self.bytes(&p.0[1]);
+        }
+    }
+    fn bits(&mut self, bits: &[bool]) {
+        self.u32(bits.len());
+        let mut packed = vec![0u8; bits.len().div_ceil(8)];
+        for (i, &b) in bits.iter().enumerate() {
+            packed[i / 8] |= (b as u8) << (i % 8);
+        }
+        self.bytes(&packed);
+    }
+}
+
+/// Reads a flight: every length is checked, a short or long flight is an error.
+struct Reader<'a> {
+    flight: u8,
+    all: usize,
+    rest: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    fn new(flight: u8, bytes: &'a [u8]) -> Self {
+        Reader { flight, all: bytes.len(), rest: bytes }
+    }
+    fn take(&mut self, n: usize) -> Result<&'a [u8], SessionError> {
+        if self.rest.len() < n {
+            let wanted = self.all - self.rest.len() + n;
+            return Err(SessionError::FlightLength { flight: self.flight, expected: wanted as u64, got: self.all as u64 });
+        }
+        let (head, rest) = self.rest.split_at(n);
+        self.rest = rest;
+        Ok(head)
+    }
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], SessionError> {
+        Ok(self.take(N)?.try_into().unwrap_or([0; N]))
+    }
+    fn u32(&mut self) -> Result<usize, SessionError> {
+        Ok(u32::from_le_bytes(self.array()?) as usize)
+    }
+    /// A count, at most `max` (`what` names it in the error).
+    fn count(&mut self, max: usize, what: &'static str) -> Result<usize, SessionError> {
+        let n = self.u32()?;
+        if n > max {
+            return Err(CncError::WrongLength { what, expected: max, actual: n }.into());
+        }
+        Ok(n)
+    }
+    fn block(&mut self) -> Result<Block, SessionError> {
+        Ok(Block::from_bytes(self.array()?))
+    }
+    fn blocks(&mut self, max: usize, what: &'static str) -> Result<Vec<Block>, SessionError> {
+        let n = self.count(max, what)?;
+        (0..n).map(|_| self.block()).collect()
+    }
+    fn pairs(&mut self, max: usize) -> Result<Vec<LabelPair>, SessionError> {
+        let n = self.count(max, "label pairs")?;
+        (0..n).map(|_| Ok(LabelPair([self.array()?, self.array()?]))).collect()
+    }
+    fn bits(&mut self, max: usize, what: &'static str) -> Result<Vec<bool>, SessionError> {
+        let n = self.count(max, what)?;
+        let packed = self.take(n.div_ceil(8))?;
+        Ok((0..n).map(|i| packed[i / 8] >> (i % 8) & 1 == 1).collect())
+    }
+    fn finish(self) -> Result<(), SessionError> {
+        if self.rest.is_empty() {
+            Ok(())
+        } else {
+            Err(SessionError::FlightLength { flight: self.flight, expected: (self.all - self.rest.len()) as u64, got: self.all as u64 })
+        }
+    }
+}
+
+// ---- The messages ----
+
+/// Flight 2 without the ciphertexts: both computations' commitments and decoding bits.
+struct CommitmentFlight {
+    commitments: Commitments,
+    recovery: RecoveryCommitments,
+    decoding: Vec<InputDigest>,
+    recovery_decoding: Vec<[InputDigest; 2]>,
+}
+
+impl CommitmentFlight {
+    fn write(&self, w: &mut Writer) {
+        w.u32(self.commitments.circuits.len());
+        for c in &self.commitments.circuits {
+            w.bytes(&c.tables);
+            w.bytes(&c.translation);
+            w.pairs(&c.label_pairs);
+            w.blocks(&c.masked_labels);
+            w.blocks(&c.corrections);
+        }
+        w.u32(self.commitments.values.0.len());
+        for pair in &self.commitments.values.0 {
+            w.bytes(&pair[0]);
+            w.bytes(&pair[1]);
+        }
+        w.u32(self.recovery.0.len());
+        for c in &self.recovery.0 {
+            w.pairs(&c.label_pairs);
+            w.blocks(&c.masked_labels);
+            w.blocks(&c.corrections);
+        }
+        for d in &self.decoding {
+            w.bytes(&d.to_le_bytes());
+        }
+        for [a, b] in &self.recovery_decoding {
+            w.bytes(&a.to_le_bytes());
+            w.bytes(&b.to_le_bytes());
+        }
+    }
+
+    /// Reads what [`CommitmentFlight::write`] wrote; `labels` and `corrections` bound each
+    /// vector (the computation's own checks then hold them to their exact lengths).
+    fn read(r: &mut Reader<'_>, bounds: &Bounds) -> Result<Self, SessionError> {
+        let circuits = r.count(FIXED_CIRCUITS, "circuit commitments")?;
+        let mut committed = Vec::with_capacity(circuits);
+        for _ in 0..circuits {
+            committed.push(CircuitCommitment {
+                tables: r.array()?,
+                translation: r.array()?,
+                label_pairs: r.pairs(bounds.labels)?,
+                masked_labels: r.blocks(bounds.labels, "masked labels")?,
+                corrections: r.blocks(bounds.corrections, "corrections")?,
+            });
+        }
+        let values = r.count(bounds.translated, "output value commitments")?;
+        let values = ValueCommitments((0..values).map(|_| Ok([r.array()?, r.array()?])).collect::<Result<_, SessionError>>()?);
+        let recovery_circuits = r.count(RECOVERY_CIRCUITS, "recovery commitments")?;
+        let mut recovery = Vec::with_capacity(recovery_circuits);
+        for _ in 0..recovery_circuits {
+            recovery.push(RecoveryCommitment { label_pairs: r.pairs(bounds.recovery_labels)?, masked_labels: r.blocks(bounds.recovery_labels, "masked labels")?, corrections: r.blocks(bounds.recovery_corrections, "corrections")? });
+        }
+        let digest = |r: &mut Reader<'_>| -> Result<InputDigest, SessionError> { Ok(InputDigest::from_le_bytes(r.array()?)) };
+        let decoding = (0..circuits).map(|_| digest(r)).collect::<Result<_, _>>()?;
+        let recovery_decoding = (0..recovery_circuits).map(|_| Ok([digest(r)?, digest(r)?])).collect::<Result<_, SessionError>>()?;
+        Ok(CommitmentFlight { commitments: Commitments { circuits: committed, values }, recovery: RecoveryCommitments(recovery), decoding, recovery_decoding })
+    }
+}
+
+/// What the evaluator may expect of the garbler's flights for a circuit of one shape.
+struct Bounds {
+    labels: usize,
+    corrections: usize,
+    translated: usize,
+    recovery_labels: usize,
+    recovery_corrections: usize,
+}
+
+impl Bounds {
+    fn new(setup: &Setup, shape: &Shape, encoding: &ProbeResistantEncoding) -> Self {
+        use crate::cnc::primary::HASH_BITS;
+        Bounds {
+            labels: setup.input_bits() + HASH_BITS,
+            corrections: encoding.encoded_len(setup.evaluator_bits),
+            translated: max_translated(setup, shape),
+            recovery_labels: setup.input_bits() + DELTA_BITS + 2 * HASH_BITS,
+            recovery_corrections: encoding.encoded_len(DELTA_BITS),
+        }
+    }
+
+    /// The largest flight 2 (ciphertexts of `transfers` OTs included).
+    fn commitment_flight(&self, transfers: usize) -> usize {
+        let vector = |n: usize, each: usize| 4 + n * each;
+        let circuit = 64 + vector(self.labels, LabelPair::BYTES) + vector(self.labels, 16) + vector(self.corrections, 16);
+        let recovery = vector(self.recovery_labels, LabelPair::BYTES) + vector(self.recovery_labels, 16) + vector(self.recovery_corrections, 16);
+        transfers * CIPHERTEXT_BYTES + 4 + FIXED_CIRCUITS * (circuit + 16) + vector(self.translated, 32) + 4 + RECOVERY_CIRCUITS * (recovery + 32)
+    }
+
+    /// The largest flight 4: a translation table per evaluation circuit.
+    fn translation_flight(&self) -> usize {
+        4 + FIXED_EVALUATED * (4 + self.translated * 2 * Block::BYTES)
+    }
+
+    /// The largest flight 6: the recovery circuits' output decoding bits.
+    fn recovery_decoding_flight(&self, setup: &Setup) -> usize {
+        4 + RECOVERY_CIRCUITS * (4 + (DELTA_BITS + setup.input_bits()).div_ceil(8))
+    }
+}
+
+/// The number of chosen-message OTs of a computation: a cut-and-choose choice per primary and
+/// per recovery circuit, then the encoded bits of y and of δ'.
+fn transfers(setup: &Setup, encoding: &ProbeResistantEncoding) -> usize {
+    FIXED_CIRCUITS + RECOVERY_CIRCUITS + encoding.encoded_len(setup.evaluator_bits) + encoding.encoded_len(DELTA_BITS)
+}
+
+/// The bytes of the OT chunks for `n` choices, requested in chunks of at most [`MAX_CHUNK`].
+fn chunks_len(n: usize) -> usize {
+    (0..n).step_by(MAX_CHUNK).map(|start| message_len((n - start).min(MAX_CHUNK))).sum()
+}
+
+fn write_translations(translations: &[Vec<TranslationEntry>]) -> Vec<u8> {
+    let mut w = Writer::default();
+    w.u32(translations.len());
+    for table in translations {
+        w.u32(table.len());
+        for [a, b] in table {
+            w.bytes(&a.to_bytes());
+            w.bytes(&b.to_bytes());
+        }
+    }
+    w.0
+}
+
+fn read_translations(bytes: &[u8], bounds: &Bounds) -> Result<Vec<Vec<TranslationEntry>>, SessionError> {
+    let mut r = Reader::new(flight::TRANSLATIONS, bytes);
+    let n = r.count(FIXED_EVALUATED, "translation tables")?;
+    let tables = (0..n).map(|_| {
+        let entries = r.count(bounds.translated, "translation entries")?;
+        (0..entries).map(|_| Ok([r.block()?, r.block()?])).collect::<Result<Vec<_>, SessionError>>()
+    });
+    let tables = tables.collect::<Result<_, _>>()?;
+    r.finish()?;
+    Ok(tables)
+}
+
+/// Where a cut-and-choose computation's gates come from, pass after pass.
+enum Gates {
+    Factory(Box<dyn Fn() -> Result<Box<dyn Program>, SessionError>>),
+    Recorded(Arc<dyn RecordedCircuit>),
+}
+
+impl Gates {
+    fn from_source(source: GateSource) -> Result<Self, SessionError> {
+        match source {
+            GateSource::Factory(make) => Ok(Gates::Factory(make)),
+            GateSource::Recorded(circuit) => Ok(Gates::Recorded(circuit)),
+            // A server's Services hands a factory for cut-and-choose requests; one run of a
+            // program cannot be garbled twice.
+            GateSource::Program(_) => Err(SessionError::Program { message: "a cut-and-choose computation needs a circuit it can run twice, and the service gave one run".into() }),
+        }
+    }
+}
+
+impl Passes for Gates {
+    fn pass(&self, each: &mut dyn FnMut(&Batch) -> Result<(), PrimaryError>) -> Result<(), PrimaryError> {
+        match self {
+            Gates::Factory(make) => run_program(make().map_err(|e| PrimaryError::Program(e.to_string()))?, each),
+            Gates::Recorded(circuit) => {
+                let mut i = 0;
+                while let Some((batch, _)) = circuit.batch(i) {
+                    each(batch)?;
+                    i += 1;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The batches of a streaming pass on the garbler's side: the service program's, then the
+/// epilogue's.
+enum StreamBatches {
+    Built(Runner<'static>),
+    Replayed { circuit: Arc<dyn RecordedCircuit>, next: usize },
+    Epilogue(Runner<'static>),
+    Done,
+}
+
+/// What a computation's statistics start from.
+#[derive(Clone, Copy)]
+pub(super) struct Start {
+    pub ms: f64,
+    pub cpu: Option<f64>,
+    pub counters: Counters,
+}
+
+impl Start {
+    pub fn stats(&self, now_ms: f64, cpu_ms: Option<f64>, counters: &Counters, and_gates: u64) -> Stats {
+        counters.since(&self.counters, now_ms - self.ms, cpu_ms.zip(self.cpu).map(|(now, start)| now - start), and_gates)
+    }
+}
+
+// ---- The garbler ----
+
+enum GarblerStage {
+    /// Awaiting the evaluator's base-OT message (the connection's first computation of this
+    /// kind), then its choices.
+    BaseOt,
+    Choices,
+    Evaluation(Box<(PrimaryGarbler, RecoveryGarbler)>),
+    Streaming(Box<(PrimaryGarbler, RecoveryGarbler, Vec<usize>, PrimaryStream, StreamBatches)>),
+    Flips(Box<(PrimaryGarbler, RecoveryGarbler)>),
+    /// The recovery stream (garbled at once: its size depends on the garbler's input width, not
+    /// on the circuit's length), sent under the window; its decoding bits follow.
+    /// `ends` holds where each lock-step batch ends in `stream`: the stream is sent a whole batch
+    /// at a time, since the evaluator evaluates whole batches only.
+    Recovery { garbler: Box<PrimaryGarbler>, stream: Vec<u8>, ends: Vec<usize>, sent: usize, decoding: Vec<Vec<bool>> },
+    Reply(Box<PrimaryGarbler>),
+    Finished(Vec<bool>),
+}
+
+/// The garbler's side of one cut-and-choose computation.
+pub(super) struct CncGarbler {
+    pub service: String,
+    scheme: Scheme,
+    shape: Shape,
+    x: Vec<bool>,
+    gates: Gates,
+    stream_topology: bool,
+    rng: AesCtr,
+    encoding: ProbeResistantEncoding,
+    stage: GarblerStage,
+    gathering: Gathering,
+    /// Data not yet framed (a `Data` frame under construction).
+    pending: Vec<u8>,
+    pub produced: u64,
+    pub consumed: u64,
+    /// AND gates of one copy of the circuit (the statistics report the circuit's size).
+    and_gates: u64,
+    pub learns_outputs: bool,
+    pub start: Start,
+    pub done: Option<Stats>,
+    #[cfg(feature = "insecure-switches")]
+    deviation: Option<crate::cnc::primary::Deviation>,
+}
+
+/// What the garbler sends besides frames of its own making.
+pub(super) struct Limits {
+    pub max_frame: usize,
+    pub data_frame: usize,
+    pub window: u64,
+}
+
+impl CncGarbler {
+    /// Starts a computation of `shape` with the garbler's input `x`; `chosen` is the
+    /// connection's chosen-OT sender: made now, with its base-OT points sent, if this is the
+    /// connection's first cut-and-choose computation.
+    #[allow(clippy::too_many_arguments)]
+    pub fn start(service: String, scheme: Scheme, shape: Shape, x: Vec<bool>, source: GateSource, stream_topology: bool, and_gates: Option<u64>, chosen: &mut Option<ChosenSender>, outbox: &mut Outbox, limits: &Limits, start: Start) -> Result<Self, SessionError> {
+        let stage = if chosen.is_none() {
+            let (sender, points) = ChosenSender::new()?;
+            *chosen = Some(sender);
+            send_flight(outbox, flight::BASE_OT, &points, limits.max_frame);
+            GarblerStage::BaseOt
+        } else {
+            GarblerStage::Choices
+        };
+        let learns_outputs = shape.outputs.iter().any(|o| o.reveal.to_garbler());
+        Ok(CncGarbler {
+            service,
+            scheme,
+            shape,
+            x,
+            gates: Gates::from_source(source)?,
+            stream_topology,
+            rng: AesCtr::from_os_rng().map_err(SessionError::Random)?,
+            encoding: ProbeResistantEncoding::new(),
+            stage,
+            gathering: Gathering::default(),
+            pending: super::frame::data_frame(limits.data_frame),
+            produced: 0,
+            consumed: 0,
+            and_gates: and_gates.unwrap_or(0),
+            learns_outputs,
+            start,
+            done: None,
+            #[cfg(feature = "insecure-switches")]
+            deviation: None,
+        })
+    }
+
+    /// Makes this computation's garbler deviate (attack tests only).
+    #[cfg(feature = "insecure-switches")]
+    pub fn deviate(&mut self, deviation: crate::cnc::primary::Deviation) {
+        self.deviation = Some(deviation);
+    }
+
+    pub fn stage_name(&self) -> &'static str {
+        match self.stage {
+            GarblerStage::BaseOt => "awaiting the chosen OT's base-OT message",
+            GarblerStage::Choices => "awaiting the evaluator's choices",
+            GarblerStage::Evaluation(_) => "awaiting the evaluation set",
+            GarblerStage::Streaming(_) => "streaming the evaluation circuits",
+            GarblerStage::Flips(_) => "awaiting the flips of the recovery input",
+            GarblerStage::Recovery { .. } => "streaming the recovery circuits",
+            GarblerStage::Reply(_) => "awaiting the keys of the garbler's outputs",
+            GarblerStage::Finished(_) => "finished",
+        }
+    }
+
+    /// Whether the computation is over; the garbler's outputs, once it is.
+    pub fn finished(&self) -> Option<&[bool]> {
+        match &self.stage {
+            GarblerStage::Finished(outputs) => Some(outputs),
+            _ => None,
+        }
+    }
+
+    /// Whether the garbler waits for credit (it has a window's worth unacknowledged).
+    pub fn waits_for_credit(&self, window: u64) -> bool {
+        matches!(self.stage, GarblerStage::Streaming(_) | GarblerStage::Recovery { .. }) && self.produced - self.consumed >= window
+    }
+
+    /// Takes the evaluator's credit: the bytes it has consumed of this computation's streams.
+    pub fn credit(&mut self, consumed: u64) -> Result<bool, SessionError> {
+        if consumed < self.consumed || consumed > self.produced {
+            return Err(SessionError::Credit { credit: consumed, acknowledged: self.consumed, sent: self.produced });
+        }
+        let new = consumed > self.consumed;
+        self.consumed = consumed;
+        Ok(new)
+    }
+
+    /// Takes a piece of one of the evaluator's flights.
+    pub fn handle_flight(&mut self, number: u8, more: bool, bytes: &[u8], chosen: &mut Option<ChosenSender>, outbox: &mut Outbox, limits: &Limits) -> Result<(), SessionError> {
+        let state = self.stage_name();
+        let setup = || setup(self.scheme, [0; 16], &self.shape).0;
+        let (expected, limit) = match &self.stage {
+            GarblerStage::BaseOt => (flight::BASE_OT, SENDER_MESSAGE_BYTES),
+            GarblerStage::Choices => (flight::CHOICES, 16 + chunks_len(transfers(&setup(), &self.encoding))),
+            GarblerStage::Evaluation(_) => (flight::EVALUATION, 4 + 4 * FIXED_CIRCUITS),
+            GarblerStage::Flips(_) => (flight::FLIPS, 4 + self.encoding.encoded_len(DELTA_BITS).div_ceil(8)),
+            GarblerStage::Reply(_) => (flight::REPLY, 4 + KEY_BYTES * setup().garbler_outputs),
+            _ => return Err(SessionError::Unexpected { frame: "Flight", state }),
+        };
+        let Some(message) = self.gathering.piece(expected, number, more, bytes, limit, state)? else { return Ok(()) };
+        let sender = chosen.as_mut().ok_or(SessionError::Unexpected { frame: "Flight", state: "without a chosen-OT sender" })?;
+        match std::mem::replace(&mut self.stage, GarblerStage::Finished(Vec::new())) {
+            GarblerStage::BaseOt => {
+                sender.receive_base_ot(&message)?;
+                self.stage = GarblerStage::Choices;
+            }
+            GarblerStage::Choices => self.choices(&message, sender, outbox, limits)?,
+            GarblerStage::Evaluation(parties) => {
+                let mut r = Reader::new(flight::EVALUATION, &message);
+                let n = r.count(FIXED_CIRCUITS, "evaluation set")?;
+                let evaluation: Vec<usize> = (0..n).map(|_| r.u32()).collect::<Result<_, _>>()?;
+                r.finish()?;
+                CheckSet::from_evaluation(FIXED_CIRCUITS, &evaluation, Some(FIXED_EVALUATED))?;
+                let (garbler, recovery) = *parties;
+                let stream = garbler.start_stream(&evaluation, &self.encoding)?;
+                let batches = match &self.gates {
+                    Gates::Factory(make) => StreamBatches::Built(Runner::new(make()?)),
+                    Gates::Recorded(circuit) => StreamBatches::Replayed { circuit: Arc::clone(circuit), next: 0 },
+                };
+                self.stage = GarblerStage::Streaming(Box::new((garbler, recovery, evaluation, stream, batches)));
+            }
+            GarblerStage::Flips(parties) => {
+                let (garbler, recovery) = *parties;
+                let mut r = Reader::new(flight::FLIPS, &message);
+                let flips = r.bits(self.encoding.encoded_len(DELTA_BITS), "flips")?;
+                r.finish()?;
+                let (mut stream, mut ends) = (Vec::new(), Vec::new());
+                let decoding = recovery.stream(&flips, &self.encoding, |j, tables| {
+                    if j == 0 && !stream.is_empty() {
+                        ends.push(stream.len());
+                    }
+                    stream.extend_from_slice(tables);
+                })?;
+                ends.push(stream.len());
+                self.stage = GarblerStage::Recovery { garbler: Box::new(garbler), stream, ends, sent: 0, decoding };
+            }
+            GarblerStage::Reply(garbler) => {
+                let mut r = Reader::new(flight::REPLY, &message);
+                let n = r.count(setup().garbler_outputs, "keys of the garbler's outputs")?;
+                let keys: Vec<OutputKey> = (0..n).map(|_| r.array::<KEY_BYTES>().map(|b| b.iter().rev().fold(0, |k, &byte| k << 8 | OutputKey::from(byte)))).collect::<Result<_, _>>()?;
+                r.finish()?;
+                self.stage = GarblerStage::Finished(garbler.outputs(&keys)?);
+            }
+            _ => unreachable!("the flights are matched above"),
+        }
+        Ok(())
+    }
+
+    /// Flight 1 in, flight 2 out: the transfers, and both computations garbled and committed.
+    fn choices(&mut self, message: &[u8], sender: &mut ChosenSender, outbox: &mut Outbox, limits: &Limits) -> Result<(), SessionError> {
+        let mut r = Reader::new(flight::CHOICES, message);
+        let salt: [u8; 16] = r.array()?;
+        let (setup, recovery_setup) = setup(self.scheme, salt, &self.shape);
+        let encoding = &self.encoding;
+        #[allow(unused_mut)]
+        let mut garbler = PrimaryGarbler::new(setup.clone(), encoding, &mut self.rng);
+        #[cfg(feature = "insecure-switches")]
+        if let Some(deviation) = self.deviation.take() {
+            garbler.deviate(deviation);
+        }
+        let mut recovery = RecoveryGarbler::new(recovery_setup, encoding, &mut self.rng);
+        let messages = [garbler.cut_and_choose_messages(), recovery.cut_and_choose_messages(), garbler.input_messages().to_vec(), recovery.input_messages().to_vec()].concat();
+        let mut ciphertexts = Vec::with_capacity(messages.len() * CIPHERTEXT_BYTES);
+        for part in messages.chunks(MAX_CHUNK) {
+            sender.send(part, r.take(message_len(part.len()))?, &mut ciphertexts)?;
+        }
+        r.finish()?;
+        let commitments = garbler.commit(&self.x, &self.gates, encoding, &mut self.rng)?;
+        let delta = garbler.values().map(|v| v.delta).ok_or(CncError::NoCircuits)?;
+        let x_and_keys = [&self.x[..], &garbler.key_bits()].concat();
+        let recovery_commitments = recovery.commit(&x_and_keys, delta, garbler.hash_pad())?;
+        let hashes = input_hashes(&salt, &commitments, &recovery_commitments, setup.input_bits());
+        let decoding = garbler.hash_decoding(&hashes.x)?;
+        let recovery_decoding = recovery.hash_decoding(&hashes)?;
+        let mut w = Writer(ciphertexts);
+        CommitmentFlight { commitments, recovery: recovery_commitments, decoding, recovery_decoding }.write(&mut w);
+        send_flight(outbox, flight::COMMITMENTS, &w.0, limits.max_frame);
+        self.stage = GarblerStage::Evaluation(Box::new((garbler, recovery)));
+        Ok(())
+    }
+
+    /// Streams what the window allows, in `Data` frames; sends the flight that follows a
+    /// stream once it is all sent. Returns whether `Done` is due (the recovery stream and its
+    /// decoding bits are out).
+    pub fn produce(&mut self, outbox: &mut Outbox, limits: &Limits) -> Result<bool, SessionError> {
+        let max_content = limits.max_frame - super::frame::DATA_OVERHEAD;
+        let target = limits.data_frame.min(max_content);
+        let content = |frame: &Vec<u8>| frame.len() - super::frame::DATA_OVERHEAD;
+        let mut done = false;
+        match &mut self.stage {
+            GarblerStage::Streaming(parts) => {
+                let (garbler, _, _, stream, batches) = &mut **parts;
+                while content(&self.pending) < target && self.produced - self.consumed < limits.window && !matches!(batches, StreamBatches::Done) {
+                    let before = self.pending.len();
+                    let pending = &mut self.pending;
+                    let mut send = |_: usize, tables: &[u8]| pending.extend_from_slice(tables);
+                    // The next batch of the program (with its record, for a streamed circuit).
+                    let next = match batches {
+                        StreamBatches::Built(runner) => runner.next_batch()?.map(|batch| (batch, None)),
+                        StreamBatches::Replayed { circuit, next } => {
+                            *next += 1;
+                            circuit.batch(*next - 1).map(|(batch, record)| (batch, Some(record)))
+                        }
+                        StreamBatches::Epilogue(runner) => {
+                            match runner.next_batch()? {
+                                Some(batch) => garbler.stream_batch(stream, batch, &mut send)?,
+                                None => *batches = StreamBatches::Done,
+                            }
+                            self.produced += (self.pending.len() - before) as u64;
+                            continue;
+                        }
+                        StreamBatches::Done => break,
+                    };
+                    match next {
+                        Some((batch, record)) => {
+                            if self.stream_topology {
+                                match record {
+                                    Some(record) => send(0, record),
+                                    None => {
+                                        let mut record = Vec::new();
+                                        encode_record(batch, &mut record);
+                                        send(0, &record);
+                                    }
+                                }
+                            }
+                            garbler.stream_batch(stream, batch, &mut send)?;
+                        }
+                        None => {
+                            if self.stream_topology {
+                                send(0, &end_record());
+                            }
+                            *batches = StreamBatches::Epilogue(Runner::new(garbler.stream_epilogue(stream)));
+                        }
+                    }
+                    self.produced += (self.pending.len() - before) as u64;
+                }
+            }
+            GarblerStage::Recovery { stream, ends, sent, .. } => {
+                // Whole batches while the window has room, like the primary stream.
+                while content(&self.pending) < target && self.produced - self.consumed < limits.window && *sent < stream.len() {
+                    let end = ends.iter().copied().find(|&e| e > *sent).unwrap_or(stream.len());
+                    self.pending.extend_from_slice(&stream[*sent..end]);
+                    self.produced += (end - *sent) as u64;
+                    *sent = end;
+                }
+            }
+            _ => return Ok(false),
+        }
+        while content(&self.pending) > 0 {
+            let excess = content(&self.pending).saturating_sub(max_content);
+            let mut next = super::frame::data_frame(target.max(excess));
+            next.extend_from_slice(&self.pending[self.pending.len() - excess..]);
+            self.pending.truncate(self.pending.len() - excess);
+            outbox.push(std::mem::replace(&mut self.pending, next));
+        }
+        // A stream all sent: the flight that follows it.
+        match std::mem::replace(&mut self.stage, GarblerStage::Finished(Vec::new())) {
+            GarblerStage::Streaming(parts) if matches!(parts.4, StreamBatches::Done) => {
+                let (garbler, recovery, evaluation, _, _) = *parts;
+                send_flight(outbox, flight::TRANSLATIONS, &write_translations(&garbler.translations(&evaluation)), limits.max_frame);
+                self.stage = GarblerStage::Flips(Box::new((garbler, recovery)));
+            }
+            GarblerStage::Recovery { garbler, stream, sent, decoding, .. } if sent == stream.len() => {
+                let mut w = Writer::default();
+                w.u32(decoding.len());
+                for bits in &decoding {
+                    w.bits(bits);
+                }
+                send_flight(outbox, flight::RECOVERY_DECODING, &w.0, limits.max_frame);
+                done = true;
+                self.stage = if self.learns_outputs { GarblerStage::Reply(garbler) } else { GarblerStage::Finished(Vec::new()) };
+            }
+            other => self.stage = other,
+        }
+        Ok(done)
+    }
+
+    /// The AND gates of one copy of the circuit: what the statistics report.
+    pub fn and_gates(&self) -> u64 {
+        self.and_gates
+    }
+}
+
+
+// ---- The evaluator ----
+
+/// The circuit as the evaluator has it, to compute in the clear should cheating recovery hand
+/// it the garbler's input.
+enum Clear {
+    Builtin { spec: &'static garblet_circuits::registry::ProgramSpec, params: garblet_circuits::registry::Params },
+    /// A streamed circuit's batches, kept as they arrive.
+    Streamed(Vec<Batch>),
+}
+
+impl Clear {
+    /// The circuit's outputs in circuit order on inputs `x` and `y`; empty if it fails (the
+    /// length check that follows reports it).
+    fn compute(&self, x: &[bool], y: &[bool]) -> Vec<bool> {
+        let mut plain = Plaintext::new(x.to_vec(), y.to_vec());
+        let ran = match self {
+            Clear::Builtin { spec, params } => spec.instantiate(params).ok().and_then(|program| Runner::new(program).run(&mut plain).ok()).is_some(),
+            Clear::Streamed(batches) => batches.iter().all(|batch| plain.process(batch).is_ok()),
+        };
+        if ran { plain.into_outputs() } else { Vec::new() }
+    }
+}
+
+/// The batches of the evaluator's primary pass: the service program's (built here, or
+/// decoded from the stream), then the epilogue's.
+enum EvalBatches {
+    Built { runner: Runner<'static>, ready: bool },
+    Streamed { batch: Batch, header: Option<RecordHeader>, decoded: bool, hasher: Option<TopologyHasher>, expected: [u8; 32], max_slots: u32 },
+    Epilogue { runner: Runner<'static>, ready: bool },
+    Done,
+}
+
+struct PrimaryPass {
+    evaluator: PrimaryEvaluator,
+    recovery: RecoveryEvaluator,
+    run: PrimaryRun,
+    batches: EvalBatches,
+}
+
+enum EvaluatorStage {
+    /// Awaiting the garbler's base-OT points (the connection's first computation of this kind).
+    BaseOt,
+    Commitments(Box<(PrimaryEvaluator, RecoveryEvaluator)>),
+    Streaming(Box<PrimaryPass>),
+    Translations(Box<PrimaryPass>),
+    Recovery { evaluator: Box<PrimaryEvaluator>, recovery: Box<RecoveryEvaluator>, end: Box<crate::cnc::primary::PrimaryEnd>, run: Box<RecoveryRun> },
+    /// The outputs are known; awaiting the garbler's `Done`.
+    Finished { outputs: Vec<bool>, recovered: bool },
+}
+
+/// The evaluator's side of one cut-and-choose computation.
+pub(super) struct CncEvaluator {
+    pub service: String,
+    pub shape: Shape,
+    scheme: Scheme,
+    y: Vec<bool>,
+    clear: Clear,
+    rng: AesCtr,
+    encoding: ProbeResistantEncoding,
+    stage: EvaluatorStage,
+    gathering: Gathering,
+    /// Stream bytes not yet evaluated (from `read` on).
+    buffer: Vec<u8>,
+    read: usize,
+    pub consumed: u64,
+    pub credited: u64,
+    pub and_total: Option<u64>,
+    pub start: Start,
+    /// The batches of the primary pass, until it starts.
+    pending_batches: Option<EvalBatches>,
+}
+
+/// What a computation ends with.
+pub(super) struct CncOutcome {
+    pub outputs: Vec<bool>,
+    pub recovered: bool,
+    pub garbler: Stats,
+}
+
+impl CncEvaluator {
+    /// Starts a computation with this party's input `y`; `chosen` is the connection's
+    /// chosen-OT receiver: made now, with its base-OT message sent, if this is the connection's
+    /// first cut-and-choose computation (flight 1 then waits for the garbler's points).
+    #[allow(clippy::too_many_arguments)]
+    pub fn start(service: String, scheme: Scheme, shape: Shape, y: Vec<bool>, circuit: ResolvedCircuit, circuit_id: [u8; 32], max_slots: u32, and_total: Option<u64>, chosen: &mut Option<(ChosenReceiver, bool)>, outbox: &mut Outbox, max_frame: usize, start: Start) -> Result<Self, SessionError> {
+        let (clear, batches) = match circuit {
+            ResolvedCircuit::Builtin { spec, params } => {
+                let runner = Runner::new(spec.instantiate(&params)?);
+                (Clear::Builtin { spec, params }, EvalBatches::Built { runner, ready: false })
+            }
+            ResolvedCircuit::Streamed { max_live } => {
+                if max_live > max_slots {
+                    return Err(SessionError::SlotLimit { service, slots: max_live, limit: max_slots });
+                }
+                // The circuit is kept for cheating recovery: it must be of a size to keep.
+                if and_total.is_none_or(|n| n > MAX_KEPT_GATES) {
+                    return Err(SessionError::AndGateLimit { limit: MAX_KEPT_GATES, requested: and_total });
+                }
+                (Clear::Streamed(Vec::new()), EvalBatches::Streamed { batch: Batch::default(), header: None, decoded: false, hasher: Some(TopologyHasher::new()), expected: circuit_id, max_slots })
+            }
+        };
+        let mut evaluator = CncEvaluator {
+            service,
+            shape,
+            scheme,
+            y,
+            clear,
+            rng: AesCtr::from_os_rng().map_err(SessionError::Random)?,
+            encoding: ProbeResistantEncoding::new(),
+            stage: EvaluatorStage::BaseOt,
+            gathering: Gathering::default(),
+            buffer: Vec::new(),
+            read: 0,
+            consumed: 0,
+            credited: 0,
+            and_total,
+            start,
+            pending_batches: Some(batches),
+        };
+        match chosen {
+            Some((receiver, true)) => evaluator.choices(receiver, outbox, max_frame)?,
+            _ => {
+                let (receiver, message) = ChosenReceiver::new()?;
+                *chosen = Some((receiver, false));
+                send_flight(outbox, flight::BASE_OT, &message, max_frame);
+            }
+        }
+        Ok(evaluator)
+    }
+}
+
+impl CncEvaluator {
+    pub fn stage_name(&self) -> &'static str {
+        match self.stage {
+            EvaluatorStage::BaseOt => "awaiting the chosen OT's base-OT points",
+            EvaluatorStage::Commitments(_) => "awaiting the commitments",
+            EvaluatorStage::Streaming(_) => "evaluating the evaluation circuits",
+            EvaluatorStage::Translations(_) => "awaiting the translation tables",
+            EvaluatorStage::Recovery { .. } => "evaluating the recovery circuits",
+            EvaluatorStage::Finished { .. } => "awaiting the garbler's statistics",
+        }
+    }
+
+    /// Whether the stream is in a part that takes `Data`.
+    pub fn takes_data(&self) -> bool {
+        matches!(self.stage, EvaluatorStage::Streaming(_) | EvaluatorStage::Recovery { .. })
+    }
+
+    /// Stream bytes received and not evaluated yet.
+    pub fn unevaluated(&self) -> usize {
+        self.buffer.len() - self.read
+    }
+
+    /// Flight 1: draws the salt and both check sets, and sends every choice through the chosen
+    /// OT.
+    fn choices(&mut self, receiver: &mut ChosenReceiver, outbox: &mut Outbox, max_frame: usize) -> Result<(), SessionError> {
+        let salt = self.rng.next_block().to_bytes();
+        let (setup, recovery_setup) = setup(self.scheme, salt, &self.shape);
+        let check = sample_fixed_check_set(FIXED_CIRCUITS, primary_checks(), &mut self.rng)?;
+        let recovery_check = sample_fixed_check_set(RECOVERY_CIRCUITS, RECOVERY_CHECKS, &mut self.rng)?;
+        let evaluator = PrimaryEvaluator::new(setup, &self.y, check, &self.encoding, &mut self.rng)?;
+        let recovery = RecoveryEvaluator::new(recovery_setup, recovery_check, &self.encoding, &mut self.rng)?;
+        let ((c1, i1), (c2, i2)) = (evaluator.choices(), recovery.choices());
+        let choices = [c1, c2, i1, i2].concat();
+        let mut message = salt.to_vec();
+        for part in choices.chunks(MAX_CHUNK) {
+            receiver.request(part, &mut message)?;
+        }
+        send_flight(outbox, flight::CHOICES, &message, max_frame);
+        self.stage = EvaluatorStage::Commitments(Box::new((evaluator, recovery)));
+        Ok(())
+    }
+
+    fn bounds(&self) -> (Setup, Bounds) {
+        let (setup, _) = setup(self.scheme, [0; 16], &self.shape);
+        let bounds = Bounds::new(&setup, &self.shape, &self.encoding);
+        (setup, bounds)
+    }
+
+    /// Takes a piece of one of the garbler's flights.
+    pub fn handle_flight(&mut self, number: u8, more: bool, bytes: &[u8], chosen: &mut Option<(ChosenReceiver, bool)>, outbox: &mut Outbox, max_frame: usize) -> Result<(), SessionError> {
+        let state = self.stage_name();
+        let (setup, bounds) = self.bounds();
+        let (expected, limit) = match &self.stage {
+            EvaluatorStage::BaseOt => (flight::BASE_OT, RECEIVER_MESSAGE_BYTES),
+            EvaluatorStage::Commitments(_) => (flight::COMMITMENTS, bounds.commitment_flight(transfers(&setup, &self.encoding))),
+            EvaluatorStage::Translations(_) => (flight::TRANSLATIONS, bounds.translation_flight()),
+            EvaluatorStage::Recovery { .. } => (flight::RECOVERY_DECODING, bounds.recovery_decoding_flight(&setup)),
+            _ => return Err(SessionError::Unexpected { frame: "Flight", state }),
+        };
+        let Some(message) = self.gathering.piece(expected, number, more, bytes, limit, state)? else { return Ok(()) };
+        let Some((receiver, ready)) = chosen.as_mut() else {
+            return Err(SessionError::Unexpected { frame: "Flight", state: "without a chosen-OT receiver" });
+        };
+        match std::mem::replace(&mut self.stage, EvaluatorStage::BaseOt) {
+            EvaluatorStage::BaseOt => {
+                receiver.finish_base_ot(&message)?;
+                *ready = true;
+                self.choices(receiver, outbox, max_frame)?;
+            }
+            EvaluatorStage::Commitments(parties) => {
+                let (evaluator, recovery) = *parties;
+                self.commitments(evaluator, recovery, receiver, &message, &bounds, outbox, max_frame)?;
+            }
+            EvaluatorStage::Translations(pass) => {
+                let translations = read_translations(&message, &bounds)?;
+                let PrimaryPass { mut evaluator, mut recovery, run, .. } = *pass;
+                let end = evaluator.finish(run, &translations)?;
+                // Flight 5: δ' is δ after a disagreement, random otherwise; the garbler sees
+                // only flips of its encoding, and cannot tell which.
+                let delta_prime = match end.outcome {
+                    PrimaryOutcome::Disagreed { delta } => delta,
+                    PrimaryOutcome::Agreed { .. } => self.rng.next_block(),
+                };
+                let flips = recovery.input(delta_prime, &self.encoding, &mut self.rng);
+                let mut w = Writer::default();
+                w.bits(&flips);
+                send_flight(outbox, flight::FLIPS, &w.0, max_frame);
+                let run = recovery.start(&self.encoding)?;
+                self.stage = EvaluatorStage::Recovery { evaluator: Box::new(evaluator), recovery: Box::new(recovery), end: Box::new(end), run: Box::new(run) };
+            }
+            EvaluatorStage::Recovery { evaluator, recovery, end, run } => {
+                if self.unevaluated() > 0 {
+                    return Err(SessionError::DataAfterEnd { extra: self.unevaluated() as u64 });
+                }
+                let mut r = Reader::new(flight::RECOVERY_DECODING, &message);
+                let n = r.count(RECOVERY_CIRCUITS, "recovery decoding bits")?;
+                let decoding: Vec<Vec<bool>> = (0..n).map(|_| r.bits(DELTA_BITS + setup.input_bits(), "decoding bits")).collect::<Result<_, _>>()?;
+                r.finish()?;
+                let recovered = recovery.finish(*run, &decoding, &self.encoding)?;
+                let disagreed = matches!(end.outcome, PrimaryOutcome::Disagreed { .. });
+                let (clear, y) = (&self.clear, &self.y);
+                let outputs = conclude(&evaluator, *end, recovered, |x| clear.compute(x, y))?;
+                if setup.garbler_outputs > 0 {
+                    let mut w = Writer::default();
+                    w.u32(outputs.reply.len());
+                    for key in &outputs.reply {
+                        w.bytes(&key.to_le_bytes()[..KEY_BYTES]);
+                    }
+                    send_flight(outbox, flight::REPLY, &w.0, max_frame);
+                }
+                self.stage = EvaluatorStage::Finished { outputs: outputs.own, recovered: disagreed };
+            }
+            _ => unreachable!("the flights are matched above"),
+        }
+        Ok(())
+    }
+
+    /// Flight 2 in, flight 3 out: the transfers and commitments, checked; the evaluation set.
+    #[allow(clippy::too_many_arguments)]
+    fn commitments(&mut self, mut evaluator: PrimaryEvaluator, mut recovery: RecoveryEvaluator, receiver: &mut ChosenReceiver, message: &[u8], bounds: &Bounds, outbox: &mut Outbox, max_frame: usize) -> Result<(), SessionError> {
+        let setup = evaluator.setup().clone();
+        let n = transfers(&setup, &self.encoding);
+        let mut r = Reader::new(flight::COMMITMENTS, message);
+        let mut opened = Vec::with_capacity(n);
+        receiver.receive(r.take(n * CIPHERTEXT_BYTES)?, &mut opened)?;
+        let flight = CommitmentFlight::read(&mut r, bounds)?;
+        r.finish()?;
+        let rest = opened.split_off(FIXED_CIRCUITS);
+        let (recovery_opened, pads) = rest.split_at(RECOVERY_CIRCUITS);
+        let (pads, recovery_pads) = pads.split_at(self.encoding.encoded_len(setup.evaluator_bits));
+        evaluator.receive_transfers(&opened, pads.to_vec())?;
+        recovery.receive_transfers(recovery_opened.to_vec(), recovery_pads.to_vec())?;
+        // The input hashes' matrices, from the commitments as received (Fiat–Shamir).
+        let hashes = input_hashes(&setup.salt, &flight.commitments, &flight.recovery, setup.input_bits());
+        let evaluation = evaluator.receive_commitments(flight.commitments, hashes.x.clone(), flight.decoding, &self.encoding)?;
+        let primary_hash = evaluator.input_hash().ok_or(CncError::NoCircuits)?;
+        recovery.receive_commitments(flight.recovery, hashes, flight.recovery_decoding, primary_hash)?;
+        let mut w = Writer::default();
+        w.u32(evaluation.len());
+        for j in &evaluation {
+            w.u32(*j);
+        }
+        send_flight(outbox, flight::EVALUATION, &w.0, max_frame);
+        let run = evaluator.start(&self.encoding)?;
+        let batches = self.pending_batches.take().ok_or(SessionError::NotReady { state: "without the circuit's batches" })?;
+        self.stage = EvaluatorStage::Streaming(Box::new(PrimaryPass { evaluator, recovery, run, batches }));
+        Ok(())
+    }
+
+    /// Evaluates what has arrived of a stream: `fresh`, a `Data` frame's content, after what
+    /// waited in the buffer. Returns the bytes consumed so far.
+    pub fn data(&mut self, fresh: &[u8]) -> Result<u64, SessionError> {
+        if !self.takes_data() {
+            return Err(SessionError::DataAfterEnd { extra: fresh.len() as u64 });
+        }
+        self.buffer.extend_from_slice(fresh);
+        let buffer = std::mem::take(&mut self.buffer);
+        let used = self.evaluate_available(&buffer[self.read..]);
+        self.buffer = buffer;
+        self.read += used?;
+        if self.read > self.buffer.len() / 2 {
+            self.buffer.drain(..self.read);
+            self.read = 0;
+        }
+        // The primary stream at its end: the translation tables come next, and any byte beyond
+        // the stream is an error.
+        if let EvaluatorStage::Streaming(pass) = &self.stage {
+            if matches!(pass.batches, EvalBatches::Done) {
+                if self.unevaluated() > 0 {
+                    return Err(SessionError::DataAfterEnd { extra: self.unevaluated() as u64 });
+                }
+                let EvaluatorStage::Streaming(pass) = std::mem::replace(&mut self.stage, EvaluatorStage::BaseOt) else { unreachable!() };
+                self.stage = EvaluatorStage::Translations(pass);
+            }
+        }
+        Ok(self.consumed)
+    }
+
+    /// Evaluates every whole lock-step batch at the start of `available`; returns the bytes
+    /// used.
+    fn evaluate_available(&mut self, available: &[u8]) -> Result<usize, SessionError> {
+        let mut read = 0;
+        let scheme = self.scheme;
+        match &mut self.stage {
+            EvaluatorStage::Streaming(pass) => {
+                let PrimaryPass { run, batches, .. } = &mut **pass;
+                loop {
+                    let available = &available[read..];
+                    let tables_of = |batch: &Batch| FIXED_EVALUATED * scheme.and_bytes(batch.counts.and as usize);
+                    let used = match batches {
+                        EvalBatches::Built { runner, ready } | EvalBatches::Epilogue { runner, ready } => {
+                            if !*ready {
+                                if runner.next_batch()?.is_none() {
+                                    *batches = match batches {
+                                        EvalBatches::Built { .. } => EvalBatches::Epilogue { runner: Runner::new(run.start_epilogue()?), ready: false },
+                                        _ => EvalBatches::Done,
+                                    };
+                                    continue;
+                                }
+                                *ready = true;
+                            }
+                            let batch = runner.current_batch();
+                            let need = tables_of(batch);
+                            if available.len() < need {
+                                break;
+                            }
+                            run.batch(batch, &split(&available[..need], FIXED_EVALUATED))?;
+                            *ready = false;
+                            need
+                        }
+                        EvalBatches::Streamed { batch, header, decoded, hasher, expected, max_slots } => match header {
+                            None => {
+                                let Some(head) = available.first_chunk::<HEADER_BYTES>() else { break };
+                                let h = RecordHeader::parse(head);
+                                if let Some(hasher) = hasher.as_mut() {
+                                    hasher.update(head);
+                                }
+                                if h.is_end() {
+                                    if hasher.take().map(TopologyHasher::finish).as_ref() != Some(expected) {
+                                        return Err(TopologyError::HashMismatch.into());
+                                    }
+                                    *batches = EvalBatches::Epilogue { runner: Runner::new(run.start_epilogue()?), ready: false };
+                                } else {
+                                    *header = Some(h);
+                                    *decoded = false;
+                                }
+                                HEADER_BYTES
+                            }
+                            Some(h) if !*decoded => {
+                                let n = h.topology_bytes as usize;
+                                if available.len() < n {
+                                    break;
+                                }
+                                decode_record(h, &available[..n], *max_slots, batch)?;
+                                if let Some(hasher) = hasher.as_mut() {
+                                    hasher.update(&available[..n]);
+                                }
+                                if let Clear::Streamed(kept) = &mut self.clear {
+                                    kept.push(batch.clone());
+                                }
+                                *decoded = true;
+                                n
+                            }
+                            Some(_) => {
+                                let need = tables_of(batch);
+                                if available.len() < need {
+                                    break;
+                                }
+                                run.batch(batch, &split(&available[..need], FIXED_EVALUATED))?;
+                                *header = None;
+                                need
+                            }
+                        },
+                        EvalBatches::Done => break,
+                    };
+                    read += used;
+                    self.consumed += used as u64;
+                }
+            }
+            EvaluatorStage::Recovery { run, .. } => {
+                while let Some(len) = run.next_len()? {
+                    let need = RECOVERY_CIRCUITS * len;
+                    if available.len() - read < need {
+                        break;
+                    }
+                    run.batch(&split(&available[read..read + need], RECOVERY_CIRCUITS))?;
+                    read += need;
+                    self.consumed += need as u64;
+                }
+            }
+            _ => {}
+        }
+        Ok(read)
+    }
+
+    /// Takes the garbler's `Done`: the computation's end, once its outputs are known.
+    pub fn done(&mut self, stats: Stats) -> Result<CncOutcome, SessionError> {
+        match std::mem::replace(&mut self.stage, EvaluatorStage::BaseOt) {
+            EvaluatorStage::Finished { outputs, recovered } => Ok(CncOutcome { outputs, recovered, garbler: stats }),
+            other => {
+                self.stage = other;
+                Err(SessionError::Unexpected { frame: "Done", state: self.stage_name() })
+            }
+        }
+    }
+
+    /// Whether the stream's end is evaluated and credit for all of it is due.
+    pub fn stream_ended(&self) -> bool {
+        matches!(self.stage, EvaluatorStage::Translations(_) | EvaluatorStage::Finished { .. })
+    }
+}
+
+/// `bytes` cut into `parts` equal slices.
+fn split(bytes: &[u8], parts: usize) -> Vec<&[u8]> {
+    let each = bytes.len() / parts.max(1);
+    (0..parts).map(|k| &bytes[k * each..(k + 1) * each]).collect()
+}

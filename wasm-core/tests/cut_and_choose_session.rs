@@ -1,0 +1,285 @@
+//! Cut-and-choose computations over sessions (docs/cut-and-choose.md): the flights in frames,
+//! the streams under the credit window, both parties' outputs, and what the evaluator does when
+//! the garbler cheats — against FIPS-197 and plaintext evaluation.
+
+mod support;
+
+use garblet_circuits::value;
+use garblet_core::garble::{Garbling, Scheme};
+use garblet_core::protocol::{
+    ErrorCode, ErrorKind, EvaluatorEvent, Frame, GarblerEvent, Security, SessionError,
+};
+use support::Pair;
+
+fn finished(pair: &mut Pair) -> garblet_core::protocol::ComputationResult {
+    match pair.evaluator.poll_event() {
+        Some(EvaluatorEvent::Finished(r)) => *r,
+        other => panic!("no result: {other:?}"),
+    }
+}
+
+fn run(
+    pair: &mut Pair,
+    service: &str,
+    inputs: Vec<bool>,
+) -> garblet_core::protocol::ComputationResult {
+    pair.evaluator
+        .start_with(service, vec![], inputs, Security::CutAndChoose)
+        .unwrap();
+    pair.pump().unwrap();
+    finished(pair)
+}
+
+#[test]
+fn private_aes_with_cut_and_choose_gives_fips197_under_both_schemes() {
+    for scheme in [Scheme::HalfGates, Scheme::ThreeHalves] {
+        // A small window: the lock-step stream must flow under credit.
+        let mut pair = Pair::with_garbling(256 << 10, Garbling::Only(scheme), Garbling::Auto);
+        let block: Vec<u8> = (0u8..16).map(|i| i * 0x11).collect();
+        let result = run(&mut pair, "aes128", value::from_bytes(&block));
+        assert_eq!(
+            value::to_hex(&result.outputs[0].bits),
+            "0x69c4e0d86a7b0430d8cdb78070b4c55a",
+            "{}",
+            scheme.name()
+        );
+        assert_eq!(
+            (result.security, result.recovered),
+            (Security::CutAndChoose, false)
+        );
+        assert_eq!(
+            result.evaluator.bytes_received, result.garbler.bytes_sent,
+            "both sides count the same traffic"
+        );
+        // The client also counts credit it sent after the garbler's Done.
+        assert!(result.evaluator.bytes_sent >= result.garbler.bytes_received);
+        // 15 evaluation circuits stream: at least 15 copies of the tables.
+        assert!(
+            result.garbler.bytes_sent as f64 >= 15.0 * 6400.0 * scheme.bytes_per_and(),
+            "{}",
+            result.garbler.bytes_sent
+        );
+        match pair.garbler.poll_event() {
+            Some(GarblerEvent::Finished {
+                garbler_outputs,
+                security,
+                ..
+            }) => assert_eq!(
+                (garbler_outputs.len(), security),
+                (0, Security::CutAndChoose)
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+/// Both parties learn the output — the garbler's through the keys the evaluator returns — and
+/// the connection carries computations of both modes, the chosen OT's base OT only once.
+#[test]
+fn both_parties_outputs_and_mixed_modes_on_one_connection() {
+    let mut pair = Pair::new(4 << 20);
+    for (x, y) in [(5_000_000u128, 4_000_000u128), (5_000_000, 6_000_000)] {
+        let result = run(&mut pair, "millionaires", value::from_u128(y, 32));
+        assert_eq!(result.outputs[0].bits, vec![x > y]);
+        match pair.garbler.poll_event() {
+            Some(GarblerEvent::Finished {
+                garbler_outputs, ..
+            }) => assert_eq!(garbler_outputs, vec![x > y]),
+            other => panic!("{other:?}"),
+        }
+        // A standard computation between them.
+        let sum = pair.compute("add", vec![], value::from_u128(y, 64));
+        assert_eq!(value::to_u128(&sum.outputs[0].bits), Some(1000 + y));
+        assert_eq!(sum.security, Security::Standard);
+        pair.garbler.poll_event();
+    }
+    // The garbler learns the sum only: its output comes back as keys.
+    let result = run(&mut pair, "add_to_garbler", value::from_u128(234, 64));
+    assert!(result.outputs.is_empty());
+    match pair.garbler.poll_event() {
+        Some(GarblerEvent::Finished {
+            garbler_outputs, ..
+        }) => assert_eq!(value::to_u128(&garbler_outputs), Some(1234)),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_service_that_offers_less_is_refused_before_anything_is_sent() {
+    let mut pair = Pair::new(4 << 20);
+    let err = pair
+        .evaluator
+        .start_with("synthetic", vec![], vec![true; 128], Security::CutAndChoose)
+        .unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            SessionError::SecurityNotOffered {
+                offered: Security::Standard,
+                requested: Security::CutAndChoose,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(
+        (err.kind(), err.code()),
+        (ErrorKind::Input, ErrorCode::BadRequest)
+    );
+    assert!(
+        pair.evaluator.poll_transmit().unwrap().is_none(),
+        "nothing was sent"
+    );
+    // The session is still usable.
+    let block = [0u8; 16];
+    assert_eq!(
+        run(&mut pair, "aes128", value::from_bytes(&block)).outputs[0]
+            .bits
+            .len(),
+        128
+    );
+}
+
+/// A garbler that corrupts one circuit's tables — in its commitment and its stream alike — is
+/// caught by a check circuit or outvoted; one that corrupts every circuit is caught by the
+/// first check circuit, with the typed error, and the server hears why.
+#[cfg(feature = "insecure-switches")]
+#[test]
+fn a_garbler_that_corrupts_every_circuit_is_caught_and_the_server_hears_it() {
+    use garblet_core::cnc::primary::Deviation;
+    let mut pair = Pair::new(4 << 20);
+    pair.garbler.insecure_cnc_deviation(Deviation {
+        tables: Some(Box::new(|_, tables: &mut [u8]| {
+            tables.iter_mut().take(1).for_each(|b| *b ^= 1)
+        })),
+        ..Deviation::default()
+    });
+    pair.evaluator
+        .start_with("aes128", vec![], vec![false; 128], Security::CutAndChoose)
+        .unwrap();
+    let err = pair.pump().unwrap_err();
+    assert!(
+        err.starts_with("evaluator: the server cheated: check circuit"),
+        "{err}"
+    );
+    // The evaluator's Error frame reaches the garbler with the cheating-detected code.
+    let frame = pair
+        .evaluator
+        .poll_transmit()
+        .unwrap()
+        .expect("the Error frame");
+    match Frame::decode(&frame).unwrap() {
+        Frame::Error { code, .. } => assert_eq!(code, ErrorCode::CheatingDetected as u16),
+        other => panic!("{other:?}"),
+    }
+    let remote = pair.garbler.handle(&frame).unwrap_err();
+    assert!(matches!(remote, SessionError::Remote { code: 13, .. }));
+    assert!(pair.evaluator.is_closed());
+}
+
+#[cfg(feature = "insecure-switches")]
+#[test]
+fn one_corrupted_evaluation_circuit_is_outvoted_or_caught() {
+    use garblet_core::cnc::primary::Deviation;
+    // Circuit 0 is corrupted: when it is a check circuit the run is caught, when it is
+    // evaluated the others outvote it — the output is right either way, never wrong.
+    let (mut caught, mut right) = (0, 0);
+    for _ in 0..6 {
+        let mut pair = Pair::new(4 << 20);
+        pair.garbler.insecure_cnc_deviation(Deviation {
+            tables: Some(Box::new(|j, tables: &mut [u8]| {
+                if j == 0 {
+                    tables.iter_mut().take(1).for_each(|b| *b ^= 1)
+                }
+            })),
+            ..Deviation::default()
+        });
+        let block: Vec<u8> = (0u8..16).map(|i| i * 0x11).collect();
+        pair.evaluator
+            .start_with(
+                "aes128",
+                vec![],
+                value::from_bytes(&block),
+                Security::CutAndChoose,
+            )
+            .unwrap();
+        match pair.pump() {
+            Ok(()) => {
+                assert_eq!(
+                    value::to_hex(&finished(&mut pair).outputs[0].bits),
+                    "0x69c4e0d86a7b0430d8cdb78070b4c55a"
+                );
+                right += 1;
+            }
+            Err(e) => {
+                assert!(e.contains("the server cheated"), "{e}");
+                caught += 1;
+            }
+        }
+    }
+    assert_eq!(caught + right, 6);
+}
+
+#[test]
+fn malformed_flights_get_typed_errors() {
+    let mut pair = Pair::new(4 << 20);
+    pair.evaluator
+        .start_with("aes128", vec![], vec![false; 128], Security::CutAndChoose)
+        .unwrap();
+    // The request and the evaluator's base-OT message reach the garbler; its points come back.
+    for frame in support::drain(&mut pair.evaluator).unwrap() {
+        pair.garbler.handle(&frame).unwrap();
+    }
+    // A flight the garbler does not expect now.
+    let err = pair
+        .garbler
+        .handle(
+            &Frame::Flight {
+                flight: 3,
+                more: false,
+                bytes: vec![0; 8],
+            }
+            .encode(),
+        )
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            SessionError::Unexpected {
+                frame: "Flight",
+                ..
+            }
+        ),
+        "{err}"
+    );
+
+    // An oversized flight on a fresh pair: refused as soon as it exceeds what can be expected.
+    let mut pair = Pair::new(4 << 20);
+    pair.evaluator
+        .start_with("aes128", vec![], vec![false; 128], Security::CutAndChoose)
+        .unwrap();
+    let frames = support::drain(&mut pair.evaluator).unwrap();
+    pair.garbler.handle(&frames[0]).unwrap();
+    let err = pair
+        .garbler
+        .handle(
+            &Frame::Flight {
+                flight: 0,
+                more: true,
+                bytes: vec![0; 33],
+            }
+            .encode(),
+        )
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            SessionError::FlightLength {
+                flight: 0,
+                expected: 32,
+                got: 33
+            }
+        ),
+        "{err}"
+    );
+}
