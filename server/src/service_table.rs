@@ -242,17 +242,31 @@ impl Services for ServiceTable {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::serve::config::Config;
-    use crate::serve::services;
+    use garblet_circuits::bristol::{self, InputSource};
+    use garblet_circuits::{Encoding, Reveal};
     use garblet_core::protocol::{ErrorCode, ErrorKind};
 
-    /// A table from `[[service]]` entries of a configuration file.
-    fn table(services: &str) -> ServiceTable {
-        services::build(&Config::parse(services, "test", ".".into()).unwrap()).unwrap().table
+    /// Hamming distance of 64 bits, a built-in program.
+    fn hamming(security: Security) -> ServiceDef {
+        let spec = garblet_circuits::registry::find("hamming").unwrap();
+        let source = CircuitSource::Builtin { spec, params: [("n".to_string(), 64)].into_iter().collect(), client_params: vec![] };
+        ServiceDef { name: "hamming".into(), doc: String::new(), source, garbler_input: vec![true; 64], security }
     }
 
-    const HAMMING: &str = "[[service]]\nname = 'hamming'\ncircuit = { builtin = 'hamming', params = { n = 64 } }\ngarbler_inputs = { x = { decimal = 12345 } }\n";
-    const ADD: &str = "[[service]]\nname = 'add'\ncircuit = { bristol = 'adder64' }\ninputs = [{ party = 'garbler', value = { decimal = 1000 } }, { party = 'evaluator' }]\n";
+    /// A 64-bit adder, a Bristol circuit: the garbler's 1000 plus the evaluator's number.
+    fn add(security: Security) -> ServiceDef {
+        let text = BristolText::Embedded(include_bytes!("../../circuits/bristol/adder64.txt"));
+        let info = Arc::new(bristol::scan(text.open().unwrap()).unwrap());
+        let input = |name: &str, party| BristolInput { name: name.into(), source: InputSource::Party(party), encoding: Encoding::UInt };
+        let inputs = vec![input("a", Party::Garbler), input("b", Party::Evaluator)];
+        let outputs = vec![BristolOutput { name: "sum".into(), reveal: Reveal::Evaluator }];
+        let garbler_input = (0..64).map(|i| (1000u64 >> i) & 1 == 1).collect();
+        ServiceDef { name: "add".into(), doc: String::new(), source: CircuitSource::Bristol { text, info, inputs, outputs }, garbler_input, security }
+    }
+
+    fn table(defs: Vec<ServiceDef>) -> ServiceTable {
+        ServiceTable::new(defs).unwrap()
+    }
 
     fn request(service: &str, security: Security) -> ComputeRequest {
         ComputeRequest { service: service.into(), params: vec![], circuit_id: [0; 32], evaluator_bits: 64, security }
@@ -277,7 +291,7 @@ mod tests {
 
     #[test]
     fn a_service_offering_standard_refuses_a_cut_and_choose_request() {
-        let table = table(&format!("{HAMMING}{ADD}"));
+        let table = table(vec![hamming(Security::Standard), add(Security::Standard)]);
         for service in ["hamming", "add"] {
             let Err(e) = table.plan(&request(service, Security::CutAndChoose)) else { panic!("{service}: planned") };
             assert!(matches!(&e, SessionError::SecurityNotOffered { service: s, offered: Security::Standard, requested: Security::CutAndChoose } if s == service), "{e:?}");
@@ -288,7 +302,7 @@ mod tests {
 
     #[test]
     fn a_cut_and_choose_request_gets_a_built_in_program_it_can_build_twice() {
-        let table = table(&format!("{HAMMING}security = 'cut-and-choose'\n"));
+        let table = table(vec![hamming(Security::CutAndChoose)]);
         // A standard request to a service that offers more: one pass, as before.
         assert!(matches!(table.plan(&request("hamming", Security::Standard)).unwrap().gates, GateSource::Program(_)));
         let plan = table.plan(&request("hamming", Security::CutAndChoose)).unwrap();
@@ -299,7 +313,7 @@ mod tests {
 
     #[test]
     fn a_cut_and_choose_request_gets_a_bristol_circuit_it_can_run_twice() {
-        let mut table = table(&format!("{ADD}security = 'cut-and-choose'\n"));
+        let mut table = table(vec![add(Security::CutAndChoose)]);
         // Small enough to be kept: replayed from memory, any number of times.
         assert!(matches!(table.plan(&request("add", Security::CutAndChoose)).unwrap().gates, GateSource::Recorded(_)));
         // One too large to keep is read again for each pass.
@@ -312,7 +326,7 @@ mod tests {
 
     #[test]
     fn the_catalog_says_what_each_service_offers() {
-        let table = table(&format!("{HAMMING}{ADD}security = 'cut-and-choose'\n"));
+        let table = table(vec![hamming(Security::Standard), add(Security::CutAndChoose)]);
         let catalog = Catalog::parse(table.catalog_json()).unwrap();
         let security: Vec<(&str, Security)> = catalog.services.iter().map(|s| (s.name.as_str(), s.security)).collect();
         assert_eq!(security, [("hamming", Security::Standard), ("add", Security::CutAndChoose)]);
