@@ -3,12 +3,12 @@
 //!
 //! Structured data crosses as JSON strings (catalog, events, progress, errors), frames and
 //! input bits as byte arrays. Errors are thrown as `Error`s whose message is the JSON of
-//! [`ErrorReport`](crate::protocol::ErrorReport): `{"kind": "input" | "protocol" | "remote",
-//! "code": "<wire code's name>", "wireCode": n, "reason": "<check>", "message": "…",
+//! [`ErrorReport`](crate::protocol::ErrorReport): `{"kind": "input" | "protocol" | "remote" |
+//! "cheating", "code": "<wire code's name>", "wireCode": n, "reason": "<check>", "message": "…",
 //! "fields": {…}}`; the SDK's `fromCoreError` turns it into its error classes.
 
 use crate::garble::Garbling;
-use crate::protocol::{Clock, ErrorCode, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, SessionError};
+use crate::protocol::{Clock, ErrorCode, ErrorKind, ErrorReport, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, Security, SessionError};
 use serde_json::json;
 use wasm_bindgen::prelude::*;
 
@@ -84,7 +84,10 @@ impl WasmEvaluator {
         self.session.has_deferred_work()
     }
 
-    /// The next event as JSON: `{"type":"ready"}` or `{"type":"finished", …}`.
+    /// The next event as JSON: `{"type":"ready"}` or `{"type":"finished", "service", "outputs",
+    /// "stats", "security", "recovered"}` — `security` the mode the computation ran in
+    /// ("standard" or "cut-and-choose"), `recovered` whether its evaluation circuits disagreed
+    /// (the server cheated) and the output came through cheating recovery.
     #[wasm_bindgen(js_name = pollEvent)]
     pub fn poll_event(&mut self) -> Option<String> {
         let event = self.session.poll_event()?;
@@ -96,7 +99,7 @@ impl WasmEvaluator {
                     .iter()
                     .map(|o| json!({ "name": o.name, "hex": garblet_circuits::value::to_hex(&o.bits), "bits": o.bits.len(), "signed": o.signed }))
                     .collect();
-                json!({ "type": "finished", "service": r.service, "outputs": outputs, "stats": { "evaluator": r.evaluator, "garbler": r.garbler } }).to_string()
+                json!({ "type": "finished", "service": r.service, "outputs": outputs, "stats": { "evaluator": r.evaluator, "garbler": r.garbler }, "security": r.security.name(), "recovered": r.recovered }).to_string()
             }
         })
     }
@@ -122,14 +125,20 @@ impl WasmEvaluator {
     }
 
     /// Starts a computation. `bits` holds `bitCount` input bits packed LSB first: the
-    /// evaluator's fields concatenated in order.
-    pub fn start(&mut self, service: &str, params: &str, bits: &[u8], bit_count: usize) -> Result<(), JsError> {
+    /// evaluator's fields concatenated in order. `security` is the mode ("standard", the
+    /// default, or "cut-and-choose"); another name throws, and a service that offers less than
+    /// the mode asked for throws `security-not-offered` (kind `input`: nothing was sent).
+    pub fn start(&mut self, service: &str, params: &str, bits: &[u8], bit_count: usize, security: Option<String>) -> Result<(), JsError> {
+        let security = match security.as_deref() {
+            None => Security::Standard,
+            Some(name) => Security::from_name(name).ok_or_else(|| unknown_security(name))?,
+        };
         if bits.len() * 8 < bit_count {
             return Err(js_error(&SessionError::PackedBits { bits: bit_count as u64, bytes: bits.len() as u64 }));
         }
         let params = parse_params(params)?;
         let inputs = (0..bit_count).map(|i| (bits[i / 8] >> (i % 8)) & 1 == 1).collect();
-        self.session.start(service, params, inputs).map_err(|e| js_error(&e))
+        self.session.start_with(service, params, inputs, security).map_err(|e| js_error(&e))
     }
 
     /// `{"andGates", "andTotal" (or null), "bytesReceived", "bytesConsumed"}`.
@@ -176,6 +185,20 @@ pub fn run_base_ot_share(job: &[u8]) -> Result<Vec<u8>, JsError> {
     let share = crate::ot::base::BaseOtShare::from_bytes(job).map_err(|e| js_error(&SessionError::Ot(e)))?;
     let products = share.run().map_err(|e| js_error(&SessionError::Ot(e)))?;
     Ok(products.concat())
+}
+
+/// A security mode this build does not know: an input error (nothing was sent), reason
+/// `security-mode`, the name given in `security`.
+fn unknown_security(name: &str) -> JsError {
+    let report = ErrorReport {
+        kind: ErrorKind::Input,
+        code: ErrorCode::BadRequest,
+        wire_code: ErrorCode::BadRequest as u16,
+        reason: "security-mode",
+        fields: [("security".to_string(), serde_json::Value::from(name))].into_iter().collect(),
+        message: format!("unknown security mode {name:?}: {}", Security::ALL.map(Security::name).join(" or ")),
+    };
+    JsError::new(&report.to_json())
 }
 
 fn parse_params(json: &str) -> Result<Vec<(String, u64)>, JsError> {
