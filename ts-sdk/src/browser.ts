@@ -13,7 +13,7 @@ import { AbortError, ConnectionError, fromErrorData, GarbletError } from './erro
 import { checkIntegrity, verifyAsset, type AssetIntegrity, type AssetName } from './integrity.js';
 import type { FromWorker, ToWorker } from './protocol.js';
 import { reasonOf, Session, type EngineHandle } from './session.js';
-import { evaluatorSettings, type EvaluatorSettings } from './options.js';
+import { checkedSecurity, evaluatorSettings, type EvaluatorSettings } from './options.js';
 import { startOtHelper } from './ot-helper.js';
 import { startSocketWorker } from './socket-port.js';
 import type { ConnectOptions, Progress, ServiceInfo } from './types.js';
@@ -241,11 +241,13 @@ export const Garblet = {
   /**
    * Connects to a Garblet server (`ws://`, `wss://`, or a path on this page's host) and completes
    * the hellos (the base OTs wait for the first run). With `options.integrity`, the SDK's files
-   * are checked first: nothing starts and nothing connects unless all of them match.
+   * are checked first: nothing starts and nothing connects unless all of them match. With
+   * `options.require`, every run on the session gets at least that protection.
    */
   async connect(url: string, options: ConnectOptions = {}): Promise<Session> {
     const { signal } = options;
     const settings = evaluatorSettings(options);
+    const required = checkedSecurity('require', options.require) ?? 'standard';
     const integrity = options.integrity === undefined ? undefined : checkIntegrity(options.integrity);
     if (signal?.aborted) throw new AbortError(reasonOf(signal));
     let loaded: Assets;
@@ -260,7 +262,7 @@ export const Garblet = {
     try {
       const target = socketUrl(url);
       const catalog = await engine.connect(target, settings);
-      return new Session(engine, catalog, target);
+      return new Session(engine, catalog, target, required);
     } finally {
       signal?.removeEventListener('abort', onAbort);
     }

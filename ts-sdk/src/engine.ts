@@ -6,7 +6,7 @@
 import { AbortError, ConnectionError, fromCoreError, GarbletError, InputError, IntegrityError } from './errors.js';
 import { assignInputs, clientFields, deriveParams, encodeValue, packBits } from './encode.js';
 import type { EvaluatorSettings } from './options.js';
-import type { InputField, Inputs, Progress, ServiceInfo, Stats } from './types.js';
+import type { InputField, Inputs, Progress, Security, ServiceInfo, Stats } from './types.js';
 
 /** A message channel to the server: one binary message per frame. */
 export interface Transport {
@@ -38,7 +38,7 @@ export interface WasmEvaluator {
   pollTransmit(): Uint8Array | undefined;
   progress(): string;
   shape(service: string, params: string): string;
-  start(service: string, params: string, bits: Uint8Array, bitCount: number): void;
+  start(service: string, params: string, bits: Uint8Array, bitCount: number, security?: string): void;
   takeBaseOtShare(count: number): Uint8Array | undefined;
 }
 
@@ -58,6 +58,8 @@ export interface RunRequest {
   progressInterval: number;
   /** The circuit the run must compute (`RunOptions.expectCircuit`), checked before it starts. */
   expectCircuit?: string;
+  /** The mode the run computes in, which the session checked the service offers. */
+  security: Security;
 }
 
 /** A finished run, before outputs are wrapped (it must cross a worker boundary as is). */
@@ -65,6 +67,10 @@ export interface RawResult {
   service: string;
   outputs: { name: string; hex: string; bits: number; signed: boolean }[];
   stats: Stats;
+  /** The mode the computation ran in. */
+  security: Security;
+  /** Cut-and-choose only: circuits disagreed (the server cheated) and cheating recovery gave the output. */
+  recovered: boolean;
 }
 
 interface Pending {
@@ -156,7 +162,7 @@ export class Engine {
         if (v === undefined) throw new InputError(`missing input '${f.name}'`, { reason: 'missing-input', input: f.name });
         return encodeValue(f, v);
       });
-      this.evaluator.start(service.name, paramsJson, packBits(bits), bits.length);
+      this.evaluator.start(service.name, paramsJson, packBits(bits), bits.length, request.security);
     } catch (e) {
       return Promise.reject(fromCoreError(e));
     }
@@ -265,13 +271,15 @@ export class Engine {
     for (let text = this.evaluator.pollEvent(); text; text = this.evaluator.pollEvent()) {
       const event = JSON.parse(text) as { type: 'ready' } | ({ type: 'finished' } & RawResult);
       if (event.type === 'ready') {
-        this.catalog = (JSON.parse(this.evaluator.catalog() ?? '{"services":[]}') as { services: ServiceInfo[] }).services;
+        const services = (JSON.parse(this.evaluator.catalog() ?? '{"services":[]}') as { services: ServiceInfo[] }).services;
+        // A server that does not say what a service offers (an older one) offers the standard mode.
+        this.catalog = services.map((s) => ({ ...s, security: s.security ?? 'standard' }));
         for (const w of this.readyWaiters.splice(0)) w.resolve(this.catalog);
       } else if (this.run_) {
         this.reportProgress(true);
         const run = this.run_;
         this.run_ = undefined;
-        run.resolve({ service: event.service, outputs: event.outputs, stats: event.stats });
+        run.resolve({ service: event.service, outputs: event.outputs, stats: event.stats, security: event.security ?? 'standard', recovered: event.recovered ?? false });
       }
     }
   }

@@ -2,6 +2,7 @@
  * Typed errors. Every error the SDK throws is a {@link GarbletError}; switch on the subclass
  * (or on `name`) to tell a network failure from a refusal by the server or a cancelled run.
  */
+import type { Security } from './types.js';
 
 /** Base class of every Garblet error. */
 export class GarbletError extends Error {
@@ -45,7 +46,8 @@ export type ErrorCode =
   | 'ot-check-failed'
   | 'output-forged'
   | 'cancelled'
-  | 'garbling';
+  | 'garbling'
+  | 'cheating-detected';
 
 /** Values an error's check compared, by name: see the README's "Errors" for each `reason`. */
 export type ErrorDetails = Readonly<Record<string, string | number>>;
@@ -114,6 +116,7 @@ const WIRE_CODES: Record<ErrorCode, number> = {
   'output-forged': 10,
   cancelled: 11,
   garbling: 12,
+  'cheating-detected': 13,
 };
 
 function isErrorCode(code: unknown): code is ErrorCode {
@@ -132,7 +135,10 @@ function isErrorCode(code: unknown): code is ErrorCode {
  *   `limit` is `max`), `not-an-integer`, `not-in-alphabet` (`symbol`), `not-hex`,
  *   `wrong-type`;
  * - the session: `busy` (a computation is running), `not-ready`, `slot-limit` (a streamed
- *   circuit wider than this client allows: `slots`, `limit`).
+ *   circuit wider than this client allows: `slots`, `limit`);
+ * - the security mode: `security-not-offered` (the service offers less protection than the run
+ *   needs: `service`, `offered`, `required`), `security-below-required` (the run asked for less
+ *   than the connection's `require`: `requested`, `required`).
  */
 export type InputErrorReason =
   | 'unknown-service'
@@ -152,7 +158,9 @@ export type InputErrorReason =
   | 'wrong-type'
   | 'busy'
   | 'not-ready'
-  | 'slot-limit';
+  | 'slot-limit'
+  | 'security-not-offered'
+  | 'security-below-required';
 
 /** The fields an {@link InputError} may carry; which ones depends on its `reason`. */
 export interface InputErrorFields {
@@ -183,6 +191,12 @@ export interface InputErrorFields {
   symbol?: string | number;
   /** Wire slots the circuit needs (`slot-limit`). */
   slots?: number;
+  /** The strongest protection the service offers (`security-not-offered`). */
+  offered?: Security;
+  /** The protection the run needs (`security-not-offered`) or the connection requires (`security-below-required`). */
+  required?: Security;
+  /** The protection the run asked for (`security-below-required`). */
+  requested?: Security;
 }
 
 /** The wire code an {@link InputError} is filed under. */
@@ -211,6 +225,9 @@ export class InputError extends GarbletError {
   readonly unit?: InputErrorFields['unit'];
   readonly symbol?: string | number;
   readonly slots?: number;
+  readonly offered?: Security;
+  readonly required?: Security;
+  readonly requested?: Security;
 
   constructor(message: string, fields: InputErrorFields) {
     super(message);
@@ -229,7 +246,7 @@ export class InputError extends GarbletError {
   }
 }
 
-const INPUT_FIELDS = ['service', 'input', 'param', 'program', 'value', 'min', 'max', 'limit', 'expected', 'got', 'unit', 'symbol', 'slots'] as const;
+const INPUT_FIELDS = ['service', 'input', 'param', 'program', 'value', 'min', 'max', 'limit', 'expected', 'got', 'unit', 'symbol', 'slots', 'offered', 'required', 'requested'] as const;
 
 /**
  * Why an {@link IntegrityError} happened: `mismatch`, a file's bytes do not have the pinned
@@ -263,6 +280,54 @@ export class IntegrityError extends GarbletError {
   }
 }
 
+/**
+ * Which check of a cut-and-choose computation caught the server (docs/cut-and-choose.md, "The
+ * exchange"): `check-circuit` (a check circuit is not the one its seed regenerates: `circuit`,
+ * `what`), `evaluation-circuit` (an evaluation circuit's labels or stream do not match its
+ * commitments: `circuit`, `what`), `inconsistent-input` (the server's input differs between
+ * circuits: `first`, `other`), `no-valid-output`, `recovery-delta`, `recovery-input`
+ * (`circuit`), `no-majority`. A newer SDK's core may name others.
+ */
+export type CheatingReason =
+  | 'check-circuit'
+  | 'evaluation-circuit'
+  | 'inconsistent-input'
+  | 'no-valid-output'
+  | 'recovery-delta'
+  | 'recovery-input'
+  | 'no-majority';
+
+/**
+ * The server was caught cheating in a cut-and-choose computation (`security` `cut-and-choose`):
+ * it garbled something other than the circuits it committed to, or gave circuits inconsistent
+ * inputs. You get no output, the connection is closed, and the SDK tells the server why (wire
+ * code `cheating-detected`, 13), so that its operator can count such reports.
+ *
+ * **Nothing about your input leaked by this abort.** Every check that can end a computation
+ * (check circuits regenerated from their seeds, commitments, the server's input consistency)
+ * depends only on what the server sent, never on your input, so whether a computation aborts
+ * tells the server nothing about it (docs/cut-and-choose.md explains why, step by step). What
+ * the server can do depending on your input — corrupt some evaluation circuits — is outvoted
+ * instead of aborting: a result with `recovered: true` means the server cheated but the output
+ * is still correct (it came through cheating recovery), and the server was not told.
+ *
+ * `reason` names the check that failed ({@link CheatingReason}); `details` holds what it
+ * compared (`circuit`, `what`, `first`, `other`). Do not trust this server with another run.
+ */
+export class CheatingDetected extends GarbletError {
+  override name = 'CheatingDetected';
+  readonly code: ErrorCode = 'cheating-detected';
+  readonly wireCode = WIRE_CODES['cheating-detected'];
+  readonly reason: CheatingReason;
+  readonly details: ErrorDetails;
+
+  constructor(message: string, reason: CheatingReason, details: ErrorDetails = {}) {
+    super(message);
+    this.reason = reason;
+    this.details = details;
+  }
+}
+
 /** The operation was cancelled through its `AbortSignal`. */
 export class AbortError extends GarbletError {
   override name = 'AbortError';
@@ -274,7 +339,7 @@ export class AbortError extends GarbletError {
 
 /** The JSON payload of errors thrown by the WebAssembly core (`ErrorReport` in wasm-core). */
 interface CoreError {
-  kind: 'input' | 'protocol' | 'remote';
+  kind: 'input' | 'protocol' | 'remote' | 'cheating';
   code: string;
   wireCode: number;
   reason: string;
@@ -294,6 +359,7 @@ const CORE_INPUT_REASONS: Record<string, { reason: InputErrorReason; unit?: Inpu
   'packed-bits': { reason: 'input-length', unit: 'bits' },
   'slot-limit': { reason: 'slot-limit' },
   'not-ready': { reason: 'not-ready' },
+  'security-not-offered': { reason: 'security-not-offered' },
 };
 
 /** Turns an error thrown by the WebAssembly core into a typed error. */
@@ -329,8 +395,13 @@ export function fromCoreError(e: unknown): GarbletError {
         expected: num('expected') ?? num('bits'),
         got: num('got') ?? (parsed.reason === 'packed-bits' ? (num('bytes') ?? 0) * 8 : undefined),
         slots: num('slots'),
+        offered: str('offered') as Security | undefined,
+        // The core says what the run asked for; for this check that is what it needs.
+        required: str('requested') as Security | undefined,
       });
     }
+    case 'cheating':
+      return new CheatingDetected(parsed.message, parsed.reason as CheatingReason, fields);
     default:
       return new ProtocolError(parsed.message, code, { reason: parsed.reason, details: fields });
   }
@@ -356,6 +427,7 @@ export function toErrorData(e: GarbletError): ErrorData {
   // Structured clone carries bigints, so the fields cross as they are.
   if (e instanceof InputError) data.fields = { ...e.fields() };
   if (e instanceof IntegrityError) data.fields = { reason: e.reason, asset: e.asset, url: e.url, expected: e.expected, actual: e.actual };
+  if (e instanceof CheatingDetected) Object.assign(data, { reason: e.reason, details: { ...e.details } });
   return data;
 }
 
@@ -380,6 +452,8 @@ export function fromErrorData(d: ErrorData): GarbletError {
       const f = (d.fields ?? {}) as { reason?: IntegrityErrorReason; asset?: string; url?: string; expected?: string; actual?: string };
       return new IntegrityError(d.message, f.reason ?? 'mismatch', f.asset ?? '', f.url ?? '', f.expected ?? '', f.actual);
     }
+    case 'CheatingDetected':
+      return new CheatingDetected(d.message, (d.reason ?? 'check-circuit') as CheatingReason, d.details);
     default:
       return new ProtocolError(d.message, code ?? 'protocol', { reason: d.reason, details: d.details });
   }

@@ -9,7 +9,7 @@ import * as wasm from '../wasm/garblet_core.js';
 import { Engine, type Transport } from './engine.js';
 import { AbortError, ConnectionError } from './errors.js';
 import { checkIntegrity, verifyAsset, type AssetIntegrity } from './integrity.js';
-import { evaluatorSettings } from './options.js';
+import { checkedSecurity, evaluatorSettings } from './options.js';
 import { reasonOf, Session } from './session.js';
 import type { ConnectOptions } from './types.js';
 
@@ -104,9 +104,11 @@ export const Garblet = {
    * Connects to a Garblet server (`ws://` or `wss://`) and completes the hellos (the base OTs
    * wait for the first run). With `options.integrity`, the WebAssembly file is checked first
    * (Node has no workers to check); a mismatch rejects with an IntegrityError before connecting.
+   * With `options.require`, every run on the session gets at least that protection.
    */
   async connect(url: string, options: ConnectOptions = {}): Promise<Session> {
     const settings = evaluatorSettings(options);
+    const required = checkedSecurity('require', options.require) ?? 'standard';
     const memory = await loadWasm(options.integrity === undefined ? undefined : checkIntegrity(options.integrity));
     const transport = await openTransport(url, options.signal);
     const engine = new Engine({ WasmEvaluator: wasm.WasmEvaluator, memory }, transport, settings);
@@ -115,7 +117,7 @@ export const Garblet = {
     options.signal?.addEventListener('abort', onAbort, { once: true });
     try {
       const catalog = await engine.ready();
-      return new Session(engine, catalog, url);
+      return new Session(engine, catalog, url, required);
     } finally {
       options.signal?.removeEventListener('abort', onAbort);
     }

@@ -1,5 +1,5 @@
 /** `ConnectOptions`' credit-window settings, checked and with their defaults, for both entry points. */
-import type { ConnectOptions } from './types.js';
+import type { ConnectOptions, Security } from './types.js';
 
 /** The credit window a session starts with unless `window` says otherwise. */
 export const DEFAULT_WINDOW = 4 << 20;
@@ -56,4 +56,26 @@ export function checkedCircuitPin(pin: unknown): string | undefined {
     throw new TypeError(`expectCircuit must be 'sha256:' and 64 hex digits, not ${typeof pin === 'string' ? JSON.stringify(pin) : typeof pin}`);
   }
   return pin.toLowerCase();
+}
+
+/** The security modes, weakest first: a mode gives everything the ones before it give. */
+export const SECURITY_MODES: readonly Security[] = ['standard', 'cut-and-choose'];
+
+/**
+ * `ConnectOptions.require` or `RunOptions.security` (named `name`), checked: one of
+ * {@link SECURITY_MODES}, or absent. Throws a TypeError for anything else, before the
+ * connection or the run starts.
+ */
+export function checkedSecurity(name: string, value: unknown): Security | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !(SECURITY_MODES as readonly string[]).includes(value)) {
+    const given = typeof value === 'string' ? JSON.stringify(value) : typeof value;
+    throw new TypeError(`${name} must be ${SECURITY_MODES.map((m) => `'${m}'`).join(' or ')}, not ${given}`);
+  }
+  return value as Security;
+}
+
+/** Whether mode `a` gives at least what mode `b` gives. */
+export function atLeast(a: Security, b: Security): boolean {
+  return SECURITY_MODES.indexOf(a) >= SECURITY_MODES.indexOf(b);
 }

@@ -2,8 +2,8 @@
 import { AbortError, GarbletError, InputError } from './errors.js';
 import { Output, outputsFrom } from './encode.js';
 import type { RawResult, RunRequest } from './engine.js';
-import { checkedCircuitPin } from './options.js';
-import type { Inputs, Progress, RunOptions, ServiceInfo, Stats } from './types.js';
+import { atLeast, checkedCircuitPin, checkedSecurity } from './options.js';
+import type { Inputs, Progress, RunOptions, Security, ServiceInfo, Stats } from './types.js';
 
 /** An engine in this thread or in a worker. */
 export interface EngineHandle {
@@ -18,6 +18,14 @@ export interface RunResult {
   outputs: Record<string, Output>;
   /** What each party measured. */
   stats: Stats;
+  /** The mode the computation ran in: what it protected you from (see {@link Security}). */
+  security: Security;
+  /**
+   * `cut-and-choose` only: the server cheated — its evaluation circuits disagreed — and the
+   * output is still correct: it came through cheating recovery. The server was not told.
+   * Always false for `standard`.
+   */
+  recovered: boolean;
 }
 
 /** A connection to a Garblet server. Runs on one session are queued, one at a time. */
@@ -30,6 +38,8 @@ export class Session {
     private readonly catalog: ServiceInfo[],
     /** The server's address. */
     readonly url: string,
+    /** The least protection every run on this connection gets (`ConnectOptions.require`). */
+    readonly require: Security = 'standard',
   ) {}
 
   /**
@@ -48,6 +58,9 @@ export class Session {
   /**
    * Computes `service` on your `inputs` and the server's, and resolves to the outputs you learn.
    * Aborting through `options.signal` rejects with an `AbortError` and closes the session.
+   * The run computes in `options.security`, or the connection's `require`: a mode below
+   * `require`, or above what the service offers, rejects with an `InputError` before anything
+   * of the run is sent.
    */
   run(service: string, inputs: Inputs, options: RunOptions = {}): Promise<RunResult> {
     const task = this.queue.then(() => this.runNow(service, inputs, options));
@@ -58,13 +71,14 @@ export class Session {
   private async runNow(service: string, inputs: Inputs, options: RunOptions): Promise<RunResult> {
     const { signal } = options;
     const expectCircuit = checkedCircuitPin(options.expectCircuit);
+    const security = this.securityFor(service, checkedSecurity('security', options.security));
     if (signal?.aborted) throw new AbortError(reasonOf(signal));
     const onAbort = () => this.engine.abort(reasonOf(signal));
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      const request: RunRequest = { service, inputs, params: options.params ?? {}, progressInterval: options.progressInterval ?? 100, expectCircuit };
+      const request: RunRequest = { service, inputs, params: options.params ?? {}, progressInterval: options.progressInterval ?? 100, expectCircuit, security };
       const raw = await this.engine.run(request, options.onProgress ?? (() => {}));
-      return { service: raw.service, outputs: outputsFrom(raw.outputs), stats: raw.stats };
+      return { service: raw.service, outputs: outputsFrom(raw.outputs), stats: raw.stats, security: raw.security, recovered: raw.recovered };
     } catch (e) {
       // Anything but bad inputs ends the connection (the engine closed it).
       if (!(e instanceof InputError)) this.closedFlag = true;
@@ -72,6 +86,32 @@ export class Session {
     } finally {
       signal?.removeEventListener('abort', onAbort);
     }
+  }
+
+  /**
+   * The mode a run of `service` computes in: `requested`, or the connection's `require`. Throws
+   * an InputError, before anything is sent, for a mode below `require` or one the service does
+   * not offer (an unknown service is the engine's to refuse).
+   */
+  private securityFor(service: string, requested: Security | undefined): Security {
+    if (requested !== undefined && !atLeast(requested, this.require)) {
+      throw new InputError(`this run asks for ${requested} security, below the ${this.require} this connection requires`, {
+        reason: 'security-below-required',
+        requested,
+        required: this.require,
+      });
+    }
+    const security = requested ?? this.require;
+    const info = this.service(service);
+    if (info && !atLeast(info.security, security)) {
+      throw new InputError(`service '${service}' offers ${info.security} security; this run requires ${security}`, {
+        reason: 'security-not-offered',
+        service,
+        offered: info.security,
+        required: security,
+      });
+    }
+    return security;
   }
 
   /** Closes the connection; pending runs reject with a `ConnectionError`. */

@@ -39,6 +39,18 @@ export type CircuitInfo =
   | { kind: 'builtin'; program: string; params: Record<string, number>; client_params: ParamInfo[] }
   | { kind: 'streamed'; hash: string; max_live: number };
 
+/**
+ * What a computation protects you (the browser) from. Both modes protect the server from a
+ * browser that deviates; they differ in what they protect the browser from:
+ * - `standard`: one garbled circuit. Your input stays private, but you trust the server to
+ *   garble the function the service names.
+ * - `cut-and-choose`: Lindell's protocol (Lindell 2013). A server that garbles another function,
+ *   or cheats in any other way, is caught (`CheatingDetected`) or outvoted except with
+ *   probability about 2^-40. It costs more: for AES-128 about 25 times the bytes and over ten
+ *   times the CPU time of a standard run (docs/cut-and-choose.md).
+ */
+export type Security = 'standard' | 'cut-and-choose';
+
 /** A service the server offers. Inputs and outputs are for the default parameters. */
 export interface ServiceInfo {
   name: string;
@@ -47,6 +59,11 @@ export interface ServiceInfo {
   inputs: InputField[];
   outputs: OutputField[];
   and_gates?: number | null;
+  /**
+   * The strongest protection the service offers you; it offers every weaker one too. A server
+   * that does not say (an older one) offers `standard`.
+   */
+  security: Security;
 }
 
 /** What one party measured. */
@@ -142,6 +159,13 @@ export interface ConnectOptions {
    * `dist/integrity.json`. Absent (the default), the files load as they are, unchecked.
    */
   integrity?: AssetIntegrity;
+  /**
+   * The least protection every run on this connection gets: `'standard'` (the default) or
+   * `'cut-and-choose'`. A run may ask for more (`RunOptions.security`), never for less. A run of
+   * a service whose catalog entry (`security`) offers less rejects with an `InputError` (reason
+   * `security-not-offered`) before anything of it is sent; the connection stays usable.
+   */
+  require?: Security;
 }
 
 /** A garbling scheme, or `'auto'` for either. */
@@ -163,4 +187,11 @@ export interface RunOptions {
    * anything of it is sent; the session also checks a streamed circuit's gates against it.
    */
   expectCircuit?: string;
+  /**
+   * The protection this run gets (default: the connection's `require`). Below the connection's
+   * `require`, the run rejects with an `InputError` (reason `security-below-required`); above
+   * what the service offers, with one of reason `security-not-offered`. Either way nothing of
+   * the run is sent and the connection stays usable.
+   */
+  security?: Security;
 }

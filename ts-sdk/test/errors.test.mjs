@@ -3,13 +3,15 @@
  * the service are InputErrors raised before anything is sent (the session stays usable), with
  * the check's `reason` and the values it compared; refusals by the server are ServerErrors with
  * its code; a peer that breaks the protocol is a ProtocolError; an unreachable server is a
- * ConnectionError; a fired signal is an AbortError. Tests assert on classes, codes, reasons and
- * fields, never on message text.
+ * ConnectionError; a fired signal is an AbortError. A server caught cheating is a CheatingDetected:
+ * its mapping from the core's report is here, a caught stream in security.test.mjs. Tests assert
+ * on classes, codes, reasons and fields, never on message text.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { WebSocket, WebSocketServer } from 'ws';
-import { AbortError, BusyError, ConnectionError, Garblet, GarbletError, InputError, ProtocolError, ServerError } from 'garblet';
+import { AbortError, BusyError, CheatingDetected, ConnectionError, Garblet, GarbletError, InputError, ProtocolError, ServerError } from 'garblet';
+import { fromCoreError, fromErrorData, toErrorData } from '../dist/errors.js';
 import { serverAndSession, startServer } from './support/server.mjs';
 
 const U64_MAX = (1n << 64n) - 1n;
@@ -182,5 +184,54 @@ describe('refusals by the server', () => {
     const url = dead.url;
     await dead.kill();
     await assert.rejects(Garblet.connect(url), (e) => e instanceof ConnectionError && e.code === 'unreachable');
+  });
+});
+
+describe("the core's error reports, mapped", () => {
+  /** An error as the WebAssembly core throws it: an Error whose message is its report's JSON. */
+  const coreError = (report) => new Error(JSON.stringify({ wireCode: 0, fields: {}, ...report }));
+
+  test('kind cheating is a CheatingDetected with the reason and fields of the report, also across a worker boundary', () => {
+    const report = {
+      kind: 'cheating',
+      code: 'cheating-detected',
+      wireCode: 13,
+      reason: 'check-circuit',
+      message: 'the server cheated: check circuit 7: its tables differs from the one regenerated from its seed',
+      fields: { circuit: 7, what: 'tables' },
+    };
+    const direct = fromCoreError(coreError(report));
+    // Structured clone is what postMessage does to the data.
+    const crossed = fromErrorData(structuredClone(toErrorData(direct)));
+    for (const e of [direct, crossed]) {
+      assert.ok(e instanceof CheatingDetected && e instanceof GarbletError, `${e.name}: ${e.message}`);
+      assert.ok(!(e instanceof ProtocolError) && !(e instanceof InputError));
+      assert.deepEqual([e.name, e.code, e.wireCode, e.reason], ['CheatingDetected', 'cheating-detected', 13, 'check-circuit']);
+      assert.deepEqual({ ...e.details }, { circuit: 7, what: 'tables' });
+      assert.equal(e.message, report.message);
+    }
+    for (const reason of ['evaluation-circuit', 'inconsistent-input', 'no-valid-output', 'recovery-delta', 'recovery-input', 'no-majority']) {
+      const e = fromCoreError(coreError({ ...report, reason, fields: {} }));
+      assert.ok(e instanceof CheatingDetected, reason);
+      assert.equal(e.reason, reason);
+    }
+  });
+
+  test("the core's security-not-offered is the InputError the session raises itself", () => {
+    const e = fromCoreError(
+      coreError({
+        kind: 'input',
+        code: 'bad-request',
+        wireCode: 3,
+        reason: 'security-not-offered',
+        message: 'add64 offers standard security; cut-and-choose was asked for',
+        fields: { service: 'add64', offered: 'standard', requested: 'cut-and-choose' },
+      }),
+    );
+    assert.ok(e instanceof InputError, `${e.name}: ${e.message}`);
+    assert.deepEqual([e.reason, e.code, e.service, e.offered, e.required], ['security-not-offered', 'bad-request', 'add64', 'standard', 'cut-and-choose']);
+    const crossed = fromErrorData(structuredClone(toErrorData(e)));
+    assert.ok(crossed instanceof InputError);
+    assert.deepEqual(crossed.fields(), e.fields());
   });
 });

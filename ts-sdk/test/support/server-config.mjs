@@ -41,10 +41,12 @@ export const APP_VALUES = {
 
 const hex64 = (v) => `0x${v.toString(16).padStart(16, '0')}`;
 
-const aesService = (name, bristol, key) => `
+/** An AES service; `security` the strongest mode it offers (the server's default: standard). */
+const aesService = (name, bristol, key, security = 'standard') => `
 [[service]]
 name = "${name}"
 circuit = { bristol = "${bristol}" }
+security = "${security}"
 inputs = [
   { name = "key", party = "garbler", encoding = "bytes", value = { hex = "${key}" } },
   { name = "plaintext", party = "evaluator", encoding = "bytes" },
@@ -64,7 +66,8 @@ outputs = [{ name = "${output}", reveal = "${reveal}" }]
 `;
 
 const SERVICES = [
-  aesService('aes128', 'aes_128', AES128_KEY),
+  // Offers cut-and-choose, as the default configuration's aes128 does; the others standard only.
+  aesService('aes128', 'aes_128', AES128_KEY, 'cut-and-choose'),
   aesService('aes128_appendix_b', 'aes_128', AES128_APPENDIX_B_KEY),
   aesService('aes192', 'aes_192', AES192_KEY),
   aesService('aes256', 'aes_256', AES256_KEY),
@@ -93,6 +96,7 @@ outputs = [{ name = "is_zero", reveal = "evaluator" }]
 [[service]]
 name = "hamming"
 circuit = { builtin = "hamming", params = { n = 900 } }
+security = "cut-and-choose"
 garbler_inputs = { x = { hex = "0x${APP_VALUES.irisCode.toString(16)}" } }
 
 [[service]]
