@@ -21,11 +21,12 @@ fn server(limits: &str) -> Server {
     Server::start(&format!("[limits]\n{limits}\n{}", services()))
 }
 
-/// Waits until `/metrics` shows `key` at `n` or more; panics after a generous limit.
+/// Waits until `/metrics` shows `key` at `n` or more; panics after a generous limit, with all
+/// the counters (which show what happened instead).
 fn wait_for_metric(server: &Server, key: &str, n: u64) {
     let start = Instant::now();
     while server.metric(key) < n {
-        assert!(start.elapsed() < Duration::from_secs(60), "{key} stayed at {} (waited for {n})", server.metric(key));
+        assert!(start.elapsed() < Duration::from_secs(60), "{key} stayed below {n}: {}", server.metrics());
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -197,21 +198,64 @@ fn a_slow_reader_does_not_hold_its_slot() {
     server.stop();
 }
 
+/// The most a TCP socket's send buffer grows to by itself: Linux's `net.ipv4.tcp_wmem`
+/// maximum (4 MiB unless tuned).
+fn send_buffer_max() -> u32 {
+    let text = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_wmem").unwrap_or_default();
+    text.split_whitespace().nth(2).and_then(|max| max.parse().ok()).unwrap_or(4 << 20)
+}
+
+/// A raw client from `local` whose socket receives into at most `receive_buffer` bytes: set
+/// before the connection opens, it also keeps the kernel from growing the buffer.
+fn connect_with_receive_buffer(url: &str, local: &str, receive_buffer: u32) -> RawClient {
+    let addr = url.trim_start_matches("ws://").trim_end_matches('/');
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_io().build().unwrap();
+    let tcp = runtime.block_on(async {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.set_recv_buffer_size(receive_buffer).unwrap();
+        socket.bind(format!("{local}:0").parse().unwrap()).unwrap();
+        socket.connect(addr.parse().unwrap()).await.unwrap().into_std().unwrap()
+    });
+    tcp.set_nonblocking(false).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let config = tungstenite::protocol::WebSocketConfig::default().max_message_size(Some(64 << 20)).max_frame_size(Some(64 << 20));
+    match tungstenite::client::client_with_config(url, tcp, Some(config)) {
+        Ok((ws, _)) => RawClient { ws },
+        Err(e) => panic!("the WebSocket handshake failed: {e}"),
+    }
+}
+
 #[test]
 fn a_client_that_never_reads_is_dropped_at_the_write_timeout() {
-    let server = server("write_timeout_secs = 1\nmax_sessions = 2");
-    let mut raw = RawClient::connect_from(&server.url(), ATTACKER).unwrap();
-    let mut session = raw.hello();
+    // The server's writes stall only once the kernel holds all it will take: the server's send
+    // buffer (which grows by itself up to tcp_wmem's maximum) and the client's receive buffer
+    // (held small here). The client's credit window lets the server send far more than that
+    // before it waits for credit — with a window the buffers could hold, the server would wait
+    // for credit with nothing left to write, and no write would ever stall. The idle and
+    // progress limits are out of reach, so only the write timeout can end the session; it is a
+    // few seconds, so that the honest clients, which read, never meet it on a loaded machine.
+    let window = send_buffer_max().saturating_mul(4).max(32 << 20);
+    let server = server(&format!(
+        "write_timeout_secs = 3\nmax_sessions = 2\nmax_window_bytes = {window}\nmax_window_memory_bytes = {}\nidle_timeout_secs = 3600\nprogress_grace_secs = 3600",
+        u64::from(window) + (64 << 20)
+    ));
+    let mut raw = connect_with_receive_buffer(&server.url(), ATTACKER, 64 << 10);
+    let mut session = raw.hello_with_window(window);
+    assert_eq!(session.window(), window, "the server grants the whole window");
+    // 10^8 AND gates: gigabytes of garbled stream, so the server never runs out of bytes to send.
     session.start("synthetic", vec![("and_gates".into(), 100_000_000)], vec![false; 256]).unwrap();
     for frame in drain(&mut session) {
         raw.send(frame);
     }
-    // Never reads again: the socket fills, the write stalls, the server lets go.
+    // Never reads again: the buffers fill, the write stalls, the server lets go.
     let honest = honest_client(server.url(), 2, 200_000);
     wait_for_metric(&server, "reclaimed_not_reading", 1);
     honest.join().unwrap();
     honest_client(server.url(), 1, 1000).join().unwrap();
-    assert_eq!(server.metric("sessions_refused"), 0);
+    let metrics = server.metrics();
+    for (key, n) in [("reclaimed_not_reading", 1), ("reclaimed_no_progress", 0), ("reclaimed_idle", 0), ("sessions_refused", 0)] {
+        assert_eq!(metrics[key], n, "{key}: {metrics}");
+    }
     drop(raw);
     server.stop();
 }
