@@ -276,7 +276,7 @@ export class Engine {
         this.catalog = services.map((s) => ({ ...s, security: s.security ?? 'standard' }));
         for (const w of this.readyWaiters.splice(0)) w.resolve(this.catalog);
       } else if (this.run_) {
-        this.reportProgress(true);
+        this.reportProgress(true, event.stats.evaluator.and_gates);
         const run = this.run_;
         this.run_ = undefined;
         run.resolve({ service: event.service, outputs: event.outputs, stats: event.stats, security: event.security ?? 'standard', recovered: event.recovered ?? false });
@@ -284,7 +284,12 @@ export class Engine {
     }
   }
 
-  private reportProgress(final: boolean): void {
+  /**
+   * Reports progress to the run's listener, at most every `interval` ms unless `final`. The
+   * final report counts the run's AND gates from its result (`andGates`): the core counts only
+   * the standard mode's gates as they stream, so a cut-and-choose run's live count stays 0.
+   */
+  private reportProgress(final: boolean, andGates?: number): void {
     const run = this.run_;
     if (!run) return;
     const t = now();
@@ -293,7 +298,7 @@ export class Engine {
     const p = JSON.parse(this.evaluator.progress()) as { andGates: number; andTotal: number | null; bytesReceived: number };
     const elapsedMs = t - run.started;
     run.onProgress({
-      andGates: p.andGates,
+      andGates: Math.max(p.andGates, andGates ?? 0),
       andTotal: p.andTotal,
       bytes: p.bytesReceived,
       elapsedMs,

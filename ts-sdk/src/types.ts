@@ -84,6 +84,10 @@ export interface Stats {
 
 /** Progress of a run, reported at most every `progressInterval` ms and at the end. */
 export interface Progress {
+  /**
+   * AND gates evaluated so far. A cut-and-choose run reports 0 until its last report, which
+   * counts the computation's AND gates (one circuit's, as its `stats` do).
+   */
   andGates: number;
   /** Null when the total is not known in advance. */
   andTotal: number | null;

@@ -30,10 +30,14 @@ describe('on a connection that requires nothing', () => {
   });
 
   test('a cut-and-choose run of aes128 gives FIPS-197 Appendix C.1, and says so', async () => {
-    const cnc = await live.session.run('aes128', { plaintext }, { security: 'cut-and-choose' });
+    const reports = [];
+    const cnc = await live.session.run('aes128', { plaintext }, { security: 'cut-and-choose', onProgress: (p) => reports.push(p) });
     assert.equal(hex(cnc.outputs.ciphertext.bytes()), FIPS_197_C1);
     assert.equal(cnc.security, 'cut-and-choose');
     assert.equal(cnc.recovered, false);
+    // The last progress report counts the computation's AND gates, as its stats do.
+    assert.equal(reports.at(-1).andGates, cnc.stats.evaluator.and_gates);
+    assert.equal(cnc.stats.evaluator.and_gates, live.session.service('aes128').and_gates);
 
     const standard = await live.session.run('aes128', { plaintext });
     assert.equal(hex(standard.outputs.ciphertext.bytes()), FIPS_197_C1);
