@@ -13,7 +13,7 @@
 use garblet_circuits::bristol::{self, BristolProgram};
 use garblet_circuits::{value, Encoding, Plaintext, Reveal, Runner};
 use garblet_core::protocol::catalog::{EncodingInfo, FieldInfo};
-use garblet_core::protocol::{EvaluatorConfig, EvaluatorEvent, EvaluatorSession, Frame, GarblerConfig, GarblerSession, NoClock, Services, Session};
+use garblet_core::protocol::{EvaluatorConfig, EvaluatorEvent, EvaluatorSession, Frame, GarblerConfig, GarblerSession, NoClock, Security, Services, Session};
 use garblet_server::client::commands::{input_bits, parse_param};
 use garblet_server::serve::config::Config;
 use garblet_server::serve::proxy::TrustedProxies;
@@ -195,8 +195,9 @@ pub fn garbler_session(data: &[u8]) {
 }
 
 /// The browser's session fed a server's messages. The first byte picks the service the client
-/// asks for once the hello is done (by its place in the catalog the server sent), with all-zero
-/// inputs of the width the catalog gives.
+/// asks for once the hello is done (its low seven bits: the service's place in the catalog the
+/// server sent) and the security (its top bit: cut-and-choose), with all-zero inputs of the
+/// width the catalog gives.
 pub fn evaluator_session(data: &[u8]) {
     let Some((&choice, data)) = data.split_first() else { return };
     let mut session = EvaluatorSession::new(evaluator_config(), Box::new(NoClock)).expect("a session starts");
@@ -218,13 +219,14 @@ fn start_when_ready(session: &mut EvaluatorSession, choice: u8) -> bool {
         if catalog.services.is_empty() {
             continue;
         }
-        let service = &catalog.services[choice as usize % catalog.services.len()];
+        let service = &catalog.services[(choice & 0x7f) as usize % catalog.services.len()];
+        let security = if choice & 0x80 != 0 { Security::CutAndChoose } else { Security::Standard };
         let bits = service.inputs.iter().filter(|f| f.party == "evaluator").try_fold(0usize, |sum, f| sum.checked_add(f.bits));
         let Some(bits) = bits.filter(|&b| b <= MAX_START_BITS) else { continue };
         let name = service.name.clone();
         // A refused start (unknown parameter, a circuit the catalog describes badly) is an
         // error for the caller, not a failure of the session.
-        let _ = session.start(&name, vec![], vec![false; bits]);
+        let _ = session.start_with(&name, vec![], vec![false; bits], security);
         return transmit_all(session) && start_when_ready(session, choice);
     }
     true

@@ -7,25 +7,28 @@
 //! Usage: garblet-fuzz-record [CORPUS_DIR]   (default: fuzz/corpus beside this crate)
 
 use garblet_core::garble::{Garbling, Scheme};
-use garblet_core::protocol::{EvaluatorEvent, EvaluatorSession, Frame, GarblerSession, NoClock};
+use garblet_core::protocol::{EvaluatorEvent, EvaluatorSession, Frame, GarblerSession, NoClock, Security};
 use garblet_fuzz::{default_services, evaluator_config, garbler_config, join_messages};
 use garblet_server::ws::{self, Opcode};
 use std::path::{Path, PathBuf};
 
-/// A service, its client's parameters, the schemes the server offers.
-type Recorded = (&'static str, &'static [(&'static str, u64)], Garbling);
+/// A service, its client's parameters, the schemes the server offers, the security asked for.
+type Recorded = (&'static str, &'static [(&'static str, u64)], Garbling, Security);
 
 /// Sessions recorded: a service of the default catalog, the client's parameters, the schemes
-/// the server offers (both, as by default, which settles on three-halves; or half-gates only).
+/// the server offers (both, as by default, which settles on three-halves; or half-gates only),
+/// and the security (cut-and-choose for services that offer it).
 const SESSIONS: &[Recorded] = &[
-    ("millionaires", &[], Garbling::Auto),
-    ("zero_equal", &[], Garbling::Auto),
-    ("add64", &[], Garbling::Auto),
-    ("synthetic", &[("and_gates", 200)], Garbling::Auto),
-    ("hamming", &[], Garbling::Auto),
-    ("psi", &[], Garbling::Auto),
-    ("millionaires", &[], Garbling::Only(Scheme::HalfGates)),
-    ("zero_equal", &[], Garbling::Only(Scheme::HalfGates)),
+    ("millionaires", &[], Garbling::Auto, Security::Standard),
+    ("zero_equal", &[], Garbling::Auto, Security::Standard),
+    ("add64", &[], Garbling::Auto, Security::Standard),
+    ("synthetic", &[("and_gates", 200)], Garbling::Auto, Security::Standard),
+    ("hamming", &[], Garbling::Auto, Security::Standard),
+    ("psi", &[], Garbling::Auto, Security::Standard),
+    ("millionaires", &[], Garbling::Only(Scheme::HalfGates), Security::Standard),
+    ("zero_equal", &[], Garbling::Only(Scheme::HalfGates), Security::Standard),
+    ("hamming", &[], Garbling::Auto, Security::CutAndChoose),
+    ("aes128", &[], Garbling::Only(Scheme::HalfGates), Security::CutAndChoose),
 ];
 
 /// The session targets' seeds go as far into a session as fits here: past the hellos and the OT,
@@ -41,7 +44,7 @@ struct Recording {
     index: u8,
 }
 
-fn record(service: &str, params: &[(&str, u64)], garbling: Garbling) -> Recording {
+fn record(service: &str, params: &[(&str, u64)], garbling: Garbling, security: Security) -> Recording {
     let mut garbler = GarblerSession::with_garbling(garbler_config(), garbling, Box::new(NoClock), default_services()).expect("a garbler session");
     let mut evaluator = EvaluatorSession::new(evaluator_config(), Box::new(NoClock)).expect("an evaluator session");
     let mut rec = Recording { to_garbler: Vec::new(), to_evaluator: Vec::new(), index: 0 };
@@ -63,12 +66,15 @@ fn record(service: &str, params: &[(&str, u64)], garbling: Garbling) -> Recordin
             Some(EvaluatorEvent::Ready) if !started => {
                 let catalog = evaluator.catalog().expect("a catalog");
                 let index = catalog.services.iter().position(|s| s.name == service).unwrap_or_else(|| panic!("no service {service}"));
-                rec.index = u8::try_from(index).expect("fewer than 256 services");
+                // The evaluator target's first byte: the service's place, and the top bit for
+                // cut-and-choose.
+                let place = u8::try_from(index).ok().filter(|&i| i < 0x80).expect("fewer than 128 services");
+                rec.index = place | if security == Security::CutAndChoose { 0x80 } else { 0 };
                 // The catalog's widths are the defaults: no recorded service changes its
                 // client's input width with the parameters given here.
                 let bits: usize = catalog.services[index].inputs.iter().filter(|f| f.party == "evaluator").map(|f| f.bits).sum();
                 let params = params.iter().map(|(k, v)| (k.to_string(), *v)).collect();
-                evaluator.start(service, params, (0..bits).map(|i| i % 3 == 0).collect()).expect("the computation starts");
+                evaluator.start_with(service, params, (0..bits).map(|i| i % 3 == 0).collect(), security).expect("the computation starts");
                 started = true;
                 moved = true;
             }
@@ -98,9 +104,12 @@ fn prefix(messages: &[Vec<u8>], max: usize) -> &[Vec<u8>] {
 fn main() {
     let dir = std::env::args().nth(1).map(PathBuf::from).unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus"));
     let mut frame_kinds = std::collections::BTreeMap::new();
-    for (service, params, garbling) in SESSIONS {
-        let rec = record(service, params, *garbling);
-        let service = &format!("{service}-{}", garbling.name());
+    for (service, params, garbling, security) in SESSIONS {
+        let rec = record(service, params, *garbling, *security);
+        let service = &match security {
+            Security::Standard => format!("{service}-{}", garbling.name()),
+            Security::CutAndChoose => format!("{service}-{}-{}", garbling.name(), security.name()),
+        };
         write(&dir, "garbler_session", service, &join_messages(prefix(&rec.to_garbler, MAX_SESSION_SEED).iter().map(Vec::as_slice)));
         let mut seed = vec![rec.index];
         seed.extend(join_messages(prefix(&rec.to_evaluator, MAX_SESSION_SEED).iter().map(Vec::as_slice)));
