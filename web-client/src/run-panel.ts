@@ -3,7 +3,7 @@
  * throughput, the evaluator's WebAssembly memory), errors in the page, and what each party
  * measured. The page supplies what to run and how to show the result.
  */
-import { AbortError, ConnectionError, InputError, ServerError, type Inputs, type Progress, type RoleStats, type RunResult, type Stats } from 'garblet';
+import { AbortError, CheatingDetected, ConnectionError, InputError, ServerError, type Inputs, type Progress, type RoleStats, type RunResult, type Security, type Stats } from 'garblet';
 import { run, UnreachableError } from './connection';
 import { h, replace } from './dom';
 import { bytes, count, duration, integer } from './format';
@@ -13,6 +13,8 @@ export interface RunSpec {
   service: string;
   inputs: Inputs;
   params?: Record<string, number>;
+  /** The mode to compute in (default: standard). */
+  security?: Security;
 }
 
 export interface RunPanelOptions {
@@ -22,6 +24,8 @@ export interface RunPanelOptions {
   prepare: () => RunSpec;
   /** Shows the result in `panel.result`. */
   show: (result: RunResult) => void;
+  /** Called with every finished run, after `show` (the page's cost table). */
+  finished?: (result: RunResult) => void;
 }
 
 type State = 'idle' | 'connecting' | 'running' | 'done' | 'cancelled' | 'error';
@@ -47,7 +51,11 @@ export class RunPanel {
   private readonly progressText = h('div', { class: 'progress-text', 'data-testid': 'progress' });
   private readonly error = h('div', { class: 'error', 'data-testid': 'error', role: 'alert', hidden: true });
   private readonly stats = h('div', { class: 'stats', 'data-testid': 'stats' });
+  /** Said when a cut-and-choose run's circuits disagreed: the server cheated, the result stands. */
+  private readonly recovered = h('div', { class: 'error notice recovered', 'data-testid': 'recovered', role: 'alert', hidden: true });
   private controller?: AbortController;
+  /** The current run is cut-and-choose: its AND gates are not counted as they go. */
+  private cutAndChoose = false;
 
   constructor(private readonly options: RunPanelOptions) {
     this.runButton = h('button', { type: 'button', class: 'primary', 'data-testid': 'run', onclick: () => void this.start() }, options.label);
@@ -60,6 +68,7 @@ export class RunPanel {
       this.progressText,
       this.error,
       this.result,
+      this.recovered,
       this.stats,
     );
     this.setState('idle');
@@ -70,6 +79,9 @@ export class RunPanel {
     this.controller?.abort(new Error('the page switched service'));
     this.error.hidden = true;
     this.error.classList.remove('notice');
+    delete this.error.dataset.kind;
+    delete this.error.dataset.reason;
+    this.recovered.hidden = true;
     replace(this.result);
     replace(this.stats);
     this.showProgress(undefined);
@@ -99,10 +111,12 @@ export class RunPanel {
     }
     const controller = new AbortController();
     this.controller = controller;
+    this.cutAndChoose = spec.security === 'cut-and-choose';
     this.setState('connecting');
     try {
       const result = await run(spec.service, spec.inputs, {
         params: spec.params,
+        security: spec.security,
         signal: controller.signal,
         onConnected: () => this.setState('running'),
         onProgress: (p) => this.showProgress(p),
@@ -110,7 +124,9 @@ export class RunPanel {
       this.setState('done');
       this.showComplete();
       this.options.show(result);
-      this.showStats(result.stats);
+      if (result.recovered) this.showRecovered();
+      this.showStats(result.stats, result.security);
+      this.options.finished?.(result);
     } catch (e) {
       if (e instanceof AbortError) {
         this.setState('cancelled');
@@ -118,6 +134,10 @@ export class RunPanel {
       } else {
         this.setState('error');
         this.showError(describe(e));
+        if (e instanceof CheatingDetected) {
+          this.error.dataset.kind = 'cheating';
+          this.error.dataset.reason = e.reason;
+        }
       }
     } finally {
       this.controller = undefined;
@@ -134,7 +154,10 @@ export class RunPanel {
 
   private showProgress(p: Progress | undefined): void {
     if (p && this.element.dataset.state === 'done') return; // a late update must not undo showComplete
-    const total = p?.andTotal ?? null;
+    // Cut-and-choose checks and evaluates many circuits at a time and counts no gates as it
+    // goes: its bar is striped, and the text says what it does instead of a count.
+    const counted = !this.cutAndChoose;
+    const total = counted ? (p?.andTotal ?? null) : null;
     const fraction = p && total ? Math.min(1, p.andGates / total) : 0;
     this.bar.style.width = `${(fraction * 100).toFixed(1)}%`;
     this.barTrack.classList.toggle('indeterminate', !!p && total === null);
@@ -149,9 +172,9 @@ export class RunPanel {
     const percent = total ? Math.min(Math.floor(fraction * 100), p.andGates < total ? 99 : 100) : undefined;
     const parts = [
       percent === undefined ? '' : `${percent} %`,
-      `${count(p.andGates)}${total ? ` / ${count(total)}` : ''} AND gates`,
+      counted ? `${count(p.andGates)}${total ? ` / ${count(total)}` : ''} AND gates` : 'cut-and-choose: checking and evaluating circuits',
       `${bytes(p.bytes)} received`,
-      `${count(p.andPerSecond)} AND/s`,
+      counted ? `${count(p.andPerSecond)} AND/s` : '',
       seconds > 0 ? `${bytes(p.bytes / seconds)}/s` : '',
       duration(p.elapsedMs),
       p.wasmMemoryBytes === null ? '' : `WebAssembly memory ${bytes(p.wasmMemoryBytes)}`,
@@ -175,7 +198,13 @@ export class RunPanel {
     this.barTrack.setAttribute('aria-valuenow', '100');
   }
 
-  private showStats(stats: Stats): void {
+  private showRecovered(): void {
+    this.recovered.textContent =
+      'The server cheated: the circuits it garbled disagreed. The result above is still correct — it came through cheating recovery, and the server was not told that it was noticed.';
+    this.recovered.hidden = false;
+  }
+
+  private showStats(stats: Stats, security: Security): void {
     const rows: [string, (s: RoleStats) => string][] = [
       ['wall time', (s) => duration(s.wall_ms)],
       ['CPU time', (s) => (s.cpu_ms === null ? '—' : duration(s.cpu_ms))],
@@ -189,7 +218,7 @@ export class RunPanel {
       h(
         'table',
         {},
-        h('caption', {}, 'What each party measured'),
+        h('caption', {}, `What each party measured (${security} mode)`),
         h('thead', {}, h('tr', {}, h('th', {}), h('th', { scope: 'col' }, 'You (evaluator)'), h('th', { scope: 'col' }, 'Server (garbler)'))),
         h('tbody', {}, ...rows.map(([name, cell]) => h('tr', {}, h('th', { scope: 'row' }, name), h('td', {}, cell(stats.evaluator)), h('td', {}, cell(stats.garbler))))),
       ),
@@ -200,6 +229,9 @@ export class RunPanel {
 /** A message for the page: what went wrong, in the user's terms. */
 function describe(e: unknown): string {
   if (e instanceof UnreachableError) return e.message;
+  if (e instanceof CheatingDetected) {
+    return `The server was caught cheating. The check that failed: ${e.reason} (${e.message}). The computation was stopped, and stopping it told the server nothing about your input: the checks do not depend on it.`;
+  }
   if (e instanceof InputError) return `Your input does not fit the service: ${e.message}`;
   if (e instanceof ServerError) return `The server stopped the computation: ${e.message} (${e.code})`;
   if (e instanceof ConnectionError && e.code === 'worker') return `This browser could not start Garblet's worker: ${e.message}`;

@@ -3,6 +3,7 @@ import { FIPS197 } from '../demo-values';
 import { h } from '../dom';
 import { hex, parseHex } from '../format';
 import { choice, describeService, header, resultValue, type Page } from '../page';
+import { Protection } from '../protection';
 import { RunPanel } from '../run-panel';
 
 type Circuit = 'aes128' | 'aes128_bp';
@@ -15,12 +16,13 @@ function mount(root: HTMLElement): void {
   let circuit: Circuit = 'aes128';
   const field = h('input', { type: 'text', class: 'hex', value: FIPS197.plaintext, maxlength: 47, spellcheck: 'false', 'data-testid': 'plaintext', 'aria-label': 'your 16-byte block in hex' });
   const roles = h('div');
+  const protection = new Protection();
   const panel = new RunPanel({
     label: 'Encrypt privately',
     prepare: () => {
       const block = parseHex(field.value);
       if (!block || block.length !== 16) throw new Error('Your block must be 16 bytes: 32 hex digits.');
-      return { service: circuit, inputs: { plaintext: block } };
+      return { service: circuit, inputs: { plaintext: block }, security: protection.security };
     },
     show: (result) => {
       const ciphertext = hex(result.outputs.ciphertext.bytes());
@@ -33,7 +35,14 @@ function mount(root: HTMLElement): void {
           : undefined;
       panel.result.replaceChildren(resultValue('AES-128(key, block)', ciphertext, { detail: fips ?? 'The server learned nothing about your block, nor the ciphertext.' }));
     },
+    finished: (result) => protection.record(result),
   });
+  const describe = () => {
+    const name = circuit;
+    protection.showService(name, undefined);
+    // A later switch of circuit may answer first: only the current one's answer counts.
+    void describeService(name, roles, panel).then((info) => name === circuit && protection.showService(name, info));
+  };
 
   root.append(
     ...header(
@@ -49,7 +58,7 @@ function mount(root: HTMLElement): void {
       circuit,
       (c) => {
         circuit = c;
-        void describeService(c, roles, panel);
+        describe();
       },
     ),
     roles,
@@ -62,9 +71,10 @@ function mount(root: HTMLElement): void {
       h('button', { type: 'button', class: 'secondary', 'data-testid': 'random-block', onclick: () => (field.value = randomBlock()) }, 'Random block'),
     ),
     h('p', { class: 'hint' }, `FIPS-197 Appendix C.1: key ${FIPS197.key}, plaintext ${FIPS197.plaintext} → ciphertext ${FIPS197.ciphertext}. The server uses that key only when GARBLET_AES_KEY sets it; without a key it draws a random one at start-up.`),
+    protection.element,
     panel.element,
   );
-  void describeService(circuit, roles, panel);
+  describe();
 }
 
 export const aesPage: Page = { path: 'aes', title: 'Private AES', mount };

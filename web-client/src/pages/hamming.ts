@@ -3,6 +3,7 @@ import { h } from '../dom';
 import { ENROLLED_IRIS_HEX } from '../demo-values';
 import { BITS, fromHex, IrisEditor, lockedIris, randomIris, rescan, toHex, type IrisBits } from '../iris';
 import { choice, describeService, header, resultValue, type Page } from '../page';
+import { Protection } from '../protection';
 import { RunPanel } from '../run-panel';
 
 type Mode = 'hamming' | 'hamming_threshold';
@@ -32,11 +33,12 @@ function mount(root: HTMLElement): void {
   update(editor.bits);
 
   const roles = h('div');
+  const protection = new Protection();
   const panel = new RunPanel({
     label: 'Compare privately',
     prepare: () => {
       if (!fromHex(hexField.value)) throw new Error(`Your iris code must be a ${BITS}-bit hex integer (up to 225 hex digits).`);
-      return { service: mode, inputs: editor.bits };
+      return { service: mode, inputs: editor.bits, security: protection.security };
     },
     show: (result) => {
       const out = Object.values(result.outputs)[0];
@@ -49,8 +51,14 @@ function mount(root: HTMLElement): void {
         panel.result.replaceChildren(resultValue('Same eye?', match ? 1 : 0, { text: match ? 'match' : 'no match', detail }));
       }
     },
+    finished: (result) => protection.record(result),
   });
-  const describe = () => void describeService(mode, roles, panel);
+  const describe = () => {
+    const name = mode;
+    protection.showService(name, undefined);
+    // A later switch of mode may answer first: only the current one's answer counts.
+    void describeService(name, roles, panel).then((info) => name === mode && protection.showService(name, info));
+  };
 
   root.append(
     ...header(
@@ -84,6 +92,7 @@ function mount(root: HTMLElement): void {
     h('details', {}, h('summary', {}, 'Your code as hex'), hexField, hexNote),
     h('h3', {}, 'The server’s enrolled code'),
     lockedIris(),
+    protection.element,
     panel.element,
   );
   describe();
