@@ -27,14 +27,15 @@ PING_125 = bytes(range(125))
 
 
 def hello():
-    # Protocol version 5, a 1 MiB window, the base-OT point, and both garbling schemes
+    # Protocol version 6, a 1 MiB window, the base-OT point, and both garbling schemes
     # (a bit per scheme id: half-gates 0, three-halves 1).
-    return b"\x01GRBL" + struct.pack("<HI", 5, 1 << 20) + BASE_POINT + bytes([0b11])
+    return b"\x01GRBL" + struct.pack("<HI", 6, 1 << 20) + BASE_POINT + bytes([0b11])
 
 
 def probe(service):
     name = service.encode()
-    return bytes([0x02, len(name)]) + name + b"\x00" + bytes(32) + bytes(8)
+    # Service, no parameters, circuit id, evaluator bits, security (0: standard).
+    return bytes([0x02, len(name)]) + name + b"\x00" + bytes(32) + bytes(8) + b"\x00"
 
 
 def hand_frame(first, payload):

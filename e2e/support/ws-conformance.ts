@@ -24,7 +24,7 @@ export function maxMessage(): number {
 
 /** The compressed Ristretto255 base point: a valid base-OT point for a ClientHello. */
 const BASE_POINT = 'e2f2ae0a6abc4e71a884a961c500515f58e30b6aa582dd8db6a65945e08d2d76';
-const PROTOCOL_VERSION = 5;
+const PROTOCOL_VERSION = 6;
 /** The garbling schemes the hello accepts, a bit per scheme id: both (half-gates 0, three-halves 1). */
 const GARBLING_MASK = 0b11;
 
@@ -46,7 +46,8 @@ export function hello(): Buffer {
  */
 export function probe(service: string): Buffer {
   const name = Buffer.from(service);
-  return Buffer.concat([Buffer.from([0x02, name.length]), name, Buffer.from([0]), Buffer.alloc(32), Buffer.alloc(8)]);
+  // Service, no parameters, circuit id, evaluator bits, security (0: standard).
+  return Buffer.concat([Buffer.from([0x02, name.length]), name, Buffer.from([0]), Buffer.alloc(32), Buffer.alloc(8), Buffer.from([0])]);
 }
 
 /** The Error frame in a binary message, or null for any other frame (the ServerHello). */
