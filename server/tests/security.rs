@@ -1,17 +1,32 @@
 //! A service's `security` on the real `garblet serve`: the catalog announces it, a request for
-//! more than a service offers is refused, a standard request to a service that offers
-//! cut-and-choose runs as before and is counted under its mode, and a client that reports
+//! more than a service offers is refused, a service that offers cut-and-choose runs
+//! computations in either mode (each counted under its own), and a client that reports
 //! catching the server cheating is counted.
 
 mod common;
 
 use common::{default_config, fips_block, RawClient, Server, FIPS197_KEYS, FIPS_CIPHERTEXT};
 use garblet_circuits::value;
-use garblet_core::protocol::{Catalog, ComputeRequest, ErrorCode, Frame, Security, SessionError};
+use garblet_core::protocol::{Catalog, ComputationResult, ComputeRequest, ErrorCode, EvaluatorEvent, EvaluatorSession, Frame, Security, SessionError};
 use std::time::Duration;
 
+/// One computation in `security` mode, run to its end as an honest evaluator would.
+fn compute(raw: &mut RawClient, session: &mut EvaluatorSession, service: &str, inputs: Vec<bool>, security: Security) -> Result<ComputationResult, SessionError> {
+    session.start_with(service, vec![], inputs, security)?;
+    loop {
+        for frame in common::drain(session) {
+            raw.send(frame);
+        }
+        if let Some(EvaluatorEvent::Finished(result)) = session.poll_event() {
+            return Ok(*result);
+        }
+        let frame = raw.next_binary().expect("the connection closed mid-computation");
+        session.handle(&frame)?;
+    }
+}
+
 #[test]
-fn the_default_offers_cut_and_choose_for_aes128_and_refuses_it_where_not_offered() {
+fn the_default_offers_cut_and_choose_for_aes128_and_hamming_and_refuses_it_where_not_offered() {
     let server = Server::start_with(&default_config(), &FIPS197_KEYS);
     let catalog = Catalog::parse(&server.get("/services").1).unwrap();
     let security = |name: &str| catalog.service(name).unwrap().security;
@@ -29,16 +44,25 @@ fn the_default_offers_cut_and_choose_for_aes128_and_refuses_it_where_not_offered
     assert_eq!(raw.expect_error(), (ErrorCode::BadRequest as u16, want.to_string()));
     drop(raw);
 
-    // A service that offers cut-and-choose serves a standard request as before.
+    // A service that offers cut-and-choose serves either mode, on one connection: the Bristol
+    // AES kept in memory, and the built-in Hamming distance built again for each pass.
     let mut raw = RawClient::connect(&server.url());
     let mut session = raw.hello();
-    let result = raw.compute(&mut session, "aes128", vec![], fips_block()).unwrap();
-    assert_eq!(value::to_hex(&result.outputs[0].bits), FIPS_CIPHERTEXT);
+    for security in [Security::Standard, Security::CutAndChoose] {
+        let result = compute(&mut raw, &mut session, "aes128", fips_block(), security).unwrap();
+        assert_eq!((value::to_hex(&result.outputs[0].bits), result.security, result.recovered), (FIPS_CIPHERTEXT.to_string(), security, false));
+    }
+    let iris: Vec<bool> = (0..900).map(|i| i % 7 == 0).collect();
+    let standard = compute(&mut raw, &mut session, "hamming", iris.clone(), Security::Standard).unwrap();
+    let cut_and_choose = compute(&mut raw, &mut session, "hamming", iris, Security::CutAndChoose).unwrap();
+    assert_eq!((cut_and_choose.outputs, cut_and_choose.security), (standard.outputs, Security::CutAndChoose));
     drop(raw);
     server.wait_for_active(0, Duration::from_secs(10));
     let metrics = server.metrics();
-    assert_eq!((metrics["computations"].as_u64(), metrics["computations_standard"].as_u64(), metrics["computations_cut_and_choose"].as_u64()), (Some(1), Some(1), Some(0)), "{metrics}");
-    server.stop();
+    assert_eq!((metrics["computations"].as_u64(), metrics["computations_standard"].as_u64(), metrics["computations_cut_and_choose"].as_u64()), (Some(4), Some(2), Some(2)), "{metrics}");
+    assert_eq!(metrics["sessions_failed"], 1, "the refused request's session only: {metrics}");
+    let log = server.stop();
+    assert!(log.contains("security=\"cut-and-choose\"") || log.contains("security=cut-and-choose"), "the log says each computation's mode: {log}");
 }
 
 #[test]

@@ -20,7 +20,7 @@ use crate::clock::ThreadClock;
 use crate::service_table::ServiceTable;
 use flume::{RecvTimeoutError, SendTimeoutError};
 use garblet_circuits::value;
-use garblet_core::protocol::{ErrorCode, Frame, GarblerConfig, GarblerEvent, GarblerSession, Security, SessionError};
+use garblet_core::protocol::{ErrorCode, Frame, GarblerConfig, GarblerEvent, GarblerSession, SessionError};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -100,7 +100,7 @@ pub fn spawn(id: u64, settings: SessionSettings, services: Arc<ServiceTable>, me
             Ok(session) => {
                 let grace = settings.progress_grace.as_secs_f64();
                 let pace = Pace { idle_since: Instant::now(), progress: 0, allowance: grace, request: None };
-                Driver { session, inbox: inbox_rx, outbox: outbox_tx, settings, metrics: &metrics, address, window, charged: 0, pace, hello_received: false, draining: false, failure: None, cancelled: None, security: Security::Standard }.run()
+                Driver { session, inbox: inbox_rx, outbox: outbox_tx, settings, metrics: &metrics, address, window, charged: 0, pace, hello_received: false, draining: false, failure: None, cancelled: None }.run()
             }
             Err(e) => Outcome::Failed(format!("starting the session: {e}")),
         }))
@@ -174,9 +174,6 @@ struct Driver<'m> {
     failure: Option<String>,
     /// What the client said when it ended the session itself (see [`Outcome::Cancelled`]).
     cancelled: Option<String>,
-    /// The security mode the client asked for in its latest computation's request, which the
-    /// computation's `Finished` event is counted under.
-    security: Security,
 }
 
 impl Driver<'_> {
@@ -343,9 +340,6 @@ impl Driver<'_> {
                 return;
             }
             if let Ok(Frame::Compute(request)) = Frame::decode(frame) {
-                // The previous computation's events are counted under its own mode.
-                self.report_events();
-                self.security = request.security;
                 let cap = self.settings.request_and_gates.get(&request.service).copied().unwrap_or(u64::MAX);
                 self.pace.request = Some((request.service, cap, self.session.and_gates()));
             }
@@ -444,11 +438,11 @@ impl Driver<'_> {
     }
 
     fn report_events(&mut self) {
-        while let Some(GarblerEvent::Finished { service, stats, garbler_outputs, .. }) = self.session.poll_event() {
-            self.metrics.computation_finished(stats.and_gates, self.security);
+        while let Some(GarblerEvent::Finished { service, stats, garbler_outputs, security }) = self.session.poll_event() {
+            self.metrics.computation_finished(stats.and_gates, security);
             info!(
                 %service,
-                security = self.security.name(),
+                security = security.name(),
                 and_gates = stats.and_gates,
                 wall_ms = format_args!("{:.1}", stats.wall_ms),
                 cpu_ms = format_args!("{:.1}", stats.cpu_ms.unwrap_or(f64::NAN)),
