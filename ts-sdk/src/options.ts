@@ -1,4 +1,4 @@
-/** `ConnectOptions`' credit-window settings, checked and with their defaults, for both entry points. */
+/** `ConnectOptions`' and `RunOptions`' settings, checked and with their defaults, for both entry points. */
 import type { ConnectOptions, Security } from './types.js';
 
 /** The credit window a session starts with unless `window` says otherwise. */
