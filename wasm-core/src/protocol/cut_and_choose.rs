@@ -454,7 +454,8 @@ pub(super) struct CncGarbler {
     pending: Vec<u8>,
     pub produced: u64,
     pub consumed: u64,
-    /// AND gates of one copy of the circuit (the statistics report the circuit's size).
+    /// AND gates streamed of one copy of the circuit, the epilogue's included (the statistics
+    /// report the circuit's size, as a standard computation's do).
     and_gates: u64,
     pub learns_outputs: bool,
     pub start: Start,
@@ -475,7 +476,7 @@ impl CncGarbler {
     /// connection's chosen-OT sender: made now, with its base-OT points sent, if this is the
     /// connection's first cut-and-choose computation.
     #[allow(clippy::too_many_arguments)]
-    pub fn start(service: String, scheme: Scheme, shape: Shape, x: Vec<bool>, source: GateSource, stream_topology: bool, and_gates: Option<u64>, chosen: &mut Option<ChosenSender>, outbox: &mut Outbox, limits: &Limits, start: Start) -> Result<Self, SessionError> {
+    pub fn start(service: String, scheme: Scheme, shape: Shape, x: Vec<bool>, source: GateSource, stream_topology: bool, chosen: &mut Option<ChosenSender>, outbox: &mut Outbox, limits: &Limits, start: Start) -> Result<Self, SessionError> {
         let stage = if chosen.is_none() {
             let (sender, points) = ChosenSender::new()?;
             *chosen = Some(sender);
@@ -499,7 +500,7 @@ impl CncGarbler {
             pending: super::frame::data_frame(limits.data_frame),
             produced: 0,
             consumed: 0,
-            and_gates: and_gates.unwrap_or(0),
+            and_gates: 0,
             learns_outputs,
             start,
             done: None,
@@ -668,7 +669,10 @@ impl CncGarbler {
                         }
                         StreamBatches::Epilogue(runner) => {
                             match runner.next_batch()? {
-                                Some(batch) => garbler.stream_batch(stream, batch, &mut send)?,
+                                Some(batch) => {
+                                    self.and_gates += batch.counts.and;
+                                    garbler.stream_batch(stream, batch, &mut send)?
+                                }
                                 None => *batches = StreamBatches::Done,
                             }
                             self.produced += (self.pending.len() - before) as u64;
@@ -688,6 +692,7 @@ impl CncGarbler {
                                     }
                                 }
                             }
+                            self.and_gates += batch.counts.and;
                             garbler.stream_batch(stream, batch, &mut send)?;
                         }
                         None => {
@@ -813,6 +818,8 @@ pub(super) struct CncEvaluator {
     read: usize,
     pub consumed: u64,
     pub credited: u64,
+    /// AND gates evaluated of one copy of the circuit, the epilogue's included.
+    pub and_gates: u64,
     pub and_total: Option<u64>,
     pub start: Start,
     /// The batches of the primary pass, until it starts.
@@ -862,6 +869,7 @@ impl CncEvaluator {
             read: 0,
             consumed: 0,
             credited: 0,
+            and_gates: 0,
             and_total,
             start,
             pending_batches: Some(batches),
@@ -1085,6 +1093,7 @@ impl CncEvaluator {
                                 break;
                             }
                             run.batch(batch, &split(&available[..need], FIXED_EVALUATED))?;
+                            self.and_gates += batch.counts.and;
                             *ready = false;
                             need
                         }
@@ -1127,6 +1136,7 @@ impl CncEvaluator {
                                     break;
                                 }
                                 run.batch(batch, &split(&available[..need], FIXED_EVALUATED))?;
+                                self.and_gates += batch.counts.and;
                                 *header = None;
                                 need
                             }

@@ -373,7 +373,7 @@ impl EvaluatorSession {
     pub fn progress(&self) -> Progress {
         match &self.state {
             State::CutAndChoose(run) => Progress {
-                and_gates: 0,
+                and_gates: run.and_gates,
                 and_total: run.and_total,
                 bytes_received: self.outbox.counters.bytes_received - run.start.counters.bytes_received,
                 bytes_consumed: run.consumed,
@@ -498,8 +498,8 @@ impl EvaluatorSession {
             (State::CutAndChoose(run), Frame::Done(stats)) => {
                 let outcome = run.done(stats)?;
                 let State::CutAndChoose(run) = std::mem::replace(&mut self.state, State::Ready) else { unreachable!() };
-                let evaluator = run.start.stats(self.clock.now_ms(), self.clock.cpu_ms(), &self.outbox.counters, outcome.garbler.and_gates);
-                self.last_progress = Progress { and_gates: 0, and_total: run.and_total, bytes_received: evaluator.bytes_received, bytes_consumed: run.consumed };
+                let evaluator = run.start.stats(self.clock.now_ms(), self.clock.cpu_ms(), &self.outbox.counters, run.and_gates);
+                self.last_progress = Progress { and_gates: run.and_gates, and_total: run.and_total, bytes_received: evaluator.bytes_received, bytes_consumed: run.consumed };
                 let outputs = output_values(&run.shape, &outcome.outputs)?;
                 self.events.push_back(EvaluatorEvent::Finished(Box::new(ComputationResult { service: run.service, outputs, evaluator, garbler: outcome.garbler, security: Security::CutAndChoose, recovered: outcome.recovered })));
             }

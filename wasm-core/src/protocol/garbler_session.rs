@@ -501,7 +501,7 @@ impl GarblerSession {
         let limits = self.limits();
         let start = Start { ms: self.clock.now_ms(), cpu: self.clock.cpu_ms(), counters: self.before_frame };
         #[allow(unused_mut)]
-        let mut run = CncGarbler::start(request.service, self.engine.scheme(), plan.shape, plan.garbler_inputs, plan.gates, plan.stream_topology, plan.and_gates, &mut self.chosen, &mut self.outbox, &limits, start)?;
+        let mut run = CncGarbler::start(request.service, self.engine.scheme(), plan.shape, plan.garbler_inputs, plan.gates, plan.stream_topology, &mut self.chosen, &mut self.outbox, &limits, start)?;
         #[cfg(feature = "insecure-switches")]
         if let Some(deviation) = self.cnc_deviation.take() {
             run.deviate(deviation);
