@@ -67,8 +67,10 @@ const FLIGHT_OVERHEAD: usize = 3;
 /// Bytes of one returned output key on the wire.
 const KEY_BYTES: usize = KEY_BITS.div_ceil(8);
 
-/// The most gates of a streamed circuit the evaluator keeps to compute in the clear should
-/// cheating recovery hand it the garbler's input (a built-in program is built again instead).
+/// The most gates, of every kind, of a streamed circuit the evaluator keeps to compute in the
+/// clear should cheating recovery hand it the garbler's input (about 64 MiB; a built-in program
+/// is built again instead). Counted as they arrive: the catalog's AND count, which is refused
+/// up front when it is larger, comes from the server this mode distrusts.
 pub const MAX_KEPT_GATES: u64 = 1 << 22;
 
 /// The parameters both sides use: 49 primary circuits of which 15 are evaluated (a cheating
@@ -820,6 +822,8 @@ pub(super) struct CncEvaluator {
     pub credited: u64,
     /// AND gates evaluated of one copy of the circuit, the epilogue's included.
     pub and_gates: u64,
+    /// Gates of a streamed circuit kept so far ([`MAX_KEPT_GATES`]).
+    kept_gates: u64,
     pub and_total: Option<u64>,
     pub start: Start,
     /// The batches of the primary pass, until it starts.
@@ -850,7 +854,7 @@ impl CncEvaluator {
                 }
                 // The circuit is kept for cheating recovery: it must be of a size to keep.
                 if and_total.is_none_or(|n| n > MAX_KEPT_GATES) {
-                    return Err(SessionError::AndGateLimit { limit: MAX_KEPT_GATES, requested: and_total });
+                    return Err(SessionError::KeptCircuit { limit: MAX_KEPT_GATES });
                 }
                 (Clear::Streamed(Vec::new()), EvalBatches::Streamed { batch: Batch::default(), header: None, decoded: false, hasher: Some(TopologyHasher::new()), expected: circuit_id, max_slots })
             }
@@ -870,6 +874,7 @@ impl CncEvaluator {
             consumed: 0,
             credited: 0,
             and_gates: 0,
+            kept_gates: 0,
             and_total,
             start,
             pending_batches: Some(batches),
@@ -1125,6 +1130,11 @@ impl CncEvaluator {
                                     hasher.update(&available[..n]);
                                 }
                                 if let Clear::Streamed(kept) = &mut self.clear {
+                                    self.kept_gates += batch.gates.len() as u64;
+                                    if self.kept_gates > MAX_KEPT_GATES {
+                                        // More than the catalog's count let through: the server's doing.
+                                        return Err(CncError::WrongLength { what: "gates of the streamed circuit (at most)", expected: MAX_KEPT_GATES as usize, actual: self.kept_gates as usize }.into());
+                                    }
                                     kept.push(batch.clone());
                                 }
                                 *decoded = true;

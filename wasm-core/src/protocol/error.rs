@@ -96,6 +96,10 @@ pub enum SessionError {
     /// The client asked for more protection than the service offers.
     #[error("{service} offers {} security; {} was asked for", offered.name(), requested.name())]
     SecurityNotOffered { service: String, offered: Security, requested: Security },
+    /// A streamed circuit larger than this client keeps for cut-and-choose's cheating recovery
+    /// (which computes it in the clear).
+    #[error("the streamed circuit has more than the {limit} gates this client keeps for a cut-and-choose computation")]
+    KeptCircuit { limit: u64 },
     /// A streamed circuit wider than this client allows.
     #[error("{service} needs {slots} wire slots; this client allows {limit}")]
     SlotLimit { service: String, slots: u32, limit: u32 },
@@ -241,7 +245,7 @@ impl SessionError {
             Resolve(ResolveError::UnknownService { .. }) => ErrorCode::UnknownService,
             Resolve(e) if e.is_malformed_catalog() => ErrorCode::Protocol,
             Resolve(_) | InputBits { .. } | CircuitMismatch { .. } | ParamValue { .. } | ParamsNotObject | PackedBits { .. } | NotReady { .. } | SecurityNotOffered { .. } => ErrorCode::BadRequest,
-            AndGateLimit { .. } | SlotLimit { .. } => ErrorCode::Limit,
+            AndGateLimit { .. } | SlotLimit { .. } | KeptCircuit { .. } => ErrorCode::Limit,
             Build(_) | Program { .. } | Service { .. } | Random(_) | BaseOtShare { .. } => ErrorCode::Internal,
             Remote { code, .. } => ErrorCode::from_u16(*code).unwrap_or(ErrorCode::Protocol),
         }
@@ -254,7 +258,7 @@ impl SessionError {
             Remote { .. } => ErrorKind::Remote,
             Cheating(_) => ErrorKind::Cheating,
             Resolve(e) if !e.is_malformed_catalog() => ErrorKind::Input,
-            InputBits { .. } | SlotLimit { .. } | ParamValue { .. } | ParamsNotObject | PackedBits { .. } | NotReady { .. } | SecurityNotOffered { .. } => ErrorKind::Input,
+            InputBits { .. } | SlotLimit { .. } | KeptCircuit { .. } | ParamValue { .. } | ParamsNotObject | PackedBits { .. } | NotReady { .. } | SecurityNotOffered { .. } => ErrorKind::Input,
             _ => ErrorKind::Protocol,
         }
     }
@@ -349,6 +353,10 @@ impl SessionError {
                     f.num("requested", *n);
                 }
                 "and-gate-limit"
+            }
+            KeptCircuit { limit } => {
+                f.num("limit", *limit);
+                "kept-circuit"
             }
             SlotLimit { service, slots, limit } => {
                 f.str("service", service).num("slots", *slots).num("limit", *limit);
