@@ -283,3 +283,66 @@ fn malformed_flights_get_typed_errors() {
         "{err}"
     );
 }
+
+/// A garbler whose circuits use another input than in the others — here, x+1 in the circuits it
+/// hopes the evaluator evaluates — is caught by the input hash before any output is read.
+#[cfg(feature = "insecure-switches")]
+#[test]
+fn a_garbler_with_inconsistent_inputs_is_caught() {
+    use garblet_core::cnc::primary::Deviation;
+    let mut pair = Pair::new(4 << 20);
+    let flip_first_bit = |j: usize, x: &[bool]| {
+        let mut x = x.to_vec();
+        if j % 2 == 1 {
+            x[0] = !x[0];
+        }
+        x
+    };
+    pair.garbler.insecure_cnc_deviation(Deviation { input: Some(Box::new(flip_first_bit)), ..Deviation::default() });
+    pair.evaluator.start_with("millionaires", vec![], value::from_u128(7, 32), Security::CutAndChoose).unwrap();
+    let err = pair.pump().unwrap_err();
+    assert!(err.contains("the server cheated"), "{err}");
+}
+
+/// Selective failure through the sessions: a garbler that corrupts the correction of the
+/// evaluator's first encoded input bit in every circuit. Without the probe-resistant encoding
+/// (both sides switched, test builds only) the abort is that input bit; with it, whether the
+/// computation aborts does not depend on the bit.
+#[cfg(feature = "insecure-switches")]
+#[test]
+fn selective_failure_through_sessions_learns_nothing_with_the_encoding() {
+    use garblet_core::block::Block;
+    use garblet_core::cnc::primary::Deviation;
+    const RUNS: usize = 40;
+    let aborts = |encoded: bool, bit: bool| -> usize {
+        (0..RUNS)
+            .filter(|run| {
+                let mut pair = Pair::new(4 << 20);
+                if !encoded {
+                    pair.garbler.insecure_cnc_identity_encoding();
+                    pair.evaluator.insecure_cnc_identity_encoding();
+                }
+                pair.garbler.insecure_cnc_deviation(Deviation { corrections: Some(Box::new(|_, c: &mut [Block]| c[0] ^= Block(1 << 9))), ..Deviation::default() });
+                // The evaluator's number: its lowest bit is the probed one, the rest varies.
+                let y = (*run as u128) << 1 | bit as u128;
+                pair.evaluator.start_with("millionaires", vec![], value::from_u128(y, 32), Security::CutAndChoose).unwrap();
+                match pair.pump() {
+                    Err(e) => {
+                        assert!(e.contains("the server cheated"), "{e}");
+                        true
+                    }
+                    Ok(()) => {
+                        assert_eq!(finished(&mut pair).outputs[0].bits, vec![5_000_000 > y], "a computation that completes is correct");
+                        false
+                    }
+                }
+            })
+            .count()
+    };
+    assert_eq!((aborts(false, false), aborts(false, true)), (0, RUNS), "without the encoding the abort is the input bit");
+    let (zero, one) = (aborts(true, false), aborts(true, true));
+    eprintln!("with the encoding: {zero} of {RUNS} computations abort when the bit is 0, {one} of {RUNS} when it is 1");
+    // Both ~ Binomial(40, 1/2): each within 5 σ of 20, and their difference within 5 σ.
+    assert!((4..=36).contains(&zero) && (4..=36).contains(&one), "{zero} and {one} aborts of {RUNS}");
+    assert!(zero.abs_diff(one) <= 22, "{zero} against {one} aborts");
+}

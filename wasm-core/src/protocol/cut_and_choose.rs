@@ -478,7 +478,7 @@ impl CncGarbler {
     /// connection's chosen-OT sender: made now, with its base-OT points sent, if this is the
     /// connection's first cut-and-choose computation.
     #[allow(clippy::too_many_arguments)]
-    pub fn start(service: String, scheme: Scheme, shape: Shape, x: Vec<bool>, source: GateSource, stream_topology: bool, chosen: &mut Option<ChosenSender>, outbox: &mut Outbox, limits: &Limits, start: Start) -> Result<Self, SessionError> {
+    pub fn start(service: String, scheme: Scheme, shape: Shape, x: Vec<bool>, source: GateSource, stream_topology: bool, encoding: ProbeResistantEncoding, chosen: &mut Option<ChosenSender>, outbox: &mut Outbox, limits: &Limits, start: Start) -> Result<Self, SessionError> {
         let stage = if chosen.is_none() {
             let (sender, points) = ChosenSender::new()?;
             *chosen = Some(sender);
@@ -496,7 +496,7 @@ impl CncGarbler {
             gates: Gates::from_source(source)?,
             stream_topology,
             rng: AesCtr::from_os_rng().map_err(SessionError::Random)?,
-            encoding: ProbeResistantEncoding::new(),
+            encoding,
             stage,
             gathering: Gathering::default(),
             pending: super::frame::data_frame(limits.data_frame),
@@ -842,7 +842,7 @@ impl CncEvaluator {
     /// chosen-OT receiver: made now, with its base-OT message sent, if this is the connection's
     /// first cut-and-choose computation (flight 1 then waits for the garbler's points).
     #[allow(clippy::too_many_arguments)]
-    pub fn start(service: String, scheme: Scheme, shape: Shape, y: Vec<bool>, circuit: ResolvedCircuit, circuit_id: [u8; 32], max_slots: u32, and_total: Option<u64>, chosen: &mut Option<(ChosenReceiver, bool)>, outbox: &mut Outbox, max_frame: usize, start: Start) -> Result<Self, SessionError> {
+    pub fn start(service: String, scheme: Scheme, shape: Shape, y: Vec<bool>, circuit: ResolvedCircuit, circuit_id: [u8; 32], max_slots: u32, and_total: Option<u64>, encoding: ProbeResistantEncoding, chosen: &mut Option<(ChosenReceiver, bool)>, outbox: &mut Outbox, max_frame: usize, start: Start) -> Result<Self, SessionError> {
         let (clear, batches) = match circuit {
             ResolvedCircuit::Builtin { spec, params } => {
                 let runner = Runner::new(spec.instantiate(&params)?);
@@ -866,7 +866,7 @@ impl CncEvaluator {
             y,
             clear,
             rng: AesCtr::from_os_rng().map_err(SessionError::Random)?,
-            encoding: ProbeResistantEncoding::new(),
+            encoding,
             stage: EvaluatorStage::BaseOt,
             gathering: Gathering::default(),
             buffer: Vec::new(),

@@ -12,6 +12,7 @@
 
 use super::catalog::{Catalog, ResolvedCircuit, Security};
 use super::cut_and_choose::{CncEvaluator, Start};
+use crate::cnc::encoding::ProbeResistantEncoding;
 use crate::ot::chosen::ChosenReceiver;
 use super::frame::{granted_window, ErrorCode, Frame, VERSION};
 use super::session::{Counters, Outbox, Session};
@@ -170,6 +171,9 @@ pub struct EvaluatorSession {
     chosen: Option<(ChosenReceiver, bool)>,
     /// The largest frame the server accepts.
     max_frame: usize,
+    /// How cut-and-choose computations encode this party's input: probe-resistant (the
+    /// identity only in the attack tests).
+    cnc_encoding: ProbeResistantEncoding,
 }
 
 /// Gates a dry run may build to count a circuit's ANDs before giving up (a few milliseconds).
@@ -215,6 +219,7 @@ impl EvaluatorSession {
             last_progress: Progress::default(),
             chosen: None,
             max_frame: super::garbler_session::GarblerConfig::default().max_frame as usize,
+            cnc_encoding: ProbeResistantEncoding::new(),
         })
     }
 
@@ -546,12 +551,20 @@ impl EvaluatorSession {
         // refusal leaves the session usable.
         let mut outbox = Outbox::default();
         outbox.push(Frame::Compute(request).encode());
-        let run = CncEvaluator::start(service.into(), self.engine.scheme(), resolved.shape, evaluator_inputs, resolved.circuit, resolved.circuit_id, self.config.max_slots, and_total, &mut self.chosen, &mut outbox, self.max_frame, start)?;
+        let run = CncEvaluator::start(service.into(), self.engine.scheme(), resolved.shape, evaluator_inputs, resolved.circuit, resolved.circuit_id, self.config.max_slots, and_total, self.cnc_encoding.clone(), &mut self.chosen, &mut outbox, self.max_frame, start)?;
         while let Some(frame) = outbox.pop() {
             self.outbox.push(frame);
         }
         self.state = State::CutAndChoose(Box::new(run));
         Ok(())
+    }
+
+    /// Test builds only: cut-and-choose computations encode this party's input with the
+    /// identity, not the probe-resistant encoding, so that the attack tests can show what the
+    /// encoding prevents (the garbler must be switched too).
+    #[cfg(feature = "insecure-switches")]
+    pub fn insecure_cnc_identity_encoding(&mut self) {
+        self.cnc_encoding = ProbeResistantEncoding::insecure_identity();
     }
 
     /// Starts a computation of `service` with the client's `params` and this party's input

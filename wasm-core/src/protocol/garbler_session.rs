@@ -23,6 +23,7 @@
 use super::catalog::Security;
 use super::cut_and_choose::{CncGarbler, Limits, Start};
 use super::frame::{granted_window, ComputeRequest, ErrorCode, Frame, MIN_WINDOW, VERSION};
+use crate::cnc::encoding::ProbeResistantEncoding;
 use crate::ot::chosen::ChosenSender;
 use super::session::{Counters, Outbox, Session};
 use super::stats::{Clock, Stats};
@@ -172,6 +173,9 @@ pub struct GarblerSession {
     /// How the next cut-and-choose computation's garbler deviates (attack tests only).
     #[cfg(feature = "insecure-switches")]
     cnc_deviation: Option<crate::cnc::primary::Deviation>,
+    /// How cut-and-choose computations encode the evaluator's input: probe-resistant (the
+    /// identity only in the attack tests).
+    cnc_encoding: ProbeResistantEncoding,
 }
 
 /// Scheme ids as names, comma-separated, for error messages.
@@ -228,6 +232,7 @@ impl GarblerSession {
             cnc_and_gates: 0,
             #[cfg(feature = "insecure-switches")]
             cnc_deviation: None,
+            cnc_encoding: ProbeResistantEncoding::new(),
         })
     }
 
@@ -284,6 +289,14 @@ impl GarblerSession {
     #[cfg(feature = "insecure-switches")]
     pub fn insecure_cnc_deviation(&mut self, deviation: crate::cnc::primary::Deviation) {
         self.cnc_deviation = Some(deviation);
+    }
+
+    /// Test builds only: cut-and-choose computations encode the evaluator's input with the
+    /// identity, not the probe-resistant encoding, so that the attack tests can show what the
+    /// encoding prevents (the evaluator must be switched too).
+    #[cfg(feature = "insecure-switches")]
+    pub fn insecure_cnc_identity_encoding(&mut self) {
+        self.cnc_encoding = ProbeResistantEncoding::insecure_identity();
     }
 
     /// Test builds only: the session's Δ, to check what an attack recovered.
@@ -501,11 +514,12 @@ impl GarblerSession {
         let limits = self.limits();
         let start = Start { ms: self.clock.now_ms(), cpu: self.clock.cpu_ms(), counters: self.before_frame };
         #[allow(unused_mut)]
-        let mut run = CncGarbler::start(request.service, self.engine.scheme(), plan.shape, plan.garbler_inputs, plan.gates, plan.stream_topology, &mut self.chosen, &mut self.outbox, &limits, start)?;
+        let mut run = CncGarbler::start(request.service, self.engine.scheme(), plan.shape, plan.garbler_inputs, plan.gates, plan.stream_topology, self.cnc_encoding.clone(), &mut self.chosen, &mut self.outbox, &limits, start)?;
         #[cfg(feature = "insecure-switches")]
         if let Some(deviation) = self.cnc_deviation.take() {
             run.deviate(deviation);
         }
+
         Ok(State::CutAndChoose(Box::new(run)))
     }
 
