@@ -28,7 +28,7 @@
 
 use super::catalog::ResolvedCircuit;
 use super::frame::Frame;
-use super::garbler_session::{GateSource, RecordedCircuit};
+use super::plan::{GateSource, RecordedCircuit};
 use super::session::{Counters, Outbox};
 use super::stats::Stats;
 use super::topology::{decode_record, encode_record, end_record, RecordHeader, TopologyError, TopologyHasher, HEADER_BYTES};

@@ -22,6 +22,7 @@
 
 use super::catalog::Security;
 use super::cut_and_choose::{CncGarbler, Limits, Start};
+use super::plan::{GateSource, Plan, RecordedCircuit, Services};
 use super::frame::{granted_window, ComputeRequest, ErrorCode, Frame, MIN_WINDOW, VERSION};
 use crate::cnc::encoding::ProbeResistantEncoding;
 use crate::ot::chosen::ChosenSender;
@@ -32,7 +33,7 @@ use super::SessionError;
 use crate::block::Block;
 use crate::garble::{random_delta, Garbler, Garbling, Scheme};
 use crate::ot::OtSender;
-use garblet_circuits::{Batch, Program, Runner, Shape};
+use garblet_circuits::Runner;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -53,48 +54,6 @@ impl Default for GarblerConfig {
     fn default() -> Self {
         GarblerConfig { max_window: super::frame::DEFAULT_WINDOW, max_frame: 1 << 20, data_frame: 256 << 10, max_and_gates: 1 << 40 }
     }
-}
-
-/// A circuit built once and kept by whoever serves it, replayed by every computation that uses
-/// it: the session neither builds it nor encodes its topology again. (The server keeps its
-/// small Bristol circuits this way, parsed once instead of once per session.)
-pub trait RecordedCircuit {
-    /// Batch `index` and its topology record ([`encode_record`]); `None` past the last batch
-    /// (the end record is implied).
-    fn batch(&self, index: usize) -> Option<(&Batch, &[u8])>;
-}
-
-/// Where a computation's gates come from.
-pub enum GateSource {
-    /// One run of a program: enough for a standard computation, which garbles once.
-    Program(Box<dyn Program>),
-    Recorded(Arc<dyn RecordedCircuit>),
-    /// A program built afresh for each pass: a cut-and-choose computation garbles its circuits
-    /// twice, once to commit to them and once to stream them.
-    Factory(Box<dyn Fn() -> Result<Box<dyn Program>, SessionError>>),
-}
-
-/// A computation the server agreed to run.
-pub struct Plan {
-    pub gates: GateSource,
-    /// The circuit's inputs and outputs.
-    pub shape: Shape,
-    /// The garbler's input bits, in circuit order.
-    pub garbler_inputs: Vec<bool>,
-    /// Whether the evaluator needs the circuit itself in the stream (it has no program).
-    pub stream_topology: bool,
-    /// The circuit's identity, which the client's request must name.
-    pub circuit_id: [u8; 32],
-    /// AND gates, if known in advance (to refuse oversized requests up front).
-    pub and_gates: Option<u64>,
-}
-
-/// The server's services, as the session needs them.
-pub trait Services {
-    fn catalog_json(&self) -> &str;
-    /// A plan for `request`, or why it is refused: [`SessionError::Resolve`] for a request that
-    /// fits no service, [`SessionError::Service`] for the server's own failure.
-    fn plan(&self, request: &ComputeRequest) -> Result<Plan, SessionError>;
 }
 
 /// What happened, for the server to log and count.
