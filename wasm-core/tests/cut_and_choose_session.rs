@@ -6,9 +6,7 @@ mod support;
 
 use garblet_circuits::value;
 use garblet_core::garble::{Garbling, Scheme};
-use garblet_core::protocol::{
-    ErrorCode, ErrorKind, EvaluatorEvent, Frame, GarblerEvent, Security, SessionError,
-};
+use garblet_core::protocol::{ErrorCode, ErrorKind, EvaluatorEvent, Frame, GarblerEvent, Security, SessionError};
 use support::Pair;
 
 fn finished(pair: &mut Pair) -> garblet_core::protocol::ComputationResult {
@@ -18,14 +16,8 @@ fn finished(pair: &mut Pair) -> garblet_core::protocol::ComputationResult {
     }
 }
 
-fn run(
-    pair: &mut Pair,
-    service: &str,
-    inputs: Vec<bool>,
-) -> garblet_core::protocol::ComputationResult {
-    pair.evaluator
-        .start_with(service, vec![], inputs, Security::CutAndChoose)
-        .unwrap();
+fn run(pair: &mut Pair, service: &str, inputs: Vec<bool>) -> garblet_core::protocol::ComputationResult {
+    pair.evaluator.start_with(service, vec![], inputs, Security::CutAndChoose).unwrap();
     pair.pump().unwrap();
     finished(pair)
 }
@@ -37,40 +29,36 @@ fn private_aes_with_cut_and_choose_gives_fips197_under_both_schemes() {
         let mut pair = Pair::with_garbling(256 << 10, Garbling::Only(scheme), Garbling::Auto);
         let block: Vec<u8> = (0u8..16).map(|i| i * 0x11).collect();
         let result = run(&mut pair, "aes128", value::from_bytes(&block));
-        assert_eq!(
-            value::to_hex(&result.outputs[0].bits),
-            "0x69c4e0d86a7b0430d8cdb78070b4c55a",
-            "{}",
-            scheme.name()
-        );
-        assert_eq!(
-            (result.security, result.recovered),
-            (Security::CutAndChoose, false)
-        );
-        assert_eq!(
-            result.evaluator.bytes_received, result.garbler.bytes_sent,
-            "both sides count the same traffic"
-        );
+        assert_eq!(value::to_hex(&result.outputs[0].bits), "0x69c4e0d86a7b0430d8cdb78070b4c55a", "{}", scheme.name());
+        assert_eq!((result.security, result.recovered), (Security::CutAndChoose, false));
+        assert_eq!(result.evaluator.bytes_received, result.garbler.bytes_sent, "both sides count the same traffic");
         // The client also counts credit it sent after the garbler's Done.
         assert!(result.evaluator.bytes_sent >= result.garbler.bytes_received);
         // 15 evaluation circuits stream: at least 15 copies of the tables.
-        assert!(
-            result.garbler.bytes_sent as f64 >= 15.0 * 6400.0 * scheme.bytes_per_and(),
-            "{}",
-            result.garbler.bytes_sent
-        );
+        assert!(result.garbler.bytes_sent as f64 >= 15.0 * 6400.0 * scheme.bytes_per_and(), "{}", result.garbler.bytes_sent);
         match pair.garbler.poll_event() {
-            Some(GarblerEvent::Finished {
-                garbler_outputs,
-                security,
-                ..
-            }) => assert_eq!(
-                (garbler_outputs.len(), security),
-                (0, Security::CutAndChoose)
-            ),
+            Some(GarblerEvent::Finished { garbler_outputs, security, .. }) => assert_eq!((garbler_outputs.len(), security), (0, Security::CutAndChoose)),
             other => panic!("{other:?}"),
         }
+        // The work the server's limits charge: every copy garbled — 49 to commit, 15 streamed,
+        // and 123 recovery circuits twice.
+        assert!(pair.garbler.and_gates() > 64 * 6400, "{}", pair.garbler.and_gates());
     }
+}
+
+/// The session's AND-gate limit counts a cut-and-choose computation's copies: refused up front.
+#[test]
+fn the_and_gate_limit_counts_every_copy() {
+    use garblet_core::protocol::{EvaluatorConfig, EvaluatorSession, GarblerConfig, GarblerSession, NoClock};
+    let services = support::services();
+    // Room for one standard AES (6,400 AND gates), not for 64 copies of it.
+    let config = GarblerConfig { max_and_gates: 100_000, ..GarblerConfig::default() };
+    let mut pair = Pair { garbler: GarblerSession::new(config, Box::new(NoClock), services.clone()).unwrap(), evaluator: EvaluatorSession::new(EvaluatorConfig::default(), Box::new(NoClock)).unwrap(), services };
+    pair.pump().unwrap();
+    pair.evaluator.poll_event();
+    pair.evaluator.start_with("aes128", vec![], vec![false; 128], Security::CutAndChoose).unwrap();
+    let err = pair.pump().unwrap_err();
+    assert!(err.contains("409600 AND gates exceed this server's limit of 100000"), "{err}");
 }
 
 /// Both parties learn the output — the garbler's through the keys the evaluator returns — and
@@ -82,9 +70,7 @@ fn both_parties_outputs_and_mixed_modes_on_one_connection() {
         let result = run(&mut pair, "millionaires", value::from_u128(y, 32));
         assert_eq!(result.outputs[0].bits, vec![x > y]);
         match pair.garbler.poll_event() {
-            Some(GarblerEvent::Finished {
-                garbler_outputs, ..
-            }) => assert_eq!(garbler_outputs, vec![x > y]),
+            Some(GarblerEvent::Finished { garbler_outputs, .. }) => assert_eq!(garbler_outputs, vec![x > y]),
             other => panic!("{other:?}"),
         }
         // A standard computation between them.
@@ -97,9 +83,7 @@ fn both_parties_outputs_and_mixed_modes_on_one_connection() {
     let result = run(&mut pair, "add_to_garbler", value::from_u128(234, 64));
     assert!(result.outputs.is_empty());
     match pair.garbler.poll_event() {
-        Some(GarblerEvent::Finished {
-            garbler_outputs, ..
-        }) => assert_eq!(value::to_u128(&garbler_outputs), Some(1234)),
+        Some(GarblerEvent::Finished { garbler_outputs, .. }) => assert_eq!(value::to_u128(&garbler_outputs), Some(1234)),
         other => panic!("{other:?}"),
     }
 }
@@ -107,37 +91,13 @@ fn both_parties_outputs_and_mixed_modes_on_one_connection() {
 #[test]
 fn a_service_that_offers_less_is_refused_before_anything_is_sent() {
     let mut pair = Pair::new(4 << 20);
-    let err = pair
-        .evaluator
-        .start_with("synthetic", vec![], vec![true; 128], Security::CutAndChoose)
-        .unwrap_err();
-    assert!(
-        matches!(
-            &err,
-            SessionError::SecurityNotOffered {
-                offered: Security::Standard,
-                requested: Security::CutAndChoose,
-                ..
-            }
-        ),
-        "{err}"
-    );
-    assert_eq!(
-        (err.kind(), err.code()),
-        (ErrorKind::Input, ErrorCode::BadRequest)
-    );
-    assert!(
-        pair.evaluator.poll_transmit().unwrap().is_none(),
-        "nothing was sent"
-    );
+    let err = pair.evaluator.start_with("synthetic", vec![], vec![true; 128], Security::CutAndChoose).unwrap_err();
+    assert!(matches!(&err, SessionError::SecurityNotOffered { offered: Security::Standard, requested: Security::CutAndChoose, .. }), "{err}");
+    assert_eq!((err.kind(), err.code()), (ErrorKind::Input, ErrorCode::BadRequest));
+    assert!(pair.evaluator.poll_transmit().unwrap().is_none(), "nothing was sent");
     // The session is still usable.
     let block = [0u8; 16];
-    assert_eq!(
-        run(&mut pair, "aes128", value::from_bytes(&block)).outputs[0]
-            .bits
-            .len(),
-        128
-    );
+    assert_eq!(run(&mut pair, "aes128", value::from_bytes(&block)).outputs[0].bits.len(), 128);
 }
 
 /// A garbler that corrupts one circuit's tables — in its commitment and its stream alike — is
@@ -148,26 +108,12 @@ fn a_service_that_offers_less_is_refused_before_anything_is_sent() {
 fn a_garbler_that_corrupts_every_circuit_is_caught_and_the_server_hears_it() {
     use garblet_core::cnc::primary::Deviation;
     let mut pair = Pair::new(4 << 20);
-    pair.garbler.insecure_cnc_deviation(Deviation {
-        tables: Some(Box::new(|_, tables: &mut [u8]| {
-            tables.iter_mut().take(1).for_each(|b| *b ^= 1)
-        })),
-        ..Deviation::default()
-    });
-    pair.evaluator
-        .start_with("aes128", vec![], vec![false; 128], Security::CutAndChoose)
-        .unwrap();
+    pair.garbler.insecure_cnc_deviation(Deviation { tables: Some(Box::new(|_, tables: &mut [u8]| tables.iter_mut().take(1).for_each(|b| *b ^= 1))), ..Deviation::default() });
+    pair.evaluator.start_with("aes128", vec![], vec![false; 128], Security::CutAndChoose).unwrap();
     let err = pair.pump().unwrap_err();
-    assert!(
-        err.starts_with("evaluator: the server cheated: check circuit"),
-        "{err}"
-    );
+    assert!(err.starts_with("evaluator: the server cheated: check circuit"), "{err}");
     // The evaluator's Error frame reaches the garbler with the cheating-detected code.
-    let frame = pair
-        .evaluator
-        .poll_transmit()
-        .unwrap()
-        .expect("the Error frame");
+    let frame = pair.evaluator.poll_transmit().unwrap().expect("the Error frame");
     match Frame::decode(&frame).unwrap() {
         Frame::Error { code, .. } => assert_eq!(code, ErrorCode::CheatingDetected as u16),
         other => panic!("{other:?}"),
@@ -195,20 +141,10 @@ fn one_corrupted_evaluation_circuit_is_outvoted_or_caught() {
             ..Deviation::default()
         });
         let block: Vec<u8> = (0u8..16).map(|i| i * 0x11).collect();
-        pair.evaluator
-            .start_with(
-                "aes128",
-                vec![],
-                value::from_bytes(&block),
-                Security::CutAndChoose,
-            )
-            .unwrap();
+        pair.evaluator.start_with("aes128", vec![], value::from_bytes(&block), Security::CutAndChoose).unwrap();
         match pair.pump() {
             Ok(()) => {
-                assert_eq!(
-                    value::to_hex(&finished(&mut pair).outputs[0].bits),
-                    "0x69c4e0d86a7b0430d8cdb78070b4c55a"
-                );
+                assert_eq!(value::to_hex(&finished(&mut pair).outputs[0].bits), "0x69c4e0d86a7b0430d8cdb78070b4c55a");
                 right += 1;
             }
             Err(e) => {
@@ -223,65 +159,22 @@ fn one_corrupted_evaluation_circuit_is_outvoted_or_caught() {
 #[test]
 fn malformed_flights_get_typed_errors() {
     let mut pair = Pair::new(4 << 20);
-    pair.evaluator
-        .start_with("aes128", vec![], vec![false; 128], Security::CutAndChoose)
-        .unwrap();
+    pair.evaluator.start_with("aes128", vec![], vec![false; 128], Security::CutAndChoose).unwrap();
     // The request and the evaluator's base-OT message reach the garbler; its points come back.
     for frame in support::drain(&mut pair.evaluator).unwrap() {
         pair.garbler.handle(&frame).unwrap();
     }
     // A flight the garbler does not expect now.
-    let err = pair
-        .garbler
-        .handle(
-            &Frame::Flight {
-                flight: 3,
-                more: false,
-                bytes: vec![0; 8],
-            }
-            .encode(),
-        )
-        .unwrap_err();
-    assert!(
-        matches!(
-            err,
-            SessionError::Unexpected {
-                frame: "Flight",
-                ..
-            }
-        ),
-        "{err}"
-    );
+    let err = pair.garbler.handle(&Frame::Flight { flight: 3, more: false, bytes: vec![0; 8] }.encode()).unwrap_err();
+    assert!(matches!(err, SessionError::Unexpected { frame: "Flight", .. }), "{err}");
 
     // An oversized flight on a fresh pair: refused as soon as it exceeds what can be expected.
     let mut pair = Pair::new(4 << 20);
-    pair.evaluator
-        .start_with("aes128", vec![], vec![false; 128], Security::CutAndChoose)
-        .unwrap();
+    pair.evaluator.start_with("aes128", vec![], vec![false; 128], Security::CutAndChoose).unwrap();
     let frames = support::drain(&mut pair.evaluator).unwrap();
     pair.garbler.handle(&frames[0]).unwrap();
-    let err = pair
-        .garbler
-        .handle(
-            &Frame::Flight {
-                flight: 0,
-                more: true,
-                bytes: vec![0; 33],
-            }
-            .encode(),
-        )
-        .unwrap_err();
-    assert!(
-        matches!(
-            err,
-            SessionError::FlightLength {
-                flight: 0,
-                expected: 32,
-                got: 33
-            }
-        ),
-        "{err}"
-    );
+    let err = pair.garbler.handle(&Frame::Flight { flight: 0, more: true, bytes: vec![0; 33] }.encode()).unwrap_err();
+    assert!(matches!(err, SessionError::FlightLength { flight: 0, expected: 32, got: 33 }), "{err}");
 }
 
 /// A garbler whose circuits use another input than in the others — here, x+1 in the circuits it

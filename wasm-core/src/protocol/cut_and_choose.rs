@@ -40,7 +40,7 @@ use crate::cnc::encoding::ProbeResistantEncoding;
 use crate::cnc::output_keys::{OutputKey, KEY_BITS};
 use crate::cnc::params::{sample_fixed_check_set, CheckSet, FIXED_CIRCUITS, FIXED_EVALUATED, RECOVERY_CHECKS, RECOVERY_CIRCUITS};
 use crate::cnc::primary::{run_program, CircuitCommitment, Commitments, InputDigest, Passes, PrimaryError, PrimaryEvaluator, PrimaryGarbler, PrimaryOutcome, PrimaryRun, PrimaryStream, Setup};
-use crate::cnc::recovery::{conclude, input_hashes, RecoveryCommitment, RecoveryCommitments, RecoveryEvaluator, RecoveryGarbler, RecoveryRun, RecoverySetup, DELTA_BITS};
+use crate::cnc::recovery::{conclude, input_hashes, RecoveryCircuit, RecoveryCommitment, RecoveryCommitments, RecoveryEvaluator, RecoveryGarbler, RecoveryRun, RecoverySetup, DELTA_BITS};
 use crate::cnc::CncError;
 use crate::garble::Scheme;
 use crate::ot::base::{RECEIVER_MESSAGE_BYTES, SENDER_MESSAGE_BYTES};
@@ -279,7 +279,11 @@ impl CommitmentFlight {
         let recovery_circuits = r.count(RECOVERY_CIRCUITS, "recovery commitments")?;
         let mut recovery = Vec::with_capacity(recovery_circuits);
         for _ in 0..recovery_circuits {
-            recovery.push(RecoveryCommitment { label_pairs: r.pairs(bounds.recovery_labels)?, masked_labels: r.blocks(bounds.recovery_labels, "masked labels")?, corrections: r.blocks(bounds.recovery_corrections, "corrections")? });
+            recovery.push(RecoveryCommitment {
+                label_pairs: r.pairs(bounds.recovery_labels)?,
+                masked_labels: r.blocks(bounds.recovery_labels, "masked labels")?,
+                corrections: r.blocks(bounds.recovery_corrections, "corrections")?,
+            });
         }
         let digest = |r: &mut Reader<'_>| -> Result<InputDigest, SessionError> { Ok(InputDigest::from_le_bytes(r.array()?)) };
         let decoding = (0..circuits).map(|_| digest(r)).collect::<Result<_, _>>()?;
@@ -398,6 +402,21 @@ impl Passes for Gates {
     }
 }
 
+/// A pass over the gates that counts their AND gates on the way.
+struct Counting<'a> {
+    gates: &'a Gates,
+    and_gates: std::cell::Cell<u64>,
+}
+
+impl Passes for Counting<'_> {
+    fn pass(&self, each: &mut dyn FnMut(&Batch) -> Result<(), PrimaryError>) -> Result<(), PrimaryError> {
+        self.gates.pass(&mut |batch| {
+            self.and_gates.set(self.and_gates.get() + batch.counts.and);
+            each(batch)
+        })
+    }
+}
+
 /// The batches of a streaming pass on the garbler's side: the service program's, then the
 /// epilogue's.
 enum StreamBatches {
@@ -435,7 +454,13 @@ enum GarblerStage {
     /// on the circuit's length), sent under the window; its decoding bits follow.
     /// `ends` holds where each lock-step batch ends in `stream`: the stream is sent a whole batch
     /// at a time, since the evaluator evaluates whole batches only.
-    Recovery { garbler: Box<PrimaryGarbler>, stream: Vec<u8>, ends: Vec<usize>, sent: usize, decoding: Vec<Vec<bool>> },
+    Recovery {
+        garbler: Box<PrimaryGarbler>,
+        stream: Vec<u8>,
+        ends: Vec<usize>,
+        sent: usize,
+        decoding: Vec<Vec<bool>>,
+    },
     Reply(Box<PrimaryGarbler>),
     Finished(Vec<bool>),
 }
@@ -459,6 +484,11 @@ pub(super) struct CncGarbler {
     /// AND gates streamed of one copy of the circuit, the epilogue's included (the statistics
     /// report the circuit's size, as a standard computation's do).
     and_gates: u64,
+    /// AND gates garbled so far, every copy of the circuit and of the recovery circuit: the
+    /// work the server's limits charge.
+    garbled: u64,
+    /// AND gates of one recovery circuit.
+    recovery_and_gates: u64,
     pub learns_outputs: bool,
     pub start: Start,
     pub done: Option<Stats>,
@@ -478,7 +508,19 @@ impl CncGarbler {
     /// connection's chosen-OT sender: made now, with its base-OT points sent, if this is the
     /// connection's first cut-and-choose computation.
     #[allow(clippy::too_many_arguments)]
-    pub fn start(service: String, scheme: Scheme, shape: Shape, x: Vec<bool>, source: GateSource, stream_topology: bool, encoding: ProbeResistantEncoding, chosen: &mut Option<ChosenSender>, outbox: &mut Outbox, limits: &Limits, start: Start) -> Result<Self, SessionError> {
+    pub fn start(
+        service: String,
+        scheme: Scheme,
+        shape: Shape,
+        x: Vec<bool>,
+        source: GateSource,
+        stream_topology: bool,
+        encoding: ProbeResistantEncoding,
+        chosen: &mut Option<ChosenSender>,
+        outbox: &mut Outbox,
+        limits: &Limits,
+        start: Start,
+    ) -> Result<Self, SessionError> {
         let stage = if chosen.is_none() {
             let (sender, points) = ChosenSender::new()?;
             *chosen = Some(sender);
@@ -503,6 +545,8 @@ impl CncGarbler {
             produced: 0,
             consumed: 0,
             and_gates: 0,
+            garbled: 0,
+            recovery_and_gates: 0,
             learns_outputs,
             start,
             done: None,
@@ -593,6 +637,7 @@ impl CncGarbler {
                 let flips = r.bits(self.encoding.encoded_len(DELTA_BITS), "flips")?;
                 r.finish()?;
                 let (mut stream, mut ends) = (Vec::new(), Vec::new());
+                self.garbled += RECOVERY_CIRCUITS as u64 * self.recovery_and_gates;
                 let decoding = recovery.stream(&flips, &self.encoding, |j, tables| {
                     if j == 0 && !stream.is_empty() {
                         ends.push(stream.len());
@@ -633,7 +678,12 @@ impl CncGarbler {
             sender.send(part, r.take(message_len(part.len()))?, &mut ciphertexts)?;
         }
         r.finish()?;
-        let commitments = garbler.commit(&self.x, &self.gates, encoding, &mut self.rng)?;
+        let counting = Counting { gates: &self.gates, and_gates: std::cell::Cell::new(0) };
+        let commitments = garbler.commit(&self.x, &counting, encoding, &mut self.rng)?;
+        // Every circuit of both computations garbled once here; the recovery circuits are
+        // garbled again with the evaluator's flips.
+        self.recovery_and_gates = garblet_circuits::count_and_gates(Box::new(RecoveryCircuit::new(setup.input_bits())), u64::MAX)?.unwrap_or(0);
+        self.garbled += FIXED_CIRCUITS as u64 * counting.and_gates.get() + RECOVERY_CIRCUITS as u64 * self.recovery_and_gates;
         let delta = garbler.values().map(|v| v.delta).ok_or(CncError::NoCircuits)?;
         let x_and_keys = [&self.x[..], &garbler.key_bits()].concat();
         let recovery_commitments = recovery.commit(&x_and_keys, delta, garbler.hash_pad())?;
@@ -673,6 +723,7 @@ impl CncGarbler {
                             match runner.next_batch()? {
                                 Some(batch) => {
                                     self.and_gates += batch.counts.and;
+                                    self.garbled += FIXED_EVALUATED as u64 * batch.counts.and;
                                     garbler.stream_batch(stream, batch, &mut send)?
                                 }
                                 None => *batches = StreamBatches::Done,
@@ -695,6 +746,7 @@ impl CncGarbler {
                                 }
                             }
                             self.and_gates += batch.counts.and;
+                            self.garbled += FIXED_EVALUATED as u64 * batch.counts.and;
                             garbler.stream_batch(stream, batch, &mut send)?;
                         }
                         None => {
@@ -751,15 +803,22 @@ impl CncGarbler {
     pub fn and_gates(&self) -> u64 {
         self.and_gates
     }
-}
 
+    /// The AND gates garbled so far, every copy counted.
+    pub fn garbled(&self) -> u64 {
+        self.garbled
+    }
+}
 
 // ---- The evaluator ----
 
 /// The circuit as the evaluator has it, to compute in the clear should cheating recovery hand
 /// it the garbler's input.
 enum Clear {
-    Builtin { spec: &'static garblet_circuits::registry::ProgramSpec, params: garblet_circuits::registry::Params },
+    Builtin {
+        spec: &'static garblet_circuits::registry::ProgramSpec,
+        params: garblet_circuits::registry::Params,
+    },
     /// A streamed circuit's batches, kept as they arrive.
     Streamed(Vec<Batch>),
 }
@@ -773,7 +832,11 @@ impl Clear {
             Clear::Builtin { spec, params } => spec.instantiate(params).ok().and_then(|program| Runner::new(program).run(&mut plain).ok()).is_some(),
             Clear::Streamed(batches) => batches.iter().all(|batch| plain.process(batch).is_ok()),
         };
-        if ran { plain.into_outputs() } else { Vec::new() }
+        if ran {
+            plain.into_outputs()
+        } else {
+            Vec::new()
+        }
     }
 }
 
@@ -799,9 +862,17 @@ enum EvaluatorStage {
     Commitments(Box<(PrimaryEvaluator, RecoveryEvaluator)>),
     Streaming(Box<PrimaryPass>),
     Translations(Box<PrimaryPass>),
-    Recovery { evaluator: Box<PrimaryEvaluator>, recovery: Box<RecoveryEvaluator>, end: Box<crate::cnc::primary::PrimaryEnd>, run: Box<RecoveryRun> },
+    Recovery {
+        evaluator: Box<PrimaryEvaluator>,
+        recovery: Box<RecoveryEvaluator>,
+        end: Box<crate::cnc::primary::PrimaryEnd>,
+        run: Box<RecoveryRun>,
+    },
     /// The outputs are known; awaiting the garbler's `Done`.
-    Finished { outputs: Vec<bool>, recovered: bool },
+    Finished {
+        outputs: Vec<bool>,
+        recovered: bool,
+    },
 }
 
 /// The evaluator's side of one cut-and-choose computation.
@@ -842,7 +913,21 @@ impl CncEvaluator {
     /// chosen-OT receiver: made now, with its base-OT message sent, if this is the connection's
     /// first cut-and-choose computation (flight 1 then waits for the garbler's points).
     #[allow(clippy::too_many_arguments)]
-    pub fn start(service: String, scheme: Scheme, shape: Shape, y: Vec<bool>, circuit: ResolvedCircuit, circuit_id: [u8; 32], max_slots: u32, and_total: Option<u64>, encoding: ProbeResistantEncoding, chosen: &mut Option<(ChosenReceiver, bool)>, outbox: &mut Outbox, max_frame: usize, start: Start) -> Result<Self, SessionError> {
+    pub fn start(
+        service: String,
+        scheme: Scheme,
+        shape: Shape,
+        y: Vec<bool>,
+        circuit: ResolvedCircuit,
+        circuit_id: [u8; 32],
+        max_slots: u32,
+        and_total: Option<u64>,
+        encoding: ProbeResistantEncoding,
+        chosen: &mut Option<(ChosenReceiver, bool)>,
+        outbox: &mut Outbox,
+        max_frame: usize,
+        start: Start,
+    ) -> Result<Self, SessionError> {
         let (clear, batches) = match circuit {
             ResolvedCircuit::Builtin { spec, params } => {
                 let runner = Runner::new(spec.instantiate(&params)?);
@@ -1010,7 +1095,16 @@ impl CncEvaluator {
 
     /// Flight 2 in, flight 3 out: the transfers and commitments, checked; the evaluation set.
     #[allow(clippy::too_many_arguments)]
-    fn commitments(&mut self, mut evaluator: PrimaryEvaluator, mut recovery: RecoveryEvaluator, receiver: &mut ChosenReceiver, message: &[u8], bounds: &Bounds, outbox: &mut Outbox, max_frame: usize) -> Result<(), SessionError> {
+    fn commitments(
+        &mut self,
+        mut evaluator: PrimaryEvaluator,
+        mut recovery: RecoveryEvaluator,
+        receiver: &mut ChosenReceiver,
+        message: &[u8],
+        bounds: &Bounds,
+        outbox: &mut Outbox,
+        max_frame: usize,
+    ) -> Result<(), SessionError> {
         let setup = evaluator.setup().clone();
         let n = transfers(&setup, &self.encoding);
         let mut r = Reader::new(flight::COMMITMENTS, message);
@@ -1133,7 +1227,9 @@ impl CncEvaluator {
                                     self.kept_gates += batch.gates.len() as u64;
                                     if self.kept_gates > MAX_KEPT_GATES {
                                         // More than the catalog's count let through: the server's doing.
-                                        return Err(CncError::WrongLength { what: "gates of the streamed circuit (at most)", expected: MAX_KEPT_GATES as usize, actual: self.kept_gates as usize }.into());
+                                        return Err(
+                                            CncError::WrongLength { what: "gates of the streamed circuit (at most)", expected: MAX_KEPT_GATES as usize, actual: self.kept_gates as usize }.into()
+                                        );
                                     }
                                     kept.push(batch.clone());
                                 }

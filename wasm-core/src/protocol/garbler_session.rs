@@ -126,8 +126,8 @@ pub struct GarblerSession {
     progress: u64,
     /// The chosen-message OT of cut-and-choose computations, once the first one set it up.
     chosen: Option<ChosenSender>,
-    /// AND gates of this session's cut-and-choose computations, every copy counted (their
-    /// garblers are not the session's engine).
+    /// AND gates garbled by this session's finished cut-and-choose computations, every copy
+    /// counted (their garblers are not the session's engine).
     cnc_and_gates: u64,
     /// How the next cut-and-choose computation's garbler deviates (attack tests only).
     #[cfg(feature = "insecure-switches")]
@@ -326,9 +326,15 @@ impl GarblerSession {
         self.progress
     }
 
-    /// AND gates garbled in this session so far, all computations together.
+    /// AND gates garbled in this session so far, all computations together — of a cut-and-choose
+    /// computation, every circuit garbled: what the server's per-request and per-address limits
+    /// charge.
     pub fn and_gates(&self) -> u64 {
-        self.engine.and_gates()
+        let running = match &self.state {
+            State::CutAndChoose(run) => run.garbled(),
+            _ => 0,
+        };
+        self.engine.and_gates() + self.cnc_and_gates + running
     }
 
     /// Closes the session after `e`. The first error is the one the client hears: a frame that
@@ -371,6 +377,7 @@ impl GarblerSession {
             (State::CutAndChoose(mut run), Frame::Flight { flight, more, bytes }) => {
                 let limits = self.limits();
                 run.handle_flight(flight, more, &bytes, &mut self.chosen, &mut self.outbox, &limits)?;
+                self.check_cnc_work(&run)?;
                 self.after_cut_and_choose(run)
             }
             (State::CutAndChoose(mut run), Frame::Credit { consumed }) => {
@@ -460,15 +467,15 @@ impl GarblerSession {
 
     /// Starts a cut-and-choose computation (docs/cut-and-choose.md): the garbler garbles every
     /// circuit twice (to commit, to stream the evaluation circuits) and the recovery circuits,
-    /// so the AND-gate limit counts every copy.
+    /// so the AND-gate limit counts every copy, up front from the service's count and then as
+    /// they are garbled.
     fn start_cut_and_choose(&mut self, request: ComputeRequest, services: &dyn Services) -> Result<State, SessionError> {
         let plan = Self::plan(&request, services)?;
         if let Some(n) = plan.and_gates {
             let copies = n.saturating_mul(crate::cnc::params::FIXED_CIRCUITS as u64 + crate::cnc::params::FIXED_EVALUATED as u64);
-            if (self.engine.and_gates() + self.cnc_and_gates).saturating_add(copies) > self.config.max_and_gates {
+            if self.and_gates().saturating_add(copies) > self.config.max_and_gates {
                 return Err(SessionError::AndGateLimit { limit: self.config.max_and_gates, requested: Some(copies) });
             }
-            self.cnc_and_gates += copies;
         }
         let limits = self.limits();
         let start = Start { ms: self.clock.now_ms(), cpu: self.clock.cpu_ms(), counters: self.before_frame };
@@ -482,9 +489,18 @@ impl GarblerSession {
         Ok(State::CutAndChoose(Box::new(run)))
     }
 
+    /// The session's AND-gate limit, against everything garbled so far with `run`'s circuits.
+    fn check_cnc_work(&self, run: &CncGarbler) -> Result<(), SessionError> {
+        if self.engine.and_gates() + self.cnc_and_gates + run.garbled() > self.config.max_and_gates {
+            return Err(SessionError::AndGateLimit { limit: self.config.max_and_gates, requested: None });
+        }
+        Ok(())
+    }
+
     /// What follows a step of a cut-and-choose computation: its report once it is over.
     fn after_cut_and_choose(&mut self, run: Box<CncGarbler>) -> State {
         let Some(outputs) = run.finished() else { return State::CutAndChoose(run) };
+        self.cnc_and_gates += run.garbled();
         let stats = run.done.unwrap_or_default();
         self.events.push_back(GarblerEvent::Finished { service: run.service.clone(), stats, garbler_outputs: outputs.to_vec(), security: Security::CutAndChoose });
         State::Idle
@@ -496,7 +512,7 @@ impl GarblerSession {
         let evaluator_bits = request.evaluator_bits;
         let used = self.engine.and_gates();
         if let Some(n) = plan.and_gates {
-            if used + self.cnc_and_gates + n > self.config.max_and_gates {
+            if self.and_gates() + n > self.config.max_and_gates {
                 return Err(SessionError::AndGateLimit { limit: self.config.max_and_gates, requested: Some(n) });
             }
         }
@@ -556,7 +572,9 @@ impl GarblerSession {
         if matches!(self.state, State::CutAndChoose(_)) {
             let State::CutAndChoose(mut run) = std::mem::replace(&mut self.state, State::Closed) else { unreachable!() };
             let limits = self.limits();
-            if run.produce(&mut self.outbox, &limits)? {
+            let done = run.produce(&mut self.outbox, &limits)?;
+            self.check_cnc_work(&run)?;
+            if done {
                 let start = run.start;
                 run.done = Some(self.send_done(start.counters, start.ms, start.cpu, self.clock.cpu_ms(), run.and_gates()));
                 self.last_produced = run.produced;
