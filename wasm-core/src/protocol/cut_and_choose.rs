@@ -31,7 +31,7 @@ use super::frame::Frame;
 use super::plan::{GateSource, RecordedCircuit};
 use super::session::{Counters, Outbox};
 use super::stats::Stats;
-use super::topology::{decode_record, encode_record, end_record, RecordHeader, TopologyError, TopologyHasher, HEADER_BYTES};
+use super::topology::{encode_record, end_record, StreamStep, TopologyReader, HEADER_BYTES};
 use super::SessionError;
 use crate::aes::AesCtr;
 use crate::block::Block;
@@ -844,7 +844,7 @@ impl Clear {
 /// decoded from the stream), then the epilogue's.
 enum EvalBatches {
     Built { runner: Runner<'static>, ready: bool },
-    Streamed { batch: Batch, header: Option<RecordHeader>, decoded: bool, hasher: Option<TopologyHasher>, expected: [u8; 32], max_slots: u32 },
+    Streamed(TopologyReader),
     Epilogue { runner: Runner<'static>, ready: bool },
     Done,
 }
@@ -941,7 +941,7 @@ impl CncEvaluator {
                 if and_total.is_none_or(|n| n > MAX_KEPT_GATES) {
                     return Err(SessionError::KeptCircuit { limit: MAX_KEPT_GATES });
                 }
-                (Clear::Streamed(Vec::new()), EvalBatches::Streamed { batch: Batch::default(), header: None, decoded: false, hasher: Some(TopologyHasher::new()), expected: circuit_id, max_slots })
+                (Clear::Streamed(Vec::new()), EvalBatches::Streamed(TopologyReader::new(circuit_id, max_slots)))
             }
         };
         let mut evaluator = CncEvaluator {
@@ -1196,55 +1196,35 @@ impl CncEvaluator {
                             *ready = false;
                             need
                         }
-                        EvalBatches::Streamed { batch, header, decoded, hasher, expected, max_slots } => match header {
-                            None => {
-                                let Some(head) = available.first_chunk::<HEADER_BYTES>() else { break };
-                                let h = RecordHeader::parse(head);
-                                if let Some(hasher) = hasher.as_mut() {
-                                    hasher.update(head);
-                                }
-                                if h.is_end() {
-                                    if hasher.take().map(TopologyHasher::finish).as_ref() != Some(expected) {
-                                        return Err(TopologyError::HashMismatch.into());
-                                    }
-                                    *batches = EvalBatches::Epilogue { runner: Runner::new(run.start_epilogue()?), ready: false };
-                                } else {
-                                    *header = Some(h);
-                                    *decoded = false;
-                                }
-                                HEADER_BYTES
-                            }
-                            Some(h) if !*decoded => {
-                                let n = h.topology_bytes as usize;
-                                if available.len() < n {
-                                    break;
-                                }
-                                decode_record(h, &available[..n], *max_slots, batch)?;
-                                if let Some(hasher) = hasher.as_mut() {
-                                    hasher.update(&available[..n]);
-                                }
+                        EvalBatches::Streamed(reader) => match reader.step(available)? {
+                            StreamStep::NeedBytes => break,
+                            StreamStep::Header => HEADER_BYTES,
+                            StreamStep::Decoded(n) => {
                                 if let Clear::Streamed(kept) = &mut self.clear {
-                                    self.kept_gates += batch.gates.len() as u64;
+                                    self.kept_gates += reader.batch().gates.len() as u64;
                                     if self.kept_gates > MAX_KEPT_GATES {
                                         // More than the catalog's count let through: the server's doing.
                                         return Err(
                                             CncError::WrongLength { what: "gates of the streamed circuit (at most)", expected: MAX_KEPT_GATES as usize, actual: self.kept_gates as usize }.into()
                                         );
                                     }
-                                    kept.push(batch.clone());
+                                    kept.push(reader.batch().clone());
                                 }
-                                *decoded = true;
                                 n
                             }
-                            Some(_) => {
-                                let need = tables_of(batch);
+                            StreamStep::Payload => {
+                                let need = tables_of(reader.batch());
                                 if available.len() < need {
                                     break;
                                 }
-                                run.batch(batch, &split(&available[..need], FIXED_EVALUATED))?;
-                                self.and_gates += batch.counts.and;
-                                *header = None;
+                                run.batch(reader.batch(), &split(&available[..need], FIXED_EVALUATED))?;
+                                self.and_gates += reader.batch().counts.and;
+                                reader.payload_read();
                                 need
+                            }
+                            StreamStep::End => {
+                                *batches = EvalBatches::Epilogue { runner: Runner::new(run.start_epilogue()?), ready: false };
+                                HEADER_BYTES
                             }
                         },
                         EvalBatches::Done => break,

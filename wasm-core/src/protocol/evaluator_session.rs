@@ -17,13 +17,13 @@ use crate::ot::chosen::ChosenReceiver;
 use super::frame::{granted_window, ErrorCode, Frame, VERSION};
 use super::session::{Counters, Outbox, Session};
 use super::stats::{Clock, Stats};
-use super::topology::{decode_record, RecordHeader, TopologyError, TopologyHasher, HEADER_BYTES};
+use super::topology::{StreamStep, TopologyReader, HEADER_BYTES};
 use super::SessionError;
 use crate::block::Block;
 use crate::garble::{payload_len, Evaluator, Garbling, Scheme};
 use crate::ot::base::BASE_OT_COUNT;
 use crate::ot::{OtReceiver, MAX_CHUNK};
-use garblet_circuits::{count_and_gates, Batch, Party, Runner, Shape};
+use garblet_circuits::{count_and_gates, Party, Runner, Shape};
 use std::collections::VecDeque;
 use std::ops::Range;
 
@@ -91,7 +91,7 @@ enum Source {
     /// A built-in program, built here; `ready` says its current batch awaits its payload.
     Program { runner: Runner<'static>, ready: bool },
     /// A circuit the garbler streams.
-    Streamed { batch: Batch, header: Option<RecordHeader>, decoded: bool, hasher: Option<TopologyHasher>, expected: [u8; 32], max_slots: u32 },
+    Streamed(TopologyReader),
 }
 
 /// The base OTs split between this thread and another ([`EvaluatorSession::take_base_ot_share`]).
@@ -598,7 +598,7 @@ impl EvaluatorSession {
                     return Err(SessionError::SlotLimit { service: service.into(), slots: max_live, limit: max_slots });
                 }
                 (
-                    Source::Streamed { batch: Batch::default(), header: None, decoded: false, hasher: Some(TopologyHasher::new()), expected: resolved.circuit_id, max_slots },
+                    Source::Streamed(TopologyReader::new(resolved.circuit_id, max_slots)),
                     info.and_gates,
                 )
             }
@@ -789,45 +789,22 @@ fn evaluate_available(active: &mut Active, engine: &mut Evaluator, available: &[
                 *ready = false;
                 need
             }
-            Source::Streamed { batch, header, decoded, hasher, expected, max_slots } => match header {
-                None => {
-                    let Some(head) = available.first_chunk::<HEADER_BYTES>() else { break };
-                    let h = RecordHeader::parse(head);
-                    if let Some(hasher) = hasher.as_mut() {
-                        hasher.update(head);
-                    }
-                    if h.is_end() {
-                        let hash = hasher.take().map(TopologyHasher::finish);
-                        if hash.as_ref() != Some(expected) {
-                            return Err(TopologyError::HashMismatch.into());
-                        }
-                        active.evaluated_all = true;
-                    } else {
-                        *header = Some(h);
-                        *decoded = false;
-                    }
-                    HEADER_BYTES
-                }
-                Some(h) if !*decoded => {
-                    let n = h.topology_bytes as usize;
-                    if available.len() < n {
-                        break;
-                    }
-                    decode_record(h, &available[..n], *max_slots, batch)?;
-                    if let Some(hasher) = hasher.as_mut() {
-                        hasher.update(&available[..n]);
-                    }
-                    *decoded = true;
-                    n
-                }
-                Some(_) => {
-                    let need = payload_len(engine.scheme(), &batch.counts);
+            Source::Streamed(reader) => match reader.step(available)? {
+                StreamStep::NeedBytes => break,
+                StreamStep::Header => HEADER_BYTES,
+                StreamStep::Decoded(n) => n,
+                StreamStep::Payload => {
+                    let need = payload_len(engine.scheme(), &reader.batch().counts);
                     if available.len() < need {
                         break;
                     }
-                    engine.evaluate(batch, &available[..need])?;
-                    *header = None;
+                    engine.evaluate(reader.batch(), &available[..need])?;
+                    reader.payload_read();
                     need
+                }
+                StreamStep::End => {
+                    active.evaluated_all = true;
+                    HEADER_BYTES
                 }
             },
         };

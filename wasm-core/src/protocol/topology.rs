@@ -170,6 +170,87 @@ fn read_slot(bytes: &mut impl Iterator<Item = u8>, slots: u32) -> Result<u32, &'
     Err("slot too long")
 }
 
+/// The evaluator's reader of a streamed circuit: each record's header and topology as they
+/// arrive, hashed on the way and checked against the announced identity at the end record.
+/// The payload after each record is the caller's ([`StreamStep::Payload`]).
+pub struct TopologyReader {
+    batch: Batch,
+    header: Option<RecordHeader>,
+    decoded: bool,
+    hasher: Option<TopologyHasher>,
+    expected: [u8; 32],
+    max_slots: u32,
+}
+
+/// What a [`TopologyReader`] found at the front of the bytes it was given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamStep {
+    /// Not enough bytes for the next part.
+    NeedBytes,
+    /// A record's header, `HEADER_BYTES` long, was read.
+    Header,
+    /// A record's topology, this many bytes, was decoded into [`TopologyReader::batch`].
+    Decoded(usize),
+    /// The decoded batch awaits its payload: the caller reads it, then calls
+    /// [`TopologyReader::payload_read`].
+    Payload,
+    /// The end record (`HEADER_BYTES`), and the circuit is the announced one.
+    End,
+}
+
+impl TopologyReader {
+    /// A reader of the circuit whose identity is `expected`, whose records may use at most
+    /// `max_slots` wire slots.
+    pub fn new(expected: [u8; 32], max_slots: u32) -> Self {
+        TopologyReader { batch: Batch::default(), header: None, decoded: false, hasher: Some(TopologyHasher::new()), expected, max_slots }
+    }
+
+    /// Reads the next part of the stream from the front of `available`.
+    pub fn step(&mut self, available: &[u8]) -> Result<StreamStep, TopologyError> {
+        match &self.header {
+            None => {
+                let Some(head) = available.first_chunk::<HEADER_BYTES>() else { return Ok(StreamStep::NeedBytes) };
+                let h = RecordHeader::parse(head);
+                if let Some(hasher) = self.hasher.as_mut() {
+                    hasher.update(head);
+                }
+                if h.is_end() {
+                    if self.hasher.take().map(TopologyHasher::finish) != Some(self.expected) {
+                        return Err(TopologyError::HashMismatch);
+                    }
+                    return Ok(StreamStep::End);
+                }
+                self.header = Some(h);
+                self.decoded = false;
+                Ok(StreamStep::Header)
+            }
+            Some(h) if !self.decoded => {
+                let n = h.topology_bytes as usize;
+                if available.len() < n {
+                    return Ok(StreamStep::NeedBytes);
+                }
+                decode_record(h, &available[..n], self.max_slots, &mut self.batch)?;
+                if let Some(hasher) = self.hasher.as_mut() {
+                    hasher.update(&available[..n]);
+                }
+                self.decoded = true;
+                Ok(StreamStep::Decoded(n))
+            }
+            Some(_) => Ok(StreamStep::Payload),
+        }
+    }
+
+    /// The batch of the record just decoded.
+    pub fn batch(&self) -> &Batch {
+        &self.batch
+    }
+
+    /// The payload of the current record has been read: the next record's header comes next.
+    pub fn payload_read(&mut self) {
+        self.header = None;
+    }
+}
+
 /// Hashes records (without payloads) into the streamed circuit's identity.
 #[derive(Clone, Default)]
 pub struct TopologyHasher(Sha256);
