@@ -1173,7 +1173,17 @@ impl CncEvaluator {
                 let PrimaryPass { run, batches, .. } = &mut **pass;
                 loop {
                     let available = &available[read..];
-                    let tables_of = |batch: &Batch| FIXED_EVALUATED * scheme.and_bytes(batch.counts.and as usize);
+                    // One lock-step batch: every evaluation circuit's tables of `batch`, if they
+                    // have all arrived; the bytes they took.
+                    let mut lockstep = |batch: &Batch| -> Result<Option<usize>, SessionError> {
+                        let need = FIXED_EVALUATED * scheme.and_bytes(batch.counts.and as usize);
+                        if available.len() < need {
+                            return Ok(None);
+                        }
+                        run.batch(batch, &split(&available[..need], FIXED_EVALUATED))?;
+                        self.and_gates += batch.counts.and;
+                        Ok(Some(need))
+                    };
                     let used = match batches {
                         EvalBatches::Built { runner, ready } | EvalBatches::Epilogue { runner, ready } => {
                             if !*ready {
@@ -1186,15 +1196,9 @@ impl CncEvaluator {
                                 }
                                 *ready = true;
                             }
-                            let batch = runner.current_batch();
-                            let need = tables_of(batch);
-                            if available.len() < need {
-                                break;
-                            }
-                            run.batch(batch, &split(&available[..need], FIXED_EVALUATED))?;
-                            self.and_gates += batch.counts.and;
+                            let Some(used) = lockstep(runner.current_batch())? else { break };
                             *ready = false;
-                            need
+                            used
                         }
                         EvalBatches::Streamed(reader) => match reader.step(available)? {
                             StreamStep::NeedBytes => break,
@@ -1213,14 +1217,9 @@ impl CncEvaluator {
                                 n
                             }
                             StreamStep::Payload => {
-                                let need = tables_of(reader.batch());
-                                if available.len() < need {
-                                    break;
-                                }
-                                run.batch(reader.batch(), &split(&available[..need], FIXED_EVALUATED))?;
-                                self.and_gates += reader.batch().counts.and;
+                                let Some(used) = lockstep(reader.batch())? else { break };
                                 reader.payload_read();
-                                need
+                                used
                             }
                             StreamStep::End => {
                                 *batches = EvalBatches::Epilogue { runner: Runner::new(run.start_epilogue()?), ready: false };
