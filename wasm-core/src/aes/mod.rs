@@ -2,7 +2,8 @@
 //!
 //! π runs on the fastest engine the platform has: VAES (on 512- or 256-bit registers) or AES-NI
 //! natively, and our bitsliced `v128` implementation in WebAssembly, where there are
-//! no AES instructions. Every engine is tested against the `aes` crate.
+//! no AES instructions. The keyed generator [`AesCtr`] runs on the `aes` crate natively and on
+//! the bitsliced engine in WebAssembly. Every engine is tested against the `aes` crate.
 
 pub mod bitsliced;
 mod expand;
@@ -38,13 +39,16 @@ enum Engine {
 }
 
 impl FixedKeyAes {
-    /// π: AES-128 under [`FIXED_KEY`].
+    /// π: AES-128 under [`FIXED_KEY`]. Its round keys are computed once per process (a garbler
+    /// or evaluator per circuit makes cut-and-choose ask for π hundreds of times a computation)
+    /// and copied from then on.
     pub fn pi() -> Self {
-        Self::new(FIXED_KEY)
+        static PI: std::sync::OnceLock<FixedKeyAes> = std::sync::OnceLock::new();
+        PI.get_or_init(|| Self::new(FIXED_KEY)).clone()
     }
 
-    /// AES-128 under `key`, which must be public: the x86 and WebAssembly engines expand it
-    /// with table lookups ([`expand_key`]).
+    /// AES-128 under `key`. Every engine is constant-time, its key schedule included
+    /// ([`expand_key`]); keyed generators use [`AesCtr`].
     pub fn new(key: [u8; 16]) -> Self {
         #[cfg(target_arch = "x86_64")]
         if let Some(aes) = x86::X86Aes::detect(&expand_key(key)) {

@@ -24,11 +24,12 @@
 //!
 //! # Constant time
 //!
-//! The data path has no table lookups and no data-dependent branches. The key schedule uses
-//! [`expand_key`], which looks the key up in a table: keys must be public, as π's is.
+//! The data path has no table lookups and no data-dependent branches, and neither has the key
+//! schedule ([`expand_key`] computes SubWord with the same S-box circuit), so the key may be
+//! secret: the keyed PRG (`AesCtr`) runs on this engine in WebAssembly.
 
 mod register;
-mod sbox;
+pub(in crate::aes) mod sbox;
 
 pub use register::SliceRegister;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
@@ -44,7 +45,7 @@ pub const BATCH: usize = 8;
 /// Eight registers; register `i` holds bit `i` of every state byte of [`BATCH`] blocks.
 type State<L> = [L; 8];
 
-/// AES-128 encryption under a public key, [`BATCH`] blocks at a time, on registers `L`.
+/// AES-128 encryption, [`BATCH`] blocks at a time, on registers `L`, in constant time.
 #[derive(Clone)]
 pub struct BitslicedAes<L: SliceRegister> {
     /// Round key `i`, bitsliced like the state (every bit of a byte spread over its eight
@@ -54,7 +55,8 @@ pub struct BitslicedAes<L: SliceRegister> {
 }
 
 impl<L: SliceRegister> BitslicedAes<L> {
-    /// Precomputes the bitsliced round keys. `key` must be public (see the module docs).
+    /// Precomputes the bitsliced round keys, in constant time (see the module docs): each bit
+    /// is spread over its byte by arithmetic, at positions that depend on the round only.
     pub fn new(key: [u8; 16]) -> Self {
         let expanded = expand_key(key);
         let round_keys = core::array::from_fn(|round| {
