@@ -1,7 +1,7 @@
 //! The evaluator engine: one active label per slot, garbled tables in.
 
 use super::simd_block::{as_blocks, SimdBlock};
-use super::pending::PendingSlots;
+use super::pending::{PendingSlots, Schedule};
 use super::{payload_len, three_halves, GarbleError, Scheme, TweakHash, WireOutput, EVAL_GROUP};
 use crate::block::Block;
 use garblet_circuits::{Batch, Gate, Party, Slot};
@@ -71,6 +71,71 @@ impl Group for three_halves::EvalGroup {
     }
 }
 
+/// What the lock-step loop ([`Evaluator::evaluate_detached_lockstep`]) needs of a scheme's
+/// group beyond [`Group`]: its hash inputs, and the rest of its flush once they are permuted.
+trait LockstepGroup: Group {
+    /// Blocks hashed per AND.
+    const BLOCKS_PER_AND: usize;
+    fn of(engine: &mut Engine) -> Option<&mut Self>;
+    fn hash(&self) -> &TweakHash;
+    fn hash_inputs(&mut self) -> &mut [Block];
+    fn finish(&mut self, labels: &mut [SimdBlock], pending: &mut PendingSlots);
+}
+
+impl LockstepGroup for AndGroup {
+    const BLOCKS_PER_AND: usize = 2;
+    fn of(engine: &mut Engine) -> Option<&mut Self> {
+        match engine {
+            Engine::HalfGates(group) => Some(group),
+            Engine::ThreeHalves(_) => None,
+        }
+    }
+    fn hash(&self) -> &TweakHash {
+        &self.hash
+    }
+    #[inline(always)]
+    fn hash_inputs(&mut self) -> &mut [Block] {
+        as_blocks(&mut self.y[..2 * self.len])
+    }
+    #[inline(always)]
+    fn finish(&mut self, labels: &mut [SimdBlock], pending: &mut PendingSlots) {
+        AndGroup::finish(self, labels, pending)
+    }
+}
+
+impl LockstepGroup for three_halves::EvalGroup {
+    const BLOCKS_PER_AND: usize = 3;
+    fn of(engine: &mut Engine) -> Option<&mut Self> {
+        match engine {
+            Engine::ThreeHalves(group) => Some(group),
+            Engine::HalfGates(_) => None,
+        }
+    }
+    fn hash(&self) -> &TweakHash {
+        &self.hash
+    }
+    #[inline(always)]
+    fn hash_inputs(&mut self) -> &mut [Block] {
+        three_halves::EvalGroup::hash_inputs(self)
+    }
+    #[inline(always)]
+    fn finish(&mut self, labels: &mut [SimdBlock], pending: &mut PendingSlots) {
+        three_halves::EvalGroup::finish(self, labels, pending)
+    }
+}
+
+/// One circuit of a batch evaluated in lock step with others
+/// ([`Evaluator::evaluate_detached_lockstep`]): what [`Evaluator::evaluate_detached`] takes.
+pub struct LockstepEvaluation<'a> {
+    pub evaluator: &'a mut Evaluator,
+    /// Exactly the batch's tables (and three-halves' control bits).
+    pub material: &'a [u8],
+    /// The active labels of the batch's garbler input wires.
+    pub garbler_labels: &'a [Block],
+    /// Where every output's active label (or public value) is appended.
+    pub outputs: &'a mut Vec<WireOutput>,
+}
+
 /// ANDs waiting to be hashed together.
 struct AndGroup {
     hash: TweakHash,
@@ -105,6 +170,13 @@ impl AndGroup {
             return;
         }
         self.hash.permute(as_blocks(&mut self.y[..2 * n]));
+        self.finish(labels, pending);
+    }
+
+    /// From the permuted hash inputs: the output labels into `labels`; empties the group.
+    #[inline(always)]
+    fn finish(&mut self, labels: &mut [SimdBlock], pending: &mut PendingSlots) {
+        let n = self.len;
         for (k, p) in self.y[..2 * n].chunks_exact(2).enumerate() {
             labels[self.out[k] as usize] = p[0] ^ p[1] ^ self.masks[k];
         }
@@ -224,6 +296,42 @@ impl Evaluator {
         self.run_batch(batch, &mut inputs, Some(outputs))
     }
 
+    /// Evaluates one batch in the detached layout in every circuit of `circuits` — each gets
+    /// exactly what [`Evaluator::evaluate_detached`] would give it — hashing the AND groups of
+    /// all circuits together (see [`super::Garbler::garble_detached_lockstep`]). All evaluators
+    /// must share one scheme (otherwise each evaluates alone).
+    pub fn evaluate_detached_lockstep(circuits: &mut [LockstepEvaluation<'_>], batch: &Batch) -> Result<(), GarbleError> {
+        let Some(scheme) = circuits.first().map(|c| c.evaluator.scheme()) else {
+            return Ok(());
+        };
+        if circuits.len() == 1 || circuits.iter().any(|c| c.evaluator.scheme() != scheme) {
+            for c in circuits.iter_mut() {
+                c.evaluator.evaluate_detached(batch, c.material, c.garbler_labels, c.outputs)?;
+            }
+            return Ok(());
+        }
+        let and = batch.counts.and as usize;
+        let garbler_inputs = batch.counts.inputs[Party::Garbler.index()] as usize;
+        for c in circuits.iter_mut() {
+            let expected = scheme.and_bytes(and);
+            if c.material.len() != expected {
+                return Err(GarbleError::PayloadLength { expected, actual: c.material.len() });
+            }
+            if c.garbler_labels.len() != garbler_inputs {
+                return Err(GarbleError::GarblerLabels { expected: garbler_inputs, actual: c.garbler_labels.len() });
+            }
+            let slots = batch.slots as usize;
+            if c.evaluator.labels.len() < slots {
+                c.evaluator.labels.resize(slots, SimdBlock::ZERO);
+            }
+        }
+        let schedule = Schedule::new(&batch.gates, EVAL_GROUP);
+        match scheme {
+            Scheme::HalfGates => evaluate_lockstep::<AndGroup>(circuits, batch, &schedule),
+            Scheme::ThreeHalves => evaluate_lockstep::<three_halves::EvalGroup>(circuits, batch, &schedule),
+        }
+    }
+
     fn run_batch(&mut self, batch: &Batch, inputs: &mut BatchInputs<'_>, detached: Option<&mut Vec<WireOutput>>) -> Result<(), GarbleError> {
         let slots = batch.slots as usize;
         if self.labels.len() < slots {
@@ -236,6 +344,74 @@ impl Evaluator {
             Engine::ThreeHalves(group) => evaluate_gates(&mut **group, batch, inputs, &mut st),
         }
     }
+}
+
+/// The lock-step gate loop: each segment of the schedule runs through every circuit in turn
+/// (no flush inside a segment), then its groups are hashed together.
+fn evaluate_lockstep<G: LockstepGroup>(circuits: &mut [LockstepEvaluation<'_>], batch: &Batch, schedule: &Schedule) -> Result<(), GarbleError> {
+    let and = batch.counts.and as usize;
+    let material: Vec<(&[u8], &[u8])> = circuits
+        .iter()
+        .map(|c| match c.evaluator.scheme() {
+            Scheme::HalfGates => (c.material, &[][..]),
+            Scheme::ThreeHalves => c.material.split_at(and * three_halves::TABLE_BYTES),
+        })
+        .collect();
+    let mut next_garbler_label = vec![0usize; circuits.len()];
+    let mut hashed: Vec<Block> = Vec::new();
+    let (mut start, mut first_and) = (0, 0);
+    for &(end, ands) in &schedule.segments {
+        let gates = &batch.gates[start..end];
+        start = end;
+        for ((c, &(tables, control)), next_garbler_label) in circuits.iter_mut().zip(&material).zip(&mut next_garbler_label) {
+            let Evaluator { labels, engine, evaluator_labels, next_evaluator_input, .. } = &mut *c.evaluator;
+            let group = G::of(engine).expect("the circuits share one scheme");
+            let mut and_index = first_and;
+            for gate in gates {
+                match *gate {
+                    Gate::Xor { a, b, out } => labels[out as usize] = labels[a as usize] ^ labels[b as usize],
+                    Gate::And { a, b, out } => {
+                        group.push(labels[a as usize], labels[b as usize], out, tables, control, and_index);
+                        and_index += 1;
+                    }
+                    // The garbler flipped the label meanings; the active label is unchanged.
+                    Gate::Not { a, out } => labels[out as usize] = labels[a as usize],
+                    Gate::Input { party, out } => {
+                        let label = if party == Party::Garbler {
+                            // The count was checked against the batch's.
+                            let label = c.garbler_labels.get(*next_garbler_label).copied().unwrap_or_default();
+                            *next_garbler_label += 1;
+                            label
+                        } else {
+                            let label = *evaluator_labels.get(*next_evaluator_input).ok_or(GarbleError::InputsExhausted(Party::Evaluator))?;
+                            *next_evaluator_input += 1;
+                            label
+                        };
+                        labels[out as usize] = SimdBlock::from_block(label);
+                    }
+                    Gate::Output { a, .. } => c.outputs.push(WireOutput::Label(labels[a as usize].to_block())),
+                    Gate::OutputConst { value, .. } => c.outputs.push(WireOutput::Public(value)),
+                }
+            }
+        }
+        first_and += ands;
+        if ands == 0 {
+            continue;
+        }
+        let per_circuit = G::BLOCKS_PER_AND * ands;
+        hashed.resize(per_circuit * circuits.len(), Block::ZERO);
+        for (c, chunk) in circuits.iter_mut().zip(hashed.chunks_exact_mut(per_circuit)) {
+            chunk.copy_from_slice(G::of(&mut c.evaluator.engine).expect("the circuits share one scheme").hash_inputs());
+        }
+        G::of(&mut circuits[0].evaluator.engine).expect("the circuits share one scheme").hash().permute(&mut hashed);
+        for (c, chunk) in circuits.iter_mut().zip(hashed.chunks_exact(per_circuit)) {
+            let Evaluator { labels, engine, pending, .. } = &mut *c.evaluator;
+            let group = G::of(engine).expect("the circuits share one scheme");
+            group.hash_inputs().copy_from_slice(chunk);
+            group.finish(labels, pending);
+        }
+    }
+    Ok(())
 }
 
 /// A batch's payload, split.

@@ -1,7 +1,7 @@
 //! The garbler engine: zero-labels per slot, garbled tables out.
 
 use super::simd_block::{as_blocks, SimdBlock};
-use super::pending::PendingSlots;
+use super::pending::{PendingSlots, Schedule};
 use super::{pack_bits, three_halves, GarbleError, OutputError, Scheme, TweakHash, GARBLE_GROUP};
 use crate::aes::AesCtr;
 use crate::block::Block;
@@ -113,6 +113,87 @@ struct Keys {
     one: SimdBlock,
 }
 
+impl Keys {
+    fn new(delta: Block) -> Self {
+        let delta = SimdBlock::from_block(delta);
+        Keys { delta, sigma_delta: delta.sigma(), one: SimdBlock::from_block(Block(1)) }
+    }
+}
+
+/// What the lock-step loop ([`Garbler::garble_detached_lockstep`]) needs of a scheme's group
+/// beyond [`Group`]: its flush in three steps, so that the middle one, π, runs once for the
+/// groups of every circuit.
+trait LockstepGroup: Group {
+    /// Blocks hashed per AND.
+    const BLOCKS_PER_AND: usize;
+    fn of(engine: &mut Engine) -> Option<&mut Self>;
+    fn hash(&self) -> &TweakHash;
+    /// Computes the hash inputs of the (non-empty) group.
+    fn prepare(&mut self, keys: &Keys);
+    /// The hash inputs, to be permuted in place.
+    fn hash_inputs(&mut self) -> &mut [Block];
+    /// The rest of the flush, from the permuted hash inputs.
+    fn finish(&mut self, keys: &Keys, labels: &mut [SimdBlock], pending: &mut PendingSlots, payload: &mut Vec<u8>);
+}
+
+impl LockstepGroup for AndGroup {
+    const BLOCKS_PER_AND: usize = 4;
+    fn of(engine: &mut Engine) -> Option<&mut Self> {
+        match engine {
+            Engine::HalfGates(group) => Some(group),
+            Engine::ThreeHalves(_) => None,
+        }
+    }
+    fn hash(&self) -> &TweakHash {
+        &self.hash
+    }
+    #[inline(always)]
+    fn prepare(&mut self, keys: &Keys) {
+        AndGroup::prepare(self, keys)
+    }
+    #[inline(always)]
+    fn hash_inputs(&mut self) -> &mut [Block] {
+        as_blocks(&mut self.y[..4 * self.len])
+    }
+    #[inline(always)]
+    fn finish(&mut self, keys: &Keys, labels: &mut [SimdBlock], pending: &mut PendingSlots, payload: &mut Vec<u8>) {
+        AndGroup::finish(self, keys, labels, pending, payload)
+    }
+}
+
+impl LockstepGroup for three_halves::GarbleGroup {
+    const BLOCKS_PER_AND: usize = 6;
+    fn of(engine: &mut Engine) -> Option<&mut Self> {
+        match engine {
+            Engine::ThreeHalves(group) => Some(group),
+            Engine::HalfGates(_) => None,
+        }
+    }
+    fn hash(&self) -> &TweakHash {
+        &self.hash
+    }
+    #[inline(always)]
+    fn prepare(&mut self, keys: &Keys) {
+        three_halves::GarbleGroup::prepare(self, keys.delta.to_block())
+    }
+    #[inline(always)]
+    fn hash_inputs(&mut self) -> &mut [Block] {
+        three_halves::GarbleGroup::hash_inputs(self)
+    }
+    #[inline(always)]
+    fn finish(&mut self, keys: &Keys, labels: &mut [SimdBlock], pending: &mut PendingSlots, payload: &mut Vec<u8>) {
+        three_halves::GarbleGroup::finish(self, keys.delta.to_block(), labels, pending, payload)
+    }
+}
+
+/// One circuit of a batch garbled in lock step with others ([`Garbler::garble_detached_lockstep`]):
+/// its garbler, where its tables go (appended), and its detached labels.
+pub struct LockstepGarbling<'a> {
+    pub garbler: &'a mut Garbler,
+    pub tables: &'a mut Vec<u8>,
+    pub detached: &'a mut Detached,
+}
+
 /// ANDs waiting to be hashed together. `push` only records each AND's input zero-labels;
 /// `flush` derives the hash inputs in one tight loop, so the per-gate loop stays short.
 struct AndGroup {
@@ -143,6 +224,15 @@ impl AndGroup {
         if n == 0 {
             return;
         }
+        self.prepare(keys);
+        self.hash.permute(as_blocks(&mut self.y[..4 * n]));
+        self.finish(keys, labels, pending, payload);
+    }
+
+    /// The group's hash inputs, into `y`; moves the tweak counter past the group.
+    #[inline(always)]
+    fn prepare(&mut self, keys: &Keys) {
+        let n = self.len;
         let (a0, b0, y) = (&self.a0[..n], &self.b0[..n], &mut self.y[..4 * n]);
         let sd = keys.sigma_delta;
         for (k, ((a, b), y)) in a0.iter().zip(b0).zip(y.as_chunks_mut::<4>().0).enumerate() {
@@ -154,7 +244,15 @@ impl AndGroup {
             *y = [sa ^ j0, sa ^ sd ^ j0, sb ^ j1, sb ^ sd ^ j1];
         }
         self.next_index += n as u64;
-        self.hash.permute(as_blocks(y));
+    }
+
+    /// From the permuted hash inputs in `y`: the tables into `payload`, the output zero-labels
+    /// into `labels`; empties the group.
+    #[inline(always)]
+    fn finish(&mut self, keys: &Keys, labels: &mut [SimdBlock], pending: &mut PendingSlots, payload: &mut Vec<u8>) {
+        let n = self.len;
+        let (a0, b0, y) = (&self.a0[..n], &self.b0[..n], &self.y[..4 * n]);
+        let sd = keys.sigma_delta;
 
         // The tables go straight into the payload: grow it once, then fill in place.
         let start = payload.len();
@@ -356,8 +454,8 @@ impl Garbler {
         self.run_batch(batch, tables, Some(detached))
     }
 
-    /// The gate loop for one batch, in either layout.
-    fn run_batch(&mut self, batch: &Batch, out: &mut Vec<u8>, detached: Option<&mut Detached>) -> Result<(), GarbleError> {
+    /// What every batch starts with: room for its slots, its garbler input labels drawn.
+    fn start_batch(&mut self, batch: &Batch) {
         let slots = batch.slots as usize;
         if self.labels.len() < slots {
             self.labels.resize(slots, SimdBlock::ZERO);
@@ -367,17 +465,109 @@ impl Garbler {
         self.label_prg.fill(&mut self.fresh_labels);
         self.input_labels.clear();
         self.decode_bits.clear();
+    }
 
+    /// Garbles one batch in the detached layout in every circuit of `circuits` — each gets
+    /// exactly what [`Garbler::garble_detached`] would give it — with the AND groups of all the
+    /// circuits hashed together: the circuits flush at the same gates ([`Schedule`]), so at each
+    /// flush π runs once on every circuit's group. Circuits like AES, whose ANDs mostly depend on
+    /// each other, flush groups of one or two ANDs, which fill a fraction of a bitsliced batch of
+    /// eight blocks (or of a VAES pipeline); many circuits together fill them. All garblers must
+    /// share one scheme (otherwise each garbles alone).
+    pub fn garble_detached_lockstep(circuits: &mut [LockstepGarbling<'_>], batch: &Batch) -> Result<(), GarbleError> {
+        let Some(scheme) = circuits.first().map(|c| c.garbler.scheme()) else {
+            return Ok(());
+        };
+        if circuits.len() == 1 || circuits.iter().any(|c| c.garbler.scheme() != scheme) {
+            for c in circuits.iter_mut() {
+                c.garbler.garble_detached(batch, c.tables, c.detached)?;
+            }
+            return Ok(());
+        }
+        let schedule = Schedule::new(&batch.gates, GARBLE_GROUP);
+        for c in circuits.iter_mut() {
+            c.tables.reserve(scheme.and_bytes(batch.counts.and as usize));
+            c.garbler.start_batch(batch);
+        }
+        match scheme {
+            Scheme::HalfGates => garble_lockstep::<AndGroup>(circuits, batch, &schedule),
+            Scheme::ThreeHalves => garble_lockstep::<three_halves::GarbleGroup>(circuits, batch, &schedule),
+        }
+    }
+
+    /// The gate loop for one batch, in either layout.
+    fn run_batch(&mut self, batch: &Batch, out: &mut Vec<u8>, detached: Option<&mut Detached>) -> Result<(), GarbleError> {
+        self.start_batch(batch);
         // Locals, so the hot loop keeps them in registers.
         let Garbler { delta, engine, labels, pending, garbler_inputs: g_bits, next_garbler_input, evaluator_zero_labels, next_evaluator_input, own_outputs, fresh_labels, input_labels, decode_bits, .. } = self;
-        let delta = SimdBlock::from_block(*delta);
-        let keys = Keys { delta, sigma_delta: delta.sigma(), one: SimdBlock::from_block(Block(1)) };
+        let keys = Keys::new(*delta);
         let mut batch_state = BatchState { labels: labels.as_mut_slice(), pending, g_bits, next_garbler_input, evaluator_zero_labels, next_evaluator_input, own_outputs, fresh: fresh_labels.iter(), input_labels, decode_bits, detached };
         match engine {
             Engine::HalfGates(group) => garble_gates(&mut **group, batch, &keys, &mut batch_state, out),
             Engine::ThreeHalves(group) => garble_gates(&mut **group, batch, &keys, &mut batch_state, out),
         }
     }
+}
+
+/// The lock-step gate loop: each segment of the schedule runs through every circuit in turn
+/// (no flush inside a segment), then its groups are hashed together.
+fn garble_lockstep<G: LockstepGroup>(circuits: &mut [LockstepGarbling<'_>], batch: &Batch, schedule: &Schedule) -> Result<(), GarbleError> {
+    let keys: Vec<Keys> = circuits.iter().map(|c| Keys::new(c.garbler.delta)).collect();
+    let mut fresh = vec![0usize; circuits.len()];
+    let mut hashed: Vec<Block> = Vec::new();
+    let mut start = 0;
+    for &(end, ands) in &schedule.segments {
+        let gates = &batch.gates[start..end];
+        start = end;
+        for ((c, keys), fresh) in circuits.iter_mut().zip(&keys).zip(&mut fresh) {
+            let Garbler { engine, labels, fresh_labels, evaluator_zero_labels, next_evaluator_input, .. } = &mut *c.garbler;
+            let group = G::of(engine).expect("the circuits share one scheme");
+            let detached = &mut *c.detached;
+            for gate in gates {
+                match *gate {
+                    Gate::Xor { a, b, out } => labels[out as usize] = labels[a as usize] ^ labels[b as usize],
+                    Gate::And { a, b, out } => group.push(labels[a as usize], labels[b as usize], out, keys),
+                    Gate::Not { a, out } => labels[out as usize] = labels[a as usize] ^ keys.delta,
+                    Gate::Input { party, out } => {
+                        let zero = if party == Party::Garbler {
+                            let zero = *fresh_labels.get(*fresh).ok_or(GarbleError::InputsExhausted(Party::Garbler))?;
+                            *fresh += 1;
+                            detached.garbler_inputs.push(zero);
+                            zero
+                        } else {
+                            let zero = *evaluator_zero_labels.get(*next_evaluator_input).ok_or(GarbleError::InputsExhausted(Party::Evaluator))?;
+                            *next_evaluator_input += 1;
+                            zero
+                        };
+                        labels[out as usize] = SimdBlock::from_block(zero);
+                    }
+                    Gate::Output { a, .. } => detached.outputs.push(WireOutput::Label(labels[a as usize].to_block())),
+                    Gate::OutputConst { value, .. } => detached.outputs.push(WireOutput::Public(value)),
+                }
+            }
+        }
+        if ands == 0 {
+            continue;
+        }
+        let per_circuit = G::BLOCKS_PER_AND * ands;
+        hashed.resize(per_circuit * circuits.len(), Block::ZERO);
+        for ((c, keys), chunk) in circuits.iter_mut().zip(&keys).zip(hashed.chunks_exact_mut(per_circuit)) {
+            let group = G::of(&mut c.garbler.engine).expect("the circuits share one scheme");
+            group.prepare(keys);
+            chunk.copy_from_slice(group.hash_inputs());
+        }
+        G::of(&mut circuits[0].garbler.engine).expect("the circuits share one scheme").hash().permute(&mut hashed);
+        for ((c, keys), chunk) in circuits.iter_mut().zip(&keys).zip(hashed.chunks_exact(per_circuit)) {
+            let Garbler { engine, labels, pending, .. } = &mut *c.garbler;
+            let group = G::of(engine).expect("the circuits share one scheme");
+            group.hash_inputs().copy_from_slice(chunk);
+            group.finish(keys, labels, pending, c.tables);
+        }
+    }
+    for c in circuits.iter_mut() {
+        G::of(&mut c.garbler.engine).expect("the circuits share one scheme").end_batch(c.tables);
+    }
+    Ok(())
 }
 
 /// The garbler's state a batch's gate loop works on.

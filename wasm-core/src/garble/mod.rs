@@ -28,9 +28,11 @@ mod hash;
 mod pending;
 mod simd_block;
 pub mod three_halves;
+#[cfg(test)]
+mod lockstep_tests;
 
-pub use evaluator::Evaluator;
-pub use garbler::{Detached, Garbler, WireOutput};
+pub use evaluator::{Evaluator, LockstepEvaluation};
+pub use garbler::{Detached, Garbler, LockstepGarbling, WireOutput};
 pub use hash::TweakHash;
 
 use crate::block::Block;

@@ -1,5 +1,7 @@
 //! What the garbling engines (both schemes, both parties) share to group independent ANDs.
 
+use garblet_circuits::{Gate, Slot};
+
 /// Which slots may be outputs of ANDs still waiting in the current group.
 ///
 /// A fixed table of 1024 flags indexed by `slot mod 1024`: exact for circuits with fewer than
@@ -35,5 +37,53 @@ impl PendingSlots {
         for &s in outs {
             self.flags[s as usize % PENDING_SLOTS] = 0;
         }
+    }
+}
+
+/// Where the gate loops flush their AND groups in a batch, worked out from the gates alone:
+/// before a gate that touches a pending slot ([`PendingSlots::any`], with the same arguments the
+/// loops pass), after an AND that fills the group, and at the batch's end. It depends on nothing
+/// but the gates and the group size, so every circuit garbled or evaluated from the same batch
+/// flushes at the same gates with groups of the same sizes — which lets circuits in lock step
+/// hash their groups together ([`super::Garbler::garble_detached_lockstep`],
+/// [`super::Evaluator::evaluate_detached_lockstep`]) and still produce, group by group, exactly
+/// what each would alone (three-halves draws its dicing bits per group).
+pub(super) struct Schedule {
+    /// Each segment's end (exclusive, a gate index) and how many ANDs its group holds; the
+    /// segments cover the batch in order, each followed by a flush.
+    pub(super) segments: Vec<(usize, usize)>,
+}
+
+impl Schedule {
+    pub(super) fn new(gates: &[Gate], group: usize) -> Self {
+        let mut pending = PendingSlots::default();
+        let mut outs: Vec<Slot> = Vec::with_capacity(group);
+        let mut segments = Vec::new();
+        for (i, gate) in gates.iter().enumerate() {
+            let (touched, and) = match *gate {
+                Gate::Xor { a, b, out } => (pending.any(a, b, out), None),
+                Gate::And { a, b, out } => (pending.any(a, b, out), Some(out)),
+                Gate::Not { a, out } => (pending.any(a, a, out), None),
+                Gate::Input { out, .. } => (pending.any(out, out, out), None),
+                Gate::Output { a, .. } => (pending.any(a, a, a), None),
+                Gate::OutputConst { .. } => (false, None),
+            };
+            if touched {
+                segments.push((i, outs.len()));
+                pending.clear(&outs);
+                outs.clear();
+            }
+            if let Some(out) = and {
+                outs.push(out);
+                pending.set(out);
+                if outs.len() == group {
+                    segments.push((i + 1, group));
+                    pending.clear(&outs);
+                    outs.clear();
+                }
+            }
+        }
+        segments.push((gates.len(), outs.len()));
+        Schedule { segments }
     }
 }

@@ -430,8 +430,17 @@ impl GarbleGroup {
         if n == 0 {
             return;
         }
+        self.prepare(delta);
+        self.hash.permute(&mut self.y[..6 * n]);
+        self.finish(delta, labels, pending, payload);
+    }
+
+    /// The group's hash inputs into `y` (and their σ(X) into `sig`); moves the tweak counter
+    /// past the group.
+    #[inline(always)]
+    pub(super) fn prepare(&mut self, delta: Block) {
+        let n = self.len;
         let sd = sigma(delta);
-        let terms = DeltaTerms::new(delta);
         for k in 0..n {
             let t = 3 * (self.next_index + k as u64) as u128;
             let (sa, sb) = (sigma(self.a[k]), sigma(self.b[k]));
@@ -445,7 +454,20 @@ impl GarbleGroup {
             }
         }
         self.next_index += n as u64;
-        self.hash.permute(&mut self.y[..6 * n]);
+    }
+
+    /// The hash inputs in `y`, permuted (the batch's π outputs), of a non-empty group.
+    #[inline(always)]
+    pub(super) fn hash_inputs(&mut self) -> &mut [Block] {
+        &mut self.y[..6 * self.len]
+    }
+
+    /// From the permuted hash inputs in `y`: the tables into `payload`, the control bits, the
+    /// output zero-labels into `labels`; empties the group. Draws the group's dicing bits.
+    #[inline(always)]
+    pub(super) fn finish(&mut self, delta: Block, labels: &mut [SimdBlock], pending: &mut PendingSlots, payload: &mut Vec<u8>) {
+        let n = self.len;
+        let terms = DeltaTerms::new(delta);
         // Two secret random bits per AND: one PRG block covers the whole group (64 × 2 bits).
         let mut dice = [Block::ZERO];
         self.prg.fill(&mut dice);
@@ -551,6 +573,19 @@ impl EvalGroup {
             return;
         }
         self.hash.permute(&mut self.y[..3 * n]);
+        self.finish(labels, pending);
+    }
+
+    /// The group's hash inputs, to be permuted in place before [`EvalGroup::finish`].
+    #[inline(always)]
+    pub(super) fn hash_inputs(&mut self) -> &mut [Block] {
+        &mut self.y[..3 * self.len]
+    }
+
+    /// From the permuted hash inputs: the output labels into `labels`; empties the group.
+    #[inline(always)]
+    pub(super) fn finish(&mut self, labels: &mut [SimdBlock], pending: &mut PendingSlots) {
+        let n = self.len;
         for k in 0..n {
             let (a, b) = (self.a[k], self.b[k]);
             let (sa, sb) = (sigma(a), sigma(b));
