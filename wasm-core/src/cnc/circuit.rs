@@ -13,43 +13,50 @@
 //! [`super::encoding`]); for each bit i of y' it holds one of two random-OT pads R_i^0, R_i^1 —
 //! the one its bit y'_i selects. In circuit j, y'_i's zero-label is H(R_i^0, j, i), and the
 //! garbler publishes one correction c_{j,i} = H(R_i^1, j, i) ⊕ H(R_i^0, j, i) ⊕ Δ_j, so the pad
-//! the evaluator holds gives the label of its bit ([`encoded_input_label`]); y's labels are
+//! the evaluator holds gives the label of its bit ([`encoded_input_labels`]); y's labels are
 //! XORs of y' labels, free with free-XOR, so the circuit itself is the service's, unchanged.
 //! A check circuit's labels are regenerated from what the evaluator holds: a wrong correction
 //! is then caught only for y'_i = 1, which the encoding makes independent of y.
 
 use super::commit::{tweak, CommitKey, Digest, TableHasher};
 use crate::block::Block;
-use crate::garble::{Detached, Evaluator, GarbleError, Garbler, Scheme, WireOutput};
+use crate::garble::{Detached, Evaluator, GarbleError, Garbler, LockstepEvaluation, LockstepGarbling, Scheme, WireOutput};
 use garblet_circuits::Batch;
 
 /// The tweaks of the evaluator's input labels: a domain of their own (bit 126), apart from
 /// every garbling tweak and the translation pads'.
 const EVALUATOR_LABEL_TWEAKS: u128 = 1 << 126;
 
-/// H(pad, j, i): the label a random-OT pad gives evaluator wire `wire` of circuit `circuit` —
-/// the garbling hash (fixed-key AES) under a tweak of its own. The pads are random and the
-/// evaluator holds one of each pair, so the other's labels are pseudorandom to it.
-fn pad_label(key: &CommitKey, circuit: usize, wire: usize, pad: Block) -> Block {
-    key.hash().hash(pad, tweak(EVALUATOR_LABEL_TWEAKS, circuit, wire))
+/// H(pad, j, i) for every pad i: the labels random-OT pads give the evaluator wires of circuit
+/// `circuit` — the garbling hash (fixed-key AES) under tweaks of their own, all in one batch.
+/// The pads are random and the evaluator holds one of each pair, so the other's labels are
+/// pseudorandom to it.
+fn pad_labels(key: &CommitKey, circuit: usize, pads: impl Iterator<Item = Block>) -> Vec<Block> {
+    let mut labels: Vec<Block> = pads.collect();
+    key.hash().hash_in_place(&mut labels, |wire| tweak(EVALUATOR_LABEL_TWEAKS, circuit, wire));
+    labels
 }
 
 /// The garbler's side of the evaluator's encoded input in circuit `circuit`: the zero-label of
 /// every y' bit and its correction, from both pads of every random OT.
 pub fn encoded_input_zero_labels(key: &CommitKey, circuit: usize, delta: Block, pads: &[[Block; 2]]) -> (Vec<Block>, Vec<Block>) {
-    pads.iter()
-        .enumerate()
-        .map(|(i, &[r0, r1])| {
-            let zero = pad_label(key, circuit, i, r0);
-            (zero, pad_label(key, circuit, i, r1) ^ zero ^ delta)
-        })
-        .unzip()
+    let zero = pad_labels(key, circuit, pads.iter().map(|p| p[0]));
+    let mut corrections = pad_labels(key, circuit, pads.iter().map(|p| p[1]));
+    for (c, &z) in corrections.iter_mut().zip(&zero) {
+        *c ^= z ^ delta;
+    }
+    (zero, corrections)
 }
 
-/// The evaluator's label of y' bit `wire` in circuit `circuit`, from the pad it holds for its
-/// bit and the garbler's correction.
-pub fn encoded_input_label(key: &CommitKey, circuit: usize, wire: usize, bit: bool, pad: Block, correction: Block) -> Block {
-    pad_label(key, circuit, wire, pad) ^ correction.select(bit)
+/// The evaluator's labels of the y' bits in circuit `circuit`: bit i's from the pad it holds
+/// for it and the garbler's correction.
+pub fn encoded_input_labels(key: &CommitKey, circuit: usize, bits: &[bool], pads: &[Block], corrections: &[Block]) -> Vec<Block> {
+    let n = bits.len().min(pads.len()).min(corrections.len());
+    let mut labels = pad_labels(key, circuit, pads[..n].iter().copied());
+    for ((label, &bit), &correction) in labels.iter_mut().zip(bits).zip(corrections) {
+        *label ^= correction.select(bit);
+    }
+    labels
 }
 
 /// Each circuit's AND counter starts at its index times this, so no two circuits of a
@@ -146,6 +153,44 @@ impl CircuitGarbling {
         Ok(&self.tables)
     }
 
+    /// Garbles one batch in every circuit of `circuits` (all of one scheme), as
+    /// [`CircuitGarbling::garble`] does in each, but in lock step: the circuits' AND groups are
+    /// hashed together ([`Garbler::garble_detached_lockstep`]), the same bytes faster. Each
+    /// circuit's tables of the batch are then [`CircuitGarbling::tables`], and hashed.
+    pub fn garble_all<'c>(circuits: impl IntoIterator<Item = &'c mut CircuitGarbling>, batch: &Batch) -> Result<(), GarbleError> {
+        Self::garble_all_edited(circuits, batch, |_, _| {})
+    }
+
+    /// [`CircuitGarbling::garble_all`], letting `edit` change each circuit's tables (given its
+    /// index) before they are hashed: the attack tests' corrupting garbler.
+    #[cfg(feature = "insecure-switches")]
+    pub fn garble_all_corrupted<'c>(circuits: impl IntoIterator<Item = &'c mut CircuitGarbling>, batch: &Batch, edit: impl Fn(usize, &mut [u8])) -> Result<(), GarbleError> {
+        Self::garble_all_edited(circuits, batch, edit)
+    }
+
+    fn garble_all_edited<'c>(circuits: impl IntoIterator<Item = &'c mut CircuitGarbling>, batch: &Batch, edit: impl Fn(usize, &mut [u8])) -> Result<(), GarbleError> {
+        let mut circuits: Vec<&mut CircuitGarbling> = circuits.into_iter().collect();
+        let mut jobs: Vec<LockstepGarbling<'_>> = circuits
+            .iter_mut()
+            .map(|c| {
+                c.tables.clear();
+                LockstepGarbling { garbler: &mut c.garbler, tables: &mut c.tables, detached: &mut c.detached }
+            })
+            .collect();
+        Garbler::garble_detached_lockstep(&mut jobs, batch)?;
+        drop(jobs);
+        for c in circuits {
+            edit(c.index, &mut c.tables);
+            c.hasher.update(&c.tables);
+        }
+        Ok(())
+    }
+
+    /// The tables of the batch garbled last.
+    pub fn tables(&self) -> &[u8] {
+        &self.tables
+    }
+
     pub fn finish(self) -> Garbled {
         let mut garbler_zero = self.detached.garbler_inputs;
         garbler_zero.extend(self.extra);
@@ -212,6 +257,27 @@ impl CircuitEvaluation {
         self.evaluator.evaluate_detached(batch, tables, labels, &mut self.outputs)?;
         self.next_garbler_label += wanted;
         self.hasher.update(tables);
+        Ok(())
+    }
+
+    /// Evaluates one batch in every circuit of `circuits`, each from exactly its tables, as
+    /// [`CircuitEvaluation::evaluate`] does in each, but in lock step: the circuits' AND groups
+    /// are hashed together ([`Evaluator::evaluate_detached_lockstep`]).
+    pub fn evaluate_all<'c>(circuits: impl IntoIterator<Item = (&'c mut CircuitEvaluation, &'c [u8])>, batch: &Batch) -> Result<(), GarbleError> {
+        let wanted = batch.counts.inputs[garblet_circuits::Party::Garbler.index()] as usize;
+        let mut circuits: Vec<(&mut CircuitEvaluation, &[u8])> = circuits.into_iter().collect();
+        let mut jobs = Vec::with_capacity(circuits.len());
+        for (c, tables) in circuits.iter_mut() {
+            let CircuitEvaluation { evaluator, garbler_labels, next_garbler_label, outputs, .. } = &mut **c;
+            let labels = garbler_labels.get(*next_garbler_label..*next_garbler_label + wanted).ok_or(GarbleError::InputsExhausted(garblet_circuits::Party::Garbler))?;
+            jobs.push(LockstepEvaluation { evaluator, material: tables, garbler_labels: labels, outputs });
+        }
+        Evaluator::evaluate_detached_lockstep(&mut jobs, batch)?;
+        drop(jobs);
+        for (c, tables) in circuits {
+            c.next_garbler_label += wanted;
+            c.hasher.update(tables);
+        }
         Ok(())
     }
 

@@ -19,8 +19,8 @@
 //! docs/cut-and-choose.md has the exchange and, for each check here, why an abort on it does
 //! not depend on the evaluator's input.
 
-use super::circuit::{encoded_input_label, encoded_input_zero_labels, CircuitEvaluation, CircuitGarbling, Evaluated, Garbled};
-use super::commit::{absorb_labels, label_pairs, mask_labels, open_labels, CommitKey, translate, translation_digest, translation_table, Digest, LabelPair, OutputValues, TranslationEntry, ValueCommitments};
+use super::circuit::{encoded_input_labels, encoded_input_zero_labels, CircuitEvaluation, CircuitGarbling, Evaluated, Garbled};
+use super::commit::{absorb_labels, label_pairs, BufferedHasher, mask_labels, open_labels, CommitKey, translate, translation_digest, translation_table, Digest, LabelPair, OutputValues, TranslationEntry, ValueCommitments};
 use super::encoding::ProbeResistantEncoding;
 use super::input_hash::{HashWord, InputHash};
 use super::output_keys::{key_from_bits, OutputKey, OutputKeyCircuit, OutputKeys, KEY_BITS};
@@ -248,15 +248,17 @@ pub struct Commitments {
 impl Commitments {
     /// Feeds every commitment to the hash the input hash's matrix comes from (Fiat–Shamir).
     pub fn absorb(&self, h: &mut blake3::Hasher) {
+        let mut h = BufferedHasher::new(h);
         for c in &self.circuits {
             h.update(&c.tables);
             h.update(&c.translation);
-            absorb_labels(h, &c.label_pairs, c.masked_labels.iter().chain(&c.corrections));
+            absorb_labels(&mut h, &c.label_pairs, c.masked_labels.iter().chain(&c.corrections));
         }
         for pair in &self.values.0 {
             h.update(&pair[0]);
             h.update(&pair[1]);
         }
+        h.finish();
     }
 }
 
@@ -389,14 +391,14 @@ impl PrimaryGarbler {
         self.deviation = deviation;
     }
 
-    /// Garbles circuit `j`'s next batch — as the attack tests' deviation says, in their build.
-    fn garble<'a>(&self, j: usize, circuit: &'a mut CircuitGarbling, batch: &Batch) -> Result<&'a [u8], GarbleError> {
+    /// Garbles the next batch of every circuit of `circuits`, in lock step — as the attack
+    /// tests' deviation says, in their build.
+    fn garble_all<'c>(&self, circuits: impl IntoIterator<Item = &'c mut CircuitGarbling>, batch: &Batch) -> Result<(), GarbleError> {
         #[cfg(feature = "insecure-switches")]
         if let Some(edit) = &self.deviation.tables {
-            return circuit.garble_corrupted(batch, |tables| edit(j, tables));
+            return CircuitGarbling::garble_all_corrupted(circuits, batch, |j, tables| edit(j, tables));
         }
-        let _ = j;
-        circuit.garble(batch)
+        CircuitGarbling::garble_all(circuits, batch)
     }
 
     /// The messages of the cut-and-choose OT ([`CircuitSecrets::messages`]).
@@ -430,10 +432,7 @@ impl PrimaryGarbler {
         let mut roles = Roles::default();
         gates.pass(&mut |batch| {
             roles.record(batch);
-            for (j, circuit) in circuits.iter_mut().enumerate() {
-                self.garble(j, circuit, batch)?;
-            }
-            Ok(())
+            Ok(self.garble_all(circuits.iter_mut(), batch)?)
         })?;
         roles.check_count(self.setup.garbler_outputs)?;
         self.epilogue(&roles, &mut circuits)?;
@@ -490,12 +489,7 @@ impl PrimaryGarbler {
             let zero = roles.garbler_wires(&output_labels(circuit.outputs()));
             circuit.start_epilogue(zero);
         }
-        run_program(roles.epilogue(), |batch| {
-            for circuit in circuits.iter_mut() {
-                self.garble(circuit.index(), circuit, batch)?;
-            }
-            Ok(())
-        })
+        run_program(roles.epilogue(), |batch| Ok(self.garble_all(circuits.iter_mut(), batch)?))
     }
 
     /// The input hash's decoding bits of every circuit, under the matrix of `hash`.
@@ -535,9 +529,9 @@ impl PrimaryGarbler {
     /// Garbles one batch in every evaluation circuit of `stream`, handing each circuit's tables
     /// to `send` in evaluation order.
     pub fn stream_batch(&self, stream: &mut PrimaryStream, batch: &Batch, send: &mut impl FnMut(usize, &[u8])) -> Result<(), PrimaryError> {
-        for circuit in stream.circuits.iter_mut() {
-            let j = circuit.index();
-            send(j, self.garble(j, circuit, batch)?);
+        self.garble_all(stream.circuits.iter_mut(), batch)?;
+        for circuit in &stream.circuits {
+            send(circuit.index(), circuit.tables());
         }
         Ok(())
     }
@@ -701,7 +695,7 @@ impl PrimaryEvaluator {
 
     /// This party's labels of y' in circuit `j`.
     fn encoded_labels(&self, j: usize, corrections: &[Block]) -> Vec<Block> {
-        self.encoded.iter().zip(&self.pads).zip(corrections).enumerate().map(|(i, ((&bit, &pad), &c))| encoded_input_label(&self.key, j, i, bit, pad, c)).collect()
+        encoded_input_labels(&self.key, j, &self.encoded, &self.pads, corrections)
     }
 
     /// Takes the garbler's commitments, the input hash (its matrix from them) and each
@@ -917,12 +911,10 @@ impl PrimaryRun {
         if !self.epilogue {
             self.roles.record(batch);
         }
-        for (circuit, t) in self.evaluations.iter_mut().zip(tables) {
-            circuit.evaluate(batch, t)?;
-        }
-        for circuit in self.checks.iter_mut() {
-            circuit.garble(batch)?;
-        }
+        // Every evaluation circuit in lock step, then every check circuit: each set hashes its
+        // circuits' AND groups together.
+        CircuitEvaluation::evaluate_all(self.evaluations.iter_mut().zip(tables.iter().copied()), batch)?;
+        CircuitGarbling::garble_all(self.checks.iter_mut(), batch)?;
         Ok(())
     }
 

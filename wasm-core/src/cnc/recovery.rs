@@ -31,8 +31,8 @@
 //!   the x that comes out is the x the good primary circuits used; and one over δ‖r', equal in
 //!   every recovery evaluation circuit, so that the good circuits — the majority — agree on δ.
 
-use super::circuit::{encoded_input_label, encoded_input_zero_labels, CircuitEvaluation, CircuitGarbling};
-use super::commit::{absorb_labels, label_pairs, mask_labels, open_labels, CommitKey, LabelPair};
+use super::circuit::{encoded_input_labels, encoded_input_zero_labels, CircuitEvaluation, CircuitGarbling};
+use super::commit::{absorb_labels, label_pairs, BufferedHasher, mask_labels, open_labels, CommitKey, LabelPair};
 use super::encoding::ProbeResistantEncoding;
 use super::input_hash::InputHash;
 use super::params::CheckSet;
@@ -109,9 +109,11 @@ pub struct RecoveryCommitments(pub Vec<RecoveryCommitment>);
 impl RecoveryCommitments {
     /// Feeds every commitment to the hash the input hash's matrices come from.
     pub fn absorb(&self, h: &mut blake3::Hasher) {
+        let mut h = BufferedHasher::new(h);
         for c in &self.0 {
-            absorb_labels(h, &c.label_pairs, c.masked_labels.iter().chain(&c.corrections));
+            absorb_labels(&mut h, &c.label_pairs, c.masked_labels.iter().chain(&c.corrections));
         }
+        h.finish();
     }
 }
 
@@ -207,13 +209,16 @@ impl RecoveryGarbler {
         let make = setup.make();
         let mut commitments = Vec::with_capacity(setup.circuits);
         self.garbler_zero.clear();
-        for (j, secrets) in self.secrets.iter().enumerate() {
-            // The garbler's input labels come from the seed whatever the evaluator's are, so
-            // garbling once with placeholders gives them; the real garbling waits for e.
-            let mut circuit = setup.circuit(&self.key, j, secrets.seed);
-            let (_, corrections) = encoded_input_zero_labels(&self.key, FIRST_INDEX + j, circuit.delta(), &self.pads);
+        // The garbler's input labels come from the seed whatever the evaluator's are, so
+        // garbling once with placeholders gives them; the real garbling waits for e. Every
+        // circuit in lock step.
+        let mut circuits: Vec<CircuitGarbling> = self.secrets.iter().enumerate().map(|(j, secrets)| setup.circuit(&self.key, j, secrets.seed)).collect();
+        for circuit in circuits.iter_mut() {
             circuit.start(vec![Block::ZERO; DELTA_BITS]);
-            run_lockstep(&make, |batch| circuit.garble(batch).map(|_| ()).map_err(PrimaryError::from))?;
+        }
+        run_lockstep(&make, |batch| Ok(CircuitGarbling::garble_all(circuits.iter_mut(), batch)?))?;
+        for ((j, secrets), circuit) in self.secrets.iter().enumerate().zip(circuits) {
+            let (_, corrections) = encoded_input_zero_labels(&self.key, FIRST_INDEX + j, circuit.delta(), &self.pads);
             let garbled = circuit.finish();
             let active: Vec<Block> = garbled.garbler_zero.iter().zip(&bits).map(|(&z, &b)| z ^ garbled.delta.select(b)).collect();
             commitments.push(RecoveryCommitment {
@@ -250,8 +255,9 @@ impl RecoveryGarbler {
         }
         let mut runner = Runner::with_batch_gates((setup.make())(), RECOVERY_BATCH_GATES);
         while let Some(batch) = runner.next_batch().map_err(|e| PrimaryError::Program(e.to_string()))? {
-            for (j, circuit) in circuits.iter_mut().enumerate() {
-                send(j, circuit.garble(batch)?);
+            CircuitGarbling::garble_all(circuits.iter_mut(), batch)?;
+            for (j, circuit) in circuits.iter().enumerate() {
+                send(j, circuit.tables());
             }
         }
         Ok(circuits.into_iter().map(|c| decoding_bits(&c.finish().outputs)).collect())
@@ -368,7 +374,7 @@ impl RecoveryEvaluator {
         }
         // Labels of y'' in circuit j: the ρ-labels, which the flips made y''-labels.
         let held = |j: usize| -> Vec<Block> {
-            self.encoded.iter().zip(&self.rho).zip(&self.pads).zip(&commitments.0[j].corrections).enumerate().map(|(i, (((_, &r), &pad), &c))| encoded_input_label(key, FIRST_INDEX + j, i, r, pad, c)).collect()
+            encoded_input_labels(key, FIRST_INDEX + j, &self.rho, &self.pads, &commitments.0[j].corrections)
         };
         let mut circuits_in_pass = Vec::with_capacity(circuits);
         let mut labels = self.garbler_labels.iter();
@@ -477,15 +483,20 @@ impl RecoveryRun {
         }
         self.ready = false;
         let batch = self.runner.current_batch();
+        // The evaluation circuits in lock step, then the check circuits.
+        let evaluations = self.circuits.iter_mut().zip(tables).filter_map(|(circuit, &t)| match circuit {
+            InPass::Evaluate(evaluation) => Some((evaluation, t)),
+            InPass::Check(..) => None,
+        });
+        CircuitEvaluation::evaluate_all(evaluations, batch)?;
+        let mut checks = Vec::new();
         for (circuit, t) in self.circuits.iter_mut().zip(tables) {
-            match circuit {
-                InPass::Check(garbling, received) => {
-                    received.update(t);
-                    garbling.garble(batch)?;
-                }
-                InPass::Evaluate(evaluation) => evaluation.evaluate(batch, t)?,
+            if let InPass::Check(garbling, received) = circuit {
+                received.update(t);
+                checks.push(garbling);
             }
         }
+        CircuitGarbling::garble_all(checks, batch)?;
         Ok(())
     }
 }
