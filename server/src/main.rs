@@ -6,6 +6,7 @@ use garblet_server::client::commands::{self as client_cmd, RunArgs, INPUT_HELP};
 use garblet_server::client::ConnectOptions;
 use garblet_core::garble::Garbling;
 use garblet_core::protocol::frame::{DEFAULT_WINDOW, MIN_WINDOW};
+use garblet_core::protocol::Security;
 use garblet_server::link::{LinkSpec, Relay};
 use garblet_server::{bench, serve};
 use std::path::PathBuf;
@@ -18,6 +19,8 @@ Exit codes:
   1  the computation or the connection failed (the server refused, was unreachable or went away),
      or the command could not do its work (a server that cannot start, a malformed circuit file)
   2  usage: a mistake in the command line or in an input, found before anything was computed
+  3  `run --security cut-and-choose` caught the server cheating (a check that does not depend on
+     your input failed); the computation was stopped and gave no output
 
 Colour: only on a terminal, and never with NO_COLOR set.";
 
@@ -59,9 +62,18 @@ enum Command {
         #[arg(long = "param", value_name = "K=V")]
         params: Vec<String>,
         /// Print one JSON object: {"service", "outputs": [{"name", "type" (uint, int or bytes),
-        /// "bits", "value", "hex"}, …], "stats", "window_bytes"}.
+        /// "bits", "value", "hex"}, …], "security", "recovered", "stats", "window_bytes"}.
         #[arg(long)]
         json: bool,
+        /// The protection to compute with. standard: the server is protected from a client that
+        /// deviates, and you trust the server to garble the function it names. cut-and-choose
+        /// (for a service that offers it; `garblet services` says): a server that cheats is
+        /// caught (exit code 3, with the check that failed) or outvoted, except with probability
+        /// 2^-40, at many times the bytes and CPU (docs/cut-and-choose.md). A result that came
+        /// through cheating recovery is right, and stderr says the server cheated ("recovered":
+        /// true with --json).
+        #[arg(long, value_name = "MODE", default_value = "standard", value_parser = parse_security)]
+        security: Security,
         /// The credit window to start with, in bytes: how far the server may garble ahead of this
         /// client (it grants at most its `max_window_bytes`). The session doubles it while the
         /// stream waits for credit on a long network path, up to 32 MiB. Larger windows ride out
@@ -73,14 +85,15 @@ enum Command {
         #[arg(long, value_name = "SCHEME", default_value = "auto", value_parser = parse_garbling)]
         garbling: Garbling,
     },
-    /// List a server's services: name, your inputs and their sizes, who learns the output, and
-    /// AND gates (with the default parameters).
+    /// List a server's services: name, your inputs and their sizes, who learns the output, AND
+    /// gates (with the default parameters), and the strongest protection the service offers
+    /// (standard, or cut-and-choose: see `garblet run --security`).
     #[command(after_help = EXIT_CODES)]
     Services {
         #[command(flatten)]
         server: ServerArg,
         /// The full description as JSON: each service's documentation, inputs (bits and
-        /// encoding), the server's inputs, outputs, parameters and AND gates.
+        /// encoding), the server's inputs, outputs, parameters, AND gates and security.
         #[arg(long)]
         json: bool,
     },
@@ -106,6 +119,10 @@ enum Command {
         #[arg(long, value_name = "RATE,RTT")]
         link: LinkSpec,
     },
+}
+
+fn parse_security(name: &str) -> Result<Security, String> {
+    Security::from_name(name).ok_or_else(|| format!("{name:?} is not standard or cut-and-choose"))
 }
 
 fn parse_garbling(name: &str) -> Result<Garbling, String> {
@@ -248,8 +265,10 @@ enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
-    /// What protection from a cheating server costs: private AES-128 and Hamming 1024 in the
-    /// standard mode and under cut-and-choose, each party's CPU and the bytes each way.
+    /// What protection from a cheating server costs: private AES-128 and Hamming distance in the
+    /// standard mode and under cut-and-choose, each party's CPU and the bytes each way — in
+    /// memory (no network), then over loopback through an in-process server and the native
+    /// client, with wall time (`loopback_…`).
     Malicious {
         /// Print one JSON object instead of aligned lines.
         #[arg(long)]
@@ -284,8 +303,8 @@ fn main() -> ExitCode {
             Ok(())
         }
         Command::Serve { config, .. } => serve::run(config.as_deref()).map_err(|e| e.to_string()),
-        Command::Run { server, service, inputs, params, json, window, garbling } => {
-            let args = RunArgs { server: server.url.clone(), service, inputs, params, json, connect: ConnectOptions { window, garbling, ..server.options() } };
+        Command::Run { server, service, inputs, params, json, security, window, garbling } => {
+            let args = RunArgs { server: server.url.clone(), service, inputs, params, json, security, connect: ConnectOptions { window, garbling, ..server.options() } };
             return client_exit(client_cmd::run(&args));
         }
         Command::Services { server, json } => return client_exit(client_cmd::services(&server.url, &server.options(), json)),
@@ -332,7 +351,8 @@ fn main() -> ExitCode {
     }
 }
 
-/// The client's errors: 2 for a mistake in what was asked, 1 for a failure (see `EXIT_CODES`).
+/// The client's errors: 2 for a mistake in what was asked, 3 for a server caught cheating, 1 for
+/// another failure (see `EXIT_CODES`).
 fn client_exit(result: Result<(), garblet_server::client::ClientError>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,

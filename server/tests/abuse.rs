@@ -179,7 +179,7 @@ fn a_slow_reader_does_not_hold_its_slot() {
             for frame in drain(&mut session) {
                 raw.send(frame);
             }
-            let Some(frame) = raw.next_binary() else { return None };
+            let frame = raw.next_binary()?;
             if let Ok(Frame::Error { code, message, .. }) = Frame::decode(&frame) {
                 return Some((code, message));
             }

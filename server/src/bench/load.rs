@@ -238,8 +238,8 @@ fn failed(why: String) -> Record {
 fn session(url: &str, connect: &ConnectOptions, served: &[Served], service: usize, leave: f64, rng: &mut Rng) -> Record {
     let s = &served[service];
     let inputs: Vec<bool> = s.evaluator_fields.iter().flat_map(|f| rng.value(f.bits, &f.encoding)).collect();
-    let walk_away = (rng.next() as f64) < leave * u64::MAX as f64;
-    let (how, after) = (if rng.next() & 1 == 0 { Leave::Cancel } else { Leave::Drop }, 1 + (rng.next() % 30) as usize);
+    let walk_away = (rng.next_u64() as f64) < leave * u64::MAX as f64;
+    let (how, after) = (if rng.next_u64() & 1 == 0 { Leave::Cancel } else { Leave::Drop }, 1 + (rng.next_u64() % 30) as usize);
     let start = Instant::now();
     let client = match Client::connect(url, connect) {
         Ok(client) => client,

@@ -17,9 +17,25 @@
 //! The recovery computation has 123 circuits, 74 checked (2^-40.3), in both. Both garble with
 //! half-gates; the fixed configuration runs once more under three-halves (a quarter fewer
 //! bytes of tables).
+//!
+//! Then the same protection over a real connection: a `garblet serve` inside this process (the
+//! embedded default configuration on 127.0.0.1:0, the server's AES key drawn for the run) and
+//! the native client, each computation on a fresh connection, as a user of `garblet run` meets
+//! it: private AES-128 (the `aes128` service, one block) and Hamming distance (the `hamming`
+//! service, 900 bits, its configured iris code), each in both modes — wall time from the request
+//! to the result (median and p99), the server's CPU (its session thread, from its `Done`
+//! statistics), the client's (its thread clock), the bytes each way. Every result is checked:
+//! AES against the `aes` crate under the configured key, Hamming against the popcount of the
+//! XOR. Both parties share this machine's cores, so a loaded machine shows in the wall time;
+//! the report carries how busy the machine was meanwhile.
 
 use super::report::Report;
+use super::MachineBusy;
+use crate::client::{Client, ConnectOptions};
 use crate::clock::thread_cpu_ms;
+use crate::serve::config::{Config, InputOwner};
+use crate::serve::values::ValueSource;
+use crate::serve::{self, ServeOptions};
 use crate::service_table::{CircuitSource, ServiceDef, ServiceTable};
 use crate::service_table::BristolText;
 use garblet_circuits::bristol::{self, BristolProgram};
@@ -27,9 +43,12 @@ use garblet_circuits::{Party, Plaintext, Program, Reveal, Runner};
 use garblet_core::aes::AesCtr;
 use garblet_core::cnc::exchange::{split_outputs, Exchange, Report as CncReport};
 use garblet_core::cnc::params::{fixed_check_cheat_bound, sample_fixed_check_set, sample_main_check_set, FIXED_CIRCUITS, FIXED_EVALUATED, MAIN_CIRCUITS, RECOVERY_CHECKS, RECOVERY_CIRCUITS};
-use garblet_core::garble::Scheme;
+use garblet_core::garble::{Garbling, Scheme};
 use garblet_core::protocol::{EvaluatorConfig, EvaluatorEvent, EvaluatorSession, GarblerConfig, GarblerSession, NoClock, Security, Session};
+use aes::cipher::{BlockCipherEncrypt, KeyInit};
+use garblet_circuits::value;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// Runs of each configuration; medians and p99 (the largest, at this count) are reported.
 const RUNS: usize = 21;
@@ -212,7 +231,7 @@ pub fn run(json: bool) -> Result<(), String> {
     let mut rng = AesCtr::from_os_rng().map_err(|e| e.to_string())?;
     report
         .set("runs", RUNS as u64)
-        .set("timing", "thread CPU time per party, both parties in one thread, no network")
+        .set("timing", "in memory: thread CPU time per party, both parties in one thread, no network")
         .set("random_circuits", MAIN_CIRCUITS as u64)
         .set("fixed_circuits", FIXED_CIRCUITS as u64)
         .set("fixed_evaluated", FIXED_EVALUATED as u64)
@@ -260,6 +279,157 @@ pub fn run(json: bool) -> Result<(), String> {
             }
         }
     }
+    loopback(&mut report, &mut rng)?;
     report.print(json);
     Ok(())
+}
+
+/// Computations of each loopback configuration, after one warm-up computation that is not
+/// counted; medians and p99 (the largest, at this count).
+const LOOPBACK_RUNS: usize = 15;
+
+/// One configuration measured on loopback.
+struct Loopback {
+    /// The report's name for it.
+    key: &'static str,
+    service: &'static str,
+    security: Security,
+    garbling: Garbling,
+}
+
+const LOOPBACK: [Loopback; 5] = [
+    Loopback { key: "aes128_standard", service: "aes128", security: Security::Standard, garbling: Garbling::Only(Scheme::HalfGates) },
+    Loopback { key: "aes128_cnc", service: "aes128", security: Security::CutAndChoose, garbling: Garbling::Only(Scheme::HalfGates) },
+    Loopback { key: "aes128_cnc_three_halves", service: "aes128", security: Security::CutAndChoose, garbling: Garbling::Only(Scheme::ThreeHalves) },
+    Loopback { key: "hamming_standard", service: "hamming", security: Security::Standard, garbling: Garbling::Only(Scheme::HalfGates) },
+    Loopback { key: "hamming_cnc", service: "hamming", security: Security::CutAndChoose, garbling: Garbling::Only(Scheme::HalfGates) },
+];
+
+/// What one computation on loopback cost.
+struct Measured {
+    /// From the request to the result (the connection already open).
+    wall_ms: f64,
+    /// From connecting to the result: the WebSocket, the hellos and base OT too.
+    with_connect_ms: f64,
+    server_cpu_ms: f64,
+    client_cpu_ms: f64,
+    bytes_to_client: f64,
+    bytes_to_server: f64,
+}
+
+/// The server's data, as the benchmark configured it, for the references.
+struct ServerData {
+    aes_key: [u8; 16],
+    /// The `hamming` service's configured value, as written.
+    hamming_hex: String,
+}
+
+/// The embedded default configuration on a free loopback port, with an AES key drawn for this
+/// run, and handshakes unthrottled (the benchmark opens a connection per computation).
+fn loopback_config(rng: &mut AesCtr) -> Result<(Config, ServerData), String> {
+    let mut config = Config::embedded_default().map_err(|e| e.to_string())?;
+    config.server.listen = "127.0.0.1:0".into();
+    config.limits.handshake_burst_per_address = u32::MAX;
+    config.limits.handshakes_per_address_per_sec = 1e9;
+    let aes_key = rng.next_block().to_bytes();
+    let service = |config: &mut Config, name: &str| config.services.iter().position(|s| s.name == name).ok_or_else(|| format!("the default configuration has no {name} service"));
+    let aes = service(&mut config, "aes128")?;
+    let key_input = config.services[aes].inputs.iter_mut().find(|i| matches!(i.party, InputOwner::Garbler)).ok_or("the aes128 service has no server input")?;
+    key_input.value = Some(ValueSource { hex: Some(aes_key.iter().map(|b| format!("{b:02x}")).collect()), ..ValueSource::default() });
+    let hamming = service(&mut config, "hamming")?;
+    let hamming_hex = config.services[hamming].garbler_inputs.get("x").and_then(|v| v.hex.clone()).ok_or("the hamming service's x is not written in hex")?;
+    Ok((config, ServerData { aes_key, hamming_hex }))
+}
+
+/// The loopback measurements, into `report` under `loopback_…`.
+fn loopback(report: &mut Report, rng: &mut AesCtr) -> Result<(), String> {
+    let (config, data) = loopback_config(rng)?;
+    let server = serve::spawn(config, ServeOptions::default()).map_err(|e| format!("starting the server: {e}"))?;
+    let url = server.url();
+    let busy = MachineBusy::start();
+    let started = Instant::now();
+    let mut hamming_bits = 0;
+    for l in &LOOPBACK {
+        let connect = ConnectOptions { garbling: l.garbling, ..ConnectOptions::default() };
+        let mut runs = Vec::with_capacity(LOOPBACK_RUNS);
+        for run in 0..=LOOPBACK_RUNS {
+            let (measured, bits) = loopback_once(&url, &connect, l, &data, rng)?;
+            if l.service == "hamming" {
+                hamming_bits = bits;
+            }
+            if run > 0 {
+                runs.push(measured);
+            }
+        }
+        let of = |f: fn(&Measured) -> f64| runs.iter().map(f).collect::<Vec<f64>>();
+        let k = l.key;
+        for (what, values) in [
+            ("wall_ms", of(|m| m.wall_ms)),
+            ("with_connect_ms", of(|m| m.with_connect_ms)),
+            ("server_cpu_ms", of(|m| m.server_cpu_ms)),
+            ("client_cpu_ms", of(|m| m.client_cpu_ms)),
+            ("bytes_to_client", of(|m| m.bytes_to_client)),
+            ("bytes_to_server", of(|m| m.bytes_to_server)),
+        ] {
+            report.set(&format!("loopback_{k}_{what}_median"), median(values.clone())).set(&format!("loopback_{k}_{what}_p99"), p99(values));
+        }
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let machine_busy = busy.fraction();
+    server.stop().map_err(|e| e.to_string())?;
+    report
+        .set("loopback_runs", LOOPBACK_RUNS as u64)
+        .set("loopback_timing", "wall clock from the request to the result on a fresh connection; CPU of the server's session thread (its Done statistics) and of the client's thread; a garblet serve in this process on 127.0.0.1, the native client")
+        .set("loopback_hamming_bits", hamming_bits as u64)
+        .set("loopback_seconds", seconds)
+        .set("loopback_machine_busy", machine_busy.unwrap_or(f64::NAN))
+        .set("loopback_load_average_1m", load_average().unwrap_or(f64::NAN));
+    Ok(())
+}
+
+/// One computation of `l` on a fresh connection, its result checked; also the Hamming
+/// service's input width.
+fn loopback_once(url: &str, connect: &ConnectOptions, l: &Loopback, data: &ServerData, rng: &mut AesCtr) -> Result<(Measured, usize), String> {
+    let fail = |e: String| format!("{} ({}): {e}", l.key, url);
+    let start = Instant::now();
+    let mut client = Client::connect(url, connect).map_err(|e| fail(e.to_string()))?;
+    let info = client.catalog().and_then(|c| c.service(l.service).ok()).ok_or_else(|| fail("the server lacks the service".into()))?;
+    let bits = info.resolve(&[]).map_err(|e| fail(e.to_string()))?.shape.input_bits(Party::Evaluator);
+    let output_bits = info.outputs.first().map_or(0, |o| o.bits);
+    let y = rng.bits(bits);
+    let want: Vec<bool> = match l.service {
+        "aes128" => {
+            let mut block = aes::Block::from(<[u8; 16]>::try_from(value::to_bytes(&y)).map_err(|_| fail("not a 16-byte block".into()))?);
+            aes::Aes128::new(&data.aes_key.into()).encrypt_block(&mut block);
+            value::from_bytes(&block)
+        }
+        _ => {
+            let x = value::parse_uint(&data.hamming_hex, bits).map_err(|e| fail(e.to_string()))?;
+            let distance = x.iter().zip(&y).filter(|(a, b)| a != b).count() as u128;
+            value::from_u128(distance, output_bits)
+        }
+    };
+    let requested = Instant::now();
+    let result = client.compute_with(l.service, vec![], y, l.security).map_err(|e| fail(e.to_string()))?;
+    let done = Instant::now();
+    client.close();
+    let got: Vec<bool> = result.outputs.iter().flat_map(|o| o.bits.iter().copied()).collect();
+    if got != want || result.security != l.security || result.recovered {
+        return Err(fail(format!("a wrong result: {} (security {}, recovered {}); want {}", value::to_hex(&got), result.security.name(), result.recovered, value::to_hex(&want))));
+    }
+    let (e, g) = (&result.evaluator, &result.garbler);
+    let measured = Measured {
+        wall_ms: (done - requested).as_secs_f64() * 1e3,
+        with_connect_ms: (done - start).as_secs_f64() * 1e3,
+        server_cpu_ms: g.cpu_ms.unwrap_or(f64::NAN),
+        client_cpu_ms: e.cpu_ms.unwrap_or(f64::NAN),
+        bytes_to_client: e.bytes_received as f64,
+        bytes_to_server: e.bytes_sent as f64,
+    };
+    Ok((measured, bits))
+}
+
+/// The machine's one-minute load average (Linux `/proc/loadavg`).
+fn load_average() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg").ok()?.split_whitespace().next()?.parse().ok()
 }

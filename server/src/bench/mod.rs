@@ -35,7 +35,7 @@ impl Rng {
         Ok(Rng(Block::random().map_err(|e| e.to_string())?.0 as u64))
     }
 
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -49,11 +49,11 @@ impl Rng {
             Encoding::Symbols { alphabet, symbol_bits } => {
                 let size = alphabet.chars().count() as u64;
                 (0..bits / symbol_bits).flat_map(|_| {
-                    let symbol = self.next() % size;
+                    let symbol = self.next_u64() % size;
                     (0..*symbol_bits).map(move |k| (symbol >> k) & 1 == 1)
                 }).collect()
             }
-            _ => (0..bits).map(|_| self.next() & 1 == 1).collect(),
+            _ => (0..bits).map(|_| self.next_u64() & 1 == 1).collect(),
         }
     }
 }

@@ -4,7 +4,7 @@ use super::display::{self, thousands, Shown};
 use super::{Client, ClientError, ConnectOptions};
 use garblet_circuits::{value, Party};
 use garblet_core::protocol::catalog::{Catalog, CircuitInfo, EncodingInfo, FieldInfo, ParamInfo, ServiceInfo};
-use garblet_core::protocol::{ComputationResult, Stats};
+use garblet_core::protocol::{ComputationResult, Security, Stats};
 use serde_json::{json, Value};
 
 /// How `--input` values are read, for `--help`.
@@ -25,6 +25,9 @@ pub struct RunArgs {
     /// `k=v`.
     pub params: Vec<String>,
     pub json: bool,
+    /// The protection to compute with: `Standard`, or `CutAndChoose` against a cheating server
+    /// (for a service that offers it).
+    pub security: Security,
     pub connect: ConnectOptions,
 }
 
@@ -46,7 +49,16 @@ pub fn run(args: &RunArgs) -> Result<(), ClientError> {
     // The window the server granted at the start (the session may grow it while the stream
     // waits on the network).
     let window = client.window();
-    let result = client.compute(&args.service, params, inputs)?;
+    let result = match client.compute_with(&args.service, params, inputs, args.security) {
+        Ok(result) => result,
+        Err(e @ ClientError::Usage(_)) => {
+            // Refused before anything was sent (a service that offers less, say): the
+            // connection is still good, so leave it politely.
+            client.close();
+            return Err(e);
+        }
+        Err(e) => return Err(e),
+    };
     client.close();
     let shown: Vec<Shown> = result.outputs.iter().map(|o| display::output(&o.name, &o.bits, o.signed)).collect();
     if args.json {
@@ -56,9 +68,15 @@ pub fn run(args: &RunArgs) -> Result<(), ClientError> {
     } else {
         print!("{}", display::lines(&shown));
         eprintln!("{}", summary(&result));
+        if result.recovered {
+            eprintln!("{RECOVERED}");
+        }
     }
     Ok(())
 }
+
+/// What `garblet run` says of a computation that came through cheating recovery.
+pub const RECOVERED: &str = "The server cheated: its evaluation circuits disagreed. The outputs above are still right: they came through cheating recovery (the server was not told).";
 
 /// `garblet services`: a table of the server's services, or (`json`) their full description.
 pub fn services(server: &str, connect: &ConnectOptions, json: bool) -> Result<(), ClientError> {
@@ -75,11 +93,12 @@ pub fn services(server: &str, connect: &ConnectOptions, json: bool) -> Result<()
 }
 
 /// One line a service: its name, the client's inputs with their sizes, who learns the output,
-/// and its AND gates with the default parameters.
+/// its AND gates with the default parameters, and the strongest protection it offers
+/// (`garblet run --security`).
 pub fn services_table(catalog: &Catalog) -> String {
-    let mut rows = vec![vec!["SERVICE".to_string(), "YOUR INPUTS".into(), "LEARNS THE OUTPUT".into(), "AND GATES".into()]];
+    let mut rows = vec![vec!["SERVICE".to_string(), "YOUR INPUTS".into(), "LEARNS THE OUTPUT".into(), "AND GATES".into(), "SECURITY".into()]];
     for s in &catalog.services {
-        rows.push(vec![s.name.clone(), inputs_summary(s), learners(s), s.and_gates.map_or_else(|| "?".into(), thousands)]);
+        rows.push(vec![s.name.clone(), inputs_summary(s), learners(s), s.and_gates.map_or_else(|| "?".into(), thousands), s.security.name().into()]);
     }
     display::table(&rows)
 }
@@ -298,11 +317,14 @@ fn text_bits(text: &str, bits: usize, encoding: &EncodingInfo) -> Result<Vec<boo
     Ok(out)
 }
 
-/// `garblet run --json`: the outputs with their names and types, and both parties' statistics.
+/// `garblet run --json`: the outputs with their names and types, the mode, whether they came
+/// through cheating recovery, and both parties' statistics.
 pub fn result_json(service: &str, outputs: &[Shown], result: &ComputationResult) -> Value {
     json!({
         "service": service,
         "outputs": outputs.iter().map(|o| o.json.clone()).collect::<Vec<_>>(),
+        "security": result.security.name(),
+        "recovered": result.recovered,
         "stats": { "evaluator": stats_json(&result.evaluator), "garbler": stats_json(&result.garbler) },
     })
 }
@@ -315,7 +337,8 @@ fn summary(result: &ComputationResult) -> String {
     let (e, g) = (&result.evaluator, &result.garbler);
     let cpu = |s: &Stats| s.cpu_ms.map_or_else(|| "?".into(), |ms| format!("{ms:.1}"));
     format!(
-        "{} AND gates in {:.1} ms; received {} bytes, sent {}; CPU ms: client {}, server {}",
+        "{} mode: {} AND gates in {:.1} ms; received {} bytes, sent {}; CPU ms: client {}, server {}",
+        result.security.name(),
         thousands(e.and_gates),
         e.wall_ms,
         thousands(e.bytes_received),
@@ -340,5 +363,6 @@ fn service_json(s: &ServiceInfo) -> Value {
         "outputs": s.outputs.iter().map(|o| json!({ "name": o.name, "bits": o.bits, "reveal": o.reveal, "signed": o.signed })).collect::<Vec<_>>(),
         "params": params,
         "and_gates": s.and_gates,
+        "security": s.security.name(),
     })
 }

@@ -1,5 +1,5 @@
-//! How the native client fails: what the user asked for, the connection, the server, or the
-//! protocol — and the process exit code of each.
+//! How the native client fails: what the user asked for, the connection, the server, the
+//! protocol, or a server caught cheating — and the process exit code of each.
 
 use garblet_core::protocol::{ErrorCode, ErrorKind, SessionError};
 use thiserror::Error;
@@ -21,16 +21,24 @@ pub enum ClientError {
     Server { code: String, message: String },
     #[error("protocol error: {0}")]
     Protocol(SessionError),
+    /// A cut-and-choose computation caught the server cheating: a check whose outcome does not
+    /// depend on this client's input failed (`reason` names it, as the SDK's
+    /// `CheatingDetected.reason` does: `check-circuit`, `inconsistent-input`, …). The client
+    /// stopped, and told the server only that it did (code `cheating-detected`).
+    #[error("the server was caught cheating ({reason}): {message}")]
+    CheatingDetected { reason: &'static str, message: String },
     #[error("the connection was lost: {0}")]
     Connection(String),
 }
 
 impl ClientError {
     /// The process exit code (`garblet --help` lists them): 2 for a mistake in what was asked,
-    /// found before anything was computed; 1 when the connection or the computation failed.
+    /// found before anything was computed; 3 when a cut-and-choose computation caught the
+    /// server cheating; 1 when the connection or the computation failed otherwise.
     pub fn exit_code(&self) -> u8 {
         match self {
             ClientError::Usage(_) | ClientError::Url { .. } => 2,
+            ClientError::CheatingDetected { .. } => 3,
             ClientError::Connect { .. } | ClientError::Tls(_) | ClientError::Handshake { .. } | ClientError::Connection(_) | ClientError::Server { .. } | ClientError::Protocol(_) => 1,
         }
     }
@@ -38,6 +46,9 @@ impl ClientError {
 
 impl From<SessionError> for ClientError {
     fn from(e: SessionError) -> Self {
+        if let SessionError::Cheating(cheating) = &e {
+            return ClientError::CheatingDetected { reason: e.report().reason, message: cheating.to_string() };
+        }
         match e {
             SessionError::Remote { code, message, .. } => {
                 let code = ErrorCode::from_u16(code).map_or_else(|| format!("code {code}"), |c| c.name().to_string());

@@ -13,7 +13,7 @@ pub use error::ClientError;
 pub use transport::ConnectOptions;
 
 use crate::clock::ThreadClock;
-use garblet_core::protocol::{Catalog, ComputationResult, ErrorCode, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, SessionError};
+use garblet_core::protocol::{Catalog, ComputationResult, ErrorCode, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, Security, SessionError};
 use crate::ws;
 use transport::ClientSocket;
 
@@ -69,9 +69,17 @@ impl Client {
         self.session.window()
     }
 
-    /// Runs one computation: `inputs` are the client's input fields' bits, concatenated.
+    /// Runs one computation in the standard mode: `inputs` are the client's input fields' bits,
+    /// concatenated.
     pub fn compute(&mut self, service: &str, params: Vec<(String, u64)>, inputs: Vec<bool>) -> Result<ComputationResult, ClientError> {
-        self.session.start(service, params, inputs)?;
+        self.compute_with(service, params, inputs, Security::Standard)
+    }
+
+    /// Runs one computation in the `security` mode. Under cut-and-choose a server caught
+    /// cheating ends it with [`ClientError::CheatingDetected`]; a result whose `recovered` is
+    /// set came through cheating recovery (the server cheated, and the output is still right).
+    pub fn compute_with(&mut self, service: &str, params: Vec<(String, u64)>, inputs: Vec<bool>, security: Security) -> Result<ComputationResult, ClientError> {
+        self.session.start_with(service, params, inputs, security)?;
         match self.next_event()? {
             EvaluatorEvent::Finished(result) => Ok(*result),
             EvaluatorEvent::Ready => Err(ClientError::Protocol(SessionError::Unexpected { frame: "ServerHello", state: "computing" })),

@@ -176,6 +176,7 @@ where
         min_credit_bytes_per_sec: server.limits.min_credit_bytes_per_sec as f64,
         progress_grace: server.limits.progress_grace(),
         request_and_gates: server.request_and_gates.clone(),
+        hook: server.session_hook.clone(),
     };
     span.in_scope(|| info!(window = window.bytes, "session started"));
     match session::spawn(id, settings, server.services.clone(), server.metrics.clone(), SessionPlaces { permit, address, window }, span.clone()) {

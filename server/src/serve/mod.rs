@@ -26,6 +26,7 @@ mod windows;
 use crate::service_table::ServiceTable;
 use config::{Config, ConfigError};
 use metrics::Metrics;
+pub use server::SessionHook;
 use server::{Phase, Server};
 use services::ServiceError;
 use std::net::SocketAddr;
@@ -72,8 +73,21 @@ pub fn init_logging() -> Result<(), ServeError> {
     Ok(())
 }
 
+/// What a program that embeds the server may add to its configuration file: things that are
+/// code, not settings.
+#[derive(Clone, Default)]
+pub struct ServeOptions {
+    /// See [`SessionHook`].
+    pub session_hook: Option<SessionHook>,
+}
+
 /// Runs the server until Ctrl-C (or SIGTERM). `config_path`: `None` for the embedded default.
 pub fn run(config_path: Option<&Path>) -> Result<(), ServeError> {
+    run_with(config_path, ServeOptions::default())
+}
+
+/// [`run`] with `options`.
+pub fn run_with(config_path: Option<&Path>, options: ServeOptions) -> Result<(), ServeError> {
     init_logging()?;
     keep_freed_memory();
     let config = match config_path {
@@ -83,26 +97,103 @@ pub fn run(config_path: Option<&Path>) -> Result<(), ServeError> {
             Config::embedded_default()?
         }
     };
+    let table = build_services(&config)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().thread_name("garblet-io").build()?;
+    runtime.block_on(async {
+        let listening = listen(&config, table, options).await?;
+        // One plain line on stdout for scripts and tests (port 0 picks a free port); logs go to stderr.
+        println!("listening on {}", listening.local);
+        listening.serve(&config, shutdown_signal(), Hangup::new()).await
+    })
+}
+
+/// A server running inside this process ([`spawn`]), until [`Serving::stop`] or its drop.
+pub struct Serving {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<Result<(), ServeError>>>,
+}
+
+impl Serving {
+    /// `ws://addr/`.
+    pub fn url(&self) -> String {
+        format!("ws://{}/", self.addr)
+    }
+
+    /// Shuts down as Ctrl-C would (running computations may finish within the grace period)
+    /// and waits for the server to stop.
+    pub fn stop(mut self) -> Result<(), ServeError> {
+        self.shut_down()
+    }
+
+    fn shut_down(&mut self) -> Result<(), ServeError> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        match self.thread.take().map(std::thread::JoinHandle::join) {
+            Some(Ok(result)) => result,
+            Some(Err(_)) => Err(ServeError::Io(std::io::Error::other("the server's thread panicked"))),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.shut_down();
+    }
+}
+
+/// Starts the server inside this process, on threads of its own, and returns once it listens:
+/// for benchmarks and tests that measure or drive it beside a client in the same process. It
+/// installs no signal handlers and no logger, and prints nothing.
+pub fn spawn(config: Config, options: ServeOptions) -> Result<Serving, ServeError> {
+    let table = build_services(&config)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().thread_name("garblet-io").build()?;
+    let listening = runtime.block_on(listen(&config, table, options))?;
+    let addr = listening.local;
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let thread = std::thread::Builder::new().name("garblet-serve".into()).spawn(move || {
+        let stop = async move {
+            let _ = stop_rx.await;
+        };
+        runtime.block_on(listening.serve(&config, stop, Hangup::none()))
+    })?;
+    Ok(Serving { addr, stop: Some(stop_tx), thread: Some(thread) })
+}
+
+/// The service table of `config`, its warnings logged.
+fn build_services(config: &Config) -> Result<ServiceTable, ServeError> {
     let started = Instant::now();
-    let services = services::build(&config)?;
+    let services = services::build(config)?;
     for warning in &services.warnings {
         warn!("{warning}");
     }
     let names: Vec<&str> = services.table.names().collect();
     info!(services = %names.join(" "), ms = started.elapsed().as_millis() as u64, "services ready");
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().thread_name("garblet-io").build()?;
-    runtime.block_on(serve(config, services.table))
+    Ok(services.table)
 }
 
-async fn serve(config: Config, services: ServiceTable) -> Result<(), ServeError> {
+/// A bound listener and what every connection shares, before the first accept.
+struct Listening {
+    listener: TcpListener,
+    local: SocketAddr,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    certificate: Option<Arc<tls::Certificate>>,
+    server: Arc<Server>,
+    shutdown: watch::Sender<Phase>,
+}
+
+async fn listen(config: &Config, services: ServiceTable, options: ServeOptions) -> Result<Listening, ServeError> {
     let addr = config.listen_addr()?;
-    let (tls, certificate) = config.server.tls.as_ref().map(|t| tls::acceptor(&config, t)).transpose().map_err(ServeError::Tls)?.unzip();
+    let (tls, certificate) = config.server.tls.as_ref().map(|t| tls::acceptor(config, t)).transpose().map_err(ServeError::Tls)?.unzip();
     let proxies = config.trusted_proxies().map_err(|message| ConfigError::Invalid { origin: config.origin.clone(), message })?;
     let listener = TcpListener::bind(addr).await.map_err(|source| ServeError::Bind { addr, source })?;
     let local = listener.local_addr()?;
     let origins = origin::OriginPolicy::new(&config.server.allowed_origins, config.server.allow_missing_origin)
         .map_err(|message| ConfigError::Invalid { origin: config.origin.clone(), message })?;
-    let (shutdown_tx, shutdown_rx) = watch::channel(Phase::Running);
+    let (shutdown, shutdown_rx) = watch::channel(Phase::Running);
     let metrics = Arc::new(Metrics::new());
     let request_and_gates = config.services.iter().map(|s| (s.name.clone(), s.max_and_gates.unwrap_or(config.limits.max_and_gates_per_request))).collect();
     let server = Arc::new(Server {
@@ -116,56 +207,61 @@ async fn serve(config: Config, services: ServiceTable) -> Result<(), ServeError>
         proxies,
         raw_throughput_endpoint: config.server.raw_throughput_endpoint,
         garbling: config.garbling().map_err(|message| ConfigError::Invalid { origin: config.origin.clone(), message })?,
+        session_hook: options.session_hook,
         metrics,
         shutdown: shutdown_rx,
         next_id: AtomicU64::new(0),
     });
-    // One plain line on stdout for scripts and tests (port 0 picks a free port); logs go to stderr.
-    println!("listening on {local}");
-    let scheme = if tls.is_some() { "wss" } else { "ws" };
-    info!(url = %format!("{scheme}://{local}/"), max_sessions = config.limits.max_sessions, "garblet serve is listening");
+    Ok(Listening { listener, local, tls, certificate, server, shutdown })
+}
 
-    let stop = shutdown_signal();
-    tokio::pin!(stop);
-    let mut hangup = Hangup::new();
-    loop {
-        tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((tcp, peer)) => {
-                    // Frames are whole messages; Nagle would only delay credit and small frames.
-                    let _ = tcp.set_nodelay(true);
-                    // Counted here, in the order of arrival, not when its task first runs; a
-                    // trusted proxy's connection once its request has named the client.
-                    let admitted = (!server.proxies.trusts(peer.ip())).then(|| server.addresses.connect(peer.ip()));
-                    tokio::spawn(connection::accept(tcp, peer, admitted, tls.clone(), server.clone()));
-                }
-                Err(e) => {
-                    // Out of file descriptors, say: back off instead of spinning.
-                    warn!(error = %e, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                }
-            },
-            () = hangup.recv() => match &certificate {
-                Some(certificate) => match certificate.reload() {
-                    Ok(()) => info!("SIGHUP: TLS certificate reloaded; new connections get it"),
-                    Err(e) => warn!(error = %e, "SIGHUP: the TLS certificate was not reloaded; the old one stays in use"),
+impl Listening {
+    /// Accepts connections until `stop`, then lets running computations finish within the
+    /// grace period.
+    async fn serve(self, config: &Config, stop: impl std::future::Future<Output = ()>, mut hangup: Hangup) -> Result<(), ServeError> {
+        let Listening { listener, local, tls, certificate, server, shutdown } = self;
+        let scheme = if tls.is_some() { "wss" } else { "ws" };
+        info!(url = %format!("{scheme}://{local}/"), max_sessions = config.limits.max_sessions, "garblet serve is listening");
+        tokio::pin!(stop);
+        loop {
+            tokio::select! {
+                accepted = listener.accept() => match accepted {
+                    Ok((tcp, peer)) => {
+                        // Frames are whole messages; Nagle would only delay credit and small frames.
+                        let _ = tcp.set_nodelay(true);
+                        // Counted here, in the order of arrival, not when its task first runs; a
+                        // trusted proxy's connection once its request has named the client.
+                        let admitted = (!server.proxies.trusts(peer.ip())).then(|| server.addresses.connect(peer.ip()));
+                        tokio::spawn(connection::accept(tcp, peer, admitted, tls.clone(), server.clone()));
+                    }
+                    Err(e) => {
+                        // Out of file descriptors, say: back off instead of spinning.
+                        warn!(error = %e, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                    }
                 },
-                None => info!("SIGHUP: no TLS configured, nothing to reload"),
-            },
-            () = &mut stop => break,
+                () = hangup.recv() => match &certificate {
+                    Some(certificate) => match certificate.reload() {
+                        Ok(()) => info!("SIGHUP: TLS certificate reloaded; new connections get it"),
+                        Err(e) => warn!(error = %e, "SIGHUP: the TLS certificate was not reloaded; the old one stays in use"),
+                    },
+                    None => info!("SIGHUP: no TLS configured, nothing to reload"),
+                },
+                () = &mut stop => break,
+            }
         }
+        drop(listener);
+        let grace = config.limits.shutdown_grace();
+        info!(active = server.metrics.sessions_active(), grace_s = grace.as_secs_f64(), "shutting down: no new connections; running computations may finish");
+        shutdown.send_replace(Phase::Draining);
+        if !sessions_end(&server.metrics, grace).await {
+            warn!(active = server.metrics.sessions_active(), "grace period over: aborting the remaining sessions");
+            shutdown.send_replace(Phase::Aborting);
+            sessions_end(&server.metrics, Duration::from_secs(2)).await;
+        }
+        info!("stopped");
+        Ok(())
     }
-    drop(listener);
-    let grace = config.limits.shutdown_grace();
-    info!(active = server.metrics.sessions_active(), grace_s = grace.as_secs_f64(), "shutting down: no new connections; running computations may finish");
-    shutdown_tx.send_replace(Phase::Draining);
-    if !sessions_end(&server.metrics, grace).await {
-        warn!(active = server.metrics.sessions_active(), "grace period over: aborting the remaining sessions");
-        shutdown_tx.send_replace(Phase::Aborting);
-        sessions_end(&server.metrics, Duration::from_secs(2)).await;
-    }
-    info!("stopped");
-    Ok(())
 }
 
 /// Sessions allocate and free frames all the time, on different threads (the session thread
@@ -205,6 +301,16 @@ struct Hangup {
 }
 
 impl Hangup {
+    /// Never: a server inside another program leaves that program's signals alone.
+    fn none() -> Hangup {
+        #[cfg(unix)]
+        {
+            Hangup { signal: None }
+        }
+        #[cfg(not(unix))]
+        Hangup {}
+    }
+
     fn new() -> Hangup {
         #[cfg(unix)]
         {

@@ -8,11 +8,17 @@ use super::origin::OriginPolicy;
 use super::proxy::TrustedProxies;
 use super::windows::WindowPool;
 use crate::service_table::ServiceTable;
-use garblet_core::protocol::GarblerConfig;
+use garblet_core::protocol::{GarblerConfig, GarblerSession};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tokio::sync::{watch, Semaphore};
+
+/// Called on each new session's garbler, on its session thread, before the session handles
+/// anything: a program that embeds the server may set a session up its own way. `garblet serve`
+/// sets none. (The example `cheating_serve` makes every session's garbler cheat, in test builds,
+/// to show the browser catching it.)
+pub type SessionHook = Arc<dyn Fn(&mut GarblerSession) + Send + Sync>;
 
 /// Where the server is in its life; sessions hear of changes through a watch channel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,6 +40,8 @@ pub struct Server {
     pub raw_throughput_endpoint: bool,
     /// The garbling schemes offered (`server.garbling`).
     pub garbling: garblet_core::garble::Garbling,
+    /// Called on each new session's garbler ([`SessionHook`]); none in `garblet serve`.
+    pub session_hook: Option<SessionHook>,
     pub metrics: Arc<Metrics>,
     /// One permit per running session (`max_sessions`).
     pub sessions: Arc<Semaphore>,

@@ -61,6 +61,8 @@ pub struct SessionSettings {
     pub progress_grace: Duration,
     /// The AND gates one computation of this session's services may take, by service.
     pub request_and_gates: Arc<HashMap<String, u64>>,
+    /// Called on the new session's garbler before it handles anything ([`super::server::SessionHook`]).
+    pub hook: Option<super::server::SessionHook>,
 }
 
 /// What a session holds of the server's shared limits until it ends: its place among
@@ -97,7 +99,10 @@ pub fn spawn(id: u64, settings: SessionSettings, services: Arc<ServiceTable>, me
         // A bug must end this session only: catch it here, count it, and let the channels drop
         // (which closes the connection).
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match GarblerSession::with_garbling(settings.garbler.clone(), settings.garbling, Box::new(ThreadClock::new()), services) {
-            Ok(session) => {
+            Ok(mut session) => {
+                if let Some(hook) = &settings.hook {
+                    hook(&mut session);
+                }
                 let grace = settings.progress_grace.as_secs_f64();
                 let pace = Pace { idle_since: Instant::now(), progress: 0, allowance: grace, request: None };
                 Driver { session, inbox: inbox_rx, outbox: outbox_tx, settings, metrics: &metrics, address, window, charged: 0, pace, hello_received: false, draining: false, failure: None, cancelled: None }.run()
