@@ -111,9 +111,11 @@ export class Running {
  * `garblet serve`: with `config` (TOML text, written to a temporary file) or, without it, the
  * embedded default. Resolves once the server listens; `url` is its ws:// address.
  * `inherit` passes the server's log through to this terminal (else it is kept for errors).
- * @param {{ config?: string, inherit?: boolean, env?: Record<string, string> }} [options]
+ * `binary` runs another program that takes `serve --config FILE` and says where it listens as
+ * `garblet serve` does (the e2e tests' cheating server).
+ * @param {{ config?: string, inherit?: boolean, env?: Record<string, string>, binary?: string }} [options]
  */
-export async function startServer({ config, inherit = false, env = {} } = {}) {
+export async function startServer({ config, inherit = false, env = {}, binary = garbletBinary } = {}) {
   const args = ['serve'];
   let dir;
   if (config !== undefined) {
@@ -122,7 +124,7 @@ export async function startServer({ config, inherit = false, env = {} } = {}) {
     args.push('--config', join(dir, 'garblet.toml'));
   }
   const cleanup = () => dir && rmSync(dir, { recursive: true, force: true });
-  const child = spawn(garbletBinary, args, { stdio: ['ignore', 'pipe', inherit ? 'inherit' : 'pipe'], env: { ...process.env, ...env } });
+  const child = spawn(binary, args, { stdio: ['ignore', 'pipe', inherit ? 'inherit' : 'pipe'], env: { ...process.env, ...env } });
   let log = '';
   child.stderr?.on('data', (chunk) => (log = (log + chunk).slice(-8000)));
   try {
