@@ -197,7 +197,7 @@ describe("the core's error reports, mapped", () => {
       code: 'cheating-detected',
       wireCode: 13,
       reason: 'check-circuit',
-      message: 'the server cheated: check circuit 7: its tables differs from the one regenerated from its seed',
+      message: 'the server cheated: check circuit 7 fails: garbled tables unlike those regenerated from its seed',
       fields: { circuit: 7, what: 'tables' },
     };
     const direct = fromCoreError(coreError(report));

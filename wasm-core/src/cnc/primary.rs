@@ -185,7 +185,7 @@ impl Roles {
 /// leaks nothing.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Cheating {
-    #[error("check circuit {circuit}: its {what} differs from the one regenerated from its seed")]
+    #[error("check circuit {circuit} fails: {what} unlike those regenerated from its seed")]
     CheckCircuit { circuit: usize, what: &'static str },
     #[error("evaluation circuit {circuit}: {what}")]
     EvaluationCircuit { circuit: usize, what: &'static str },
