@@ -28,6 +28,7 @@
 //! robust, Guo–Katz–Wang–Yu 2020) under tweaks of their own.
 
 use super::CncError;
+use super::label_hash::keyed_label_hashes;
 use crate::aes::AesCtr;
 use crate::block::Block;
 use crate::garble::TweakHash;
@@ -127,9 +128,22 @@ pub fn label_pair(key: &CommitKey, circuit: usize, wire: usize, zero: Block, del
     LabelPair(pair)
 }
 
-/// The commitments to every garbler input wire of circuit `circuit`, from their zero-labels.
+/// The commitments to every garbler input wire of circuit `circuit`, from their zero-labels:
+/// [`label_pair`] of each, the hashes computed four at a time ([`super::label_hash`]).
 pub fn label_pairs(key: &CommitKey, circuit: usize, zero: &[Block], delta: Block) -> Vec<LabelPair> {
-    zero.iter().enumerate().map(|(wire, &z)| label_pair(key, circuit, wire, z, delta)).collect()
+    let items: Vec<(usize, usize, Block)> = zero.iter().enumerate().flat_map(|(wire, &z)| [(circuit, wire, z), (circuit, wire, z ^ delta)]).collect();
+    let hashes = keyed_label_hashes(&key.label, &items);
+    items
+        .chunks_exact(2)
+        .zip(hashes.chunks_exact(2))
+        .map(|(labels, hashes)| {
+            let mut pair = [[0u8; 16]; 2];
+            for (&(_, _, label), &hash) in labels.iter().zip(hashes) {
+                pair[label.lsb() as usize] = hash;
+            }
+            LabelPair(pair)
+        })
+        .collect()
 }
 
 /// A circuit's garbler labels masked — or unmasked, the same operation — by an AES-CTR stream
@@ -144,7 +158,9 @@ pub fn mask_labels(circuit_key: [u8; 16], labels: &[Block]) -> Vec<Block> {
 /// returns them if every one is one of its wire's committed pair, `None` otherwise.
 pub fn open_labels(key: &CommitKey, circuit: usize, circuit_key: [u8; 16], masked: &[Block], pairs: &[LabelPair]) -> Option<Vec<Block>> {
     let labels = mask_labels(circuit_key, masked);
-    labels.iter().zip(pairs).enumerate().all(|(wire, (&l, pair))| pair.holds(key, circuit, wire, l)).then_some(labels)
+    let items: Vec<(usize, usize, Block)> = labels.iter().enumerate().map(|(wire, &l)| (circuit, wire, l)).collect();
+    let hashes = keyed_label_hashes(&key.label, &items);
+    (labels.len() == pairs.len() && labels.iter().zip(pairs).zip(&hashes).all(|((l, pair), hash)| pair.0[l.lsb() as usize] == *hash)).then_some(labels)
 }
 
 /// A BLAKE3 hasher fed through a buffer: the commitments are absorbed 16 or 32 bytes at a time,

@@ -9,7 +9,8 @@
 //! * [`input_hash`]: the check that the garbler used one input in every circuit, a GF(2)-linear
 //!   universal hash evaluated on its input labels with free-XOR (after shelat–Shen 2013).
 //! * [`commit`]: the garbler's commitments — to each circuit's tables, to its input labels,
-//!   to the output values every circuit translates to (Lindell 2013's output translation).
+//!   to the output values every circuit translates to (Lindell 2013's output translation);
+//!   its label hashes run four at a time (`label_hash.rs`).
 //! * [`circuit`]: one circuit as both parties handle it: garbled from its seed (to commit, to
 //!   stream, or to regenerate a check circuit) or evaluated from streamed tables.
 //! * [`primary`]: the primary computation, both parties: commit, check, evaluate in lock step,
@@ -29,6 +30,7 @@ pub mod encoding;
 pub mod exchange;
 mod error;
 pub mod input_hash;
+mod label_hash;
 pub mod output_keys;
 pub mod params;
 pub mod primary;
