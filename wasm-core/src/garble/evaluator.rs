@@ -346,69 +346,105 @@ impl Evaluator {
     }
 }
 
-/// The lock-step gate loop: each segment of the schedule runs through every circuit in turn
-/// (no flush inside a segment), then its groups are hashed together.
+/// One circuit's part of the lock-step gate loop: its evaluator's fields, borrowed apart, and
+/// its batch's material.
+struct Lane<'a, G> {
+    labels: &'a mut [SimdBlock],
+    group: &'a mut G,
+    pending: &'a mut PendingSlots,
+    tables: &'a [u8],
+    control: &'a [u8],
+    garbler_labels: core::slice::Iter<'a, Block>,
+    evaluator_labels: &'a [Block],
+    next_evaluator_input: &'a mut usize,
+    outputs: &'a mut Vec<WireOutput>,
+}
+
+/// The lock-step gate loop: gate by gate, each gate in every circuit (one dispatch for all of
+/// them); at the end of each segment of the schedule, every circuit's group hashed at once.
 fn evaluate_lockstep<G: LockstepGroup>(circuits: &mut [LockstepEvaluation<'_>], batch: &Batch, schedule: &Schedule) -> Result<(), GarbleError> {
     let and = batch.counts.and as usize;
-    let material: Vec<(&[u8], &[u8])> = circuits
-        .iter()
-        .map(|c| match c.evaluator.scheme() {
-            Scheme::HalfGates => (c.material, &[][..]),
-            Scheme::ThreeHalves => c.material.split_at(and * three_halves::TABLE_BYTES),
+    let mut lanes: Vec<Lane<'_, G>> = circuits
+        .iter_mut()
+        .map(|c| {
+            let (tables, control) = match c.evaluator.scheme() {
+                Scheme::HalfGates => (c.material, &[][..]),
+                Scheme::ThreeHalves => c.material.split_at(and * three_halves::TABLE_BYTES),
+            };
+            let Evaluator { labels, engine, pending, evaluator_labels, next_evaluator_input, .. } = &mut *c.evaluator;
+            Lane {
+                labels: labels.as_mut_slice(),
+                group: G::of(engine).expect("the circuits share one scheme"),
+                pending,
+                tables,
+                control,
+                garbler_labels: c.garbler_labels.iter(),
+                evaluator_labels,
+                next_evaluator_input,
+                outputs: &mut *c.outputs,
+            }
         })
         .collect();
-    let mut next_garbler_label = vec![0usize; circuits.len()];
     let mut hashed: Vec<Block> = Vec::new();
-    let (mut start, mut first_and) = (0, 0);
+    let (mut start, mut and_index) = (0, 0);
     for &(end, ands) in &schedule.segments {
-        let gates = &batch.gates[start..end];
-        start = end;
-        for ((c, &(tables, control)), next_garbler_label) in circuits.iter_mut().zip(&material).zip(&mut next_garbler_label) {
-            let Evaluator { labels, engine, evaluator_labels, next_evaluator_input, .. } = &mut *c.evaluator;
-            let group = G::of(engine).expect("the circuits share one scheme");
-            let mut and_index = first_and;
-            for gate in gates {
-                match *gate {
-                    Gate::Xor { a, b, out } => labels[out as usize] = labels[a as usize] ^ labels[b as usize],
-                    Gate::And { a, b, out } => {
-                        group.push(labels[a as usize], labels[b as usize], out, tables, control, and_index);
-                        and_index += 1;
+        for gate in &batch.gates[start..end] {
+            match *gate {
+                Gate::Xor { a, b, out } => {
+                    for l in lanes.iter_mut() {
+                        l.labels[out as usize] = l.labels[a as usize] ^ l.labels[b as usize];
                     }
-                    // The garbler flipped the label meanings; the active label is unchanged.
-                    Gate::Not { a, out } => labels[out as usize] = labels[a as usize],
-                    Gate::Input { party, out } => {
-                        let label = if party == Party::Garbler {
-                            // The count was checked against the batch's.
-                            let label = c.garbler_labels.get(*next_garbler_label).copied().unwrap_or_default();
-                            *next_garbler_label += 1;
-                            label
-                        } else {
-                            let label = *evaluator_labels.get(*next_evaluator_input).ok_or(GarbleError::InputsExhausted(Party::Evaluator))?;
-                            *next_evaluator_input += 1;
-                            label
-                        };
-                        labels[out as usize] = SimdBlock::from_block(label);
+                }
+                Gate::And { a, b, out } => {
+                    for l in lanes.iter_mut() {
+                        l.group.push(l.labels[a as usize], l.labels[b as usize], out, l.tables, l.control, and_index);
                     }
-                    Gate::Output { a, .. } => c.outputs.push(WireOutput::Label(labels[a as usize].to_block())),
-                    Gate::OutputConst { value, .. } => c.outputs.push(WireOutput::Public(value)),
+                    and_index += 1;
+                }
+                // The garbler flipped the label meanings; the active label is unchanged.
+                Gate::Not { a, out } => {
+                    for l in lanes.iter_mut() {
+                        l.labels[out as usize] = l.labels[a as usize];
+                    }
+                }
+                Gate::Input { party: Party::Garbler, out } => {
+                    for l in lanes.iter_mut() {
+                        // The count was checked against the batch's.
+                        l.labels[out as usize] = SimdBlock::from_block(l.garbler_labels.next().copied().unwrap_or_default());
+                    }
+                }
+                Gate::Input { party: Party::Evaluator, out } => {
+                    for l in lanes.iter_mut() {
+                        let label = *l.evaluator_labels.get(*l.next_evaluator_input).ok_or(GarbleError::InputsExhausted(Party::Evaluator))?;
+                        *l.next_evaluator_input += 1;
+                        l.labels[out as usize] = SimdBlock::from_block(label);
+                    }
+                }
+                Gate::Output { a, .. } => {
+                    for l in lanes.iter_mut() {
+                        l.outputs.push(WireOutput::Label(l.labels[a as usize].to_block()));
+                    }
+                }
+                Gate::OutputConst { value, .. } => {
+                    for l in lanes.iter_mut() {
+                        l.outputs.push(WireOutput::Public(value));
+                    }
                 }
             }
         }
-        first_and += ands;
+        start = end;
         if ands == 0 {
             continue;
         }
         let per_circuit = G::BLOCKS_PER_AND * ands;
-        hashed.resize(per_circuit * circuits.len(), Block::ZERO);
-        for (c, chunk) in circuits.iter_mut().zip(hashed.chunks_exact_mut(per_circuit)) {
-            chunk.copy_from_slice(G::of(&mut c.evaluator.engine).expect("the circuits share one scheme").hash_inputs());
+        hashed.resize(per_circuit * lanes.len(), Block::ZERO);
+        for (l, chunk) in lanes.iter_mut().zip(hashed.chunks_exact_mut(per_circuit)) {
+            chunk.copy_from_slice(l.group.hash_inputs());
         }
-        G::of(&mut circuits[0].evaluator.engine).expect("the circuits share one scheme").hash().permute(&mut hashed);
-        for (c, chunk) in circuits.iter_mut().zip(hashed.chunks_exact(per_circuit)) {
-            let Evaluator { labels, engine, pending, .. } = &mut *c.evaluator;
-            let group = G::of(engine).expect("the circuits share one scheme");
-            group.hash_inputs().copy_from_slice(chunk);
-            group.finish(labels, pending);
+        lanes[0].group.hash().permute(&mut hashed);
+        for (l, chunk) in lanes.iter_mut().zip(hashed.chunks_exact(per_circuit)) {
+            l.group.hash_inputs().copy_from_slice(chunk);
+            l.group.finish(l.labels, l.pending);
         }
     }
     Ok(())

@@ -128,12 +128,10 @@ trait LockstepGroup: Group {
     const BLOCKS_PER_AND: usize;
     fn of(engine: &mut Engine) -> Option<&mut Self>;
     fn hash(&self) -> &TweakHash;
-    /// Computes the hash inputs of the (non-empty) group.
-    fn prepare(&mut self, keys: &Keys);
-    /// The hash inputs, to be permuted in place.
-    fn hash_inputs(&mut self) -> &mut [Block];
-    /// The rest of the flush, from the permuted hash inputs.
-    fn finish(&mut self, keys: &Keys, labels: &mut [SimdBlock], pending: &mut PendingSlots, payload: &mut Vec<u8>);
+    /// Writes the hash inputs of the (non-empty) group into `y`, `BLOCKS_PER_AND` per AND.
+    fn prepare(&mut self, keys: &Keys, y: &mut [SimdBlock]);
+    /// The rest of the flush, from `y` permuted.
+    fn finish(&mut self, keys: &Keys, y: &mut [SimdBlock], labels: &mut [SimdBlock], pending: &mut PendingSlots, payload: &mut Vec<u8>);
 }
 
 impl LockstepGroup for AndGroup {
@@ -148,16 +146,12 @@ impl LockstepGroup for AndGroup {
         &self.hash
     }
     #[inline(always)]
-    fn prepare(&mut self, keys: &Keys) {
-        AndGroup::prepare(self, keys)
+    fn prepare(&mut self, keys: &Keys, y: &mut [SimdBlock]) {
+        AndGroup::prepare(self, keys, y)
     }
     #[inline(always)]
-    fn hash_inputs(&mut self) -> &mut [Block] {
-        as_blocks(&mut self.y[..4 * self.len])
-    }
-    #[inline(always)]
-    fn finish(&mut self, keys: &Keys, labels: &mut [SimdBlock], pending: &mut PendingSlots, payload: &mut Vec<u8>) {
-        AndGroup::finish(self, keys, labels, pending, payload)
+    fn finish(&mut self, keys: &Keys, y: &mut [SimdBlock], labels: &mut [SimdBlock], pending: &mut PendingSlots, payload: &mut Vec<u8>) {
+        AndGroup::finish(self, keys, y, labels, pending, payload)
     }
 }
 
@@ -173,16 +167,12 @@ impl LockstepGroup for three_halves::GarbleGroup {
         &self.hash
     }
     #[inline(always)]
-    fn prepare(&mut self, keys: &Keys) {
-        three_halves::GarbleGroup::prepare(self, keys.delta.to_block())
+    fn prepare(&mut self, keys: &Keys, y: &mut [SimdBlock]) {
+        three_halves::GarbleGroup::prepare(self, keys.delta.to_block(), as_blocks(y))
     }
     #[inline(always)]
-    fn hash_inputs(&mut self) -> &mut [Block] {
-        three_halves::GarbleGroup::hash_inputs(self)
-    }
-    #[inline(always)]
-    fn finish(&mut self, keys: &Keys, labels: &mut [SimdBlock], pending: &mut PendingSlots, payload: &mut Vec<u8>) {
-        three_halves::GarbleGroup::finish(self, keys.delta.to_block(), labels, pending, payload)
+    fn finish(&mut self, keys: &Keys, y: &mut [SimdBlock], labels: &mut [SimdBlock], pending: &mut PendingSlots, payload: &mut Vec<u8>) {
+        three_halves::GarbleGroup::finish(self, keys.delta.to_block(), as_blocks(y), labels, pending, payload)
     }
 }
 
@@ -204,8 +194,9 @@ struct AndGroup {
     a0: [SimdBlock; GARBLE_GROUP],
     b0: [SimdBlock; GARBLE_GROUP],
     out: [Slot; GARBLE_GROUP],
-    /// Hash inputs σ(A0) ⊕ j, σ(A1) ⊕ j, σ(B0) ⊕ j', σ(B1) ⊕ j' per AND.
-    y: [SimdBlock; 4 * GARBLE_GROUP],
+    /// Hash inputs σ(A0) ⊕ j, σ(A1) ⊕ j, σ(B0) ⊕ j', σ(B1) ⊕ j' per AND (4 × GARBLE_GROUP;
+    /// a vector, so a flush can borrow it apart from the group).
+    y: Vec<SimdBlock>,
 }
 
 impl AndGroup {
@@ -224,16 +215,18 @@ impl AndGroup {
         if n == 0 {
             return;
         }
-        self.prepare(keys);
-        self.hash.permute(as_blocks(&mut self.y[..4 * n]));
-        self.finish(keys, labels, pending, payload);
+        let mut y = core::mem::take(&mut self.y);
+        self.prepare(keys, &mut y[..4 * n]);
+        self.hash.permute(as_blocks(&mut y[..4 * n]));
+        self.finish(keys, &y[..4 * n], labels, pending, payload);
+        self.y = y;
     }
 
-    /// The group's hash inputs, into `y`; moves the tweak counter past the group.
+    /// The group's hash inputs, into `y` (4 per AND); moves the tweak counter past the group.
     #[inline(always)]
-    fn prepare(&mut self, keys: &Keys) {
+    fn prepare(&mut self, keys: &Keys, y: &mut [SimdBlock]) {
         let n = self.len;
-        let (a0, b0, y) = (&self.a0[..n], &self.b0[..n], &mut self.y[..4 * n]);
+        let (a0, b0) = (&self.a0[..n], &self.b0[..n]);
         let sd = keys.sigma_delta;
         for (k, ((a, b), y)) in a0.iter().zip(b0).zip(y.as_chunks_mut::<4>().0).enumerate() {
             // Tweaks 2i and 2i+1 for the i-th AND of the session: unique under this Δ.
@@ -246,12 +239,12 @@ impl AndGroup {
         self.next_index += n as u64;
     }
 
-    /// From the permuted hash inputs in `y`: the tables into `payload`, the output zero-labels
-    /// into `labels`; empties the group.
+    /// From the permuted hash inputs `y`: the tables into `payload`, the output zero-labels into
+    /// `labels`; empties the group.
     #[inline(always)]
-    fn finish(&mut self, keys: &Keys, labels: &mut [SimdBlock], pending: &mut PendingSlots, payload: &mut Vec<u8>) {
+    fn finish(&mut self, keys: &Keys, y: &[SimdBlock], labels: &mut [SimdBlock], pending: &mut PendingSlots, payload: &mut Vec<u8>) {
         let n = self.len;
-        let (a0, b0, y) = (&self.a0[..n], &self.b0[..n], &self.y[..4 * n]);
+        let (a0, b0) = (&self.a0[..n], &self.b0[..n]);
         let sd = keys.sigma_delta;
 
         // The tables go straight into the payload: grow it once, then fill in place.
@@ -316,7 +309,7 @@ impl Garbler {
                 a0: [SimdBlock::ZERO; GARBLE_GROUP],
                 b0: [SimdBlock::ZERO; GARBLE_GROUP],
                 out: [0; GARBLE_GROUP],
-                y: [SimdBlock::ZERO; 4 * GARBLE_GROUP],
+                y: vec![SimdBlock::ZERO; 4 * GARBLE_GROUP],
             })),
             Scheme::ThreeHalves => Engine::ThreeHalves(Box::new(three_halves::GarbleGroup::new(dicing_prg))),
         };
@@ -509,63 +502,102 @@ impl Garbler {
     }
 }
 
-/// The lock-step gate loop: each segment of the schedule runs through every circuit in turn
-/// (no flush inside a segment), then its groups are hashed together.
+/// One circuit's part of the lock-step gate loop: its garbler's fields, borrowed apart.
+struct Lane<'a, G> {
+    keys: Keys,
+    labels: &'a mut [SimdBlock],
+    group: &'a mut G,
+    pending: &'a mut PendingSlots,
+    fresh: core::slice::Iter<'a, Block>,
+    evaluator_zero_labels: &'a [Block],
+    next_evaluator_input: &'a mut usize,
+    detached: &'a mut Detached,
+    tables: &'a mut Vec<u8>,
+}
+
+/// The lock-step gate loop: gate by gate, each gate in every circuit (one dispatch for all of
+/// them); at the end of each segment of the schedule, every circuit's group hashed at once.
 fn garble_lockstep<G: LockstepGroup>(circuits: &mut [LockstepGarbling<'_>], batch: &Batch, schedule: &Schedule) -> Result<(), GarbleError> {
-    let keys: Vec<Keys> = circuits.iter().map(|c| Keys::new(c.garbler.delta)).collect();
-    let mut fresh = vec![0usize; circuits.len()];
-    let mut hashed: Vec<Block> = Vec::new();
+    let mut lanes: Vec<Lane<'_, G>> = circuits
+        .iter_mut()
+        .map(|c| {
+            let Garbler { delta, engine, labels, pending, fresh_labels, evaluator_zero_labels, next_evaluator_input, .. } = &mut *c.garbler;
+            Lane {
+                keys: Keys::new(*delta),
+                labels: labels.as_mut_slice(),
+                group: G::of(engine).expect("the circuits share one scheme"),
+                pending,
+                fresh: fresh_labels.iter(),
+                evaluator_zero_labels,
+                next_evaluator_input,
+                detached: &mut *c.detached,
+                tables: &mut *c.tables,
+            }
+        })
+        .collect();
+    let mut hashed: Vec<SimdBlock> = Vec::new();
     let mut start = 0;
     for &(end, ands) in &schedule.segments {
-        let gates = &batch.gates[start..end];
-        start = end;
-        for ((c, keys), fresh) in circuits.iter_mut().zip(&keys).zip(&mut fresh) {
-            let Garbler { engine, labels, fresh_labels, evaluator_zero_labels, next_evaluator_input, .. } = &mut *c.garbler;
-            let group = G::of(engine).expect("the circuits share one scheme");
-            let detached = &mut *c.detached;
-            for gate in gates {
-                match *gate {
-                    Gate::Xor { a, b, out } => labels[out as usize] = labels[a as usize] ^ labels[b as usize],
-                    Gate::And { a, b, out } => group.push(labels[a as usize], labels[b as usize], out, keys),
-                    Gate::Not { a, out } => labels[out as usize] = labels[a as usize] ^ keys.delta,
-                    Gate::Input { party, out } => {
-                        let zero = if party == Party::Garbler {
-                            let zero = *fresh_labels.get(*fresh).ok_or(GarbleError::InputsExhausted(Party::Garbler))?;
-                            *fresh += 1;
-                            detached.garbler_inputs.push(zero);
-                            zero
-                        } else {
-                            let zero = *evaluator_zero_labels.get(*next_evaluator_input).ok_or(GarbleError::InputsExhausted(Party::Evaluator))?;
-                            *next_evaluator_input += 1;
-                            zero
-                        };
-                        labels[out as usize] = SimdBlock::from_block(zero);
+        for gate in &batch.gates[start..end] {
+            match *gate {
+                Gate::Xor { a, b, out } => {
+                    for l in lanes.iter_mut() {
+                        l.labels[out as usize] = l.labels[a as usize] ^ l.labels[b as usize];
                     }
-                    Gate::Output { a, .. } => detached.outputs.push(WireOutput::Label(labels[a as usize].to_block())),
-                    Gate::OutputConst { value, .. } => detached.outputs.push(WireOutput::Public(value)),
+                }
+                Gate::And { a, b, out } => {
+                    for l in lanes.iter_mut() {
+                        l.group.push(l.labels[a as usize], l.labels[b as usize], out, &l.keys);
+                    }
+                }
+                Gate::Not { a, out } => {
+                    for l in lanes.iter_mut() {
+                        l.labels[out as usize] = l.labels[a as usize] ^ l.keys.delta;
+                    }
+                }
+                Gate::Input { party: Party::Garbler, out } => {
+                    for l in lanes.iter_mut() {
+                        let zero = *l.fresh.next().ok_or(GarbleError::InputsExhausted(Party::Garbler))?;
+                        l.detached.garbler_inputs.push(zero);
+                        l.labels[out as usize] = SimdBlock::from_block(zero);
+                    }
+                }
+                Gate::Input { party: Party::Evaluator, out } => {
+                    for l in lanes.iter_mut() {
+                        let zero = *l.evaluator_zero_labels.get(*l.next_evaluator_input).ok_or(GarbleError::InputsExhausted(Party::Evaluator))?;
+                        *l.next_evaluator_input += 1;
+                        l.labels[out as usize] = SimdBlock::from_block(zero);
+                    }
+                }
+                Gate::Output { a, .. } => {
+                    for l in lanes.iter_mut() {
+                        l.detached.outputs.push(WireOutput::Label(l.labels[a as usize].to_block()));
+                    }
+                }
+                Gate::OutputConst { value, .. } => {
+                    for l in lanes.iter_mut() {
+                        l.detached.outputs.push(WireOutput::Public(value));
+                    }
                 }
             }
         }
+        start = end;
         if ands == 0 {
             continue;
         }
+        // Every circuit's hash inputs side by side, π on all of them, each circuit's rest.
         let per_circuit = G::BLOCKS_PER_AND * ands;
-        hashed.resize(per_circuit * circuits.len(), Block::ZERO);
-        for ((c, keys), chunk) in circuits.iter_mut().zip(&keys).zip(hashed.chunks_exact_mut(per_circuit)) {
-            let group = G::of(&mut c.garbler.engine).expect("the circuits share one scheme");
-            group.prepare(keys);
-            chunk.copy_from_slice(group.hash_inputs());
+        hashed.resize(per_circuit * lanes.len(), SimdBlock::ZERO);
+        for (l, chunk) in lanes.iter_mut().zip(hashed.chunks_exact_mut(per_circuit)) {
+            l.group.prepare(&l.keys, chunk);
         }
-        G::of(&mut circuits[0].garbler.engine).expect("the circuits share one scheme").hash().permute(&mut hashed);
-        for ((c, keys), chunk) in circuits.iter_mut().zip(&keys).zip(hashed.chunks_exact(per_circuit)) {
-            let Garbler { engine, labels, pending, .. } = &mut *c.garbler;
-            let group = G::of(engine).expect("the circuits share one scheme");
-            group.hash_inputs().copy_from_slice(chunk);
-            group.finish(keys, labels, pending, c.tables);
+        lanes[0].group.hash().permute(as_blocks(&mut hashed));
+        for (l, chunk) in lanes.iter_mut().zip(hashed.chunks_exact_mut(per_circuit)) {
+            l.group.finish(&l.keys, chunk, l.labels, l.pending, l.tables);
         }
     }
-    for c in circuits.iter_mut() {
-        G::of(&mut c.garbler.engine).expect("the circuits share one scheme").end_batch(c.tables);
+    for l in lanes.iter_mut() {
+        l.group.end_batch(l.tables);
     }
     Ok(())
 }

@@ -374,8 +374,9 @@ pub(super) struct GarbleGroup {
     b: [Block; GROUP],
     colors: [u8; GROUP],
     out: [Slot; GROUP],
-    /// Hash inputs σ(X) ⊕ τ, six per AND, and the σ(X) to finish them.
-    y: [Block; 6 * GROUP],
+    /// Hash inputs σ(X) ⊕ τ, six per AND (a vector, so a flush can borrow it apart from the
+    /// group), and the σ(X) to finish them.
+    y: Vec<Block>,
     sig: [Block; 6 * GROUP],
     /// The secret dicing bits come from here (keyed from the OS CSPRNG, or from the garbler's
     /// seed, one per garbler).
@@ -396,7 +397,7 @@ impl GarbleGroup {
             b: [Block::ZERO; GROUP],
             colors: [0; GROUP],
             out: [0; GROUP],
-            y: [Block::ZERO; 6 * GROUP],
+            y: vec![Block::ZERO; 6 * GROUP],
             sig: [Block::ZERO; 6 * GROUP],
             prg,
             control: Vec::new(),
@@ -430,15 +431,17 @@ impl GarbleGroup {
         if n == 0 {
             return;
         }
-        self.prepare(delta);
-        self.hash.permute(&mut self.y[..6 * n]);
-        self.finish(delta, labels, pending, payload);
+        let mut y = core::mem::take(&mut self.y);
+        self.prepare(delta, &mut y[..6 * n]);
+        self.hash.permute(&mut y[..6 * n]);
+        self.finish(delta, &y[..6 * n], labels, pending, payload);
+        self.y = y;
     }
 
-    /// The group's hash inputs into `y` (and their σ(X) into `sig`); moves the tweak counter
-    /// past the group.
+    /// The group's hash inputs into `y`, six per AND (and their σ(X) into `sig`); moves the
+    /// tweak counter past the group.
     #[inline(always)]
-    pub(super) fn prepare(&mut self, delta: Block) {
+    pub(super) fn prepare(&mut self, delta: Block, y: &mut [Block]) {
         let n = self.len;
         let sd = sigma(delta);
         for k in 0..n {
@@ -450,22 +453,16 @@ impl GarbleGroup {
             let tw = [t, t, t + 1, t + 1, t + 2, t + 2];
             for q in 0..6 {
                 self.sig[6 * k + q] = sig[q];
-                self.y[6 * k + q] = sig[q] ^ Block(tw[q]);
+                y[6 * k + q] = sig[q] ^ Block(tw[q]);
             }
         }
         self.next_index += n as u64;
     }
 
-    /// The hash inputs in `y`, permuted (the batch's π outputs), of a non-empty group.
-    #[inline(always)]
-    pub(super) fn hash_inputs(&mut self) -> &mut [Block] {
-        &mut self.y[..6 * self.len]
-    }
-
-    /// From the permuted hash inputs in `y`: the tables into `payload`, the control bits, the
+    /// From the permuted hash inputs `y`: the tables into `payload`, the control bits, the
     /// output zero-labels into `labels`; empties the group. Draws the group's dicing bits.
     #[inline(always)]
-    pub(super) fn finish(&mut self, delta: Block, labels: &mut [SimdBlock], pending: &mut PendingSlots, payload: &mut Vec<u8>) {
+    pub(super) fn finish(&mut self, delta: Block, y: &[Block], labels: &mut [SimdBlock], pending: &mut PendingSlots, payload: &mut Vec<u8>) {
         let n = self.len;
         let terms = DeltaTerms::new(delta);
         // Two secret random bits per AND: one PRG block covers the whole group (64 × 2 bits).
@@ -478,7 +475,7 @@ impl GarbleGroup {
         payload.resize(start + n * TABLE_BYTES, 0);
         let tables = payload[start..].as_chunks_mut::<TABLE_BYTES>().0;
         for (k, table) in tables.iter_mut().enumerate() {
-            let h: [Block; 6] = core::array::from_fn(|q| self.y[6 * k + q] ^ self.sig[6 * k + q]);
+            let h: [Block; 6] = core::array::from_fn(|q| y[6 * k + q] ^ self.sig[6 * k + q]);
             let s = (dice >> (2 * k)) as u8 & 3;
             let colors = self.colors[k];
             let (c, g, z) = garble_and(self.a[k], self.b[k], colors & 1 == 1, colors & 2 == 2, &terms, &h, s);
