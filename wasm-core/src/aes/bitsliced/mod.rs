@@ -181,8 +181,8 @@ fn transpose_bits<L: SliceRegister>(state: &mut State<L>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    // The `aes` crate itself, not this crate's wrapper of it (which runs on this engine in
-    // WebAssembly): the reference must be independent of what it checks.
+    // The `aes` crate itself, called directly: the reference must be independent of what it
+    // checks (this crate's keyed generator, `AesCtr`, runs on this engine in WebAssembly).
     use ::aes::cipher::{BlockCipherEncrypt, KeyInit};
     #[cfg(target_arch = "wasm32")]
     use wasm_bindgen_test::wasm_bindgen_test;
