@@ -24,7 +24,7 @@ export function maxMessage(): number {
 
 /** The compressed Ristretto255 base point: a valid base-OT point for a ClientHello. */
 const BASE_POINT = 'e2f2ae0a6abc4e71a884a961c500515f58e30b6aa582dd8db6a65945e08d2d76';
-const PROTOCOL_VERSION = 6;
+const PROTOCOL_VERSION = 7;
 /** The garbling schemes the hello accepts, a bit per scheme id: both (half-gates 0, three-halves 1). */
 const GARBLING_MASK = 0b11;
 

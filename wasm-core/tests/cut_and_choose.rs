@@ -16,7 +16,7 @@ use garblet_circuits::testing::{ClosureProgram, RandomCircuit, TestRng};
 use garblet_circuits::{Bit, Builder, Party, Plaintext, Program, Reveal, Runner, Shape};
 use garblet_core::aes::AesCtr;
 use garblet_core::cnc::commit::OutputValues;
-use garblet_core::cnc::encoding::ProbeResistantEncoding;
+use garblet_core::cnc::encoding::EncodingKind;
 use garblet_core::cnc::params::{sample_fixed_check_set, CheckSet};
 use garblet_core::cnc::exchange::{split_outputs, Exchange, ReplyEdit};
 use garblet_core::cnc::output_keys::{OutputKey, KEY_BITS};
@@ -52,12 +52,12 @@ const RECOVERY_CIRCUITS: usize = 7;
 const RECOVERY_CHECKS: usize = 3;
 
 fn execute(run: &Run<'_>, deviation: Deviation, edit_stream: impl Fn(usize, &mut Vec<u8>) + 'static) -> Ended {
-    execute_with(run, ProbeResistantEncoding::new(), deviation, edit_stream, None)
+    execute_with(run, EncodingKind::ProbeResistant, deviation, edit_stream, None)
 }
 
 /// Runs a whole computation in memory ([`Exchange`]): the transfers over real chosen-message
 /// OTs, the primary computation, the recovery computation, the final checks.
-fn execute_with(run: &Run<'_>, encoding: ProbeResistantEncoding, deviation: Deviation, edit_stream: impl Fn(usize, &mut Vec<u8>) + 'static, edit_reply: ReplyEdit) -> Ended {
+fn execute_with(run: &Run<'_>, encoding: EncodingKind, deviation: Deviation, edit_stream: impl Fn(usize, &mut Vec<u8>) + 'static, edit_reply: ReplyEdit) -> Ended {
     let mut rng = AesCtr::from_os_rng().unwrap();
     let exchange = Exchange {
         scheme: run.scheme,
@@ -329,7 +329,7 @@ fn selective_failure_on_the_evaluators_input_learns_nothing_through_the_encoding
                     let mut y = rng.bits(24);
                     y[0] = bit;
                     let run = Run { scheme: Scheme::HalfGates, make: &make, x: rng.bits(6), y, check: sample_fixed_check_set(4, 2, &mut AesCtr::from_os_rng().unwrap()).unwrap() };
-                    let encoding = if encoded { ProbeResistantEncoding::new() } else { ProbeResistantEncoding::insecure_identity() };
+                    let encoding = if encoded { EncodingKind::ProbeResistant } else { EncodingKind::InsecureIdentity };
                     match execute_with(&run, encoding, probe(), |_, _| {}, None).outcome {
                         Err(PrimaryError::Cheating(Cheating::CheckCircuit { .. })) => true,
                         Ok(outputs) => {
@@ -391,7 +391,7 @@ fn the_evaluator_holds_only_keys_of_the_garblers_outputs() {
             let seen = Rc::new(RefCell::new(Seen::default()));
             let (deviation, reply) = observed(&seen, |_, _| {});
             let run = Run { scheme, make: &garbler_only, x: x.clone(), y: y.clone(), check: checks(5, &[1, 3]) };
-            let ended = execute_with(&run, ProbeResistantEncoding::new(), deviation, |_, _| {}, reply);
+            let ended = execute_with(&run, EncodingKind::ProbeResistant, deviation, |_, _| {}, reply);
             assert_eq!(ended.outcome, Ok(vec![]), "{scheme:?}: the evaluator learns none of these outputs");
             assert_eq!(ended.garbler, Some(Ok(want.clone())), "{scheme:?}");
             let seen = seen.borrow();
@@ -419,7 +419,7 @@ fn refused(seed: u64, forgeries: &[(&str, Forgery, usize)], check: &[usize]) {
             let seen = Rc::new(RefCell::new(Seen::default()));
             let (deviation, reply) = observed(&seen, forge);
             let run = Run { scheme, make: &every_reveal, x: x.clone(), y: y.clone(), check: checks(4, check) };
-            let ended = execute_with(&run, ProbeResistantEncoding::new(), deviation, |_, _| {}, reply);
+            let ended = execute_with(&run, EncodingKind::ProbeResistant, deviation, |_, _| {}, reply);
             assert_eq!(ended.outcome, Ok(evaluator.clone()), "{what}, {scheme:?}: the evaluator's own outputs are unaffected");
             assert_eq!(ended.garbler, Some(Err(PrimaryError::ForgedOutput { index })), "{what}, {scheme:?}");
         }

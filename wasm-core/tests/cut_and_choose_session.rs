@@ -239,3 +239,55 @@ fn selective_failure_through_sessions_learns_nothing_with_the_encoding() {
     assert!((4..=36).contains(&zero) && (4..=36).contains(&one), "{zero} and {one} aborts of {RUNS}");
     assert!(zero.abs_diff(one) <= 22, "{zero} against {one} aborts");
 }
+
+/// Attack (a): a garbler that garbles another circuit than the service's — every XOR of private
+/// AES garbled as an XNOR, so that its copies compute another function whose outputs still
+/// decode. In every copy, it is caught by the check circuits; with their check switched off
+/// (test builds only) the evaluator accepts the other function's output, so the check is what
+/// stops it. In some copies only, it is caught, or outvoted through cheating recovery: never
+/// believed.
+#[cfg(feature = "insecure-switches")]
+#[test]
+fn a_garbler_that_garbles_another_circuit_is_caught_by_the_check_circuits() {
+    use garblet_core::cnc::primary::{Deviation, OtherCircuit};
+    const FIPS_197: &str = "0x69c4e0d86a7b0430d8cdb78070b4c55a";
+    let block: Vec<u8> = (0u8..16).map(|i| i * 0x11).collect();
+    let in_copies = |copies: fn(usize) -> bool| Deviation { gates: Some(OtherCircuit::xnor(copies)), ..Deviation::default() };
+
+    let mut pair = Pair::new(4 << 20);
+    pair.garbler.insecure_cnc_deviation(in_copies(|_| true));
+    pair.evaluator.start_with("aes128", vec![], value::from_bytes(&block), Security::CutAndChoose).unwrap();
+    let err = pair.pump().unwrap_err();
+    assert!(err.contains("the server cheated: check circuit") && err.contains("garbled tables"), "{err}");
+
+    let mut pair = Pair::new(4 << 20);
+    pair.garbler.insecure_cnc_deviation(in_copies(|_| true));
+    pair.evaluator.insecure_cnc_skip_check_circuits();
+    let result = run(&mut pair, "aes128", value::from_bytes(&block));
+    assert!(!result.recovered);
+    assert_ne!(value::to_hex(&result.outputs[0].bits), FIPS_197, "without the check, the other circuit's output is taken");
+
+    let (mut caught, mut recovered) = (0, 0);
+    // One copy is evaluated in about a third of the runs, and then outvoted by recovery.
+    let attempts = [((|j| j == 3) as fn(usize) -> bool, 8), (|j| j == 40, 4), (|j| j % 2 == 0, 2), (|j| j < 40, 2)];
+    for (copies, runs) in attempts {
+        for _ in 0..runs {
+            let mut pair = Pair::new(4 << 20);
+            pair.garbler.insecure_cnc_deviation(in_copies(copies));
+            pair.evaluator.start_with("aes128", vec![], value::from_bytes(&block), Security::CutAndChoose).unwrap();
+            match pair.pump() {
+                Ok(()) => {
+                    let result = finished(&mut pair);
+                    assert_eq!(value::to_hex(&result.outputs[0].bits), FIPS_197);
+                    recovered += result.recovered as usize;
+                }
+                Err(e) => {
+                    assert!(e.contains("the server cheated: check circuit"), "{e}");
+                    caught += 1;
+                }
+            }
+        }
+    }
+    eprintln!("another circuit in some copies: {caught} of 16 computations caught, {recovered} recovered");
+    assert_eq!(caught + recovered, 16, "a computation neither caught nor recovered took a bad copy's output for the good ones'");
+}

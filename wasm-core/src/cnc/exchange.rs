@@ -7,7 +7,7 @@
 //! run one code path. A session drives the same parties over frames.
 
 use super::commit::{LabelPair, TranslationEntry};
-use super::encoding::ProbeResistantEncoding;
+use super::encoding::EncodingKind;
 use super::params::CheckSet;
 use super::output_keys::{OutputKey, KEY_BITS};
 use super::primary::{InputDigest, PrimaryError, PrimaryEvaluator, PrimaryGarbler, PrimaryOutcome, Setup};
@@ -35,7 +35,7 @@ pub struct Exchange<'a> {
     pub check: CheckSet,
     /// The recovery computation's check set (the evaluator's choice).
     pub recovery_check: CheckSet,
-    pub encoding: ProbeResistantEncoding,
+    pub encoding: EncodingKind,
     /// How the garbler deviates (attack tests only).
     #[cfg(feature = "insecure-switches")]
     pub deviation: super::primary::Deviation,
@@ -60,7 +60,7 @@ impl<'a> Exchange<'a> {
             y,
             check,
             recovery_check,
-            encoding: ProbeResistantEncoding::new(),
+            encoding: EncodingKind::ProbeResistant,
             #[cfg(feature = "insecure-switches")]
             deviation: super::primary::Deviation::default(),
             #[cfg(feature = "insecure-switches")]
@@ -155,27 +155,26 @@ impl Exchange<'_> {
         let mut watch = Stopwatch::start(clock);
         let shape = (self.make)().shape().clone();
         let salt = rng.next_block().to_bytes();
-        let setup = Setup::new(self.scheme, salt, self.check.circuits(), &shape);
+        let setup = Setup::new(self.scheme, salt, self.check.circuits(), &shape, self.encoding);
         // The recovery computation hands over the garbler's whole input to the primary
         // circuits, x‖keys: the evaluator then computes both parties' outputs in the clear, and
         // the key of each of the garbler's.
         let garbler_input = setup.input_bits();
-        let recovery_setup = RecoverySetup { scheme: self.scheme, salt, circuits: self.recovery_check.circuits(), garbler_bits: garbler_input };
+        let recovery_setup = RecoverySetup { scheme: self.scheme, salt, circuits: self.recovery_check.circuits(), garbler_bits: garbler_input, encoding: setup.encoding.clone() };
         let recovery_circuits = recovery_setup.circuits;
-        let encoding = &self.encoding;
         let evaluated = setup.circuits - self.check.check_count();
 
         // Set-up and the base OTs (once per connection). The garbler speaks first.
         #[allow(unused_mut)]
-        let mut garbler = PrimaryGarbler::new(setup.clone(), encoding, rng);
+        let mut garbler = PrimaryGarbler::new(setup.clone(), rng);
         #[cfg(feature = "insecure-switches")]
         garbler.deviate(self.deviation);
-        let mut recovery_garbler = RecoveryGarbler::new(recovery_setup.clone(), encoding, rng);
+        let mut recovery_garbler = RecoveryGarbler::new(recovery_setup.clone(), rng);
         let (mut sender, points) = ChosenSender::new()?;
         g_bytes += points.len() as u64;
         watch.lap(&mut g_ms);
-        let mut evaluator = PrimaryEvaluator::new(setup.clone(), self.y, self.check, encoding, rng)?;
-        let mut recovery_evaluator = RecoveryEvaluator::new(recovery_setup, self.recovery_check, encoding, rng)?;
+        let mut evaluator = PrimaryEvaluator::new(setup.clone(), self.y, self.check, rng)?;
+        let mut recovery_evaluator = RecoveryEvaluator::new(recovery_setup, self.recovery_check, rng)?;
         let (mut receiver, r) = ChosenReceiver::new()?;
         receiver.finish_base_ot(&points)?;
         e_bytes += r.len() as u64;
@@ -197,7 +196,7 @@ impl Exchange<'_> {
         let messages = [garbler.cut_and_choose_messages(), recovery_garbler.cut_and_choose_messages(), garbler.input_messages().to_vec(), recovery_garbler.input_messages().to_vec()].concat();
         let mut ciphertexts = Vec::new();
         sender.send(&messages, &chunk, &mut ciphertexts)?;
-        let commitments = garbler.commit(self.x, self.make, encoding, rng).map_err(ExchangeError::Garbler)?;
+        let commitments = garbler.commit(self.x, self.make, rng).map_err(ExchangeError::Garbler)?;
         let delta = garbler.values().map(|v| v.delta).ok_or(CncError::NoCircuits)?;
         let x_and_keys = [self.x, &garbler.key_bits()].concat();
         let recovery_commitments = recovery_garbler.commit(&x_and_keys, delta, garbler.hash_pad()).map_err(ExchangeError::Garbler)?;
@@ -220,7 +219,7 @@ impl Exchange<'_> {
             let (pads, recovery_pads) = rest.split_at(rest.len() - recovery_garbler.input_messages().len());
             evaluator.receive_transfers(&opened, pads.to_vec())?;
             recovery_evaluator.receive_transfers(recovery_opened.to_vec(), recovery_pads.to_vec())?;
-            let evaluation = evaluator.receive_commitments(commitments, hashes.x.clone(), decoding, encoding)?;
+            let evaluation = evaluator.receive_commitments(commitments, hashes.x.clone(), decoding)?;
             let primary_hash = evaluator.input_hash().ok_or(CncError::NoCircuits)?;
             recovery_evaluator.receive_commitments(recovery_commitments, hashes, recovery_decoding, primary_hash)?;
             e_bytes += evaluation.len() as u64 * 2;
@@ -230,7 +229,7 @@ impl Exchange<'_> {
             // translation tables. (Here the whole stream is garbled before the evaluator
             // starts: the parties take turns in one thread; a session interleaves them.)
             let mut stream: Vec<Vec<u8>> = Vec::new();
-            let translations: Vec<Vec<TranslationEntry>> = garbler.stream(&evaluation, self.make, encoding, |_, tables| stream.push(tables.to_vec()))?;
+            let translations: Vec<Vec<TranslationEntry>> = garbler.stream(&evaluation, self.make, |_, tables| stream.push(tables.to_vec()))?;
             #[cfg(feature = "insecure-switches")]
             if let Some(edit) = &self.edit_stream {
                 for (k, tables) in stream.iter_mut().enumerate() {
@@ -240,7 +239,7 @@ impl Exchange<'_> {
             g_bytes += stream.iter().map(|t| t.len() as u64).sum::<u64>();
             g_bytes += translations.iter().map(|t| (t.len() * 2 * Block::BYTES) as u64).sum::<u64>();
             watch.lap(&mut g_ms);
-            let mut pass = evaluator.start(encoding)?;
+            let mut pass = evaluator.start()?;
             let mut runner = Runner::new((self.make)());
             let mut batches = stream.chunks(evaluation.len().max(1));
             while let Some(batch) = runner.next_batch().map_err(|e| PrimaryError::Program(e.to_string()))? {
@@ -259,20 +258,20 @@ impl Exchange<'_> {
                 PrimaryOutcome::Disagreed { delta } => delta,
                 PrimaryOutcome::Agreed { .. } => rng.next_block(),
             };
-            let flips = recovery_evaluator.input(delta_prime, encoding, rng);
+            let flips = recovery_evaluator.input(delta_prime, rng);
             e_bytes += flips.len().div_ceil(8) as u64;
             watch.lap(&mut e_ms);
 
             // Flight 6, the garbler: every recovery circuit and its decoding bits.
             let mut recovery_stream = Vec::new();
-            let recovery_decoding = recovery_garbler.stream(&flips, encoding, |j, tables| recovery_stream.push((j, tables.to_vec())))?;
+            let recovery_decoding = recovery_garbler.stream(&flips, |j, tables| recovery_stream.push((j, tables.to_vec())))?;
             g_bytes += recovery_stream.iter().map(|(_, t)| t.len() as u64).sum::<u64>() + recovery_decoding.iter().map(|d| d.len().div_ceil(8) as u64).sum::<u64>();
             watch.lap(&mut g_ms);
-            let mut pass = recovery_evaluator.start(encoding)?;
+            let mut pass = recovery_evaluator.start()?;
             for batch in recovery_stream.chunks(recovery_circuits) {
                 pass.batch(&batch.iter().map(|(_, t)| &t[..]).collect::<Vec<_>>())?;
             }
-            let recovered = recovery_evaluator.finish(pass, &recovery_decoding, encoding)?;
+            let recovered = recovery_evaluator.finish(pass, &recovery_decoding)?;
             let disagreed = matches!(end.outcome, PrimaryOutcome::Disagreed { .. });
             #[allow(unused_mut)]
             let mut outputs = conclude(&evaluator, end, recovered, compute)?;

@@ -21,7 +21,7 @@
 
 use super::circuit::{encoded_input_labels, encoded_input_zero_labels, CircuitEvaluation, CircuitGarbling, Evaluated, Garbled};
 use super::commit::{absorb_labels, label_pairs, BufferedHasher, mask_labels, open_labels, CommitKey, translate, translation_digest, translation_table, Digest, LabelPair, OutputValues, TranslationEntry, ValueCommitments};
-use super::encoding::ProbeResistantEncoding;
+use super::encoding::{EncodingKind, ProbeResistantEncoding};
 use super::input_hash::{HashWord, InputHash};
 use super::output_keys::{key_from_bits, OutputKey, OutputKeyCircuit, OutputKeys, KEY_BITS};
 use super::params::CheckSet;
@@ -51,13 +51,17 @@ pub struct Setup {
     /// The outputs the garbler learns (`Reveal::Garbler` or `Reveal::Both`), constant ones
     /// included: each has two keys in the garbler's input.
     pub garbler_outputs: usize,
+    /// The encoding of the evaluator's input, drawn from the salt.
+    pub encoding: ProbeResistantEncoding,
 }
 
 impl Setup {
-    /// The computation of a circuit of this shape: input bits and outputs as the shape declares.
-    pub fn new(scheme: Scheme, salt: [u8; 16], circuits: usize, shape: &Shape) -> Self {
+    /// The computation of a circuit of this shape: input bits and outputs as the shape declares,
+    /// the evaluator's input encoded as `encoding` says.
+    pub fn new(scheme: Scheme, salt: [u8; 16], circuits: usize, shape: &Shape, encoding: EncodingKind) -> Self {
         let garbler_outputs = shape.outputs.iter().filter(|f| f.reveal.to_garbler()).map(|f| f.bits).sum();
-        Setup { scheme, salt, circuits, garbler_bits: shape.input_bits(Party::Garbler), evaluator_bits: shape.input_bits(Party::Evaluator), garbler_outputs }
+        let (garbler_bits, evaluator_bits) = (shape.input_bits(Party::Garbler), shape.input_bits(Party::Evaluator));
+        Setup { scheme, salt, circuits, garbler_bits, evaluator_bits, garbler_outputs, encoding: encoding.for_computation(&salt) }
     }
 
     /// The garbler's key bits, its input after x: two keys per output it learns.
@@ -71,8 +75,8 @@ impl Setup {
         self.garbler_bits + self.key_bits()
     }
 
-    fn encoded_bits(&self, encoding: &ProbeResistantEncoding) -> usize {
-        encoding.encoded_len(self.evaluator_bits)
+    fn encoded_bits(&self) -> usize {
+        self.encoding.encoded_len(self.evaluator_bits)
     }
 
     /// The garbler's labels in every circuit: x‖keys‖r.
@@ -339,6 +343,37 @@ pub struct Deviation {
     /// Edits circuit j's corrections of the evaluator's encoded input labels: selective failure
     /// against the evaluator's input.
     pub corrections: Edit<[Block]>,
+    /// Another circuit garbled in some copies, in their commitments and streams alike.
+    pub gates: Option<OtherCircuit>,
+}
+
+/// A different circuit in some copies (test builds only): the copies `copies` picks are
+/// garbled from each batch as `edit` changes it, the others from the batch itself.
+#[cfg(feature = "insecure-switches")]
+pub struct OtherCircuit {
+    pub copies: Box<dyn Fn(usize) -> bool>,
+    pub edit: Box<dyn Fn(&Batch) -> Batch>,
+}
+
+#[cfg(feature = "insecure-switches")]
+impl OtherCircuit {
+    /// Every XOR gate garbled as an XNOR in the copies `copies` picks: another function whose
+    /// outputs still decode, because the evaluator's XOR of two labels is then the XNOR's output
+    /// label (the garbler's zero-label of the output moved by Δ: a NOT after the XOR).
+    pub fn xnor(copies: impl Fn(usize) -> bool + 'static) -> Self {
+        let edit = |batch: &Batch| {
+            let mut other = Batch::with_capacity(2 * batch.len());
+            other.slots = batch.slots;
+            for &gate in &batch.gates {
+                other.push(gate);
+                if let Gate::Xor { out, .. } = gate {
+                    other.push(Gate::Not { a: out, out });
+                }
+            }
+            other
+        };
+        OtherCircuit { copies: Box::new(copies), edit: Box::new(edit) }
+    }
 }
 
 /// The garbler's side of a primary computation.
@@ -363,9 +398,9 @@ pub struct PrimaryGarbler {
 
 impl PrimaryGarbler {
     /// Draws every secret of the computation from `rng` (the OS generator in a session).
-    pub fn new(setup: Setup, encoding: &ProbeResistantEncoding, rng: &mut AesCtr) -> Self {
+    pub fn new(setup: Setup, rng: &mut AesCtr) -> Self {
         let secrets = CircuitSecrets::draw(setup.circuits, rng);
-        let pads = (0..setup.encoded_bits(encoding)).map(|_| [rng.next_block(), rng.next_block()]).collect();
+        let pads = (0..setup.encoded_bits()).map(|_| [rng.next_block(), rng.next_block()]).collect();
         let r = rng.next_block().0;
         let hash_pad = (0..HASH_BITS).map(|i| (r >> i) & 1 == 1).collect();
         let keys = OutputKeys::draw(setup.garbler_outputs, rng);
@@ -398,6 +433,12 @@ impl PrimaryGarbler {
         if let Some(edit) = &self.deviation.tables {
             return CircuitGarbling::garble_all_corrupted(circuits, batch, |j, tables| edit(j, tables));
         }
+        #[cfg(feature = "insecure-switches")]
+        if let Some(other) = &self.deviation.gates {
+            let (copies, honest): (Vec<&mut CircuitGarbling>, Vec<&mut CircuitGarbling>) = circuits.into_iter().partition(|c| (other.copies)(c.index()));
+            CircuitGarbling::garble_all(honest, batch)?;
+            return CircuitGarbling::garble_all(copies, &(other.edit)(batch));
+        }
         CircuitGarbling::garble_all(circuits, batch)
     }
 
@@ -417,7 +458,7 @@ impl PrimaryGarbler {
 
     /// Garbles every circuit (in lock step, one batch at a time) and commits to it. `x` is the
     /// garbler's input. `rng` draws the output values.
-    pub fn commit(&mut self, x: &[bool], gates: &(impl Passes + ?Sized), encoding: &ProbeResistantEncoding, rng: &mut AesCtr) -> Result<Commitments, PrimaryError> {
+    pub fn commit(&mut self, x: &[bool], gates: &(impl Passes + ?Sized), rng: &mut AesCtr) -> Result<Commitments, PrimaryError> {
         if x.len() != self.setup.garbler_bits {
             return Err(CncError::WrongLength { what: "garbler input", expected: self.setup.garbler_bits, actual: x.len() }.into());
         }
@@ -426,7 +467,7 @@ impl PrimaryGarbler {
         let mut corrections = Vec::with_capacity(circuits.len());
         for (j, circuit) in circuits.iter_mut().enumerate() {
             let (zero, correction) = encoded_input_zero_labels(key, j, circuit.delta(), &self.pads);
-            circuit.start(encoding.decode(&zero, self.setup.evaluator_bits)?);
+            circuit.start(self.setup.encoding.decode(&zero, self.setup.evaluator_bits)?);
             corrections.push(correction);
         }
         let mut roles = Roles::default();
@@ -501,8 +542,8 @@ impl PrimaryGarbler {
     /// epilogue — handing each batch's tables of each circuit to `send` in the order of
     /// `evaluation`; then returns their translation tables, which follow the stream. (A session
     /// drives the same pass a batch at a time: [`PrimaryGarbler::start_stream`].)
-    pub fn stream(&self, evaluation: &[usize], gates: &(impl Passes + ?Sized), encoding: &ProbeResistantEncoding, mut send: impl FnMut(usize, &[u8])) -> Result<Vec<Vec<TranslationEntry>>, PrimaryError> {
-        let mut stream = self.start_stream(evaluation, encoding)?;
+    pub fn stream(&self, evaluation: &[usize], gates: &(impl Passes + ?Sized), mut send: impl FnMut(usize, &[u8])) -> Result<Vec<Vec<TranslationEntry>>, PrimaryError> {
+        let mut stream = self.start_stream(evaluation)?;
         gates.pass(&mut |batch| self.stream_batch(&mut stream, batch, &mut send))?;
         run_program(self.stream_epilogue(&mut stream), |batch| self.stream_batch(&mut stream, batch, &mut send))?;
         Ok(self.translations(evaluation))
@@ -512,7 +553,7 @@ impl PrimaryGarbler {
     /// [`CheckSet::from_evaluation`]): feed it every batch of the service program, then of
     /// [`stream_epilogue`](Self::stream_epilogue)'s program, with
     /// [`stream_batch`](Self::stream_batch).
-    pub fn start_stream(&self, evaluation: &[usize], encoding: &ProbeResistantEncoding) -> Result<PrimaryStream, PrimaryError> {
+    pub fn start_stream(&self, evaluation: &[usize]) -> Result<PrimaryStream, PrimaryError> {
         let mut circuits = Vec::with_capacity(evaluation.len());
         for &j in evaluation {
             if j >= self.setup.circuits {
@@ -520,7 +561,7 @@ impl PrimaryGarbler {
             }
             let mut circuit = self.circuit(j);
             let (zero, _) = encoded_input_zero_labels(&self.key, j, circuit.delta(), &self.pads);
-            circuit.start(encoding.decode(&zero, self.setup.evaluator_bits)?);
+            circuit.start(self.setup.encoding.decode(&zero, self.setup.evaluator_bits)?);
             circuits.push(circuit);
         }
         Ok(PrimaryStream { circuits })
@@ -622,6 +663,9 @@ pub struct PrimaryEvaluator {
     input_hash: Option<InputDigest>,
     checked: Vec<CheckedOutputs>,
     roles: Roles,
+    /// Check circuits regenerated but not compared with their commitments (attack tests only).
+    #[cfg(feature = "insecure-switches")]
+    skip_checks: bool,
 }
 
 /// How a primary computation ended for the evaluator.
@@ -660,15 +704,47 @@ struct CheckedOutputs {
 
 impl PrimaryEvaluator {
     /// The evaluator with input `y` and check set `check`; `rng` draws the encoding's free bits.
-    pub fn new(setup: Setup, y: &[bool], check: CheckSet, encoding: &ProbeResistantEncoding, rng: &mut AesCtr) -> Result<Self, CncError> {
+    pub fn new(setup: Setup, y: &[bool], check: CheckSet, rng: &mut AesCtr) -> Result<Self, CncError> {
         if y.len() != setup.evaluator_bits {
             return Err(CncError::WrongLength { what: "evaluator input", expected: setup.evaluator_bits, actual: y.len() });
         }
         if check.circuits() != setup.circuits {
             return Err(CncError::WrongLength { what: "check set", expected: setup.circuits, actual: check.circuits() });
         }
-        let encoded = encoding.encode(y, rng);
-        Ok(PrimaryEvaluator { key: CommitKey::new(&setup.salt), setup, check, encoded, opened: Vec::new(), pads: Vec::new(), commitments: None, hash: None, prepared: Vec::new(), input_hash: None, checked: Vec::new(), roles: Roles::default() })
+        let encoded = setup.encoding.encode(y, rng);
+        Ok(PrimaryEvaluator {
+            key: CommitKey::new(&setup.salt),
+            setup,
+            check,
+            encoded,
+            opened: Vec::new(),
+            pads: Vec::new(),
+            commitments: None,
+            hash: None,
+            prepared: Vec::new(),
+            input_hash: None,
+            checked: Vec::new(),
+            roles: Roles::default(),
+            #[cfg(feature = "insecure-switches")]
+            skip_checks: false,
+        })
+    }
+
+    /// Leaves the check circuits unchecked (attack tests only): the defence off, so that the
+    /// tests can show an attack the checks catch succeeding without them.
+    #[cfg(feature = "insecure-switches")]
+    pub fn insecure_skip_check_circuits(&mut self) {
+        self.skip_checks = true;
+    }
+
+    /// Whether the check circuits are compared with their commitments: always, but in the
+    /// attack tests that switch it off.
+    fn checks_circuits(&self) -> bool {
+        #[cfg(feature = "insecure-switches")]
+        if self.skip_checks {
+            return false;
+        }
+        true
     }
 
     pub fn setup(&self) -> &Setup {
@@ -702,7 +778,7 @@ impl PrimaryEvaluator {
     /// circuit's decoding bits, and checks what can be checked before any table: every
     /// evaluation circuit's garbler labels are committed ones, and all give one input hash.
     /// Returns the evaluation set to send.
-    pub fn receive_commitments(&mut self, commitments: Commitments, hash: InputHash<InputDigest>, decoding: Vec<InputDigest>, encoding: &ProbeResistantEncoding) -> Result<Vec<usize>, PrimaryError> {
+    pub fn receive_commitments(&mut self, commitments: Commitments, hash: InputHash<InputDigest>, decoding: Vec<InputDigest>) -> Result<Vec<usize>, PrimaryError> {
         let key = &self.key;
         let (circuits, hashed) = (self.setup.circuits, self.setup.hashed_labels());
         if commitments.circuits.len() != circuits || decoding.len() != circuits {
@@ -728,7 +804,7 @@ impl PrimaryEvaluator {
                 Some((f, fh)) if fh != h => return Err(Cheating::InconsistentInput { first: f, other: j }.into()),
                 Some(_) => {}
             }
-            let evaluator_labels = encoding.decode(&self.encoded_labels(j, &c.corrections), self.setup.evaluator_bits)?;
+            let evaluator_labels = self.setup.encoding.decode(&self.encoded_labels(j, &c.corrections), self.setup.evaluator_bits)?;
             let mut garbler_labels = labels;
             garbler_labels.truncate(self.setup.input_bits());
             self.prepared.push((j, Prepared { garbler_labels, evaluator_labels }));
@@ -747,7 +823,7 @@ impl PrimaryEvaluator {
 
     /// Starts the lock-step pass: evaluation circuits evaluate streamed tables, check circuits
     /// are regenerated from their seeds beside them.
-    pub fn start(&mut self, encoding: &ProbeResistantEncoding) -> Result<PrimaryRun, PrimaryError> {
+    pub fn start(&mut self) -> Result<PrimaryRun, PrimaryError> {
         let commitments = self.commitments.as_ref().ok_or(CncError::NoCircuits)?;
         let (key, scheme) = (&self.key, self.setup.scheme);
         let evaluations = self.prepared.drain(..).map(|(j, p)| CircuitEvaluation::new(scheme, key, j, p.garbler_labels, p.evaluator_labels)).collect();
@@ -758,7 +834,7 @@ impl PrimaryEvaluator {
             let delta = circuit.delta();
             // The zero-labels of y' from the labels held: L0 = label ⊕ y'_i·Δ_j.
             let zero: Vec<Block> = self.encoded_labels(j, &commitments.circuits[j].corrections).iter().zip(&self.encoded).map(|(&l, &b)| l ^ delta.select(b)).collect();
-            circuit.start(encoding.decode(&zero, self.setup.evaluator_bits)?);
+            circuit.start(self.setup.encoding.decode(&zero, self.setup.evaluator_bits)?);
             checks.push(circuit);
         }
         Ok(PrimaryRun { evaluations, checks, roles: Roles::default(), garbler_outputs: self.setup.garbler_outputs, epilogue: false })
@@ -777,6 +853,9 @@ impl PrimaryEvaluator {
         let roles = run.roles;
         for garbled in run.checks.into_iter().map(CircuitGarbling::finish) {
             let (j, c) = (garbled.index, &commitments.circuits[garbled.index]);
+            if !self.checks_circuits() {
+                continue;
+            }
             if garbled.tables != c.tables {
                 return Err(Cheating::CheckCircuit { circuit: j, what: "garbled tables" }.into());
             }
@@ -881,7 +960,7 @@ impl PrimaryEvaluator {
             return Err(Cheating::RecoveryDelta.into());
         }
         let values = OutputValues { zero: known.iter().map(|&(value, bit)| value ^ delta.select(bit)).collect(), delta };
-        for c in &self.checked {
+        for c in self.checked.iter().filter(|_| self.checks_circuits()) {
             let table = translation_table(key, c.index, &c.outputs, c.delta, &values)?;
             if translation_digest(key, c.index, &table) != commitments.circuits[c.index].translation {
                 return Err(Cheating::CheckCircuit { circuit: c.index, what: "output translation table" }.into());

@@ -151,6 +151,8 @@ pub struct RecoverySetup {
     pub circuits: usize,
     /// |x|, the primary computation's garbler input with its output keys (x‖keys).
     pub garbler_bits: usize,
+    /// The encoding of δ', the primary computation's ([`super::primary::Setup::encoding`]).
+    pub encoding: ProbeResistantEncoding,
 }
 
 impl RecoverySetup {
@@ -181,9 +183,9 @@ pub struct RecoveryGarbler {
 }
 
 impl RecoveryGarbler {
-    pub fn new(setup: RecoverySetup, encoding: &ProbeResistantEncoding, rng: &mut AesCtr) -> Self {
+    pub fn new(setup: RecoverySetup, rng: &mut AesCtr) -> Self {
         let secrets = CircuitSecrets::draw(setup.circuits, rng);
-        let pads = (0..encoding.encoded_len(DELTA_BITS)).map(|_| [rng.next_block(), rng.next_block()]).collect();
+        let pads = (0..setup.encoding.encoded_len(DELTA_BITS)).map(|_| [rng.next_block(), rng.next_block()]).collect();
         let delta_pad = rng.bits(HASH_BITS);
         RecoveryGarbler { key: CommitKey::new(&setup.salt), setup, secrets, pads, delta_pad, garbler_zero: Vec::new() }
     }
@@ -239,7 +241,7 @@ impl RecoveryGarbler {
     /// Garbles every recovery circuit with the evaluator's flips `e`, handing each circuit's
     /// tables to `send` (all circuits' first batch, then the next, …), then returns each
     /// circuit's output decoding bits.
-    pub fn stream(&self, e: &[bool], encoding: &ProbeResistantEncoding, mut send: impl FnMut(usize, &[u8])) -> Result<Vec<Vec<bool>>, PrimaryError> {
+    pub fn stream(&self, e: &[bool], mut send: impl FnMut(usize, &[u8])) -> Result<Vec<Vec<bool>>, PrimaryError> {
         let setup = &self.setup;
         if e.len() != self.pads.len() {
             return Err(CncError::WrongLength { what: "flips of the encoded δ'", expected: self.pads.len(), actual: e.len() }.into());
@@ -250,7 +252,7 @@ impl RecoveryGarbler {
             let delta = circuit.delta();
             let (zero, _) = encoded_input_zero_labels(&self.key, FIRST_INDEX + j, delta, &self.pads);
             let flipped: Vec<Block> = zero.iter().zip(e).map(|(&z, &flip)| z ^ delta.select(flip)).collect();
-            circuit.start(encoding.decode(&flipped, DELTA_BITS)?);
+            circuit.start(self.setup.encoding.decode(&flipped, DELTA_BITS)?);
             circuits.push(circuit);
         }
         let mut runner = Runner::with_batch_gates((setup.make())(), RECOVERY_BATCH_GATES);
@@ -295,11 +297,11 @@ pub struct Recovered {
 }
 
 impl RecoveryEvaluator {
-    pub fn new(setup: RecoverySetup, check: CheckSet, encoding: &ProbeResistantEncoding, rng: &mut AesCtr) -> Result<Self, CncError> {
+    pub fn new(setup: RecoverySetup, check: CheckSet, rng: &mut AesCtr) -> Result<Self, CncError> {
         if check.circuits() != setup.circuits {
             return Err(CncError::WrongLength { what: "check set", expected: setup.circuits, actual: check.circuits() });
         }
-        let rho = rng.bits(encoding.encoded_len(DELTA_BITS));
+        let rho = rng.bits(setup.encoding.encoded_len(DELTA_BITS));
         Ok(RecoveryEvaluator { key: CommitKey::new(&setup.salt), setup, check, rho, encoded: Vec::new(), opened: Vec::new(), pads: Vec::new(), commitments: None, hashes: None, garbler_labels: Vec::new() })
     }
 
@@ -354,16 +356,16 @@ impl RecoveryEvaluator {
     }
 
     /// Fixes δ' and returns e = y'' ⊕ ρ for the garbler; `rng` draws the encoding's free bits.
-    pub fn input(&mut self, delta_prime: Block, encoding: &ProbeResistantEncoding, rng: &mut AesCtr) -> Vec<bool> {
+    pub fn input(&mut self, delta_prime: Block, rng: &mut AesCtr) -> Vec<bool> {
         let bits: Vec<bool> = (0..DELTA_BITS).map(|i| (delta_prime.0 >> i) & 1 == 1).collect();
-        self.encoded = encoding.encode(&bits, rng);
+        self.encoded = self.setup.encoding.encode(&bits, rng);
         self.encoded.iter().zip(&self.rho).map(|(&y, &r)| y ^ r).collect()
     }
 
     /// Starts the pass over the recovery circuits' stream: check circuits are regenerated from
     /// their seeds beside the evaluation circuits, one batch at a time ([`RecoveryRun::batch`]),
     /// so nothing holds more than a batch of any circuit.
-    pub fn start(&self, encoding: &ProbeResistantEncoding) -> Result<RecoveryRun, PrimaryError> {
+    pub fn start(&self) -> Result<RecoveryRun, PrimaryError> {
         let Some(commitments) = &self.commitments else {
             return Err(CncError::NoCircuits.into());
         };
@@ -383,11 +385,11 @@ impl RecoveryEvaluator {
                 let mut circuit = setup.circuit(key, j, self.opened[j].to_bytes());
                 let delta = circuit.delta();
                 let zero: Vec<Block> = held(j).iter().zip(&self.encoded).map(|(&l, &y)| l ^ delta.select(y)).collect();
-                circuit.start(encoding.decode(&zero, DELTA_BITS)?);
+                circuit.start(setup.encoding.decode(&zero, DELTA_BITS)?);
                 InPass::Check(circuit, super::commit::TableHasher::new(key.salt(), FIRST_INDEX + j))
             } else {
                 let (_, garbler) = labels.next().ok_or(CncError::NoCircuits)?;
-                InPass::Evaluate(CircuitEvaluation::new(setup.scheme, key, FIRST_INDEX + j, garbler.clone(), encoding.decode(&held(j), DELTA_BITS)?))
+                InPass::Evaluate(CircuitEvaluation::new(setup.scheme, key, FIRST_INDEX + j, garbler.clone(), setup.encoding.decode(&held(j), DELTA_BITS)?))
             });
         }
         Ok(RecoveryRun { runner: Runner::with_batch_gates((setup.make())(), RECOVERY_BATCH_GATES), circuits: circuits_in_pass, scheme: setup.scheme, ready: false })
@@ -396,7 +398,7 @@ impl RecoveryEvaluator {
     /// Ends the pass: the check circuits must be the regenerated ones (the streamed tables,
     /// the decoding bits, the committed labels); the output is the one more than half of the
     /// evaluation circuits give. `decoding` holds every circuit's output decoding bits.
-    pub fn finish(&self, mut run: RecoveryRun, decoding: &[Vec<bool>], encoding: &ProbeResistantEncoding) -> Result<Recovered, PrimaryError> {
+    pub fn finish(&self, mut run: RecoveryRun, decoding: &[Vec<bool>]) -> Result<Recovered, PrimaryError> {
         let (Some(commitments), Some((hashes, hash_decoding))) = (&self.commitments, &self.hashes) else {
             return Err(CncError::NoCircuits.into());
         };
@@ -432,12 +434,12 @@ impl RecoveryEvaluator {
         let delta = Block(delta_bits.iter().enumerate().fold(0u128, |acc, (i, &b)| acc | (b as u128) << i));
         // x ∧ [δ' = δ]: all zeros when δ' was not δ (and when x is zero, which changes nothing:
         // the evaluator uses x only when it knows δ' = δ).
-        let x = if delta_bits.len() == DELTA_BITS && x.len() == x_bits && self.encoded_delta(encoding)? == delta { Some(x.to_vec()) } else { None };
+        let x = if delta_bits.len() == DELTA_BITS && x.len() == x_bits && self.encoded_delta()? == delta { Some(x.to_vec()) } else { None };
         Ok(Recovered { delta, x })
     }
 
-    fn encoded_delta(&self, encoding: &ProbeResistantEncoding) -> Result<Block, CncError> {
-        let bits = encoding.decode(&self.encoded, DELTA_BITS)?;
+    fn encoded_delta(&self) -> Result<Block, CncError> {
+        let bits = self.setup.encoding.decode(&self.encoded, DELTA_BITS)?;
         Ok(Block(bits.iter().enumerate().fold(0u128, |acc, (i, &b)| acc | (b as u128) << i)))
     }
 }

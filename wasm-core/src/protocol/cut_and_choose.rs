@@ -36,7 +36,7 @@ use super::SessionError;
 use crate::aes::AesCtr;
 use crate::block::Block;
 use crate::cnc::commit::{LabelPair, TranslationEntry, ValueCommitments};
-use crate::cnc::encoding::ProbeResistantEncoding;
+use crate::cnc::encoding::EncodingKind;
 use crate::cnc::output_keys::{OutputKey, KEY_BITS};
 use crate::cnc::params::{sample_fixed_check_set, CheckSet, FIXED_CIRCUITS, FIXED_EVALUATED, RECOVERY_CHECKS, RECOVERY_CIRCUITS};
 use crate::cnc::primary::{run_program, CircuitCommitment, Commitments, InputDigest, Passes, PrimaryError, PrimaryEvaluator, PrimaryGarbler, PrimaryOutcome, PrimaryRun, PrimaryStream, Setup};
@@ -80,10 +80,21 @@ fn primary_checks() -> usize {
     FIXED_CIRCUITS - FIXED_EVALUATED
 }
 
+/// What the evaluator defends itself with in a computation: everything, but in the attack
+/// tests, which switch a defence off to show that the attack it stops then succeeds.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Defences {
+    /// The encoding of its input: probe-resistant (the identity in the attack tests).
+    pub encoding: EncodingKind,
+    /// Check circuits regenerated but not compared with their commitments.
+    #[cfg(feature = "insecure-switches")]
+    pub skip_check_circuits: bool,
+}
+
 /// The primary computation's setup for a circuit of `shape`.
-fn setup(scheme: Scheme, salt: [u8; 16], shape: &Shape) -> (Setup, RecoverySetup) {
-    let setup = Setup::new(scheme, salt, FIXED_CIRCUITS, shape);
-    let recovery = RecoverySetup { scheme, salt, circuits: RECOVERY_CIRCUITS, garbler_bits: setup.input_bits() };
+fn setup(scheme: Scheme, salt: [u8; 16], shape: &Shape, encoding: EncodingKind) -> (Setup, RecoverySetup) {
+    let setup = Setup::new(scheme, salt, FIXED_CIRCUITS, shape, encoding);
+    let recovery = RecoverySetup { scheme, salt, circuits: RECOVERY_CIRCUITS, garbler_bits: setup.input_bits(), encoding: setup.encoding.clone() };
     (setup, recovery)
 }
 
@@ -302,14 +313,14 @@ struct Bounds {
 }
 
 impl Bounds {
-    fn new(setup: &Setup, shape: &Shape, encoding: &ProbeResistantEncoding) -> Self {
+    fn new(setup: &Setup, shape: &Shape) -> Self {
         use crate::cnc::primary::HASH_BITS;
         Bounds {
             labels: setup.input_bits() + HASH_BITS,
-            corrections: encoding.encoded_len(setup.evaluator_bits),
+            corrections: setup.encoding.encoded_len(setup.evaluator_bits),
             translated: max_translated(setup, shape),
             recovery_labels: setup.input_bits() + DELTA_BITS + 2 * HASH_BITS,
-            recovery_corrections: encoding.encoded_len(DELTA_BITS),
+            recovery_corrections: setup.encoding.encoded_len(DELTA_BITS),
         }
     }
 
@@ -334,8 +345,8 @@ impl Bounds {
 
 /// The number of chosen-message OTs of a computation: a cut-and-choose choice per primary and
 /// per recovery circuit, then the encoded bits of y and of δ'.
-fn transfers(setup: &Setup, encoding: &ProbeResistantEncoding) -> usize {
-    FIXED_CIRCUITS + RECOVERY_CIRCUITS + encoding.encoded_len(setup.evaluator_bits) + encoding.encoded_len(DELTA_BITS)
+fn transfers(setup: &Setup) -> usize {
+    FIXED_CIRCUITS + RECOVERY_CIRCUITS + setup.encoding.encoded_len(setup.evaluator_bits) + setup.encoding.encoded_len(DELTA_BITS)
 }
 
 /// The bytes of the OT chunks for `n` choices, requested in chunks of at most [`MAX_CHUNK`].
@@ -474,7 +485,7 @@ pub(super) struct CncGarbler {
     gates: Gates,
     stream_topology: bool,
     rng: AesCtr,
-    encoding: ProbeResistantEncoding,
+    encoding: EncodingKind,
     stage: GarblerStage,
     gathering: Gathering,
     /// Data not yet framed (a `Data` frame under construction).
@@ -515,7 +526,7 @@ impl CncGarbler {
         x: Vec<bool>,
         source: GateSource,
         stream_topology: bool,
-        encoding: ProbeResistantEncoding,
+        encoding: EncodingKind,
         chosen: &mut Option<ChosenSender>,
         outbox: &mut Outbox,
         limits: &Limits,
@@ -600,10 +611,10 @@ impl CncGarbler {
     /// Takes a piece of one of the evaluator's flights.
     pub fn handle_flight(&mut self, number: u8, more: bool, bytes: &[u8], chosen: &mut Option<ChosenSender>, outbox: &mut Outbox, limits: &Limits) -> Result<(), SessionError> {
         let state = self.stage_name();
-        let setup = || setup(self.scheme, [0; 16], &self.shape).0;
+        let setup = || setup(self.scheme, [0; 16], &self.shape, self.encoding).0;
         let (expected, limit) = match &self.stage {
             GarblerStage::BaseOt => (flight::BASE_OT, SENDER_MESSAGE_BYTES),
-            GarblerStage::Choices => (flight::CHOICES, 16 + chunks_len(transfers(&setup(), &self.encoding))),
+            GarblerStage::Choices => (flight::CHOICES, 16 + chunks_len(transfers(&setup()))),
             GarblerStage::Evaluation(_) => (flight::EVALUATION, 4 + 4 * FIXED_CIRCUITS),
             GarblerStage::Flips(_) => (flight::FLIPS, 4 + self.encoding.encoded_len(DELTA_BITS).div_ceil(8)),
             GarblerStage::Reply(_) => (flight::REPLY, 4 + KEY_BYTES * setup().garbler_outputs),
@@ -624,7 +635,7 @@ impl CncGarbler {
                 r.finish()?;
                 CheckSet::from_evaluation(FIXED_CIRCUITS, &evaluation, Some(FIXED_EVALUATED))?;
                 let (garbler, recovery) = *parties;
-                let stream = garbler.start_stream(&evaluation, &self.encoding)?;
+                let stream = garbler.start_stream(&evaluation)?;
                 let batches = match &self.gates {
                     Gates::Factory(make) => StreamBatches::Built(Runner::new(make()?)),
                     Gates::Recorded(circuit) => StreamBatches::Replayed { circuit: Arc::clone(circuit), next: 0 },
@@ -638,7 +649,7 @@ impl CncGarbler {
                 r.finish()?;
                 let (mut stream, mut ends) = (Vec::new(), Vec::new());
                 self.garbled += RECOVERY_CIRCUITS as u64 * self.recovery_and_gates;
-                let decoding = recovery.stream(&flips, &self.encoding, |j, tables| {
+                let decoding = recovery.stream(&flips, |j, tables| {
                     if j == 0 && !stream.is_empty() {
                         ends.push(stream.len());
                     }
@@ -663,15 +674,14 @@ impl CncGarbler {
     fn choices(&mut self, message: &[u8], sender: &mut ChosenSender, outbox: &mut Outbox, limits: &Limits) -> Result<(), SessionError> {
         let mut r = Reader::new(flight::CHOICES, message);
         let salt: [u8; 16] = r.array()?;
-        let (setup, recovery_setup) = setup(self.scheme, salt, &self.shape);
-        let encoding = &self.encoding;
+        let (setup, recovery_setup) = setup(self.scheme, salt, &self.shape, self.encoding);
         #[allow(unused_mut)]
-        let mut garbler = PrimaryGarbler::new(setup.clone(), encoding, &mut self.rng);
+        let mut garbler = PrimaryGarbler::new(setup.clone(), &mut self.rng);
         #[cfg(feature = "insecure-switches")]
         if let Some(deviation) = self.deviation.take() {
             garbler.deviate(deviation);
         }
-        let mut recovery = RecoveryGarbler::new(recovery_setup, encoding, &mut self.rng);
+        let mut recovery = RecoveryGarbler::new(recovery_setup, &mut self.rng);
         let messages = [garbler.cut_and_choose_messages(), recovery.cut_and_choose_messages(), garbler.input_messages().to_vec(), recovery.input_messages().to_vec()].concat();
         let mut ciphertexts = Vec::with_capacity(messages.len() * CIPHERTEXT_BYTES);
         for part in messages.chunks(MAX_CHUNK) {
@@ -679,7 +689,7 @@ impl CncGarbler {
         }
         r.finish()?;
         let counting = Counting { gates: &self.gates, and_gates: std::cell::Cell::new(0) };
-        let commitments = garbler.commit(&self.x, &counting, encoding, &mut self.rng)?;
+        let commitments = garbler.commit(&self.x, &counting, &mut self.rng)?;
         // Every circuit of both computations garbled once here; the recovery circuits are
         // garbled again with the evaluator's flips.
         self.recovery_and_gates = garblet_circuits::count_and_gates(Box::new(RecoveryCircuit::new(setup.input_bits())), u64::MAX)?.unwrap_or(0);
@@ -883,7 +893,9 @@ pub(super) struct CncEvaluator {
     y: Vec<bool>,
     clear: Clear,
     rng: AesCtr,
-    encoding: ProbeResistantEncoding,
+    encoding: EncodingKind,
+    #[cfg(feature = "insecure-switches")]
+    skip_check_circuits: bool,
     stage: EvaluatorStage,
     gathering: Gathering,
     /// Stream bytes not yet evaluated (from `read` on).
@@ -922,7 +934,7 @@ impl CncEvaluator {
         circuit_id: [u8; 32],
         max_slots: u32,
         and_total: Option<u64>,
-        encoding: ProbeResistantEncoding,
+        defences: Defences,
         chosen: &mut Option<(ChosenReceiver, bool)>,
         outbox: &mut Outbox,
         max_frame: usize,
@@ -951,7 +963,9 @@ impl CncEvaluator {
             y,
             clear,
             rng: AesCtr::from_os_rng().map_err(SessionError::Random)?,
-            encoding,
+            encoding: defences.encoding,
+            #[cfg(feature = "insecure-switches")]
+            skip_check_circuits: defences.skip_check_circuits,
             stage: EvaluatorStage::BaseOt,
             gathering: Gathering::default(),
             buffer: Vec::new(),
@@ -1002,11 +1016,16 @@ impl CncEvaluator {
     /// OT.
     fn choices(&mut self, receiver: &mut ChosenReceiver, outbox: &mut Outbox, max_frame: usize) -> Result<(), SessionError> {
         let salt = self.rng.next_block().to_bytes();
-        let (setup, recovery_setup) = setup(self.scheme, salt, &self.shape);
+        let (setup, recovery_setup) = setup(self.scheme, salt, &self.shape, self.encoding);
         let check = sample_fixed_check_set(FIXED_CIRCUITS, primary_checks(), &mut self.rng)?;
         let recovery_check = sample_fixed_check_set(RECOVERY_CIRCUITS, RECOVERY_CHECKS, &mut self.rng)?;
-        let evaluator = PrimaryEvaluator::new(setup, &self.y, check, &self.encoding, &mut self.rng)?;
-        let recovery = RecoveryEvaluator::new(recovery_setup, recovery_check, &self.encoding, &mut self.rng)?;
+        #[allow(unused_mut)]
+        let mut evaluator = PrimaryEvaluator::new(setup, &self.y, check, &mut self.rng)?;
+        #[cfg(feature = "insecure-switches")]
+        if self.skip_check_circuits {
+            evaluator.insecure_skip_check_circuits();
+        }
+        let recovery = RecoveryEvaluator::new(recovery_setup, recovery_check, &mut self.rng)?;
         let ((c1, i1), (c2, i2)) = (evaluator.choices(), recovery.choices());
         let choices = [c1, c2, i1, i2].concat();
         let mut message = salt.to_vec();
@@ -1019,8 +1038,8 @@ impl CncEvaluator {
     }
 
     fn bounds(&self) -> (Setup, Bounds) {
-        let (setup, _) = setup(self.scheme, [0; 16], &self.shape);
-        let bounds = Bounds::new(&setup, &self.shape, &self.encoding);
+        let (setup, _) = setup(self.scheme, [0; 16], &self.shape, self.encoding);
+        let bounds = Bounds::new(&setup, &self.shape);
         (setup, bounds)
     }
 
@@ -1030,7 +1049,7 @@ impl CncEvaluator {
         let (setup, bounds) = self.bounds();
         let (expected, limit) = match &self.stage {
             EvaluatorStage::BaseOt => (flight::BASE_OT, RECEIVER_MESSAGE_BYTES),
-            EvaluatorStage::Commitments(_) => (flight::COMMITMENTS, bounds.commitment_flight(transfers(&setup, &self.encoding))),
+            EvaluatorStage::Commitments(_) => (flight::COMMITMENTS, bounds.commitment_flight(transfers(&setup))),
             EvaluatorStage::Translations(_) => (flight::TRANSLATIONS, bounds.translation_flight()),
             EvaluatorStage::Recovery { .. } => (flight::RECOVERY_DECODING, bounds.recovery_decoding_flight(&setup)),
             _ => return Err(SessionError::Unexpected { frame: "Flight", state }),
@@ -1059,11 +1078,11 @@ impl CncEvaluator {
                     PrimaryOutcome::Disagreed { delta } => delta,
                     PrimaryOutcome::Agreed { .. } => self.rng.next_block(),
                 };
-                let flips = recovery.input(delta_prime, &self.encoding, &mut self.rng);
+                let flips = recovery.input(delta_prime, &mut self.rng);
                 let mut w = Writer::default();
                 w.bits(&flips);
                 send_flight(outbox, flight::FLIPS, &w.0, max_frame);
-                let run = recovery.start(&self.encoding)?;
+                let run = recovery.start()?;
                 self.stage = EvaluatorStage::Recovery { evaluator: Box::new(evaluator), recovery: Box::new(recovery), end: Box::new(end), run: Box::new(run) };
             }
             EvaluatorStage::Recovery { evaluator, recovery, end, run } => {
@@ -1074,7 +1093,7 @@ impl CncEvaluator {
                 let n = r.count(RECOVERY_CIRCUITS, "recovery decoding bits")?;
                 let decoding: Vec<Vec<bool>> = (0..n).map(|_| r.bits(DELTA_BITS + setup.input_bits(), "decoding bits")).collect::<Result<_, _>>()?;
                 r.finish()?;
-                let recovered = recovery.finish(*run, &decoding, &self.encoding)?;
+                let recovered = recovery.finish(*run, &decoding)?;
                 let disagreed = matches!(end.outcome, PrimaryOutcome::Disagreed { .. });
                 let (clear, y) = (&self.clear, &self.y);
                 let outputs = conclude(&evaluator, *end, recovered, |x| clear.compute(x, y))?;
@@ -1106,7 +1125,7 @@ impl CncEvaluator {
         max_frame: usize,
     ) -> Result<(), SessionError> {
         let setup = evaluator.setup().clone();
-        let n = transfers(&setup, &self.encoding);
+        let n = transfers(&setup);
         let mut r = Reader::new(flight::COMMITMENTS, message);
         let mut opened = Vec::with_capacity(n);
         receiver.receive(r.take(n * CIPHERTEXT_BYTES)?, &mut opened)?;
@@ -1114,12 +1133,12 @@ impl CncEvaluator {
         r.finish()?;
         let rest = opened.split_off(FIXED_CIRCUITS);
         let (recovery_opened, pads) = rest.split_at(RECOVERY_CIRCUITS);
-        let (pads, recovery_pads) = pads.split_at(self.encoding.encoded_len(setup.evaluator_bits));
+        let (pads, recovery_pads) = pads.split_at(setup.encoding.encoded_len(setup.evaluator_bits));
         evaluator.receive_transfers(&opened, pads.to_vec())?;
         recovery.receive_transfers(recovery_opened.to_vec(), recovery_pads.to_vec())?;
         // The input hashes' matrices, from the commitments as received (Fiat–Shamir).
         let hashes = input_hashes(&setup.salt, &flight.commitments, &flight.recovery, setup.input_bits());
-        let evaluation = evaluator.receive_commitments(flight.commitments, hashes.x.clone(), flight.decoding, &self.encoding)?;
+        let evaluation = evaluator.receive_commitments(flight.commitments, hashes.x.clone(), flight.decoding)?;
         let primary_hash = evaluator.input_hash().ok_or(CncError::NoCircuits)?;
         recovery.receive_commitments(flight.recovery, hashes, flight.recovery_decoding, primary_hash)?;
         let mut w = Writer::default();
@@ -1128,7 +1147,7 @@ impl CncEvaluator {
             w.u32(*j);
         }
         send_flight(outbox, flight::EVALUATION, &w.0, max_frame);
-        let run = evaluator.start(&self.encoding)?;
+        let run = evaluator.start()?;
         let batches = self.pending_batches.take().ok_or(SessionError::NotReady { state: "without the circuit's batches" })?;
         self.stage = EvaluatorStage::Streaming(Box::new(PrimaryPass { evaluator, recovery, run, batches }));
         Ok(())

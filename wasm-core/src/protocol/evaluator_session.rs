@@ -11,8 +11,7 @@
 //! until the label corrections for this party's inputs have arrived.
 
 use super::catalog::{Catalog, ResolvedCircuit, Security};
-use super::cut_and_choose::{CncEvaluator, Start};
-use crate::cnc::encoding::ProbeResistantEncoding;
+use super::cut_and_choose::{CncEvaluator, Defences, Start};
 use crate::ot::chosen::ChosenReceiver;
 use super::frame::{granted_window, ErrorCode, Frame, VERSION};
 use super::session::{Counters, Outbox, Session};
@@ -171,9 +170,9 @@ pub struct EvaluatorSession {
     chosen: Option<(ChosenReceiver, bool)>,
     /// The largest frame the server accepts.
     max_frame: usize,
-    /// How cut-and-choose computations encode this party's input: probe-resistant (the
-    /// identity only in the attack tests).
-    cnc_encoding: ProbeResistantEncoding,
+    /// What this party defends itself with in cut-and-choose computations: everything, but in
+    /// the attack tests.
+    cnc_defences: Defences,
 }
 
 /// Gates a dry run may build to count a circuit's ANDs before giving up (a few milliseconds).
@@ -219,7 +218,7 @@ impl EvaluatorSession {
             last_progress: Progress::default(),
             chosen: None,
             max_frame: super::garbler_session::GarblerConfig::default().max_frame as usize,
-            cnc_encoding: ProbeResistantEncoding::new(),
+            cnc_defences: Defences::default(),
         })
     }
 
@@ -551,7 +550,7 @@ impl EvaluatorSession {
         // refusal leaves the session usable.
         let mut outbox = Outbox::default();
         outbox.push(Frame::Compute(request).encode());
-        let run = CncEvaluator::start(service.into(), self.engine.scheme(), resolved.shape, evaluator_inputs, resolved.circuit, resolved.circuit_id, self.config.max_slots, and_total, self.cnc_encoding.clone(), &mut self.chosen, &mut outbox, self.max_frame, start)?;
+        let run = CncEvaluator::start(service.into(), self.engine.scheme(), resolved.shape, evaluator_inputs, resolved.circuit, resolved.circuit_id, self.config.max_slots, and_total, self.cnc_defences, &mut self.chosen, &mut outbox, self.max_frame, start)?;
         while let Some(frame) = outbox.pop() {
             self.outbox.push(frame);
         }
@@ -564,7 +563,15 @@ impl EvaluatorSession {
     /// encoding prevents (the garbler must be switched too).
     #[cfg(feature = "insecure-switches")]
     pub fn insecure_cnc_identity_encoding(&mut self) {
-        self.cnc_encoding = ProbeResistantEncoding::insecure_identity();
+        self.cnc_defences.encoding = crate::cnc::encoding::EncodingKind::InsecureIdentity;
+    }
+
+    /// Test builds only: cut-and-choose computations regenerate their check circuits but do not
+    /// compare them with the garbler's commitments, so that the attack tests can show a garbler
+    /// that garbles another circuit succeeding without the check.
+    #[cfg(feature = "insecure-switches")]
+    pub fn insecure_cnc_skip_check_circuits(&mut self) {
+        self.cnc_defences.skip_check_circuits = true;
     }
 
     /// Starts a computation of `service` with the client's `params` and this party's input

@@ -37,7 +37,7 @@ pub const MAGIC: &[u8; 4] = b"GRBL";
 /// does. (4: the `Window` frame, and the retry-after of a `busy` Error frame. 5: the garbling
 /// schemes in the hellos, and three-halves. 6: the security of a `Compute`, and the `Flight`
 /// frames of cut-and-choose.)
-pub const VERSION: u16 = 6;
+pub const VERSION: u16 = 7;
 
 /// The smallest credit window: room for a few batches of garbled data.
 pub const MIN_WINDOW: u32 = 64 << 10;

@@ -24,7 +24,7 @@ use super::catalog::Security;
 use super::cut_and_choose::{CncGarbler, Limits, Start};
 use super::plan::{GateSource, Plan, RecordedCircuit, Services};
 use super::frame::{granted_window, ComputeRequest, ErrorCode, Frame, MIN_WINDOW, VERSION};
-use crate::cnc::encoding::ProbeResistantEncoding;
+use crate::cnc::encoding::EncodingKind;
 use crate::ot::chosen::ChosenSender;
 use super::session::{Counters, Outbox, Session};
 use super::stats::{Clock, Stats};
@@ -134,7 +134,7 @@ pub struct GarblerSession {
     cnc_deviation: Option<crate::cnc::primary::Deviation>,
     /// How cut-and-choose computations encode the evaluator's input: probe-resistant (the
     /// identity only in the attack tests).
-    cnc_encoding: ProbeResistantEncoding,
+    cnc_encoding: EncodingKind,
 }
 
 /// Scheme ids as names, comma-separated, for error messages.
@@ -191,7 +191,7 @@ impl GarblerSession {
             cnc_and_gates: 0,
             #[cfg(feature = "insecure-switches")]
             cnc_deviation: None,
-            cnc_encoding: ProbeResistantEncoding::new(),
+            cnc_encoding: EncodingKind::ProbeResistant,
         })
     }
 
@@ -255,7 +255,7 @@ impl GarblerSession {
     /// encoding prevents (the evaluator must be switched too).
     #[cfg(feature = "insecure-switches")]
     pub fn insecure_cnc_identity_encoding(&mut self) {
-        self.cnc_encoding = ProbeResistantEncoding::insecure_identity();
+        self.cnc_encoding = EncodingKind::InsecureIdentity;
     }
 
     /// Test builds only: the session's Δ, to check what an attack recovered.
@@ -480,7 +480,7 @@ impl GarblerSession {
         let limits = self.limits();
         let start = Start { ms: self.clock.now_ms(), cpu: self.clock.cpu_ms(), counters: self.before_frame };
         #[allow(unused_mut)]
-        let mut run = CncGarbler::start(request.service, self.engine.scheme(), plan.shape, plan.garbler_inputs, plan.gates, plan.stream_topology, self.cnc_encoding.clone(), &mut self.chosen, &mut self.outbox, &limits, start)?;
+        let mut run = CncGarbler::start(request.service, self.engine.scheme(), plan.shape, plan.garbler_inputs, plan.gates, plan.stream_topology, self.cnc_encoding, &mut self.chosen, &mut self.outbox, &limits, start)?;
         #[cfg(feature = "insecure-switches")]
         if let Some(deviation) = self.cnc_deviation.take() {
             run.deviate(deviation);
