@@ -12,7 +12,7 @@ import { configWith, root, startServer } from '../../scripts/stack.mjs';
 import { E2E_LIMITS } from './servers';
 
 /** What the server does wrong (the example's documentation says what each one is). */
-export type Deviation = 'tables' | 'one-circuit' | 'input' | 'corrections' | 'none';
+export type Deviation = 'tables' | 'one-circuit' | 'other-circuit' | 'other-circuit-0' | 'input' | 'corrections' | 'none';
 
 /** The profile `npm test` builds the Rust tests in (scripts/test.mjs). */
 const TEST_PROFILE = ['--config', 'profile.release-tests.inherits="release"', '--profile', 'release-tests'];

@@ -1,9 +1,10 @@
 /**
  * Private AES with "protect me from a cheating server" on, against a server that cheats
  * (server/examples/cheating_serve.rs: `garblet serve` whose sessions deviate in the
- * cut-and-choose mode). A server that corrupts every circuit, or garbles different inputs in
- * different circuits, is caught: the page says so and names the check. One corrupted circuit is
- * caught or outvoted: the output is FIPS-197's or none, never a wrong one. Selective failure on
+ * cut-and-choose mode). A server that corrupts every circuit, garbles another function in every
+ * circuit, or garbles different inputs in different circuits, is caught: the page says so and
+ * names the check. One corrupted circuit is caught or outvoted, and another function in one
+ * circuit is caught or recovered from: the output is FIPS-197's or none, never a wrong one. Selective failure on
  * one bit of the browser's block aborts some runs, but the probe-resistant encoding makes the
  * abort a coin flip whatever the bit: the counts are recorded, and what is asserted is what a
  * server reading the bit could not produce. About 30 s.
@@ -59,9 +60,10 @@ function reference(block: string): string {
   return aes128(serverBytes('aes128', 'key'), Buffer.from(block, 'hex')).toString('hex');
 }
 
-test('a server that corrupts every circuit, or garbles different inputs in different circuits, is caught and named', async ({ page }) => {
+test('a server that corrupts every circuit, garbles another function, or garbles different inputs in different circuits, is caught and named', async ({ page }) => {
   for (const [deviation, reason] of [
     ['tables', 'check-circuit'],
+    ['other-circuit', 'check-circuit'],
     ['input', 'inconsistent-input'],
   ] as [Deviation, string][]) {
     const server = await startCheatingServer(deviation);
@@ -102,6 +104,31 @@ test('one corrupted circuit is caught or outvoted: FIPS-197 or no output, never 
   const description = `${counts.caught} of 4 runs caught the server (circuit 0 checked, probability 34/49), ${counts.right} gave FIPS-197`;
   test.info().annotations.push({ type: 'one-circuit', description });
   console.log(`[e2e] one corrupted circuit: ${description}`);
+});
+
+test('another function in one circuit is caught or recovered from: FIPS-197 or no output, never a wrong one', async ({ page }) => {
+  const server = await startCheatingServer('other-circuit-0');
+  const counts = { caught: 0, recovered: 0 };
+  try {
+    await protectedAes(page, server.url, FIPS_BLOCK);
+    for (let run = 0; run < 4; run++) {
+      const outcome = await runOnce(page);
+      if (outcome.kind === 'caught') {
+        expect(outcome.reason).toBe('check-circuit');
+        counts.caught++;
+      } else {
+        // Evaluated: its output is valid but another function's, so two circuits disagree and
+        // the browser recovers the server's input and computes the right output itself.
+        expect(outcome).toEqual({ kind: 'output', value: reference(FIPS_BLOCK), recovered: true });
+        counts.recovered++;
+      }
+    }
+  } finally {
+    await server.stop();
+  }
+  const description = `${counts.caught} of 4 runs caught the server (circuit 0 checked, probability 34/49), ${counts.recovered} recovered FIPS-197`;
+  test.info().annotations.push({ type: 'other-circuit-0', description });
+  console.log(`[e2e] another function in one circuit: ${description}`);
 });
 
 test('selective failure on one bit of the block: the abort is a coin flip whatever the bit, and no run gives a wrong output', async ({ page }) => {

@@ -19,6 +19,13 @@
 //! * `one-circuit`: the same in circuit 0 only — caught when circuit 0 is a check circuit (with
 //!   probability 34/49), outvoted by the good evaluation circuits when it is evaluated: never a
 //!   wrong output.
+//! * `other-circuit`: every circuit garbled as another function (every XOR gate as an XNOR),
+//!   whose outputs still decode — the first check circuit regenerated from its seed differs:
+//!   caught (`check-circuit`).
+//! * `other-circuit-0`: the same in circuit 0 only — caught when it is a check circuit, and
+//!   when it is evaluated its valid but different output disagrees with the good circuits':
+//!   the client learns the server's input through cheating recovery and computes the right
+//!   output itself.
 //! * `input`: circuit j garbles the server's input with bit j flipped, so no two circuits hold
 //!   the same input — the input hash differs between any two evaluation circuits: caught
 //!   (`inconsistent-input`).
@@ -32,7 +39,7 @@
 //! Only the session's first cut-and-choose computation deviates; standard computations are
 //! honest. A browser page opens a session for each run, so each run meets the deviation.
 
-use garblet_core::cnc::primary::Deviation;
+use garblet_core::cnc::primary::{Deviation, OtherCircuit};
 use garblet_core::protocol::GarblerSession;
 use garblet_core::Block;
 use garblet_server::serve::{self, ServeOptions, SessionHook};
@@ -41,9 +48,11 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 /// The deviations by name, with what each does in a line (for `--help` and errors).
-const DEVIATIONS: [(&str, &str); 5] = [
+const DEVIATIONS: [(&str, &str); 7] = [
     ("tables", "flip a bit of every circuit's tables (caught by a check circuit)"),
     ("one-circuit", "flip a bit of circuit 0's tables (caught when it is checked, outvoted when it is evaluated)"),
+    ("other-circuit", "garble every XOR as an XNOR in every circuit (another function: caught by a check circuit)"),
+    ("other-circuit-0", "the same in circuit 0 (caught when it is checked, recovered from when it is evaluated)"),
     ("input", "garble the server's input with bit j flipped in circuit j (caught: inconsistent input)"),
     ("corrections", "corrupt the label correction of the client's first input bit in every circuit (selective failure)"),
     ("none", "honest"),
@@ -66,6 +75,8 @@ fn deviation(name: &str) -> Option<Deviation> {
             })),
             ..Deviation::default()
         },
+        "other-circuit" => Deviation { gates: Some(OtherCircuit::xnor(|_| true)), ..Deviation::default() },
+        "other-circuit-0" => Deviation { gates: Some(OtherCircuit::xnor(|j| j == 0)), ..Deviation::default() },
         "input" => Deviation {
             input: Some(Box::new(|j, x: &[bool]| {
                 let mut x = x.to_vec();
