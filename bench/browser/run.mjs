@@ -13,6 +13,9 @@
  *   - raw WebSocket receive speed from the same server with the same frame size, bytes/s;
  *   - those two alternately, `--rounds` times (3), each reported as the median of its runs;
  *   - the latency of one private AES block, from `Garblet.connect` to the result (median of 20);
+ *   - private AES in the standard mode and under cut-and-choose (both schemes), each run on a
+ *     fresh connection: from `run` to the result, and the bytes each way (median and p99 of
+ *     `--cnc-runs`, 12); `--only-cut-and-choose` measures that alone;
  *   - with `--link RATE,RTT` (repeatable), the same through `garblet relay`'s emulated link:
  *     cold (from `Garblet.connect`) and warm (a second run on the connection), and the RTT;
  *   - where that latency goes (protocol phases, worker start, wasm instantiation);
@@ -20,7 +23,7 @@
  *     the cores the end-to-end run would need, at that CPU cost, to meet its target.
  *
  * It prints a report, then the numbers as one JSON object on its last line.
- * Usage: node bench/browser/run.mjs [--and-gates N] [--rounds N] [--latency-runs N] [--profile] [--without-devtools]
+ * Usage: node bench/browser/run.mjs [--and-gates N] [--rounds N] [--latency-runs N] [--cnc-runs N] [--only-cut-and-choose] [--profile] [--without-devtools]
  *          [--link RATE,RTT ...] [--link-runs N] [--window-sweep MIB,MIB,...]
  *   --profile adds a CPU profile of in-page aes128 sessions (self time per function).
  *   --without-devtools also runs the network measurements in a Chromium with no DevTools client
@@ -60,6 +63,8 @@ const { values: options } = parseArgs({
     'and-gates': { type: 'string', default: '20000000' },
     rounds: { type: 'string', default: '3' },
     'latency-runs': { type: 'string', default: '20' },
+    'cnc-runs': { type: 'string', default: '12' },
+    'only-cut-and-choose': { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
     'without-devtools': { type: 'boolean', default: false },
     link: { type: 'string', multiple: true, default: [] },
@@ -69,6 +74,8 @@ const { values: options } = parseArgs({
 });
 const andGates = Number(options['and-gates']);
 const latencyRuns = Number(options['latency-runs']);
+const cncRuns = Number(options['cnc-runs']);
+if (!(cncRuns >= 1)) throw new Error('--cnc-runs must be at least 1');
 const rounds = Number(options.rounds);
 if (!(rounds >= 1)) throw new Error('--rounds must be at least 1');
 const links = options.link;
@@ -108,6 +115,10 @@ async function main() {
     log(`Chromium ${browser.version()}, garblet serve on ${garblet.address}, load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')}`);
     /** Calls one of the page's measurements. */
     const measure = (name, ...args) => page.evaluate(([n, a]) => window.garbletBench[n](...a), [name, args]);
+    if (options['only-cut-and-choose']) {
+      log(JSON.stringify({ ...(await securityCosts(measure, garblet.address)), load_avg: { before: loadBefore, after: loadavg() } }));
+      return;
+    }
 
     // Both AES implementations and the evaluator, interleaved trial by trial (one measurement).
     const kernels = await measure('kernelThroughput');
@@ -140,6 +151,7 @@ async function main() {
 
     const setup = { worker: await measure('workerTimeline', garblet.address), wasm: await measure('wasmSetup'), timeline: await measure('aesTimeline', garblet.address) };
     printPhases(log, latency, setup);
+    const security = await securityCosts(measure, garblet.address);
     const overLinks = [];
     for (const relay of relays) {
       const figures = linkFigures(relay.link, await measure('aesColdWarm', relay.address, linkRuns));
@@ -169,6 +181,7 @@ async function main() {
       ws_bytes_per_s: Math.round(raw.bytesPerSecond),
       bytes_per_and: Number(e2e.bytesPerAnd.toFixed(3)),
       aes128_latency_ms: Number(latency.medianMs.toFixed(2)),
+      ...security,
       links: overLinks,
     };
     // Every trial of the kernels, to see a disturbed one (they are medians of these).
@@ -207,6 +220,31 @@ async function main() {
     for (const relay of relays) await relay.close();
     await garblet.close();
   }
+}
+
+/**
+ * Private AES in the standard mode and under cut-and-choose with each garbling scheme
+ * (`aesSecurityCost`, `cncRuns` runs each): logs them, and returns the median and p99 — the
+ * largest of so few runs — of the time from `run` to the result, from `Garblet.connect`, and of
+ * the bytes both ways, as `aes128_{standard,cnc}_{scheme}_…`.
+ */
+async function securityCosts(measure, address) {
+  const figures = {};
+  for (const [security, garbling] of [['standard', 'half-gates'], ['cut-and-choose', 'half-gates'], ['cut-and-choose', 'three-halves']]) {
+    const samples = await measure('aesSecurityCost', address, security, garbling, cncRuns);
+    const prefix = `aes128_${security === 'standard' ? 'standard' : 'cnc'}_${garbling.replace('-', '_')}`;
+    const of = (f) => {
+      const values = samples.map(f).sort((a, b) => a - b);
+      return { median: values[values.length >> 1], p99: values[Math.min(values.length - 1, Math.ceil(0.99 * values.length) - 1)] };
+    };
+    for (const [name, f] of [['ms', (s) => s.runMs], ['with_connect_ms', (s) => s.withConnectMs], ['bytes_total', (s) => s.sent + s.received]]) {
+      const { median, p99 } = of(f);
+      figures[`${prefix}_${name}_median`] = Number(median.toFixed(2));
+      figures[`${prefix}_${name}_p99`] = Number(p99.toFixed(2));
+    }
+    log(`aes128, ${security}, ${garbling}, in Chromium: ${fmt(figures[`${prefix}_ms_median`])} ms median (p99 ${fmt(figures[`${prefix}_ms_p99`])}) from run to result, ${fmt(figures[`${prefix}_bytes_total_median`] / 1e6)} MB both ways (p99 ${fmt(figures[`${prefix}_bytes_total_p99`] / 1e6)}); ${cncRuns} runs on fresh connections`);
+  }
+  return figures;
 }
 
 /** The element of `xs` whose `key` is the median (the upper one of an even count). */

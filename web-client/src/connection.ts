@@ -5,7 +5,7 @@
  * the base OTs while the server already streams) costs milliseconds, and a fresh session cannot
  * have been closed under the page by the server's idle timeout, nor by an earlier cancelled run.
  */
-import { ConnectionError, Garblet, integrity, ProtocolError, ServerError, type Garbling, type Inputs, type RunOptions, type RunResult, type ServiceInfo } from 'garblet';
+import { ConnectionError, Garblet, integrity, ServerError, type Inputs, type RunOptions, type RunResult, type ServiceInfo } from 'garblet';
 
 /** Where `garblet serve` listens when started without a configuration. */
 export const DEFAULT_SERVER = 'ws://127.0.0.1:8080';
@@ -38,28 +38,14 @@ function pinned(): boolean {
   return new URLSearchParams(location.search).has('pin');
 }
 
-async function connect(signal?: AbortSignal, garbling?: Garbling) {
+async function connect(signal?: AbortSignal) {
   const url = serverUrl();
   try {
-    return await Garblet.connect(url, { signal, garbling, integrity: pinned() ? integrity : undefined });
+    return await Garblet.connect(url, { signal, integrity: pinned() ? integrity : undefined });
   } catch (e) {
-    if (garbling !== undefined && (e instanceof ServerError || e instanceof ProtocolError) && e.code === 'garbling') return connect(signal);
     if (e instanceof ConnectionError || e instanceof ServerError) throw new UnreachableError(url, e);
     throw e;
   }
-}
-
-/**
- * The garbling scheme a run asks for, undefined for the server's choice. In the cut-and-choose
- * mode this browser garbles too — it regenerates the check circuits from their seeds — and
- * three-halves' garbling takes half as many hashes again as half-gates' (six against four per AND
- * gate), which costs more time than its tenth fewer bytes save on loopback and fast links (private
- * AES in Chromium on a busy two-core machine: about 0.65 s against 1.0 s, 10.5 MB against
- * 9.6 MB). So a protected run asks for half-gates, and takes what the server offers if it has
- * none.
- */
-function garblingFor(options: RunOptions): Garbling | undefined {
-  return options.security === 'cut-and-choose' ? 'half-gates' : undefined;
 }
 
 let catalog: Promise<ServiceInfo[]> | undefined;
@@ -88,7 +74,7 @@ export async function service(name: string): Promise<ServiceInfo> {
 
 /** Runs one computation on a session of its own. */
 export async function run(name: string, inputs: Inputs, options: RunOptions & { onConnected?: () => void }): Promise<RunResult> {
-  const session = await connect(options.signal, garblingFor(options));
+  const session = await connect(options.signal);
   try {
     options.onConnected?.();
     return await session.run(name, inputs, options);

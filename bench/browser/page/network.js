@@ -53,6 +53,30 @@ export async function aesLatency(server, runs = 20) {
 }
 
 /**
+ * Private AES of one block in the mode `security` (`standard` or `cut-and-choose`) under the
+ * garbling scheme `garbling`, each run on a fresh connection: from `run` to the ciphertext (a
+ * connection's first cut-and-choose computation includes its chosen OT's base OT, as the native
+ * loopback figures do), from `Garblet.connect`, and the bytes each way as the evaluator counted
+ * them; `runs` runs after one not counted.
+ */
+export async function aesSecurityCost(server, security, garbling, runs = 12) {
+  const samples = [];
+  for (let i = 0; i <= runs; i++) {
+    const start = now();
+    const session = await Garblet.connect(`ws://${server}/`, { garbling });
+    try {
+      const connected = now();
+      const { stats } = await session.run('aes128', { plaintext: randomBlock() }, { security });
+      const done = now();
+      if (i > 0) samples.push({ runMs: done - connected, withConnectMs: done - start, received: stats.evaluator.bytes_received, sent: stats.evaluator.bytes_sent });
+    } finally {
+      session.close();
+    }
+  }
+  return samples;
+}
+
+/**
  * One private AES block on a fresh connection and again on the same connection, through
  * `server` (a relay with a round-trip time): `coldMs` from calling `Garblet.connect` to the
  * first result, `warmMs` from the second `run` to its result; medians of `runs` connections
