@@ -375,13 +375,13 @@ mod tests {
         for salt in 0..4 {
             let code = drawn(salt);
             let rows = &code.rows;
-            for i in 0..GROUP_BITS {
-                assert!(1 + weight(&rows[i]) >= MIN_WEIGHT);
-                for j in i + 1..GROUP_BITS {
-                    let ij = xor(&rows[i], &rows[j]);
-                    assert!(2 + weight(&ij) >= MIN_WEIGHT);
-                    for k in j + 1..GROUP_BITS {
-                        assert!(3 + weight(&xor(&ij, &rows[k])) >= MIN_WEIGHT, "salt {salt}: rows {i}, {j}, {k}");
+            for (i, a) in rows.iter().enumerate() {
+                assert!(1 + weight(a) >= MIN_WEIGHT);
+                for (j, b) in rows.iter().enumerate().skip(i + 1) {
+                    let ab = xor(a, b);
+                    assert!(2 + weight(&ab) >= MIN_WEIGHT);
+                    for (k, c) in rows.iter().enumerate().skip(j + 1) {
+                        assert!(3 + weight(&xor(&ab, c)) >= MIN_WEIGHT, "salt {salt}: rows {i}, {j}, {k}");
                     }
                 }
             }
