@@ -172,3 +172,53 @@ pub fn run_bristol_plain<R: std::io::BufRead>(open: impl Fn() -> R, inputs: &[Ve
         })
         .collect()
 }
+
+/// One circuit of the bundled Bristol Fashion corpus (`circuits/bristol/`) as the engines' tests
+/// run it: its inputs alternate between the parties, the garbler's first, and every output is
+/// revealed to both.
+pub struct CorpusCircuit {
+    pub name: String,
+    pub info: std::sync::Arc<crate::bristol::BristolInfo>,
+    text: &'static [u8],
+    parties: Vec<Party>,
+}
+
+/// Every circuit of the bundled corpus, in name order (read from this crate's folder, so not in
+/// WebAssembly). The files stay in memory for the rest of the test process.
+pub fn bristol_corpus() -> Vec<CorpusCircuit> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/bristol");
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("the bundled corpus")
+        .map(|e| e.expect("a directory entry").file_name().into_string().expect("a UTF-8 name"))
+        .filter(|n| n.ends_with(".txt") && !n.starts_with("LICENSE"))
+        .collect();
+    names.sort();
+    names
+        .into_iter()
+        .map(|name| {
+            let path = format!("{dir}/{name}");
+            let text: &'static [u8] = Box::leak(std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}")).into_boxed_slice());
+            let info = std::sync::Arc::new(crate::bristol::scan(text).unwrap_or_else(|e| panic!("{path}: {e}")));
+            let parties = (0..info.header.inputs.len()).map(|i| if i % 2 == 0 { Party::Garbler } else { Party::Evaluator }).collect();
+            CorpusCircuit { name, info, text, parties }
+        })
+        .collect()
+}
+
+impl CorpusCircuit {
+    /// The circuit as a program.
+    pub fn program(&self) -> Box<dyn Program> {
+        let (inputs, outputs) = crate::bristol::default_io(&self.info.header, &self.parties, Reveal::Both);
+        Box::new(crate::bristol::BristolProgram::new(self.text, self.info.clone(), inputs, outputs).expect("a scanned circuit builds"))
+    }
+
+    /// Random inputs from `rng`: (the garbler's, the evaluator's), each its inputs in order.
+    pub fn inputs(&self, rng: &mut TestRng) -> (Vec<bool>, Vec<bool>) {
+        let (mut garbler, mut evaluator) = (Vec::new(), Vec::new());
+        for (&width, &party) in self.info.header.inputs.iter().zip(&self.parties) {
+            let bits = rng.bits(width);
+            if party == Party::Garbler { garbler.extend(bits) } else { evaluator.extend(bits) }
+        }
+        (garbler, evaluator)
+    }
+}

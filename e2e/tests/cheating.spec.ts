@@ -81,8 +81,13 @@ test('a server that corrupts every circuit, garbles another function, or garbles
   }
 });
 
-test('one corrupted circuit is caught or outvoted: FIPS-197 or no output, never a wrong one', async ({ page }) => {
-  const server = await startCheatingServer('one-circuit');
+/**
+ * Four runs against a server that deviates in circuit 0 only: each is caught by a check circuit
+ * (circuit 0 checked, probability 34/49) or gives FIPS-197's ciphertext — `recovered` says
+ * whether through cheating recovery.
+ */
+async function caughtOrRight(page: Page, deviation: Deviation, recovered: boolean): Promise<void> {
+  const server = await startCheatingServer(deviation);
   const counts = { caught: 0, right: 0 };
   try {
     await protectedAes(page, server.url, FIPS_BLOCK);
@@ -92,9 +97,7 @@ test('one corrupted circuit is caught or outvoted: FIPS-197 or no output, never 
         expect(outcome.reason).toBe('check-circuit');
         counts.caught++;
       } else {
-        // Outvoted: the corrupted circuit's output opens no committed value, so it is ignored
-        // (no disagreement between valid outputs, no recovery).
-        expect(outcome).toEqual({ kind: 'output', value: reference(FIPS_BLOCK), recovered: false });
+        expect(outcome).toEqual({ kind: 'output', value: reference(FIPS_BLOCK), recovered });
         counts.right++;
       }
     }
@@ -102,33 +105,20 @@ test('one corrupted circuit is caught or outvoted: FIPS-197 or no output, never 
     await server.stop();
   }
   const description = `${counts.caught} of 4 runs caught the server (circuit 0 checked, probability 34/49), ${counts.right} gave FIPS-197`;
-  test.info().annotations.push({ type: 'one-circuit', description });
-  console.log(`[e2e] one corrupted circuit: ${description}`);
+  test.info().annotations.push({ type: deviation, description });
+  console.log(`[e2e] ${deviation}: ${description}`);
+}
+
+test('one corrupted circuit is caught or outvoted: FIPS-197 or no output, never a wrong one', async ({ page }) => {
+  // Outvoted: the corrupted circuit's output opens no committed value, so it is ignored (no
+  // disagreement between valid outputs, no recovery).
+  await caughtOrRight(page, 'one-circuit', false);
 });
 
 test('another function in one circuit is caught or recovered from: FIPS-197 or no output, never a wrong one', async ({ page }) => {
-  const server = await startCheatingServer('other-circuit-0');
-  const counts = { caught: 0, recovered: 0 };
-  try {
-    await protectedAes(page, server.url, FIPS_BLOCK);
-    for (let run = 0; run < 4; run++) {
-      const outcome = await runOnce(page);
-      if (outcome.kind === 'caught') {
-        expect(outcome.reason).toBe('check-circuit');
-        counts.caught++;
-      } else {
-        // Evaluated: its output is valid but another function's, so two circuits disagree and
-        // the browser recovers the server's input and computes the right output itself.
-        expect(outcome).toEqual({ kind: 'output', value: reference(FIPS_BLOCK), recovered: true });
-        counts.recovered++;
-      }
-    }
-  } finally {
-    await server.stop();
-  }
-  const description = `${counts.caught} of 4 runs caught the server (circuit 0 checked, probability 34/49), ${counts.recovered} recovered FIPS-197`;
-  test.info().annotations.push({ type: 'other-circuit-0', description });
-  console.log(`[e2e] another function in one circuit: ${description}`);
+  // Evaluated, its output is valid but another function's: two circuits disagree, and the
+  // browser recovers the server's input and computes the right output itself.
+  await caughtOrRight(page, 'other-circuit-0', true);
 });
 
 test('selective failure on one bit of the block: the abort is a coin flip whatever the bit, and no run gives a wrong output', async ({ page }) => {

@@ -207,34 +207,16 @@ fn every_library_program_gives_its_plaintext_outputs() {
 #[cfg(not(target_arch = "wasm32"))]
 #[test]
 fn every_bundled_bristol_circuit_gives_its_plaintext_outputs() {
-    use garblet_circuits::bristol::{self, BristolInput, BristolOutput, BristolProgram, InputSource};
-    use garblet_circuits::Encoding;
-    use std::sync::Arc;
-    let dir = format!("{}/../circuits/bristol", env!("CARGO_MANIFEST_DIR"));
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.ends_with(".txt") && !n.starts_with("LICENSE"))
-        .collect();
-    names.sort();
-    assert!(names.len() >= 12, "expected the bundled circuits in {dir}");
+    let corpus = garblet_circuits::testing::bristol_corpus();
+    assert!(corpus.len() >= 12, "expected the bundled circuits");
     let mut rng = TestRng::new(2013);
-    for name in names {
-        let text: &'static [u8] = Box::leak(std::fs::read(format!("{dir}/{name}")).unwrap().into_boxed_slice());
-        let info = Arc::new(bristol::scan(text).unwrap());
-        let parties: Vec<Party> = (0..info.header.inputs.len()).map(|i| if i % 2 == 0 { Party::Garbler } else { Party::Evaluator }).collect();
-        let inputs: Vec<BristolInput> = parties.iter().enumerate().map(|(i, &p)| BristolInput { name: format!("in{i}"), source: InputSource::Party(p), encoding: Encoding::UInt }).collect();
-        let outputs: Vec<BristolOutput> = (0..info.header.outputs.len()).map(|i| BristolOutput { name: format!("out{i}"), reveal: Reveal::Both }).collect();
-        let make = || Box::new(BristolProgram::new(text, info.clone(), inputs.clone(), outputs.clone()).unwrap()) as Box<dyn Program>;
-        let (mut x, mut y) = (Vec::new(), Vec::new());
-        for (&width, &party) in info.header.inputs.iter().zip(&parties) {
-            let bits = rng.bits(width);
-            if party == Party::Garbler { x.extend(bits) } else { y.extend(bits) }
-        }
+    for circuit in corpus {
+        let make = || circuit.program();
+        let (x, y) = circuit.inputs(&mut rng);
         for scheme in Scheme::ALL {
             let check = sample_fixed_check_set(4, 2, &mut AesCtr::from_os_rng().unwrap()).unwrap();
             let got = honest(&Run { scheme, make: &make, x: x.clone(), y: y.clone(), check });
-            assert_eq!(got, both_plaintext(&make, &x, &y), "{scheme:?}, {name}");
+            assert_eq!(got, both_plaintext(&make, &x, &y), "{scheme:?}, {}", circuit.name);
         }
     }
 }

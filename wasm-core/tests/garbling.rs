@@ -5,7 +5,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use garblet_circuits::bristol::{self, BristolInput, BristolOutput, BristolProgram, InputSource};
-use garblet_circuits::testing::{RandomCircuit, TestRng};
+use garblet_circuits::testing::{bristol_corpus, RandomCircuit, TestRng};
 use garblet_circuits::{Encoding, Party, Plaintext, Program, Reveal, Runner};
 use garblet_core::garble::{random_delta, Evaluator, Garbler, Scheme};
 use garblet_core::Block;
@@ -92,42 +92,21 @@ fn bundled_bristol(name: &str) -> Vec<u8> {
 
 #[test]
 fn every_bundled_bristol_circuit_matches_plaintext() {
-    let dir = format!("{}/../circuits/bristol", env!("CARGO_MANIFEST_DIR"));
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.ends_with(".txt") && !n.starts_with("LICENSE"))
-        .collect();
-    names.sort();
-    assert!(names.len() >= 12, "expected the bundled circuits in {dir}");
+    let corpus = bristol_corpus();
+    assert!(corpus.len() >= 12, "expected the bundled circuits");
     let mut rng = TestRng::new(1);
-    for name in names {
-        let text: &'static [u8] = Box::leak(bundled_bristol(&name).into_boxed_slice());
-        let info = Arc::new(bristol::scan(text).unwrap());
-        let n_in = info.header.inputs.len();
-        // Alternate owners so both parties' input paths are exercised; reveal to both.
-        let parties: Vec<Party> = (0..n_in).map(|i| if i % 2 == 0 { Party::Garbler } else { Party::Evaluator }).collect();
-        let inputs: Vec<BristolInput> = parties
-            .iter()
-            .enumerate()
-            .map(|(i, &p)| BristolInput { name: format!("in{i}"), source: InputSource::Party(p), encoding: Encoding::UInt })
-            .collect();
-        let outputs: Vec<BristolOutput> = (0..info.header.outputs.len()).map(|i| BristolOutput { name: format!("out{i}"), reveal: Reveal::Both }).collect();
-        let make = || Box::new(BristolProgram::new(text, info.clone(), inputs.clone(), outputs.clone()).unwrap()) as Box<dyn Program>;
+    for circuit in corpus {
+        let (name, and) = (&circuit.name, circuit.info.stats.and);
+        let make = || circuit.program();
         for _ in 0..3 {
-            let mut g = Vec::new();
-            let mut e = Vec::new();
-            for (i, &w) in info.header.inputs.iter().enumerate() {
-                let bits = rng.bits(w);
-                if parties[i] == Party::Garbler { g.extend(bits) } else { e.extend(bits) }
-            }
+            let (g, e) = circuit.inputs(&mut rng);
             let expect = plaintext(&make, &g, &e);
             for scheme in Scheme::ALL {
                 let got = garble_and_evaluate(scheme, &make, &g, &e);
                 assert_eq!(got.evaluator, expect, "{scheme}, {name}: evaluator's outputs");
                 assert_eq!(got.garbler, expect, "{scheme}, {name}: garbler's outputs");
-                let and_bytes = (scheme.bytes_per_and() * info.stats.and as f64).floor() as usize;
-                assert!(got.payload_bytes >= and_bytes, "{scheme}, {name}: {} payload bytes for {} ANDs", got.payload_bytes, info.stats.and);
+                let and_bytes = (scheme.bytes_per_and() * and as f64).floor() as usize;
+                assert!(got.payload_bytes >= and_bytes, "{scheme}, {name}: {} payload bytes for {and} ANDs", got.payload_bytes);
             }
         }
     }
