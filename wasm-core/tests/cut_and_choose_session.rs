@@ -291,3 +291,31 @@ fn a_garbler_that_garbles_another_circuit_is_caught_by_the_check_circuits() {
     eprintln!("another circuit in some copies: {caught} of 16 computations caught, {recovered} recovered");
     assert_eq!(caught + recovered, 16, "a computation neither caught nor recovered took a bad copy's output for the good ones'");
 }
+
+/// Cheating recovery through the sessions with the smallest window: another function in one
+/// circuit, run until that circuit is evaluated (about a third of the runs; the others catch
+/// it), so that two circuits disagree and the recovery circuits stream — a lock-step batch at a
+/// time, waiting for credit — and the evaluator computes FIPS-197's ciphertext itself.
+#[cfg(feature = "insecure-switches")]
+#[test]
+fn cheating_recovery_streams_within_the_smallest_window() {
+    use garblet_core::cnc::primary::{Deviation, OtherCircuit};
+    use garblet_core::protocol::frame::MIN_WINDOW;
+    let block: Vec<u8> = (0u8..16).map(|i| i * 0x11).collect();
+    for attempt in 0..40 {
+        let mut pair = Pair::new(MIN_WINDOW);
+        pair.garbler.insecure_cnc_deviation(Deviation { gates: Some(OtherCircuit::xnor(|j| j == 0)), ..Deviation::default() });
+        pair.evaluator.start_with("aes128", vec![], value::from_bytes(&block), Security::CutAndChoose).unwrap();
+        match pair.pump() {
+            Ok(()) => {
+                let result = finished(&mut pair);
+                assert!(result.recovered, "circuit 0 evaluated: its output disagrees with the good circuits'");
+                assert_eq!(value::to_hex(&result.outputs[0].bits), "0x69c4e0d86a7b0430d8cdb78070b4c55a");
+                eprintln!("recovered at attempt {attempt}");
+                return;
+            }
+            Err(e) => assert!(e.contains("the server cheated: check circuit"), "{e}"),
+        }
+    }
+    panic!("circuit 0 was checked in 40 runs of 40 (probability (34/49)^40 < 10^-6)");
+}

@@ -242,6 +242,15 @@ impl RecoveryGarbler {
     /// tables to `send` (all circuits' first batch, then the next, …), then returns each
     /// circuit's output decoding bits.
     pub fn stream(&self, e: &[bool], mut send: impl FnMut(usize, &[u8])) -> Result<Vec<Vec<bool>>, PrimaryError> {
+        let mut stream = self.start_stream(e)?;
+        while stream.next_batch(&mut send)? {}
+        Ok(stream.decoding())
+    }
+
+    /// Starts garbling every recovery circuit with the evaluator's flips `e`, a lock-step batch
+    /// at a time ([`RecoveryStream::next_batch`]), so that the garbler holds one batch of each
+    /// circuit rather than the whole stream.
+    pub fn start_stream(&self, e: &[bool]) -> Result<RecoveryStream, PrimaryError> {
         let setup = &self.setup;
         if e.len() != self.pads.len() {
             return Err(CncError::WrongLength { what: "flips of the encoded δ'", expected: self.pads.len(), actual: e.len() }.into());
@@ -255,14 +264,31 @@ impl RecoveryGarbler {
             circuit.start(self.setup.encoding.decode(&flipped, DELTA_BITS)?);
             circuits.push(circuit);
         }
-        let mut runner = Runner::with_batch_gates((setup.make())(), RECOVERY_BATCH_GATES);
-        while let Some(batch) = runner.next_batch().map_err(|e| PrimaryError::Program(e.to_string()))? {
-            CircuitGarbling::garble_all(circuits.iter_mut(), batch)?;
-            for (j, circuit) in circuits.iter().enumerate() {
-                send(j, circuit.tables());
-            }
+        Ok(RecoveryStream { circuits, runner: Runner::with_batch_gates((setup.make())(), RECOVERY_BATCH_GATES) })
+    }
+}
+
+/// The recovery circuits being garbled for the stream ([`RecoveryGarbler::start_stream`]).
+pub struct RecoveryStream {
+    circuits: Vec<CircuitGarbling>,
+    runner: Runner<'static>,
+}
+
+impl RecoveryStream {
+    /// Garbles the next batch of every circuit, handing each circuit's tables to `send` in
+    /// circuit order; false once the circuits are done.
+    pub fn next_batch(&mut self, mut send: impl FnMut(usize, &[u8])) -> Result<bool, PrimaryError> {
+        let Some(batch) = self.runner.next_batch().map_err(|e| PrimaryError::Program(e.to_string()))? else { return Ok(false) };
+        CircuitGarbling::garble_all(self.circuits.iter_mut(), batch)?;
+        for (j, circuit) in self.circuits.iter().enumerate() {
+            send(j, circuit.tables());
         }
-        Ok(circuits.into_iter().map(|c| decoding_bits(&c.finish().outputs)).collect())
+        Ok(true)
+    }
+
+    /// Each circuit's output decoding bits, once [`next_batch`](Self::next_batch) returned false.
+    pub fn decoding(self) -> Vec<Vec<bool>> {
+        self.circuits.into_iter().map(|c| decoding_bits(&c.finish().outputs)).collect()
     }
 }
 

@@ -40,7 +40,7 @@ use crate::cnc::encoding::EncodingKind;
 use crate::cnc::output_keys::{OutputKey, KEY_BITS};
 use crate::cnc::params::{sample_fixed_check_set, CheckSet, FIXED_CIRCUITS, FIXED_EVALUATED, RECOVERY_CHECKS, RECOVERY_CIRCUITS};
 use crate::cnc::primary::{run_program, CircuitCommitment, Commitments, InputDigest, Passes, PrimaryError, PrimaryEvaluator, PrimaryGarbler, PrimaryOutcome, PrimaryRun, PrimaryStream, Setup};
-use crate::cnc::recovery::{conclude, input_hashes, RecoveryCircuit, RecoveryCommitment, RecoveryCommitments, RecoveryEvaluator, RecoveryGarbler, RecoveryRun, RecoverySetup, DELTA_BITS};
+use crate::cnc::recovery::{conclude, input_hashes, RecoveryCircuit, RecoveryCommitment, RecoveryCommitments, RecoveryEvaluator, RecoveryGarbler, RecoveryRun, RecoverySetup, RecoveryStream, DELTA_BITS};
 use crate::cnc::CncError;
 use crate::garble::Scheme;
 use crate::ot::base::{RECEIVER_MESSAGE_BYTES, SENDER_MESSAGE_BYTES};
@@ -461,17 +461,9 @@ enum GarblerStage {
     Evaluation(Box<(PrimaryGarbler, RecoveryGarbler)>),
     Streaming(Box<(PrimaryGarbler, RecoveryGarbler, Vec<usize>, PrimaryStream, StreamBatches)>),
     Flips(Box<(PrimaryGarbler, RecoveryGarbler)>),
-    /// The recovery stream (garbled at once: its size depends on the garbler's input width, not
-    /// on the circuit's length), sent under the window; its decoding bits follow.
-    /// `ends` holds where each lock-step batch ends in `stream`: the stream is sent a whole batch
-    /// at a time, since the evaluator evaluates whole batches only.
-    Recovery {
-        garbler: Box<PrimaryGarbler>,
-        stream: Vec<u8>,
-        ends: Vec<usize>,
-        sent: usize,
-        decoding: Vec<Vec<bool>>,
-    },
+    /// The recovery circuits, garbled a lock-step batch at a time as the window allows (the
+    /// evaluator evaluates whole batches only); their decoding bits follow once `done`.
+    Recovery { garbler: Box<PrimaryGarbler>, stream: Box<RecoveryStream>, done: bool },
     Reply(Box<PrimaryGarbler>),
     Finished(Vec<bool>),
 }
@@ -647,16 +639,9 @@ impl CncGarbler {
                 let mut r = Reader::new(flight::FLIPS, &message);
                 let flips = r.bits(self.encoding.encoded_len(DELTA_BITS), "flips")?;
                 r.finish()?;
-                let (mut stream, mut ends) = (Vec::new(), Vec::new());
                 self.garbled += RECOVERY_CIRCUITS as u64 * self.recovery_and_gates;
-                let decoding = recovery.stream(&flips, |j, tables| {
-                    if j == 0 && !stream.is_empty() {
-                        ends.push(stream.len());
-                    }
-                    stream.extend_from_slice(tables);
-                })?;
-                ends.push(stream.len());
-                self.stage = GarblerStage::Recovery { garbler: Box::new(garbler), stream, ends, sent: 0, decoding };
+                let stream = Box::new(recovery.start_stream(&flips)?);
+                self.stage = GarblerStage::Recovery { garbler: Box::new(garbler), stream, done: false };
             }
             GarblerStage::Reply(garbler) => {
                 let mut r = Reader::new(flight::REPLY, &message);
@@ -769,13 +754,13 @@ impl CncGarbler {
                     self.produced += (self.pending.len() - before) as u64;
                 }
             }
-            GarblerStage::Recovery { stream, ends, sent, .. } => {
+            GarblerStage::Recovery { stream, done, .. } => {
                 // Whole batches while the window has room, like the primary stream.
-                while content(&self.pending) < target && self.produced - self.consumed < limits.window && *sent < stream.len() {
-                    let end = ends.iter().copied().find(|&e| e > *sent).unwrap_or(stream.len());
-                    self.pending.extend_from_slice(&stream[*sent..end]);
-                    self.produced += (end - *sent) as u64;
-                    *sent = end;
+                while content(&self.pending) < target && self.produced - self.consumed < limits.window && !*done {
+                    let before = self.pending.len();
+                    let pending = &mut self.pending;
+                    *done = !stream.next_batch(|_, tables| pending.extend_from_slice(tables))?;
+                    self.produced += (self.pending.len() - before) as u64;
                 }
             }
             _ => return Ok(false),
@@ -794,7 +779,8 @@ impl CncGarbler {
                 send_flight(outbox, flight::TRANSLATIONS, &write_translations(&garbler.translations(&evaluation)), limits.max_frame);
                 self.stage = GarblerStage::Flips(Box::new((garbler, recovery)));
             }
-            GarblerStage::Recovery { garbler, stream, sent, decoding, .. } if sent == stream.len() => {
+            GarblerStage::Recovery { garbler, stream, done: true } => {
+                let decoding = stream.decoding();
                 let mut w = Writer::default();
                 w.u32(decoding.len());
                 for bits in &decoding {
