@@ -27,9 +27,9 @@ PING_125 = bytes(range(125))
 
 
 def hello():
-    # Protocol version 6, a 1 MiB window, the base-OT point, and both garbling schemes
+    # Protocol version 7, a 1 MiB window, the base-OT point, and both garbling schemes
     # (a bit per scheme id: half-gates 0, three-halves 1).
-    return b"\x01GRBL" + struct.pack("<HI", 6, 1 << 20) + BASE_POINT + bytes([0b11])
+    return b"\x01GRBL" + struct.pack("<HI", 7, 1 << 20) + BASE_POINT + bytes([0b11])
 
 
 def probe(service):

@@ -211,6 +211,8 @@ fn the_exposition_check_is_strict() {
 fn metrics_in_prometheus_text_format_agree_with_the_json() {
     let server = Server::start(&config());
     honest_client(server.url(), 2, 1000).join().unwrap();
+    // The honest client's session ends on the server a moment after the client returns.
+    server.wait_for_active(0, std::time::Duration::from_secs(10));
     // A second session is refused (max_sessions = 1): a refusal with its cause.
     let _first = RawClient::connect(&server.url());
     server.wait_for_active(1, std::time::Duration::from_secs(10));

@@ -171,6 +171,9 @@ fn limits_and_endpoints() {
     }
     drop(second);
     assert_eq!(server.metric("sessions_refused"), 1);
+    // Only the client's session left before the next part opens another beside it: a dropped
+    // connection's session ends on the server a moment later.
+    server.wait_for_active(1, Duration::from_secs(5));
 
     // Origins: browsers' pages from elsewhere are refused before the upgrade.
     match RawClient::connect_with_origin(&server.url(), Some("https://evil.example")) {
@@ -180,6 +183,8 @@ fn limits_and_endpoints() {
     for origin in ["http://localhost:5173", "https://app.example"] {
         let mut raw = RawClient::connect_with_origin(&server.url(), Some(origin)).unwrap();
         raw.hello();
+        drop(raw);
+        server.wait_for_active(1, Duration::from_secs(5));
     }
 
     // The native client's own handshake reports a refusal with the server's reason.
