@@ -100,10 +100,12 @@ pub fn run_with(config_path: Option<&Path>, options: ServeOptions) -> Result<(),
     let table = build_services(&config)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().thread_name("garblet-io").build()?;
     runtime.block_on(async {
+        // The handlers first: a signal that comes as soon as the server answers must find them.
+        let stop = shutdown_signal();
         let listening = listen(&config, table, options).await?;
         // One plain line on stdout for scripts and tests (port 0 picks a free port); logs go to stderr.
         println!("listening on {}", listening.local);
-        listening.serve(&config, shutdown_signal(), Hangup::new()).await
+        listening.serve(&config, stop, Hangup::new()).await
     })
 }
 
@@ -333,25 +335,35 @@ impl Hangup {
     }
 }
 
-/// Ctrl-C, or SIGTERM (what service managers and container runtimes send).
-async fn shutdown_signal() {
+/// Ctrl-C, or SIGTERM (what service managers and container runtimes send). The handlers are
+/// installed when this is called, not when the future is first polled: until then a signal
+/// would take its default action and kill the server mid-session.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
+        let (interrupt, terminate) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate()));
+        async move {
+            match (interrupt, terminate) {
+                (Ok(mut interrupt), Ok(mut terminate)) => {
+                    tokio::select! {
+                        _ = interrupt.recv() => {}
+                        _ = terminate.recv() => {}
+                    }
                 }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
+                (Ok(mut interrupt), Err(_)) => {
+                    interrupt.recv().await;
+                }
+                (Err(_), _) => {
+                    let _ = tokio::signal::ctrl_c().await;
+                }
             }
         }
     }
     #[cfg(not(unix))]
     {
-        let _ = tokio::signal::ctrl_c().await;
+        async {
+            let _ = tokio::signal::ctrl_c().await;
+        }
     }
 }
