@@ -215,6 +215,27 @@ fn limits_and_endpoints() {
 
 /// The benchmark endpoint, when on, sends exactly the bytes asked for in frames of the size
 /// asked for, the last one shorter — also once its frames are reused (more than it queues).
+/// Every session gets its own Δ and base OT, whether one was ready (the server keeps a few made
+/// ahead) or it makes its own: twelve sessions in a row, more than are kept, show twelve
+/// different sets of base-OT points, and each session computes.
+#[test]
+fn every_session_has_its_own_base_ot_prepared_ahead_or_not() {
+    let server = Server::start(&config(""));
+    let mut seen = std::collections::HashSet::new();
+    for _ in 0..12 {
+        let mut raw = RawClient::connect(&server.url());
+        let hello = raw.next_binary().expect("the ServerHello");
+        match Frame::decode(&hello).unwrap() {
+            Frame::ServerHello { base_ot, .. } => assert!(seen.insert(base_ot), "a session's base-OT points came again"),
+            other => panic!("{other:?}"),
+        }
+    }
+    let mut client = Client::connect(&server.url(), &ConnectOptions::default()).unwrap();
+    assert_eq!(value::to_hex(&client.compute("aes128", vec![], fips_block()).unwrap().outputs[0].bits), FIPS_CIPHERTEXT);
+    client.close();
+    server.stop();
+}
+
 #[test]
 fn raw_throughput_endpoint_sends_exactly_what_was_asked() {
     let server = Server::start(&format!("[server]\nraw_throughput_endpoint = true\n{}", services()));

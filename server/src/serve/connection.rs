@@ -177,6 +177,7 @@ where
         progress_grace: server.limits.progress_grace(),
         request_and_gates: server.request_and_gates.clone(),
         hook: server.session_hook.clone(),
+        prepared_ot: server.prepared_ots.try_recv().ok(),
     };
     span.in_scope(|| info!(window = window.bytes, "session started"));
     match session::spawn(id, settings, server.services.clone(), server.metrics.clone(), SessionPlaces { permit, address, window }, span.clone()) {

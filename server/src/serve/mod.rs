@@ -213,6 +213,7 @@ async fn listen(config: &Config, services: ServiceTable, options: ServeOptions) 
         metrics,
         shutdown: shutdown_rx,
         next_id: AtomicU64::new(0),
+        prepared_ots: server::prepare_ots()?,
     });
     Ok(Listening { listener, local, tls, certificate, server, shutdown })
 }

@@ -20,7 +20,7 @@ use crate::clock::ThreadClock;
 use crate::service_table::ServiceTable;
 use flume::{RecvTimeoutError, SendTimeoutError};
 use garblet_circuits::value;
-use garblet_core::protocol::{ErrorCode, Frame, GarblerConfig, GarblerEvent, GarblerSession, SessionError};
+use garblet_core::protocol::{ErrorCode, Frame, GarblerConfig, GarblerEvent, GarblerSession, PreparedOt, SessionError};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -63,6 +63,8 @@ pub struct SessionSettings {
     pub request_and_gates: Arc<HashMap<String, u64>>,
     /// Called on the new session's garbler before it handles anything ([`super::server::SessionHook`]).
     pub hook: Option<super::server::SessionHook>,
+    /// Its Δ and base OT, if one was ready ([`super::server::prepare_ots`]); else it makes its own.
+    pub prepared_ot: Option<PreparedOt>,
 }
 
 /// What a session holds of the server's shared limits until it ends: its place among
@@ -90,15 +92,20 @@ pub fn spawn(id: u64, settings: SessionSettings, services: Arc<ServiceTable>, me
     let (outbox_tx, outbox_rx) = flume::bounded(OUTBOX_FRAMES);
     let (finished_tx, finished_rx) = flume::bounded::<()>(1);
     std::thread::Builder::new().name(format!("session-{id}")).spawn(move || {
+        let mut settings = settings;
         // Locals drop in reverse order: the permit (the session's place among max_sessions)
         // is given back, and the outcome counted below, before `finished` disconnects — so a
         // reader of /metrics who sees the session gone also finds its place free.
         let _finished = finished_tx;
         let _entered = span.enter();
         let SessionPlaces { permit: _permit, address, window } = places;
+        // The Δ and base OT made ahead for this session, or its own.
+        let (garbler, garbling) = (settings.garbler.clone(), settings.garbling);
+        let prepared = settings.prepared_ot.take();
+        let start = move |prepared: PreparedOt| GarblerSession::with_prepared(garbler, garbling, prepared, Box::new(ThreadClock::new()), services);
         // A bug must end this session only: catch it here, count it, and let the channels drop
         // (which closes the connection).
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match GarblerSession::with_garbling(settings.garbler.clone(), settings.garbling, Box::new(ThreadClock::new()), services) {
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match prepared.map_or_else(PreparedOt::new, Ok).and_then(start) {
             Ok(mut session) => {
                 if let Some(hook) = &settings.hook {
                     hook(&mut session);

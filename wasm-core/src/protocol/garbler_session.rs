@@ -148,6 +148,26 @@ pub(crate) fn mask_names(mask: u8) -> String {
     if names.is_empty() { "none".into() } else { names.join(", ") }
 }
 
+/// A session's Δ, and its OT sender with the base-OT points of its hello: drawn and computed
+/// before a connection needs them, so that a server can keep a few ready and take the base
+/// OT's 128 fixed-base multiplications off a new connection's first round trip. Each goes to
+/// one session ([`GarblerSession::with_prepared`]), which owns it from then on.
+pub struct PreparedOt {
+    delta: Block,
+    ot: OtSender,
+    points: Vec<u8>,
+}
+
+impl PreparedOt {
+    /// A fresh Δ from the OS random source — never shared with another session — and the
+    /// base-OT points for it.
+    pub fn new() -> Result<Self, SessionError> {
+        let delta = random_delta().map_err(SessionError::Random)?;
+        let (ot, points) = OtSender::new(delta)?;
+        Ok(PreparedOt { delta, ot, points })
+    }
+}
+
 impl GarblerSession {
     /// The garbling scheme of this session (settled by the client's hello).
     pub fn scheme(&self) -> Scheme {
@@ -165,9 +185,12 @@ impl GarblerSession {
     /// hello then picks one ([`Garbling::negotiate`]); a client that accepts none of them gets
     /// an `Error` frame (code `garbling`).
     pub fn with_garbling(config: GarblerConfig, garbling: Garbling, clock: Box<dyn Clock>, services: Arc<dyn Services>) -> Result<Self, SessionError> {
-        // A fresh Δ for every session: never shared with another connection.
-        let delta = random_delta().map_err(SessionError::Random)?;
-        let (ot, points) = OtSender::new(delta)?;
+        Self::with_prepared(config, garbling, PreparedOt::new()?, clock, services)
+    }
+
+    /// [`GarblerSession::with_garbling`] with its Δ and base-OT points `prepared` ahead.
+    pub fn with_prepared(config: GarblerConfig, garbling: Garbling, prepared: PreparedOt, clock: Box<dyn Clock>, services: Arc<dyn Services>) -> Result<Self, SessionError> {
+        let PreparedOt { delta, ot, points } = prepared;
         let mut outbox = Outbox::default();
         let offer: Vec<u8> = garbling.offer().iter().map(|s| s.id()).collect();
         outbox.push(Frame::ServerHello { version: VERSION, max_window: config.max_window, max_frame: config.max_frame, base_ot: points, catalog: services.catalog_json().to_string(), garbling: offer.clone() }.encode());

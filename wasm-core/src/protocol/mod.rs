@@ -40,7 +40,7 @@ pub use catalog::{Catalog, ResolveError, Security, ServiceInfo};
 pub use error::{ErrorKind, ErrorReport, ServiceError, ServiceFailure, SessionError};
 pub use evaluator_session::{ComputationResult, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, OutputValue, Progress};
 pub use frame::{ComputeRequest, ErrorCode, Frame, FrameError};
-pub use garbler_session::{GarblerConfig, GarblerEvent, GarblerSession};
+pub use garbler_session::{GarblerConfig, GarblerEvent, GarblerSession, PreparedOt};
 pub use plan::{GateSource, Plan, RecordedCircuit, Services};
 pub use session::Session;
 pub use stats::{Clock, NoClock, Stats};
