@@ -303,8 +303,15 @@ impl CommitmentFlight {
     }
 }
 
-/// What the evaluator may expect of the garbler's flights for a circuit of one shape.
+/// What each party may expect of the other's flights for a circuit of one shape: sizes that
+/// depend on the shape and the encoding's lengths, never on the salt, so they are worked out
+/// once, when the computation starts.
 struct Bounds {
+    /// The garbler's input to every circuit, x‖keys ([`Setup::input_bits`]).
+    input_bits: usize,
+    garbler_outputs: usize,
+    /// The chosen-message OTs ([`transfers`]).
+    transfers: usize,
     labels: usize,
     corrections: usize,
     translated: usize,
@@ -313,23 +320,32 @@ struct Bounds {
 }
 
 impl Bounds {
-    fn new(setup: &Setup, shape: &Shape) -> Self {
+    fn new(scheme: Scheme, shape: &Shape, encoding: EncodingKind) -> Self {
         use crate::cnc::primary::HASH_BITS;
+        let (setup, _) = setup(scheme, [0; 16], shape, encoding);
         Bounds {
+            input_bits: setup.input_bits(),
+            garbler_outputs: setup.garbler_outputs,
+            transfers: transfers(&setup),
             labels: setup.input_bits() + HASH_BITS,
             corrections: setup.encoding.encoded_len(setup.evaluator_bits),
-            translated: max_translated(setup, shape),
+            translated: max_translated(&setup, shape),
             recovery_labels: setup.input_bits() + DELTA_BITS + 2 * HASH_BITS,
             recovery_corrections: setup.encoding.encoded_len(DELTA_BITS),
         }
     }
 
-    /// The largest flight 2 (ciphertexts of `transfers` OTs included).
-    fn commitment_flight(&self, transfers: usize) -> usize {
+    /// The largest flight 1: the salt and the OT chunks of every choice.
+    fn choices_flight(&self) -> usize {
+        16 + chunks_len(self.transfers)
+    }
+
+    /// The largest flight 2 (the OTs' ciphertexts included).
+    fn commitment_flight(&self) -> usize {
         let vector = |n: usize, each: usize| 4 + n * each;
         let circuit = 64 + vector(self.labels, LabelPair::BYTES) + vector(self.labels, 16) + vector(self.corrections, 16);
         let recovery = vector(self.recovery_labels, LabelPair::BYTES) + vector(self.recovery_labels, 16) + vector(self.recovery_corrections, 16);
-        transfers * CIPHERTEXT_BYTES + 4 + FIXED_CIRCUITS * (circuit + 16) + vector(self.translated, 32) + 4 + RECOVERY_CIRCUITS * (recovery + 32)
+        self.transfers * CIPHERTEXT_BYTES + 4 + FIXED_CIRCUITS * (circuit + 16) + vector(self.translated, 32) + 4 + RECOVERY_CIRCUITS * (recovery + 32)
     }
 
     /// The largest flight 4: a translation table per evaluation circuit.
@@ -337,9 +353,19 @@ impl Bounds {
         4 + FIXED_EVALUATED * (4 + self.translated * 2 * Block::BYTES)
     }
 
+    /// The largest flight 5: the flips of the encoded δ'.
+    fn flips_flight(&self) -> usize {
+        4 + self.recovery_corrections.div_ceil(8)
+    }
+
     /// The largest flight 6: the recovery circuits' output decoding bits.
-    fn recovery_decoding_flight(&self, setup: &Setup) -> usize {
-        4 + RECOVERY_CIRCUITS * (4 + (DELTA_BITS + setup.input_bits()).div_ceil(8))
+    fn recovery_decoding_flight(&self) -> usize {
+        4 + RECOVERY_CIRCUITS * (4 + (DELTA_BITS + self.input_bits).div_ceil(8))
+    }
+
+    /// The largest flight 7: a key per output the garbler learns.
+    fn reply_flight(&self) -> usize {
+        4 + KEY_BYTES * self.garbler_outputs
     }
 }
 
@@ -478,6 +504,7 @@ pub(super) struct CncGarbler {
     stream_topology: bool,
     rng: AesCtr,
     encoding: EncodingKind,
+    bounds: Bounds,
     stage: GarblerStage,
     gathering: Gathering,
     /// Data not yet framed (a `Data` frame under construction).
@@ -533,6 +560,7 @@ impl CncGarbler {
             GarblerStage::Choices
         };
         let learns_outputs = shape.outputs.iter().any(|o| o.reveal.to_garbler());
+        let bounds = Bounds::new(scheme, &shape, encoding);
         Ok(CncGarbler {
             service,
             scheme,
@@ -542,6 +570,7 @@ impl CncGarbler {
             stream_topology,
             rng: AesCtr::from_os_rng().map_err(SessionError::Random)?,
             encoding,
+            bounds,
             stage,
             gathering: Gathering::default(),
             pending: super::frame::data_frame(limits.data_frame),
@@ -603,13 +632,12 @@ impl CncGarbler {
     /// Takes a piece of one of the evaluator's flights.
     pub fn handle_flight(&mut self, number: u8, more: bool, bytes: &[u8], chosen: &mut Option<ChosenSender>, outbox: &mut Outbox, limits: &Limits) -> Result<(), SessionError> {
         let state = self.stage_name();
-        let setup = || setup(self.scheme, [0; 16], &self.shape, self.encoding).0;
         let (expected, limit) = match &self.stage {
             GarblerStage::BaseOt => (flight::BASE_OT, SENDER_MESSAGE_BYTES),
-            GarblerStage::Choices => (flight::CHOICES, 16 + chunks_len(transfers(&setup()))),
+            GarblerStage::Choices => (flight::CHOICES, self.bounds.choices_flight()),
             GarblerStage::Evaluation(_) => (flight::EVALUATION, 4 + 4 * FIXED_CIRCUITS),
-            GarblerStage::Flips(_) => (flight::FLIPS, 4 + self.encoding.encoded_len(DELTA_BITS).div_ceil(8)),
-            GarblerStage::Reply(_) => (flight::REPLY, 4 + KEY_BYTES * setup().garbler_outputs),
+            GarblerStage::Flips(_) => (flight::FLIPS, self.bounds.flips_flight()),
+            GarblerStage::Reply(_) => (flight::REPLY, self.bounds.reply_flight()),
             _ => return Err(SessionError::Unexpected { frame: "Flight", state }),
         };
         let Some(message) = self.gathering.piece(expected, number, more, bytes, limit, state)? else { return Ok(()) };
@@ -637,7 +665,7 @@ impl CncGarbler {
             GarblerStage::Flips(parties) => {
                 let (garbler, recovery) = *parties;
                 let mut r = Reader::new(flight::FLIPS, &message);
-                let flips = r.bits(self.encoding.encoded_len(DELTA_BITS), "flips")?;
+                let flips = r.bits(self.bounds.recovery_corrections, "flips")?;
                 r.finish()?;
                 self.garbled += RECOVERY_CIRCUITS as u64 * self.recovery_and_gates;
                 let stream = Box::new(recovery.start_stream(&flips)?);
@@ -645,7 +673,7 @@ impl CncGarbler {
             }
             GarblerStage::Reply(garbler) => {
                 let mut r = Reader::new(flight::REPLY, &message);
-                let n = r.count(setup().garbler_outputs, "keys of the garbler's outputs")?;
+                let n = r.count(self.bounds.garbler_outputs, "keys of the garbler's outputs")?;
                 let keys: Vec<OutputKey> = (0..n).map(|_| r.array::<KEY_BYTES>().map(|b| b.iter().rev().fold(0, |k, &byte| k << 8 | OutputKey::from(byte)))).collect::<Result<_, _>>()?;
                 r.finish()?;
                 self.stage = GarblerStage::Finished(garbler.outputs(&keys)?);
@@ -880,6 +908,7 @@ pub(super) struct CncEvaluator {
     clear: Clear,
     rng: AesCtr,
     encoding: EncodingKind,
+    bounds: Bounds,
     #[cfg(feature = "insecure-switches")]
     skip_check_circuits: bool,
     stage: EvaluatorStage,
@@ -942,6 +971,7 @@ impl CncEvaluator {
                 (Clear::Streamed(Vec::new()), EvalBatches::Streamed(TopologyReader::new(circuit_id, max_slots)))
             }
         };
+        let bounds = Bounds::new(scheme, &shape, defences.encoding);
         let mut evaluator = CncEvaluator {
             service,
             shape,
@@ -950,6 +980,7 @@ impl CncEvaluator {
             clear,
             rng: AesCtr::from_os_rng().map_err(SessionError::Random)?,
             encoding: defences.encoding,
+            bounds,
             #[cfg(feature = "insecure-switches")]
             skip_check_circuits: defences.skip_check_circuits,
             stage: EvaluatorStage::BaseOt,
@@ -1023,21 +1054,14 @@ impl CncEvaluator {
         Ok(())
     }
 
-    fn bounds(&self) -> (Setup, Bounds) {
-        let (setup, _) = setup(self.scheme, [0; 16], &self.shape, self.encoding);
-        let bounds = Bounds::new(&setup, &self.shape);
-        (setup, bounds)
-    }
-
     /// Takes a piece of one of the garbler's flights.
     pub fn handle_flight(&mut self, number: u8, more: bool, bytes: &[u8], chosen: &mut Option<(ChosenReceiver, bool)>, outbox: &mut Outbox, max_frame: usize) -> Result<(), SessionError> {
         let state = self.stage_name();
-        let (setup, bounds) = self.bounds();
         let (expected, limit) = match &self.stage {
             EvaluatorStage::BaseOt => (flight::BASE_OT, RECEIVER_MESSAGE_BYTES),
-            EvaluatorStage::Commitments(_) => (flight::COMMITMENTS, bounds.commitment_flight(transfers(&setup))),
-            EvaluatorStage::Translations(_) => (flight::TRANSLATIONS, bounds.translation_flight()),
-            EvaluatorStage::Recovery { .. } => (flight::RECOVERY_DECODING, bounds.recovery_decoding_flight(&setup)),
+            EvaluatorStage::Commitments(_) => (flight::COMMITMENTS, self.bounds.commitment_flight()),
+            EvaluatorStage::Translations(_) => (flight::TRANSLATIONS, self.bounds.translation_flight()),
+            EvaluatorStage::Recovery { .. } => (flight::RECOVERY_DECODING, self.bounds.recovery_decoding_flight()),
             _ => return Err(SessionError::Unexpected { frame: "Flight", state }),
         };
         let Some(message) = self.gathering.piece(expected, number, more, bytes, limit, state)? else { return Ok(()) };
@@ -1052,10 +1076,10 @@ impl CncEvaluator {
             }
             EvaluatorStage::Commitments(parties) => {
                 let (evaluator, recovery) = *parties;
-                self.commitments(evaluator, recovery, receiver, &message, &bounds, outbox, max_frame)?;
+                self.commitments(evaluator, recovery, receiver, &message, outbox, max_frame)?;
             }
             EvaluatorStage::Translations(pass) => {
-                let translations = read_translations(&message, &bounds)?;
+                let translations = read_translations(&message, &self.bounds)?;
                 let PrimaryPass { mut evaluator, mut recovery, run, .. } = *pass;
                 let end = evaluator.finish(run, &translations)?;
                 // Flight 5: δ' is δ after a disagreement, random otherwise; the garbler sees
@@ -1077,13 +1101,13 @@ impl CncEvaluator {
                 }
                 let mut r = Reader::new(flight::RECOVERY_DECODING, &message);
                 let n = r.count(RECOVERY_CIRCUITS, "recovery decoding bits")?;
-                let decoding: Vec<Vec<bool>> = (0..n).map(|_| r.bits(DELTA_BITS + setup.input_bits(), "decoding bits")).collect::<Result<_, _>>()?;
+                let decoding: Vec<Vec<bool>> = (0..n).map(|_| r.bits(DELTA_BITS + self.bounds.input_bits, "decoding bits")).collect::<Result<_, _>>()?;
                 r.finish()?;
                 let recovered = recovery.finish(*run, &decoding)?;
                 let disagreed = matches!(end.outcome, PrimaryOutcome::Disagreed { .. });
                 let (clear, y) = (&self.clear, &self.y);
                 let outputs = conclude(&evaluator, *end, recovered, |x| clear.compute(x, y))?;
-                if setup.garbler_outputs > 0 {
+                if self.bounds.garbler_outputs > 0 {
                     let mut w = Writer::default();
                     w.u32(outputs.reply.len());
                     for key in &outputs.reply {
@@ -1099,23 +1123,21 @@ impl CncEvaluator {
     }
 
     /// Flight 2 in, flight 3 out: the transfers and commitments, checked; the evaluation set.
-    #[allow(clippy::too_many_arguments)]
     fn commitments(
         &mut self,
         mut evaluator: PrimaryEvaluator,
         mut recovery: RecoveryEvaluator,
         receiver: &mut ChosenReceiver,
         message: &[u8],
-        bounds: &Bounds,
         outbox: &mut Outbox,
         max_frame: usize,
     ) -> Result<(), SessionError> {
         let setup = evaluator.setup().clone();
-        let n = transfers(&setup);
+        let n = self.bounds.transfers;
         let mut r = Reader::new(flight::COMMITMENTS, message);
         let mut opened = Vec::with_capacity(n);
         receiver.receive(r.take(n * CIPHERTEXT_BYTES)?, &mut opened)?;
-        let flight = CommitmentFlight::read(&mut r, bounds)?;
+        let flight = CommitmentFlight::read(&mut r, &self.bounds)?;
         r.finish()?;
         let rest = opened.split_off(FIXED_CIRCUITS);
         let (recovery_opened, pads) = rest.split_at(RECOVERY_CIRCUITS);
