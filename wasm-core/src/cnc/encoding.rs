@@ -91,8 +91,7 @@ impl EncodingKind {
     /// Length of the encoding of an `n`-bit input, the same in every computation: m per whole
     /// group, and r + f for a last group of r < t bits.
     pub fn encoded_len(self, n: usize) -> usize {
-        let last = n % GROUP_BITS;
-        n / GROUP_BITS * (GROUP_BITS + self.free_bits()) + if last == 0 { 0 } else { last + self.free_bits() }
+        encoded_len(GROUP_BITS, self.free_bits(), n)
     }
 
     /// The encoding of the computation whose evaluator drew `salt`: R expanded from a key
@@ -104,6 +103,13 @@ impl EncodingKind {
         let rows = (0..GROUP_BITS).map(|_| random_row(&mut prg, free_bits)).collect();
         ProbeResistantEncoding { kind: self, rows, free_bits }
     }
+}
+
+/// Length of the encoding of an `n`-bit input in groups of `t` input bits with `f` free bits
+/// each: t + f per whole group, and r + f for a last group of r < t bits.
+fn encoded_len(t: usize, f: usize, n: usize) -> usize {
+    let last = n % t;
+    n / t * (t + f) + if last == 0 { 0 } else { last + f }
 }
 
 /// Uniformly random low `free_bits` bits of a row.
@@ -161,9 +167,7 @@ impl ProbeResistantEncoding {
     /// Length of the encoding of an `n`-bit input: m per whole group, and r + f for a last
     /// group of r < t bits.
     pub fn encoded_len(&self, n: usize) -> usize {
-        let t = self.group_bits();
-        let last = n % t;
-        n / t * self.group_encoded_bits() + if last == 0 { 0 } else { last + self.free_bits }
+        encoded_len(self.group_bits(), self.free_bits, n)
     }
 
     /// A uniformly random y' with M·y' = `y`, its free bits drawn from `rng`.
