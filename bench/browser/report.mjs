@@ -11,6 +11,8 @@ export function targetsOf(r) {
   return {
     wasm_aes_vs_crate: target(r.wasm_aes_blocks_per_s / r.aes_crate_wasm_blocks_per_s, 1.5, false, 'ours / aes crate >= 1.5', `${fmt(r.wasm_aes_blocks_per_s / r.aes_crate_wasm_blocks_per_s)}x`),
     eval_vs_aes: target(r.eval_and_per_s, evalNeeded, false, 'eval AND/s >= 0.8 x (our AES blocks/s / 2)', `${fmt(r.eval_and_per_s)} vs ${fmt(evalNeeded)}`),
+    eval_vs_fixed_key: target(r.eval_vs_fixed_key, 1.1, true, 'half-gates eval time with the instance-keyed hash / with the fixed-key hash <= 1.10', `${r.eval_vs_fixed_key}x`),
+    three_halves_eval_vs_fixed_key: target(r.three_halves_eval_vs_fixed_key, 1.1, true, 'three-halves eval time with the instance-keyed hash / with the fixed-key hash <= 1.10', `${r.three_halves_eval_vs_fixed_key}x`),
     e2e_vs_ws: target(r.e2e_and_per_s, e2eNeeded, false, 'e2e AND/s >= 0.7 x (ws bytes/s / bytes per AND)', `${fmt(r.e2e_and_per_s)} vs ${fmt(e2eNeeded)}`),
     aes128_latency: target(r.aes128_latency_ms, 25, true, 'aes128 latency <= 25 ms', `${r.aes128_latency_ms} ms`),
   };

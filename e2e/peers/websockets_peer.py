@@ -2,7 +2,7 @@
 `websockets` against `garblet serve`; e2e/tests/websocket-peers.spec.ts runs this and checks
 the report.
 
-Usage: websockets_peer.py WS_URL MAX_MESSAGE_BYTES
+Usage: websockets_peer.py WS_URL MAX_MESSAGE_BYTES PROTOCOL_VERSION
 Prints one JSON object: the library's version, for each case what the client saw (the
 session's Error frames, pongs received, the server's close code and reason), and what the
 handshake negotiated. Frames `websockets` will not send (unmasked, reserved bits or opcodes,
@@ -20,6 +20,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 URL = sys.argv[1]
 MAX = int(sys.argv[2])
+VERSION = int(sys.argv[3])
 
 BASE_POINT = bytes.fromhex("e2f2ae0a6abc4e71a884a961c500515f58e30b6aa582dd8db6a65945e08d2d76")
 PROBES = {"binary": "peer-binary", "fragmented": "peer-fragments-arrive-whole", "ping_between": "peer-ping-between-fragments"}
@@ -27,9 +28,9 @@ PING_125 = bytes(range(125))
 
 
 def hello():
-    # Protocol version 7, a 1 MiB window, the base-OT point, and both garbling schemes
+    # The protocol version, a 1 MiB window, the base-OT point, and both garbling schemes
     # (a bit per scheme id: half-gates 0, three-halves 1).
-    return b"\x01GRBL" + struct.pack("<HI", 7, 1 << 20) + BASE_POINT + bytes([0b11])
+    return b"\x01GRBL" + struct.pack("<HI", VERSION, 1 << 20) + BASE_POINT + bytes([0b11])
 
 
 def probe(service):

@@ -7,6 +7,9 @@
  * the session's Error frames (code, message), the payloads of the pongs it got (hex), and the
  * server's close code and reason (null if the connection ended without a Close frame).
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { root } from '../../scripts/stack.mjs';
 import { serverConfig } from './servers';
 
 export interface Seen {
@@ -24,7 +27,12 @@ export function maxMessage(): number {
 
 /** The compressed Ristretto255 base point: a valid base-OT point for a ClientHello. */
 const BASE_POINT = 'e2f2ae0a6abc4e71a884a961c500515f58e30b6aa582dd8db6a65945e08d2d76';
-const PROTOCOL_VERSION = 7;
+/** The protocol version the server speaks, read from its source (`frame::VERSION`). */
+export function protocolVersion(): number {
+  const m = /pub const VERSION: u16 = (\d+);/.exec(readFileSync(join(root, 'wasm-core', 'src', 'protocol', 'frame.rs'), 'utf8'));
+  if (!m) throw new Error('wasm-core/src/protocol/frame.rs has no VERSION');
+  return Number(m[1]);
+}
 /** The garbling schemes the hello accepts, a bit per scheme id: both (half-gates 0, three-halves 1). */
 const GARBLING_MASK = 0b11;
 
@@ -33,7 +41,7 @@ export function hello(): Buffer {
   const b = Buffer.alloc(1 + 4 + 2 + 4 + 32 + 1);
   b[0] = 0x01;
   b.write('GRBL', 1, 'latin1');
-  b.writeUInt16LE(PROTOCOL_VERSION, 5);
+  b.writeUInt16LE(protocolVersion(), 5);
   b.writeUInt32LE(1 << 20, 7);
   Buffer.from(BASE_POINT, 'hex').copy(b, 11);
   b[43] = GARBLING_MASK;

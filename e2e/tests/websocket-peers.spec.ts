@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import WebSocket from 'ws';
 import { root } from '../../scripts/stack.mjs';
 import { serverUrl } from '../support/servers';
-import { errorFrame, expected, handFrame, hello, maxMessage, PING_125, probe, PROBES, type Seen } from '../support/ws-conformance';
+import { errorFrame, expected, handFrame, hello, maxMessage, PING_125, probe, PROBES, protocolVersion, type Seen } from '../support/ws-conformance';
 
 /** A `ws` client on the shared server, and what it sees until the connection ends. */
 function connect(options: WebSocket.ClientOptions = {}, protocols?: string[]) {
@@ -148,7 +148,7 @@ const PYTHON = join(root, '.venv', 'bin', 'python');
 test.describe("Python's websockets", () => {
   test('every case: what the server sends back', async () => {
     expect(existsSync(PYTHON), `${PYTHON} is missing: run node scripts/setup.mjs`).toBe(true);
-    const run = spawnSync(PYTHON, [join(root, 'e2e', 'peers', 'websockets_peer.py'), serverUrl(), String(maxMessage())], { encoding: 'utf8', timeout: 120_000 });
+    const run = spawnSync(PYTHON, [join(root, 'e2e', 'peers', 'websockets_peer.py'), serverUrl(), String(maxMessage()), String(protocolVersion())], { encoding: 'utf8', timeout: 120_000 });
     expect(run.status, run.stderr).toBe(0);
     const report = JSON.parse(run.stdout) as { version: string; cases: Record<string, Seen>; handshake: Record<string, unknown> };
     const want = expected(maxMessage());

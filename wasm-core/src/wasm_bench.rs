@@ -4,7 +4,7 @@
 
 use crate::aes::FixedKeyAes;
 use crate::block::Block;
-use crate::garble::{random_delta, Evaluator, Garbler, Scheme};
+use crate::garble::{random_delta, Evaluator, Garbler, GarblingHash, Scheme};
 use garblet_circuits::library::synthetic::Synthetic;
 use garblet_circuits::{Batch, Runner};
 use wasm_bindgen::prelude::*;
@@ -51,11 +51,18 @@ pub fn bench_ot_receiver(ots: u32, checked: bool) -> Result<f64, JsError> {
     Ok(ots as f64)
 }
 
+/// The sessions' garbling hash under `seed`, or the fixed-key one without.
+fn hash(seed: Option<Block>) -> GarblingHash {
+    seed.map_or_else(GarblingHash::fixed_key, GarblingHash::new)
+}
+
 /// Garbled batches of the `synthetic` circuit, kept in memory so the evaluator can be timed
 /// without a network.
 #[wasm_bindgen]
 pub struct EvalBench {
     scheme: Scheme,
+    /// The garbling hash's instance seed; `None`: the fixed-key hash, for comparison.
+    hash_seed: Option<Block>,
     batches: Vec<(Batch, Vec<u8>)>,
     labels: Vec<Block>,
     and_gates: u64,
@@ -64,16 +71,18 @@ pub struct EvalBench {
 #[wasm_bindgen]
 impl EvalBench {
     /// Garbles `and_gates` ANDs (one XOR each) in the page, under `scheme` ("half-gates", the
-    /// default, or "three-halves").
+    /// default, or "three-halves"), with the sessions' garbling hash or, with `fixed_key`, the
+    /// fixed-key hash it replaced (to measure what the instance keys cost).
     #[wasm_bindgen(constructor)]
-    pub fn new(and_gates: u32, scheme: Option<String>) -> Result<EvalBench, JsError> {
+    pub fn new(and_gates: u32, scheme: Option<String>, fixed_key: Option<bool>) -> Result<EvalBench, JsError> {
         let err = |e: String| JsError::new(&e);
         let scheme = match scheme.as_deref() {
             None => Scheme::HalfGates,
             Some(name) => Scheme::from_name(name).ok_or_else(|| err(format!("unknown garbling scheme {name:?}")))?,
         };
         let delta = random_delta().map_err(|e| err(e.to_string()))?;
-        let mut garbler = Garbler::new(scheme, delta).map_err(|e| err(e.to_string()))?;
+        let hash_seed = if fixed_key.unwrap_or(false) { None } else { Some(Block::random().map_err(|e| err(e.to_string()))?) };
+        let mut garbler = Garbler::new(scheme, delta, hash(hash_seed)).map_err(|e| err(e.to_string()))?;
         let zero: Vec<Block> = (0..256).map(|_| Block::random().unwrap_or_default()).collect();
         garbler.start_computation(vec![false; 256], zero.clone());
         let mut runner = Runner::new(Box::new(Synthetic::new(and_gates as u64, 1, 512, 1)));
@@ -83,12 +92,12 @@ impl EvalBench {
             garbler.garble(batch, &mut payload).map_err(|e| err(e.to_string()))?;
             batches.push((Batch { gates: batch.gates.clone(), slots: batch.slots, counts: batch.counts }, payload));
         }
-        Ok(EvalBench { scheme, batches, labels: zero, and_gates: and_gates as u64 })
+        Ok(EvalBench { scheme, hash_seed, batches, labels: zero, and_gates: and_gates as u64 })
     }
 
     /// Evaluates every batch once; returns the AND gates evaluated.
     pub fn run(&self) -> Result<f64, JsError> {
-        let mut evaluator = Evaluator::new(self.scheme);
+        let mut evaluator = Evaluator::new(self.scheme, hash(self.hash_seed));
         evaluator.start_computation(self.labels.clone());
         for (batch, payload) in &self.batches {
             evaluator.evaluate(batch, payload).map_err(|e| JsError::new(&e.to_string()))?;

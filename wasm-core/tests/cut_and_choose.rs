@@ -248,6 +248,20 @@ fn a_corrupted_check_circuit_is_caught() {
     }
 }
 
+/// A check circuit is regenerated with the garbling hash's keys too: every circuit garbled under
+/// keys from another instance seed than the one both parties derive is caught by the first
+/// check circuit, whatever its tables would otherwise be.
+#[test]
+fn a_check_circuit_regenerates_its_hash_keys() {
+    let (make, x, y) = aes_like();
+    for scheme in Scheme::ALL {
+        let run = Run { scheme, make: &make, x: x.clone(), y: y.clone(), check: checks(6, &[1, 4]) };
+        let other_keys = Deviation { hash_seed: Some(Box::new(|j| Some(Block(0x0dd_5eed ^ j as u128)))), ..Deviation::default() };
+        let ended = execute(&run, other_keys, |_, _| {});
+        assert_eq!(ended.outcome, Err(Cheating::CheckCircuit { circuit: 1, what: "garbled tables" }.into()), "{scheme:?}");
+    }
+}
+
 #[test]
 fn a_corrupted_evaluation_circuit_is_outvoted_by_a_good_one() {
     let (make, x, y) = aes_like();

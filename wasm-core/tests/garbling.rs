@@ -7,7 +7,7 @@
 use garblet_circuits::bristol::{self, BristolInput, BristolOutput, BristolProgram, InputSource};
 use garblet_circuits::testing::{bristol_corpus, RandomCircuit, TestRng};
 use garblet_circuits::{Encoding, Party, Plaintext, Program, Reveal, Runner};
-use garblet_core::garble::{random_delta, Evaluator, Garbler, Scheme};
+use garblet_core::garble::{random_delta, Evaluator, Garbler, GarblingHash, Scheme, MAX_CALLS_PER_KEY};
 use garblet_core::Block;
 use std::sync::Arc;
 
@@ -30,9 +30,10 @@ struct Outcome {
 fn garble_and_evaluate(scheme: Scheme, make: &dyn Fn() -> Box<dyn Program>, garbler_bits: &[bool], evaluator_bits: &[bool]) -> Outcome {
     let delta = random_delta().unwrap();
     let (zero, active) = dealer_labels(delta, evaluator_bits);
-    let mut garbler = Garbler::new(scheme, delta).unwrap();
+    let seed = Block::random().unwrap();
+    let mut garbler = Garbler::new(scheme, delta, GarblingHash::new(seed)).unwrap();
     garbler.start_computation(garbler_bits.to_vec(), zero);
-    let mut evaluator = Evaluator::new(scheme);
+    let mut evaluator = Evaluator::new(scheme, GarblingHash::new(seed));
     evaluator.start_computation(active);
     let (mut g_runner, mut e_runner) = (Runner::new(make()), Runner::new(make()));
     let mut payload = Vec::new();
@@ -52,6 +53,10 @@ fn garble_and_evaluate(scheme: Scheme, make: &dyn Fn() -> Box<dyn Program>, garb
         }
     }
     let garbler_outputs = garbler.decode_outputs(evaluator.garbler_output_labels()).expect("one valid label per garbler output");
+    // The multi-instance bound counts the calls one key serves: never more than it allows.
+    if let Some((key, calls)) = garbler.most_hash_calls_per_key() {
+        assert!(calls <= MAX_CALLS_PER_KEY, "{scheme}: key {key} of the garbling hash served {calls} calls");
+    }
     Outcome { evaluator: evaluator.outputs().to_vec(), garbler: garbler_outputs, payload_bytes }
 }
 
@@ -141,7 +146,7 @@ fn every_session_has_a_fresh_delta_and_fresh_labels() {
     // The same circuit and inputs garble to different bytes in two sessions.
     let make = || Box::new(RandomCircuit::new(9, 8, 0, 200, 8, Reveal::Evaluator)) as Box<dyn Program>;
     let payload = |scheme: Scheme, delta: Block| {
-        let mut g = Garbler::new(scheme, delta).unwrap();
+        let mut g = Garbler::new(scheme, delta, GarblingHash::new(Block::random().unwrap())).unwrap();
         g.start_computation(vec![true; 8], vec![]);
         let mut runner = Runner::new(make());
         let mut out = Vec::new();
@@ -156,7 +161,7 @@ fn every_session_has_a_fresh_delta_and_fresh_labels() {
         assert_ne!(a, b);
         // Point-and-permute needs lsb(Δ) = 1: else both labels of a wire share a color, and the
         // evaluator's row (and its decoding) would not depend on the value at all.
-        assert!(Garbler::new(scheme, Block(2)).is_err(), "{scheme}: Δ with lsb 0 is refused");
+        assert!(Garbler::new(scheme, Block(2), GarblingHash::new(Block(1))).is_err(), "{scheme}: Δ with lsb 0 is refused");
     }
 }
 
@@ -166,14 +171,14 @@ fn wrong_payload_length_and_missing_inputs_are_errors() {
     let mut runner = Runner::new(make());
     let batch = runner.next_batch().unwrap().unwrap();
     for scheme in Scheme::ALL {
-        let mut e = Evaluator::new(scheme);
+        let mut e = Evaluator::new(scheme, GarblingHash::new(Block(1)));
         e.start_computation(vec![Block::ZERO; 4]);
         assert!(matches!(e.evaluate(batch, &[0u8; 3]), Err(garblet_core::garble::GarbleError::PayloadLength { .. })));
         // The other scheme's payload length is refused too.
         let other = Scheme::ALL.into_iter().find(|&s| s != scheme).unwrap();
         let wrong = vec![0u8; garblet_core::garble::payload_len(other, &batch.counts)];
         assert!(batch.counts.and == 0 || matches!(e.evaluate(batch, &wrong), Err(garblet_core::garble::GarbleError::PayloadLength { .. })));
-        let mut g = Garbler::new(scheme, random_delta().unwrap()).unwrap();
+        let mut g = Garbler::new(scheme, random_delta().unwrap(), GarblingHash::new(Block(1))).unwrap();
         g.start_computation(vec![true; 2], vec![Block::ZERO; 4]);
         assert_eq!(g.garble(batch, &mut Vec::new()), Err(garblet_core::garble::GarbleError::InputsExhausted(garblet_circuits::Party::Garbler)));
     }

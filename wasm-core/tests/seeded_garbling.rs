@@ -5,8 +5,11 @@
 
 use garblet_circuits::testing::{RandomCircuit, TestRng};
 use garblet_circuits::{Party, Plaintext, Program, Reveal, Runner};
-use garblet_core::garble::{Detached, Evaluator, GarbleError, Garbler, Scheme, WireOutput};
+use garblet_core::garble::{Detached, Evaluator, GarbleError, Garbler, GarblingHash, Scheme, WireOutput};
 use garblet_core::Block;
+
+/// The garbling hash's instance seed the tests' garblers and evaluators share.
+const HASH_SEED: Block = Block::new(0x5eed_0f1a_57a9_ce00);
 
 fn random_circuit(seed: u64, gates: usize, reveal: Reveal) -> impl Fn() -> Box<dyn Program> {
     move || Box::new(RandomCircuit::new(seed, 12, 9, gates, 17, reveal)) as Box<dyn Program>
@@ -20,7 +23,7 @@ struct Garbled {
 }
 
 fn garble_detached(scheme: Scheme, seed: [u8; 16], evaluator_zero: Vec<Block>, make: &dyn Fn() -> Box<dyn Program>) -> Garbled {
-    let mut garbler = Garbler::from_seed(scheme, seed);
+    let mut garbler = Garbler::from_seed(scheme, seed, GarblingHash::new(HASH_SEED));
     garbler.start_computation(Vec::new(), evaluator_zero);
     let mut runner = Runner::new(make());
     let (mut tables, mut detached) = (Vec::new(), Detached::default());
@@ -33,7 +36,7 @@ fn garble_detached(scheme: Scheme, seed: [u8; 16], evaluator_zero: Vec<Block>, m
 /// Evaluates a detached garbling batch by batch, as the evaluator would receive it, and
 /// returns every output's active label (or public value).
 fn evaluate_detached(scheme: Scheme, garbled: &Garbled, garbler_labels: &[Block], evaluator_labels: Vec<Block>, make: &dyn Fn() -> Box<dyn Program>) -> Vec<WireOutput> {
-    let mut evaluator = Evaluator::new(scheme);
+    let mut evaluator = Evaluator::new(scheme, GarblingHash::new(HASH_SEED));
     evaluator.start_computation(evaluator_labels);
     let mut runner = Runner::new(make());
     let (mut tables, mut labels) = (&garbled.tables[..], garbler_labels);
@@ -122,7 +125,7 @@ fn detached_and_inline_layouts_carry_the_same_tables() {
         let seed = [7u8; 16];
         let detached = garble_detached(scheme, seed, zero.clone(), &make);
 
-        let mut garbler = Garbler::from_seed(scheme, seed);
+        let mut garbler = Garbler::from_seed(scheme, seed, GarblingHash::new(HASH_SEED));
         garbler.start_computation(g.clone(), zero);
         let mut runner = Runner::new(make());
         let (mut tables, mut inline_labels, mut decode_bits) = (Vec::new(), Vec::new(), Vec::new());
@@ -162,7 +165,7 @@ fn detached_evaluation_refuses_wrong_lengths() {
     let batch = runner.next_batch().unwrap().unwrap();
     let and_bytes = scheme.and_bytes(batch.counts.and as usize);
     let inputs = batch.counts.inputs[Party::Garbler.index()] as usize;
-    let mut evaluator = Evaluator::new(scheme);
+    let mut evaluator = Evaluator::new(scheme, GarblingHash::new(HASH_SEED));
     evaluator.start_computation(vec![Block::ZERO; 9]);
     let mut out = Vec::new();
     let labels = vec![Block::ZERO; inputs];

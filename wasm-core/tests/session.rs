@@ -336,13 +336,13 @@ fn hello_errors() {
 
     // The client sees a server of another version in the server's own hello.
     let mut evaluator = EvaluatorSession::new(EvaluatorConfig::default(), Box::new(NoClock)).unwrap();
-    let hello = Frame::ServerHello { version: 99, max_window: 1 << 20, max_frame: 1 << 20, base_ot: vec![1; 4096], catalog: "{}".into(), garbling: vec![0] };
+    let hello = Frame::ServerHello { version: 99, max_window: 1 << 20, max_frame: 1 << 20, hash_seed: garblet_core::block::Block(7), base_ot: vec![1; 4096], catalog: "{}".into(), garbling: vec![0] };
     assert!(matches!(evaluator.handle(&hello.encode()), Err(SessionError::Version { theirs: 99, .. })));
     let mut evaluator = EvaluatorSession::new(EvaluatorConfig::default(), Box::new(NoClock)).unwrap();
-    let short = Frame::ServerHello { version: VERSION, max_window: 1 << 20, max_frame: 1 << 20, base_ot: vec![1; 4000], catalog: "{}".into(), garbling: vec![0] };
+    let short = Frame::ServerHello { version: VERSION, max_window: 1 << 20, max_frame: 1 << 20, hash_seed: garblet_core::block::Block(7), base_ot: vec![1; 4000], catalog: "{}".into(), garbling: vec![0] };
     assert!(matches!(evaluator.handle(&short.encode()), Err(SessionError::Ot(OtError::WrongLength { expected: 4096, actual: 4000, .. }))), "base-OT points of the wrong length");
     let mut evaluator = EvaluatorSession::new(EvaluatorConfig::default(), Box::new(NoClock)).unwrap();
-    let garbage = Frame::ServerHello { version: VERSION, max_window: 1 << 20, max_frame: 1 << 20, base_ot: vec![1; 4096], catalog: "{\"services\": 5}".into(), garbling: vec![0] };
+    let garbage = Frame::ServerHello { version: VERSION, max_window: 1 << 20, max_frame: 1 << 20, hash_seed: garblet_core::block::Block(7), base_ot: vec![1; 4096], catalog: "{\"services\": 5}".into(), garbling: vec![0] };
     let err = evaluator.handle(&garbage.encode()).unwrap_err();
     assert!(matches!(err, SessionError::Resolve(ResolveError::CatalogJson { line: 1, .. })), "a malformed catalog: {err}");
     assert_eq!((err.code(), err.kind()), (ErrorCode::Protocol, ErrorKind::Protocol), "the server's fault, not the request's");
@@ -502,9 +502,9 @@ fn a_bad_base_ot_point_from_the_server_fails_the_first_computation() {
     let services = services();
     let mut garbler = GarblerSession::new(GarblerConfig::default(), Box::new(NoClock), services.clone()).unwrap();
     let mut evaluator = EvaluatorSession::new(EvaluatorConfig::default(), Box::new(NoClock)).unwrap();
-    let Ok(Frame::ServerHello { version, max_window, max_frame, mut base_ot, catalog, garbling }) = Frame::decode(&garbler.poll_transmit().unwrap().unwrap()) else { panic!() };
+    let Ok(Frame::ServerHello { version, max_window, max_frame, hash_seed, mut base_ot, catalog, garbling }) = Frame::decode(&garbler.poll_transmit().unwrap().unwrap()) else { panic!() };
     base_ot[32 * 3..32 * 4].fill(0xff);
-    evaluator.handle(&Frame::ServerHello { version, max_window, max_frame, base_ot, catalog, garbling }.encode()).unwrap();
+    evaluator.handle(&Frame::ServerHello { version, max_window, max_frame, hash_seed, base_ot, catalog, garbling }.encode()).unwrap();
     assert_eq!(evaluator.poll_event(), Some(EvaluatorEvent::Ready));
     let _hello = evaluator.poll_transmit().unwrap();
     evaluator.start("aes128", vec![], vec![false; 128]).unwrap();
@@ -684,4 +684,44 @@ fn inputs_of_several_ot_chunks_get_every_correction() {
     let Some(EvaluatorEvent::Finished(result)) = evaluator.poll_event() else { panic!("no result") };
     let distance = mine.iter().zip(&theirs).filter(|(a, b)| a != b).count() as u128;
     assert_eq!(value::to_u128(&result.outputs[0].bits), Some(distance));
+}
+
+/// Every session announces a garbling-hash instance seed of its own (fresh from the OS, like
+/// its Δ), and the evaluator hashes with the one announced: a hello whose seed changed on the way
+/// leaves the evaluator with labels the garbler refuses as forged outputs.
+#[test]
+fn every_session_has_its_own_hash_seed_and_the_evaluator_hashes_with_it() {
+    let services = services();
+    let hello = |garbler: &mut GarblerSession| match Frame::decode(&garbler.poll_transmit().unwrap().unwrap()) {
+        Ok(frame @ Frame::ServerHello { .. }) => frame,
+        other => panic!("{other:?}"),
+    };
+    let seed_of = |frame: &Frame| match frame {
+        Frame::ServerHello { hash_seed, .. } => *hash_seed,
+        _ => unreachable!(),
+    };
+    let seeds: Vec<garblet_core::block::Block> = (0..16).map(|_| seed_of(&hello(&mut GarblerSession::new(GarblerConfig::default(), Box::new(NoClock), services.clone()).unwrap()))).collect();
+    for (i, seed) in seeds.iter().enumerate() {
+        assert!(seeds[..i].iter().all(|other| other != seed), "two sessions share a hash seed");
+    }
+
+    let mut garbler = GarblerSession::new(GarblerConfig::default(), Box::new(NoClock), services.clone()).unwrap();
+    let mut evaluator = EvaluatorSession::new(EvaluatorConfig::default(), Box::new(NoClock)).unwrap();
+    let Frame::ServerHello { version, max_window, max_frame, hash_seed, base_ot, catalog, garbling } = hello(&mut garbler) else { unreachable!() };
+    let hash_seed = hash_seed ^ garblet_core::block::Block(1 << 70);
+    evaluator.handle(&Frame::ServerHello { version, max_window, max_frame, hash_seed, base_ot, catalog, garbling }.encode()).unwrap();
+    assert_eq!(evaluator.poll_event(), Some(EvaluatorEvent::Ready));
+    evaluator.start("add", vec![], value::from_u128(5, 64)).unwrap();
+    let refused = (|| -> Result<(), SessionError> {
+        for _ in 0..1000 {
+            for f in drain(&mut evaluator)? {
+                garbler.handle(&f)?;
+            }
+            while let Some(f) = garbler.poll_transmit()? {
+                evaluator.handle(&f)?;
+            }
+        }
+        Ok(())
+    })();
+    assert!(matches!(refused, Err(SessionError::Output(garblet_core::garble::OutputError::Forged { .. }))), "{refused:?}");
 }

@@ -1,7 +1,8 @@
 /**
  * One set of kernel trials in a worker of its own (see kernels.js): our AES, the `aes` crate's,
- * the evaluator and the OT receiver (with and without the KOS check) take turns within every trial, so that a burst of load on this shared
- * machine hits them alike.
+ * the evaluators (with the sessions' garbling hash, and with the fixed-key hash it replaced) and
+ * the OT receiver (with and without the KOS check) take turns within every trial, so that a burst
+ * of load on this shared machine hits them alike.
  */
 // The core built with its timing exports (the SDK's own build has none: see build-wasm.mjs).
 import init, { benchAes, benchOtReceiver, EvalBench } from '/bench-wasm/garblet_core.js';
@@ -22,28 +23,32 @@ self.onmessage = async ({ data: { andGates, trials } }) => {
       ours: calibrate((n) => benchAes(true, AES_BLOCKS, n), TRIAL_MS),
       crate: calibrate((n) => benchAes(false, AES_BLOCKS, n), TRIAL_MS),
     };
-    const bench = new EvalBench(andGates, 'half-gates');
-    const bench3 = new EvalBench(andGates, 'three-halves');
+    // The evaluators by the name of their rates: the sessions' hash, and the fixed-key one.
+    const evaluators = {
+      evaluator: new EvalBench(andGates, 'half-gates', false),
+      evaluatorThreeHalves: new EvalBench(andGates, 'three-halves', false),
+      evaluatorFixedKey: new EvalBench(andGates, 'half-gates', true),
+      evaluatorThreeHalvesFixedKey: new EvalBench(andGates, 'three-halves', true),
+    };
     try {
-      await warmUp(() => bench.run(), WARM_UP_MS); // also the first touches of the tables and labels
-      await warmUp(() => bench3.run(), WARM_UP_MS);
+      // Also the first touches of the tables and labels.
+      for (const bench of Object.values(evaluators)) await warmUp(() => bench.run(), WARM_UP_MS);
       for (const checked of [true, false]) await warmUp(() => benchOtReceiver(OTS, checked), WARM_UP_MS / 2);
-      const rates = { ours: [], crate: [], evaluator: [], evaluatorThreeHalves: [], otChecked: [], otUnchecked: [] };
+      const rates = { ours: [], crate: [], otChecked: [], otUnchecked: [] };
+      for (const name of Object.keys(evaluators)) rates[name] = [];
       for (let t = 0; t < trials; t++) {
         for (const [name, ours] of [['ours', true], ['crate', false]]) {
           const ms = timeOnce(() => benchAes(ours, AES_BLOCKS, rounds[name]));
           rates[name].push((AES_BLOCKS * rounds[name] * 1000) / ms);
         }
-        rates.evaluator.push((andGates * 1000) / timeOnce(() => bench.run()));
-        rates.evaluatorThreeHalves.push((andGates * 1000) / timeOnce(() => bench3.run()));
+        for (const [name, bench] of Object.entries(evaluators)) rates[name].push((andGates * 1000) / timeOnce(() => bench.run()));
         rates.otChecked.push((OTS * 1000) / timeOnce(() => benchOtReceiver(OTS, true)));
         rates.otUnchecked.push((OTS * 1000) / timeOnce(() => benchOtReceiver(OTS, false)));
         await pause(0);
       }
-      self.postMessage({ rates, bytesPerAnd: bench.bytesPerAnd(), bytesPerAndThreeHalves: bench3.bytesPerAnd() });
+      self.postMessage({ rates, bytesPerAnd: evaluators.evaluator.bytesPerAnd(), bytesPerAndThreeHalves: evaluators.evaluatorThreeHalves.bytesPerAnd() });
     } finally {
-      bench.free();
-      bench3.free();
+      for (const bench of Object.values(evaluators)) bench.free();
     }
   } catch (e) {
     self.postMessage({ error: String(e) });

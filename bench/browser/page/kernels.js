@@ -1,6 +1,7 @@
 /**
  * The evaluator's kernels in the page, without a network: AES-128 (our bitsliced wasm SIMD
- * against the `aes` crate's portable code), the half-gates and three-halves evaluators (EvalBench) and the
+ * against the `aes` crate's portable code), the half-gates and three-halves evaluators
+ * (EvalBench, with the sessions' garbling hash and with the fixed-key one it replaced) and the
  * correlated-OT receiver with and without its KOS check (benchOtReceiver).
  *
  * The trials run in three workers in turn, each compiling and instantiating the module itself,
@@ -23,11 +24,13 @@ export async function kernelThroughput(andGates = 1 << 20, trialsPerWorker = 3) 
     crate: median(all('crate')),
     andPerSecond: median(all('evaluator')),
     threeHalvesAndPerSecond: median(all('evaluatorThreeHalves')),
+    fixedKeyAndPerSecond: median(all('evaluatorFixedKey')),
+    threeHalvesFixedKeyAndPerSecond: median(all('evaluatorThreeHalvesFixedKey')),
     otCheckedPerSecond: median(all('otChecked')),
     otUncheckedPerSecond: median(all('otUnchecked')),
     bytesPerAnd: byWorker[0].bytesPerAnd,
     threeHalvesBytesPerAnd: byWorker[0].bytesPerAndThreeHalves,
-    trials: { ours: all('ours'), crate: all('crate'), evaluator: all('evaluator'), evaluatorThreeHalves: all('evaluatorThreeHalves'), otChecked: all('otChecked'), otUnchecked: all('otUnchecked') },
+    trials: Object.fromEntries(Object.keys(byWorker[0].rates).map((name) => [name, all(name)])),
   };
 }
 

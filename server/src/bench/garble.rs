@@ -4,8 +4,12 @@
 //! Garbles and evaluates the built-in `synthetic` circuit (wide, one XOR per AND), building it
 //! on both sides as the two parties would, and times each side separately, batch by batch. The
 //! schemes take turns, three rounds each, and each reports its fastest round (the least
-//! disturbed by other processes); the top-level rates are half-gates', as before.
+//! disturbed by other processes); the top-level rates are half-gates'.
 //! The evaluator's input labels come from a local dealer: OT has its own benchmark.
+//!
+//! Each scheme runs twice per round: with the garbling hash sessions use (keys per instance,
+//! re-keyed every 64 tweaks) and with the fixed-key hash it replaced, so that the report gives
+//! what the instance keys cost in the same run (`*_vs_fixed_key_*`: time with ÷ time without).
 //!
 //! Times are the thread's CPU time, so that rates measured in the same run compare fairly even
 //! when other processes share the machine (wall-clock rates would charge one measurement for
@@ -14,7 +18,7 @@
 use super::report::{rate, Report};
 use super::{synthetic_circuit, SYNTHETIC_INPUTS};
 use garblet_core::aes::{Aes128, FixedKeyAes};
-use garblet_core::garble::{random_delta, Evaluator, Garbler, Scheme};
+use garblet_core::garble::{random_delta, Evaluator, Garbler, GarblingHash, Scheme};
 use garblet_core::Block;
 use crate::clock::thread_cpu_ms;
 
@@ -32,12 +36,16 @@ pub fn run(options: &Options, json: bool) -> Result<(), String> {
     let aes = aes_crate_blocks_per_s();
     let pi = FixedKeyAes::pi();
     let pi_rate = fixed_key_blocks_per_s(&pi);
-    // Interleaved rounds: (garble s, eval s, bytes) per scheme, the fastest of each side kept.
+    // Interleaved rounds: (garble s, eval s, bytes) per scheme and hash, the fastest of each
+    // side kept.
     let mut best = [(f64::INFINITY, f64::INFINITY, 0usize); Scheme::ALL.len()];
+    let mut fixed = best;
     for _ in 0..3 {
         for (k, scheme) in Scheme::ALL.into_iter().enumerate() {
-            let (g, e, bytes) = garble_and_evaluate(scheme, options.and_gates)?;
-            best[k] = (best[k].0.min(g), best[k].1.min(e), bytes);
+            for (best, hash) in [(&mut best, Hash::Instance), (&mut fixed, Hash::FixedKey)] {
+                let (g, e, bytes) = garble_and_evaluate(scheme, options.and_gates, hash)?;
+                best[k] = (best[k].0.min(g), best[k].1.min(e), bytes);
+            }
         }
     }
     let and_gates = options.and_gates as f64;
@@ -50,16 +58,21 @@ pub fn run(options: &Options, json: bool) -> Result<(), String> {
         .set("aes_blocks_per_s", aes)
         .set("garble_vs_aes_bound", garble / (aes / 4.0))
         .set("pi_engine", pi.engine_name())
+        .set("hash_engine", GarblingHash::new(Block::ZERO).engine_name())
         .set("pi_blocks_per_s", pi_rate)
         .set("bytes_per_and", bytes as f64 / and_gates);
-    for (scheme, (garble_s, eval_s, bytes)) in Scheme::ALL.into_iter().zip(best) {
+    for ((scheme, (garble_s, eval_s, bytes)), (fixed_garble_s, fixed_eval_s, _)) in Scheme::ALL.into_iter().zip(best).zip(fixed) {
         let key = scheme.name().replace('-', "_");
         report
             .set(&format!("{key}_bytes_per_and"), bytes as f64 / and_gates)
             .set(&format!("{key}_garble_ns_per_and"), garble_s * 1e9 / and_gates)
             .set(&format!("{key}_eval_ns_per_and"), eval_s * 1e9 / and_gates)
             .set(&format!("{key}_garble_and_per_s"), rate(and_gates, garble_s))
-            .set(&format!("{key}_eval_and_per_s"), rate(and_gates, eval_s));
+            .set(&format!("{key}_eval_and_per_s"), rate(and_gates, eval_s))
+            .set(&format!("{key}_fixed_key_garble_ns_per_and"), fixed_garble_s * 1e9 / and_gates)
+            .set(&format!("{key}_fixed_key_eval_ns_per_and"), fixed_eval_s * 1e9 / and_gates)
+            .set(&format!("{key}_garble_vs_fixed_key"), garble_s / fixed_garble_s)
+            .set(&format!("{key}_eval_vs_fixed_key"), eval_s / fixed_eval_s);
     }
     let (hg, th) = (best[0], best[1]);
     report
@@ -71,12 +84,31 @@ pub fn run(options: &Options, json: bool) -> Result<(), String> {
     Ok(())
 }
 
+/// Which garbling hash a measurement runs with.
+#[derive(Clone, Copy)]
+pub enum Hash {
+    /// The sessions' hash: keys from a fresh instance seed.
+    Instance,
+    /// The fixed-key hash, for comparison only.
+    FixedKey,
+}
+
+impl Hash {
+    fn make(self, seed: Block) -> GarblingHash {
+        match self {
+            Hash::Instance => GarblingHash::new(seed),
+            Hash::FixedKey => GarblingHash::fixed_key(),
+        }
+    }
+}
+
 /// Seconds spent garbling and evaluating (each side: building its batches plus its engine),
 /// and the payload bytes.
-pub fn garble_and_evaluate(scheme: Scheme, and_gates: u64) -> Result<(f64, f64, usize), String> {
+pub fn garble_and_evaluate(scheme: Scheme, and_gates: u64, hash: Hash) -> Result<(f64, f64, usize), String> {
     let delta = random_delta().map_err(|e| e.to_string())?;
-    let mut garbler = Garbler::new(scheme, delta).map_err(|e| e.to_string())?;
-    let mut evaluator = Evaluator::new(scheme);
+    let seed = Block::random().map_err(|e| e.to_string())?;
+    let mut garbler = Garbler::new(scheme, delta, hash.make(seed)).map_err(|e| e.to_string())?;
+    let mut evaluator = Evaluator::new(scheme, hash.make(seed));
     let choices: Vec<bool> = (0..SYNTHETIC_INPUTS).map(|i| i % 3 == 0).collect();
     let zero: Vec<Block> = choices.iter().map(|_| Block::random().expect("OS randomness")).collect();
     let active: Vec<Block> = zero.iter().zip(&choices).map(|(&q, &r)| q ^ delta.select(r)).collect();

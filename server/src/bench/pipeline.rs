@@ -8,7 +8,7 @@
 //! Not a protocol: the labels travel unprotected. It exists to be measured.
 
 use super::{synthetic_circuit as circuit, CpuWatch, SYNTHETIC_INPUTS as INPUTS};
-use garblet_core::garble::{payload_len, random_delta, Evaluator, Garbler, Scheme};
+use garblet_core::garble::{payload_len, random_delta, Evaluator, Garbler, GarblingHash, Scheme};
 use garblet_core::Block;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -42,10 +42,12 @@ pub fn run(and_gates: u64) -> Result<PipelineRun, String> {
     socket.set_nodelay(true).map_err(|e| e.to_string())?;
 
     let delta = random_delta().map_err(|e| e.to_string())?;
-    let mut garbler = Garbler::new(Scheme::HalfGates, delta).map_err(|e| e.to_string())?;
+    let hash_seed = Block::random().map_err(|e| e.to_string())?;
+    let mut garbler = Garbler::new(Scheme::HalfGates, delta, GarblingHash::new(hash_seed)).map_err(|e| e.to_string())?;
     let zero = garbler.fresh_labels(INPUTS);
-    // The evaluator's inputs are all 0: its labels are the zero-labels.
-    let dealt: Vec<u8> = zero.iter().flat_map(|l| l.to_bytes()).collect();
+    // The garbling hash's instance seed, then the evaluator's labels: its inputs are all 0, so
+    // its labels are the zero-labels.
+    let dealt: Vec<u8> = hash_seed.to_bytes().into_iter().chain(zero.iter().flat_map(|l| l.to_bytes())).collect();
     garbler.start_computation(vec![false; INPUTS], zero);
 
     let start = Instant::now();
@@ -97,10 +99,12 @@ pub fn run(and_gates: u64) -> Result<PipelineRun, String> {
 pub fn peer(connect: &str, and_gates: u64) -> Result<(), String> {
     let mut socket = TcpStream::connect(connect).map_err(|e| format!("pipeline peer: {e}"))?;
     socket.set_nodelay(true).map_err(|e| e.to_string())?;
-    let mut dealt = vec![0u8; INPUTS * Block::BYTES];
+    let mut dealt = vec![0u8; (1 + INPUTS) * Block::BYTES];
     socket.read_exact(&mut dealt).map_err(|e| e.to_string())?;
-    let labels = dealt.as_chunks::<16>().0.iter().map(|b| Block::from_bytes(*b)).collect();
-    let mut evaluator = Evaluator::new(Scheme::HalfGates);
+    let mut blocks = dealt.as_chunks::<16>().0.iter().map(|b| Block::from_bytes(*b));
+    let hash_seed = blocks.next().ok_or("pipeline peer: no hash seed")?;
+    let mut evaluator = Evaluator::new(Scheme::HalfGates, GarblingHash::new(hash_seed));
+    let labels = blocks.collect();
     evaluator.start_computation(labels);
 
     let mut buffer = vec![0u8; 8 << 20];

@@ -44,7 +44,7 @@
 //! Both ways it also measures the latency of one private AES block, cold from TCP established
 //! and warm on the same connection, beside the round-trip time ([`super::latency`]).
 
-use super::garble::garble_and_evaluate;
+use super::garble::{garble_and_evaluate, Hash};
 use garblet_core::garble::{Garbling, Scheme};
 use super::loopback::ServerProcess;
 use super::{CpuWatch, MachineBusy, RssSampler};
@@ -128,7 +128,7 @@ pub fn run(options: &Options, json: bool) -> Result<(), String> {
     let raw = raw_transfer(&server.addr, raw_bytes, &connect, &server)?;
     let ws_rate = raw.bytes_per_s;
 
-    let (garble_s, eval_s, _) = garble_and_evaluate(scheme, measured)?;
+    let (garble_s, eval_s, _) = garble_and_evaluate(scheme, measured, Hash::Instance)?;
     let garble_rate = rate(and_gates, garble_s);
 
     let target = 0.7 * garble_rate.min(ws_rate / bytes_per_and);

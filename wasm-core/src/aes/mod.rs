@@ -1,17 +1,23 @@
-//! AES-128 as the garbling permutation π (a fixed, public key) and as a keyed PRG.
+//! AES-128 as the garbling hash's permutations (under many keys, [`encrypt_runs`], or one fixed
+//! public key, [`FixedKeyAes`]) and as a keyed PRG.
 //!
-//! π runs on the fastest engine the platform has: VAES (on 512- or 256-bit registers) or AES-NI
-//! natively, and our bitsliced `v128` implementation in WebAssembly, where there are
-//! no AES instructions. The keyed generator [`AesCtr`] runs on the `aes` crate natively and on
-//! the bitsliced engine in WebAssembly. Every engine is tested against the `aes` crate.
+//! The permutations run on the fastest engine the platform has: VAES (on 512- or 256-bit
+//! registers) or AES-NI natively, and our bitsliced `v128` implementation in WebAssembly, where
+//! there are no AES instructions. The keyed generator [`AesCtr`] runs on the `aes` crate
+//! natively and on the bitsliced engine in WebAssembly. Every engine is tested against the `aes`
+//! crate.
 
 pub mod bitsliced;
 mod expand;
+mod multi_key;
 mod prg;
 #[cfg(target_arch = "x86_64")]
 mod x86;
+#[cfg(target_arch = "x86_64")]
+mod x86_keyed;
 
 pub use expand::{expand_key, RoundKeys};
+pub use multi_key::{encrypt_runs, engine_name as multi_key_engine_name, expand_keys, KeySchedule};
 pub use prg::{AesCtr, Aes128};
 
 use crate::block::Block;

@@ -18,7 +18,7 @@ use core::arch::x86_64::*;
 
 /// The instruction set a kernel uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kernel {
+pub(super) enum Kernel {
     AesNi,
     Vaes256,
     Vaes512,
@@ -26,7 +26,7 @@ enum Kernel {
 
 impl Kernel {
     /// Every kernel this CPU can run, narrowest first.
-    fn available() -> Vec<Kernel> {
+    pub(super) fn available() -> Vec<Kernel> {
         let mut kernels = Vec::new();
         if std::is_x86_feature_detected!("aes") && std::is_x86_feature_detected!("sse2") {
             kernels.push(Kernel::AesNi);
@@ -38,6 +38,14 @@ impl Kernel {
             }
         }
         kernels
+    }
+
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Kernel::AesNi => "aes-ni",
+            Kernel::Vaes256 => "vaes",
+            Kernel::Vaes512 => "vaes-512",
+        }
     }
 }
 
@@ -54,11 +62,7 @@ impl X86Aes {
     }
 
     pub fn name(&self) -> &'static str {
-        match self.kernel {
-            Kernel::AesNi => "aes-ni",
-            Kernel::Vaes256 => "vaes",
-            Kernel::Vaes512 => "vaes-512",
-        }
+        self.kernel.name()
     }
 
     #[inline]
@@ -66,12 +70,23 @@ impl X86Aes {
         // SAFETY: `kernel` comes from `Kernel::available`, which lists a kernel only when the
         // CPU supports every target feature that kernel's function is compiled with (AES-NI and
         // SSE2; then VAES and AVX2; then AVX-512F as well).
-        unsafe {
-            match self.kernel {
-                Kernel::AesNi => encrypt_aesni(&self.round_keys, blocks),
-                Kernel::Vaes256 => encrypt_vaes(&self.round_keys, blocks),
-                Kernel::Vaes512 => encrypt_vaes512(&self.round_keys, blocks),
-            }
+        unsafe { encrypt_with(self.kernel, &self.round_keys, blocks) }
+    }
+}
+
+/// Encrypts `blocks` under `round_keys` on `kernel`.
+///
+/// # Safety
+/// The CPU must have the target features of `kernel`'s function: `kernel` must come from
+/// [`Kernel::available`].
+#[inline]
+pub(super) unsafe fn encrypt_with(kernel: Kernel, round_keys: &RoundKeys, blocks: &mut [Block]) {
+    // SAFETY: the caller's obligation.
+    unsafe {
+        match kernel {
+            Kernel::AesNi => encrypt_aesni(round_keys, blocks),
+            Kernel::Vaes256 => encrypt_vaes(round_keys, blocks),
+            Kernel::Vaes512 => encrypt_vaes512(round_keys, blocks),
         }
     }
 }

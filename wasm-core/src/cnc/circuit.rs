@@ -20,7 +20,7 @@
 
 use super::commit::{tweak, CommitKey, Digest, TableHasher};
 use crate::block::Block;
-use crate::garble::{Detached, Evaluator, GarbleError, Garbler, LockstepEvaluation, LockstepGarbling, Scheme, WireOutput};
+use crate::garble::{Detached, Evaluator, GarbleError, Garbler, GarblingHash, LockstepEvaluation, LockstepGarbling, Scheme, WireOutput};
 use garblet_circuits::Batch;
 
 /// The tweaks of the evaluator's input labels: a domain of their own (bit 126), apart from
@@ -28,20 +28,21 @@ use garblet_circuits::Batch;
 const EVALUATOR_LABEL_TWEAKS: u128 = 1 << 126;
 
 /// H(pad, j, i) for every pad i: the labels random-OT pads give the evaluator wires of circuit
-/// `circuit` — the garbling hash (fixed-key AES) under tweaks of their own, all in one batch.
-/// The pads are random and the evaluator holds one of each pair, so the other's labels are
-/// pseudorandom to it.
-fn pad_labels(key: &CommitKey, circuit: usize, pads: impl Iterator<Item = Block>) -> Vec<Block> {
+/// `circuit` — the circuit's garbling hash (`hash`) under tweaks of their own, all in one
+/// batch. The pads are random and the evaluator holds one of each pair, so the other's labels
+/// are pseudorandom to it.
+fn pad_labels(hash: &mut GarblingHash, circuit: usize, pads: impl Iterator<Item = Block>) -> Vec<Block> {
     let mut labels: Vec<Block> = pads.collect();
-    key.hash().hash_in_place(&mut labels, |wire| tweak(EVALUATOR_LABEL_TWEAKS, circuit, wire));
+    hash.hash_in_place(&mut labels, tweak(EVALUATOR_LABEL_TWEAKS, circuit, 0));
     labels
 }
 
 /// The garbler's side of the evaluator's encoded input in circuit `circuit`: the zero-label of
 /// every y' bit and its correction, from both pads of every random OT.
 pub fn encoded_input_zero_labels(key: &CommitKey, circuit: usize, delta: Block, pads: &[[Block; 2]]) -> (Vec<Block>, Vec<Block>) {
-    let zero = pad_labels(key, circuit, pads.iter().map(|p| p[0]));
-    let mut corrections = pad_labels(key, circuit, pads.iter().map(|p| p[1]));
+    let mut hash = key.circuit_hash(circuit);
+    let zero = pad_labels(&mut hash, circuit, pads.iter().map(|p| p[0]));
+    let mut corrections = pad_labels(&mut hash, circuit, pads.iter().map(|p| p[1]));
     for (c, &z) in corrections.iter_mut().zip(&zero) {
         *c ^= z ^ delta;
     }
@@ -52,7 +53,7 @@ pub fn encoded_input_zero_labels(key: &CommitKey, circuit: usize, delta: Block, 
 /// for it and the garbler's correction.
 pub fn encoded_input_labels(key: &CommitKey, circuit: usize, bits: &[bool], pads: &[Block], corrections: &[Block]) -> Vec<Block> {
     let n = bits.len().min(pads.len()).min(corrections.len());
-    let mut labels = pad_labels(key, circuit, pads[..n].iter().copied());
+    let mut labels = pad_labels(&mut key.circuit_hash(circuit), circuit, pads[..n].iter().copied());
     for ((label, &bit), &correction) in labels.iter_mut().zip(bits).zip(corrections) {
         *label ^= correction.select(bit);
     }
@@ -96,7 +97,12 @@ impl CircuitGarbling {
     /// Circuit `index` from `seed`. `extra` garbler labels beyond the circuit's own inputs
     /// (the input hash's pads) are drawn first, from the same seed and under the same Δ.
     pub fn new(scheme: Scheme, key: &CommitKey, index: usize, seed: [u8; 16], extra: usize) -> Self {
-        let mut garbler = Garbler::from_seed(scheme, seed);
+        Self::with_hash(scheme, key, index, seed, extra, key.circuit_hash(index))
+    }
+
+    /// [`CircuitGarbling::new`] with the garbling hash `hash`.
+    pub(super) fn with_hash(scheme: Scheme, key: &CommitKey, index: usize, seed: [u8; 16], extra: usize, hash: GarblingHash) -> Self {
+        let mut garbler = Garbler::from_seed(scheme, seed, hash);
         garbler.set_and_index(index as u64 * TWEAK_RANGE);
         let extra = garbler.fresh_labels(extra);
         CircuitGarbling { index, garbler, extra, hasher: TableHasher::new(key.salt(), index), detached: Detached::default(), tables: Vec::new(), program_outputs: None }
@@ -232,7 +238,7 @@ pub struct Evaluated {
 
 impl CircuitEvaluation {
     pub fn new(scheme: Scheme, key: &CommitKey, index: usize, garbler_labels: Vec<Block>, evaluator_labels: Vec<Block>) -> Self {
-        let mut evaluator = Evaluator::new(scheme);
+        let mut evaluator = Evaluator::new(scheme, key.circuit_hash(index));
         evaluator.set_and_index(index as u64 * TWEAK_RANGE);
         evaluator.start_computation(evaluator_labels);
         CircuitEvaluation { index, evaluator, hasher: TableHasher::new(key.salt(), index), garbler_labels, next_garbler_label: 0, outputs: Vec::new(), program_outputs: None }

@@ -24,14 +24,14 @@
 //! happen online, within the session's time, where 128-bit commitments leave 2^64 work. Each
 //! hash also takes the circuit and wire index, so no commitment can be moved to another place.
 //! The translation tables' pads need no binding, only that a label's pad hides the other
-//! label's value: they are the garbling hash (fixed-key AES, tweakable and circular-correlation
-//! robust, Guo–Katz–Wang–Yu 2020) under tweaks of their own.
+//! label's value: they are the circuit's garbling hash (tweakable and circular-correlation
+//! robust across instances, `garble/hash.rs`) under tweaks of their own.
 
 use super::CncError;
 use super::label_hash::keyed_label_hashes;
 use crate::aes::AesCtr;
 use crate::block::Block;
-use crate::garble::TweakHash;
+use crate::garble::{derive_seed, GarblingHash};
 
 /// A 32-byte digest (tables).
 pub type Digest = [u8; 32];
@@ -50,27 +50,32 @@ pub(super) fn tweak(domain: u128, circuit: usize, wire: usize) -> u128 {
     domain | (circuit as u128) << 64 | wire as u128
 }
 
-/// A computation's commitment keys, derived once from the evaluator's salt.
+/// A computation's commitment keys, derived once from the evaluator's salt, and its garbling
+/// hash's instance seed.
 #[derive(Clone)]
 pub struct CommitKey {
     salt: [u8; 16],
     label: [u8; 32],
     value: [u8; 32],
-    hash: TweakHash,
+    instance: Block,
 }
 
 impl CommitKey {
-    pub fn new(salt: &[u8; 16]) -> Self {
-        CommitKey { salt: *salt, label: blake3::derive_key(LABEL_CONTEXT, salt), value: blake3::derive_key(VALUE_CONTEXT, salt), hash: TweakHash::new() }
+    /// The keys of a computation with the evaluator's `salt` and the garbling-hash instance
+    /// seed `instance`, which both parties derive from the session's.
+    pub fn new(salt: &[u8; 16], instance: Block) -> Self {
+        CommitKey { salt: *salt, label: blake3::derive_key(LABEL_CONTEXT, salt), value: blake3::derive_key(VALUE_CONTEXT, salt), instance }
     }
 
     pub fn salt(&self) -> &[u8; 16] {
         &self.salt
     }
 
-    /// The garbling hash, for the tweaked hashes of labels.
-    pub fn hash(&self) -> &TweakHash {
-        &self.hash
+    /// Circuit `circuit`'s garbling hash: its own instance, derived from the computation's, for
+    /// its garbled tables, the labels random-OT pads give the evaluator and its translation pads
+    /// (each under tweaks of their own, so under keys of their own).
+    pub fn circuit_hash(&self, circuit: usize) -> GarblingHash {
+        GarblingHash::new(derive_seed(self.instance, "cut-and-choose circuit", circuit as u64))
     }
 }
 
@@ -256,8 +261,12 @@ impl ValueCommitments {
 /// One output wire's translation entries, in point-and-permute order of the wire's labels.
 pub type TranslationEntry = [Block; 2];
 
-fn translation_pad(key: &CommitKey, circuit: usize, wire: usize, label: Block) -> Block {
-    key.hash.hash(label, tweak(TRANSLATION_TWEAKS, circuit, wire))
+/// H(label_i) under wire i's translation tweak, for every label of circuit `circuit`'s output
+/// wires in order, with `hash`, the circuit's.
+fn translation_pads(hash: &mut GarblingHash, circuit: usize, labels: &[Block]) -> Vec<Block> {
+    let mut pads = labels.to_vec();
+    hash.hash_in_place(&mut pads, tweak(TRANSLATION_TWEAKS, circuit, 0));
+    pads
 }
 
 /// Circuit `circuit`'s translation table: for output wire i with zero-label `output_zero[i]`
@@ -266,6 +275,9 @@ pub fn translation_table(key: &CommitKey, circuit: usize, output_zero: &[Block],
     if output_zero.len() != values.zero.len() {
         return Err(CncError::WrongLength { what: "output wires", expected: values.zero.len(), actual: output_zero.len() });
     }
+    let mut hash = key.circuit_hash(circuit);
+    let one: Vec<Block> = output_zero.iter().map(|&zero| zero ^ delta).collect();
+    let pads = [translation_pads(&mut hash, circuit, output_zero), translation_pads(&mut hash, circuit, &one)];
     Ok(output_zero
         .iter()
         .enumerate()
@@ -273,16 +285,19 @@ pub fn translation_table(key: &CommitKey, circuit: usize, output_zero: &[Block],
             let mut entry = [Block::ZERO; 2];
             for bit in [false, true] {
                 let label = zero ^ delta.select(bit);
-                entry[label.lsb() as usize] = values.value(i, bit) ^ translation_pad(key, circuit, i, label);
+                entry[label.lsb() as usize] = values.value(i, bit) ^ pads[bit as usize][i];
             }
             entry
         })
         .collect())
 }
 
-/// The value output label `label` of wire `wire` opens in circuit `circuit`'s table.
-pub fn translate(key: &CommitKey, circuit: usize, wire: usize, label: Block, entry: &TranslationEntry) -> Block {
-    entry[label.lsb() as usize] ^ translation_pad(key, circuit, wire, label)
+/// The values the output labels `labels` (wire i's label at i) open in circuit `circuit`'s
+/// translation table `table`; `None` if the table has fewer entries than labels.
+pub fn translate(key: &CommitKey, circuit: usize, labels: &[Block], table: &[TranslationEntry]) -> Option<Vec<Block>> {
+    let entries = table.get(..labels.len())?;
+    let pads = translation_pads(&mut key.circuit_hash(circuit), circuit, labels);
+    Some(labels.iter().zip(entries).zip(pads).map(|((label, entry), pad)| entry[label.lsb() as usize] ^ pad).collect())
 }
 
 /// Hashes a translation table, for the commitment that covers it.
@@ -328,7 +343,7 @@ mod tests {
 
     #[test]
     fn a_label_pair_holds_both_labels_and_nothing_else() {
-        let key = CommitKey::new(&[9u8; 16]);
+        let key = CommitKey::new(&[9u8; 16], Block(9));
         let (zero, d) = (Block::random().unwrap(), delta());
         let pair = label_pair(&key, 3, 5, zero, d);
         assert!(pair.holds(&key, 3, 5, zero));
@@ -337,12 +352,12 @@ mod tests {
         // Bound to its place and to the salt.
         assert!(!pair.holds(&key, 4, 5, zero));
         assert!(!pair.holds(&key, 3, 6, zero));
-        assert!(!pair.holds(&CommitKey::new(&[8u8; 16]), 3, 5, zero));
+        assert!(!pair.holds(&CommitKey::new(&[8u8; 16], Block(9)), 3, 5, zero));
     }
 
     #[test]
     fn the_order_of_a_label_pair_is_the_labels_lsb_not_their_meaning() {
-        let key = CommitKey::new(&[1u8; 16]);
+        let key = CommitKey::new(&[1u8; 16], Block(1));
         let d = delta();
         let mut first_is_zero = [0usize; 2];
         for _ in 0..64 {
@@ -355,25 +370,26 @@ mod tests {
 
     #[test]
     fn translation_opens_the_committed_value_of_the_label_held() {
-        let key = CommitKey::new(&[2u8; 16]);
+        let key = CommitKey::new(&[2u8; 16], Block(2));
         let values = OutputValues { zero: (0..8).map(|_| Block::random().unwrap()).collect(), delta: Block::random().unwrap() };
         let commitments = ValueCommitments::new(&key, &values);
         let d = delta();
         let output_zero: Vec<Block> = (0..8).map(|_| Block::random().unwrap()).collect();
         let table = translation_table(&key, 7, &output_zero, d, &values).unwrap();
-        for (i, &zero) in output_zero.iter().enumerate() {
-            for bit in [false, true] {
-                let value = translate(&key, 7, i, zero ^ d.select(bit), &table[i]);
+        let labels = |bit: bool| -> Vec<Block> { output_zero.iter().map(|&zero| zero ^ d.select(bit)).collect() };
+        for bit in [false, true] {
+            for (i, value) in translate(&key, 7, &labels(bit), &table).unwrap().into_iter().enumerate() {
                 assert_eq!(value, values.value(i, bit));
                 assert_eq!(commitments.bit(&key, i, value), Some(bit));
             }
-            // A label that is neither of the wire's opens nothing committed.
-            let forged = translate(&key, 7, i, zero ^ Block(4), &table[i]);
-            assert_eq!(commitments.bit(&key, i, forged), None);
+        }
+        // A label that is neither of the wire's opens nothing committed.
+        let forged: Vec<Block> = output_zero.iter().map(|&zero| zero ^ Block(4)).collect();
+        for (i, value) in translate(&key, 7, &forged, &table).unwrap().into_iter().enumerate() {
+            assert_eq!(commitments.bit(&key, i, value), None);
         }
         // Two circuits that disagree on a wire give both values, and so δ.
-        let b0 = translate(&key, 7, 3, output_zero[3], &table[3]);
-        let b1 = translate(&key, 7, 3, output_zero[3] ^ d, &table[3]);
+        let (b0, b1) = (translate(&key, 7, &labels(false), &table).unwrap()[3], translate(&key, 7, &labels(true), &table).unwrap()[3]);
         assert_eq!(b0 ^ b1, values.delta);
         let known: Vec<(Block, bool)> = (0..8).map(|i| (values.value(i, i % 3 == 0), i % 3 == 0)).collect();
         assert!(commitments.consistent_with(&key, values.delta, &known));
@@ -384,7 +400,7 @@ mod tests {
     fn a_translation_table_needs_one_label_per_output() {
         let values = OutputValues { zero: vec![Block::ZERO; 3], delta: Block(1) };
         assert_eq!(
-            translation_table(&CommitKey::new(&[0; 16]), 0, &[Block::ZERO; 2], delta(), &values),
+            translation_table(&CommitKey::new(&[0; 16], Block::ZERO), 0, &[Block::ZERO; 2], delta(), &values),
             Err(CncError::WrongLength { what: "output wires", expected: 3, actual: 2 })
         );
     }

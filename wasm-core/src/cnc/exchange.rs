@@ -15,7 +15,7 @@ use super::recovery::{conclude, input_hashes, RecoveryEvaluator, RecoveryGarbler
 use super::CncError;
 use crate::aes::AesCtr;
 use crate::block::Block;
-use crate::garble::Scheme;
+use crate::garble::{derive_seed, Scheme};
 use crate::ot::base::{RECEIVER_MESSAGE_BYTES, SENDER_MESSAGE_BYTES};
 use crate::ot::chosen::{ChosenReceiver, ChosenSender};
 use crate::ot::OtError;
@@ -155,12 +155,16 @@ impl Exchange<'_> {
         let mut watch = Stopwatch::start(clock);
         let shape = (self.make)().shape().clone();
         let salt = rng.next_block().to_bytes();
-        let setup = Setup::new(self.scheme, salt, self.check.circuits(), &shape, self.encoding);
+        // The garbler's hello would carry the session's hash seed; both parties derive the
+        // computation's and the chosen OT's from it.
+        let session_seed = rng.next_block();
+        let (instance, chosen_seed) = (derive_seed(session_seed, "cut-and-choose computation", 0), derive_seed(session_seed, "chosen-message OT", 0));
+        let setup = Setup::new(self.scheme, salt, instance, self.check.circuits(), &shape, self.encoding);
         // The recovery computation hands over the garbler's whole input to the primary
         // circuits, x‖keys: the evaluator then computes both parties' outputs in the clear, and
         // the key of each of the garbler's.
         let garbler_input = setup.input_bits();
-        let recovery_setup = RecoverySetup { scheme: self.scheme, salt, circuits: self.recovery_check.circuits(), garbler_bits: garbler_input, encoding: setup.encoding.clone() };
+        let recovery_setup = RecoverySetup { scheme: self.scheme, salt, instance, circuits: self.recovery_check.circuits(), garbler_bits: garbler_input, encoding: setup.encoding.clone() };
         let recovery_circuits = recovery_setup.circuits;
         let evaluated = setup.circuits - self.check.check_count();
 
@@ -170,12 +174,12 @@ impl Exchange<'_> {
         #[cfg(feature = "insecure-switches")]
         garbler.deviate(self.deviation);
         let mut recovery_garbler = RecoveryGarbler::new(recovery_setup.clone(), rng);
-        let (mut sender, points) = ChosenSender::new()?;
+        let (mut sender, points) = ChosenSender::new(chosen_seed)?;
         g_bytes += points.len() as u64;
         watch.lap(&mut g_ms);
         let mut evaluator = PrimaryEvaluator::new(setup.clone(), self.y, self.check, rng)?;
         let mut recovery_evaluator = RecoveryEvaluator::new(recovery_setup, self.recovery_check, rng)?;
-        let (mut receiver, r) = ChosenReceiver::new()?;
+        let (mut receiver, r) = ChosenReceiver::new(chosen_seed)?;
         receiver.finish_base_ot(&points)?;
         e_bytes += r.len() as u64;
         watch.lap(&mut e_ms);

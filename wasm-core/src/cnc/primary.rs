@@ -44,6 +44,9 @@ pub struct Setup {
     pub scheme: Scheme,
     /// Drawn by the evaluator for this computation and sent with its request.
     pub salt: [u8; 16],
+    /// The computation's garbling-hash instance seed, which both parties derive from the
+    /// session's ([`crate::cnc::commit::CommitKey::circuit_hash`] derives each circuit's).
+    pub instance: Block,
     pub circuits: usize,
     /// The garbler's input bits |x| and the evaluator's |y|, as the circuit reads them.
     pub garbler_bits: usize,
@@ -58,10 +61,10 @@ pub struct Setup {
 impl Setup {
     /// The computation of a circuit of this shape: input bits and outputs as the shape declares,
     /// the evaluator's input encoded as `encoding` says.
-    pub fn new(scheme: Scheme, salt: [u8; 16], circuits: usize, shape: &Shape, encoding: EncodingKind) -> Self {
+    pub fn new(scheme: Scheme, salt: [u8; 16], instance: Block, circuits: usize, shape: &Shape, encoding: EncodingKind) -> Self {
         let garbler_outputs = shape.outputs.iter().filter(|f| f.reveal.to_garbler()).map(|f| f.bits).sum();
         let (garbler_bits, evaluator_bits) = (shape.input_bits(Party::Garbler), shape.input_bits(Party::Evaluator));
-        Setup { scheme, salt, circuits, garbler_bits, evaluator_bits, garbler_outputs, encoding: encoding.for_computation(&salt) }
+        Setup { scheme, salt, instance, circuits, garbler_bits, evaluator_bits, garbler_outputs, encoding: encoding.for_computation(&salt) }
     }
 
     /// The garbler's key bits, its input after x: two keys per output it learns.
@@ -345,6 +348,9 @@ pub struct Deviation {
     pub corrections: Edit<[Block]>,
     /// Another circuit garbled in some copies, in their commitments and streams alike.
     pub gates: Option<OtherCircuit>,
+    /// The garbling-hash instance seed circuit j is garbled under instead of the one both
+    /// parties derive (`None`: that one).
+    pub hash_seed: Option<Box<dyn Fn(usize) -> Option<Block>>>,
 }
 
 /// A different circuit in some copies (test builds only): the copies `copies` picks are
@@ -405,7 +411,7 @@ impl PrimaryGarbler {
         let hash_pad = (0..HASH_BITS).map(|i| (r >> i) & 1 == 1).collect();
         let keys = OutputKeys::draw(setup.garbler_outputs, rng);
         PrimaryGarbler {
-            key: CommitKey::new(&setup.salt),
+            key: CommitKey::new(&setup.salt, setup.instance),
             setup,
             secrets,
             pads,
@@ -453,6 +459,10 @@ impl PrimaryGarbler {
     }
 
     fn circuit(&self, index: usize) -> CircuitGarbling {
+        #[cfg(feature = "insecure-switches")]
+        if let Some(seed) = self.deviation.hash_seed.as_ref().and_then(|other| other(index)) {
+            return CircuitGarbling::with_hash(self.setup.scheme, &self.key, index, self.secrets[index].seed, HASH_BITS, crate::garble::GarblingHash::new(seed));
+        }
         CircuitGarbling::new(self.setup.scheme, &self.key, index, self.secrets[index].seed, HASH_BITS)
     }
 
@@ -713,7 +723,7 @@ impl PrimaryEvaluator {
         }
         let encoded = setup.encoding.encode(y, rng);
         Ok(PrimaryEvaluator {
-            key: CommitKey::new(&setup.salt),
+            key: CommitKey::new(&setup.salt, setup.instance),
             setup,
             check,
             encoded,
@@ -895,15 +905,10 @@ impl PrimaryEvaluator {
             let j = *j;
             // A circuit whose output opens no committed value is bad; it is ignored, never a
             // reason to abort (its output may depend on the evaluator's input).
-            let decoded: Option<Vec<(Block, bool)>> = roles
-                .translated_labels(&output_labels(wires), &output_labels(epilogue))
-                .iter()
-                .enumerate()
-                .map(|(i, &label)| {
-                    let value = translate(key, j, i, label, &table[i]);
-                    commitments.values.bit(key, i, value).map(|bit| (value, bit))
-                })
-                .collect();
+            let labels = roles.translated_labels(&output_labels(wires), &output_labels(epilogue));
+            let decoded: Option<Vec<(Block, bool)>> = translate(key, j, &labels, table).and_then(|opened| {
+                opened.into_iter().enumerate().map(|(i, value)| commitments.values.bit(key, i, value).map(|bit| (value, bit))).collect()
+            });
             let Some(decoded) = decoded else { continue };
             valid = true;
             for (i, (value, bit)) in decoded.into_iter().enumerate() {

@@ -148,6 +148,9 @@ impl RecoveryHashes {
 pub struct RecoverySetup {
     pub scheme: Scheme,
     pub salt: [u8; 16],
+    /// The computation's garbling-hash instance seed, the primary computation's
+    /// ([`super::primary::Setup::instance`]); its circuits' indices follow the primary ones'.
+    pub instance: Block,
     pub circuits: usize,
     /// |x|, the primary computation's garbler input with its output keys (x‖keys).
     pub garbler_bits: usize,
@@ -187,7 +190,7 @@ impl RecoveryGarbler {
         let secrets = CircuitSecrets::draw(setup.circuits, rng);
         let pads = (0..setup.encoding.encoded_len(DELTA_BITS)).map(|_| [rng.next_block(), rng.next_block()]).collect();
         let delta_pad = rng.bits(HASH_BITS);
-        RecoveryGarbler { key: CommitKey::new(&setup.salt), setup, secrets, pads, delta_pad, garbler_zero: Vec::new() }
+        RecoveryGarbler { key: CommitKey::new(&setup.salt, setup.instance), setup, secrets, pads, delta_pad, garbler_zero: Vec::new() }
     }
 
     /// The cut-and-choose OT's messages ([`CircuitSecrets::messages`]).
@@ -328,7 +331,7 @@ impl RecoveryEvaluator {
             return Err(CncError::WrongLength { what: "check set", expected: setup.circuits, actual: check.circuits() });
         }
         let rho = rng.bits(setup.encoding.encoded_len(DELTA_BITS));
-        Ok(RecoveryEvaluator { key: CommitKey::new(&setup.salt), setup, check, rho, encoded: Vec::new(), opened: Vec::new(), pads: Vec::new(), commitments: None, hashes: None, garbler_labels: Vec::new() })
+        Ok(RecoveryEvaluator { key: CommitKey::new(&setup.salt, setup.instance), setup, check, rho, encoded: Vec::new(), opened: Vec::new(), pads: Vec::new(), commitments: None, hashes: None, garbler_labels: Vec::new() })
     }
 
     /// The choices of the cut-and-choose OT (1: check) and of the random OTs (ρ).

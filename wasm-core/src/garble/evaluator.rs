@@ -2,7 +2,8 @@
 
 use super::simd_block::{as_blocks, SimdBlock};
 use super::pending::{PendingSlots, Schedule};
-use super::{payload_len, three_halves, GarbleError, Scheme, TweakHash, WireOutput, EVAL_GROUP};
+use super::hash::TweakLayout;
+use super::{payload_len, three_halves, GarbleError, GarblingHash, Scheme, WireOutput, EVAL_GROUP};
 use crate::block::Block;
 use garblet_circuits::{Batch, Gate, Party, Slot};
 
@@ -74,24 +75,26 @@ impl Group for three_halves::EvalGroup {
 /// What the lock-step loop ([`Evaluator::evaluate_detached_lockstep`]) needs of a scheme's
 /// group beyond [`Group`]: its hash inputs, and the rest of its flush once they are permuted.
 trait LockstepGroup: Group {
-    /// Blocks hashed per AND.
-    const BLOCKS_PER_AND: usize;
+    /// The tweaks of the hash inputs, `LAYOUT.blocks` per AND.
+    const LAYOUT: TweakLayout;
     fn of(engine: &mut Engine) -> Option<&mut Self>;
-    fn hash(&self) -> &TweakHash;
+    /// The hash, and the tweak of the group's first input.
+    fn hash(&mut self) -> (&mut GarblingHash, u128);
     fn hash_inputs(&mut self) -> &mut [Block];
     fn finish(&mut self, labels: &mut [SimdBlock], pending: &mut PendingSlots);
 }
 
 impl LockstepGroup for AndGroup {
-    const BLOCKS_PER_AND: usize = 2;
+    const LAYOUT: TweakLayout = AndGroup::LAYOUT;
     fn of(engine: &mut Engine) -> Option<&mut Self> {
         match engine {
             Engine::HalfGates(group) => Some(group),
             Engine::ThreeHalves(_) => None,
         }
     }
-    fn hash(&self) -> &TweakHash {
-        &self.hash
+    fn hash(&mut self) -> (&mut GarblingHash, u128) {
+        let first = self.first_tweak();
+        (&mut self.hash, first)
     }
     #[inline(always)]
     fn hash_inputs(&mut self) -> &mut [Block] {
@@ -104,15 +107,16 @@ impl LockstepGroup for AndGroup {
 }
 
 impl LockstepGroup for three_halves::EvalGroup {
-    const BLOCKS_PER_AND: usize = 3;
+    const LAYOUT: TweakLayout = three_halves::EvalGroup::LAYOUT;
     fn of(engine: &mut Engine) -> Option<&mut Self> {
         match engine {
             Engine::ThreeHalves(group) => Some(group),
             Engine::HalfGates(_) => None,
         }
     }
-    fn hash(&self) -> &TweakHash {
-        &self.hash
+    fn hash(&mut self) -> (&mut GarblingHash, u128) {
+        let first = self.first_tweak();
+        (&mut self.hash, first)
     }
     #[inline(always)]
     fn hash_inputs(&mut self) -> &mut [Block] {
@@ -138,7 +142,7 @@ pub struct LockstepEvaluation<'a> {
 
 /// ANDs waiting to be hashed together.
 struct AndGroup {
-    hash: TweakHash,
+    hash: GarblingHash,
     len: usize,
     next_index: u64,
     out: [Slot; EVAL_GROUP],
@@ -149,6 +153,15 @@ struct AndGroup {
 }
 
 impl AndGroup {
+    /// Inputs A under tweak 2i, B under 2i + 1, for the i-th AND.
+    const LAYOUT: TweakLayout = TweakLayout { blocks: 2, tweaks: 2, offsets: &[0, 1] };
+
+    /// The tweak of the group's first hash input (its ANDs have moved the counter past it).
+    #[inline(always)]
+    fn first_tweak(&self) -> u128 {
+        2 * (self.next_index - self.len as u64) as u128
+    }
+
     #[inline(always)]
     fn push(&mut self, la: SimdBlock, lb: SimdBlock, out: Slot, tg: SimdBlock, te: SimdBlock, one: SimdBlock) {
         let k = self.len % EVAL_GROUP;
@@ -169,7 +182,8 @@ impl AndGroup {
         if n == 0 {
             return;
         }
-        self.hash.permute(as_blocks(&mut self.y[..2 * n]));
+        let first = self.first_tweak();
+        self.hash.permute(as_blocks(&mut self.y[..2 * n]), first, Self::LAYOUT);
         self.finish(labels, pending);
     }
 
@@ -186,10 +200,12 @@ impl AndGroup {
 }
 
 impl Evaluator {
-    pub fn new(scheme: Scheme) -> Self {
+    /// An evaluator under `scheme` with the garbler's garbling hash `hash` (the instance seed
+    /// the garbler announced, [`GarblingHash::new`]).
+    pub fn new(scheme: Scheme, hash: GarblingHash) -> Self {
         let engine = match scheme {
-            Scheme::HalfGates => Engine::HalfGates(Box::new(AndGroup { hash: TweakHash::new(), len: 0, next_index: 0, out: [0; EVAL_GROUP], masks: [SimdBlock::ZERO; EVAL_GROUP], y: [SimdBlock::ZERO; 2 * EVAL_GROUP] })),
-            Scheme::ThreeHalves => Engine::ThreeHalves(Box::default()),
+            Scheme::HalfGates => Engine::HalfGates(Box::new(AndGroup { hash, len: 0, next_index: 0, out: [0; EVAL_GROUP], masks: [SimdBlock::ZERO; EVAL_GROUP], y: [SimdBlock::ZERO; 2 * EVAL_GROUP] })),
+            Scheme::ThreeHalves => Engine::ThreeHalves(Box::new(three_halves::EvalGroup::new(hash))),
         };
         Evaluator {
             labels: Vec::new(),
@@ -436,12 +452,12 @@ fn evaluate_lockstep<G: LockstepGroup>(circuits: &mut [LockstepEvaluation<'_>], 
         if ands == 0 {
             continue;
         }
-        let per_circuit = G::BLOCKS_PER_AND * ands;
+        let per_circuit = G::LAYOUT.blocks * ands;
         hashed.resize(per_circuit * lanes.len(), Block::ZERO);
         for (l, chunk) in lanes.iter_mut().zip(hashed.chunks_exact_mut(per_circuit)) {
             chunk.copy_from_slice(l.group.hash_inputs());
         }
-        lanes[0].group.hash().permute(&mut hashed);
+        GarblingHash::permute_side_by_side(&mut hashed, per_circuit, G::LAYOUT, lanes.iter_mut().map(|l| l.group.hash()));
         for (l, chunk) in lanes.iter_mut().zip(hashed.chunks_exact(per_circuit)) {
             l.group.hash_inputs().copy_from_slice(chunk);
             l.group.finish(l.labels, l.pending);

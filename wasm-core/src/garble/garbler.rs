@@ -2,13 +2,15 @@
 
 use super::simd_block::{as_blocks, SimdBlock};
 use super::pending::{PendingSlots, Schedule};
-use super::{pack_bits, three_halves, GarbleError, OutputError, Scheme, TweakHash, GARBLE_GROUP};
+use super::hash::TweakLayout;
+use super::{pack_bits, three_halves, GarbleError, GarblingHash, OutputError, Scheme, GARBLE_GROUP};
 use crate::aes::AesCtr;
 use crate::block::Block;
 use garblet_circuits::{Batch, Gate, Party, Slot};
 
-/// Garbles batches under one Δ. One `Garbler` per session: its AND counter (the hash tweak)
-/// runs on across computations, so no tweak is ever used twice under the same Δ.
+/// Garbles batches under one Δ and one garbling hash instance. One `Garbler` per session: its
+/// AND counter (the hash tweak) runs on across computations, so no tweak is ever used twice
+/// under the same Δ.
 pub struct Garbler {
     delta: Block,
     /// The zero-label of each slot.
@@ -124,26 +126,28 @@ impl Keys {
 /// beyond [`Group`]: its flush in three steps, so that the middle one, π, runs once for the
 /// groups of every circuit.
 trait LockstepGroup: Group {
-    /// Blocks hashed per AND.
-    const BLOCKS_PER_AND: usize;
+    /// The tweaks of the hash inputs, `LAYOUT.blocks` per AND.
+    const LAYOUT: TweakLayout;
     fn of(engine: &mut Engine) -> Option<&mut Self>;
-    fn hash(&self) -> &TweakHash;
-    /// Writes the hash inputs of the (non-empty) group into `y`, `BLOCKS_PER_AND` per AND.
+    /// The hash, and the tweak of the prepared group's first input.
+    fn hash(&mut self) -> (&mut GarblingHash, u128);
+    /// Writes the hash inputs of the (non-empty) group into `y`, `LAYOUT.blocks` per AND.
     fn prepare(&mut self, keys: &Keys, y: &mut [SimdBlock]);
     /// The rest of the flush, from `y` permuted.
     fn finish(&mut self, keys: &Keys, y: &mut [SimdBlock], labels: &mut [SimdBlock], pending: &mut PendingSlots, payload: &mut Vec<u8>);
 }
 
 impl LockstepGroup for AndGroup {
-    const BLOCKS_PER_AND: usize = 4;
+    const LAYOUT: TweakLayout = AndGroup::LAYOUT;
     fn of(engine: &mut Engine) -> Option<&mut Self> {
         match engine {
             Engine::HalfGates(group) => Some(group),
             Engine::ThreeHalves(_) => None,
         }
     }
-    fn hash(&self) -> &TweakHash {
-        &self.hash
+    fn hash(&mut self) -> (&mut GarblingHash, u128) {
+        let first = self.prepared_first_tweak();
+        (&mut self.hash, first)
     }
     #[inline(always)]
     fn prepare(&mut self, keys: &Keys, y: &mut [SimdBlock]) {
@@ -156,15 +160,16 @@ impl LockstepGroup for AndGroup {
 }
 
 impl LockstepGroup for three_halves::GarbleGroup {
-    const BLOCKS_PER_AND: usize = 6;
+    const LAYOUT: TweakLayout = three_halves::GarbleGroup::LAYOUT;
     fn of(engine: &mut Engine) -> Option<&mut Self> {
         match engine {
             Engine::ThreeHalves(group) => Some(group),
             Engine::HalfGates(_) => None,
         }
     }
-    fn hash(&self) -> &TweakHash {
-        &self.hash
+    fn hash(&mut self) -> (&mut GarblingHash, u128) {
+        let first = self.prepared_first_tweak();
+        (&mut self.hash, first)
     }
     #[inline(always)]
     fn prepare(&mut self, keys: &Keys, y: &mut [SimdBlock]) {
@@ -187,7 +192,7 @@ pub struct LockstepGarbling<'a> {
 /// ANDs waiting to be hashed together. `push` only records each AND's input zero-labels;
 /// `flush` derives the hash inputs in one tight loop, so the per-gate loop stays short.
 struct AndGroup {
-    hash: TweakHash,
+    hash: GarblingHash,
     len: usize,
     /// The session-wide index of the next AND to flush: its tweaks are 2i and 2i+1.
     next_index: u64,
@@ -200,6 +205,15 @@ struct AndGroup {
 }
 
 impl AndGroup {
+    /// Inputs A0, A1 under tweak 2i, B0, B1 under 2i + 1, for the i-th AND.
+    const LAYOUT: TweakLayout = TweakLayout { blocks: 4, tweaks: 2, offsets: &[0, 0, 1, 1] };
+
+    /// The tweak of the first hash input of the group `prepare` has just prepared.
+    #[inline(always)]
+    fn prepared_first_tweak(&self) -> u128 {
+        2 * (self.next_index - self.len as u64) as u128
+    }
+
     #[inline(always)]
     fn push(&mut self, a0: SimdBlock, b0: SimdBlock, out: Slot) {
         let k = self.len % GARBLE_GROUP;
@@ -217,7 +231,8 @@ impl AndGroup {
         }
         let mut y = core::mem::take(&mut self.y);
         self.prepare(keys, &mut y[..4 * n]);
-        self.hash.permute(as_blocks(&mut y[..4 * n]));
+        let first = self.prepared_first_tweak();
+        self.hash.permute(as_blocks(&mut y[..4 * n]), first, Self::LAYOUT);
         self.finish(keys, &y[..4 * n], labels, pending, payload);
         self.y = y;
     }
@@ -275,35 +290,37 @@ impl AndGroup {
 }
 
 impl Garbler {
-    /// A garbler under `scheme` with global offset `delta`, labels from a generator seeded by
-    /// the OS. Δ's lsb must be set: it makes a wire's two labels differ in their point-and-permute
-    /// bit, which both schemes' evaluators read to pick their row (and which decoding reads).
-    pub fn new(scheme: Scheme, delta: Block) -> Result<Self, GarbleError> {
+    /// A garbler under `scheme` with global offset `delta` and garbling hash `hash` (the
+    /// session's instance, [`GarblingHash::new`]), labels from a generator seeded by the OS.
+    /// Δ's lsb must be set: it makes a wire's two labels differ in their point-and-permute bit,
+    /// which both schemes' evaluators read to pick their row (and which decoding reads).
+    pub fn new(scheme: Scheme, delta: Block, hash: GarblingHash) -> Result<Self, GarbleError> {
         if !delta.lsb() {
             return Err(GarbleError::DeltaLsb);
         }
         let label_prg = AesCtr::from_os_rng().map_err(GarbleError::Random)?;
         let dicing_prg = AesCtr::from_os_rng().map_err(GarbleError::Random)?;
-        Ok(Self::with_generators(scheme, delta, label_prg, dicing_prg))
+        Ok(Self::with_generators(scheme, delta, hash, label_prg, dicing_prg))
     }
 
-    /// A garbler whose every random choice — Δ, the labels, three-halves' dicing bits — comes
-    /// from `seed`: garbling the same gates from the same seed gives the same bytes. This is
-    /// what lets cut-and-choose check a circuit by regenerating it from its seed instead of
-    /// receiving it (Goyal–Mohassel–Smith 2008). The three generators are AES-CTR streams under
-    /// keys drawn from an AES-CTR stream under the seed, so they are independent of each other.
-    pub fn from_seed(scheme: Scheme, seed: [u8; 16]) -> Self {
+    /// A garbler with garbling hash `hash` whose every random choice — Δ, the labels,
+    /// three-halves' dicing bits — comes from `seed`: garbling the same gates from the same seed
+    /// and with the same hash gives the same bytes. This is what lets cut-and-choose check a
+    /// circuit by regenerating it from its seed instead of receiving it (Goyal–Mohassel–Smith
+    /// 2008). The generators are AES-CTR streams under keys drawn from an AES-CTR stream under
+    /// the seed, so they are independent of each other.
+    pub fn from_seed(scheme: Scheme, seed: [u8; 16], hash: GarblingHash) -> Self {
         let mut keys = AesCtr::new(seed);
         let delta = Block(keys.next_block().0 | 1);
         let label_prg = AesCtr::new(keys.next_block().to_bytes());
         let dicing_prg = AesCtr::new(keys.next_block().to_bytes());
-        Self::with_generators(scheme, delta, label_prg, dicing_prg)
+        Self::with_generators(scheme, delta, hash, label_prg, dicing_prg)
     }
 
-    fn with_generators(scheme: Scheme, delta: Block, label_prg: AesCtr, dicing_prg: AesCtr) -> Self {
+    fn with_generators(scheme: Scheme, delta: Block, hash: GarblingHash, label_prg: AesCtr, dicing_prg: AesCtr) -> Self {
         let engine = match scheme {
             Scheme::HalfGates => Engine::HalfGates(Box::new(AndGroup {
-                hash: TweakHash::new(),
+                hash,
                 len: 0,
                 next_index: 0,
                 a0: [SimdBlock::ZERO; GARBLE_GROUP],
@@ -311,7 +328,7 @@ impl Garbler {
                 out: [0; GARBLE_GROUP],
                 y: vec![SimdBlock::ZERO; 4 * GARBLE_GROUP],
             })),
-            Scheme::ThreeHalves => Engine::ThreeHalves(Box::new(three_halves::GarbleGroup::new(dicing_prg))),
+            Scheme::ThreeHalves => Engine::ThreeHalves(Box::new(three_halves::GarbleGroup::new(hash, dicing_prg))),
         };
         Garbler {
             delta,
@@ -334,6 +351,24 @@ impl Garbler {
 
     pub fn delta(&self) -> Block {
         self.delta
+    }
+
+    /// The garbling hash's instance seed S (`None` for the fixed-key hash of benchmarks).
+    pub fn hash_seed(&self) -> Option<Block> {
+        match &self.engine {
+            Engine::HalfGates(g) => g.hash.seed(),
+            Engine::ThreeHalves(g) => g.hash.seed(),
+        }
+    }
+
+    /// The most hash calls one key of this garbler's hash has served, with the key's index
+    /// (test builds only): the multi-instance bound counts it.
+    #[cfg(any(test, feature = "insecure-switches"))]
+    pub fn most_hash_calls_per_key(&self) -> Option<(u128, usize)> {
+        match &self.engine {
+            Engine::HalfGates(g) => g.hash.most_calls_per_key(),
+            Engine::ThreeHalves(g) => g.hash.most_calls_per_key(),
+        }
     }
 
     pub fn scheme(&self) -> Scheme {
@@ -585,13 +620,14 @@ fn garble_lockstep<G: LockstepGroup>(circuits: &mut [LockstepGarbling<'_>], batc
         if ands == 0 {
             continue;
         }
-        // Every circuit's hash inputs side by side, π on all of them, each circuit's rest.
-        let per_circuit = G::BLOCKS_PER_AND * ands;
+        // Every circuit's hash inputs side by side, π on all of them (each circuit's under its
+        // own keys), each circuit's rest.
+        let per_circuit = G::LAYOUT.blocks * ands;
         hashed.resize(per_circuit * lanes.len(), SimdBlock::ZERO);
         for (l, chunk) in lanes.iter_mut().zip(hashed.chunks_exact_mut(per_circuit)) {
             l.group.prepare(&l.keys, chunk);
         }
-        lanes[0].group.hash().permute(as_blocks(&mut hashed));
+        GarblingHash::permute_side_by_side(as_blocks(&mut hashed), per_circuit, G::LAYOUT, lanes.iter_mut().map(|l| l.group.hash()));
         for (l, chunk) in lanes.iter_mut().zip(hashed.chunks_exact_mut(per_circuit)) {
             l.group.finish(&l.keys, chunk, l.labels, l.pending, l.tables);
         }

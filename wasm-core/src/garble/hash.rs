@@ -1,79 +1,397 @@
-//! The tweakable circular-correlation-robust hash H(x, j) = π(σ(x) ⊕ j) ⊕ σ(x), with π a
-//! fixed-key AES-128 and σ the linear orthomorphism σ(xL ‖ xR) = (xL ⊕ xR) ‖ xL
-//! (Guo–Katz–Wang–Yu, eprint 2019/074): one AES call per hash, many hashes per call.
+//! The garbling hash: a tweakable circular-correlation-robust hash whose security holds across
+//! instances — every session, circuit copy and connection of every server at once.
+//!
+//! H_S(x, j) = π_{S ⊕ ⌊j / 64⌋}(σ(x) ⊕ j) ⊕ σ(x), with π_k AES-128 under key k, σ a linear
+//! orthomorphism (the scheme's: half-gates' σ(xL ‖ xR) = (xL ⊕ xR) ‖ xL, Guo–Katz–Wang–Yu 2019;
+//! three-halves' per-half one, `three_halves.rs`) and S a 128-bit *instance seed* drawn for each
+//! instance: by the garbler from the OS for a session, and from each circuit's seed in
+//! cut-and-choose. The key changes every 64 tweaks.
+//!
+//! # Why keys that change
+//!
+//! With one fixed public key for every instance (Guo–Katz–Wang–Yu 2019's fixed-key hash), an
+//! evaluator that collects C hash targets H(A ⊕ Δ, j) over many sessions and evaluates π offline
+//! at p points finds some session's Δ with probability about C·p / 2^127 (Guo–Katz–Wang–Weng–Yu
+//! 2020, ePrint 2019/1168): 2^-7 for C = 2^40, p = 2^80 — and one Δ opens that session's server
+//! input. Their answer, MITCCRH (emp-tool's `mitccrh.h`), keys AES by S ⊕ a gate counter with S
+//! random per instance, so each offline AES evaluation, which is under one key, can only hit the
+//! targets under that key. We re-key every 64 tweaks: a tweak serves at most two calls under an
+//! instance (the garbler hashes X and X ⊕ Δ under it), so a key serves at most
+//! [`MAX_CALLS_PER_KEY`] = 128 calls, and an attacker with p offline evaluations succeeds with
+//! probability at most about p · 128 / 2^127 however many instances and gates it collects — 2^-40
+//! for p = 2^80, with Δ's 127 random bits (its lsb is 1 for point-and-permute). Keys of two
+//! instances collide only if their seeds differ by a difference of key indices: over all the
+//! keys K ever used, probability at most K² / 2^129, and a collision only doubles the calls under
+//! one key. docs/architecture.md states the bound with its parameters.
+//!
+//! What it costs: one key schedule per 64 tweaks, eight expanded at a time (AES-NI natively,
+//! one bitsliced pass in WebAssembly) — a few percent of the hashing it serves.
 
-use crate::aes::FixedKeyAes;
+use crate::aes::{encrypt_runs, expand_keys, FixedKeyAes, KeySchedule};
 use crate::block::Block;
 
+/// log2 of the tweaks that share a key.
+const TWEAK_BITS_PER_KEY: u32 = 6;
+
+/// Hash calls one key serves at most in an instance: 64 tweaks, each hashed at most twice (X
+/// and X ⊕ Δ on the garbler's side).
+pub const MAX_CALLS_PER_KEY: usize = 2 << TWEAK_BITS_PER_KEY;
+
+/// Keys expanded at a time (and kept) when a hash moves past the keys it holds.
+const KEYS_AHEAD: u128 = 8;
+
+/// The instance seed of a part of an instance that hashes under its own keys (a
+/// cut-and-choose computation, one of its circuits, the chosen-message OT): BLAKE3 in
+/// key-derivation mode over the parent seed, the purpose and an index. Pseudorandom and
+/// independent for distinct (purpose, index), so the parts' keys collide with each other's
+/// and the parent's no more often than independent seeds' would.
+pub fn derive_seed(seed: Block, purpose: &str, index: u64) -> Block {
+    let mut h = blake3::Hasher::new_derive_key("garblet garbling hash instance seed v1");
+    h.update(&seed.to_bytes());
+    h.update(&(purpose.len() as u64).to_le_bytes());
+    h.update(purpose.as_bytes());
+    h.update(&index.to_le_bytes());
+    let mut out = [0u8; 16];
+    out.copy_from_slice(&h.finalize().as_bytes()[..16]);
+    Block::from_bytes(out)
+}
+
+/// The key index of tweak `j`: the key is S ⊕ this.
+#[inline(always)]
+fn key_index(tweak: u128) -> u128 {
+    tweak >> TWEAK_BITS_PER_KEY
+}
+
+/// Where the tweaks of a run of hash inputs come from: the inputs are consecutive units (an
+/// AND's hashes), `blocks` inputs each, and input `q` of unit `u` has tweak
+/// `first + u · tweaks + offsets[q]`. Tweaks never decrease along a run.
+#[derive(Clone, Copy, Debug)]
+pub struct TweakLayout {
+    pub blocks: usize,
+    pub tweaks: u128,
+    pub offsets: &'static [u128],
+}
+
+impl TweakLayout {
+    /// Tweaks first, first + 1, … one input each.
+    pub const CONSECUTIVE: TweakLayout = TweakLayout { blocks: 1, tweaks: 1, offsets: &[0] };
+
+    #[inline(always)]
+    fn tweak(&self, first: u128, i: usize) -> u128 {
+        first + (i / self.blocks) as u128 * self.tweaks + self.offsets[i % self.blocks]
+    }
+}
+
+/// The garbling hash of one instance ([`GarblingHash::new`]), or — for benchmarks that compare
+/// the two, never in a protocol — the fixed-key hash it replaces ([`GarblingHash::fixed_key`]).
 #[derive(Clone)]
-pub struct TweakHash {
-    pi: FixedKeyAes,
+pub struct GarblingHash {
+    keying: Keying,
 }
 
-impl Default for TweakHash {
-    fn default() -> Self {
-        Self::new()
-    }
+#[derive(Clone)]
+enum Keying {
+    /// Keys S ⊕ ⌊j / 64⌋; the schedules of keys `first..first + schedules.len()` are held.
+    MultiInstance { seed: Block, first: u128, schedules: Vec<KeySchedule>, counts: CallCounts },
+    /// One public fixed key for every tweak (Guo–Katz–Wang–Yu 2019): secure for one instance,
+    /// C·p / 2^127 across instances. Only for measuring what the instance keys cost (boxed:
+    /// its round keys are the larger part).
+    Fixed(Box<FixedKeyAes>),
 }
 
-impl TweakHash {
-    pub fn new() -> Self {
-        TweakHash { pi: FixedKeyAes::pi() }
+impl GarblingHash {
+    /// The hash of the instance with seed `seed` (S).
+    pub fn new(seed: Block) -> Self {
+        GarblingHash { keying: Keying::MultiInstance { seed, first: 0, schedules: Vec::new(), counts: CallCounts::default() } }
     }
 
+    /// The fixed-key hash H(x, j) = π(σ(x) ⊕ j) ⊕ σ(x) with π under [`crate::aes::FIXED_KEY`]:
+    /// what the benchmarks compare the instance keys against. No session uses it.
+    pub fn fixed_key() -> Self {
+        GarblingHash { keying: Keying::Fixed(Box::new(FixedKeyAes::pi())) }
+    }
+
+    /// The instance seed S; `None` for the fixed-key hash.
+    pub fn seed(&self) -> Option<Block> {
+        match &self.keying {
+            Keying::MultiInstance { seed, .. } => Some(*seed),
+            Keying::Fixed(_) => None,
+        }
+    }
+
+    /// Which AES engine runs the permutations.
     pub fn engine_name(&self) -> &'static str {
-        self.pi.engine_name()
+        match &self.keying {
+            Keying::MultiInstance { .. } => crate::aes::multi_key_engine_name(),
+            Keying::Fixed(pi) => pi.engine_name(),
+        }
     }
 
-    /// One hash, for tests and references.
-    pub fn hash(&self, x: Block, tweak: u128) -> Block {
-        let s = x.sigma();
-        self.pi.encrypt_block(s ^ Block(tweak)) ^ s
+    /// One hash, for tests and references: σ applied to `x` here is half-gates'.
+    pub fn hash(&mut self, x: Block, tweak: u128) -> Block {
+        let mut one = [x];
+        self.hash_in_place(&mut one, tweak);
+        one[0]
     }
 
-    /// H(x_i, tweak(i)) in place for every x_i, π running on batches of up to 64 blocks
-    /// (where hashing one block at a time would fill one lane of a bitsliced batch of eight).
-    pub fn hash_in_place(&self, xs: &mut [Block], tweak: impl Fn(usize) -> u128) {
-        const CHUNK: usize = 64;
+    /// H(x_i, first_tweak + i) in place for every x_i (half-gates' σ), many at a time.
+    pub fn hash_in_place(&mut self, xs: &mut [Block], first_tweak: u128) {
+        // Chunks of up to 512 inputs span at most nine keys: the permutation runs on long
+        // batches and the keys held stay few.
+        const CHUNK: usize = 512;
         let mut sigma = [Block::ZERO; CHUNK];
         for (c, chunk) in xs.chunks_mut(CHUNK).enumerate() {
             let sigma = &mut sigma[..chunk.len()];
+            let first = first_tweak + (c * CHUNK) as u128;
             for (k, (x, s)) in chunk.iter_mut().zip(sigma.iter_mut()).enumerate() {
                 *s = x.sigma();
-                *x = *s ^ Block(tweak(c * CHUNK + k));
+                *x = *s ^ Block(first + k as u128);
             }
-            self.pi.encrypt_blocks(chunk);
+            self.permute(chunk, first, TweakLayout::CONSECUTIVE);
             for (x, &s) in chunk.iter_mut().zip(sigma.iter()) {
                 *x ^= s;
             }
         }
     }
 
-    /// π applied in place to hash inputs `σ(x) ⊕ j`; the caller XORs σ(x) into each result
-    /// to finish H(x, j) (often folded into what it computes next).
+    /// π applied in place to hash inputs `σ(x) ⊕ j`, input `i` under the key of its tweak in
+    /// `layout` from `first` (the caller XORs σ(x) into each result to finish H(x, j), often
+    /// folded into what it computes next).
     #[inline]
-    pub fn permute(&self, y: &mut [Block]) {
-        self.pi.encrypt_blocks(y);
+    pub fn permute(&mut self, y: &mut [Block], first: u128, layout: TweakLayout) {
+        if let Keying::Fixed(pi) = &self.keying {
+            pi.encrypt_blocks(y);
+            return;
+        }
+        // Pieces of at most 512 inputs span at most nine keys, so their runs fit on the stack.
+        const PIECE: usize = 512;
+        for (p, piece) in y.chunks_mut(PIECE).enumerate() {
+            let start = p * PIECE;
+            self.hold_keys(first, start, piece.len(), layout);
+            let Keying::MultiInstance { first: held, schedules, .. } = &self.keying else {
+                unreachable!("checked above");
+            };
+            let mut runs: [(&KeySchedule, usize); 16] = [(&schedules[0], 0); 16];
+            let mut count = 0;
+            for_each_run(first, start, piece.len(), layout, |key, len| {
+                runs[count] = (&schedules[(key - held) as usize], len);
+                count += 1;
+            });
+            encrypt_runs(piece, &runs[..count]);
+        }
+    }
+
+    /// π on the hash inputs of several instances side by side, for lock-step garbling: `y` is
+    /// each part's `len` inputs in turn, part `p` hashed by `parts[p].0` with tweaks from
+    /// `parts[p].1` in `layout`. All parts are multi-instance hashes, or all fixed-key ones.
+    pub fn permute_side_by_side<'a>(y: &mut [Block], len: usize, layout: TweakLayout, parts: impl Iterator<Item = (&'a mut GarblingHash, u128)>) {
+        let mut parts: Vec<(&'a mut GarblingHash, u128)> = parts.collect();
+        let Some((head, _)) = parts.first() else {
+            return;
+        };
+        if let Keying::Fixed(pi) = &head.keying {
+            pi.encrypt_blocks(y);
+            return;
+        }
+        for (hash, first) in parts.iter_mut() {
+            hash.hold_keys(*first, 0, len, layout);
+        }
+        let mut runs = Vec::with_capacity(parts.len() * 2);
+        for (hash, first) in parts.iter() {
+            let Keying::MultiInstance { first: held, schedules, .. } = &hash.keying else {
+                unreachable!("the parts are all multi-instance hashes");
+            };
+            for_each_run(*first, 0, len, layout, |key, n| runs.push((&schedules[(key - held) as usize], n)));
+        }
+        encrypt_runs(y, &runs);
+    }
+
+    /// Makes sure the schedules of every key that inputs `start..start + len` need are held,
+    /// expanding [`KEYS_AHEAD`] at a time from the first one missing (and, in test builds,
+    /// counts the calls they will serve).
+    fn hold_keys(&mut self, first_tweak: u128, start: usize, len: usize, layout: TweakLayout) {
+        let Keying::MultiInstance { seed, first, schedules, counts } = &mut self.keying else {
+            return;
+        };
+        if len == 0 {
+            return;
+        }
+        #[cfg(any(test, feature = "insecure-switches"))]
+        for_each_run(first_tweak, start, len, layout, |key, n| counts.add(key, n));
+        #[cfg(not(any(test, feature = "insecure-switches")))]
+        let _ = counts;
+        let (lo, hi) = (key_index(layout.tweak(first_tweak, start)), key_index(layout.tweak(first_tweak, start + len - 1)));
+        let held = *first..*first + schedules.len() as u128;
+        if held.contains(&lo) && held.contains(&hi) {
+            return;
+        }
+        let count = (hi - lo + 1).max(KEYS_AHEAD);
+        let keys: Vec<Block> = (0..count).map(|i| Block(seed.0 ^ (lo + i))).collect();
+        schedules.clear();
+        expand_keys(&keys, schedules);
+        *first = lo;
+    }
+
+    /// The most hash calls any one key has served in this instance, with the key's index:
+    /// what the multi-instance bound counts (test builds only).
+    #[cfg(any(test, feature = "insecure-switches"))]
+    pub fn most_calls_per_key(&self) -> Option<(u128, usize)> {
+        match &self.keying {
+            Keying::MultiInstance { counts, .. } => counts.most(),
+            Keying::Fixed(_) => None,
+        }
+    }
+}
+
+/// Calls `run(key index, length)` for each run of inputs `start..start + len` under one key,
+/// in order. Tweaks never decrease along the inputs, so a run ends at the first input of a
+/// later key, found by bisection.
+#[inline(always)]
+fn for_each_run(first_tweak: u128, start: usize, len: usize, layout: TweakLayout, mut run: impl FnMut(u128, usize)) {
+    let end = start + len;
+    let key_at = |i: usize| key_index(layout.tweak(first_tweak, i));
+    let mut at = start;
+    while at < end {
+        let key = key_at(at);
+        let (mut lo, mut hi) = (at + 1, end);
+        if key_at(end - 1) == key {
+            lo = end;
+        }
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if key_at(mid) == key {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        run(key, lo - at);
+        at = lo;
+    }
+}
+
+/// Calls served per key, counted in test builds only (a run at a time), for the test that no
+/// key serves more than [`MAX_CALLS_PER_KEY`]; empty in other builds.
+#[derive(Clone, Default)]
+struct CallCounts {
+    #[cfg(any(test, feature = "insecure-switches"))]
+    per_key: std::collections::HashMap<u128, usize>,
+}
+
+#[cfg(any(test, feature = "insecure-switches"))]
+impl CallCounts {
+    fn add(&mut self, key: u128, calls: usize) {
+        *self.per_key.entry(key).or_default() += calls;
+    }
+
+    fn most(&self) -> Option<(u128, usize)> {
+        self.per_key.iter().map(|(&k, &n)| (k, n)).max_by_key(|&(_, n)| n)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::aes::Aes128;
     #[cfg(target_arch = "wasm32")]
     use wasm_bindgen_test::wasm_bindgen_test;
 
+    /// H_S(x, j) from its definition, with the `aes` crate under the key S ⊕ ⌊j/64⌋.
+    fn reference(seed: Block, x: Block, tweak: u128) -> Block {
+        let s = x.sigma();
+        let mut y = [s ^ Block(tweak)];
+        Aes128::new(Block(seed.0 ^ (tweak >> 6)).to_bytes()).encrypt_blocks(&mut y);
+        y[0] ^ s
+    }
+
+    fn random_blocks() -> impl FnMut() -> Block {
+        let mut seed = 0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835u128;
+        move || {
+            seed = seed.wrapping_mul(0x2360_ed05_1fc6_5da4_4385_df64_9fcc_f645).wrapping_add(1);
+            Block(seed ^ (seed >> 61))
+        }
+    }
+
     #[cfg_attr(not(target_arch = "wasm32"), test)]
     #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
-    fn hashing_in_place_is_hashing_one_by_one() {
-        let hash = TweakHash::new();
-        for len in [0, 1, 7, 8, 63, 64, 65, 200] {
-            let xs: Vec<Block> = (0..len as u128).map(|i| Block(i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) ^ 0xabcd)).collect();
-            let tweak = |i: usize| (7u128 << 64) | (i as u128 * 3);
+    fn hashing_in_place_is_the_definition_across_key_changes() {
+        let mut next = random_blocks();
+        let seed = next();
+        let mut hash = GarblingHash::new(seed);
+        for (len, first) in [(0, 0), (1, 63), (7, 60), (64, 0), (65, 64), (200, 1000), (1300, 5), (90, (7 << 64) | 30)] {
+            let xs: Vec<Block> = (0..len).map(|_| next()).collect();
             let mut batch = xs.clone();
-            hash.hash_in_place(&mut batch, tweak);
-            let one_by_one: Vec<Block> = xs.iter().enumerate().map(|(i, &x)| hash.hash(x, tweak(i))).collect();
-            assert_eq!(batch, one_by_one, "length {len}");
+            hash.hash_in_place(&mut batch, first);
+            let expect: Vec<Block> = xs.iter().enumerate().map(|(i, &x)| reference(seed, x, first + i as u128)).collect();
+            assert_eq!(batch, expect, "length {len} from tweak {first}");
+        }
+    }
+
+    /// The garbling layouts (two and four inputs an AND, three and six), hashed in groups that
+    /// straddle key changes, against the definition.
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+    fn layouts_take_each_input_s_key_from_its_tweak() {
+        let mut next = random_blocks();
+        let seed = next();
+        let layouts = [
+            TweakLayout { blocks: 2, tweaks: 2, offsets: &[0, 1] },
+            TweakLayout { blocks: 4, tweaks: 2, offsets: &[0, 0, 1, 1] },
+            TweakLayout { blocks: 3, tweaks: 3, offsets: &[0, 1, 2] },
+            TweakLayout { blocks: 6, tweaks: 3, offsets: &[0, 0, 1, 1, 2, 2] },
+        ];
+        for layout in layouts {
+            let mut hash = GarblingHash::new(seed);
+            let mut first_and = 0u128;
+            for ands in [1, 2, 64, 13, 40, 64, 1, 64] {
+                let y: Vec<Block> = (0..ands * layout.blocks).map(|_| next()).collect();
+                let first = first_and * layout.tweaks;
+                let mut ours = y.clone();
+                hash.permute(&mut ours, first, layout);
+                for (i, (&got, &y)) in ours.iter().zip(&y).enumerate() {
+                    let tweak = layout.tweak(first, i);
+                    let mut expect = [y];
+                    Aes128::new(Block(seed.0 ^ (tweak >> 6)).to_bytes()).encrypt_blocks(&mut expect);
+                    assert_eq!(got, expect[0], "{layout:?}, AND {first_and}, input {i}");
+                }
+                first_and += ands as u128;
+            }
+        }
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+    fn side_by_side_is_each_instance_alone() {
+        let mut next = random_blocks();
+        let layout = TweakLayout { blocks: 2, tweaks: 2, offsets: &[0, 1] };
+        let mut hashes: Vec<GarblingHash> = (0..5).map(|_| GarblingHash::new(next())).collect();
+        let mut alone = hashes.clone();
+        for (ands, first_and) in [(1u128, 0u128), (3, 31), (1, 32), (20, 60)] {
+            let len = (ands as usize) * 2;
+            let y: Vec<Block> = (0..len * hashes.len()).map(|_| next()).collect();
+            let mut together = y.clone();
+            GarblingHash::permute_side_by_side(&mut together, len, layout, hashes.iter_mut().map(|h| (h, 2 * first_and)));
+            for (p, hash) in alone.iter_mut().enumerate() {
+                let mut own = y[p * len..(p + 1) * len].to_vec();
+                hash.permute(&mut own, 2 * first_and, layout);
+                assert_eq!(together[p * len..(p + 1) * len], own[..], "part {p}");
+            }
+        }
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+    fn fixed_key_hash_is_the_fixed_key_definition() {
+        let mut next = random_blocks();
+        let mut hash = GarblingHash::fixed_key();
+        let xs: Vec<Block> = (0..70).map(|_| next()).collect();
+        let mut ours = xs.clone();
+        hash.hash_in_place(&mut ours, 500);
+        for (i, (&got, &x)) in ours.iter().zip(&xs).enumerate() {
+            let s = x.sigma();
+            let mut y = [s ^ Block(500 + i as u128)];
+            Aes128::new(crate::aes::FIXED_KEY).encrypt_blocks(&mut y);
+            assert_eq!(got, y[0] ^ s);
         }
     }
 }

@@ -38,7 +38,7 @@ fn check(scheme: Scheme, make: &dyn Fn() -> Box<dyn Program>, circuits: usize, r
             .iter()
             .enumerate()
             .map(|(j, &seed)| {
-                let mut g = Garbler::from_seed(scheme, seed);
+                let mut g = Garbler::from_seed(scheme, seed, GarblingHash::new(Block::from_bytes(seed) ^ Block(j as u128)));
                 g.set_and_index(j as u64 * 1_000_000);
                 let zero = AesCtr::new(seed).bits(ey).iter().map(|&b| Block(b as u128 | 0x5a5a << 64 | (j as u128) << 100)).collect();
                 g.start_computation(Vec::new(), zero);
@@ -78,7 +78,7 @@ fn check(scheme: Scheme, make: &dyn Fn() -> Box<dyn Program>, circuits: usize, r
             .iter()
             .enumerate()
             .map(|(j, g)| {
-                let mut e = Evaluator::new(scheme);
+                let mut e = Evaluator::new(scheme, GarblingHash::new(g.hash_seed().expect("a seeded garbler's instance")));
                 e.set_and_index(j as u64 * 1_000_000);
                 e.start_computation(g.evaluator_zero_labels().iter().zip(&y).map(|(&z, &b)| z ^ g.delta().select(b)).collect());
                 e

@@ -33,7 +33,7 @@ mod lockstep_tests;
 
 pub use evaluator::{Evaluator, LockstepEvaluation};
 pub use garbler::{Detached, Garbler, LockstepGarbling, WireOutput};
-pub use hash::TweakHash;
+pub use hash::{derive_seed, GarblingHash, TweakLayout, MAX_CALLS_PER_KEY};
 
 use crate::block::Block;
 use garblet_circuits::GateCounts;

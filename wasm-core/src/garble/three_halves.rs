@@ -43,9 +43,10 @@
 //!
 //! The garbled rows contain H(X ⊕ Δ) masked by GF(2)-linear functions of Δ's *halves*
 //! (R_ij applied to Δ), not only by Δ itself, so the hash must be circular-correlation robust for
-//! those correlations too (the paper's randomized tweakable CCR). We use the fixed-key
-//! construction H(x, τ) = π(σ(x) ⊕ τ) ⊕ σ(x) with π AES-128 under a fixed key, as half-gates does,
-//! but with σ(x_lo ‖ x_hi) = (α·x_lo ‖ α·x_hi) in GF(2^64) (α = the generator x). σ acts on each half
+//! those correlations too (the paper's randomized tweakable CCR). We use the construction
+//! H(x, τ) = π(σ(x) ⊕ τ) ⊕ σ(x) with π AES-128 under the instance's key of the tweak, as
+//! half-gates does (`hash.rs`: the key S ⊕ ⌊τ/64⌋ bounds what an attacker gains across
+//! instances), but with σ(x_lo ‖ x_hi) = (α·x_lo ‖ α·x_hi) in GF(2^64) (α = the generator x). σ acts on each half
 //! alone, so it commutes with every half-slicing map L, and σ ⊕ L is a bijection for each of them:
 //! on a half-pair it is the 2×2 matrix αI ⊕ L over GF(2^64), of determinant α² ⊕ tr(L)·α ⊕ det(L) —
 //! a monic quadratic over GF(2), never zero at α, whose minimal polynomial has degree 64
@@ -56,9 +57,10 @@
 //!
 //! The tweaks 3k, 3k+1, 3k+2 of the k-th AND of a session are never reused under one Δ.
 
+use super::hash::TweakLayout;
 use super::simd_block::SimdBlock;
 use super::pending::PendingSlots;
-use super::TweakHash;
+use super::GarblingHash;
 use crate::aes::AesCtr;
 use crate::block::Block;
 use garblet_circuits::Slot;
@@ -224,10 +226,10 @@ fn mask(bit: u8) -> u64 {
 
 /// The hash H(x, τ) = π(σ(x) ⊕ τ) ⊕ σ(x), one at a time: the reference the grouped code is
 /// tested against.
-pub fn hash(pi: &TweakHash, x: Block, tweak: u128) -> Block {
+pub fn hash(pi: &mut GarblingHash, x: Block, tweak: u128) -> Block {
     let s = sigma(x);
     let mut y = [s ^ Block(tweak)];
-    pi.permute(&mut y);
+    pi.permute(&mut y, tweak, TweakLayout::CONSECUTIVE);
     y[0] ^ s
 }
 
@@ -365,7 +367,7 @@ pub(super) const GROUP: usize = 64;
 
 /// The garbler's group: ANDs waiting to be hashed together.
 pub(super) struct GarbleGroup {
-    pub(super) hash: TweakHash,
+    pub(super) hash: GarblingHash,
     len: usize,
     /// The session-wide index of the next AND to flush: its tweaks are 3k, 3k+1, 3k+2.
     pub(super) next_index: u64,
@@ -387,10 +389,13 @@ pub(super) struct GarbleGroup {
 }
 
 impl GarbleGroup {
-    /// A group whose secret dicing bits come from `prg`.
-    pub(super) fn new(prg: AesCtr) -> Self {
+    /// Inputs A^(0), A^(1) under tweak 3k, B^(0), B^(1) under 3k + 1, the XORs' under 3k + 2.
+    pub(super) const LAYOUT: TweakLayout = TweakLayout { blocks: 6, tweaks: 3, offsets: &[0, 0, 1, 1, 2, 2] };
+
+    /// A group hashing with `hash`, whose secret dicing bits come from `prg`.
+    pub(super) fn new(hash: GarblingHash, prg: AesCtr) -> Self {
         GarbleGroup {
-            hash: TweakHash::new(),
+            hash,
             len: 0,
             next_index: 0,
             a: [Block::ZERO; GROUP],
@@ -408,6 +413,12 @@ impl GarbleGroup {
     #[inline(always)]
     pub(super) fn len(&self) -> usize {
         self.len
+    }
+
+    /// The tweak of the first hash input of the group `prepare` has just prepared.
+    #[inline(always)]
+    pub(super) fn prepared_first_tweak(&self) -> u128 {
+        3 * (self.next_index - self.len as u64) as u128
     }
 
     /// Records an AND by its inputs' zero-labels.
@@ -433,7 +444,8 @@ impl GarbleGroup {
         }
         let mut y = core::mem::take(&mut self.y);
         self.prepare(delta, &mut y[..6 * n]);
-        self.hash.permute(&mut y[..6 * n]);
+        let first = self.prepared_first_tweak();
+        self.hash.permute(&mut y[..6 * n], first, Self::LAYOUT);
         self.finish(delta, &y[..6 * n], labels, pending, payload);
         self.y = y;
     }
@@ -512,7 +524,7 @@ impl GarbleGroup {
 
 /// The evaluator's group.
 pub(super) struct EvalGroup {
-    pub(super) hash: TweakHash,
+    pub(super) hash: GarblingHash,
     len: usize,
     pub(super) next_index: u64,
     a: [Block; GROUP],
@@ -524,10 +536,11 @@ pub(super) struct EvalGroup {
     y: [Block; 3 * GROUP],
 }
 
-impl Default for EvalGroup {
-    fn default() -> Self {
+impl EvalGroup {
+    /// A group hashing with `hash`.
+    pub(super) fn new(hash: GarblingHash) -> Self {
         EvalGroup {
-            hash: TweakHash::new(),
+            hash,
             len: 0,
             next_index: 0,
             a: [Block::ZERO; GROUP],
@@ -541,9 +554,18 @@ impl Default for EvalGroup {
 }
 
 impl EvalGroup {
+    /// Inputs A, B and A ⊕ B under tweaks 3k, 3k + 1 and 3k + 2.
+    pub(super) const LAYOUT: TweakLayout = TweakLayout { blocks: 3, tweaks: 3, offsets: &[0, 1, 2] };
+
     #[inline(always)]
     pub(super) fn len(&self) -> usize {
         self.len
+    }
+
+    /// The tweak of the group's first hash input (its ANDs have moved the counter past it).
+    #[inline(always)]
+    pub(super) fn first_tweak(&self) -> u128 {
+        3 * (self.next_index - self.len as u64) as u128
     }
 
     /// Records an AND: its active input labels, its half-ciphertexts and control bits.
@@ -569,7 +591,8 @@ impl EvalGroup {
         if n == 0 {
             return;
         }
-        self.hash.permute(&mut self.y[..3 * n]);
+        let first = self.first_tweak();
+        self.hash.permute(&mut self.y[..3 * n], first, Self::LAYOUT);
         self.finish(labels, pending);
     }
 
@@ -650,7 +673,7 @@ mod tests {
     #[cfg_attr(not(target_arch = "wasm32"), test)]
     #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
     fn every_and_evaluates_correctly() {
-        let pi = TweakHash::new();
+        let mut pi = GarblingHash::new(Block(0x5eed));
         let mut prg = AesCtr::new([7; 16]);
         for round in 0..64u64 {
             let mut r = [Block::ZERO; 3];
@@ -662,14 +685,14 @@ mod tests {
                 let b0 = Block(r[2].0 & !1 | pb as u128);
                 let (ca, cb) = (a0 ^ delta.select(pa), b0 ^ delta.select(pb));
                 let t = 3 * round as u128;
-                let h = [hash(&pi, ca, t), hash(&pi, ca ^ delta, t), hash(&pi, cb, t + 1), hash(&pi, cb ^ delta, t + 1), hash(&pi, ca ^ cb, t + 2), hash(&pi, ca ^ cb ^ delta, t + 2)];
+                let h = [hash(&mut pi, ca, t), hash(&mut pi, ca ^ delta, t), hash(&mut pi, cb, t + 1), hash(&mut pi, cb ^ delta, t + 1), hash(&mut pi, ca ^ cb, t + 2), hash(&mut pi, ca ^ cb ^ delta, t + 2)];
                 let (c, g, z) = garble_and(ca, cb, !pa, !pb, &DeltaTerms::new(delta), &h, s);
                 assert!(z < 32);
                 // The fast forms equal the ones written from the paper's matrices.
                 assert_eq!((c, g, z), garble_and_reference(ca, cb, !pa, !pb, delta, &h, s));
                 for (x, y) in [(false, false), (false, true), (true, false), (true, true)] {
                     let (a, b) = (a0 ^ delta.select(x), b0 ^ delta.select(y));
-                    let (ha, hb, hx) = (hash(&pi, a, t), hash(&pi, b, t + 1), hash(&pi, a ^ b, t + 2));
+                    let (ha, hb, hx) = (hash(&mut pi, a, t), hash(&mut pi, b, t + 1), hash(&mut pi, a ^ b, t + 2));
                     let out = eval_and(a, b, ha, hb, hx, g, z);
                     assert_eq!(out, eval_and_reference(a, b, ha, hb, hx, g, z));
                     // Any other control bits give the evaluator the same label or another one,
@@ -701,7 +724,7 @@ mod tests {
     #[cfg_attr(not(target_arch = "wasm32"), test)]
     #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
     fn control_bits_pack_and_read_back() {
-        let mut g = GarbleGroup::new(AesCtr::from_os_rng().unwrap());
+        let mut g = GarbleGroup::new(GarblingHash::new(Block(1)), AesCtr::from_os_rng().unwrap());
         let zs: Vec<u8> = (0..37u8).map(|k| k.wrapping_mul(7) & 0x1f).collect();
         for &z in &zs {
             g.push_control(z);

@@ -11,9 +11,10 @@
 //! receiver: m_i^{r_i} = y_i^{r_i} ⊕ H(t_i, j_i)              (t_i = q_i ⊕ r_i·Δ')
 //! ```
 //!
-//! H is the garbling hash, fixed-key AES as a tweakable circular-correlation-robust function
-//! (Guo–Katz–Wang–Yu 2019), and j_i a counter that runs on across the connection's OTs, so no
-//! tweak repeats. The receiver would need H(t_i ⊕ Δ', j_i), i.e. Δ', to unmask the other
+//! H is the garbling hash (`garble/hash.rs`: AES under keys that change every 64 tweaks, from
+//! an instance seed both parties derive from the session's), a tweakable circular-correlation-
+//! robust function across instances (Guo–Katz–Wang–Yu 2019; Guo–Katz–Wang–Weng–Yu 2020), and
+//! j_i a counter that runs on across the connection's OTs, so no tweak repeats. The receiver would need H(t_i ⊕ Δ', j_i), i.e. Δ', to unmask the other
 //! message; the KOS check leaves a cheating receiver at most the Δ' bits it guessed, with the
 //! matching probability of being caught. This is the path a protocol takes when it garbles
 //! several circuits under different Δs (cut-and-choose), where the evaluator's input labels
@@ -21,7 +22,7 @@
 
 use super::{OtError, OtReceiver, OtSender};
 use crate::block::Block;
-use crate::garble::TweakHash;
+use crate::garble::GarblingHash;
 
 /// Bytes the sender returns per OT: y^0 ‖ y^1.
 pub const CIPHERTEXT_BYTES: usize = 2 * Block::BYTES;
@@ -30,19 +31,21 @@ pub const CIPHERTEXT_BYTES: usize = 2 * Block::BYTES;
 pub struct ChosenSender {
     ot: OtSender,
     delta: Block,
-    hash: TweakHash,
+    hash: GarblingHash,
     /// The tweak of the next OT.
     next: u128,
     rows: Vec<Block>,
+    /// Hash inputs q_i and q_i ⊕ Δ' (scratch).
+    pads: [Vec<Block>; 2],
 }
 
 impl ChosenSender {
-    /// A sender with a fresh random correlation, and its base-OT message (as
-    /// [`OtSender::new`]).
-    pub fn new() -> Result<(Self, Vec<u8>), OtError> {
+    /// A sender with a fresh random correlation, hashing under the instance seed `hash_seed`,
+    /// and its base-OT message (as [`OtSender::new`]).
+    pub fn new(hash_seed: Block) -> Result<(Self, Vec<u8>), OtError> {
         let delta = Block(Block::random().map_err(OtError::Random)?.0 | 1);
         let (ot, message) = OtSender::new(delta)?;
-        Ok((ChosenSender { ot, delta, hash: TweakHash::new(), next: 0, rows: Vec::new() }, message))
+        Ok((ChosenSender { ot, delta, hash: GarblingHash::new(hash_seed), next: 0, rows: Vec::new(), pads: [Vec::new(), Vec::new()] }, message))
     }
 
     /// Takes the receiver's base-OT message R.
@@ -55,12 +58,18 @@ impl ChosenSender {
     pub fn send(&mut self, messages: &[[Block; 2]], chunk: &[u8], out: &mut Vec<u8>) -> Result<(), OtError> {
         self.rows.clear();
         self.ot.extend(messages.len(), chunk, &mut self.rows)?;
+        let [p0, p1] = &mut self.pads;
+        p0.clear();
+        p0.extend_from_slice(&self.rows);
+        p1.clear();
+        p1.extend(self.rows.iter().map(|&q| q ^ self.delta));
+        self.hash.hash_in_place(p0, self.next);
+        self.hash.hash_in_place(p1, self.next);
+        self.next += messages.len() as u128;
         out.reserve(messages.len() * CIPHERTEXT_BYTES);
-        for ([m0, m1], q) in messages.iter().zip(&self.rows) {
-            let tweak = self.next;
-            self.next += 1;
-            out.extend_from_slice(&(*m0 ^ self.hash.hash(*q, tweak)).to_bytes());
-            out.extend_from_slice(&(*m1 ^ self.hash.hash(*q ^ self.delta, tweak)).to_bytes());
+        for ([m0, m1], (h0, h1)) in messages.iter().zip(p0.iter().zip(p1.iter())) {
+            out.extend_from_slice(&(*m0 ^ *h0).to_bytes());
+            out.extend_from_slice(&(*m1 ^ *h1).to_bytes());
         }
         Ok(())
     }
@@ -69,7 +78,7 @@ impl ChosenSender {
 /// The receiver of chosen-message OTs (the party with the choice bits).
 pub struct ChosenReceiver {
     ot: OtReceiver,
-    hash: TweakHash,
+    hash: GarblingHash,
     /// The tweak of the next OT.
     next: u128,
     /// The pads H(t_i, j_i) and choice bits of the OTs whose ciphertexts are awaited.
@@ -78,10 +87,11 @@ pub struct ChosenReceiver {
 }
 
 impl ChosenReceiver {
-    /// A receiver and its base-OT message R (as [`OtReceiver::new`]).
-    pub fn new() -> Result<(Self, [u8; super::base::SENDER_MESSAGE_BYTES]), OtError> {
+    /// A receiver hashing under the instance seed `hash_seed` (the sender's), and its base-OT
+    /// message R (as [`OtReceiver::new`]).
+    pub fn new(hash_seed: Block) -> Result<(Self, [u8; super::base::SENDER_MESSAGE_BYTES]), OtError> {
         let (ot, message) = OtReceiver::new()?;
-        Ok((ChosenReceiver { ot, hash: TweakHash::new(), next: 0, pending: Vec::new(), rows: Vec::new() }, message))
+        Ok((ChosenReceiver { ot, hash: GarblingHash::new(hash_seed), next: 0, pending: Vec::new(), rows: Vec::new() }, message))
     }
 
     /// Takes the sender's base-OT message (its 128 points).
@@ -95,10 +105,9 @@ impl ChosenReceiver {
     pub fn request(&mut self, choices: &[bool], chunk: &mut Vec<u8>) -> Result<(), OtError> {
         self.rows.clear();
         self.ot.extend(choices, chunk, &mut self.rows)?;
-        for (t, &c) in self.rows.iter().zip(choices) {
-            self.pending.push((self.hash.hash(*t, self.next), c));
-            self.next += 1;
-        }
+        self.hash.hash_in_place(&mut self.rows, self.next);
+        self.next += self.rows.len() as u128;
+        self.pending.extend(self.rows.iter().copied().zip(choices.iter().copied()));
         Ok(())
     }
 
@@ -127,8 +136,9 @@ mod tests {
     use wasm_bindgen_test::wasm_bindgen_test;
 
     fn connect() -> (ChosenSender, ChosenReceiver) {
-        let (mut sender, points) = ChosenSender::new().unwrap();
-        let (mut receiver, r) = ChosenReceiver::new().unwrap();
+        let seed = Block::random().unwrap();
+        let (mut sender, points) = ChosenSender::new(seed).unwrap();
+        let (mut receiver, r) = ChosenReceiver::new(seed).unwrap();
         sender.receive_base_ot(&r).unwrap();
         receiver.finish_base_ot(&points).unwrap();
         (sender, receiver)

@@ -42,7 +42,7 @@ use crate::cnc::params::{sample_fixed_check_set, CheckSet, FIXED_CIRCUITS, FIXED
 use crate::cnc::primary::{run_program, CircuitCommitment, Commitments, InputDigest, Passes, PrimaryError, PrimaryEvaluator, PrimaryGarbler, PrimaryOutcome, PrimaryRun, PrimaryStream, Setup};
 use crate::cnc::recovery::{conclude, input_hashes, RecoveryCircuit, RecoveryCommitment, RecoveryCommitments, RecoveryEvaluator, RecoveryGarbler, RecoveryRun, RecoverySetup, RecoveryStream, DELTA_BITS};
 use crate::cnc::CncError;
-use crate::garble::Scheme;
+use crate::garble::{derive_seed, Scheme};
 use crate::ot::base::{RECEIVER_MESSAGE_BYTES, SENDER_MESSAGE_BYTES};
 use crate::ot::chosen::{ChosenReceiver, ChosenSender, CIPHERTEXT_BYTES};
 use crate::ot::{message_len, MAX_CHUNK};
@@ -91,10 +91,29 @@ pub(super) struct Defences {
     pub skip_check_circuits: bool,
 }
 
+/// The garbling-hash instance seeds of a cut-and-choose computation, derived from the session's
+/// seed S (announced in its hello, so fixed before anything of the computation): the chosen
+/// OT's, which the connection's first such computation sets up, and the computation's own, from
+/// which each of its circuits' comes ([`crate::cnc::commit::CommitKey::circuit_hash`]). Both
+/// parties derive them alike; check circuits regenerate their hash from them like everything
+/// else, and the garbler has no say in them once its hello is sent.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct InstanceSeeds {
+    pub chosen_ot: Block,
+    pub computation: Block,
+}
+
+impl InstanceSeeds {
+    /// The seeds of the session's cut-and-choose computation number `index`, given its seed S.
+    pub fn of_computation(session: Block, index: u64) -> Self {
+        InstanceSeeds { chosen_ot: derive_seed(session, "chosen-message OT", 0), computation: derive_seed(session, "cut-and-choose computation", index) }
+    }
+}
+
 /// The primary computation's setup for a circuit of `shape`.
-fn setup(scheme: Scheme, salt: [u8; 16], shape: &Shape, encoding: EncodingKind) -> (Setup, RecoverySetup) {
-    let setup = Setup::new(scheme, salt, FIXED_CIRCUITS, shape, encoding);
-    let recovery = RecoverySetup { scheme, salt, circuits: RECOVERY_CIRCUITS, garbler_bits: setup.input_bits(), encoding: setup.encoding.clone() };
+fn setup(scheme: Scheme, salt: [u8; 16], instance: Block, shape: &Shape, encoding: EncodingKind) -> (Setup, RecoverySetup) {
+    let setup = Setup::new(scheme, salt, instance, FIXED_CIRCUITS, shape, encoding);
+    let recovery = RecoverySetup { scheme, salt, instance, circuits: RECOVERY_CIRCUITS, garbler_bits: setup.input_bits(), encoding: setup.encoding.clone() };
     (setup, recovery)
 }
 
@@ -322,7 +341,7 @@ struct Bounds {
 impl Bounds {
     fn new(scheme: Scheme, shape: &Shape, encoding: EncodingKind) -> Self {
         use crate::cnc::primary::HASH_BITS;
-        let (setup, _) = setup(scheme, [0; 16], shape, encoding);
+        let (setup, _) = setup(scheme, [0; 16], Block::ZERO, shape, encoding);
         Bounds {
             input_bits: setup.input_bits(),
             garbler_outputs: setup.garbler_outputs,
@@ -504,6 +523,8 @@ pub(super) struct CncGarbler {
     stream_topology: bool,
     rng: AesCtr,
     encoding: EncodingKind,
+    /// The computation's garbling-hash instance seed ([`InstanceSeeds`]).
+    instance: Block,
     bounds: Bounds,
     stage: GarblerStage,
     gathering: Gathering,
@@ -546,13 +567,14 @@ impl CncGarbler {
         source: GateSource,
         stream_topology: bool,
         encoding: EncodingKind,
+        seeds: InstanceSeeds,
         chosen: &mut Option<ChosenSender>,
         outbox: &mut Outbox,
         limits: &Limits,
         start: Start,
     ) -> Result<Self, SessionError> {
         let stage = if chosen.is_none() {
-            let (sender, points) = ChosenSender::new()?;
+            let (sender, points) = ChosenSender::new(seeds.chosen_ot)?;
             *chosen = Some(sender);
             send_flight(outbox, flight::BASE_OT, &points, limits.max_frame);
             GarblerStage::BaseOt
@@ -570,6 +592,7 @@ impl CncGarbler {
             stream_topology,
             rng: AesCtr::from_os_rng().map_err(SessionError::Random)?,
             encoding,
+            instance: seeds.computation,
             bounds,
             stage,
             gathering: Gathering::default(),
@@ -687,7 +710,7 @@ impl CncGarbler {
     fn choices(&mut self, message: &[u8], sender: &mut ChosenSender, outbox: &mut Outbox, limits: &Limits) -> Result<(), SessionError> {
         let mut r = Reader::new(flight::CHOICES, message);
         let salt: [u8; 16] = r.array()?;
-        let (setup, recovery_setup) = setup(self.scheme, salt, &self.shape, self.encoding);
+        let (setup, recovery_setup) = setup(self.scheme, salt, self.instance, &self.shape, self.encoding);
         #[allow(unused_mut)]
         let mut garbler = PrimaryGarbler::new(setup.clone(), &mut self.rng);
         #[cfg(feature = "insecure-switches")]
@@ -908,6 +931,8 @@ pub(super) struct CncEvaluator {
     clear: Clear,
     rng: AesCtr,
     encoding: EncodingKind,
+    /// The computation's garbling-hash instance seed ([`InstanceSeeds`]).
+    instance: Block,
     bounds: Bounds,
     #[cfg(feature = "insecure-switches")]
     skip_check_circuits: bool,
@@ -950,6 +975,7 @@ impl CncEvaluator {
         max_slots: u32,
         and_total: Option<u64>,
         defences: Defences,
+        seeds: InstanceSeeds,
         chosen: &mut Option<(ChosenReceiver, bool)>,
         outbox: &mut Outbox,
         max_frame: usize,
@@ -980,6 +1006,7 @@ impl CncEvaluator {
             clear,
             rng: AesCtr::from_os_rng().map_err(SessionError::Random)?,
             encoding: defences.encoding,
+            instance: seeds.computation,
             bounds,
             #[cfg(feature = "insecure-switches")]
             skip_check_circuits: defences.skip_check_circuits,
@@ -998,7 +1025,7 @@ impl CncEvaluator {
         match chosen {
             Some((receiver, true)) => evaluator.choices(receiver, outbox, max_frame)?,
             _ => {
-                let (receiver, message) = ChosenReceiver::new()?;
+                let (receiver, message) = ChosenReceiver::new(seeds.chosen_ot)?;
                 *chosen = Some((receiver, false));
                 send_flight(outbox, flight::BASE_OT, &message, max_frame);
             }
@@ -1033,7 +1060,7 @@ impl CncEvaluator {
     /// OT.
     fn choices(&mut self, receiver: &mut ChosenReceiver, outbox: &mut Outbox, max_frame: usize) -> Result<(), SessionError> {
         let salt = self.rng.next_block().to_bytes();
-        let (setup, recovery_setup) = setup(self.scheme, salt, &self.shape, self.encoding);
+        let (setup, recovery_setup) = setup(self.scheme, salt, self.instance, &self.shape, self.encoding);
         let check = sample_fixed_check_set(FIXED_CIRCUITS, primary_checks(), &mut self.rng)?;
         let recovery_check = sample_fixed_check_set(RECOVERY_CIRCUITS, RECOVERY_CHECKS, &mut self.rng)?;
         #[allow(unused_mut)]

@@ -11,7 +11,7 @@
 //! until the label corrections for this party's inputs have arrived.
 
 use super::catalog::{Catalog, ResolvedCircuit, Security};
-use super::cut_and_choose::{CncEvaluator, Defences, Start};
+use super::cut_and_choose::{CncEvaluator, Defences, InstanceSeeds, Start};
 use crate::ot::chosen::ChosenReceiver;
 use super::frame::{granted_window, ErrorCode, Frame, VERSION};
 use super::session::{Counters, Outbox, Session};
@@ -19,7 +19,7 @@ use super::stats::{Clock, Stats};
 use super::topology::{StreamStep, TopologyReader, HEADER_BYTES};
 use super::SessionError;
 use crate::block::Block;
-use crate::garble::{payload_len, Evaluator, Garbling, Scheme};
+use crate::garble::{payload_len, Evaluator, Garbling, GarblingHash, Scheme};
 use crate::ot::base::BASE_OT_COUNT;
 use crate::ot::{OtReceiver, MAX_CHUNK};
 use garblet_circuits::{count_and_gates, Party, Runner, Shape};
@@ -165,6 +165,11 @@ pub struct EvaluatorSession {
     events: VecDeque<EvaluatorEvent>,
     /// Where the last computation ended, for progress reports after it finished.
     last_progress: Progress,
+    /// The garbling hash's instance seed S, from the server's hello.
+    hash_seed: Block,
+    /// Cut-and-choose computations started on this session (the server counts alike): each
+    /// derives its instance seeds from its number.
+    cnc_computations: u64,
     /// The chosen-message OT of cut-and-choose computations, once the first one made it, and
     /// whether its base OT is done.
     chosen: Option<(ChosenReceiver, bool)>,
@@ -209,7 +214,10 @@ impl EvaluatorSession {
             base_ot_points: None,
             shared: SharedBaseOt::No,
             // Until the server's hello settles the scheme.
-            engine: Evaluator::new(Scheme::HalfGates),
+            // Until the server's hello names the scheme and the hash's instance seed.
+            engine: Evaluator::new(Scheme::HalfGates, GarblingHash::new(Block::ZERO)),
+            hash_seed: Block::ZERO,
+            cnc_computations: 0,
             accepted: garbling.mask(),
             catalog: None,
             catalog_json: String::new(),
@@ -454,12 +462,13 @@ impl EvaluatorSession {
             return Err(SessionError::Remote { code, message, retry_after_ms });
         }
         match (&mut self.state, frame) {
-            (State::AwaitServerHello, Frame::ServerHello { version, max_window, max_frame, base_ot, catalog, garbling }) => {
+            (State::AwaitServerHello, Frame::ServerHello { version, max_window, max_frame, hash_seed, base_ot, catalog, garbling }) => {
                 if version != VERSION {
                     return Err(SessionError::Version { ours: VERSION, theirs: version });
                 }
                 let scheme = Garbling::negotiate(&garbling, self.accepted).ok_or_else(|| SessionError::Garbling { offered: super::garbler_session::scheme_names(&garbling), accepted: super::garbler_session::mask_names(self.accepted) })?;
-                self.engine = Evaluator::new(scheme);
+                self.engine = Evaluator::new(scheme, GarblingHash::new(hash_seed));
+                self.hash_seed = hash_seed;
                 self.window = granted_window(self.config.window, max_window);
                 self.max_frame = max_frame as usize;
                 self.max_window = granted_window(self.max_window, max_window).max(self.window);
@@ -550,7 +559,9 @@ impl EvaluatorSession {
         // refusal leaves the session usable.
         let mut outbox = Outbox::default();
         outbox.push(Frame::Compute(request).encode());
-        let run = CncEvaluator::start(service.into(), self.engine.scheme(), resolved.shape, evaluator_inputs, resolved.circuit, resolved.circuit_id, self.config.max_slots, and_total, self.cnc_defences, &mut self.chosen, &mut outbox, self.max_frame, start)?;
+        let seeds = InstanceSeeds::of_computation(self.hash_seed, self.cnc_computations);
+        let run = CncEvaluator::start(service.into(), self.engine.scheme(), resolved.shape, evaluator_inputs, resolved.circuit, resolved.circuit_id, self.config.max_slots, and_total, self.cnc_defences, seeds, &mut self.chosen, &mut outbox, self.max_frame, start)?;
+        self.cnc_computations += 1;
         while let Some(frame) = outbox.pop() {
             self.outbox.push(frame);
         }

@@ -6,7 +6,7 @@
 //!
 //! | type | frame            | direction | body |
 //! |------|------------------|-----------|------|
-//! | 0x81 | `ServerHello`    | G → E     | version u16, max window u32, max frame u32, base-OT points P [4096], catalog str32 (JSON), garbling schemes offered u8 × id u8 (most preferred first) |
+//! | 0x81 | `ServerHello`    | G → E     | version u16, max window u32, max frame u32, garbling hash instance seed S [16], base-OT points P [4096], catalog str32 (JSON), garbling schemes offered u8 × id u8 (most preferred first) |
 //! | 0x01 | `ClientHello`    | E → G     | "GRBL", version u16, window u32, base-OT point R [32], garbling schemes accepted u8 (bit i: scheme id i) |
 //! | 0x02 | `Compute`        | E → G     | service str8, params u8 × (name str8, value u64), circuit id [32], evaluator bits u64, security u8 (0 standard, 1 cut-and-choose) |
 //! | 0x03 | `OtChunk`        | E → G     | one checked OT-extension message (its length fixed by the chunk's size, see `ot::kos`) |
@@ -36,8 +36,9 @@ pub const MAGIC: &[u8; 4] = b"GRBL";
 /// refused with [`ErrorCode::Version`]. The version changes whenever a frame's layout or meaning
 /// does. (4: the `Window` frame, and the retry-after of a `busy` Error frame. 5: the garbling
 /// schemes in the hellos, and three-halves. 6: the security of a `Compute`, and the `Flight`
-/// frames of cut-and-choose.)
-pub const VERSION: u16 = 7;
+/// frames of cut-and-choose. 7: cut-and-choose's input encoding drawn per computation. 8: the
+/// garbling hash keyed per instance, its seed in `ServerHello`.)
+pub const VERSION: u16 = 8;
 
 /// The smallest credit window: room for a few batches of garbled data.
 pub const MIN_WINDOW: u32 = 64 << 10;
@@ -141,7 +142,7 @@ pub struct ComputeRequest {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Frame {
     ClientHello { version: u16, window: u32, base_ot: [u8; 32], garbling: u8 },
-    ServerHello { version: u16, max_window: u32, max_frame: u32, base_ot: Vec<u8>, catalog: String, garbling: Vec<u8> },
+    ServerHello { version: u16, max_window: u32, max_frame: u32, hash_seed: Block, base_ot: Vec<u8>, catalog: String, garbling: Vec<u8> },
     Compute(ComputeRequest),
     OtChunk(Vec<u8>),
     Credit { consumed: u64 },
@@ -229,11 +230,12 @@ impl Frame {
                 w.bytes(base_ot);
                 w.u8(*garbling);
             }
-            Frame::ServerHello { version, max_window, max_frame, base_ot, catalog, garbling } => {
+            Frame::ServerHello { version, max_window, max_frame, hash_seed, base_ot, catalog, garbling } => {
                 w.u8(tag::SERVER_HELLO);
                 w.u16(*version);
                 w.u32(*max_window);
                 w.u32(*max_frame);
+                w.bytes(&hash_seed.to_bytes());
                 w.u32(base_ot.len() as u32);
                 w.bytes(base_ot);
                 w.u32(catalog.len() as u32);
@@ -331,13 +333,14 @@ impl Frame {
             }
             tag::SERVER_HELLO => {
                 let (version, max_window, max_frame) = (r.u16("version")?, r.u32("max window")?, r.u32("max frame")?);
+                let hash_seed = Block::from_bytes(r.array("garbling hash seed")?);
                 let n = r.u32("base-OT length")? as usize;
                 let base_ot = r.take(n, "base-OT points")?.to_vec();
                 let n = r.u32("catalog length")? as usize;
                 let catalog = r.utf8(n, "catalog")?;
                 let n = r.u8("garbling scheme count")? as usize;
                 let garbling = r.take(n, "garbling schemes")?.to_vec();
-                Frame::ServerHello { version, max_window, max_frame, base_ot, catalog, garbling }
+                Frame::ServerHello { version, max_window, max_frame, hash_seed, base_ot, catalog, garbling }
             }
             tag::COMPUTE => {
                 let service = r.str8("service")?;
@@ -511,7 +514,7 @@ mod tests {
     fn frames() -> Vec<Frame> {
         vec![
             Frame::ClientHello { version: VERSION, window: 4 << 20, base_ot: [7; 32], garbling: 3 },
-            Frame::ServerHello { version: VERSION, max_window: 1 << 20, max_frame: 1 << 20, base_ot: vec![1; 4096], catalog: "{\"services\":[]}".into(), garbling: vec![1, 0] },
+            Frame::ServerHello { version: VERSION, max_window: 1 << 20, max_frame: 1 << 20, hash_seed: Block(0x5eed), base_ot: vec![1; 4096], catalog: "{\"services\":[]}".into(), garbling: vec![1, 0] },
             Frame::Compute(ComputeRequest { service: "aes128".into(), params: vec![("n".into(), 900)], circuit_id: [3; 32], evaluator_bits: 128, security: Security::CutAndChoose }),
             Frame::OtChunk(vec![9; 2048]),
             Frame::Credit { consumed: 123_456 },

@@ -21,7 +21,7 @@
 //! window of memory. Any unexpected frame ends the session with an `Error` frame.
 
 use super::catalog::Security;
-use super::cut_and_choose::{CncGarbler, Limits, Start};
+use super::cut_and_choose::{CncGarbler, InstanceSeeds, Limits, Start};
 use super::plan::{GateSource, Plan, RecordedCircuit, Services};
 use super::frame::{granted_window, ComputeRequest, ErrorCode, Frame, MIN_WINDOW, VERSION};
 use crate::cnc::encoding::EncodingKind;
@@ -31,7 +31,7 @@ use super::stats::{Clock, Stats};
 use super::topology::{encode_record, end_record};
 use super::SessionError;
 use crate::block::Block;
-use crate::garble::{random_delta, Garbler, Garbling, Scheme};
+use crate::garble::{random_delta, Garbler, Garbling, GarblingHash, Scheme};
 use crate::ot::OtSender;
 use garblet_circuits::Runner;
 use std::collections::VecDeque;
@@ -111,6 +111,13 @@ pub struct GarblerSession {
     window: u32,
     ot: OtSender,
     engine: Garbler,
+    /// The garbling hash's instance seed S, announced in the hello: the standard mode's hash,
+    /// and the chosen OT's and each cut-and-choose computation's derived from it
+    /// ([`InstanceSeeds`]).
+    hash_seed: Block,
+    /// Cut-and-choose computations started on this session: each derives its instance seeds
+    /// from its number.
+    cnc_computations: u64,
     /// The garbling schemes this side offered in its hello, most preferred first (ids).
     offer: Vec<u8>,
     /// The correlated-OT zero-labels of the chunk being corrected (scratch).
@@ -148,23 +155,26 @@ pub(crate) fn mask_names(mask: u8) -> String {
     if names.is_empty() { "none".into() } else { names.join(", ") }
 }
 
-/// A session's Δ, and its OT sender with the base-OT points of its hello: drawn and computed
-/// before a connection needs them, so that a server can keep a few ready and take the base
-/// OT's 128 fixed-base multiplications off a new connection's first round trip. Each goes to
-/// one session ([`GarblerSession::with_prepared`]), which owns it from then on.
+/// A session's secrets and its OT sender with the base-OT points of its hello: drawn and
+/// computed before a connection needs them, so that a server can keep a few ready and take the
+/// base OT's 128 fixed-base multiplications off a new connection's first round trip. Each goes
+/// to one session ([`GarblerSession::with_prepared`]), which owns it from then on.
 pub struct PreparedOt {
     delta: Block,
+    /// The garbling hash's instance seed S: public (the hello carries it), fresh per session.
+    hash_seed: Block,
     ot: OtSender,
     points: Vec<u8>,
 }
 
 impl PreparedOt {
-    /// A fresh Δ from the OS random source — never shared with another session — and the
-    /// base-OT points for it.
+    /// A fresh Δ and a fresh garbling-hash instance seed from the OS random source — never
+    /// shared with another session — and the base-OT points for Δ.
     pub fn new() -> Result<Self, SessionError> {
         let delta = random_delta().map_err(SessionError::Random)?;
+        let hash_seed = Block::random().map_err(SessionError::Random)?;
         let (ot, points) = OtSender::new(delta)?;
-        Ok(PreparedOt { delta, ot, points })
+        Ok(PreparedOt { delta, hash_seed, ot, points })
     }
 }
 
@@ -190,10 +200,10 @@ impl GarblerSession {
 
     /// [`GarblerSession::with_garbling`] with its Δ and base-OT points `prepared` ahead.
     pub fn with_prepared(config: GarblerConfig, garbling: Garbling, prepared: PreparedOt, clock: Box<dyn Clock>, services: Arc<dyn Services>) -> Result<Self, SessionError> {
-        let PreparedOt { delta, ot, points } = prepared;
+        let PreparedOt { delta, hash_seed, ot, points } = prepared;
         let mut outbox = Outbox::default();
         let offer: Vec<u8> = garbling.offer().iter().map(|s| s.id()).collect();
-        outbox.push(Frame::ServerHello { version: VERSION, max_window: config.max_window, max_frame: config.max_frame, base_ot: points, catalog: services.catalog_json().to_string(), garbling: offer.clone() }.encode());
+        outbox.push(Frame::ServerHello { version: VERSION, max_window: config.max_window, max_frame: config.max_frame, hash_seed, base_ot: points, catalog: services.catalog_json().to_string(), garbling: offer.clone() }.encode());
         Ok(GarblerSession {
             window: config.max_window,
             config,
@@ -202,7 +212,9 @@ impl GarblerSession {
             state: State::AwaitHello,
             ot,
             // Until the client's hello settles the scheme: the server's first choice.
-            engine: Garbler::new(garbling.offer()[0], delta)?,
+            engine: Garbler::new(garbling.offer()[0], delta, GarblingHash::new(hash_seed))?,
+            hash_seed,
+            cnc_computations: 0,
             offer,
             cot_labels: Vec::new(),
             outbox,
@@ -383,8 +395,8 @@ impl GarblerSession {
                 }
                 let scheme = Garbling::negotiate(&self.offer, garbling).ok_or_else(|| SessionError::Garbling { offered: scheme_names(&self.offer), accepted: mask_names(garbling) })?;
                 if scheme != self.engine.scheme() {
-                    // Nothing garbled yet: the same Δ under the negotiated scheme.
-                    self.engine = Garbler::new(scheme, self.engine.delta())?;
+                    // Nothing garbled yet: the same Δ and hash under the negotiated scheme.
+                    self.engine = Garbler::new(scheme, self.engine.delta(), GarblingHash::new(self.hash_seed))?;
                 }
                 self.window = granted_window(window, self.config.max_window);
                 self.ot.receive_base_ot(&base_ot)?;
@@ -502,8 +514,10 @@ impl GarblerSession {
         }
         let limits = self.limits();
         let start = Start { ms: self.clock.now_ms(), cpu: self.clock.cpu_ms(), counters: self.before_frame };
+        let seeds = InstanceSeeds::of_computation(self.hash_seed, self.cnc_computations);
+        self.cnc_computations += 1;
         #[allow(unused_mut)]
-        let mut run = CncGarbler::start(request.service, self.engine.scheme(), plan.shape, plan.garbler_inputs, plan.gates, plan.stream_topology, self.cnc_encoding, &mut self.chosen, &mut self.outbox, &limits, start)?;
+        let mut run = CncGarbler::start(request.service, self.engine.scheme(), plan.shape, plan.garbler_inputs, plan.gates, plan.stream_topology, self.cnc_encoding, seeds, &mut self.chosen, &mut self.outbox, &limits, start)?;
         #[cfg(feature = "insecure-switches")]
         if let Some(deviation) = self.cnc_deviation.take() {
             run.deviate(deviation);

@@ -25,8 +25,15 @@
 //! # Constant time
 //!
 //! The data path has no table lookups and no data-dependent branches, and neither has the key
-//! schedule ([`expand_key`] computes SubWord with the same S-box circuit), so the key may be
-//! secret: the keyed PRG (`AesCtr`) runs on this engine in WebAssembly.
+//! schedule ([`expand_keys`] runs it on bitsliced keys, SubWord through the same S-box circuit),
+//! so the key may be secret: the keyed PRG (`AesCtr`) runs on this engine in WebAssembly.
+//!
+//! # Many keys
+//!
+//! The multi-instance garbling hash changes keys every few hundred blocks, and in lock-step
+//! garbling from one circuit's few blocks to the next's. [`expand_keys`] expands eight keys for
+//! the price of about one batch, and [`encrypt_runs`] encrypts each run of blocks under its key,
+//! blending the round keys of a batch whose eight blocks have several.
 
 mod register;
 pub(in crate::aes) mod sbox;
@@ -35,7 +42,6 @@ pub use register::SliceRegister;
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 pub use register::Simd128;
 
-use super::expand::expand_key;
 use crate::block::Block;
 use sbox::sub_bytes_without_constant;
 
@@ -45,75 +51,166 @@ pub const BATCH: usize = 8;
 /// Eight registers; register `i` holds bit `i` of every state byte of [`BATCH`] blocks.
 type State<L> = [L; 8];
 
-/// AES-128 encryption, [`BATCH`] blocks at a time, on registers `L`, in constant time.
+/// One key's round keys as the cipher adds them: round key `i` bitsliced like the state, the
+/// same key in every one of the [`BATCH`] blocks' bits, in the representation of round `i`, with
+/// the S-box constant 0x63 added for `i ≥ 1` (see [`sub_bytes_without_constant`]).
 #[derive(Clone)]
-pub struct BitslicedAes<L: SliceRegister> {
-    /// Round key `i`, bitsliced like the state (every bit of a byte spread over its eight
-    /// blocks), in the representation of round `i`, with the S-box constant 0x63 added for
-    /// `i ≥ 1` (see [`sub_bytes_without_constant`]).
+pub struct SlicedKeys<L: SliceRegister> {
     round_keys: [State<L>; 11],
 }
 
+/// AES-128 encryption under one key, [`BATCH`] blocks at a time, on registers `L`, in constant
+/// time.
+#[derive(Clone)]
+pub struct BitslicedAes<L: SliceRegister> {
+    keys: SlicedKeys<L>,
+}
+
 impl<L: SliceRegister> BitslicedAes<L> {
-    /// Precomputes the bitsliced round keys, in constant time (see the module docs): each bit
-    /// is spread over its byte by arithmetic, at positions that depend on the round only.
+    /// Expands the key ([`expand_keys`]), in constant time.
     pub fn new(key: [u8; 16]) -> Self {
-        let expanded = expand_key(key);
-        let round_keys = core::array::from_fn(|round| {
-            let sbox_constant = if round == 0 { 0 } else { 0x63 };
-            // Stored byte (r, c) of round `round` is true byte (r, c − round·r).
-            let stored: [u8; 16] = core::array::from_fn(|i| {
-                let (row, col) = (i / 4, i % 4);
-                let true_col = (col + 4 - round * row % 4) % 4;
-                expanded[round][4 * true_col + row] ^ sbox_constant
-            });
-            core::array::from_fn(|bit| {
-                let spread = stored.map(|byte| 0u8.wrapping_sub(byte >> bit & 1));
-                L::from_u128(u128::from_le_bytes(spread))
-            })
-        });
-        BitslicedAes { round_keys }
+        let keys = expand_keys::<L>(&[Block::from_bytes(key)]).pop().expect("one key in, one schedule out");
+        BitslicedAes { keys }
     }
 
     /// Encrypts every block in place; lengths that are not a multiple of [`BATCH`] pad the
     /// last batch internally.
     pub fn encrypt_blocks(&self, blocks: &mut [Block]) {
-        let mut batches = blocks.chunks_exact_mut(BATCH);
-        for batch in &mut batches {
-            let batch: &mut [Block; BATCH] = batch
-                .try_into()
-                .expect("chunks_exact_mut yields whole batches");
-            self.encrypt_batch(batch);
-        }
-        let tail = batches.into_remainder();
-        if !tail.is_empty() {
-            let mut padded = [Block::ZERO; BATCH];
-            padded[..tail.len()].copy_from_slice(tail);
-            self.encrypt_batch(&mut padded);
-            tail.copy_from_slice(&padded[..tail.len()]);
-        }
+        encrypt_runs(blocks, &[(&self.keys, blocks.len())]);
     }
+}
 
-    /// Not inlined: whole batches and the padded tail share one copy of this large function,
-    /// and one call per batch costs nothing next to ten bitsliced rounds.
-    #[inline(never)]
-    fn encrypt_batch(&self, batch: &mut [Block; BATCH]) {
-        let mut state: State<L> = batch.map(|block| L::from_u128(block.0).rows_from_columns());
-        transpose_bits(&mut state);
-        add_round_key(&mut state, &self.round_keys[0]);
-        for keys in self.round_keys[1..9].chunks_exact(4) {
-            // Rounds i ≡ 1, 2, 3, 0 (mod 4): MixColumns translates by (1, i) and (2, 2i).
-            round::<L, 1, 2>(&mut state, &keys[0]);
-            round::<L, 2, 0>(&mut state, &keys[1]);
-            round::<L, 3, 2>(&mut state, &keys[2]);
-            round::<L, 0, 0>(&mut state, &keys[3]);
+/// The AES-128 key schedule of up to [`BATCH`] keys at once, bitsliced: the keys are the
+/// state's blocks, and each round of the schedule is one S-box layer (the last column's bytes,
+/// RotWord'd and broadcast to every column — SubWord runs on all sixteen bytes of each key, for
+/// the price of four), a round constant on the first row and a prefix XOR along each row. Each
+/// round key is then put in its round's representation and spread from its block to all eight.
+/// Constant-time like the cipher: no table, and no branch or address that depends on a key.
+pub fn expand_keys<L: SliceRegister>(keys: &[Block]) -> Vec<SlicedKeys<L>> {
+    const RCON: [u8; 10] = [0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0x1b, 0x36];
+    let ones = L::from_u128(u128::MAX);
+    // Row 0 (bytes 0..4): where the round constant goes, in every column.
+    let first_row = L::from_u128(0xffff_ffff);
+    let mut out = Vec::with_capacity(keys.len());
+    for group in keys.chunks(BATCH) {
+        let mut padded = [Block::ZERO; BATCH];
+        padded[..group.len()].copy_from_slice(group);
+        let mut key: State<L> = padded.map(|block| L::from_u128(block.0).rows_from_columns());
+        transpose_bits(&mut key);
+        let mut rounds = [key; 11];
+        for (round, rcon) in RCON.iter().enumerate() {
+            let mut t = key;
+            sub_bytes_without_constant(&mut t);
+            for (bit, (k, t)) in key.iter_mut().zip(t.iter()).enumerate() {
+                // SubWord(RotWord(w3)) ⊕ rcon in every column, the S-box constant 0x63 (bits 0,
+                // 1, 5, 6) put back, then w_c ← w_0 ⊕ … ⊕ w_c ⊕ that.
+                let mut word = t.rotated_last_column();
+                if 0x63 >> bit & 1 == 1 {
+                    word ^= ones;
+                }
+                if rcon >> bit & 1 == 1 {
+                    word ^= first_row;
+                }
+                *k = k.prefix_xor_rows() ^ word;
+            }
+            rounds[round + 1] = key;
         }
-        round::<L, 1, 2>(&mut state, &self.round_keys[9]);
-        sub_bytes_without_constant(&mut state);
-        add_round_key(&mut state, &self.round_keys[10]);
-        transpose_bits(&mut state);
-        *batch = state.map(|x| Block(x.columns_from_final_state().to_u128()));
+        let stored: [State<L>; 11] = core::array::from_fn(|round| {
+            core::array::from_fn(|bit| {
+                let x = rounds[round][bit];
+                let x = match round % 4 {
+                    0 => x.stored_for_round::<0>(),
+                    1 => x.stored_for_round::<1>(),
+                    2 => x.stored_for_round::<2>(),
+                    _ => x.stored_for_round::<3>(),
+                };
+                if round >= 1 && 0x63 >> bit & 1 == 1 {
+                    x ^ ones
+                } else {
+                    x
+                }
+            })
+        });
+        out.extend((0..group.len() as u32).map(|slot| SlicedKeys { round_keys: stored.map(|state| state.map(|x| x.spread_slot(slot))) }));
     }
+    out
+}
+
+/// Encrypts `blocks`, run by run: the first `runs[0].1` blocks under `runs[0].0`, and so on
+/// (the runs' lengths add up to the number of blocks). A batch of eight blocks under one key
+/// adds that key's round keys as they are; a batch whose blocks have several keys adds round
+/// keys blended from theirs, each key's registers selected on its blocks' bits (three
+/// operations a register and key), instead of a padded batch per key.
+pub fn encrypt_runs<L: SliceRegister>(blocks: &mut [Block], runs: &[(&SlicedKeys<L>, usize)]) {
+    let mut runs = runs.iter().copied().filter(|&(_, len)| len > 0);
+    let Some((mut key, mut left)) = runs.next() else {
+        return;
+    };
+    for batch in blocks.chunks_mut(BATCH) {
+        if left == 0 {
+            (key, left) = runs.next().expect("the runs cover every block");
+        }
+        if left >= batch.len() {
+            left -= batch.len();
+            encrypt_padded(&key.round_keys, batch);
+            continue;
+        }
+        // Start from the first block's key and blend in each later key on its blocks.
+        let mut blended = key.round_keys;
+        let mut slot = 0;
+        while slot < batch.len() {
+            if left == 0 {
+                (key, left) = runs.next().expect("the runs cover every block");
+            }
+            let take = left.min(batch.len() - slot);
+            if slot > 0 {
+                let bits = ((1u16 << take) - 1) << slot;
+                let mask = L::from_u128(u128::from_le_bytes([bits as u8; 16]));
+                for (blended, own) in blended.iter_mut().zip(&key.round_keys) {
+                    for (b, &k) in blended.iter_mut().zip(own) {
+                        *b ^= (*b ^ k) & mask;
+                    }
+                }
+            }
+            slot += take;
+            left -= take;
+        }
+        encrypt_padded(&blended, batch);
+    }
+}
+
+/// Encrypts up to [`BATCH`] blocks: a whole batch in place, a shorter one padded.
+#[inline(always)]
+fn encrypt_padded<L: SliceRegister>(round_keys: &[State<L>; 11], blocks: &mut [Block]) {
+    if let Ok(whole) = <&mut [Block; BATCH]>::try_from(&mut *blocks) {
+        encrypt_batch(round_keys, whole);
+        return;
+    }
+    let mut padded = [Block::ZERO; BATCH];
+    padded[..blocks.len()].copy_from_slice(blocks);
+    encrypt_batch(round_keys, &mut padded);
+    blocks.copy_from_slice(&padded[..blocks.len()]);
+}
+
+/// Not inlined: whole batches and padded ones share one copy of this large function, and one
+/// call per batch costs nothing next to ten bitsliced rounds.
+#[inline(never)]
+fn encrypt_batch<L: SliceRegister>(round_keys: &[State<L>; 11], batch: &mut [Block; BATCH]) {
+    let mut state: State<L> = batch.map(|block| L::from_u128(block.0).rows_from_columns());
+    transpose_bits(&mut state);
+    add_round_key(&mut state, &round_keys[0]);
+    for keys in round_keys[1..9].chunks_exact(4) {
+        // Rounds i ≡ 1, 2, 3, 0 (mod 4): MixColumns translates by (1, i) and (2, 2i).
+        round::<L, 1, 2>(&mut state, &keys[0]);
+        round::<L, 2, 0>(&mut state, &keys[1]);
+        round::<L, 3, 2>(&mut state, &keys[2]);
+        round::<L, 0, 0>(&mut state, &keys[3]);
+    }
+    round::<L, 1, 2>(&mut state, &round_keys[9]);
+    sub_bytes_without_constant(&mut state);
+    add_round_key(&mut state, &round_keys[10]);
+    transpose_bits(&mut state);
+    *batch = state.map(|x| Block(x.columns_from_final_state().to_u128()));
 }
 
 /// One of rounds 1 to 9 (SubBytes, MixColumns, AddRoundKey; ShiftRows is implicit), in the
@@ -226,6 +323,51 @@ mod tests {
         }
     }
 
+    /// Runs of every shape — one key, a key per block, runs shorter and longer than a batch —
+    /// each block against the `aes` crate under its run's key.
+    fn runs_match_aes_crate<L: SliceRegister>() {
+        let mut next = random_blocks();
+        let keys: Vec<Block> = (0..11).map(|_| next()).collect();
+        let schedules = expand_keys::<L>(&keys);
+        for shape in [100, 1, 2, 3, 5, 7, 9, 16] {
+            for len in [0, 1, 5, 8, 13, 24, 41] {
+                let mut runs = Vec::new();
+                let mut covered = 0;
+                while covered < len {
+                    let run = usize::min(shape, len - covered);
+                    runs.push((runs.len() * 3 % keys.len(), run));
+                    covered += run;
+                }
+                let input: Vec<Block> = (0..len).map(|_| next()).collect();
+                let mut ours = input.clone();
+                let by_ref: Vec<(&SlicedKeys<L>, usize)> = runs.iter().map(|&(k, n)| (&schedules[k], n)).collect();
+                encrypt_runs(&mut ours, &by_ref);
+                let mut at = 0;
+                for &(k, n) in &runs {
+                    let cipher = ::aes::Aes128::new(&keys[k].to_bytes().into());
+                    for (i, (got, x)) in ours[at..at + n].iter().zip(&input[at..at + n]).enumerate() {
+                        let mut b = x.to_bytes().into();
+                        cipher.encrypt_block(&mut b);
+                        assert_eq!(*got, Block::from_bytes(b.into()), "runs of {shape}, length {len}, block {}", at + i);
+                    }
+                    at += n;
+                }
+            }
+        }
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+    fn portable_register_runs_match_aes_crate() {
+        runs_match_aes_crate::<u128>();
+    }
+
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    #[wasm_bindgen_test]
+    fn simd128_register_runs_match_aes_crate() {
+        runs_match_aes_crate::<Simd128>();
+    }
+
     #[cfg_attr(not(target_arch = "wasm32"), test)]
     #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
     fn portable_register_fips197_appendix_c1() {
@@ -271,6 +413,15 @@ mod tests {
                 a.columns_from_final_state().to_u128(),
                 x.columns_from_final_state()
             );
+            assert_eq!(a.rotated_last_column().to_u128(), x.rotated_last_column());
+            assert_eq!(a.stored_for_round::<0>().to_u128(), x.stored_for_round::<0>());
+            assert_eq!(a.stored_for_round::<1>().to_u128(), x.stored_for_round::<1>());
+            assert_eq!(a.stored_for_round::<2>().to_u128(), x.stored_for_round::<2>());
+            assert_eq!(a.stored_for_round::<3>().to_u128(), x.stored_for_round::<3>());
+            assert_eq!(a.prefix_xor_rows().to_u128(), x.prefix_xor_rows());
+            for slot in 0..8 {
+                assert_eq!(a.spread_slot(slot).to_u128(), x.spread_slot(slot));
+            }
             macro_rules! check_translations {
                 ($(($rows:literal, $cols:literal)),*) => {$(
                     assert_eq!(

@@ -28,6 +28,21 @@ pub trait SliceRegister: Copy + BitXor<Output = Self> + BitXorAssign + BitAnd<Ou
     /// Byte `4r + c` ← byte `4((r + ROWS) mod 4) + (c + COLS) mod 4`: the state's positions
     /// `(r, c)` translated by `(ROWS, COLS)`.
     fn translate<const ROWS: usize, const COLS: usize>(self) -> Self;
+
+    // For the key schedule only (`expand_keys`), not the rounds:
+
+    /// Byte `4r + c` ← byte `4((r + 1) mod 4) + 3`: the last column rotated up one row
+    /// (RotWord of the last word), in every column.
+    fn rotated_last_column(self) -> Self;
+    /// Byte `4r + c` ← byte `4r + (c − ROUND·r) mod 4`: a round key in the representation of
+    /// round `ROUND` (mod 4) of the fixsliced cipher.
+    fn stored_for_round<const ROUND: usize>(self) -> Self;
+    /// Each row's bytes (columns) replaced by their prefix XOR: byte `4r + c` ← the XOR of bytes
+    /// `4r` to `4r + c`.
+    fn prefix_xor_rows(self) -> Self;
+    /// Each byte ← `0xff` if its bit `slot` is set, else `0`: one block's bit spread over all
+    /// eight blocks.
+    fn spread_slot(self, slot: u32) -> Self;
 }
 
 /// Gather table of [`SliceRegister::rows_from_columns`]: output byte `i` is input byte `table[i]`.
@@ -63,6 +78,29 @@ const fn translation(rows: usize, cols: usize) -> [u8; 16] {
     while i < 16 {
         let (row, col) = (i / 4, i % 4);
         table[i] = (4 * ((row + rows) % 4) + (col + cols) % 4) as u8;
+        i += 1;
+    }
+    table
+}
+
+/// Gather table of [`SliceRegister::rotated_last_column`].
+const ROTATED_LAST_COLUMN: [u8; 16] = {
+    let mut table = [0u8; 16];
+    let mut i = 0;
+    while i < 16 {
+        table[i] = (4 * ((i / 4 + 1) % 4) + 3) as u8;
+        i += 1;
+    }
+    table
+};
+
+/// Gather table of [`SliceRegister::stored_for_round`]`::<round>`.
+const fn stored_for_round(round: usize) -> [u8; 16] {
+    let mut table = [0u8; 16];
+    let mut i = 0;
+    while i < 16 {
+        let (row, col) = (i / 4, i % 4);
+        table[i] = (4 * row + (col + 4 - round * row % 4) % 4) as u8;
         i += 1;
     }
     table
@@ -106,6 +144,27 @@ impl SliceRegister for u128 {
     fn translate<const ROWS: usize, const COLS: usize>(self) -> Self {
         gather(self, &translation(ROWS, COLS))
     }
+
+    fn rotated_last_column(self) -> Self {
+        gather(self, &ROTATED_LAST_COLUMN)
+    }
+
+    fn stored_for_round<const ROUND: usize>(self) -> Self {
+        gather(self, &stored_for_round(ROUND))
+    }
+
+    fn prefix_xor_rows(self) -> Self {
+        // Shifts within 32-bit lanes: the bits a whole-register shift carries into the next
+        // lane are masked off.
+        const NOT_FIRST_BYTE: u128 = 0xffffff00_ffffff00_ffffff00_ffffff00;
+        const NOT_FIRST_TWO: u128 = 0xffff0000_ffff0000_ffff0000_ffff0000;
+        let x = self ^ (self << 8 & NOT_FIRST_BYTE);
+        x ^ (x << 16 & NOT_FIRST_TWO)
+    }
+
+    fn spread_slot(self, slot: u32) -> Self {
+        u128::from_le_bytes(self.to_le_bytes().map(|b| 0u8.wrapping_sub(b >> slot & 1)))
+    }
 }
 
 /// Byte `i` of the result is byte `table[i]` of `x`. The table is a public constant, so the
@@ -121,7 +180,7 @@ pub use simd128::Simd128;
 
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod simd128 {
-    use super::{SliceRegister, COLUMNS_FROM_FINAL_STATE, ROWS_FROM_COLUMNS};
+    use super::{stored_for_round, SliceRegister, COLUMNS_FROM_FINAL_STATE, ROTATED_LAST_COLUMN, ROWS_FROM_COLUMNS};
     use core::arch::wasm32::*;
     use core::ops::{BitAnd, BitXor, BitXorAssign};
 
@@ -132,7 +191,7 @@ mod simd128 {
     pub struct Simd128(v128);
 
     /// A byte shuffle by a constant gather table: one `i8x16.shuffle` (a `pshufb` on x86).
-    /// Only the two block-order permutations use it, twice per block.
+    /// The block-order permutations use it, twice per block, and the key schedule.
     #[rustfmt::skip]
     macro_rules! shuffle_bytes {
         ($x:expr, $table:expr) => {{
@@ -221,6 +280,33 @@ mod simd128 {
                 return Simd128(rows);
             }
             Simd128(v128_or(u32x4_shr(rows, bits), u32x4_shl(rows, 32 - bits)))
+        }
+
+        #[inline(always)]
+        fn rotated_last_column(self) -> Self {
+            shuffle_bytes!(self, ROTATED_LAST_COLUMN)
+        }
+
+        #[inline(always)]
+        fn stored_for_round<const ROUND: usize>(self) -> Self {
+            match ROUND % 4 {
+                0 => self,
+                1 => shuffle_bytes!(self, stored_for_round(1)),
+                2 => shuffle_bytes!(self, stored_for_round(2)),
+                _ => shuffle_bytes!(self, stored_for_round(3)),
+            }
+        }
+
+        #[inline(always)]
+        fn prefix_xor_rows(self) -> Self {
+            let x = v128_xor(self.0, u32x4_shl(self.0, 8));
+            Simd128(v128_xor(x, u32x4_shl(x, 16)))
+        }
+
+        #[inline(always)]
+        fn spread_slot(self, slot: u32) -> Self {
+            let bit = u8x16_splat(1 << slot);
+            Simd128(i8x16_eq(v128_and(self.0, bit), bit))
         }
     }
 }

@@ -1,0 +1,287 @@
+//! AES-128 with a key of its own for every block, on x86-64: the multi-instance garbling hash
+//! ([`super::multi_key`]) encrypts runs of blocks under keys that change every few hundred
+//! blocks, and in lock-step garbling under a different key for every circuit's few blocks.
+//!
+//! Keys are expanded eight at a time with AES-NI, the eight schedules interleaved so that the
+//! AESENCLAST latency of one hides behind the others' work. SubWord comes from AESENCLAST on
+//! the rotated last word broadcast to all four columns (ShiftRows is then the identity), the
+//! usual trick; the schedule is constant-time like the instruction.
+//!
+//! Encryption runs on the widest kernel the CPU has ([`Kernel`]). A stretch of blocks under one
+//! key runs on the fixed-key kernels of [`super::x86`], round keys held in registers. A stretch
+//! where keys change runs with round keys per vector: each 128-bit lane broadcast from its
+//! block's schedule (two keys per vector at most, blended by a lane mask; a vector holding
+//! three or more keys, which only runs shorter than a vector give, is finished block by block).
+
+use super::expand::RoundKeys;
+use super::x86::Kernel;
+use crate::block::Block;
+use core::arch::x86_64::*;
+
+/// The round constants of AES-128's key schedule.
+const RCON: [i32; 10] = [0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0x1b, 0x36];
+
+/// The kernel this CPU runs, detected once; `None` without AES-NI (and SSSE3, which the key
+/// schedule's byte shuffle needs).
+pub(super) fn kernel() -> Option<Kernel> {
+    static KERNEL: std::sync::OnceLock<Option<Kernel>> = std::sync::OnceLock::new();
+    *KERNEL.get_or_init(|| if std::is_x86_feature_detected!("ssse3") { Kernel::available().pop() } else { None })
+}
+
+/// Expands `keys` into `out` (equal lengths). `kernel` must come from [`kernel`].
+pub(super) fn expand_keys(keys: &[Block], out: &mut [RoundKeys]) {
+    assert_eq!(keys.len(), out.len());
+    for (keys, out) in keys.chunks(8).zip(out.chunks_mut(8)) {
+        let mut batch = [Block::ZERO; 8];
+        batch[..keys.len()].copy_from_slice(keys);
+        // SAFETY: `kernel()` returned a kernel, so the CPU has AES-NI, SSE2 and SSSE3, the
+        // features `expand8` is compiled with (every caller holds a kernel from `kernel()`).
+        let expanded = unsafe { expand8(&batch) };
+        out.copy_from_slice(&expanded[..keys.len()]);
+    }
+}
+
+#[target_feature(enable = "aes,sse2,ssse3")]
+fn expand8(keys: &[Block; 8]) -> [RoundKeys; 8] {
+    // RotWord of the last word (bytes 12..16), in all four columns.
+    let rot_last_word = _mm_setr_epi8(13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15, 12);
+    // SAFETY (for the loads and stores below): each `Block` and each round key is 16 bytes,
+    // read and written unaligned.
+    let mut k: [__m128i; 8] = keys.map(|b| unsafe { _mm_loadu_si128((&b as *const Block).cast()) });
+    let mut out = [[[0u8; 16]; 11]; 8];
+    for (o, k) in out.iter_mut().zip(&k) {
+        unsafe { _mm_storeu_si128(o[0].as_mut_ptr().cast(), *k) };
+    }
+    for (round, &rcon) in RCON.iter().enumerate() {
+        let rcon = _mm_set1_epi32(rcon);
+        for (o, k) in out.iter_mut().zip(k.iter_mut()) {
+            // SubWord(RotWord(w3)) ⊕ rcon in every column (ShiftRows moves nothing when the
+            // columns are equal).
+            let t = _mm_aesenclast_si128(_mm_shuffle_epi8(*k, rot_last_word), rcon);
+            // w_c ← w_0 ⊕ … ⊕ w_c, then ⊕ t: column c of the next round key.
+            let mut x = _mm_xor_si128(*k, _mm_slli_si128::<4>(*k));
+            x = _mm_xor_si128(x, _mm_slli_si128::<8>(x));
+            *k = _mm_xor_si128(x, t);
+            unsafe { _mm_storeu_si128(o[round + 1].as_mut_ptr().cast(), *k) };
+        }
+    }
+    out
+}
+
+/// Blocks per stretch whose keys are looked at together: one 512-bit kernel pass (8 vectors).
+const CHUNK: usize = 32;
+
+/// Encrypts `blocks`, run by run: the first `runs[0].1` blocks under `runs[0].0`, and so on
+/// (the runs' lengths add up to the number of blocks). `kernel` must come from [`kernel`].
+pub(super) fn encrypt_runs(kernel: Kernel, blocks: &mut [Block], runs: &[(&RoundKeys, usize)]) {
+    let mut runs = runs.iter().copied().filter(|&(_, len)| len > 0);
+    let Some((mut key, mut left)) = runs.next() else {
+        return;
+    };
+    let mut keys: [&RoundKeys; CHUNK] = [key; CHUNK];
+    for chunk in blocks.chunks_mut(CHUNK) {
+        if left == 0 {
+            (key, left) = runs.next().expect("the runs cover every block");
+        }
+        if left >= chunk.len() {
+            // One key for the whole stretch, the common case: the fixed-key kernel.
+            left -= chunk.len();
+            // SAFETY: `kernel` comes from `kernel()`, which takes it from `Kernel::available`:
+            // the CPU has the features of the kernel's function.
+            unsafe { super::x86::encrypt_with(kernel, key, chunk) };
+            continue;
+        }
+        // The keys change within the stretch: its keys block by block.
+        for slot in keys.iter_mut().take(chunk.len()) {
+            if left == 0 {
+                (key, left) = runs.next().expect("the runs cover every block");
+            }
+            *slot = key;
+            left -= 1;
+        }
+        // SAFETY: as above; `keys` holds one schedule per block of `chunk`.
+        unsafe {
+            match kernel {
+                Kernel::Vaes512 => mixed_vaes512(chunk, &keys[..chunk.len()]),
+                Kernel::Vaes256 => mixed_vaes256(chunk, &keys[..chunk.len()]),
+                Kernel::AesNi => mixed_aesni(chunk, &keys[..chunk.len()]),
+            }
+        }
+    }
+}
+
+/// A stretch of at most [`CHUNK`] blocks whose keys change, four blocks a vector.
+#[target_feature(enable = "aes,avx512f,vaes")]
+fn mixed_vaes512(blocks: &mut [Block], keys: &[&RoundKeys]) {
+    let mut padded = [Block::ZERO; CHUNK];
+    padded[..blocks.len()].copy_from_slice(blocks);
+    // Per vector: the first lane's key, the last lane's, and the lanes (32-bit elements) that
+    // take the last's. A vector with a third key in a middle lane is redone block by block.
+    let vectors = blocks.len().div_ceil(4);
+    let mut first = [keys[0]; 8];
+    let mut last = [keys[0]; 8];
+    let mut lanes_of_last = [0u16; 8];
+    let mut third_key = [false; 8];
+    for v in 0..vectors {
+        let lane_keys = &keys[4 * v..(4 * v + 4).min(keys.len())];
+        let (a, d) = (lane_keys[0], lane_keys[lane_keys.len() - 1]);
+        first[v] = a;
+        last[v] = d;
+        for (lane, &k) in lane_keys.iter().enumerate() {
+            if !core::ptr::eq(k, a) {
+                lanes_of_last[v] |= 0xf << (4 * lane);
+                third_key[v] |= !core::ptr::eq(k, d);
+            }
+        }
+    }
+    let p = padded.as_mut_ptr().cast::<__m512i>();
+    // SAFETY: `padded` is 32 blocks = 8 × 64 bytes, so `p.add(v)` for v < 8 stays in bounds;
+    // unaligned loads and stores; each round key is 16 readable bytes.
+    unsafe {
+        let round_key = |v: usize, r: usize| {
+            let a = _mm512_broadcast_i32x4(_mm_loadu_si128(first[v][r].as_ptr().cast()));
+            _mm512_mask_broadcast_i32x4(a, lanes_of_last[v], _mm_loadu_si128(last[v][r].as_ptr().cast()))
+        };
+        let mut x: [__m512i; 8] = core::array::from_fn(|v| _mm512_xor_si512(_mm512_loadu_si512(p.add(v)), round_key(v, 0)));
+        for r in 1..10 {
+            for (v, x) in x.iter_mut().enumerate().take(vectors) {
+                *x = _mm512_aesenc_epi128(*x, round_key(v, r));
+            }
+        }
+        for (v, x) in x.iter().enumerate().take(vectors) {
+            _mm512_storeu_si512(p.add(v), _mm512_aesenclast_epi128(*x, round_key(v, 10)));
+        }
+    }
+    for v in (0..vectors).filter(|&v| third_key[v]) {
+        let end = (4 * v + 4).min(blocks.len());
+        padded[4 * v..end].copy_from_slice(&blocks[4 * v..end]);
+        mixed_aesni(&mut padded[4 * v..end], &keys[4 * v..end]);
+    }
+    blocks.copy_from_slice(&padded[..blocks.len()]);
+}
+
+/// A stretch whose keys change, two blocks a vector (16 blocks a pass).
+#[target_feature(enable = "aes,sse2,avx2,vaes")]
+fn mixed_vaes256(blocks: &mut [Block], keys: &[&RoundKeys]) {
+    for (blocks, keys) in blocks.chunks_mut(16).zip(keys.chunks(16)) {
+        let mut padded = [Block::ZERO; 16];
+        padded[..blocks.len()].copy_from_slice(blocks);
+        let vectors = blocks.len().div_ceil(2);
+        let lane_key = |v: usize, lane: usize| keys[(2 * v + lane).min(keys.len() - 1)];
+        let p = padded.as_mut_ptr().cast::<__m256i>();
+        // SAFETY: `padded` is 16 blocks = 8 × 32 bytes, so `p.add(v)` for v < 8 stays in
+        // bounds; unaligned loads and stores; each round key is 16 readable bytes.
+        unsafe {
+            let round_key = |v: usize, r: usize| {
+                let low = _mm256_broadcastsi128_si256(_mm_loadu_si128(lane_key(v, 0)[r].as_ptr().cast()));
+                let high = _mm256_broadcastsi128_si256(_mm_loadu_si128(lane_key(v, 1)[r].as_ptr().cast()));
+                _mm256_blend_epi32::<0xf0>(low, high)
+            };
+            let mut x: [__m256i; 8] = core::array::from_fn(|v| _mm256_xor_si256(_mm256_loadu_si256(p.add(v)), round_key(v, 0)));
+            for r in 1..10 {
+                for (v, x) in x.iter_mut().enumerate().take(vectors) {
+                    *x = _mm256_aesenc_epi128(*x, round_key(v, r));
+                }
+            }
+            for (v, x) in x.iter().enumerate().take(vectors) {
+                _mm256_storeu_si256(p.add(v), _mm256_aesenclast_epi128(*x, round_key(v, 10)));
+            }
+        }
+        blocks.copy_from_slice(&padded[..blocks.len()]);
+    }
+}
+
+/// Blocks under keys of their own, eight at a time with AES-NI.
+#[target_feature(enable = "aes,sse2")]
+fn mixed_aesni(blocks: &mut [Block], keys: &[&RoundKeys]) {
+    for (blocks, keys) in blocks.chunks_mut(8).zip(keys.chunks(8)) {
+        let n = blocks.len();
+        // SAFETY: each block and each round key is 16 readable bytes, read unaligned; the
+        // stores write the blocks of `blocks` in place.
+        unsafe {
+            let key = |i: usize, r: usize| _mm_loadu_si128(keys[i][r].as_ptr().cast());
+            let mut x: [__m128i; 8] = core::array::from_fn(|i| if i < n { _mm_xor_si128(_mm_loadu_si128((&blocks[i] as *const Block).cast()), key(i, 0)) } else { _mm_setzero_si128() });
+            for r in 1..10 {
+                for (i, x) in x.iter_mut().enumerate().take(n) {
+                    *x = _mm_aesenc_si128(*x, key(i, r));
+                }
+            }
+            for (i, x) in x.iter().enumerate().take(n) {
+                _mm_storeu_si128((&mut blocks[i] as *mut Block).cast(), _mm_aesenclast_si128(*x, key(i, 10)));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::aes::{expand_key, Aes128};
+
+    fn random_blocks() -> impl FnMut() -> Block {
+        let mut seed = 0x3c6e_f372_fe94_f82b_a54f_f53a_5f1d_36f1u128;
+        move || {
+            seed = seed.wrapping_mul(0x2360_ed05_1fc6_5da4_4385_df64_9fcc_f645).wrapping_add(1);
+            Block(seed ^ (seed >> 61))
+        }
+    }
+
+    #[test]
+    fn batched_key_expansion_is_the_key_schedule() {
+        let mut next = random_blocks();
+        if kernel().is_none() {
+            return;
+        }
+        for n in [1, 7, 8, 9, 20] {
+            let keys: Vec<Block> = (0..n).map(|_| next()).collect();
+            let mut out = vec![[[0u8; 16]; 11]; n];
+            expand_keys(&keys, &mut out);
+            for (key, schedule) in keys.iter().zip(&out) {
+                assert_eq!(*schedule, expand_key(key.to_bytes()));
+            }
+        }
+    }
+
+    /// Every kernel the CPU has, on runs of every shape around the vector and chunk sizes —
+    /// one key, a key per block, runs of 1 to 5 blocks, long runs — against the `aes` crate.
+    #[test]
+    fn every_kernel_encrypts_each_run_under_its_key() {
+        let mut next = random_blocks();
+        if kernel().is_none() {
+            return;
+        }
+        let keys: Vec<Block> = (0..40).map(|_| next()).collect();
+        let mut schedules = vec![[[0u8; 16]; 11]; keys.len()];
+        expand_keys(&keys, &mut schedules);
+        for kernel in Kernel::available() {
+            for pattern in 0..12usize {
+                for len in [0, 1, 3, 4, 5, 8, 15, 16, 17, 31, 32, 33, 64, 100] {
+                    // Run lengths cycling through a pattern; keys reused out of order too.
+                    let mut runs: Vec<(usize, usize)> = Vec::new();
+                    let mut covered = 0;
+                    while covered < len {
+                        let run = match pattern {
+                            0 => len,
+                            1 => 1,
+                            _ => 1 + (runs.len() * pattern) % (pattern + 3),
+                        }
+                        .min(len - covered);
+                        runs.push(((runs.len() * 7 + pattern) % keys.len(), run));
+                        covered += run;
+                    }
+                    let input: Vec<Block> = (0..len).map(|_| next()).collect();
+                    let mut ours = input.clone();
+                    let by_ref: Vec<(&RoundKeys, usize)> = runs.iter().map(|&(k, n)| (&schedules[k], n)).collect();
+                    encrypt_runs(kernel, &mut ours, &by_ref);
+                    let mut at = 0;
+                    for &(k, n) in &runs {
+                        let mut expect = input[at..at + n].to_vec();
+                        Aes128::new(keys[k].to_bytes()).encrypt_blocks(&mut expect);
+                        assert_eq!(ours[at..at + n], expect[..], "{kernel:?}, pattern {pattern}, length {len}, run at {at}");
+                        at += n;
+                    }
+                }
+            }
+        }
+    }
+}
