@@ -23,28 +23,36 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-/// A link's bandwidth (each direction) and round-trip time, e.g. `1gbit,10ms`.
+/// A link's bandwidth each way and round-trip time: `1gbit,10ms` (the same rate both ways) or
+/// `1gbit/10mbit,40ms` (down, from the server to the client, then up), as home links are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LinkSpec {
-    pub bits_per_s: u64,
+    /// Server to client.
+    pub down_bits_per_s: u64,
+    /// Client to server.
+    pub up_bits_per_s: u64,
     pub rtt: Duration,
 }
 
 impl LinkSpec {
-    pub fn bytes_per_s(&self) -> f64 {
-        self.bits_per_s as f64 / 8.0
+    pub fn down_bytes_per_s(&self) -> f64 {
+        self.down_bits_per_s as f64 / 8.0
     }
 
-    /// Bytes in flight on a full pipe: rate × RTT.
+    pub fn up_bytes_per_s(&self) -> f64 {
+        self.up_bits_per_s as f64 / 8.0
+    }
+
+    /// Bytes in flight on a full pipe from the server: down rate × RTT.
     pub fn bandwidth_delay_bytes(&self) -> f64 {
-        self.bytes_per_s() * self.rtt.as_secs_f64()
+        self.down_bytes_per_s() * self.rtt.as_secs_f64()
     }
 }
 
 /// Why a link specification did not parse.
 #[derive(Debug, PartialEq, Eq)]
 pub enum LinkSpecError {
-    /// Not `RATE,RTT`.
+    /// Not `RATE,RTT` or `DOWN/UP,RTT`.
     Shape,
     /// The rate is not a positive number with a unit of bit, kbit, mbit or gbit.
     Rate(String),
@@ -55,7 +63,7 @@ pub enum LinkSpecError {
 impl fmt::Display for LinkSpecError {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         match self {
-            LinkSpecError::Shape => write!(f, "expected RATE,RTT, e.g. 1gbit,10ms or 100mbit,40ms"),
+            LinkSpecError::Shape => write!(f, "expected RATE,RTT or DOWN/UP,RTT, e.g. 1gbit,10ms or 1gbit/10mbit,40ms"),
             LinkSpecError::Rate(r) => write!(f, "{r:?} is not a rate: a positive number with bit, kbit, mbit or gbit, e.g. 100mbit"),
             LinkSpecError::Rtt(r) => write!(f, "{r:?} is not a round-trip time: a number with us, ms or s, e.g. 40ms"),
         }
@@ -76,21 +84,9 @@ impl FromStr for LinkSpec {
     type Err = LinkSpecError;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let (rate, rtt) = text.split_once(',').ok_or(LinkSpecError::Shape)?;
-        let rate_error = || LinkSpecError::Rate(rate.trim().into());
-        let (value, unit) = number_and_unit(rate).ok_or_else(rate_error)?;
-        let scale = match unit.as_str() {
-            "bit" => 1.0,
-            "kbit" => 1e3,
-            "mbit" => 1e6,
-            "gbit" => 1e9,
-            _ => return Err(rate_error()),
-        };
-        let bits_per_s = (value * scale).round();
-        // Below 1 kbit/s a single frame takes minutes; above 1 Tbit/s the relay is the limit.
-        if !(1e3..=1e12).contains(&bits_per_s) {
-            return Err(rate_error());
-        }
+        let (rates, rtt) = text.split_once(',').ok_or(LinkSpecError::Shape)?;
+        let (down, up) = rates.split_once('/').unwrap_or((rates, rates));
+        let (down_bits_per_s, up_bits_per_s) = (parse_rate(down)?, parse_rate(up)?);
         let rtt_error = || LinkSpecError::Rtt(rtt.trim().into());
         let (value, unit) = number_and_unit(rtt).ok_or_else(rtt_error)?;
         let seconds = match unit.as_str() {
@@ -102,21 +98,48 @@ impl FromStr for LinkSpec {
         if seconds > 60.0 {
             return Err(rtt_error());
         }
-        Ok(LinkSpec { bits_per_s: bits_per_s as u64, rtt: Duration::from_secs_f64(seconds) })
+        Ok(LinkSpec { down_bits_per_s, up_bits_per_s, rtt: Duration::from_secs_f64(seconds) })
+    }
+}
+
+/// One rate: a positive number with bit, kbit, mbit or gbit.
+fn parse_rate(rate: &str) -> Result<u64, LinkSpecError> {
+    let rate_error = || LinkSpecError::Rate(rate.trim().into());
+    let (value, unit) = number_and_unit(rate).ok_or_else(rate_error)?;
+    let scale = match unit.as_str() {
+        "bit" => 1.0,
+        "kbit" => 1e3,
+        "mbit" => 1e6,
+        "gbit" => 1e9,
+        _ => return Err(rate_error()),
+    };
+    let bits_per_s = (value * scale).round();
+    // Below 1 kbit/s a single frame takes minutes; above 1 Tbit/s the relay is the limit.
+    if !(1e3..=1e12).contains(&bits_per_s) {
+        return Err(rate_error());
+    }
+    Ok(bits_per_s as u64)
+}
+
+/// A rate in the largest unit that shows it whole.
+fn rate_name(b: u64) -> String {
+    if b.is_multiple_of(1_000_000_000) {
+        format!("{}gbit", b / 1_000_000_000)
+    } else if b.is_multiple_of(1_000_000) {
+        format!("{}mbit", b / 1_000_000)
+    } else if b.is_multiple_of(1000) {
+        format!("{}kbit", b / 1000)
+    } else {
+        format!("{b}bit")
     }
 }
 
 impl fmt::Display for LinkSpec {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        let b = self.bits_per_s;
-        let rate = if b.is_multiple_of(1_000_000_000) {
-            format!("{}gbit", b / 1_000_000_000)
-        } else if b.is_multiple_of(1_000_000) {
-            format!("{}mbit", b / 1_000_000)
-        } else if b.is_multiple_of(1000) {
-            format!("{}kbit", b / 1000)
+        let rate = if self.down_bits_per_s == self.up_bits_per_s {
+            rate_name(self.down_bits_per_s)
         } else {
-            format!("{b}bit")
+            format!("{}/{}", rate_name(self.down_bits_per_s), rate_name(self.up_bits_per_s))
         };
         let us = self.rtt.as_micros();
         if us.is_multiple_of(1000) {
@@ -176,8 +199,8 @@ fn relay_connection(client: TcpStream, upstream: SocketAddr, link: LinkSpec) -> 
         socket.set_nodelay(true)?;
     }
     let (client_out, server_out) = (client.try_clone()?, server.try_clone()?);
-    direction(client, server_out, link)?;
-    direction(server, client_out, link)
+    direction(client, server_out, link.up_bits_per_s, link.rtt)?;
+    direction(server, client_out, link.down_bits_per_s, link.rtt)
 }
 
 /// Bytes read at once: small enough that serialisation times are fine-grained (64 KiB is
@@ -202,21 +225,22 @@ struct QueueState {
     broken: bool,
 }
 
-/// Starts one direction of the link, `from` → `to`: a reader and a writer thread sharing a
-/// queue.
-fn direction(from: TcpStream, to: TcpStream, link: LinkSpec) -> io::Result<()> {
-    let capacity = ((2.0 * link.bandwidth_delay_bytes()) as usize).max(4 * READ_BYTES);
+/// Starts one direction of the link, `from` → `to` at `bits_per_s`: a reader and a writer
+/// thread sharing a queue.
+fn direction(from: TcpStream, to: TcpStream, bits_per_s: u64, rtt: Duration) -> io::Result<()> {
+    let bytes_per_s = bits_per_s as f64 / 8.0;
+    let capacity = ((2.0 * bytes_per_s * rtt.as_secs_f64()) as usize).max(4 * READ_BYTES);
     let queue = Arc::new(Queue { state: Mutex::new(QueueState::default()), changed: Condvar::new(), capacity });
     let reader_queue = queue.clone();
-    thread::Builder::new().name("relay-read".into()).spawn(move || read_side(from, &reader_queue, link))?;
+    thread::Builder::new().name("relay-read".into()).spawn(move || read_side(from, &reader_queue, bytes_per_s, rtt))?;
     thread::Builder::new().name("relay-write".into()).spawn(move || write_side(to, &queue))?;
     Ok(())
 }
 
 /// Reads, stamps each piece with its delivery time (serialised at the link's rate after the
 /// pieces before it, then one-way delay), and queues it; waits while the queue is full.
-fn read_side(mut from: TcpStream, queue: &Queue, link: LinkSpec) {
-    let one_way = link.rtt / 2;
+fn read_side(mut from: TcpStream, queue: &Queue, bytes_per_s: f64, rtt: Duration) {
+    let one_way = rtt / 2;
     let mut link_free = Instant::now();
     loop {
         let mut piece = vec![0u8; READ_BYTES];
@@ -227,7 +251,7 @@ fn read_side(mut from: TcpStream, queue: &Queue, link: LinkSpec) {
         piece.truncate(n);
         let now = Instant::now();
         let start = link_free.max(now);
-        link_free = start + Duration::from_secs_f64(n as f64 / link.bytes_per_s());
+        link_free = start + Duration::from_secs_f64(n as f64 / bytes_per_s);
         let mut state = queue.state.lock().unwrap_or_else(|e| e.into_inner());
         while state.bytes + n > queue.capacity && !state.pieces.is_empty() && !state.broken {
             state = queue.changed.wait(state).unwrap_or_else(|e| e.into_inner());
@@ -279,16 +303,18 @@ mod tests {
 
     #[test]
     fn link_specs_parse_and_print_back() {
-        for (text, bits, rtt_us) in [
-            ("1gbit,10ms", 1_000_000_000, 10_000),
-            ("100mbit,40ms", 100_000_000, 40_000),
-            ("2.5gbit,0.5ms", 2_500_000_000, 500),
-            (" 20 mbit , 150 ms ", 20_000_000, 150_000),
-            ("1gbit,0ms", 1_000_000_000, 0),
-            ("512kbit,1s", 512_000, 1_000_000),
+        for (text, down, up, rtt_us) in [
+            ("1gbit,10ms", 1_000_000_000, 1_000_000_000, 10_000),
+            ("100mbit,40ms", 100_000_000, 100_000_000, 40_000),
+            ("2.5gbit,0.5ms", 2_500_000_000, 2_500_000_000, 500),
+            (" 20 mbit , 150 ms ", 20_000_000, 20_000_000, 150_000),
+            ("1gbit,0ms", 1_000_000_000, 1_000_000_000, 0),
+            ("512kbit,1s", 512_000, 512_000, 1_000_000),
+            ("1gbit/10mbit,40ms", 1_000_000_000, 10_000_000, 40_000),
+            ("100mbit / 2.5mbit,20ms", 100_000_000, 2_500_000, 20_000),
         ] {
             let link: LinkSpec = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
-            assert_eq!((link.bits_per_s, link.rtt.as_micros()), (bits, rtt_us), "{text}");
+            assert_eq!((link.down_bits_per_s, link.up_bits_per_s, link.rtt.as_micros()), (down, up, rtt_us), "{text}");
             assert_eq!(link.to_string().parse::<LinkSpec>().unwrap(), link, "{text} printed as {link}");
         }
         assert_eq!("1gbit,100ms".parse::<LinkSpec>().unwrap().bandwidth_delay_bytes(), 12.5e6);
@@ -304,7 +330,10 @@ mod tests {
         assert_eq!("1gbit,10".parse::<LinkSpec>(), Err(LinkSpecError::Rtt("10".into())));
         assert_eq!("1gbit,2min".parse::<LinkSpec>(), Err(LinkSpecError::Rtt("2min".into())));
         assert_eq!("1gbit,61s".parse::<LinkSpec>(), Err(LinkSpecError::Rtt("61s".into())));
-        assert!(LinkSpecError::Shape.to_string().contains("RATE,RTT"));
+        assert_eq!("1gbit/,10ms".parse::<LinkSpec>(), Err(LinkSpecError::Rate("".into())));
+        assert_eq!("1gbit/fast,10ms".parse::<LinkSpec>(), Err(LinkSpecError::Rate("fast".into())));
+        assert_eq!("1gbit/1mbit/1kbit,10ms".parse::<LinkSpec>(), Err(LinkSpecError::Rate("1mbit/1kbit".into())));
+        assert!(LinkSpecError::Shape.to_string().contains("DOWN/UP,RTT"));
     }
 
     /// An echo server behind the relay: a byte's round trip takes at least the RTT, a bulk
@@ -338,12 +367,54 @@ mod tests {
         let mut back = vec![0u8; bulk.len()];
         socket.read_exact(&mut back).unwrap();
         sender.join().unwrap();
-        let floor = Duration::from_secs_f64(bulk.len() as f64 / link.bytes_per_s());
+        let floor = Duration::from_secs_f64(bulk.len() as f64 / link.down_bytes_per_s());
         assert!(start.elapsed() >= floor, "1 MB echoed in {:?}, under the link's {floor:?}", start.elapsed());
         assert!(back == bulk, "the bytes came back changed or out of order");
 
         // A half-close passes through: the echo server sees the end and closes; so do we.
         socket.shutdown(Shutdown::Write).unwrap();
         assert_eq!(socket.read(&mut one).unwrap(), 0);
+    }
+
+    /// Each way has its own rate: 200 kB takes at least 0.4 s over 4 Mbit/s whichever way it
+    /// goes, whatever the other way's rate.
+    #[test]
+    fn down_and_up_have_their_own_rates() {
+        const BYTES: usize = 200_000;
+        // The server side: reads BYTES (an upload) or one byte (a request for a download), then
+        // answers one byte or BYTES.
+        let server = TcpListener::bind("127.0.0.1:0").unwrap();
+        let server_addr = server.local_addr().unwrap().to_string();
+        thread::spawn(move || {
+            for socket in server.incoming() {
+                let mut socket = socket.unwrap();
+                let mut kind = [0u8; 1];
+                socket.read_exact(&mut kind).unwrap();
+                if kind[0] == b'u' {
+                    let mut upload = vec![0u8; BYTES];
+                    socket.read_exact(&mut upload).unwrap();
+                    socket.write_all(b"k").unwrap();
+                } else {
+                    socket.write_all(&vec![7u8; BYTES]).unwrap();
+                }
+            }
+        });
+        let floor = Duration::from_secs_f64(BYTES as f64 * 8.0 / 4e6);
+        for (link, kind) in [("80mbit/4mbit,2ms", b'u'), ("4mbit/80mbit,2ms", b'd')] {
+            let relay = Relay::start("127.0.0.1:0", &server_addr, link.parse().unwrap()).unwrap();
+            let mut socket = TcpStream::connect(relay.addr).unwrap();
+            socket.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+            let start = Instant::now();
+            socket.write_all(&[kind]).unwrap();
+            if kind == b'u' {
+                socket.write_all(&vec![9u8; BYTES]).unwrap();
+                let mut ack = [0u8; 1];
+                socket.read_exact(&mut ack).unwrap();
+            } else {
+                let mut download = vec![0u8; BYTES];
+                socket.read_exact(&mut download).unwrap();
+            }
+            assert!(start.elapsed() >= floor, "{link}: 200 kB moved in {:?}, under 4 Mbit/s's {floor:?}", start.elapsed());
+        }
     }
 }

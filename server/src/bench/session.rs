@@ -189,7 +189,7 @@ pub fn run(options: &Options, json: bool) -> Result<(), String> {
 fn over_link(server: &ServerProcess, link: LinkSpec, and_gates: Option<u64>, connect: &ConnectOptions, json: bool) -> Result<(), String> {
     let relay = Relay::start("127.0.0.1:0", &server.addr, link).map_err(|e| format!("starting the link relay: {e}"))?;
     let url = format!("ws://{}/", relay.addr);
-    let and_gates = and_gates.unwrap_or_else(|| ((link.bytes_per_s() * LINK_SECONDS / 32.0) as u64).clamp(100_000, AND_GATES));
+    let and_gates = and_gates.unwrap_or_else(|| ((link.down_bytes_per_s() * LINK_SECONDS / 32.0) as u64).clamp(100_000, AND_GATES));
     // The warm-up runs on loopback: the link's first session would only measure the same
     // round trips again.
     synthetic_session(&format!("ws://{}/", server.addr), connect, 1_000_000, server, false)?;
@@ -210,7 +210,8 @@ fn over_link(server: &ServerProcess, link: LinkSpec, and_gates: Option<u64>, con
     let mut report = Report::new();
     report
         .set("link", link.to_string())
-        .set("link_bits_per_s", link.bits_per_s)
+        .set("link_bits_per_s", link.down_bits_per_s)
+        .set("link_up_bits_per_s", link.up_bits_per_s)
         .set("link_rtt_ms", link.rtt.as_secs_f64() * 1e3)
         .set("link_bandwidth_delay_bytes", link.bandwidth_delay_bytes())
         .set("and_gates", and_gates);
@@ -219,7 +220,7 @@ fn over_link(server: &ServerProcess, link: LinkSpec, and_gates: Option<u64>, con
         let run = run.expect("every scheme ran");
         let bytes_per_and = run.session.wire_bytes as f64 / and_gates as f64;
         let session_rate = rate(and_gates as f64, run.session.seconds);
-        let ceiling = link.bytes_per_s() / bytes_per_and;
+        let ceiling = link.down_bytes_per_s() / bytes_per_and;
         rates.push(session_rate);
         // The first scheme's figures also go under the plain keys; with one scheme, they are it.
         let prefixes = if rates.len() == 1 { vec![String::new(), format!("{}_", scheme.name().replace('-', "_"))] } else { vec![format!("{}_", scheme.name().replace('-', "_"))] };
