@@ -28,9 +28,10 @@ PING_125 = bytes(range(125))
 
 
 def hello():
-    # The protocol version, a 1 MiB window, the base-OT point, and both garbling schemes
-    # (a bit per scheme id: half-gates 0, three-halves 1).
-    return b"\x01GRBL" + struct.pack("<HI", VERSION, 1 << 20) + BASE_POINT + bytes([0b11])
+    # The protocol version, a 1 MiB window, the base-OT point, both garbling schemes (a bit
+    # per scheme id: half-gates 0, three-halves 1), and every SoftSpoken k in both OT
+    # directions (a bit per k = 2^i).
+    return b"\x01GRBL" + struct.pack("<HI", VERSION, 1 << 20) + BASE_POINT + bytes([0b11, 0b1111, 0b1111])
 
 
 def probe(service):

@@ -36,15 +36,20 @@ export function protocolVersion(): number {
 /** The garbling schemes the hello accepts, a bit per scheme id: both (half-gates 0, three-halves 1). */
 const GARBLING_MASK = 0b11;
 
+/** SoftSpoken's k the hello accepts in each OT direction, a bit per k = 2^i: 1, 2, 4 and 8. */
+const OT_K_MASK = 0b1111;
+
 /** A ClientHello frame (little-endian integers; see wasm-core/src/protocol/frame.rs). */
 export function hello(): Buffer {
-  const b = Buffer.alloc(1 + 4 + 2 + 4 + 32 + 1);
+  const b = Buffer.alloc(1 + 4 + 2 + 4 + 32 + 1 + 2);
   b[0] = 0x01;
   b.write('GRBL', 1, 'latin1');
   b.writeUInt16LE(protocolVersion(), 5);
   b.writeUInt32LE(1 << 20, 7);
   Buffer.from(BASE_POINT, 'hex').copy(b, 11);
   b[43] = GARBLING_MASK;
+  b[44] = OT_K_MASK;
+  b[45] = OT_K_MASK;
   return b;
 }
 

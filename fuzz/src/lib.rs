@@ -138,11 +138,11 @@ pub fn protocol_frame(data: &[u8]) {
 /// The limits the session targets run under: the server's, with a small window so that each
 /// credit garbles little (the fuzzer's time goes into finding paths, not into AES).
 pub fn garbler_config() -> GarblerConfig {
-    GarblerConfig { max_window: 64 << 10, max_frame: 1 << 20, data_frame: 16 << 10, max_and_gates: 1 << 22 }
+    GarblerConfig { max_window: 64 << 10, max_frame: 1 << 20, data_frame: 16 << 10, max_and_gates: 1 << 22, ..GarblerConfig::default() }
 }
 
 pub fn evaluator_config() -> EvaluatorConfig {
-    EvaluatorConfig { window: 64 << 10, max_window: 64 << 10, max_slots: 1 << 16 }
+    EvaluatorConfig { window: 64 << 10, max_window: 64 << 10, max_slots: 1 << 16, ..EvaluatorConfig::default() }
 }
 
 /// The services of the embedded default configuration, as `garblet serve` builds them.

@@ -115,7 +115,8 @@ enum Command {
         /// Where to relay to, HOST:PORT (a running `garblet serve`).
         #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
         to: String,
-        /// The link: RATE,RTT, e.g. 100mbit,40ms.
+        /// The link: RATE,RTT (the same rate both ways, e.g. 100mbit,40ms) or DOWN/UP,RTT
+        /// (down is toward the client, e.g. 1gbit/10mbit,40ms).
         #[arg(long, value_name = "RATE,RTT")]
         link: LinkSpec,
     },
@@ -218,9 +219,10 @@ enum BenchCommand {
         /// default, 4 MiB, is measured beside it).
         #[arg(long, value_name = "BYTES", default_value_t = bench::session::WINDOW, value_parser = clap::value_parser!(u32).range(MIN_WINDOW as i64..=bench::session::MAX_WINDOW as i64))]
         window: u32,
-        /// Measure over an emulated link instead: RATE,RTT (e.g. 1gbit,10ms or 100mbit,40ms),
-        /// a relay between client and server with that bandwidth each way and that round-trip
-        /// time. Reports AND/s, bytes per AND and the ratio to the link's ceiling.
+        /// Measure over an emulated link instead: RATE,RTT (e.g. 1gbit,10ms or 100mbit,40ms) or
+        /// DOWN/UP,RTT (e.g. 1gbit/10mbit,40ms), a relay between client and server with those
+        /// bandwidths and that round-trip time. Reports AND/s, bytes per AND and the ratio to
+        /// the link's ceiling.
         #[arg(long, value_name = "RATE,RTT")]
         link: Option<LinkSpec>,
         /// The garbling scheme to measure: half-gates, three-halves, or auto (with --link: both,
@@ -274,8 +276,13 @@ enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Base OT, correlated OT extension, AES and transposition throughput.
+    /// Base OT; the correlated-OT extension (SoftSpoken, every k, both directions, with and
+    /// without its checks); the check's share of an input-heavy session; AES and transposition.
     Ot {
+        /// Also a 10^6-bit Hamming distance as whole sessions over an emulated link (RATE,RTT or
+        /// DOWN/UP,RTT, e.g. 1gbit/10mbit,40ms): the default k against k = 1 (IKNP), alternated.
+        #[arg(long, value_name = "DOWN/UP,RTT")]
+        link: Option<LinkSpec>,
         /// Print one JSON object instead of aligned lines.
         #[arg(long)]
         json: bool,
@@ -336,10 +343,7 @@ fn main() -> ExitCode {
             }
             BenchCommand::PipelinePeer { connect, and_gates } => bench::pipeline::peer(&connect, and_gates),
             BenchCommand::Malicious { json } => bench::malicious::run(json),
-            BenchCommand::Ot { json } => {
-                bench::ot::run(json);
-                Ok(())
-            }
+            BenchCommand::Ot { link, json } => bench::ot::run(link, json),
         },
     };
     match result {

@@ -63,7 +63,7 @@ fn bad_clients_end_only_their_own_sessions() {
     refused(true, vec![credit], FrameError::Trailing { frame: "Credit", extra: 1 }.into());
     refused(true, vec![Frame::Credit { consumed: 5 }.encode()], SessionError::Unexpected { frame: "Credit", state: "idle" });
     refused(false, vec![compute_frame("aes128", aes_id, 128)], SessionError::Unexpected { frame: "Compute", state: "awaiting the hello" });
-    refused(false, vec![Frame::ClientHello { version: 99, window: 1 << 20, base_ot: [9; 32], garbling: 3 }.encode()], SessionError::Version { ours: VERSION, theirs: 99 });
+    refused(false, vec![Frame::ClientHello { version: 99, window: 1 << 20, base_ot: [9; 32], garbling: 3, ot_k: [garblet_core::ot::ALL_K; 2] }.encode()], SessionError::Version { ours: VERSION, theirs: 99 });
     refused(true, vec![compute_frame("nope", [0; 32], 0)], ResolveError::UnknownService { service: "nope".into() }.into());
     refused(true, vec![compute_frame("aes128", aes_id, 64)], SessionError::InputBits { service: "aes128".into(), expected: 128, got: 64 });
     refused(

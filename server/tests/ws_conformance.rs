@@ -48,7 +48,7 @@ fn connect(server: &Server) -> Ws {
 
 fn hello() -> Vec<u8> {
     let point: Vec<u8> = (0..32).map(|i| u8::from_str_radix(&BASE_POINT[2 * i..2 * i + 2], 16).unwrap()).collect();
-    Frame::ClientHello { version: VERSION, window: 1 << 20, base_ot: point.try_into().unwrap(), garbling: 3 }.encode()
+    Frame::ClientHello { version: VERSION, window: 1 << 20, base_ot: point.try_into().unwrap(), garbling: 3, ot_k: [garblet_core::ot::ALL_K; 2] }.encode()
 }
 
 /// A request for a service the server does not have: its `Error` frame names the service, so

@@ -47,7 +47,8 @@ export type ErrorCode =
   | 'output-forged'
   | 'cancelled'
   | 'garbling'
-  | 'cheating-detected';
+  | 'cheating-detected'
+  | 'ot-parameters';
 
 /** Values an error's check compared, by name: see the README's "Errors" for each `reason`. */
 export type ErrorDetails = Readonly<Record<string, string | number>>;
@@ -117,6 +118,7 @@ const WIRE_CODES: Record<ErrorCode, number> = {
   cancelled: 11,
   garbling: 12,
   'cheating-detected': 13,
+  'ot-parameters': 14,
 };
 
 function isErrorCode(code: unknown): code is ErrorCode {

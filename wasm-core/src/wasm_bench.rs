@@ -20,35 +20,38 @@ pub fn bench_aes(ours: bool, blocks: usize, rounds: u32) -> u32 {
     buf[0].to_bytes()[0] as u32
 }
 
-/// The evaluator's side of the correlated OT extension over `ots` random choice bits, in the
-/// protocol's chunks: with the KOS check (`checked`: padding, Fiat–Shamir hash, the GF(2^128)
-/// inner product in software — wasm has no carry-less multiply) or the same IKNP code without
-/// it. The base-OT keys are random (the receiver's work does not depend on them being real).
-/// Returns the OTs done.
-#[wasm_bindgen(js_name = benchOtReceiver)]
-pub fn bench_ot_receiver(ots: u32, checked: bool) -> Result<f64, JsError> {
-    use crate::aes::AesCtr;
-    use crate::ot::iknp::{pack_bits, IknpReceiver};
-    use crate::ot::kos::KosReceiver;
-    use crate::ot::MAX_CHUNK;
-    let mut prg = AesCtr::from_os_rng().map_err(|e| JsError::new(&e.to_string()))?;
-    let keys: crate::ot::base::SenderKeys = core::array::from_fn(|_| [prg.next_block(), prg.next_block()]);
-    let choices: Vec<bool> = (0..ots).map(|_| prg.next_block().lsb()).collect();
-    let (mut message, mut labels, mut packed) = (Vec::new(), Vec::new(), Vec::new());
-    let mut kos = KosReceiver::new(IknpReceiver::new(&keys), [0; 32]).map_err(|e| JsError::new(&e.to_string()))?;
-    let mut iknp = IknpReceiver::new(&keys);
-    for chunk in choices.chunks(MAX_CHUNK) {
-        message.clear();
-        labels.clear();
-        if checked {
-            kos.extend(chunk, &mut message, &mut labels).map_err(|e| JsError::new(&e.to_string()))?;
-        } else {
-            packed.clear();
-            packed.extend(chunk.chunks(128).map(pack_bits));
-            iknp.extend(&packed, &mut message, &mut labels);
-        }
+/// Both parties of the correlated OT extension (SoftSpoken⟨k⟩), with its checks or bare, a chunk
+/// at a time, for the page to time each party's work apart ([`crate::ot::bench`]).
+#[wasm_bindgen]
+pub struct OtBench(crate::ot::bench::ExtensionBench);
+
+#[wasm_bindgen]
+impl OtBench {
+    #[wasm_bindgen(constructor)]
+    pub fn new(k: u32, checked: bool) -> Result<OtBench, JsError> {
+        Ok(OtBench(crate::ot::bench::ExtensionBench::new(k as usize, checked).map_err(|e| JsError::new(&e.to_string()))?))
     }
-    Ok(ots as f64)
+
+    /// Random choice bits for the next chunk of `count` OTs (at most a chunk's worth).
+    pub fn choose(&mut self, count: u32) {
+        self.0.choose(count as usize);
+    }
+
+    /// The receiver's work on the chunk.
+    pub fn receive(&mut self) -> Result<(), JsError> {
+        self.0.receive().map_err(|e| JsError::new(&e.to_string()))
+    }
+
+    /// The sender's work on the receiver's last message.
+    pub fn send(&mut self) -> Result<(), JsError> {
+        self.0.send().map_err(|e| JsError::new(&e.to_string()))
+    }
+
+    /// Bytes the receiver sent for the last chunk.
+    #[wasm_bindgen(js_name = messageLen)]
+    pub fn message_len(&self) -> u32 {
+        self.0.message_len() as u32
+    }
 }
 
 /// The sessions' garbling hash under `seed`, or the fixed-key one without.

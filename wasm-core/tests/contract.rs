@@ -181,9 +181,9 @@ fn the_garbler_fails_in_poll_transmit_when_the_stream_passes_its_and_gate_limit(
 #[test]
 fn the_evaluator_fails_in_poll_transmit_when_a_base_ot_point_is_bad() {
     let mut garbler = GarblerSession::new(GarblerConfig::default(), Box::new(NoClock), services()).unwrap();
-    let Ok(Frame::ServerHello { version, max_window, max_frame, hash_seed, mut base_ot, catalog, garbling }) = Frame::decode(&garbler.poll_transmit().unwrap().unwrap()) else { panic!() };
+    let Ok(Frame::ServerHello { version, max_window, max_frame, hash_seed, mut base_ot, catalog, garbling, ot_k }) = Frame::decode(&garbler.poll_transmit().unwrap().unwrap()) else { panic!() };
     base_ot[..32].fill(0xff);
-    let hello = Frame::ServerHello { version, max_window, max_frame, hash_seed, base_ot, catalog, garbling }.encode();
+    let hello = Frame::ServerHello { version, max_window, max_frame, hash_seed, base_ot, catalog, garbling, ot_k }.encode();
     let mut evaluator = EvaluatorSession::new(EvaluatorConfig::default(), Box::new(NoClock)).unwrap();
     evaluator.handle(&hello).unwrap();
     assert!(drain(&mut evaluator).len() == 1, "the hello");

@@ -67,6 +67,8 @@ fn execute_with(run: &Run<'_>, encoding: EncodingKind, deviation: Deviation, edi
         check: run.check.clone(),
         recovery_check: sample_fixed_check_set(RECOVERY_CIRCUITS, RECOVERY_CHECKS, &mut rng).unwrap(),
         encoding,
+        // Each computation on another k, so that every one carries the chosen OT.
+        ot_k: [1, 2, 4, 8][rng.next_block().0 as usize % 4],
         deviation,
         edit_stream: Some(Box::new(edit_stream)),
         edit_reply,

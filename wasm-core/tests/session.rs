@@ -28,9 +28,11 @@ fn private_aes_over_a_session_gives_fips197() {
     assert_eq!(result.garbler.and_gates, 6400);
     assert!(result.garbler.bytes_sent as f64 >= 6400.0 * pair.evaluator.scheme().bytes_per_and());
     assert_eq!(result.evaluator.bytes_received, result.garbler.bytes_sent);
-    // The request and the 128 OT-extension rows (16 bytes each) count as the client's upload on
-    // both sides (the client's count also has credit sent after the garbler's Done).
-    assert!(result.garbler.bytes_received >= 128 * 16);
+    // The request and the OT extension's message for the 128 input bits (the set-up, the padding
+    // and the check values with it) count as the client's upload on both sides (the client's
+    // count also has credit sent after the garbler's Done).
+    let k = pair.garbler.ot_k()[0];
+    assert!(result.garbler.bytes_received >= (garblet_core::ot::message_len(k, 128) + garblet_core::ot::setup_len(k)) as u64);
     assert!(result.evaluator.bytes_sent >= result.garbler.bytes_received);
     match pair.garbler.poll_event() {
         Some(GarblerEvent::Finished { garbler_outputs, .. }) => assert!(garbler_outputs.is_empty(), "the garbler learns nothing"),
@@ -108,8 +110,58 @@ fn no_common_garbling_scheme_is_a_typed_error_on_both_sides() {
     // An evaluator that accepts nothing at all (mask 0) is refused the same way.
     let mut garbler = GarblerSession::new(GarblerConfig::default(), Box::new(NoClock), support::services()).unwrap();
     let _ = garbler.poll_transmit();
-    let hello = Frame::ClientHello { version: VERSION, window: 1 << 20, base_ot: [0; 32], garbling: 0 }.encode();
+    let hello = Frame::ClientHello { version: VERSION, window: 1 << 20, base_ot: [0; 32], garbling: 0, ot_k: [0b1111; 2] }.encode();
     assert!(matches!(garbler.handle(&hello), Err(SessionError::Garbling { .. })));
+}
+
+/// The hellos settle SoftSpoken's k for each OT direction apart: the first the server offers
+/// that the client accepts. Every k carries a whole computation (FIPS-197), and the client's
+/// upload per input bit follows 128/k.
+#[test]
+fn the_hellos_negotiate_k_per_direction_and_every_k_computes() {
+    use garblet_core::ot::{k_mask, message_len, setup_len, ALL_K, DEFAULT_K_OFFER};
+    let block: Vec<u8> = (0u8..16).map(|i| i * 0x11).collect();
+    let default = Pair::new(4 << 20);
+    assert_eq!((default.garbler.ot_k(), default.evaluator.ot_k()), ([4, 4], [4, 4]), "the default is k = 4 both ways");
+    for k in [1u8, 2, 4, 8] {
+        let reverse = if k == 8 { 1 } else { 8 };
+        let mut pair = Pair::with_ot_k([DEFAULT_K_OFFER.to_vec(), DEFAULT_K_OFFER.to_vec()], [k_mask(&[k]), k_mask(&[reverse])]);
+        let want = [k as usize, reverse as usize];
+        assert_eq!((pair.garbler.ot_k(), pair.evaluator.ot_k()), (want, want), "k = {k}");
+        let aes = pair.compute("aes128", vec![], value::from_bytes(&block));
+        assert_eq!(value::to_hex(&aes.outputs[0].bits), "0x69c4e0d86a7b0430d8cdb78070b4c55a", "k = {k}");
+        // The client's upload: the request, then the 128 input bits' chunk with the set-up.
+        let ot = (message_len(k as usize, 128) + setup_len(k as usize)) as u64;
+        assert!(aes.garbler.bytes_received >= ot && aes.garbler.bytes_received < ot + 256, "k = {k}: {} bytes received", aes.garbler.bytes_received);
+    }
+    // The server's preference wins among what the client accepts.
+    let pair = Pair::with_ot_k([vec![2, 4], vec![8, 1]], [ALL_K, ALL_K]);
+    assert_eq!(pair.evaluator.ot_k(), [2, 8]);
+}
+
+/// A client that accepts no k the server offers for a direction: both sides end with the typed
+/// error, code `ot-parameters`, naming the direction; an offer of k the protocol does not have
+/// is no offer.
+#[test]
+fn no_common_k_is_a_typed_error_on_both_sides() {
+    use garblet_core::ot::k_mask;
+    for (offer, accept, direction) in [
+        ([vec![4], vec![4]], [k_mask(&[1]), k_mask(&[4])], 0),
+        ([vec![4, 8], vec![2]], [k_mask(&[8]), k_mask(&[1, 4, 8])], 1),
+        ([vec![3, 16], vec![4]], [0b1111, 0b1111], 0),
+        ([vec![4], vec![4]], [0b1111, 0], 1),
+    ] {
+        let services = support::services();
+        let mut garbler = GarblerSession::new(GarblerConfig { ot_k: offer.clone(), ..GarblerConfig::default() }, Box::new(NoClock), services).unwrap();
+        let mut evaluator = EvaluatorSession::new(EvaluatorConfig { ot_k: accept, ..EvaluatorConfig::default() }, Box::new(NoClock)).unwrap();
+        let server_hello = garbler.poll_transmit().unwrap().expect("ServerHello");
+        let client_hello = evaluator.poll_transmit().unwrap().expect("ClientHello");
+        for err in [evaluator.handle(&server_hello).unwrap_err(), garbler.handle(&client_hello).unwrap_err()] {
+            assert!(matches!(&err, SessionError::OtParameters { direction: d, .. } if *d == direction), "{offer:?} against {accept:?}: {err}");
+            assert_eq!(err.code(), ErrorCode::OtParameters);
+            assert_eq!(err.code().name(), "ot-parameters");
+        }
+    }
 }
 
 #[test]
@@ -318,7 +370,7 @@ fn bad_frames_end_the_session_with_a_clear_error() {
     assert!(matches!(e, SessionError::Frame(FrameError::UnknownType(0x42))), "unknown frame: {e}");
     let (e, _) = garbler_rejects(vec![vec![0x02, 200]]);
     assert!(matches!(e, SessionError::Frame(FrameError::Truncated { frame: "Compute", .. })), "truncated frame: {e}");
-    let hello_again = Frame::ClientHello { version: VERSION, window: 1, base_ot: [0; 32], garbling: 3 }.encode();
+    let hello_again = Frame::ClientHello { version: VERSION, window: 1, base_ot: [0; 32], garbling: 3, ot_k: [0b1111; 2] }.encode();
     let (e, _) = garbler_rejects(vec![hello_again]);
     assert!(matches!(e, SessionError::Unexpected { frame: "ClientHello", .. }), "second hello: {e}");
 }
@@ -327,22 +379,22 @@ fn bad_frames_end_the_session_with_a_clear_error() {
 fn hello_errors() {
     let services = services();
     let garbler = || GarblerSession::new(GarblerConfig::default(), Box::new(NoClock), services.clone()).unwrap();
-    let err = garbler().handle(&Frame::ClientHello { version: 99, window: 1 << 20, base_ot: [1; 32], garbling: 3 }.encode()).unwrap_err();
+    let err = garbler().handle(&Frame::ClientHello { version: 99, window: 1 << 20, base_ot: [1; 32], garbling: 3, ot_k: [0b1111; 2] }.encode()).unwrap_err();
     assert!(matches!(err, SessionError::Version { theirs: 99, .. }), "{err}");
-    let err = garbler().handle(&Frame::ClientHello { version: VERSION, window: 1 << 20, base_ot: [0; 32], garbling: 3 }.encode()).unwrap_err();
+    let err = garbler().handle(&Frame::ClientHello { version: VERSION, window: 1 << 20, base_ot: [0; 32], garbling: 3, ot_k: [0b1111; 2] }.encode()).unwrap_err();
     assert!(matches!(err, SessionError::Ot(OtError::IdentityPoint { point: BasePoint::SenderKey })), "identity point: {err}");
     let err = garbler().handle(&compute("aes128", 128, aes_id())).unwrap_err();
     assert!(matches!(err, SessionError::Unexpected { frame: "Compute", state: "awaiting the hello" }), "compute before hello: {err}");
 
     // The client sees a server of another version in the server's own hello.
     let mut evaluator = EvaluatorSession::new(EvaluatorConfig::default(), Box::new(NoClock)).unwrap();
-    let hello = Frame::ServerHello { version: 99, max_window: 1 << 20, max_frame: 1 << 20, hash_seed: garblet_core::block::Block(7), base_ot: vec![1; 4096], catalog: "{}".into(), garbling: vec![0] };
+    let hello = Frame::ServerHello { version: 99, max_window: 1 << 20, max_frame: 1 << 20, hash_seed: garblet_core::block::Block(7), base_ot: vec![1; 4096], catalog: "{}".into(), garbling: vec![0], ot_k: [vec![4], vec![4]] };
     assert!(matches!(evaluator.handle(&hello.encode()), Err(SessionError::Version { theirs: 99, .. })));
     let mut evaluator = EvaluatorSession::new(EvaluatorConfig::default(), Box::new(NoClock)).unwrap();
-    let short = Frame::ServerHello { version: VERSION, max_window: 1 << 20, max_frame: 1 << 20, hash_seed: garblet_core::block::Block(7), base_ot: vec![1; 4000], catalog: "{}".into(), garbling: vec![0] };
+    let short = Frame::ServerHello { version: VERSION, max_window: 1 << 20, max_frame: 1 << 20, hash_seed: garblet_core::block::Block(7), base_ot: vec![1; 4000], catalog: "{}".into(), garbling: vec![0], ot_k: [vec![4], vec![4]] };
     assert!(matches!(evaluator.handle(&short.encode()), Err(SessionError::Ot(OtError::WrongLength { expected: 4096, actual: 4000, .. }))), "base-OT points of the wrong length");
     let mut evaluator = EvaluatorSession::new(EvaluatorConfig::default(), Box::new(NoClock)).unwrap();
-    let garbage = Frame::ServerHello { version: VERSION, max_window: 1 << 20, max_frame: 1 << 20, hash_seed: garblet_core::block::Block(7), base_ot: vec![1; 4096], catalog: "{\"services\": 5}".into(), garbling: vec![0] };
+    let garbage = Frame::ServerHello { version: VERSION, max_window: 1 << 20, max_frame: 1 << 20, hash_seed: garblet_core::block::Block(7), base_ot: vec![1; 4096], catalog: "{\"services\": 5}".into(), garbling: vec![0], ot_k: [vec![4], vec![4]] };
     let err = evaluator.handle(&garbage.encode()).unwrap_err();
     assert!(matches!(err, SessionError::Resolve(ResolveError::CatalogJson { line: 1, .. })), "a malformed catalog: {err}");
     assert_eq!((err.code(), err.kind()), (ErrorCode::Protocol, ErrorKind::Protocol), "the server's fault, not the request's");
@@ -502,9 +554,9 @@ fn a_bad_base_ot_point_from_the_server_fails_the_first_computation() {
     let services = services();
     let mut garbler = GarblerSession::new(GarblerConfig::default(), Box::new(NoClock), services.clone()).unwrap();
     let mut evaluator = EvaluatorSession::new(EvaluatorConfig::default(), Box::new(NoClock)).unwrap();
-    let Ok(Frame::ServerHello { version, max_window, max_frame, hash_seed, mut base_ot, catalog, garbling }) = Frame::decode(&garbler.poll_transmit().unwrap().unwrap()) else { panic!() };
+    let Ok(Frame::ServerHello { version, max_window, max_frame, hash_seed, mut base_ot, catalog, garbling, ot_k }) = Frame::decode(&garbler.poll_transmit().unwrap().unwrap()) else { panic!() };
     base_ot[32 * 3..32 * 4].fill(0xff);
-    evaluator.handle(&Frame::ServerHello { version, max_window, max_frame, hash_seed, base_ot, catalog, garbling }.encode()).unwrap();
+    evaluator.handle(&Frame::ServerHello { version, max_window, max_frame, hash_seed, base_ot, catalog, garbling, ot_k }.encode()).unwrap();
     assert_eq!(evaluator.poll_event(), Some(EvaluatorEvent::Ready));
     let _hello = evaluator.poll_transmit().unwrap();
     evaluator.start("aes128", vec![], vec![false; 128]).unwrap();
@@ -707,9 +759,9 @@ fn every_session_has_its_own_hash_seed_and_the_evaluator_hashes_with_it() {
 
     let mut garbler = GarblerSession::new(GarblerConfig::default(), Box::new(NoClock), services.clone()).unwrap();
     let mut evaluator = EvaluatorSession::new(EvaluatorConfig::default(), Box::new(NoClock)).unwrap();
-    let Frame::ServerHello { version, max_window, max_frame, hash_seed, base_ot, catalog, garbling } = hello(&mut garbler) else { unreachable!() };
+    let Frame::ServerHello { version, max_window, max_frame, hash_seed, base_ot, catalog, garbling, ot_k } = hello(&mut garbler) else { unreachable!() };
     let hash_seed = hash_seed ^ garblet_core::block::Block(1 << 70);
-    evaluator.handle(&Frame::ServerHello { version, max_window, max_frame, hash_seed, base_ot, catalog, garbling }.encode()).unwrap();
+    evaluator.handle(&Frame::ServerHello { version, max_window, max_frame, hash_seed, base_ot, catalog, garbling, ot_k }.encode()).unwrap();
     assert_eq!(evaluator.poll_event(), Some(EvaluatorEvent::Ready));
     evaluator.start("add", vec![], value::from_u128(5, 64)).unwrap();
     let refused = (|| -> Result<(), SessionError> {

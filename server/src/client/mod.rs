@@ -42,7 +42,7 @@ impl Client {
     }
 
     fn hello(ws: ClientSocket, options: &ConnectOptions) -> Result<Client, ClientError> {
-        let session = EvaluatorSession::with_garbling(EvaluatorConfig { window: options.window, ..EvaluatorConfig::default() }, options.garbling, Box::new(ThreadClock::new()))?;
+        let session = EvaluatorSession::with_garbling(EvaluatorConfig { window: options.window, ot_k: options.ot_k, ..EvaluatorConfig::default() }, options.garbling, Box::new(ThreadClock::new()))?;
         let mut client = Client { ws, session };
         match client.next_event()? {
             EvaluatorEvent::Ready => Ok(client),

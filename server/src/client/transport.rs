@@ -36,11 +36,14 @@ pub struct ConnectOptions {
     pub window: u32,
     /// The garbling schemes to accept (the server's offer picks among them).
     pub garbling: garblet_core::garble::Garbling,
+    /// SoftSpoken's k to accept in each OT direction (the server's offer picks among them), as
+    /// masks: bit i for k = 2^i.
+    pub ot_k: [u8; 2],
 }
 
 impl Default for ConnectOptions {
     fn default() -> Self {
-        ConnectOptions { connect_timeout: Duration::from_secs(10), read_timeout: Duration::from_secs(120), ca_cert: None, window: garblet_core::protocol::frame::DEFAULT_WINDOW, garbling: garblet_core::garble::Garbling::Auto }
+        ConnectOptions { connect_timeout: Duration::from_secs(10), read_timeout: Duration::from_secs(120), ca_cert: None, window: garblet_core::protocol::frame::DEFAULT_WINDOW, garbling: garblet_core::garble::Garbling::Auto, ot_k: [garblet_core::ot::ALL_K; 2] }
     }
 }
 

@@ -16,9 +16,10 @@ use thiserror::Error;
 pub const DEFAULT_CONFIG: &str = include_str!("default.toml");
 
 /// The smallest frame limit that still admits the largest protocol frame a client sends (an
-/// OT-extension chunk: 16 bytes for each of up to `MAX_CHUNK` input bits and for the check's
-/// padding OTs, the check values, and slack for its type byte).
-pub const MIN_FRAME_BYTES: u32 = (garblet_core::ot::message_len(garblet_core::ot::MAX_CHUNK) + 1024) as u32;
+/// OT-extension chunk at k = 1 with the set-up riding on it: 16 bytes for each of up to
+/// `MAX_CHUNK` input bits and for the check's padding OTs, the check values, the set-up's
+/// corrections and commitments, and slack for its type byte).
+pub const MIN_FRAME_BYTES: u32 = (garblet_core::ot::max_message_len(garblet_core::ot::MAX_CHUNK) + 1024) as u32;
 
 #[derive(Debug, Error)]
 pub enum ConfigError {
@@ -80,6 +81,10 @@ pub struct ServerConfig {
     /// a session's scheme is settled by the hellos, before the client names a service, and one
     /// session's computations share its Δ and tweak counter.
     pub garbling: String,
+    /// SoftSpoken's k (Roy 2022) offered for the correlated OTs, most preferred first: 1, 2, 4
+    /// or 8. A larger k uploads 128/k bits per OT and costs 2^k/k PRG blocks per OT; the client
+    /// accepts any of them unless told otherwise.
+    pub ot_k: Vec<u8>,
 }
 
 impl Default for ServerConfig {
@@ -95,6 +100,7 @@ impl Default for ServerConfig {
             trusted_proxies: Vec::new(),
             client_address_header: "X-Forwarded-For".into(),
             garbling: "auto".into(),
+            ot_k: garblet_core::ot::DEFAULT_K_OFFER.to_vec(),
         }
     }
 }
@@ -369,6 +375,7 @@ impl Config {
         super::origin::OriginPolicy::new(&config.server.allowed_origins, config.server.allow_missing_origin).map_err(invalid)?;
         config.trusted_proxies().map_err(invalid)?;
         config.garbling().map_err(invalid)?;
+        config.ot_k().map_err(invalid)?;
         if config.services.is_empty() {
             return Err(invalid("no [[service]] is defined".into()));
         }
@@ -385,6 +392,25 @@ impl Config {
     pub fn garbling(&self) -> Result<garblet_core::garble::Garbling, String> {
         let name = &self.server.garbling;
         garblet_core::garble::Garbling::from_name(name).ok_or_else(|| format!("server.garbling: {name:?} is not \"half-gates\", \"three-halves\" or \"auto\""))
+    }
+
+    /// `server.ot_k`, checked: one or more of the supported k, none twice.
+    pub fn ot_k(&self) -> Result<Vec<u8>, String> {
+        let offer = &self.server.ot_k;
+        let supported = garblet_core::ot::SUPPORTED_K.map(|k| k as u8);
+        let names = garblet_core::ot::k_names(supported);
+        if offer.is_empty() {
+            return Err(format!("server.ot_k is empty: offer one or more of {names}"));
+        }
+        for (i, k) in offer.iter().enumerate() {
+            if !supported.contains(k) {
+                return Err(format!("server.ot_k: {k} is not one of {names}"));
+            }
+            if offer[..i].contains(k) {
+                return Err(format!("server.ot_k: {k} is offered twice"));
+            }
+        }
+        Ok(offer.clone())
     }
 
     /// The peers believed when they name the client (`trusted_proxies`).
@@ -446,6 +472,10 @@ mod tests {
         assert!(err("[limits]\nidle_timeout_secs = -1\n[[service]]\nname='x'\ncircuit={builtin='synthetic'}").contains("idle_timeout_secs"));
         assert!(err("[server]\nlisten_on = '127.0.0.1:1'").contains("listen_on"), "unknown keys are errors");
         assert!(err("[server]\ngarbling = 'quarter-gates'\n[[service]]\nname='x'\ncircuit={builtin='synthetic'}").contains("server.garbling"));
+        assert!(err("[server]\not_k = [3]\n[[service]]\nname='x'\ncircuit={builtin='synthetic'}").contains("server.ot_k: 3 is not one of"));
+        assert!(err("[server]\not_k = []\n[[service]]\nname='x'\ncircuit={builtin='synthetic'}").contains("server.ot_k is empty"));
+        assert!(err("[server]\not_k = [4, 4]\n[[service]]\nname='x'\ncircuit={builtin='synthetic'}").contains("offered twice"));
+        assert!(err("[server]\not_k = [300]\n[[service]]\nname='x'\ncircuit={builtin='synthetic'}").contains("ot_k"));
         assert!(err("").contains("no [[service]]"));
         assert!(err("[server]\ntrusted_proxies = ['nginx']\n[[service]]\nname='x'\ncircuit={builtin='synthetic'}").contains("server.trusted_proxies: 'nginx'"));
         assert!(err("[server]\nclient_address_header = 'Forwarded'\n[[service]]\nname='x'\ncircuit={builtin='synthetic'}").contains("client_address_header"));

@@ -40,6 +40,8 @@ pub struct Server {
     pub raw_throughput_endpoint: bool,
     /// The garbling schemes offered (`server.garbling`).
     pub garbling: garblet_core::garble::Garbling,
+    /// SoftSpoken's k offered for both OT directions (`server.ot_k`).
+    pub ot_k: Vec<u8>,
     /// Called on each new session's garbler ([`SessionHook`]); none in `garblet serve`.
     pub session_hook: Option<SessionHook>,
     pub metrics: Arc<Metrics>,
@@ -89,6 +91,7 @@ impl Server {
             max_frame: self.limits.max_frame_bytes,
             data_frame: self.limits.data_frame_bytes as usize,
             max_and_gates: self.limits.max_and_gates_per_session,
+            ot_k: [self.ot_k.clone(), self.ot_k.clone()],
         }
     }
 }

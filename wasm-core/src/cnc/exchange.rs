@@ -36,6 +36,8 @@ pub struct Exchange<'a> {
     /// The recovery computation's check set (the evaluator's choice).
     pub recovery_check: CheckSet,
     pub encoding: EncodingKind,
+    /// SoftSpoken's k for the chosen OT (the session's default unless set).
+    pub ot_k: usize,
     /// How the garbler deviates (attack tests only).
     #[cfg(feature = "insecure-switches")]
     pub deviation: super::primary::Deviation,
@@ -61,6 +63,7 @@ impl<'a> Exchange<'a> {
             check,
             recovery_check,
             encoding: EncodingKind::ProbeResistant,
+            ot_k: crate::ot::DEFAULT_K_OFFER[0] as usize,
             #[cfg(feature = "insecure-switches")]
             deviation: super::primary::Deviation::default(),
             #[cfg(feature = "insecure-switches")]
@@ -180,10 +183,10 @@ impl Exchange<'_> {
         let mut evaluator = PrimaryEvaluator::new(setup.clone(), self.y, self.check, rng)?;
         let mut recovery_evaluator = RecoveryEvaluator::new(recovery_setup, self.recovery_check, rng)?;
         let (mut receiver, r) = ChosenReceiver::new(chosen_seed)?;
-        receiver.finish_base_ot(&points)?;
+        receiver.finish_base_ot(&points, self.ot_k)?;
         e_bytes += r.len() as u64;
         watch.lap(&mut e_ms);
-        sender.receive_base_ot(&r)?;
+        sender.receive_base_ot(&r, self.ot_k)?;
         watch.lap(&mut g_ms);
         debug_assert_eq!((points.len(), r.len()), (RECEIVER_MESSAGE_BYTES, SENDER_MESSAGE_BYTES));
 

@@ -26,7 +26,7 @@ mod evaluator;
 mod garbler;
 mod hash;
 mod pending;
-mod simd_block;
+pub(crate) mod simd_block;
 pub mod three_halves;
 #[cfg(test)]
 mod lockstep_tests;

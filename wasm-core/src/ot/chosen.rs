@@ -1,7 +1,7 @@
 //! Chosen-message OT on the checked extension: the sender has two 128-bit messages per OT, the
 //! receiver a choice bit, and it gets the chosen message and nothing of the other.
 //!
-//! The correlated OTs of [`OtSender`]/[`OtReceiver`] (IKNP with the KOS check) run with a
+//! The correlated OTs of [`OtSender`]/[`OtReceiver`] (SoftSpoken with the per-column check) run with a
 //! correlation Δ' of their own — random, and tied to no garbled circuit — and each correlated
 //! pair is turned into two independent pads by hashing (Ishai–Kilian–Nissim–Petrank 2003, §3;
 //! KOS 2015, §4):
@@ -15,8 +15,8 @@
 //! an instance seed both parties derive from the session's), a tweakable circular-correlation-
 //! robust function across instances (Guo–Katz–Wang–Yu 2019; Guo–Katz–Wang–Weng–Yu 2020), and
 //! j_i a counter that runs on across the connection's OTs, so no tweak repeats. The receiver would need H(t_i ⊕ Δ', j_i), i.e. Δ', to unmask the other
-//! message; the KOS check leaves a cheating receiver at most the Δ' bits it guessed, with the
-//! matching probability of being caught. This is the path a protocol takes when it garbles
+//! message; the extension's check leaves a cheating receiver at most the Δ' bits it guessed,
+//! with the matching probability of being caught. This is the path a protocol takes when it garbles
 //! several circuits under different Δs (cut-and-choose), where the evaluator's input labels
 //! cannot come out of one correlation: the messages are then whatever labels the sender picks.
 
@@ -49,8 +49,14 @@ impl ChosenSender {
     }
 
     /// Takes the receiver's base-OT message R.
-    pub fn receive_base_ot(&mut self, message: &[u8]) -> Result<(), OtError> {
-        self.ot.receive_base_ot(message)
+    pub fn receive_base_ot(&mut self, message: &[u8], k: usize) -> Result<(), OtError> {
+        self.ot.receive_base_ot(message, k)
+    }
+
+    /// Bytes of the receiver's chunk for `count` OTs (with the extension's set-up, the first
+    /// time).
+    pub fn chunk_len(&mut self, count: usize) -> usize {
+        self.ot.message_len(count)
     }
 
     /// Takes the receiver's chunk for `messages.len()` ≤ [`super::MAX_CHUNK`] OTs, checks it
@@ -95,8 +101,8 @@ impl ChosenReceiver {
     }
 
     /// Takes the sender's base-OT message (its 128 points).
-    pub fn finish_base_ot(&mut self, reply: &[u8]) -> Result<(), OtError> {
-        self.ot.finish_base_ot(reply)
+    pub fn finish_base_ot(&mut self, reply: &[u8], k: usize) -> Result<(), OtError> {
+        self.ot.finish_base_ot(reply, k)
     }
 
     /// Asks for one message per choice bit (≤ [`super::MAX_CHUNK`]): appends the chunk for the
@@ -139,8 +145,8 @@ mod tests {
         let seed = Block::random().unwrap();
         let (mut sender, points) = ChosenSender::new(seed).unwrap();
         let (mut receiver, r) = ChosenReceiver::new(seed).unwrap();
-        sender.receive_base_ot(&r).unwrap();
-        receiver.finish_base_ot(&points).unwrap();
+        sender.receive_base_ot(&r, 4).unwrap();
+        receiver.finish_base_ot(&points, 4).unwrap();
         (sender, receiver)
     }
 
@@ -191,7 +197,8 @@ mod tests {
         let (mut chunk, mut out) = (Vec::new(), Vec::new());
         receiver.request(&[true, false, true], &mut chunk).unwrap();
         assert!(matches!(receiver.receive(&[0; 31], &mut Vec::new()), Err(OtError::WrongLength { .. })));
-        chunk[100] ^= 1;
+        let last = chunk.len() - 1;
+        chunk[last] ^= 1;
         let messages = [[Block(1), Block(2)]; 3];
         assert_eq!(sender.send(&messages, &chunk, &mut out), Err(OtError::CheckFailed { chunk: 0 }));
         assert!(out.is_empty(), "nothing is sent after a failed check");

@@ -19,10 +19,18 @@ pub enum OtError {
     OtRange { start: usize, end: usize, count: usize },
     #[error("Δ must have its least significant bit set (point-and-permute)")]
     DeltaLsbNotSet,
-    /// The receiver's OT-extension chunk failed the KOS consistency check: it did not use one
-    /// choice vector in every column (or its message was altered, or replayed from elsewhere).
+    /// The receiver's OT-extension chunk failed the per-column consistency check: it did not use
+    /// one choice vector in every group of columns (or its message was altered, or replayed from
+    /// elsewhere).
     #[error("OT-extension chunk {chunk} failed the consistency check")]
     CheckFailed { chunk: u64 },
+    /// The receiver's trees failed their consistency check at set-up: its corrections are not
+    /// those of the trees it committed to.
+    #[error("the OT extension's set-up failed its consistency check")]
+    SetupCheckFailed,
+    /// A SoftSpoken parameter that this side does not run.
+    #[error("SoftSpoken k = {k} is not supported (1, 2, 4 or 8)")]
+    UnsupportedK { k: usize },
     #[error("the operating system's random number generator failed: {0}")]
     Random(getrandom::Error),
 }

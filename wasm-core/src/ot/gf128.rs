@@ -213,7 +213,7 @@ mod clmul_x86 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::aes::AesCtr;
     #[cfg(target_arch = "wasm32")]
@@ -223,7 +223,7 @@ mod tests {
     const R: u128 = 0x87;
 
     /// Shift-and-add with a reduction per step: slow, obviously right.
-    fn reference_mul(a: u128, b: u128) -> u128 {
+    pub(crate) fn reference_mul(a: u128, b: u128) -> u128 {
         let (mut acc, mut a) = (0u128, a);
         for i in 0..128 {
             if (b >> i) & 1 == 1 {

@@ -1,37 +1,43 @@
-//! Oblivious transfer: base OT (Bellare–Micali / Naor–Pinkas style, see [`base`]) and IKNP
-//! correlated OT extension ([`iknp`]) with the KOS consistency check ([`kos`]), which makes it
-//! secure against a malicious receiver; and chosen-message OT on the same checked extension
-//! ([`chosen`]). Sans-IO state machines: bytes in, bytes out; no sockets, clocks or threads.
+//! Oblivious transfer: base OT (Bellare–Micali / Naor–Pinkas style, see [`base`]) and the
+//! correlated OT extension SoftSpoken⟨k⟩ ([`softspoken`], Roy 2022; k = 1 is IKNP) with the
+//! per-column consistency check ([`check`]) that makes it secure against a malicious receiver;
+//! and chosen-message OT on the same checked extension ([`chosen`]). Sans-IO state machines:
+//! bytes in, bytes out; no sockets, clocks or threads.
 //!
-//! Roles. The **evaluator** (browser) has the input bits and ends up with one label per bit: it
-//! is the [`OtReceiver`] of the correlated OTs and, inside, the *sender* of the 128 base OTs. The
-//! **garbler** (server) holds the global free-XOR offset Δ (lsb 1) and ends up with the 0-label
-//! of each of the evaluator's input wires: it is the [`OtSender`], and inside, the base-OT
-//! *receiver* whose 128 choice bits are the bits of Δ (bit j = bit j of `Δ.0`).
+//! Roles. The party with the global correlation Δ (lsb 1) is the [`OtSender`]: it ends up with
+//! the 0-label q_i of each OT and, inside, is the *receiver* of the 128 base OTs, whose choice
+//! bits are the bits of Δ (bit j = bit j of `Δ.0`). The party with the choice bits is the
+//! [`OtReceiver`]: it ends up with t_i = q_i ⊕ r_i·Δ and is, inside, the base-OT *sender*. In the
+//! standard mode the garbler (server) is the sender with its garbling Δ and the browser the
+//! receiver with its input bits: direction 0. Either party can hold a Δ of its own: the other
+//! direction (1, the browser's Δ) runs the same extension with roles swapped, on base OTs taken
+//! from 128 of direction 0's correlated OTs ([`reverse_base_keys_of_sender`],
+//! [`reverse_base_keys_of_receiver`]), each direction with its own transcript binding, chunk
+//! counter and check.
 //!
-//! Messages (the session layer carries them in its own frames):
+//! Messages of direction 0 (the session layer carries them in its own frames):
 //!
-//! | # | direction            | bytes                        | content                                   |
-//! |---|----------------------|------------------------------|-------------------------------------------|
-//! | 1 | garbler → evaluator  | 128 × 32 = 4096              | P_0 ‖ … ‖ P_127, Ristretto255 encodings   |
-//! | 1'| evaluator → garbler  | 32                           | R, a Ristretto255 encoding                |
-//! | 2 | evaluator → garbler  | [`message_len`]`(n)`, per chunk | u^0 ‖ … ‖ u^127 ‖ x ‖ t for n ≤ [`MAX_CHUNK`] OTs plus padding (see [`kos`]) |
+//! | # | direction         | bytes                       | content                                   |
+//! |---|-------------------|-----------------------------|-------------------------------------------|
+//! | 1 | sender → receiver | 128 × 32 = 4096             | P_0 ‖ … ‖ P_127, Ristretto255 encodings   |
+//! | 1'| receiver → sender | 32                          | R, a Ristretto255 encoding                |
+//! | 2 | receiver → sender | [`OtReceiver::message_len`]`(n)`, per chunk | the trees' set-up (first chunk only), then d ‖ x ‖ t for n ≤ [`MAX_CHUNK`] OTs plus padding (see [`extension`]) |
 //!
 //! Messages 1 and 1' depend on nothing and cross each other. Message 2 repeats, once per chunk,
 //! for as many chunks and computations as the connection carries. Both sides must agree on each
-//! chunk's `n` (the session's request fixes the input lengths); the message length is checked
-//! against it, and its content by the KOS check: a chunk that fails it ends the sender for good
-//! ([`OtError::CheckFailed`]), and the session layer ends the connection, so that Δ is never
-//! used again.
+//! chunk's `n` (the session's request fixes the input lengths) and on k (the hellos negotiate
+//! it); the message length is checked against them, and its content by the checks: a failure
+//! ends the sender for good ([`OtError::SetupCheckFailed`], [`OtError::CheckFailed`]), and the
+//! session layer ends the connection, so that Δ is never used again.
 //!
 //! ```
 //! use garblet_core::{ot::{OtReceiver, OtSender}, Block};
 //! let delta = Block(Block::random().unwrap().0 | 1);
 //! let (mut garbler, points) = OtSender::new(delta).unwrap();
 //! let (mut evaluator, r) = OtReceiver::new().unwrap();
-//! garbler.receive_base_ot(&r).unwrap();
+//! garbler.receive_base_ot(&r, 4).unwrap();
 //! garbler.finish_base_ot(); // optional: early, while the evaluator works
-//! evaluator.finish_base_ot(&points).unwrap();
+//! evaluator.finish_base_ot(&points, 4).unwrap();
 //!
 //! let choices = [true, false, true];
 //! let (mut message, mut my_labels, mut zero_labels) = (Vec::new(), Vec::new(), Vec::new());
@@ -43,20 +49,89 @@
 //! ```
 
 pub mod base;
+pub mod bench;
+pub mod check;
 mod error;
 pub mod chosen;
+pub mod extension;
+pub mod ggm;
 pub mod gf128;
-pub mod iknp;
-pub mod kos;
+pub mod softspoken;
 pub mod transpose;
 
 pub use error::{BasePoint, OtError};
-pub use kos::{message_len, SessionId, MAX_CHUNK};
+pub use extension::{max_message_len, message_len, pack_bits, setup_len, Binding, MAX_CHUNK, SUPPORTED_K};
 
 use crate::block::Block;
+use crate::garble::{derive_seed, GarblingHash};
+use extension::{CheckedReceiver, CheckedSender};
 use sha2::{Digest, Sha256};
 
-/// The evaluator's side: correlated-OT receiver (and base-OT sender).
+/// A connection's OT identity: SHA-256 over the base-OT transcript — the sender's message 1 (its
+/// 128 points, hashed first) and the receiver's point R. Both parties contribute fresh
+/// randomness to it, so a chunk or check value replayed from another session or connection is
+/// bound to another transcript.
+pub type SessionId = [u8; 32];
+
+/// Domain separation for [`session_id`].
+const SESSION_TAG: &[u8] = b"garblet session id v1";
+
+/// The session id of the base-OT exchange with messages `points` and `r`.
+pub fn session_id(points: &[u8], r: &[u8]) -> SessionId {
+    session_id_from_digest(&Sha256::digest(points).into(), r)
+}
+
+/// [`session_id`] from SHA-256 of the points (the sender keeps the digest, not its 4 KiB
+/// message).
+pub fn session_id_from_digest(points_digest: &[u8; 32], r: &[u8]) -> SessionId {
+    let mut h = Sha256::new();
+    h.update(SESSION_TAG);
+    h.update(points_digest);
+    h.update(r);
+    h.finalize().into()
+}
+
+/// What a server offers for each direction unless configured otherwise, most preferred first:
+/// k = 4 uploads a quarter of IKNP's bytes for 4 PRG blocks per OT in the browser (k = 8: an
+/// eighth, for 32).
+pub const DEFAULT_K_OFFER: [u8; 4] = [4, 8, 2, 1];
+
+/// A set of k values as a hello's mask: bit i for k = 2^i.
+pub fn k_mask(ks: &[u8]) -> u8 {
+    ks.iter().filter(|k| k.is_power_of_two() && **k <= 8).fold(0, |mask, k| mask | 1 << k.trailing_zeros())
+}
+
+/// Every supported k: the mask a client sends unless configured otherwise.
+pub const ALL_K: u8 = 0b1111;
+
+/// A direction's k: the first of the server's offer (most preferred first) that the client's
+/// mask accepts and this side supports; `None` if there is none. Both sides compute it from the
+/// two hellos, which cross, so no round trip waits on it.
+pub fn negotiate_k(offer: &[u8], client_mask: u8) -> Option<usize> {
+    offer.iter().map(|&k| k as usize).find(|&k| SUPPORTED_K.contains(&k) && client_mask >> k.trailing_zeros() & 1 == 1)
+}
+
+/// k values as text, comma-separated, for error messages.
+pub fn k_names(ks: impl IntoIterator<Item = u8>) -> String {
+    let names: Vec<String> = ks.into_iter().map(|k| k.to_string()).collect();
+    if names.is_empty() { "none".into() } else { names.join(", ") }
+}
+
+/// A mask's k values as text.
+pub fn mask_names(mask: u8) -> String {
+    k_names((0..8).filter(|i| mask >> i & 1 == 1).map(|i| 1u8 << i))
+}
+
+/// Refuses a k the extension does not support.
+fn supported(k: usize) -> Result<usize, OtError> {
+    if SUPPORTED_K.contains(&k) {
+        Ok(k)
+    } else {
+        Err(OtError::UnsupportedK { k })
+    }
+}
+
+/// The receiver's side: correlated-OT receiver (and base-OT sender).
 pub struct OtReceiver {
     state: ReceiverState,
     /// This side's base-OT message R, for the session id.
@@ -64,10 +139,10 @@ pub struct OtReceiver {
 }
 
 enum ReceiverState {
-    // Both boxed: the base-OT scalars and the check's generator and buffers are each a few
-    // hundred bytes, and only one of them lives at a time.
+    // Both boxed: the base-OT scalars and the extension's keys and buffers are each large, and
+    // only one of them lives at a time.
     AwaitingBaseOtReply(Box<base::BaseOtSender>),
-    Extending(Box<kos::KosReceiver>),
+    Extending(Box<CheckedReceiver>),
     /// The base OT failed; the session is over.
     Failed,
 }
@@ -79,11 +154,19 @@ impl OtReceiver {
         Ok((OtReceiver { state: ReceiverState::AwaitingBaseOtReply(Box::new(sender)), r: message }, message))
     }
 
-    /// Takes message 1 (the garbler's 4096 bytes) and finishes the base OTs: 128 variable-base
-    /// multiplications, the evaluator's one expensive step of set-up. Any error is final.
-    pub fn finish_base_ot(&mut self, reply: &[u8]) -> Result<(), OtError> {
+    /// The receiver of a direction whose base OTs are already done: both keys of each of the
+    /// 128 (`pairs`, e.g. [`reverse_base_keys_of_sender`]), SoftSpoken⟨`k`⟩, bound to `binding`.
+    pub fn from_base_keys(pairs: &[[Block; 2]; base::BASE_OT_COUNT], k: usize, binding: Binding) -> Result<Self, OtError> {
+        let extension = CheckedReceiver::new(supported(k)?, pairs, binding)?;
+        Ok(OtReceiver { state: ReceiverState::Extending(Box::new(extension)), r: [0; base::SENDER_MESSAGE_BYTES] })
+    }
+
+    /// Takes message 1 (the sender's 4096 bytes) and finishes the base OTs: 128 variable-base
+    /// multiplications, the receiver's one expensive step of set-up. The extension will be
+    /// SoftSpoken⟨`k`⟩ (the hellos' choice). Any error is final.
+    pub fn finish_base_ot(&mut self, reply: &[u8], k: usize) -> Result<(), OtError> {
         match self.base_ot_products(reply, 0..base::BASE_OT_COUNT) {
-            Ok(products) => self.finish_base_ot_with(reply, &products),
+            Ok(products) => self.finish_base_ot_with(reply, &products, k),
             Err(e) => {
                 if matches!(self.state, ReceiverState::AwaitingBaseOtReply(_)) {
                     self.state = ReceiverState::Failed;
@@ -104,7 +187,7 @@ impl OtReceiver {
         self.base_ot_sender()?.products(reply, range)
     }
 
-    /// The base-OT sender, while the garbler's points are still awaited.
+    /// The base-OT sender, while the sender's points are still awaited.
     fn base_ot_sender(&self) -> Result<&base::BaseOtSender, OtError> {
         match &self.state {
             ReceiverState::AwaitingBaseOtReply(sender) => Ok(sender),
@@ -113,14 +196,16 @@ impl OtReceiver {
     }
 
     /// Finishes the base OTs from the products of all 128 (computed here, or in part by another
-    /// thread). Any error is final.
-    pub fn finish_base_ot_with(&mut self, reply: &[u8], products: &[[u8; 32]]) -> Result<(), OtError> {
+    /// thread), for SoftSpoken⟨`k`⟩ in direction 0. Any error is final.
+    pub fn finish_base_ot_with(&mut self, reply: &[u8], products: &[[u8; 32]], k: usize) -> Result<(), OtError> {
         match core::mem::replace(&mut self.state, ReceiverState::Failed) {
             ReceiverState::AwaitingBaseOtReply(sender) => {
+                let k = supported(k)?;
                 let mut keys = sender.keys(reply, products)?;
-                let iknp = iknp::IknpReceiver::new(&keys);
+                let binding = Binding { transcript: session_id(reply, &self.r), direction: 0 };
+                let extension = CheckedReceiver::new(k, &keys, binding);
                 keys.iter_mut().flatten().for_each(base::wipe);
-                self.state = ReceiverState::Extending(Box::new(kos::KosReceiver::new(iknp, kos::session_id(reply, &self.r))?));
+                self.state = ReceiverState::Extending(Box::new(extension?));
                 Ok(())
             }
             other => {
@@ -131,12 +216,21 @@ impl OtReceiver {
         }
     }
 
+    /// Bytes of the message [`OtReceiver::extend`] appends for `count` OTs (the trees' set-up
+    /// included with the first chunk); 0 before the base OTs.
+    pub fn message_len(&self, count: usize) -> usize {
+        match &self.state {
+            ReceiverState::Extending(extension) => extension.message_len(count),
+            _ => 0,
+        }
+    }
+
     /// Extends `choices.len()` ≤ [`MAX_CHUNK`] correlated OTs: appends message 2 for this chunk
-    /// (with its padding and check values) to `message` (nothing if `choices` is empty) and one
+    /// (the set-up first, the first time; nothing if `choices` is empty) to `message` and one
     /// label per choice bit to `labels`.
     pub fn extend(&mut self, choices: &[bool], message: &mut Vec<u8>, labels: &mut Vec<Block>) -> Result<(), OtError> {
         match &mut self.state {
-            ReceiverState::Extending(iknp) => iknp.extend(choices, message, labels),
+            ReceiverState::Extending(extension) => extension.extend(choices, message, labels),
             other => Err(OtError::OutOfOrder { expected: other.expecting(), got: "an OT extension" }),
         }
     }
@@ -157,7 +251,7 @@ impl ReceiverState {
     }
 }
 
-/// The garbler's side: correlated-OT sender with correlation Δ (and base-OT receiver).
+/// The sender's side: correlated-OT sender with correlation Δ (and base-OT receiver).
 pub struct OtSender {
     delta: Block,
     state: SenderState,
@@ -171,15 +265,15 @@ enum SenderState {
     /// Message 1 is out; R has not arrived. (Boxed: 8 KiB of scalars and encodings that the
     /// extending state does not need.)
     AwaitingPoint(Box<base::BaseOtReceiver>),
-    /// R is here; the base-OT keys are not derived yet.
-    KeysPending(Box<base::BaseOtReceiver>, base::SenderPoint),
-    Extending(kos::KosSender),
+    /// R is here, and k; the base-OT keys are not derived yet.
+    KeysPending(Box<base::BaseOtReceiver>, base::SenderPoint, usize),
+    Extending(Box<CheckedSender>),
     /// Between states, and for good after a failure.
     Failed,
 }
 
 impl OtSender {
-    /// Returns the sender with message 1 (4096 bytes), which needs nothing from the evaluator.
+    /// Returns the sender with message 1 (4096 bytes), which needs nothing from the receiver.
     /// Rejects a Δ whose least significant bit is 0.
     pub fn new(delta: Block) -> Result<(Self, Vec<u8>), OtError> {
         if !delta.lsb() {
@@ -197,12 +291,28 @@ impl OtSender {
         Ok((sender, message))
     }
 
-    /// Takes message 1' (R, 32 bytes); a point that does not decode, or the identity, is refused
-    /// here. Any error is final.
-    pub fn receive_base_ot(&mut self, message: &[u8]) -> Result<(), OtError> {
+    /// The sender of a direction whose base OTs are already done: `keys[j]` = k_j^{Δ_j} (e.g.
+    /// [`reverse_base_keys_of_receiver`]), SoftSpoken⟨`k`⟩, bound to `binding`.
+    pub fn from_base_keys(delta: Block, keys: &[Block; base::BASE_OT_COUNT], k: usize, binding: Binding) -> Result<Self, OtError> {
+        if !delta.lsb() {
+            return Err(OtError::DeltaLsbNotSet);
+        }
+        let extension = CheckedSender::new(supported(k)?, delta, keys, binding);
+        Ok(OtSender {
+            delta,
+            state: SenderState::Extending(Box::new(extension)),
+            points_digest: [0; 32],
+            #[cfg(feature = "insecure-switches")]
+            skip_check: false,
+        })
+    }
+
+    /// Takes message 1' (R, 32 bytes) and the extension's k (the hellos' choice); a point that
+    /// does not decode, or the identity, is refused here. Any error is final.
+    pub fn receive_base_ot(&mut self, message: &[u8], k: usize) -> Result<(), OtError> {
         match core::mem::replace(&mut self.state, SenderState::Failed) {
             SenderState::AwaitingPoint(base) => {
-                self.state = SenderState::KeysPending(base, base::SenderPoint::decode(message)?);
+                self.state = SenderState::KeysPending(base, base::SenderPoint::decode(message)?, supported(k)?);
                 Ok(())
             }
             other => {
@@ -213,46 +323,56 @@ impl OtSender {
         }
     }
 
-    /// Derives the garbler's base-OT keys (about half of its base-OT work). Optional: call it
-    /// once R is there, so that it overlaps the evaluator's work; otherwise the first
+    /// Derives the sender's base-OT keys (about half of its base-OT work). Optional: call it
+    /// once R is there, so that it overlaps the receiver's work; otherwise the first
     /// [`extend`](Self::extend) does it. Does nothing before R or after the first call.
     pub fn finish_base_ot(&mut self) {
-        if let SenderState::KeysPending(base, point) = &self.state {
+        if let SenderState::KeysPending(base, point, k) = &self.state {
             let mut keys = base.finish(point);
-            let sid = kos::session_id_from_digest(&self.points_digest, &point.encoding());
-            // Replacing the state drops `base`, which wipes its scalars.
+            let binding = Binding { transcript: session_id_from_digest(&self.points_digest, &point.encoding()), direction: 0 };
             #[allow(unused_mut)]
-            let mut kos = kos::KosSender::new(iknp::IknpSender::new(self.delta, &keys), self.delta, sid);
+            let mut extension = CheckedSender::new(*k, self.delta, &keys, binding);
             #[cfg(feature = "insecure-switches")]
             if self.skip_check {
-                kos.skip_check();
+                extension.skip_check();
             }
-            self.state = SenderState::Extending(kos);
+            // Replacing the state drops `base`, which wipes its scalars.
+            self.state = SenderState::Extending(Box::new(extension));
             keys.iter_mut().for_each(base::wipe);
         }
     }
 
-    /// Turns the KOS check off (test builds only), now or when the extension starts: the
+    /// Turns the per-chunk check off (test builds only), now or when the extension starts: the
     /// attack tests show that a receiver then learns Δ.
     #[cfg(feature = "insecure-switches")]
     pub fn skip_check(&mut self) {
         self.skip_check = true;
-        if let SenderState::Extending(kos) = &mut self.state {
-            kos.skip_check();
+        if let SenderState::Extending(extension) = &mut self.state {
+            extension.skip_check();
+        }
+    }
+
+    /// Bytes of the message 2 [`OtSender::extend`] expects for `count` OTs (the trees' set-up
+    /// included with the first chunk).
+    pub fn message_len(&mut self, count: usize) -> usize {
+        self.finish_base_ot();
+        match &self.state {
+            SenderState::Extending(extension) => extension.message_len(count),
+            _ => 0,
         }
     }
 
     /// Takes message 2 for a chunk of `count` ≤ [`MAX_CHUNK`] OTs, checks it, and appends the
     /// `count` 0-labels to `labels` (the 1-label of OT i is `labels[i] ⊕ Δ`). `count` 0 expects
     /// an empty message. A message of the wrong length changes nothing; a failed check
-    /// ([`OtError::CheckFailed`]) ends the sender for good.
+    /// ([`OtError::SetupCheckFailed`], [`OtError::CheckFailed`]) ends the sender for good.
     pub fn extend(&mut self, count: usize, message: &[u8], labels: &mut Vec<Block>) -> Result<(), OtError> {
         self.finish_base_ot();
         let result = match &mut self.state {
-            SenderState::Extending(kos) => kos.extend(count, message, labels),
+            SenderState::Extending(extension) => extension.extend(count, message, labels),
             other => Err(OtError::OutOfOrder { expected: other.expecting(), got: "an OT extension" }),
         };
-        if let Err(OtError::CheckFailed { .. }) = result {
+        if let Err(OtError::CheckFailed { .. } | OtError::SetupCheckFailed) = result {
             self.state = SenderState::Failed;
         }
         result
@@ -269,6 +389,38 @@ impl SenderState {
     }
 }
 
+/// The hash that turns correlated OTs into the other direction's base OTs: the garbling hash
+/// under an instance seed of its own (from the transcript), circular-correlation robust, so
+/// H(q_j) and H(q_j ⊕ Δ) are independent random keys to a party that lacks Δ.
+fn reverse_base_hash(transcript: &[u8; 32]) -> GarblingHash {
+    let mut seed = [0u8; 16];
+    seed.copy_from_slice(&transcript[..16]);
+    GarblingHash::new(derive_seed(Block::from_bytes(seed), "reverse-direction base OTs", 0))
+}
+
+/// The other direction's base OTs, on the side of this direction's sender: from its 0-labels
+/// `q` of 128 checked correlated OTs whose choice bits were the other party's Δ' (bit j of Δ'
+/// in OT j), both keys of each — H(q_j, j) and H(q_j ⊕ Δ, j) — for it to be the other
+/// direction's receiver ([`OtReceiver::from_base_keys`]). Random OTs hashed, never raw rows.
+pub fn reverse_base_keys_of_sender(q: &[Block], delta: Block, transcript: &[u8; 32]) -> [[Block; 2]; base::BASE_OT_COUNT] {
+    assert_eq!(q.len(), base::BASE_OT_COUNT);
+    let mut hash = reverse_base_hash(transcript);
+    let mut zero = q.to_vec();
+    let mut one: Vec<Block> = q.iter().map(|&q| q ^ delta).collect();
+    hash.hash_in_place(&mut zero, 0);
+    hash.hash_in_place(&mut one, 0);
+    core::array::from_fn(|j| [zero[j], one[j]])
+}
+
+/// The same OTs on this direction's receiver's side: H(t_j, j), the key of its choice bit
+/// Δ'_j, for it to be the other direction's sender with Δ' ([`OtSender::from_base_keys`]).
+pub fn reverse_base_keys_of_receiver(t: &[Block], transcript: &[u8; 32]) -> [Block; base::BASE_OT_COUNT] {
+    assert_eq!(t.len(), base::BASE_OT_COUNT);
+    let mut keys = t.to_vec();
+    reverse_base_hash(transcript).hash_in_place(&mut keys, 0);
+    core::array::from_fn(|j| keys[j])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -281,15 +433,19 @@ mod tests {
     }
 
     fn connect(delta: Block) -> (OtReceiver, OtSender) {
+        connect_with(delta, 4)
+    }
+
+    fn connect_with(delta: Block, k: usize) -> (OtReceiver, OtSender) {
         let (mut sender, points) = OtSender::new(delta).unwrap();
         assert_eq!(points.len(), base::RECEIVER_MESSAGE_BYTES);
         sender.finish_base_ot(); // before R: does nothing
         let (mut receiver, r) = OtReceiver::new().unwrap();
         assert!(!receiver.is_ready());
-        sender.receive_base_ot(&r).unwrap();
+        sender.receive_base_ot(&r, k).unwrap();
         sender.finish_base_ot();
         sender.finish_base_ot();
-        receiver.finish_base_ot(&points).unwrap();
+        receiver.finish_base_ot(&points, k).unwrap();
         assert!(receiver.is_ready());
         (receiver, sender)
     }
@@ -311,8 +467,10 @@ mod tests {
         let (mut t, mut q) = (Vec::new(), Vec::new());
         for part in choices.chunks(chunk) {
             let mut message = Vec::new();
+            let expected = receiver.message_len(part.len());
+            assert_eq!(sender.message_len(part.len()), expected);
             receiver.extend(part, &mut message, &mut t).unwrap();
-            assert_eq!(message.len(), message_len(part.len()));
+            assert_eq!(message.len(), expected);
             sender.extend(part.len(), &message, &mut q).unwrap();
         }
         (t, q)
@@ -392,8 +550,8 @@ mod tests {
             let delta = random_delta();
             let (mut receiver, first) = OtReceiver::new().unwrap();
             let (mut sender, reply) = OtSender::new(delta).unwrap();
-            sender.receive_base_ot(&first).unwrap();
-            receiver.finish_base_ot(&reply).unwrap();
+            sender.receive_base_ot(&first, 4).unwrap();
+            receiver.finish_base_ot(&reply, 4).unwrap();
             let mut message = Vec::new();
             let (mut t, mut q) = (Vec::new(), Vec::new());
             receiver.extend(&choices, &mut message, &mut t).unwrap();
@@ -432,7 +590,7 @@ mod tests {
         let choices = random_choices(300);
         let (mut message, mut t, mut q) = (Vec::new(), Vec::new(), Vec::new());
         receiver.extend(&choices, &mut message, &mut t).unwrap();
-        let expected = message_len(300);
+        let expected = message.len();
         for bad in [&message[..expected - 1], &message[..0]] {
             assert_eq!(
                 sender.extend(300, bad, &mut q),
@@ -464,14 +622,14 @@ mod tests {
             sender.extend(1, &[0; 32], &mut labels),
             Err(OtError::OutOfOrder { expected: "the evaluator's base-OT point", got: "an OT extension" })
         );
-        sender.receive_base_ot(&first).unwrap();
+        sender.receive_base_ot(&first, 4).unwrap();
         assert_eq!(
-            sender.receive_base_ot(&first),
+            sender.receive_base_ot(&first, 4),
             Err(OtError::OutOfOrder { expected: "an OT extension", got: "the evaluator's base-OT point" })
         );
-        receiver.finish_base_ot(&reply).unwrap();
+        receiver.finish_base_ot(&reply, 4).unwrap();
         assert_eq!(
-            receiver.finish_base_ot(&reply),
+            receiver.finish_base_ot(&reply, 4),
             Err(OtError::OutOfOrder { expected: "an OT extension", got: "the garbler's base-OT points" })
         );
         assert!(receiver.is_ready(), "a rejected duplicate leaves the session usable");
@@ -482,7 +640,7 @@ mod tests {
     #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
     fn a_failed_base_ot_ends_the_receiver() {
         let (mut receiver, _) = OtReceiver::new().unwrap();
-        assert!(matches!(receiver.finish_base_ot(&[0u8; 5]), Err(OtError::WrongLength { .. })));
+        assert!(matches!(receiver.finish_base_ot(&[0u8; 5], 4), Err(OtError::WrongLength { .. })));
         let (mut message, mut labels) = (Vec::new(), Vec::new());
         let expected = "nothing (the base OT failed)";
         assert_eq!(
@@ -490,7 +648,7 @@ mod tests {
             Err(OtError::OutOfOrder { expected, got: "an OT extension" })
         );
         assert_eq!(
-            receiver.finish_base_ot(&[0u8; base::RECEIVER_MESSAGE_BYTES]),
+            receiver.finish_base_ot(&[0u8; base::RECEIVER_MESSAGE_BYTES], 4),
             Err(OtError::OutOfOrder { expected, got: "the garbler's base-OT points" })
         );
     }
@@ -500,11 +658,13 @@ mod tests {
     fn bad_base_ot_messages_are_typed_errors() {
         let delta = random_delta();
         let sender = || OtSender::new(delta).unwrap().0;
-        assert_eq!(sender().receive_base_ot(&[0u8; 32]), Err(OtError::IdentityPoint { point: BasePoint::SenderKey }));
-        assert_eq!(sender().receive_base_ot(&[0xffu8; 32]), Err(OtError::InvalidPoint { point: BasePoint::SenderKey }));
-        assert!(matches!(sender().receive_base_ot(&[1u8; 31]), Err(OtError::WrongLength { expected: 32, actual: 31, .. })));
+        assert_eq!(sender().receive_base_ot(&[0u8; 32], 4), Err(OtError::IdentityPoint { point: BasePoint::SenderKey }));
+        assert_eq!(sender().receive_base_ot(&[0xffu8; 32], 4), Err(OtError::InvalidPoint { point: BasePoint::SenderKey }));
+        assert!(matches!(sender().receive_base_ot(&[1u8; 31], 4), Err(OtError::WrongLength { expected: 32, actual: 31, .. })));
+        let (_, r) = OtReceiver::new().unwrap();
+        assert_eq!(sender().receive_base_ot(&r, 3), Err(OtError::UnsupportedK { k: 3 }));
         let mut failed = sender();
-        assert!(failed.receive_base_ot(&[0u8; 32]).is_err());
+        assert!(failed.receive_base_ot(&[0u8; 32], 4).is_err());
         let mut labels = Vec::new();
         assert_eq!(
             failed.extend(1, &[0; 32], &mut labels),
@@ -515,13 +675,51 @@ mod tests {
         let (_, mut reply) = OtSender::new(delta).unwrap();
         reply[32 * 9..32 * 10].fill(0);
         assert_eq!(
-            receiver.finish_base_ot(&reply),
+            receiver.finish_base_ot(&reply, 4),
             Err(OtError::IdentityPoint { point: BasePoint::ReceiverKey(9) })
         );
         assert_eq!(
             OtError::IdentityPoint { point: BasePoint::ReceiverKey(9) }.to_string(),
             "base-OT point P_9 is the identity element"
         );
+    }
+
+    /// Every supported k end to end through the base OTs, across chunks.
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+    fn every_k_correlates_through_the_base_ots() {
+        for k in SUPPORTED_K {
+            let delta = random_delta();
+            let (mut receiver, mut sender) = connect_with(delta, k);
+            let choices = random_choices(3000);
+            let (t, q) = extend_all(&mut receiver, &mut sender, &choices, 1000);
+            assert_correlated(&t, &q, &choices, delta);
+        }
+    }
+
+    /// The other direction, set up from 128 of this direction's OTs with the other party's Δ'
+    /// as choice bits: its own correlation, its own checks.
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+    fn the_other_direction_runs_on_base_ots_from_this_one() {
+        let delta = random_delta();
+        let (mut receiver, mut sender) = connect(delta);
+        let other_delta = random_delta();
+        let bits: Vec<bool> = (0..128).map(|j| (other_delta.0 >> j) & 1 == 1).collect();
+        let (t, q) = extend_all(&mut receiver, &mut sender, &bits, 128);
+        let transcript = [3u8; 32];
+        let pairs = reverse_base_keys_of_sender(&q, delta, &transcript);
+        let keys = reverse_base_keys_of_receiver(&t, &transcript);
+        for j in 0..128 {
+            assert_eq!(keys[j], pairs[j][bits[j] as usize], "base OT {j}");
+        }
+        let binding = Binding { transcript, direction: 1 };
+        // The first direction's sender receives now, and the first direction's receiver sends.
+        let mut reverse_receiver = OtReceiver::from_base_keys(&pairs, 2, binding).unwrap();
+        let mut reverse_sender = OtSender::from_base_keys(other_delta, &keys, 2, binding).unwrap();
+        let choices = random_choices(500);
+        let (t2, q2) = extend_all(&mut reverse_receiver, &mut reverse_sender, &choices, 500);
+        assert_correlated(&t2, &q2, &choices, other_delta);
     }
 
     #[cfg_attr(not(target_arch = "wasm32"), test)]

@@ -1,6 +1,6 @@
-//! Bit-matrix transposition for IKNP.
+//! Bit-matrix transposition for the OT extension.
 //!
-//! IKNP produces its matrix by *columns* (one PRG stream per base OT, 128 of them) but every OT
+//! The extension produces its matrix by *columns* (a bit of Δ each, 128 of them) but every OT
 //! needs a *row* (one 128-bit label). [`columns_to_rows`] turns a chunk of 128 columns into rows,
 //! one 128×128 tile at a time. It is, with the column PRGs, the hot loop of OT extension.
 //!
@@ -37,7 +37,7 @@ pub fn transpose_128x128(input: &Tile, output: &mut Tile) {
 ///
 /// # Panics
 /// If `columns` is too short for `rows` rows or a column would overlap the next (caller bugs;
-/// the IKNP code sizes both from its own state, never from received bytes).
+/// the extension sizes both from its own state, never from received bytes).
 pub fn columns_to_rows(columns: &[Block], stride: usize, rows: usize, out: &mut Vec<Block>) {
     let width = rows.div_ceil(128);
     assert!(width <= stride, "columns_to_rows: columns overlap");

@@ -45,7 +45,7 @@ use crate::cnc::CncError;
 use crate::garble::{derive_seed, Scheme};
 use crate::ot::base::{RECEIVER_MESSAGE_BYTES, SENDER_MESSAGE_BYTES};
 use crate::ot::chosen::{ChosenReceiver, ChosenSender, CIPHERTEXT_BYTES};
-use crate::ot::{message_len, MAX_CHUNK};
+use crate::ot::{message_len, setup_len, MAX_CHUNK};
 use garblet_circuits::{Backend, Batch, Plaintext, Program, Runner, Shape};
 use std::sync::Arc;
 
@@ -91,22 +91,25 @@ pub(super) struct Defences {
     pub skip_check_circuits: bool,
 }
 
-/// The garbling-hash instance seeds of a cut-and-choose computation, derived from the session's
-/// seed S (announced in its hello, so fixed before anything of the computation): the chosen
-/// OT's, which the connection's first such computation sets up, and the computation's own, from
-/// which each of its circuits' comes ([`crate::cnc::commit::CommitKey::circuit_hash`]). Both
-/// parties derive them alike; check circuits regenerate their hash from them like everything
-/// else, and the garbler has no say in them once its hello is sent.
+/// What a cut-and-choose computation takes from its session. The garbling-hash instance seeds,
+/// derived from the session's seed S (announced in its hello, so fixed before anything of the
+/// computation): the chosen OT's, which the connection's first such computation sets up, and
+/// the computation's own, from which each of its circuits' comes
+/// ([`crate::cnc::commit::CommitKey::circuit_hash`]). Both parties derive them alike; check
+/// circuits regenerate their hash from them like everything else, and the garbler has no say in
+/// them once its hello is sent. And SoftSpoken's k, as the hellos settled it, for the chosen OT.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct InstanceSeeds {
+pub(super) struct FromSession {
     pub chosen_ot: Block,
     pub computation: Block,
+    pub ot_k: usize,
 }
 
-impl InstanceSeeds {
-    /// The seeds of the session's cut-and-choose computation number `index`, given its seed S.
-    pub fn of_computation(session: Block, index: u64) -> Self {
-        InstanceSeeds { chosen_ot: derive_seed(session, "chosen-message OT", 0), computation: derive_seed(session, "cut-and-choose computation", index) }
+impl FromSession {
+    /// What the session's cut-and-choose computation number `index` takes, given the session's
+    /// seed S and its SoftSpoken k.
+    pub fn of_computation(session: Block, index: u64, ot_k: usize) -> Self {
+        FromSession { chosen_ot: derive_seed(session, "chosen-message OT", 0), computation: derive_seed(session, "cut-and-choose computation", index), ot_k }
     }
 }
 
@@ -331,6 +334,8 @@ struct Bounds {
     garbler_outputs: usize,
     /// The chosen-message OTs ([`transfers`]).
     transfers: usize,
+    /// SoftSpoken's k for the chosen OT.
+    ot_k: usize,
     labels: usize,
     corrections: usize,
     translated: usize,
@@ -339,13 +344,14 @@ struct Bounds {
 }
 
 impl Bounds {
-    fn new(scheme: Scheme, shape: &Shape, encoding: EncodingKind) -> Self {
+    fn new(scheme: Scheme, shape: &Shape, encoding: EncodingKind, ot_k: usize) -> Self {
         use crate::cnc::primary::HASH_BITS;
         let (setup, _) = setup(scheme, [0; 16], Block::ZERO, shape, encoding);
         Bounds {
             input_bits: setup.input_bits(),
             garbler_outputs: setup.garbler_outputs,
             transfers: transfers(&setup),
+            ot_k,
             labels: setup.input_bits() + HASH_BITS,
             corrections: setup.encoding.encoded_len(setup.evaluator_bits),
             translated: max_translated(&setup, shape),
@@ -354,9 +360,10 @@ impl Bounds {
         }
     }
 
-    /// The largest flight 1: the salt and the OT chunks of every choice.
+    /// The largest flight 1: the salt and the OT chunks of every choice (with the extension's
+    /// set-up, on a connection's first computation of this kind).
     fn choices_flight(&self) -> usize {
-        16 + chunks_len(self.transfers)
+        16 + setup_len(self.ot_k) + chunks_len(self.ot_k, self.transfers)
     }
 
     /// The largest flight 2 (the OTs' ciphertexts included).
@@ -394,9 +401,10 @@ fn transfers(setup: &Setup) -> usize {
     FIXED_CIRCUITS + RECOVERY_CIRCUITS + setup.encoding.encoded_len(setup.evaluator_bits) + setup.encoding.encoded_len(DELTA_BITS)
 }
 
-/// The bytes of the OT chunks for `n` choices, requested in chunks of at most [`MAX_CHUNK`].
-fn chunks_len(n: usize) -> usize {
-    (0..n).step_by(MAX_CHUNK).map(|start| message_len((n - start).min(MAX_CHUNK))).sum()
+/// The bytes of the OT chunks for `n` choices under SoftSpoken⟨k⟩, requested in chunks of at
+/// most [`MAX_CHUNK`].
+fn chunks_len(k: usize, n: usize) -> usize {
+    (0..n).step_by(MAX_CHUNK).map(|start| message_len(k, (n - start).min(MAX_CHUNK))).sum()
 }
 
 fn write_translations(translations: &[Vec<TranslationEntry>]) -> Vec<u8> {
@@ -523,8 +531,10 @@ pub(super) struct CncGarbler {
     stream_topology: bool,
     rng: AesCtr,
     encoding: EncodingKind,
-    /// The computation's garbling-hash instance seed ([`InstanceSeeds`]).
+    /// The computation's garbling-hash instance seed ([`FromSession`]).
     instance: Block,
+    /// SoftSpoken's k for the chosen OT.
+    ot_k: usize,
     bounds: Bounds,
     stage: GarblerStage,
     gathering: Gathering,
@@ -567,14 +577,14 @@ impl CncGarbler {
         source: GateSource,
         stream_topology: bool,
         encoding: EncodingKind,
-        seeds: InstanceSeeds,
+        from_session: FromSession,
         chosen: &mut Option<ChosenSender>,
         outbox: &mut Outbox,
         limits: &Limits,
         start: Start,
     ) -> Result<Self, SessionError> {
         let stage = if chosen.is_none() {
-            let (sender, points) = ChosenSender::new(seeds.chosen_ot)?;
+            let (sender, points) = ChosenSender::new(from_session.chosen_ot)?;
             *chosen = Some(sender);
             send_flight(outbox, flight::BASE_OT, &points, limits.max_frame);
             GarblerStage::BaseOt
@@ -582,7 +592,7 @@ impl CncGarbler {
             GarblerStage::Choices
         };
         let learns_outputs = shape.outputs.iter().any(|o| o.reveal.to_garbler());
-        let bounds = Bounds::new(scheme, &shape, encoding);
+        let bounds = Bounds::new(scheme, &shape, encoding, from_session.ot_k);
         Ok(CncGarbler {
             service,
             scheme,
@@ -592,7 +602,8 @@ impl CncGarbler {
             stream_topology,
             rng: AesCtr::from_os_rng().map_err(SessionError::Random)?,
             encoding,
-            instance: seeds.computation,
+            instance: from_session.computation,
+            ot_k: from_session.ot_k,
             bounds,
             stage,
             gathering: Gathering::default(),
@@ -667,7 +678,7 @@ impl CncGarbler {
         let sender = chosen.as_mut().ok_or(SessionError::Unexpected { frame: "Flight", state: "without a chosen-OT sender" })?;
         match std::mem::replace(&mut self.stage, GarblerStage::Finished(Vec::new())) {
             GarblerStage::BaseOt => {
-                sender.receive_base_ot(&message)?;
+                sender.receive_base_ot(&message, self.ot_k)?;
                 self.stage = GarblerStage::Choices;
             }
             GarblerStage::Choices => self.choices(&message, sender, outbox, limits)?,
@@ -721,7 +732,8 @@ impl CncGarbler {
         let messages = [garbler.cut_and_choose_messages(), recovery.cut_and_choose_messages(), garbler.input_messages().to_vec(), recovery.input_messages().to_vec()].concat();
         let mut ciphertexts = Vec::with_capacity(messages.len() * CIPHERTEXT_BYTES);
         for part in messages.chunks(MAX_CHUNK) {
-            sender.send(part, r.take(message_len(part.len()))?, &mut ciphertexts)?;
+            let len = sender.chunk_len(part.len());
+            sender.send(part, r.take(len)?, &mut ciphertexts)?;
         }
         r.finish()?;
         let counting = Counting { gates: &self.gates, and_gates: std::cell::Cell::new(0) };
@@ -931,8 +943,10 @@ pub(super) struct CncEvaluator {
     clear: Clear,
     rng: AesCtr,
     encoding: EncodingKind,
-    /// The computation's garbling-hash instance seed ([`InstanceSeeds`]).
+    /// The computation's garbling-hash instance seed ([`FromSession`]).
     instance: Block,
+    /// SoftSpoken's k for the chosen OT.
+    ot_k: usize,
     bounds: Bounds,
     #[cfg(feature = "insecure-switches")]
     skip_check_circuits: bool,
@@ -975,7 +989,7 @@ impl CncEvaluator {
         max_slots: u32,
         and_total: Option<u64>,
         defences: Defences,
-        seeds: InstanceSeeds,
+        from_session: FromSession,
         chosen: &mut Option<(ChosenReceiver, bool)>,
         outbox: &mut Outbox,
         max_frame: usize,
@@ -997,7 +1011,7 @@ impl CncEvaluator {
                 (Clear::Streamed(Vec::new()), EvalBatches::Streamed(TopologyReader::new(circuit_id, max_slots)))
             }
         };
-        let bounds = Bounds::new(scheme, &shape, defences.encoding);
+        let bounds = Bounds::new(scheme, &shape, defences.encoding, from_session.ot_k);
         let mut evaluator = CncEvaluator {
             service,
             shape,
@@ -1006,7 +1020,8 @@ impl CncEvaluator {
             clear,
             rng: AesCtr::from_os_rng().map_err(SessionError::Random)?,
             encoding: defences.encoding,
-            instance: seeds.computation,
+            instance: from_session.computation,
+            ot_k: from_session.ot_k,
             bounds,
             #[cfg(feature = "insecure-switches")]
             skip_check_circuits: defences.skip_check_circuits,
@@ -1025,7 +1040,7 @@ impl CncEvaluator {
         match chosen {
             Some((receiver, true)) => evaluator.choices(receiver, outbox, max_frame)?,
             _ => {
-                let (receiver, message) = ChosenReceiver::new(seeds.chosen_ot)?;
+                let (receiver, message) = ChosenReceiver::new(from_session.chosen_ot)?;
                 *chosen = Some((receiver, false));
                 send_flight(outbox, flight::BASE_OT, &message, max_frame);
             }
@@ -1097,7 +1112,7 @@ impl CncEvaluator {
         };
         match std::mem::replace(&mut self.stage, EvaluatorStage::BaseOt) {
             EvaluatorStage::BaseOt => {
-                receiver.finish_base_ot(&message)?;
+                receiver.finish_base_ot(&message, self.ot_k)?;
                 *ready = true;
                 self.choices(receiver, outbox, max_frame)?;
             }

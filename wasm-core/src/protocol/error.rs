@@ -40,6 +40,10 @@ pub enum SessionError {
     /// accepts `accepted` (names, comma-separated).
     #[error("no garbling scheme in common: the server offers {offered}, the client accepts {accepted}")]
     Garbling { offered: String, accepted: String },
+    /// The hellos have no SoftSpoken k in common for OT direction `direction`: the server offers
+    /// `offered`, the client accepts `accepted` (k values, comma-separated).
+    #[error("no SoftSpoken k in common for OT direction {direction}: the server offers {offered}, the client accepts {accepted}")]
+    OtParameters { direction: u8, offered: String, accepted: String },
     /// Credit that acknowledges bytes never sent, or takes back acknowledged ones.
     #[error("credit for {credit} bytes, but {sent} were sent and {acknowledged} acknowledged")]
     Credit { credit: u64, acknowledged: u64, sent: u64 },
@@ -235,7 +239,8 @@ impl SessionError {
         match self {
             Version { .. } => ErrorCode::Version,
             Garbling { .. } => ErrorCode::Garbling,
-            Ot(OtError::CheckFailed { .. }) => ErrorCode::OtCheckFailed,
+            OtParameters { .. } => ErrorCode::OtParameters,
+            Ot(OtError::CheckFailed { .. } | OtError::SetupCheckFailed) => ErrorCode::OtCheckFailed,
             Ot(OtError::Random(_)) | Garble(GarbleError::Random(_) | GarbleError::DeltaLsb) => ErrorCode::Internal,
             Output(OutputError::Forged { .. }) | ForgedKey { .. } => ErrorCode::OutputForged,
             Cheating(_) => ErrorCode::CheatingDetected,
@@ -289,6 +294,10 @@ impl SessionError {
             Garbling { offered, accepted } => {
                 f.str("offered", offered).str("accepted", accepted);
                 "garbling-scheme"
+            }
+            OtParameters { direction, offered, accepted } => {
+                f.num("direction", *direction).str("offered", offered).str("accepted", accepted);
+                "ot-parameters"
             }
             Credit { credit, acknowledged, sent } => {
                 f.num("credit", *credit).num("acknowledged", *acknowledged).num("sent", *sent);
@@ -523,6 +532,11 @@ fn describe_ot(e: &OtError, f: &mut Fields) -> &'static str {
         OtError::CheckFailed { chunk } => {
             f.num("chunk", *chunk);
             "ot-check-failed"
+        }
+        OtError::SetupCheckFailed => "ot-setup-check-failed",
+        OtError::UnsupportedK { k } => {
+            f.num("k", *k);
+            "ot-unsupported-k"
         }
         OtError::Random(_) => "random",
     }

@@ -11,7 +11,7 @@
 //! until the label corrections for this party's inputs have arrived.
 
 use super::catalog::{Catalog, ResolvedCircuit, Security};
-use super::cut_and_choose::{CncEvaluator, Defences, InstanceSeeds, Start};
+use super::cut_and_choose::{CncEvaluator, Defences, FromSession, Start};
 use crate::ot::chosen::ChosenReceiver;
 use super::frame::{granted_window, ErrorCode, Frame, VERSION};
 use super::session::{Counters, Outbox, Session};
@@ -37,11 +37,14 @@ pub struct EvaluatorConfig {
     pub max_window: u32,
     /// The most wire slots a streamed circuit may ask for (16 bytes each).
     pub max_slots: u32,
+    /// SoftSpoken's k accepted for each OT direction (0: the server's Δ, 1: this side's), as
+    /// masks ([`crate::ot::k_mask`]).
+    pub ot_k: [u8; 2],
 }
 
 impl Default for EvaluatorConfig {
     fn default() -> Self {
-        EvaluatorConfig { window: super::frame::DEFAULT_WINDOW, max_window: super::frame::DEFAULT_MAX_WINDOW, max_slots: 1 << 22 }
+        EvaluatorConfig { window: super::frame::DEFAULT_WINDOW, max_window: super::frame::DEFAULT_MAX_WINDOW, max_slots: 1 << 22, ot_k: [crate::ot::ALL_K; 2] }
     }
 }
 
@@ -167,6 +170,8 @@ pub struct EvaluatorSession {
     last_progress: Progress,
     /// The garbling hash's instance seed S, from the server's hello.
     hash_seed: Block,
+    /// SoftSpoken's k for each OT direction, as the hellos settled it.
+    ot_k: [usize; 2],
     /// Cut-and-choose computations started on this session (the server counts alike): each
     /// derives its instance seeds from its number.
     cnc_computations: u64,
@@ -203,7 +208,7 @@ impl EvaluatorSession {
     pub fn with_garbling(config: EvaluatorConfig, garbling: Garbling, clock: Box<dyn Clock>) -> Result<Self, SessionError> {
         let (ot, base_ot) = OtReceiver::new()?;
         let mut outbox = Outbox::default();
-        outbox.push(Frame::ClientHello { version: VERSION, window: config.window, base_ot, garbling: garbling.mask() }.encode());
+        outbox.push(Frame::ClientHello { version: VERSION, window: config.window, base_ot, garbling: garbling.mask(), ot_k: config.ot_k }.encode());
         Ok(EvaluatorSession {
             window: config.window,
             max_window: config.max_window.max(config.window),
@@ -217,6 +222,7 @@ impl EvaluatorSession {
             // Until the server's hello names the scheme and the hash's instance seed.
             engine: Evaluator::new(Scheme::HalfGates, GarblingHash::new(Block::ZERO)),
             hash_seed: Block::ZERO,
+            ot_k: [0; 2],
             cnc_computations: 0,
             accepted: garbling.mask(),
             catalog: None,
@@ -233,6 +239,11 @@ impl EvaluatorSession {
     /// The garbling scheme of this session, once the server's hello is in.
     pub fn scheme(&self) -> Scheme {
         self.engine.scheme()
+    }
+
+    /// SoftSpoken's k for each OT direction (settled by the server's hello; 0 before it).
+    pub fn ot_k(&self) -> [usize; 2] {
+        self.ot_k
     }
 
     /// The server's catalog (JSON), once the hello is done.
@@ -321,7 +332,7 @@ impl EvaluatorSession {
             // Kept from the server's hello until the base OTs are done, so always here.
             let points = self.base_ot_points.as_deref().ok_or(SessionError::NotReady { state: "without the server's base-OT points" })?;
             match &mut self.shared {
-                SharedBaseOt::No => self.ot.finish_base_ot(points)?,
+                SharedBaseOt::No => self.ot.finish_base_ot(points, self.ot_k[0])?,
                 SharedBaseOt::Out { theirs, ours, returned } => {
                     if ours.is_none() {
                         *ours = Some(self.ot.base_ot_products(points, 0..theirs.start)?);
@@ -330,7 +341,7 @@ impl EvaluatorSession {
                     let Some(returned) = returned.take() else { return Ok(()) };
                     let mut products = ours.take().unwrap_or_default();
                     products.extend(returned);
-                    self.ot.finish_base_ot_with(points, &products)?;
+                    self.ot.finish_base_ot_with(points, &products, self.ot_k[0])?;
                     self.shared = SharedBaseOt::No;
                 }
             }
@@ -462,11 +473,14 @@ impl EvaluatorSession {
             return Err(SessionError::Remote { code, message, retry_after_ms });
         }
         match (&mut self.state, frame) {
-            (State::AwaitServerHello, Frame::ServerHello { version, max_window, max_frame, hash_seed, base_ot, catalog, garbling }) => {
+            (State::AwaitServerHello, Frame::ServerHello { version, max_window, max_frame, hash_seed, base_ot, catalog, garbling, ot_k }) => {
                 if version != VERSION {
                     return Err(SessionError::Version { ours: VERSION, theirs: version });
                 }
                 let scheme = Garbling::negotiate(&garbling, self.accepted).ok_or_else(|| SessionError::Garbling { offered: super::garbler_session::scheme_names(&garbling), accepted: super::garbler_session::mask_names(self.accepted) })?;
+                for (direction, (offer, &mask)) in ot_k.iter().zip(&self.config.ot_k).enumerate() {
+                    self.ot_k[direction] = crate::ot::negotiate_k(offer, mask).ok_or_else(|| SessionError::OtParameters { direction: direction as u8, offered: crate::ot::k_names(offer.iter().copied()), accepted: crate::ot::mask_names(mask) })?;
+                }
                 self.engine = Evaluator::new(scheme, GarblingHash::new(hash_seed));
                 self.hash_seed = hash_seed;
                 self.window = granted_window(self.config.window, max_window);
@@ -559,7 +573,7 @@ impl EvaluatorSession {
         // refusal leaves the session usable.
         let mut outbox = Outbox::default();
         outbox.push(Frame::Compute(request).encode());
-        let seeds = InstanceSeeds::of_computation(self.hash_seed, self.cnc_computations);
+        let seeds = FromSession::of_computation(self.hash_seed, self.cnc_computations, self.ot_k[0]);
         let run = CncEvaluator::start(service.into(), self.engine.scheme(), resolved.shape, evaluator_inputs, resolved.circuit, resolved.circuit_id, self.config.max_slots, and_total, self.cnc_defences, seeds, &mut self.chosen, &mut outbox, self.max_frame, start)?;
         self.cnc_computations += 1;
         while let Some(frame) = outbox.pop() {

@@ -6,10 +6,10 @@
 //!
 //! | type | frame            | direction | body |
 //! |------|------------------|-----------|------|
-//! | 0x81 | `ServerHello`    | G → E     | version u16, max window u32, max frame u32, garbling hash instance seed S [16], base-OT points P [4096], catalog str32 (JSON), garbling schemes offered u8 × id u8 (most preferred first) |
-//! | 0x01 | `ClientHello`    | E → G     | "GRBL", version u16, window u32, base-OT point R [32], garbling schemes accepted u8 (bit i: scheme id i) |
+//! | 0x81 | `ServerHello`    | G → E     | version u16, max window u32, max frame u32, garbling hash instance seed S [16], base-OT points P [4096], catalog str32 (JSON), garbling schemes offered u8 × id u8 (most preferred first), then per OT direction (0: the server's Δ, 1: the browser's) SoftSpoken's k offered u8 × k u8 (most preferred first) |
+//! | 0x01 | `ClientHello`    | E → G     | "GRBL", version u16, window u32, base-OT point R [32], garbling schemes accepted u8 (bit i: scheme id i), SoftSpoken's k accepted per OT direction u8 × 2 (bit i: k = 2^i) |
 //! | 0x02 | `Compute`        | E → G     | service str8, params u8 × (name str8, value u64), circuit id [32], evaluator bits u64, security u8 (0 standard, 1 cut-and-choose) |
-//! | 0x03 | `OtChunk`        | E → G     | one checked OT-extension message (its length fixed by the chunk's size, see `ot::kos`) |
+//! | 0x03 | `OtChunk`        | E → G     | one checked OT-extension message (its length fixed by the chunk's size and k, the first with the extension's set-up, see `ot::extension`) |
 //! | 0x04 | `Credit`         | E → G     | bytes of data consumed so far in this computation, u64 |
 //! | 0x05 | `GarblerOutputs` | E → G     | count u32, then the label of each of the garbler's output wires [16 each] |
 //! | 0x06 | `Window`         | E → G     | the credit window the evaluator asks for from now on, u32 |
@@ -21,7 +21,8 @@
 //!
 //! The two hellos cross: each side sends its own as soon as the WebSocket is open. The garbling
 //! scheme both then use is the first the server offers that the client accepts
-//! ([`crate::garble::Garbling::negotiate`]: 0 half-gates, 1 three-halves). The window
+//! ([`crate::garble::Garbling::negotiate`]: 0 half-gates, 1 three-halves), and likewise each
+//! OT direction's k ([`crate::ot::negotiate_k`]). The window
 //! both then use is [`granted_window`] of the client's wish and the server's maximum; the client
 //! may ask for another with a `Window` frame (within the same maximum) whenever its stream runs
 //! dry for want of credit.
@@ -37,7 +38,8 @@ pub const MAGIC: &[u8; 4] = b"GRBL";
 /// does. (4: the `Window` frame, and the retry-after of a `busy` Error frame. 5: the garbling
 /// schemes in the hellos, and three-halves. 6: the security of a `Compute`, and the `Flight`
 /// frames of cut-and-choose. 7: cut-and-choose's input encoding drawn per computation. 8: the
-/// garbling hash keyed per instance, its seed in `ServerHello`.)
+/// garbling hash keyed per instance, its seed in `ServerHello`; SoftSpoken OT with the per-column
+/// check, its k per direction in the hellos.)
 pub const VERSION: u16 = 8;
 
 /// The smallest credit window: room for a few batches of garbled data.
@@ -100,12 +102,14 @@ pub enum ErrorCode {
     /// The evaluator caught the garbler cheating in a cut-and-choose computation: a check
     /// circuit or a commitment failed.
     CheatingDetected = 13,
+    /// The two hellos have no SoftSpoken k in common for an OT direction.
+    OtParameters = 14,
 }
 
 impl ErrorCode {
     pub fn from_u16(code: u16) -> Option<Self> {
         use ErrorCode::*;
-        [Protocol, UnknownService, BadRequest, Limit, Internal, Busy, Timeout, Version, OtCheckFailed, OutputForged, Cancelled, Garbling, CheatingDetected].into_iter().find(|c| *c as u16 == code)
+        [Protocol, UnknownService, BadRequest, Limit, Internal, Busy, Timeout, Version, OtCheckFailed, OutputForged, Cancelled, Garbling, CheatingDetected, OtParameters].into_iter().find(|c| *c as u16 == code)
     }
 
     pub fn name(self) -> &'static str {
@@ -123,6 +127,7 @@ impl ErrorCode {
             ErrorCode::Cancelled => "cancelled",
             ErrorCode::Garbling => "garbling",
             ErrorCode::CheatingDetected => "cheating-detected",
+            ErrorCode::OtParameters => "ot-parameters",
         }
     }
 }
@@ -141,8 +146,8 @@ pub struct ComputeRequest {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Frame {
-    ClientHello { version: u16, window: u32, base_ot: [u8; 32], garbling: u8 },
-    ServerHello { version: u16, max_window: u32, max_frame: u32, hash_seed: Block, base_ot: Vec<u8>, catalog: String, garbling: Vec<u8> },
+    ClientHello { version: u16, window: u32, base_ot: [u8; 32], garbling: u8, ot_k: [u8; 2] },
+    ServerHello { version: u16, max_window: u32, max_frame: u32, hash_seed: Block, base_ot: Vec<u8>, catalog: String, garbling: Vec<u8>, ot_k: [Vec<u8>; 2] },
     Compute(ComputeRequest),
     OtChunk(Vec<u8>),
     Credit { consumed: u64 },
@@ -222,15 +227,16 @@ impl Frame {
     pub fn encode(&self) -> Vec<u8> {
         let mut w = Writer(Vec::new());
         match self {
-            Frame::ClientHello { version, window, base_ot, garbling } => {
+            Frame::ClientHello { version, window, base_ot, garbling, ot_k } => {
                 w.u8(tag::CLIENT_HELLO);
                 w.bytes(MAGIC);
                 w.u16(*version);
                 w.u32(*window);
                 w.bytes(base_ot);
                 w.u8(*garbling);
+                w.bytes(ot_k);
             }
-            Frame::ServerHello { version, max_window, max_frame, hash_seed, base_ot, catalog, garbling } => {
+            Frame::ServerHello { version, max_window, max_frame, hash_seed, base_ot, catalog, garbling, ot_k } => {
                 w.u8(tag::SERVER_HELLO);
                 w.u16(*version);
                 w.u32(*max_window);
@@ -242,6 +248,10 @@ impl Frame {
                 w.bytes(catalog.as_bytes());
                 w.u8(garbling.len() as u8);
                 w.bytes(garbling);
+                for offer in ot_k {
+                    w.u8(offer.len() as u8);
+                    w.bytes(offer);
+                }
             }
             Frame::Compute(r) => {
                 w.u8(tag::COMPUTE);
@@ -329,7 +339,7 @@ impl Frame {
                 if r.take(4, "magic")? != MAGIC {
                     return Err(FrameError::Magic);
                 }
-                Frame::ClientHello { version: r.u16("version")?, window: r.u32("window")?, base_ot: r.array("base-OT point")?, garbling: r.u8("garbling schemes")? }
+                Frame::ClientHello { version: r.u16("version")?, window: r.u32("window")?, base_ot: r.array("base-OT point")?, garbling: r.u8("garbling schemes")?, ot_k: r.array("SoftSpoken k")? }
             }
             tag::SERVER_HELLO => {
                 let (version, max_window, max_frame) = (r.u16("version")?, r.u32("max window")?, r.u32("max frame")?);
@@ -340,7 +350,12 @@ impl Frame {
                 let catalog = r.utf8(n, "catalog")?;
                 let n = r.u8("garbling scheme count")? as usize;
                 let garbling = r.take(n, "garbling schemes")?.to_vec();
-                Frame::ServerHello { version, max_window, max_frame, hash_seed, base_ot, catalog, garbling }
+                let mut offer = || -> Result<Vec<u8>, FrameError> {
+                    let n = r.u8("SoftSpoken k count")? as usize;
+                    Ok(r.take(n, "SoftSpoken k offered")?.to_vec())
+                };
+                let ot_k = [offer()?, offer()?];
+                Frame::ServerHello { version, max_window, max_frame, hash_seed, base_ot, catalog, garbling, ot_k }
             }
             tag::COMPUTE => {
                 let service = r.str8("service")?;
@@ -513,8 +528,8 @@ mod tests {
 
     fn frames() -> Vec<Frame> {
         vec![
-            Frame::ClientHello { version: VERSION, window: 4 << 20, base_ot: [7; 32], garbling: 3 },
-            Frame::ServerHello { version: VERSION, max_window: 1 << 20, max_frame: 1 << 20, hash_seed: Block(0x5eed), base_ot: vec![1; 4096], catalog: "{\"services\":[]}".into(), garbling: vec![1, 0] },
+            Frame::ClientHello { version: VERSION, window: 4 << 20, base_ot: [7; 32], garbling: 3, ot_k: [0b1111, 0b0100] },
+            Frame::ServerHello { version: VERSION, max_window: 1 << 20, max_frame: 1 << 20, hash_seed: Block(0x5eed), base_ot: vec![1; 4096], catalog: "{\"services\":[]}".into(), garbling: vec![1, 0], ot_k: [vec![4, 8, 2, 1], vec![2]] },
             Frame::Compute(ComputeRequest { service: "aes128".into(), params: vec![("n".into(), 900)], circuit_id: [3; 32], evaluator_bits: 128, security: Security::CutAndChoose }),
             Frame::OtChunk(vec![9; 2048]),
             Frame::Credit { consumed: 123_456 },
@@ -567,7 +582,7 @@ mod tests {
         }
         assert_eq!(Frame::decode(&[]), Err(FrameError::Empty));
         assert_eq!(Frame::decode(&[0x42]), Err(FrameError::UnknownType(0x42)));
-        let mut bad = Frame::ClientHello { version: 1, window: 1, base_ot: [0; 32], garbling: 1 }.encode();
+        let mut bad = Frame::ClientHello { version: 1, window: 1, base_ot: [0; 32], garbling: 1, ot_k: [1, 1] }.encode();
         bad[1] = b'X';
         assert_eq!(Frame::decode(&bad), Err(FrameError::Magic));
         let mut security = Frame::Compute(ComputeRequest { service: "s".into(), params: vec![], circuit_id: [0; 32], evaluator_bits: 0, security: Security::Standard }).encode();
@@ -594,13 +609,14 @@ mod tests {
             (11, "cancelled"),
             (12, "garbling"),
             (13, "cheating-detected"),
+            (14, "ot-parameters"),
         ];
         for (number, name) in table {
             let code = ErrorCode::from_u16(number).unwrap();
             assert_eq!((code as u16, code.name()), (number, name));
         }
         assert_eq!(ErrorCode::from_u16(0), None);
-        assert_eq!(ErrorCode::from_u16(14), None, "a code this build does not know");
+        assert_eq!(ErrorCode::from_u16(15), None, "a code this build does not know");
     }
 
     #[test]

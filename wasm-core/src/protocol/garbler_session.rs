@@ -21,7 +21,7 @@
 //! window of memory. Any unexpected frame ends the session with an `Error` frame.
 
 use super::catalog::Security;
-use super::cut_and_choose::{CncGarbler, InstanceSeeds, Limits, Start};
+use super::cut_and_choose::{CncGarbler, FromSession, Limits, Start};
 use super::plan::{GateSource, Plan, RecordedCircuit, Services};
 use super::frame::{granted_window, ComputeRequest, ErrorCode, Frame, MIN_WINDOW, VERSION};
 use crate::cnc::encoding::EncodingKind;
@@ -48,11 +48,14 @@ pub struct GarblerConfig {
     pub data_frame: usize,
     /// AND gates per session (all its computations together).
     pub max_and_gates: u64,
+    /// SoftSpoken's k offered for each OT direction (0: this side's Δ, 1: the client's), most
+    /// preferred first.
+    pub ot_k: [Vec<u8>; 2],
 }
 
 impl Default for GarblerConfig {
     fn default() -> Self {
-        GarblerConfig { max_window: super::frame::DEFAULT_WINDOW, max_frame: 1 << 20, data_frame: 256 << 10, max_and_gates: 1 << 40 }
+        GarblerConfig { max_window: super::frame::DEFAULT_WINDOW, max_frame: 1 << 20, data_frame: 256 << 10, max_and_gates: 1 << 40, ot_k: [crate::ot::DEFAULT_K_OFFER.to_vec(), crate::ot::DEFAULT_K_OFFER.to_vec()] }
     }
 }
 
@@ -113,8 +116,10 @@ pub struct GarblerSession {
     engine: Garbler,
     /// The garbling hash's instance seed S, announced in the hello: the standard mode's hash,
     /// and the chosen OT's and each cut-and-choose computation's derived from it
-    /// ([`InstanceSeeds`]).
+    /// ([`FromSession`]).
     hash_seed: Block,
+    /// SoftSpoken's k for each OT direction, as the hellos settled it.
+    ot_k: [usize; 2],
     /// Cut-and-choose computations started on this session: each derives its instance seeds
     /// from its number.
     cnc_computations: u64,
@@ -184,6 +189,11 @@ impl GarblerSession {
         self.engine.scheme()
     }
 
+    /// SoftSpoken's k for each OT direction (settled by the client's hello; 0 before it).
+    pub fn ot_k(&self) -> [usize; 2] {
+        self.ot_k
+    }
+
     /// Starts a session; its first frame — the `ServerHello`, with the base-OT points and the
     /// catalog — is ready to send before the client has said anything. It offers either
     /// garbling scheme, three-halves first ([`Garbling::Auto`]).
@@ -203,7 +213,7 @@ impl GarblerSession {
         let PreparedOt { delta, hash_seed, ot, points } = prepared;
         let mut outbox = Outbox::default();
         let offer: Vec<u8> = garbling.offer().iter().map(|s| s.id()).collect();
-        outbox.push(Frame::ServerHello { version: VERSION, max_window: config.max_window, max_frame: config.max_frame, hash_seed, base_ot: points, catalog: services.catalog_json().to_string(), garbling: offer.clone() }.encode());
+        outbox.push(Frame::ServerHello { version: VERSION, max_window: config.max_window, max_frame: config.max_frame, hash_seed, base_ot: points, catalog: services.catalog_json().to_string(), garbling: offer.clone(), ot_k: config.ot_k.clone() }.encode());
         Ok(GarblerSession {
             window: config.max_window,
             config,
@@ -214,6 +224,7 @@ impl GarblerSession {
             // Until the client's hello settles the scheme: the server's first choice.
             engine: Garbler::new(garbling.offer()[0], delta, GarblingHash::new(hash_seed))?,
             hash_seed,
+            ot_k: [0; 2],
             cnc_computations: 0,
             offer,
             cot_labels: Vec::new(),
@@ -389,7 +400,7 @@ impl GarblerSession {
         }
         let state = std::mem::replace(&mut self.state, State::Closed);
         self.state = match (state, frame) {
-            (State::AwaitHello, Frame::ClientHello { version, window, base_ot, garbling }) => {
+            (State::AwaitHello, Frame::ClientHello { version, window, base_ot, garbling, ot_k }) => {
                 if version != VERSION {
                     return Err(SessionError::Version { ours: VERSION, theirs: version });
                 }
@@ -398,8 +409,11 @@ impl GarblerSession {
                     // Nothing garbled yet: the same Δ and hash under the negotiated scheme.
                     self.engine = Garbler::new(scheme, self.engine.delta(), GarblingHash::new(self.hash_seed))?;
                 }
+                for (direction, (offer, mask)) in self.config.ot_k.iter().zip(ot_k).enumerate() {
+                    self.ot_k[direction] = crate::ot::negotiate_k(offer, mask).ok_or_else(|| SessionError::OtParameters { direction: direction as u8, offered: crate::ot::k_names(offer.iter().copied()), accepted: crate::ot::mask_names(mask) })?;
+                }
                 self.window = granted_window(window, self.config.max_window);
-                self.ot.receive_base_ot(&base_ot)?;
+                self.ot.receive_base_ot(&base_ot, self.ot_k[0])?;
                 State::Idle
             }
             (State::Idle, Frame::Compute(request)) => {
@@ -514,7 +528,7 @@ impl GarblerSession {
         }
         let limits = self.limits();
         let start = Start { ms: self.clock.now_ms(), cpu: self.clock.cpu_ms(), counters: self.before_frame };
-        let seeds = InstanceSeeds::of_computation(self.hash_seed, self.cnc_computations);
+        let seeds = FromSession::of_computation(self.hash_seed, self.cnc_computations, self.ot_k[0]);
         self.cnc_computations += 1;
         #[allow(unused_mut)]
         let mut run = CncGarbler::start(request.service, self.engine.scheme(), plan.shape, plan.garbler_inputs, plan.gates, plan.stream_topology, self.cnc_encoding, seeds, &mut self.chosen, &mut self.outbox, &limits, start)?;

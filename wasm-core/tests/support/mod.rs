@@ -170,11 +170,22 @@ impl Pair {
 
     /// A pair whose server offers `server` and whose client accepts `client`.
     pub fn with_garbling(window: u32, server: Garbling, client: Garbling) -> Pair {
-        let config = GarblerConfig { max_window: 64 << 20, ..GarblerConfig::default() };
+        Pair::with_configs(GarblerConfig::default(), server, EvaluatorConfig { window, ..EvaluatorConfig::default() }, client)
+    }
+
+    /// A pair whose server offers SoftSpoken's k in `offer` (per OT direction) and whose client
+    /// accepts the k in `accept` (masks).
+    pub fn with_ot_k(offer: [Vec<u8>; 2], accept: [u8; 2]) -> Pair {
+        let client = EvaluatorConfig { window: 4 << 20, ot_k: accept, ..EvaluatorConfig::default() };
+        Pair::with_configs(GarblerConfig { ot_k: offer, ..GarblerConfig::default() }, Garbling::Auto, client, Garbling::Auto)
+    }
+
+    fn with_configs(server_config: GarblerConfig, server: Garbling, client_config: EvaluatorConfig, client: Garbling) -> Pair {
+        let config = GarblerConfig { max_window: 64 << 20, ..server_config };
         let services = services();
         let mut pair = Pair {
             garbler: GarblerSession::with_garbling(config, server, Box::new(NoClock), services.clone()).unwrap(),
-            evaluator: EvaluatorSession::with_garbling(EvaluatorConfig { window, ..EvaluatorConfig::default() }, client, Box::new(NoClock)).unwrap(),
+            evaluator: EvaluatorSession::with_garbling(client_config, client, Box::new(NoClock)).unwrap(),
             services,
         };
         pair.pump().unwrap();

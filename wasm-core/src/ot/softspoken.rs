@@ -1,0 +1,268 @@
+//! SoftSpoken OT (Roy, "SoftSpokenOT: Quieter OT Extension from Small-Field Silent VOLE in the
+//! Minicrypt Model", CRYPTO 2022): correlated OT from a small-field VOLE per group of k bits of
+//! Δ. The receiver uploads 128/k bits per OT instead of IKNP's 128 (k = 1 is IKNP), for 2^k/k
+//! PRG blocks per OT on its side instead of 2.
+//!
+//! # The small-field VOLE of one group
+//!
+//! Tree i ([`super::ggm`]) gives the receiver a PRG seed s_x for every x ∈ {0,1}^k and the
+//! sender all but s_{α_i}, α_i being its k bits of Δ. Each seed is the key of an AES-CTR stream
+//! G_x (a 128-bit block per 128 OTs; the streams move on together across chunks and never
+//! repeat a block). Per block of 128 OTs:
+//!
+//! ```text
+//! receiver:  u = ⊕_x G_x,   v_b = ⊕_{x: bit b of x set} G_x   (b < k)
+//! sender:    w_b = ⊕_{x ≠ α_i: bit b of α_i ⊕ x set} G_x  =  v_b ⊕ (bit b of α_i)·u
+//! ```
+//!
+//! (the sum over every x of (α_i ⊕ x)_b·G_x is v_b ⊕ α_{i,b}·u, and x = α_i adds nothing). u is
+//! pseudorandom to the sender, which lacks G_{α_i}. To turn it into the receiver's choice bits
+//! r, the receiver sends d^{(i)} = u^{(i)} ⊕ r for every group, and the sender adds
+//! α_{i,b}·d^{(i)}: w_b ⊕ α_{i,b}·d = v_b ⊕ α_{i,b}·r. Column i·k + b of the receiver's matrix is
+//! v_b and the sender's is w_b ⊕ α_{i,b}·d, so row by row q_ℓ = t_ℓ ⊕ r_ℓ·Δ: the correlated OT
+//! that garbling wants, the sender's row the zero-label. The receiver's upload is one d^{(i)}
+//! per group: 128/k bits per OT.
+//!
+//! The sender computes with the seed it lacks too (garbage), and removes its stream by a mask,
+//! and takes α_i's bits by masks: nothing it does branches on Δ or reads memory by it. With the
+//! punctured stream zeroed, its sums u' = u ⊕ G_{α_i} and v'_b = v_b ⊕ α_{i,b}·G_{α_i} give
+//! w_b = v'_b ⊕ α_{i,b}·u' — the receiver's own sums over public patterns, plus one masked XOR.
+//!
+//! This module is the extension without its check, which a receiver that uses different r in
+//! different groups gets around: [`super::check`] is the check, [`super`] puts them together.
+
+use super::ggm::{self, Shape};
+use super::OtError;
+use crate::aes::{encrypt_runs, expand_keys, KeySchedule};
+use crate::block::Block;
+use crate::garble::simd_block::SimdBlock;
+
+/// Blocks of each stream computed per pass: a tree's 2^k streams of them stay in L1 (k ≤ 4).
+const WINDOW: usize = 32;
+
+/// The sums of a pass's 2^k streams (stream x's `width` blocks at `streams[x·width ..]`), in
+/// place: v_b, the sum of the streams whose index has bit b set, into `v[b]`, and u, the sum of
+/// all, into the first stream's place. A butterfly over the index bits: at level b the streams
+/// are pairwise sums over runs of 2^b indices; the upper of each pair (bit b set) goes into v_b
+/// and is folded into the lower. 2·(2^k − 1) block XORs per block of a stream, where summing
+/// each v_b directly takes (k/2 + 1)·2^k. (x is public: its bits steer the loops.)
+fn fold_pass(streams: &mut [Block], width: usize, k: usize, v: &mut [[Block; WINDOW]; 8]) {
+    for (b, v) in v.iter_mut().enumerate().take(k) {
+        let v = &mut v[..width];
+        v.fill(Block::ZERO);
+        let step = width << b;
+        for pair in streams.chunks_exact_mut(2 * step) {
+            let (lower, upper) = pair.split_at_mut(step);
+            // In SIMD registers: as u128s the compiler XORs them 64 bits at a time.
+            for ((v, l), &h) in v.iter_mut().zip(&mut lower[..width]).zip(&upper[..width]) {
+                let h = SimdBlock::from_block(h);
+                *v = SimdBlock::from_block(*v).xor(h).to_block();
+                *l = SimdBlock::from_block(*l).xor(h).to_block();
+            }
+        }
+    }
+}
+
+/// Blocks `first … first + width` of every stream of a tree (the AES-CTR streams under its
+/// leaves' `keys`), stream by stream, into `streams`; `runs` is scratch.
+fn expand_pass<'k>(keys: &'k [KeySchedule], first: u128, width: usize, streams: &mut Vec<Block>, runs: &mut Vec<(&'k KeySchedule, usize)>) {
+    streams.clear();
+    streams.extend((0..width as u128).map(|j| Block(first + j)));
+    // The same counters for every stream: copied, which is faster than counting again.
+    for _ in 1..keys.len() {
+        streams.extend_from_within(..width);
+    }
+    runs.clear();
+    runs.extend(keys.iter().map(|key| (key, width)));
+    encrypt_runs(streams, runs);
+}
+
+/// The receiver of the correlated OTs: every tree in full.
+pub struct VoleReceiver {
+    shape: Shape,
+    /// Every leaf's AES key, tree by tree.
+    keys: Vec<KeySchedule>,
+    /// The streams' next block.
+    next: u128,
+    /// Scratch: a pass's stream blocks.
+    streams: Vec<Block>,
+}
+
+impl VoleReceiver {
+    /// The receiver of SoftSpoken⟨`shape.k`⟩ from both keys of each of the 128 base OTs
+    /// (`pairs`, by base-OT index) and a fresh random root per tree: with the set-up message
+    /// for the sender (the trees' corrections, then their commitments).
+    pub fn new(shape: Shape, pairs: &[[Block; 2]], roots: &[Block], transcript: &[u8; 32], direction: u8) -> (Self, Vec<u8>) {
+        let mut hash = ggm::tree_hash(transcript, direction);
+        let (leaves, corrections) = ggm::build_full(shape, &mut hash, roots, pairs);
+        let (seeds, checks) = ggm::expand_leaves(shape, &mut hash, &leaves);
+        let mut setup = Vec::with_capacity(shape.setup_bytes());
+        for c in &corrections {
+            setup.extend_from_slice(&c.to_bytes());
+        }
+        ggm::commit(shape, transcript, direction, &checks, &mut setup);
+        let mut keys = Vec::with_capacity(seeds.len());
+        expand_keys(&seeds, &mut keys);
+        (VoleReceiver { shape, keys, next: 0, streams: Vec::new() }, setup)
+    }
+
+    /// Extends a block of 128 OTs per block of `choices` (bit i of block j: the choice bit of
+    /// OT 128·j + i): appends d^{(0)} ‖ … ‖ d^{(trees−1)} (each `choices.len()` blocks) to
+    /// `message`, and writes column c of the receiver's matrix to `columns[c·stride ..]`.
+    pub fn extend(&mut self, choices: &[Block], message: &mut Vec<u8>, columns: &mut [Block], stride: usize) {
+        let (k, q, blocks) = (self.shape.k, self.shape.leaves(), choices.len());
+        let mut v = [[Block::ZERO; WINDOW]; 8];
+        message.reserve(self.shape.trees * blocks * Block::BYTES);
+        let mut runs = Vec::with_capacity(q);
+        for (i, keys) in self.keys.chunks_exact(q).enumerate() {
+            for first in (0..blocks).step_by(WINDOW) {
+                let width = WINDOW.min(blocks - first);
+                expand_pass(keys, self.next + first as u128, width, &mut self.streams, &mut runs);
+                fold_pass(&mut self.streams, width, k, &mut v);
+                for (b, v) in v.iter().enumerate().take(k) {
+                    columns[(i * k + b) * stride + first..][..width].copy_from_slice(&v[..width]);
+                }
+                let u = &self.streams[..width];
+                message.extend(u.iter().zip(&choices[first..first + width]).flat_map(|(&u, &r)| (u ^ r).to_bytes()));
+            }
+        }
+        self.next += blocks as u128;
+    }
+}
+
+/// The sender of the correlated OTs: Δ, and every tree but at its leaf α_i.
+pub struct VoleSender {
+    shape: Shape,
+    delta: Block,
+    /// Every leaf's AES key, tree by tree (garbage at each tree's α_i).
+    keys: Vec<KeySchedule>,
+    next: u128,
+    streams: Vec<Block>,
+}
+
+impl VoleSender {
+    /// The sender of SoftSpoken⟨`shape.k`⟩ with correlation `delta`, from its base-OT keys
+    /// (`chosen[j]` = k_j^{Δ_j}) and the receiver's set-up message, whose trees it checks
+    /// ([`ggm::verify`]) unless `verify` is false (which only the attack tests' switch and the
+    /// bare benchmark do): a failure is final.
+    pub fn new(shape: Shape, delta: Block, chosen: &[Block], setup: &[u8], transcript: &[u8; 32], direction: u8, verify: bool) -> Result<Self, OtError> {
+        if setup.len() != shape.setup_bytes() {
+            return Err(OtError::WrongLength { what: "SoftSpoken set-up message", expected: shape.setup_bytes(), actual: setup.len() });
+        }
+        let (corrections, commitment) = setup.split_at(shape.correction_blocks() * Block::BYTES);
+        let corrections: Vec<Block> = corrections.chunks_exact(Block::BYTES).map(|b| Block::read(b).unwrap_or_default()).collect();
+        let mut hash = ggm::tree_hash(transcript, direction);
+        let leaves = ggm::build_punctured(shape, &mut hash, delta, chosen, &corrections);
+        let (seeds, checks) = ggm::expand_leaves(shape, &mut hash, &leaves);
+        if verify {
+            ggm::verify(shape, transcript, direction, delta, &checks, commitment)?;
+        }
+        let mut keys = Vec::with_capacity(seeds.len());
+        expand_keys(&seeds, &mut keys);
+        Ok(VoleSender { shape, delta, keys, next: 0, streams: Vec::new() })
+    }
+
+    /// Bytes of the d^{(i)} for `blocks` blocks of OTs.
+    pub fn message_bytes(&self, blocks: usize) -> usize {
+        self.shape.trees * blocks * Block::BYTES
+    }
+
+    /// Takes the receiver's d^{(0)} ‖ … ‖ d^{(trees−1)} for `blocks` blocks of 128 OTs
+    /// ([`VoleSender::message_bytes`] of them) and writes column c of the sender's matrix to
+    /// `columns[c·stride ..]`.
+    pub fn extend(&mut self, message: &[u8], blocks: usize, columns: &mut [Block], stride: usize) -> Result<(), OtError> {
+        if message.len() != self.message_bytes(blocks) {
+            return Err(OtError::WrongLength { what: "SoftSpoken extension message", expected: self.message_bytes(blocks), actual: message.len() });
+        }
+        let (k, q) = (self.shape.k, self.shape.leaves());
+        let (d_blocks, _) = message.as_chunks::<{ Block::BYTES }>();
+        let (mut u, mut v) = ([Block::ZERO; WINDOW], [[Block::ZERO; WINDOW]; 8]);
+        let mut runs = Vec::with_capacity(q);
+        for (i, keys) in self.keys.chunks_exact(q).enumerate() {
+            let alpha = ggm::alpha(self.shape, self.delta, i);
+            for first in (0..blocks).step_by(WINDOW) {
+                let width = WINDOW.min(blocks - first);
+                expand_pass(keys, self.next + first as u128, width, &mut self.streams, &mut runs);
+                // The stream of the seed this side lacks, zeroed through a mask on every stream.
+                for (x, stream) in self.streams.chunks_exact_mut(width).enumerate() {
+                    let keep = SimdBlock::from_block(Block(!ggm::eq_mask(x, alpha).0));
+                    stream.iter_mut().for_each(|g| *g = SimdBlock::from_block(*g).and(keep).to_block());
+                }
+                fold_pass(&mut self.streams, width, k, &mut v);
+                // w_b ⊕ α_b·d = v'_b ⊕ α_b·(u' ⊕ d).
+                for (j, (u, &g)) in u[..width].iter_mut().zip(&self.streams[..width]).enumerate() {
+                    *u = g ^ Block::from_bytes(d_blocks[i * blocks + first + j]);
+                }
+                for (b, v) in v.iter().enumerate().take(k) {
+                    let alpha_b = Block(0u128.wrapping_sub(((alpha >> b) & 1) as u128));
+                    let column = &mut columns[(i * k + b) * stride + first..][..width];
+                    let alpha_b = SimdBlock::from_block(alpha_b);
+                    for ((c, &v), &u) in column.iter_mut().zip(&v[..width]).zip(&u[..width]) {
+                        *c = SimdBlock::from_block(v).xor(SimdBlock::from_block(u).and(alpha_b)).to_block();
+                    }
+                }
+            }
+        }
+        self.next += blocks as u128;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::aes::AesCtr;
+    use crate::ot::transpose::{column_stride, columns_to_rows};
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test;
+
+    /// A receiver and a sender over base-OT keys made up locally (the algebra does not care
+    /// where they come from).
+    pub(crate) fn pair(k: usize, delta: Block, prg: &mut AesCtr) -> (VoleReceiver, VoleSender) {
+        let shape = Shape::new(k);
+        let pairs: Vec<[Block; 2]> = (0..128).map(|_| [prg.next_block(), prg.next_block()]).collect();
+        let chosen: Vec<Block> = (0..128).map(|j| pairs[j][((delta.0 >> j) & 1) as usize]).collect();
+        let roots: Vec<Block> = (0..shape.trees).map(|_| prg.next_block()).collect();
+        let transcript = [11u8; 32];
+        let (receiver, setup) = VoleReceiver::new(shape, &pairs, &roots, &transcript, 0);
+        assert_eq!(setup.len(), shape.setup_bytes());
+        let sender = VoleSender::new(shape, delta, &chosen, &setup, &transcript, 0, true).unwrap();
+        (receiver, sender)
+    }
+
+    /// Row by row q_ℓ = t_ℓ ⊕ r_ℓ·Δ for every k, across calls (the streams move on).
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+    fn the_rows_are_correlated_by_delta_for_every_k() {
+        let mut prg = AesCtr::new([8; 16]);
+        for k in [1, 2, 4, 8] {
+            let delta = Block(prg.next_block().0 | 1);
+            let (mut receiver, mut sender) = pair(k, delta, &mut prg);
+            for blocks in [1, 33, 2] {
+                let choices: Vec<Block> = (0..blocks).map(|_| prg.next_block()).collect();
+                let stride = column_stride(blocks);
+                let (mut t_columns, mut q_columns) = (vec![Block::ZERO; 128 * stride], vec![Block::ZERO; 128 * stride]);
+                let mut message = Vec::new();
+                receiver.extend(&choices, &mut message, &mut t_columns, stride);
+                assert_eq!(message.len(), (128 / k) * blocks * 16, "k {k}: 128/k bits per OT");
+                sender.extend(&message, blocks, &mut q_columns, stride).unwrap();
+                let (mut t, mut q) = (Vec::new(), Vec::new());
+                columns_to_rows(&t_columns, stride, 128 * blocks, &mut t);
+                columns_to_rows(&q_columns, stride, 128 * blocks, &mut q);
+                for l in 0..128 * blocks {
+                    let r = (choices[l / 128].0 >> (l % 128)) & 1 == 1;
+                    assert_eq!(t[l], q[l] ^ delta.select(r), "k {k}, OT {l}");
+                }
+            }
+        }
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+    fn a_message_of_the_wrong_length_is_refused() {
+        let mut prg = AesCtr::new([9; 16]);
+        let (_, mut sender) = pair(4, Block(3), &mut prg);
+        let mut columns = vec![Block::ZERO; 128 * 8];
+        assert!(matches!(sender.extend(&[0; 100], 1, &mut columns, 8), Err(OtError::WrongLength { .. })));
+    }
+}
