@@ -3,19 +3,55 @@
 const fmt = (v) => Number(v.toPrecision(3)).toLocaleString('en-US');
 const ms = (v) => `${v.toFixed(1)} ms`;
 
+/** A target: the rule, whether `value` meets `needed`, and their ratio. */
+const target = (value, needed, atMost, rule, detail) => ({ rule, value, needed, ratio: Number((value / needed).toFixed(3)), met: atMost ? value <= needed : value >= needed, detail });
+
 /** Each target: the rule, whether it is met, and the ratio of the value to what it needs. */
 export function targetsOf(r) {
-  const target = (value, needed, atMost, rule, detail) => ({ rule, value, needed, ratio: Number((value / needed).toFixed(3)), met: atMost ? value <= needed : value >= needed, detail });
-  const evalNeeded = 0.8 * (r.wasm_aes_blocks_per_s / 2);
   const e2eNeeded = 0.7 * (r.ws_bytes_per_s / r.bytes_per_and);
+  return {
+    ...kernelTargetsOf(r),
+    e2e_vs_ws: target(r.e2e_and_per_s, e2eNeeded, false, 'e2e AND/s >= 0.7 x (ws bytes/s / bytes per AND)', `${fmt(r.e2e_and_per_s)} vs ${fmt(e2eNeeded)}`),
+    aes128_latency: target(r.aes128_latency_ms, 25, true, 'aes128 latency <= 25 ms', `${r.aes128_latency_ms} ms`),
+  };
+}
+
+/** The targets of the kernels in the page (AES, the evaluators, the OT extension). */
+export function kernelTargetsOf(r) {
+  const evalNeeded = 0.8 * (r.wasm_aes_blocks_per_s / 2);
   return {
     wasm_aes_vs_crate: target(r.wasm_aes_blocks_per_s / r.aes_crate_wasm_blocks_per_s, 1.5, false, 'ours / aes crate >= 1.5', `${fmt(r.wasm_aes_blocks_per_s / r.aes_crate_wasm_blocks_per_s)}x`),
     eval_vs_aes: target(r.eval_and_per_s, evalNeeded, false, 'eval AND/s >= 0.8 x (our AES blocks/s / 2)', `${fmt(r.eval_and_per_s)} vs ${fmt(evalNeeded)}`),
     eval_vs_fixed_key: target(r.eval_vs_fixed_key, 1.1, true, 'half-gates eval time with the instance-keyed hash / with the fixed-key hash <= 1.10', `${r.eval_vs_fixed_key}x`),
     three_halves_eval_vs_fixed_key: target(r.three_halves_eval_vs_fixed_key, 1.1, true, 'three-halves eval time with the instance-keyed hash / with the fixed-key hash <= 1.10', `${r.three_halves_eval_vs_fixed_key}x`),
-    e2e_vs_ws: target(r.e2e_and_per_s, e2eNeeded, false, 'e2e AND/s >= 0.7 x (ws bytes/s / bytes per AND)', `${fmt(r.e2e_and_per_s)} vs ${fmt(e2eNeeded)}`),
-    aes128_latency: target(r.aes128_latency_ms, 25, true, 'aes128 latency <= 25 ms', `${r.aes128_latency_ms} ms`),
+    ...otTargetsOf(r),
   };
+}
+
+/** SoftSpoken's k measured in the page, and the default. */
+const OT_KS = [1, 2, 4, 8];
+const DEFAULT_K = 4;
+
+/**
+ * The OT extension's targets: at every k, each role with its checks at least half the in-page
+ * AES rate over that role's PRG blocks per OT (2^k/k for the receiver, which expands every
+ * leaf, (2^k - 1)/k for the sender, which lacks one); with its checks at least 0.75 of itself
+ * without them; and at the default k at least 4 M OT/s in both roles.
+ */
+function otTargetsOf(r) {
+  const targets = {};
+  for (const k of OT_KS) {
+    for (const [role, blocksPerOt] of [['receiver', 2 ** k / k], ['sender', (2 ** k - 1) / k]]) {
+      const rate = r[`wasm_cot_k${k}_${role}_per_s`];
+      const bound = r.wasm_aes_blocks_per_s / blocksPerOt;
+      targets[`cot_k${k}_${role}_vs_aes`] = target(rate, 0.5 * bound, false, `k = ${k} ${role} OT/s >= 0.5 x (AES blocks/s / ${fmt(blocksPerOt)} blocks per OT)`, `${fmt(rate)} vs ${fmt(0.5 * bound)}`);
+      const bare = r[`wasm_cot_k${k}_${role}_unchecked_per_s`];
+      targets[`cot_k${k}_${role}_checked_vs_unchecked`] = target(rate / bare, 0.75, false, `k = ${k} ${role}: checked / unchecked >= 0.75`, `${fmt(rate / bare)}x`);
+    }
+  }
+  const slower = Math.min(r[`wasm_cot_k${DEFAULT_K}_receiver_per_s`], r[`wasm_cot_k${DEFAULT_K}_sender_per_s`]);
+  targets.cot_default_k = target(slower, 4e6, false, `k = ${DEFAULT_K} (the default): the slower role >= 4 M OT/s`, `${fmt(slower)} OT/s`);
+  return targets;
 }
 
 /** Prints where one private AES block's time goes. */

@@ -2,7 +2,8 @@
  * The evaluator's kernels in the page, without a network: AES-128 (our bitsliced wasm SIMD
  * against the `aes` crate's portable code), the half-gates and three-halves evaluators
  * (EvalBench, with the sessions' garbling hash and with the fixed-key one it replaced) and the
- * correlated-OT receiver with and without its KOS check (benchOtReceiver).
+ * correlated-OT extension, SoftSpoken at k = 1, 2, 4, 8, receiver and sender apart, with its
+ * checks and without (OtBench).
  *
  * The trials run in three workers in turn, each compiling and instantiating the module itself,
  * and the results are medians over all of them. In a few runs a page measured our AES 7–20 %
@@ -26,8 +27,19 @@ export async function kernelThroughput(andGates = 1 << 20, trialsPerWorker = 3) 
     threeHalvesAndPerSecond: median(all('evaluatorThreeHalves')),
     fixedKeyAndPerSecond: median(all('evaluatorFixedKey')),
     threeHalvesFixedKeyAndPerSecond: median(all('evaluatorThreeHalvesFixedKey')),
-    otCheckedPerSecond: median(all('otChecked')),
-    otUncheckedPerSecond: median(all('otUnchecked')),
+    // OT/s of each k's receiver and sender, with the checks and without.
+    ot: Object.fromEntries(
+      [1, 2, 4, 8].map((k) => [
+        k,
+        {
+          receiver: median(all(`ot${k}CheckedReceiver`)),
+          sender: median(all(`ot${k}CheckedSender`)),
+          uncheckedReceiver: median(all(`ot${k}UncheckedReceiver`)),
+          uncheckedSender: median(all(`ot${k}UncheckedSender`)),
+          uploadBytesPerOt: byWorker[0].uploadBytesPerOt[k],
+        },
+      ]),
+    ),
     bytesPerAnd: byWorker[0].bytesPerAnd,
     threeHalvesBytesPerAnd: byWorker[0].bytesPerAndThreeHalves,
     trials: Object.fromEntries(Object.keys(byWorker[0].rates).map((name) => [name, all(name)])),
