@@ -261,6 +261,10 @@ enum BenchCommand {
         /// connection), from 0 to 1.
         #[arg(long, value_name = "FRACTION", default_value_t = 0.0)]
         leave: f64,
+        /// After the last level, leave the server without sessions this many seconds and report
+        /// its memory then against before the first level: whether a burst's memory goes back.
+        #[arg(long, value_name = "SECS")]
+        settle: Option<u64>,
         /// Print one JSON object instead of a table.
         #[arg(long)]
         json: bool,
@@ -330,9 +334,9 @@ fn main() -> ExitCode {
             BenchCommand::Session { and_gates, memory, window, link, garbling, json } => bench::session::run(&bench::session::Options { and_gates, memory, window, link, garbling }, json),
             BenchCommand::Garble { and_gates, json } => bench::garble::run(&bench::garble::Options { and_gates }, json),
             BenchCommand::Apps { json } => bench::apps::run(json),
-            BenchCommand::Load { sessions, concurrency, and_gates, mix, duration, leave, json } => {
-                let duration = duration.map(std::time::Duration::from_secs);
-                bench::load::run(&bench::load::Options { sessions, concurrency, and_gates, mix, duration, leave }, json)
+            BenchCommand::Load { sessions, concurrency, and_gates, mix, duration, leave, settle, json } => {
+                let (duration, settle) = (duration.map(std::time::Duration::from_secs), settle.map(std::time::Duration::from_secs));
+                bench::load::run(&bench::load::Options { sessions, concurrency, and_gates, mix, duration, leave, settle }, json)
             }
             BenchCommand::PipelinePeer { connect, and_gates } => bench::pipeline::peer(&connect, and_gates),
             BenchCommand::Malicious { json } => bench::malicious::run(json),

@@ -13,7 +13,8 @@
 //! fraction of them walk away mid-computation (half cancel, half drop the connection, after a
 //! random number of the server's messages), and the server's resident memory is sampled every
 //! few seconds: start, peak, end, and per minute, with whether minutes 2 onwards stay within
-//! ±10% of minute 2.
+//! ±10% of minute 2. With `--settle SECS`, the server's memory before the first level and SECS
+//! after the last: whether what a burst of sessions took goes back.
 
 use super::loopback::ServerProcess;
 use super::report::{rate, Report};
@@ -40,6 +41,9 @@ pub struct Options {
     pub duration: Option<Duration>,
     /// The share of sessions that walk away mid-computation.
     pub leave: f64,
+    /// How long the server is left without sessions after the last level before its memory is
+    /// read again.
+    pub settle: Option<Duration>,
 }
 
 /// A service of the benchmark's server.
@@ -114,6 +118,7 @@ pub fn run(options: &Options, json: bool) -> Result<(), String> {
     }
 
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let rss_before = super::rss_mb(server.pid);
     let mut runs = Vec::new();
     let mut by_concurrency = BTreeMap::new();
     for &c in &options.concurrency {
@@ -137,10 +142,21 @@ pub fn run(options: &Options, json: bool) -> Result<(), String> {
     if let (Some(Some(one)), Some(Some(at_half))) = (by_concurrency.get(&1), by_concurrency.get(&half)) {
         report.set("cpu_ns_per_and_ratio_half_cores_vs_1", at_half / one);
     }
+    let mut settled = String::new();
+    if let Some(settle) = options.settle {
+        // What the levels' peak left behind once their sessions are over.
+        std::thread::sleep(settle);
+        let rss_settled = super::rss_mb(server.pid);
+        report.set("server_rss_before_mb", rss_before).set("settle_s", settle.as_secs_f64()).set("server_rss_settled_mb", rss_settled);
+        if let (Some(before), Some(after)) = (rss_before, rss_settled) {
+            report.set("server_rss_settled_ratio", after / before);
+            settled = format!("server RSS {before:.1} MB before, {after:.1} MB {} s after the last level\n", settle.as_secs());
+        }
+    }
     if json {
         report.print(true);
     } else {
-        print!("{}", table(&runs));
+        print!("{}{settled}", table(&runs));
     }
     Ok(())
 }
