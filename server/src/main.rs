@@ -261,8 +261,8 @@ enum BenchCommand {
         /// connection), from 0 to 1.
         #[arg(long, value_name = "FRACTION", default_value_t = 0.0)]
         leave: f64,
-        /// After the last level, leave the server without sessions this many seconds and report
-        /// its memory then against before the first level: whether a burst's memory goes back.
+        /// Leave the server without sessions this many seconds after the warm-up and after the
+        /// last level, and report its memory at both times: whether a burst's memory goes back.
         #[arg(long, value_name = "SECS")]
         settle: Option<u64>,
         /// Print one JSON object instead of a table.
