@@ -12,6 +12,14 @@ use garblet_server::{bench, serve};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// The binary's allocator: jemalloc, whose background threads give memory freed for ten seconds
+/// back to the system. Each session runs on a thread of its own, and glibc's allocator kept what
+/// a burst of sessions freed in their threads' arenas for as long as the process ran
+/// (docs/architecture.md, "Bounded memory").
+#[cfg(not(target_env = "msvc"))]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 /// The exit codes, for every command's `--help`.
 const EXIT_CODES: &str = "\
 Exit codes:

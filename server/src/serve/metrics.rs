@@ -212,12 +212,6 @@ impl Metrics {
         self.sessions_active.load(Relaxed)
     }
 
-    /// Sessions started that have ended (near enough: the two counters are read one after the
-    /// other).
-    pub fn sessions_ended(&self) -> u64 {
-        self.sessions_total.load(Relaxed).saturating_sub(self.sessions_active.load(Relaxed))
-    }
-
     pub fn to_json(&self) -> Value {
         let mut json = json!({
             "uptime_s": self.started.elapsed().as_secs_f64(),

@@ -12,7 +12,6 @@ pub mod bundled;
 pub mod config;
 mod connection;
 pub mod http;
-mod memory;
 pub mod metrics;
 pub mod origin;
 pub mod proxy;
@@ -92,7 +91,6 @@ pub fn run(config_path: Option<&Path>) -> Result<(), ServeError> {
 /// [`run`] with `options`.
 pub fn run_with(config_path: Option<&Path>, options: ServeOptions) -> Result<(), ServeError> {
     init_logging()?;
-    memory::keep_freed_memory();
     let config = match config_path {
         Some(path) => Config::load(path)?,
         None => {
@@ -106,7 +104,6 @@ pub fn run_with(config_path: Option<&Path>, options: ServeOptions) -> Result<(),
         // The handlers first: a signal that comes as soon as the server answers must find them.
         let stop = shutdown_signal();
         let listening = listen(&config, table, options).await?;
-        memory::give_back_after_sessions(listening.server.metrics.clone())?;
         // One plain line on stdout for scripts and tests (port 0 picks a free port); logs go to stderr.
         println!("listening on {}", listening.local);
         listening.serve(&config, stop, Hangup::new()).await
