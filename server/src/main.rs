@@ -12,6 +12,14 @@ use garblet_server::{bench, serve};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// The binary's allocator: jemalloc, whose background threads give memory freed for ten seconds
+/// back to the system. Each session runs on a thread of its own, and glibc's allocator kept what
+/// a burst of sessions freed in their threads' arenas for as long as the process ran
+/// (docs/architecture.md, "Bounded memory").
+#[cfg(not(target_env = "msvc"))]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 /// The exit codes, for every command's `--help`.
 const EXIT_CODES: &str = "\
 Exit codes:
@@ -263,6 +271,10 @@ enum BenchCommand {
         /// connection), from 0 to 1.
         #[arg(long, value_name = "FRACTION", default_value_t = 0.0)]
         leave: f64,
+        /// Leave the server without sessions this many seconds after the warm-up and after the
+        /// last level, and report its memory at both times: whether a burst's memory goes back.
+        #[arg(long, value_name = "SECS")]
+        settle: Option<u64>,
         /// Print one JSON object instead of a table.
         #[arg(long)]
         json: bool,
@@ -337,9 +349,9 @@ fn main() -> ExitCode {
             BenchCommand::Session { and_gates, memory, window, link, garbling, json } => bench::session::run(&bench::session::Options { and_gates, memory, window, link, garbling }, json),
             BenchCommand::Garble { and_gates, json } => bench::garble::run(&bench::garble::Options { and_gates }, json),
             BenchCommand::Apps { json } => bench::apps::run(json),
-            BenchCommand::Load { sessions, concurrency, and_gates, mix, duration, leave, json } => {
-                let duration = duration.map(std::time::Duration::from_secs);
-                bench::load::run(&bench::load::Options { sessions, concurrency, and_gates, mix, duration, leave }, json)
+            BenchCommand::Load { sessions, concurrency, and_gates, mix, duration, leave, settle, json } => {
+                let (duration, settle) = (duration.map(std::time::Duration::from_secs), settle.map(std::time::Duration::from_secs));
+                bench::load::run(&bench::load::Options { sessions, concurrency, and_gates, mix, duration, leave, settle }, json)
             }
             BenchCommand::PipelinePeer { connect, and_gates } => bench::pipeline::peer(&connect, and_gates),
             BenchCommand::Malicious { json } => bench::malicious::run(json),

@@ -7,8 +7,9 @@
 mod common;
 
 use common::{connect_from, drain, honest_client, honest_services, RawClient, Server};
-use garblet_core::protocol::{ErrorCode, Frame, SessionError};
+use garblet_core::protocol::{ComputationResult, ErrorCode, EvaluatorEvent, EvaluatorSession, Frame, SessionError};
 use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 fn services() -> String {
@@ -16,6 +17,8 @@ fn services() -> String {
 }
 
 const ATTACKER: &str = "127.0.0.2";
+/// The honest client of the pressure tests, whose attackers take 127.0.0.2 to 127.0.0.5.
+const HONEST: &str = "127.0.0.6";
 
 fn server(limits: &str) -> Server {
     Server::start(&format!("[limits]\n{limits}\n{}", services()))
@@ -205,9 +208,10 @@ fn send_buffer_max() -> u32 {
     text.split_whitespace().nth(2).and_then(|max| max.parse().ok()).unwrap_or(4 << 20)
 }
 
-/// A raw client from `local` whose socket receives into at most `receive_buffer` bytes: set
-/// before the connection opens, it also keeps the kernel from growing the buffer.
-fn connect_with_receive_buffer(url: &str, local: &str, receive_buffer: u32) -> RawClient {
+/// A raw client from `local` whose socket receives into at most `receive_buffer` bytes (set
+/// before the connection opens, it also keeps the kernel from growing the buffer), over
+/// `wrap` of the TCP stream.
+fn connect_with_receive_buffer<S: Read + Write>(url: &str, local: &str, receive_buffer: u32, wrap: impl FnOnce(TcpStream) -> S) -> RawClient<S> {
     let addr = url.trim_start_matches("ws://").trim_end_matches('/');
     let runtime = tokio::runtime::Builder::new_current_thread().enable_io().build().unwrap();
     let tcp = runtime.block_on(async {
@@ -217,12 +221,129 @@ fn connect_with_receive_buffer(url: &str, local: &str, receive_buffer: u32) -> R
         socket.connect(addr.parse().unwrap()).await.unwrap().into_std().unwrap()
     });
     tcp.set_nonblocking(false).unwrap();
-    tcp.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    let config = tungstenite::protocol::WebSocketConfig::default().max_message_size(Some(64 << 20)).max_frame_size(Some(64 << 20));
-    match tungstenite::client::client_with_config(url, tcp, Some(config)) {
-        Ok((ws, _)) => RawClient { ws },
-        Err(e) => panic!("the WebSocket handshake failed: {e}"),
+    tcp.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    RawClient::upgrade(url, wrap(tcp), None).unwrap_or_else(|e| panic!("the WebSocket handshake failed: {e}"))
+}
+
+/// A TCP stream read at a steady `bytes_per_sec` at most: a few KiB at a time, a token bucket
+/// with little burst — the pace of a client on a slow link.
+struct Paced {
+    tcp: TcpStream,
+    bytes_per_sec: f64,
+    tokens: f64,
+    updated: Instant,
+}
+
+impl Paced {
+    const CHUNK: usize = 4096;
+
+    fn new(tcp: TcpStream, bytes_per_sec: f64) -> Paced {
+        Paced { tcp, bytes_per_sec, tokens: 0.0, updated: Instant::now() }
     }
+}
+
+impl Read for Paced {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let chunk = buf.len().min(Self::CHUNK);
+        let refill = |p: &mut Paced| {
+            p.tokens = (p.tokens + p.updated.elapsed().as_secs_f64() * p.bytes_per_sec).min(2.0 * Self::CHUNK as f64);
+            p.updated = Instant::now();
+        };
+        refill(self);
+        if self.tokens < chunk as f64 {
+            std::thread::sleep(Duration::from_secs_f64((chunk as f64 - self.tokens) / self.bytes_per_sec));
+            refill(self);
+        }
+        let n = self.tcp.read(&mut buf[..chunk])?;
+        self.tokens -= n as f64;
+        Ok(n)
+    }
+}
+
+impl Write for Paced {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.tcp.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.tcp.flush()
+    }
+}
+
+/// Bytes of garbled stream per AND gate with three-halves garbling (Rosulek–Roy 2021): 1.5
+/// labels of 16 bytes, and a few bits.
+const THREE_HALVES_BYTES_PER_AND: f64 = 24.6;
+
+/// An honest evaluator on a link of `bytes_per_sec` (8 KiB receive buffer, the default 4 MiB
+/// window) running one `synthetic` computation that takes `seconds` at that pace, then private
+/// AES on the same session: both results checked (against the circuit in the clear, and
+/// FIPS-197), and how long it was connected; or why it ended.
+fn paced_computation(url: &str, local: &str, bytes_per_sec: f64, seconds: f64) -> Result<Duration, String> {
+    let start = Instant::now();
+    let mut raw = connect_with_receive_buffer(url, local, 8 << 10, |tcp| Paced::new(tcp, bytes_per_sec));
+    let mut session = raw.hello();
+    let and_gates = (bytes_per_sec * seconds / THREE_HALVES_BYTES_PER_AND) as u64;
+    let e_bits = garblet_circuits::testing::TestRng::new(and_gates).bits(256);
+    let result = paced_compute(&mut raw, &mut session, start, "synthetic", vec![("and_gates".into(), and_gates)], e_bits.clone())?;
+    assert_eq!(result.outputs[0].bits, common::synthetic_plain(and_gates, e_bits), "the result at {bytes_per_sec} B/s");
+    // The session is still the client's, however long it took to read the stream's end.
+    let result = paced_compute(&mut raw, &mut session, start, "aes128", vec![], common::fips_block())?;
+    assert_eq!(garblet_circuits::value::to_hex(&result.outputs[0].bits), common::FIPS_CIPHERTEXT, "the second computation at {bytes_per_sec} B/s");
+    Ok(start.elapsed())
+}
+
+/// One computation over `raw` as an honest evaluator: its result, or why it ended (`start`: when
+/// the client connected).
+fn paced_compute<S: Read + Write>(raw: &mut RawClient<S>, session: &mut EvaluatorSession, start: Instant, service: &str, params: Vec<(String, u64)>, inputs: Vec<bool>) -> Result<ComputationResult, String> {
+    let after = || format!("{service}, after {:.1} s", start.elapsed().as_secs_f64());
+    session.start(service, params, inputs).map_err(|e| format!("{}: {e}", after()))?;
+    loop {
+        for frame in drain(session) {
+            raw.ws.send(tungstenite::Message::Binary(frame.into())).map_err(|e| format!("{}: {e}", after()))?;
+        }
+        if let Some(EvaluatorEvent::Finished(result)) = session.poll_event() {
+            return Ok(*result);
+        }
+        let frame = raw.next_binary().ok_or_else(|| format!("{}: the connection closed", after()))?;
+        if let Ok(Frame::Error { message, .. }) = Frame::decode(&frame) {
+            return Err(format!("{}: {message}", after()));
+        }
+        session.handle(&frame).map_err(|e| format!("{}: {e}", after()))?;
+    }
+}
+
+#[test]
+fn readers_at_the_minimum_progress_rate_keep_their_sessions_and_slower_ones_do_not() {
+    // The default limits: credit at 32 KiB/s at least, 20 s of grace, 15 s of write timeout.
+    // Readers at 40 and 48 KB/s with small receive buffers, so that the server's writes wait on
+    // them, each for a computation that takes 128 s at its pace — the last window of it read
+    // long after the garbler is done — and then another on the same session; one at 20 KB/s,
+    // which must lose its session for its slow progress — not as a client that does not read.
+    let server = Server::start(&format!("[server]\ngarbling = \"three-halves\"\n{}", services()));
+    // The slow one's computation is far longer than its window, so that the garbler waits on it
+    // mid-computation, where the progress rate judges.
+    let readers: Vec<_> = [(40_000.0, "127.0.0.2", 128.0), (48_000.0, "127.0.0.3", 128.0), (20_000.0, "127.0.0.4", 1000.0)]
+        .into_iter()
+        .map(|(rate, local, seconds)| {
+            let url = server.url();
+            (rate, std::thread::spawn(move || paced_computation(&url, local, rate, seconds)))
+        })
+        .collect();
+    for (rate, reader) in readers {
+        match (rate >= 32768.0, reader.join().unwrap()) {
+            (true, Ok(connected)) => assert!(connected >= Duration::from_secs(120), "{rate} B/s: the computation ended after {connected:?}"),
+            (true, Err(why)) => panic!("{rate} B/s, above the minimum rate, lost its session: {why}\n{}", server.metrics()),
+            (false, Ok(connected)) => panic!("{rate} B/s, below the minimum rate, kept its session for {connected:?}"),
+            // Told why, or (reclaimed while a write to it waited) closed: the metrics say why.
+            (false, Err(why)) => assert!(why.contains("minimum progress rate") || why.ends_with("the connection closed"), "{rate} B/s: {why}"),
+        }
+    }
+    let metrics = server.metrics();
+    // The slow one only, and for its progress; the others' two computations each.
+    for (key, n) in [("reclaimed_no_progress", 1), ("reclaimed_not_reading", 0), ("reclaimed_idle", 0), ("reclaimed_pressure", 0), ("computations", 4)] {
+        assert_eq!(metrics[key], n, "{key}: {metrics}");
+    }
+    server.stop();
 }
 
 #[test]
@@ -239,7 +360,7 @@ fn a_client_that_never_reads_is_dropped_at_the_write_timeout() {
         "write_timeout_secs = 3\nmax_sessions = 2\nmax_window_bytes = {window}\nmax_window_memory_bytes = {}\nidle_timeout_secs = 3600\nprogress_grace_secs = 3600",
         u64::from(window) + (64 << 20)
     ));
-    let mut raw = connect_with_receive_buffer(&server.url(), ATTACKER, 64 << 10);
+    let mut raw = connect_with_receive_buffer(&server.url(), ATTACKER, 64 << 10, |tcp| tcp);
     let mut session = raw.hello_with_window(window);
     assert_eq!(session.window(), window, "the server grants the whole window");
     // 10^8 AND gates: gigabytes of garbled stream, so the server never runs out of bytes to send.
@@ -326,4 +447,136 @@ fn the_sessions_windows_together_are_capped() {
     }
     assert_eq!(server.metric("refused_window_memory"), 1);
     server.stop();
+}
+
+/// How a pressure test's attacker holds a session once it has one.
+#[derive(Clone, Copy)]
+enum Hold {
+    /// `Credit{0}` every half second: frames that move nothing on.
+    CreditZero,
+    /// A huge computation whose data it reads at once and credits at just above the minimum
+    /// rate (36 KB/s against 32 KiB/s), without evaluating any of it.
+    Drip,
+}
+
+/// One of an attacker's sessions from `local`, held as `hold` says and opened again as soon as
+/// the server ends it, until `stop`.
+fn attacker_session(url: &str, local: &str, hold: Hold, stop: &std::sync::atomic::AtomicBool) {
+    use std::sync::atomic::Ordering::Relaxed;
+    while !stop.load(Relaxed) {
+        let Some((mut raw, mut session)) = try_hello(url, local) else {
+            std::thread::sleep(Duration::from_millis(200));
+            continue;
+        };
+        raw.ws.get_mut().set_read_timeout(Some(Duration::from_millis(250))).unwrap();
+        let started = Instant::now();
+        let (mut received, mut credited) = (0u64, 0u64);
+        if let Hold::Drip = hold {
+            session.start("synthetic", vec![("and_gates".into(), 1_000_000_000)], vec![false; 256]).unwrap();
+            for frame in drain(&mut session) {
+                raw.send(frame);
+            }
+        }
+        let mut last_sent = Instant::now();
+        while !stop.load(Relaxed) {
+            match raw.ws.read() {
+                Ok(tungstenite::Message::Binary(frame)) => {
+                    if matches!(Frame::decode(&frame), Ok(Frame::Error { .. })) {
+                        break;
+                    }
+                    received += garblet_core::protocol::frame::data_content(&frame).map_or(0, |d| d.len() as u64);
+                }
+                Ok(_) => {}
+                Err(tungstenite::Error::Io(e)) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+                Err(_) => break,
+            }
+            let every = match hold {
+                Hold::CreditZero => Duration::from_millis(500),
+                Hold::Drip => Duration::from_millis(250),
+            };
+            if last_sent.elapsed() < every {
+                continue;
+            }
+            last_sent = Instant::now();
+            let consumed = match hold {
+                Hold::CreditZero => 0,
+                Hold::Drip => received.min((36_000.0 * started.elapsed().as_secs_f64()) as u64).max(credited),
+            };
+            credited = consumed;
+            if raw.ws.send(tungstenite::Message::Binary(Frame::Credit { consumed }.encode().into())).is_err() {
+                break;
+            }
+        }
+    }
+}
+
+/// A session from `local`, if the server admits one: the client and its evaluator after the
+/// hellos. `None` for a refusal.
+fn try_hello(url: &str, local: &str) -> Option<(RawClient, garblet_core::protocol::EvaluatorSession)> {
+    let mut raw = RawClient::connect_from(url, local).ok()?;
+    let mut session = garblet_core::protocol::EvaluatorSession::new(Default::default(), Box::new(garblet_core::protocol::NoClock)).unwrap();
+    raw.ws.send(tungstenite::Message::Binary(session.poll_transmit().unwrap()?.into())).ok()?;
+    let reply = raw.next_binary()?;
+    session.handle(&reply).ok()?;
+    (session.poll_event() == Some(EvaluatorEvent::Ready)).then_some((raw, session))
+}
+
+/// Four attacker addresses hold eight sessions each — all 32 slots of the default limits — as
+/// `hold` says, and open another as soon as one ends. An honest client from a fifth address
+/// computes three times, a fresh session each time: each is admitted within 15 s, at the
+/// expense of an attacker's session, and is right.
+fn honest_client_gets_in_under_pressure(hold: Hold) {
+    let server = server("");
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        for attacker in 2..=5 {
+            for _ in 0..8 {
+                let (url, stop) = (server.url(), &stop);
+                scope.spawn(move || attacker_session(&url, &format!("127.0.0.{attacker}"), hold, stop));
+            }
+        }
+        // The attackers stop however the rounds end (the scope waits for them).
+        let rounds = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| honest_rounds(&server)));
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Err(panic) = rounds {
+            std::panic::resume_unwind(panic);
+        }
+    });
+    // A round may also find a slot that an attacker's session left a moment before.
+    assert!(server.metric("reclaimed_pressure") >= 1, "{}", server.metrics());
+    server.stop();
+}
+
+/// The honest client's three computations, each on a fresh session from 127.0.0.6 once the
+/// attackers fill the server.
+fn honest_rounds(server: &Server) {
+    for round in 0..3 {
+        // The server is full again (the attackers retake the slot the last round used).
+        let full = Instant::now();
+        while server.metric("sessions_active") < 32 {
+            assert!(full.elapsed() < Duration::from_secs(60), "the attackers did not fill the server: {}", server.metrics());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let asked = Instant::now();
+        let (mut raw, mut session) = loop {
+            if let Some(admitted) = try_hello(&server.url(), HONEST) {
+                break admitted;
+            }
+            assert!(asked.elapsed() < Duration::from_secs(15), "round {round}: the honest client was not admitted within 15 s: {}", server.metrics());
+            std::thread::sleep(Duration::from_millis(500));
+        };
+        assert!(asked.elapsed() < Duration::from_secs(15), "round {round}: admitted after {:?}", asked.elapsed());
+        let result = raw.compute(&mut session, "aes128", vec![], common::fips_block()).unwrap();
+        assert_eq!(garblet_circuits::value::to_hex(&result.outputs[0].bits), common::FIPS_CIPHERTEXT, "round {round}");
+    }
+}
+
+#[test]
+fn credit_for_nothing_from_four_addresses_does_not_lock_a_fifth_out() {
+    honest_client_gets_in_under_pressure(Hold::CreditZero);
+}
+
+#[test]
+fn credit_dripped_at_the_minimum_rate_from_four_addresses_does_not_lock_a_fifth_out() {
+    honest_client_gets_in_under_pressure(Hold::Drip);
 }

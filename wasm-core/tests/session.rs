@@ -227,6 +227,58 @@ fn the_garbler_never_runs_more_than_the_window_ahead() {
     assert!(matches!(pair.evaluator.poll_event(), Some(EvaluatorEvent::Finished(_))));
 }
 
+#[test]
+fn credit_for_a_finished_computations_tail_is_progress_once() {
+    // A slow reader: the garbler has produced the whole stream and sent Done while up to a
+    // window of it waits for the evaluator, which credits it as it reads.
+    let mut pair = Pair::new(1 << 20);
+    let e_bits = TestRng::new(7).bits(128);
+    pair.evaluator.start("synthetic", vec![("and_gates".into(), 200_000)], e_bits.clone()).unwrap();
+    let mut queued = std::collections::VecDeque::new();
+    loop {
+        for f in drain(&mut pair.evaluator).unwrap() {
+            pair.garbler.handle(&f).unwrap();
+        }
+        while let Some(f) = pair.garbler.poll_transmit().unwrap() {
+            queued.push_back(f);
+        }
+        if queued.iter().any(|f| matches!(Frame::decode(f), Ok(Frame::Done(_)))) {
+            break;
+        }
+        pair.evaluator.handle(&queued.pop_front().expect("the garbler waits for credit only with data out")).unwrap();
+    }
+    let tail: usize = queued.iter().filter_map(|f| garblet_core::protocol::frame::data_content(f)).map(<[u8]>::len).sum();
+    assert!(tail >= 1 << 19, "a long tail, credited in several steps: {tail} bytes");
+    // Each credit for the tail moves the session on by what it acknowledges, until the end.
+    let done = pair.garbler.progress();
+    let mut credits = Vec::new();
+    while let Some(f) = queued.pop_front() {
+        pair.evaluator.handle(&f).unwrap();
+        for f in drain(&mut pair.evaluator).unwrap() {
+            let before = pair.garbler.progress();
+            pair.garbler.handle(&f).unwrap();
+            if let Ok(Frame::Credit { consumed }) = Frame::decode(&f) {
+                assert!(pair.garbler.progress() > before, "credit for {consumed} bytes of the tail");
+                credits.push(f);
+            }
+        }
+    }
+    assert!(credits.len() >= 2, "{} credits", credits.len());
+    assert!(pair.garbler.progress() - done >= tail as u64);
+    let Some(EvaluatorEvent::Finished(result)) = pair.evaluator.poll_event() else { panic!("no result") };
+    let program = registry::find("synthetic").unwrap();
+    let params = program.resolve([("and_gates", 200_000), ("width", 256)]).unwrap();
+    let mut plain = Plaintext::new(vec![true; 128], e_bits);
+    Runner::new(program.instantiate(&params).unwrap()).run(&mut plain).unwrap();
+    assert_eq!(result.outputs[0].bits, plain.outputs());
+    // The same credit again moves nothing: it cannot keep a session alive.
+    let after = pair.garbler.progress();
+    for f in &credits {
+        pair.garbler.handle(f).unwrap();
+    }
+    assert_eq!(pair.garbler.progress(), after);
+}
+
 /// The evaluator's clock, moved by the test: a network with a round trip of [`RTT_MS`].
 struct TestClock(Rc<Cell<f64>>);
 

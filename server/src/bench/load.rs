@@ -13,7 +13,9 @@
 //! fraction of them walk away mid-computation (half cancel, half drop the connection, after a
 //! random number of the server's messages), and the server's resident memory is sampled every
 //! few seconds: start, peak, end, and per minute, with whether minutes 2 onwards stay within
-//! ±10% of minute 2.
+//! ±10% of minute 2. With `--settle SECS`, the server's memory SECS after the warm-up (before
+//! the first level) and SECS after the last level: whether what a burst of sessions took goes
+//! back.
 
 use super::loopback::ServerProcess;
 use super::report::{rate, Report};
@@ -21,6 +23,7 @@ use super::{CpuWatch, Rng, RssSampler};
 use crate::client::{Client, ConnectOptions, Leave};
 use garblet_circuits::registry::{self, Params, ProgramSpec};
 use garblet_circuits::{InputField, Party, Plaintext, Runner};
+use garblet_core::protocol::frame::DEFAULT_WINDOW;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -40,6 +43,9 @@ pub struct Options {
     pub duration: Option<Duration>,
     /// The share of sessions that walk away mid-computation.
     pub leave: f64,
+    /// How long the server is left without sessions after the last level before its memory is
+    /// read again.
+    pub settle: Option<Duration>,
 }
 
 /// A service of the benchmark's server.
@@ -114,6 +120,12 @@ pub fn run(options: &Options, json: bool) -> Result<(), String> {
     }
 
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // With --settle, the memory before is read as the memory after will be: once what the
+    // warm-up freed has had as long to go back.
+    if let Some(settle) = options.settle {
+        std::thread::sleep(settle);
+    }
+    let rss_before = super::rss_mb(server.pid);
     let mut runs = Vec::new();
     let mut by_concurrency = BTreeMap::new();
     for &c in &options.concurrency {
@@ -137,10 +149,21 @@ pub fn run(options: &Options, json: bool) -> Result<(), String> {
     if let (Some(Some(one)), Some(Some(at_half))) = (by_concurrency.get(&1), by_concurrency.get(&half)) {
         report.set("cpu_ns_per_and_ratio_half_cores_vs_1", at_half / one);
     }
+    let mut settled = String::new();
+    if let Some(settle) = options.settle {
+        // What the levels' peak left behind once their sessions are over.
+        std::thread::sleep(settle);
+        let rss_settled = super::rss_mb(server.pid);
+        report.set("server_rss_before_mb", rss_before).set("settle_s", settle.as_secs_f64()).set("server_rss_settled_mb", rss_settled);
+        if let (Some(before), Some(after)) = (rss_before, rss_settled) {
+            report.set("server_rss_settled_ratio", after / before);
+            settled = format!("server RSS {before:.1} MB before, {after:.1} MB {} s after the last level\n", settle.as_secs());
+        }
+    }
     if json {
         report.print(true);
     } else {
-        print!("{}", table(&runs));
+        print!("{}{settled}", table(&runs));
     }
     Ok(())
 }
@@ -332,13 +355,16 @@ fn services(options: &Options, rng: &mut Rng) -> Result<Vec<Served>, String> {
 /// concurrency asked for.
 fn config(served: &[Served], concurrency: usize) -> String {
     // Every session comes from this one address, as fast as the server takes them: the
-    // per-address limits meant for the open internet would measure themselves.
+    // per-address limits meant for the open internet would measure themselves. Each session
+    // gets the window it asks for: the default pool holds 32.
     let sessions = concurrency.max(4);
     let mut text = format!(
         "[server]\nlisten = \"127.0.0.1:0\"\n\n[limits]\nmax_sessions = {sessions}\nmax_sessions_per_address = {sessions}\nmax_connections_per_address = {}\n\
-         handshakes_per_address_per_sec = 100000.0\nhandshake_burst_per_address = 100000\nand_gates_per_address_per_hour = {}\nidle_timeout_secs = 300\n",
+         handshakes_per_address_per_sec = 100000.0\nhandshake_burst_per_address = 100000\nand_gates_per_address_per_hour = {}\nidle_timeout_secs = 300\n\
+         max_window_memory_bytes = {}\n",
         2 * sessions,
-        i64::MAX
+        i64::MAX,
+        sessions as u64 * u64::from(DEFAULT_WINDOW)
     );
     for s in served {
         let fixed: Vec<String> = s.fixed.iter().map(|(k, v)| format!("{k} = {v}")).collect();

@@ -134,17 +134,21 @@ pub struct Limits {
     pub idle_timeout_secs: f64,
     /// On Ctrl-C, how long running computations may take to finish before they are aborted.
     pub shutdown_grace_secs: f64,
-    /// How long a write to the client may wait without the client taking a single byte: a
-    /// client that stops reading loses its slot after this (a slow reader keeps it only while
-    /// it keeps up with `min_credit_bytes_per_sec`).
+    /// How long a write to the client may wait without the client's TCP stack acknowledging a
+    /// single byte: a client that stops reading loses its slot after this (a slow reader keeps
+    /// it only while it keeps up with `min_credit_bytes_per_sec`).
     pub write_timeout_secs: f64,
     /// The slowest rate at which a client must earn credit — acknowledge garbled data it
     /// evaluated — while the server waits for it (the window is full, or the client's socket
     /// takes nothing). Set well below what the slowest supported device and network achieve.
     pub min_credit_bytes_per_sec: u64,
     /// How long a client may fall behind `min_credit_bytes_per_sec` before its session is
-    /// reclaimed: the stall it may take at any point (a pause, a slow start).
+    /// reclaimed: the stall it may take at any point (a pause, a slow start), on top of the time
+    /// the rate allows for the quarter of its window it evaluates before each credit.
     pub progress_grace_secs: f64,
+    /// When every slot is taken: how long a session may run no computation before a client
+    /// from an address without a session takes its slot (`server/src/serve/slots.rs`).
+    pub pressure_idle_secs: f64,
     /// All connections (HTTP and WebSocket) from one client address at once.
     pub max_connections_per_address: u32,
     /// Sessions from one client address at once.
@@ -178,6 +182,7 @@ impl Default for Limits {
             write_timeout_secs: 15.0,
             min_credit_bytes_per_sec: 32 << 10,
             progress_grace_secs: 20.0,
+            pressure_idle_secs: 10.0,
             max_connections_per_address: 32,
             max_sessions_per_address: 8,
             handshakes_per_address_per_sec: 10.0,
@@ -204,6 +209,9 @@ impl Limits {
     }
     pub fn progress_grace(&self) -> Duration {
         Duration::from_secs_f64(self.progress_grace_secs)
+    }
+    pub fn pressure_idle(&self) -> Duration {
+        Duration::from_secs_f64(self.pressure_idle_secs)
     }
 
     fn check(&self) -> Result<(), String> {
@@ -244,6 +252,7 @@ impl Limits {
             ("shutdown_grace_secs", self.shutdown_grace_secs),
             ("write_timeout_secs", self.write_timeout_secs),
             ("progress_grace_secs", self.progress_grace_secs),
+            ("pressure_idle_secs", self.pressure_idle_secs),
         ] {
             // Duration::from_secs_f64 panics outside this range: check before anyone calls it.
             if !(secs.is_finite() && secs > 0.0 && secs < 1e9) {
@@ -470,6 +479,8 @@ mod tests {
         assert!(err("[server]\nlisten = 'nowhere'\n[[service]]\nname='x'\ncircuit={builtin='synthetic'}").contains("nowhere"));
         assert!(err("[limits]\nmax_frame_bytes = 1000\n[[service]]\nname='x'\ncircuit={builtin='synthetic'}").contains("max_frame_bytes"));
         assert!(err("[limits]\nidle_timeout_secs = -1\n[[service]]\nname='x'\ncircuit={builtin='synthetic'}").contains("idle_timeout_secs"));
+        assert!(err("[limits]\npressure_idle_secs = 0\n[[service]]\nname='x'\ncircuit={builtin='synthetic'}").contains("limits.pressure_idle_secs must be a positive number of seconds"));
+        assert!(err("[limits]\npressure_idle_secs = 'soon'\n[[service]]\nname='x'\ncircuit={builtin='synthetic'}").contains("pressure_idle_secs"));
         assert!(err("[server]\nlisten_on = '127.0.0.1:1'").contains("listen_on"), "unknown keys are errors");
         assert!(err("[server]\ngarbling = 'quarter-gates'\n[[service]]\nname='x'\ncircuit={builtin='synthetic'}").contains("server.garbling"));
         assert!(err("[server]\not_k = [3]\n[[service]]\nname='x'\ncircuit={builtin='synthetic'}").contains("server.ot_k: 3 is not one of"));

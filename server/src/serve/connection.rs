@@ -16,7 +16,9 @@ use super::proxy::Peer;
 use super::raw;
 use super::server::{Phase, Server};
 use super::session::{self, retry_after_ms, Inbound, SessionChannels, SessionPlaces, SessionSettings};
-use super::socket::{close, write_frames, write_messages, ClientMessage, CloseStatus, Outbox, ReadError, WebSocket, WsReader, LINGER};
+use super::slots::Activity;
+use super::socket::{close, write_frames, write_messages, AckProbe, ClientMessage, CloseStatus, Outbox, ReadError, Stall, WebSocket, Written, WsReader, LINGER};
+use super::addresses::Addresses;
 use crate::ws::{Opcode, WsError};
 use garblet_core::protocol::frame::DEFAULT_WINDOW;
 use garblet_core::protocol::{ErrorCode, Frame, Services};
@@ -51,17 +53,18 @@ struct Timeouts {
 pub async fn accept(tcp: TcpStream, peer: SocketAddr, admitted: Option<Result<ConnectionGuard, Busy>>, tls: Option<TlsAcceptor>, server: Arc<Server>) {
     // The handshake timeout runs from the TCP accept to the client's hello.
     let deadline = Instant::now() + if matches!(admitted, Some(Err(_))) { LINGER } else { server.limits.handshake_timeout() };
+    let acks = AckProbe::of(&tcp);
     match tls {
-        None => serve(tcp, peer, admitted, deadline, server).await,
+        None => serve(tcp, acks, peer, admitted, deadline, server).await,
         Some(acceptor) => match tokio::time::timeout_at(deadline.into(), acceptor.accept(tcp)).await {
-            Ok(Ok(stream)) => serve(stream, peer, admitted, deadline, server).await,
+            Ok(Ok(stream)) => serve(stream, acks, peer, admitted, deadline, server).await,
             Ok(Err(e)) => debug!(%peer, error = %e, "TLS handshake failed"),
             Err(_) => debug!(%peer, "TLS handshake timed out"),
         },
     }
 }
 
-async fn serve<S>(mut stream: S, tcp_peer: SocketAddr, admitted: Option<Result<ConnectionGuard, Busy>>, deadline: Instant, server: Arc<Server>)
+async fn serve<S>(mut stream: S, acks: Option<AckProbe>, tcp_peer: SocketAddr, admitted: Option<Result<ConnectionGuard, Busy>>, deadline: Instant, server: Arc<Server>)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -92,7 +95,7 @@ where
             if upgrade {
                 if let Ok(accept) = http::websocket_accept(&head) {
                     if stream.write_all(&http::switching_protocols(&accept)).await.is_ok() {
-                        let ws = WebSocket::new(stream, &rest, server.limits.max_frame_bytes as usize);
+                        let ws = WebSocket::new(stream, acks, &rest, server.limits.max_frame_bytes as usize);
                         return refuse(ws, ErrorCode::Busy, &busy.message, Some(busy.retry_after)).await;
                     }
                     return;
@@ -118,7 +121,7 @@ where
             if stream.write_all(&http::switching_protocols(&accept)).await.is_err() {
                 return;
             }
-            let ws = WebSocket::new(stream, &rest, server.limits.max_frame_bytes as usize);
+            let ws = WebSocket::new(stream, acks, &rest, server.limits.max_frame_bytes as usize);
             match route {
                 Route::RawThroughput { bytes, frame } => raw::serve(ws, bytes, frame, &server).await,
                 _ => session(ws, peer, deadline, &server).await,
@@ -148,7 +151,8 @@ where
             return refuse(ws, ErrorCode::Busy, &busy.message, Some(busy.retry_after)).await;
         }
     };
-    let Ok(permit) = server.sessions.clone().try_acquire_owned() else {
+    // A free slot, or, when none is, one reclaimed from a session with a weaker claim.
+    let Some(slot) = server.slots.admit(Addresses::key(peer.client)).await else {
         server.metrics.session_refused();
         info!(%peer, outcome = "refused", "session refused: the server is full");
         let message = format!("the server is running its maximum of {} sessions; try again later", server.limits.max_sessions);
@@ -180,11 +184,12 @@ where
         prepared_ot: server.prepared_ots.try_recv().ok(),
     };
     span.in_scope(|| info!(window = window.bytes, "session started"));
-    match session::spawn(id, settings, server.services.clone(), server.metrics.clone(), SessionPlaces { permit, address, window }, span.clone()) {
+    let activity = slot.activity.clone();
+    match session::spawn(id, settings, server.services.clone(), server.metrics.clone(), SessionPlaces { slot, address, window }, span.clone()) {
         Ok(channels) => {
             let finished = channels.finished.clone();
             let timeouts = Timeouts { idle: server.limits.idle_timeout(), write: server.limits.write_timeout() };
-            pump(ws, channels, server.shutdown.clone(), &server.metrics, timeouts, server.limits.max_frame_bytes as usize).instrument(span).await;
+            pump(ws, channels, &activity, server.shutdown.clone(), &server.metrics, timeouts, server.limits.max_frame_bytes as usize).instrument(span).await;
             // The session stays active in /metrics until its thread has counted how it ended
             // (completed, failed, cancelled), so that a reader who sees no active session sees
             // every outcome. The thread stops soon after the pump drops its channels.
@@ -197,41 +202,56 @@ where
     }
 }
 
-/// Moves frames between the WebSocket and the session thread until the session ends.
-async fn pump<S>(ws: WebSocket<S>, channels: SessionChannels, shutdown: watch::Receiver<Phase>, metrics: &Metrics, timeouts: Timeouts, max_frame: usize)
+/// What a client whose session's slot went to another client hears.
+const RECLAIMED: &str = "every session slot of this server was taken, and a new client had the better claim to this session's: its address runs more sessions than the newcomer's, or it ran no computation for a while; try again later";
+
+/// Moves frames between the WebSocket and the session thread until the session ends, or until
+/// its slot is reclaimed for another client (`activity`'s stop signal).
+async fn pump<S>(ws: WebSocket<S>, channels: SessionChannels, activity: &Activity, shutdown: watch::Receiver<Phase>, metrics: &Metrics, timeouts: Timeouts, max_frame: usize)
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    let WebSocket { mut reader, mut writer } = ws;
+    let WebSocket { mut reader, mut writer, acks } = ws;
     // Pongs for the client's pings, from the reader to the writer.
     let (pongs_tx, pongs) = flume::bounded::<Vec<u8>>(4);
-    let (client_reads, status) = {
+    let stall = Stall { limit: timeouts.write, acks: acks.as_ref() };
+    let (written, status) = {
         let reading = read_frames(&mut reader, &channels.inbox, &pongs_tx, shutdown, metrics, max_frame);
-        let writing = write_frames(&mut writer, Outbox { frames: &channels.outbox, spent: None }, Some(&pongs), timeouts.write, metrics);
+        let writing = write_frames(&mut writer, Outbox { frames: &channels.outbox, spent: None }, Some(&pongs), stall, Some(&activity.stop), metrics);
         tokio::pin!(reading, writing);
         tokio::select! {
-            // The session ended and everything it said is sent (or the client stopped reading).
-            all_sent = &mut writing => {
+            // The session ended and everything it said is sent (or the client stopped reading,
+            // or the slot was reclaimed).
+            written = &mut writing => {
                 let mut status = CloseStatus::normal();
-                if !all_sent {
+                if written == Written::Failed {
                     // The client may have spoken before it went: a cancel's Error frame comes
                     // right before its close. Let the reader hand over what already arrived.
                     if let Ok(Some(violation)) = timeout(LINGER, &mut reading).await {
                         status = violation;
                     }
                 }
-                (all_sent, status)
+                (written, status)
             }
             // The client left or broke the rules: the session thread knows; let it send its
             // last frames (an Error frame, say), but not for ever.
-            violation = &mut reading => (timeout(timeouts.idle, &mut writing).await.unwrap_or(false), violation.unwrap_or_else(CloseStatus::normal)),
+            violation = &mut reading => (timeout(timeouts.idle, &mut writing).await.unwrap_or(Written::Failed), violation.unwrap_or_else(CloseStatus::normal)),
         }
     };
-    // Dropping our ends tells a session thread that is still running to stop.
+    // Dropping our ends tells a session thread that is still running to stop (a reclaimed one
+    // at once, wherever it waits: its slot goes to the client that reclaimed it).
     drop(channels);
-    // A client that reads may still be evaluating the last window of data: give it the idle
-    // timeout to finish and close; one that stopped reading gets no more time.
-    close(WebSocket { reader, writer }, if client_reads { timeouts.idle } else { LINGER }, &status).await;
+    let ws = WebSocket { reader, writer, acks };
+    match written {
+        // A client that reads may still be evaluating the last window of data: give it the
+        // idle timeout to finish and close; one that stopped reading gets no more time.
+        Written::All => close(ws, timeouts.idle, &status).await,
+        Written::Failed => close(ws, LINGER, &status).await,
+        Written::Stopped { mid_message: false } => refuse(ws, ErrorCode::Busy, RECLAIMED, Some(RETRY_WHEN_FULL)).await,
+        // Part of a message is out: nothing more can be said on this connection; dropping it
+        // closes it.
+        Written::Stopped { mid_message: true } => {}
+    }
 }
 
 /// Client frames to the session thread; also forwards the shutdown phases, and the client's
@@ -298,6 +318,6 @@ async fn read_frames<S: AsyncRead>(reader: &mut WsReader<S>, inbox: &flume::Send
 /// Refuses a session with an `Error` frame; `retry_after` for a refusal that passes.
 async fn refuse<S: AsyncRead + AsyncWrite + Unpin>(mut ws: WebSocket<S>, code: ErrorCode, message: &str, retry_after: Option<Duration>) {
     let frame = Frame::Error { code: code as u16, message: message.into(), retry_after_ms: retry_after.map(retry_after_ms) }.encode();
-    let _ = timeout(LINGER, write_messages(&mut ws.writer, Opcode::Binary, &[frame], LINGER)).await;
+    let _ = timeout(LINGER, write_messages(&mut ws.writer, Opcode::Binary, &[frame], Stall::per_call(LINGER))).await;
     close(ws, LINGER, &CloseStatus::normal()).await;
 }

@@ -93,17 +93,21 @@ impl Refusal {
 pub enum Reclaim {
     /// No hello within `handshake_timeout_secs` (upgraded, then silent).
     Silent,
-    /// The socket took no byte for `write_timeout_secs` (the client does not read).
+    /// The client's TCP stack acknowledged no byte for `write_timeout_secs` (it does not read).
     NotReading,
     /// Credit came back slower than `min_credit_bytes_per_sec` for longer than
     /// `progress_grace_secs` (a slow reader, or a client that does not evaluate).
     NoProgress,
     /// No frame that moved the session on for `idle_timeout_secs`.
     Idle,
+    /// Every slot was taken and a new client's address had the better claim to this one
+    /// (`server/src/serve/slots.rs`: its address ran more than its share, or it sat idle for
+    /// `pressure_idle_secs`).
+    Pressure,
 }
 
 impl Reclaim {
-    pub const ALL: [Reclaim; 4] = [Reclaim::Silent, Reclaim::NotReading, Reclaim::NoProgress, Reclaim::Idle];
+    pub const ALL: [Reclaim; 5] = [Reclaim::Silent, Reclaim::NotReading, Reclaim::NoProgress, Reclaim::Idle, Reclaim::Pressure];
 
     pub fn metric(self) -> &'static str {
         match self {
@@ -111,6 +115,7 @@ impl Reclaim {
             Reclaim::NotReading => "reclaimed_not_reading",
             Reclaim::NoProgress => "reclaimed_no_progress",
             Reclaim::Idle => "reclaimed_idle",
+            Reclaim::Pressure => "reclaimed_pressure",
         }
     }
 
@@ -274,7 +279,7 @@ impl Metrics {
         refusals.extend(Refusal::ALL.map(|why| (Some(("cause", why.cause())), load(&self.refusals[why as usize]))));
         family("garblet_refusals_total", "counter", "Connections, sessions and computations refused with Busy, by the limit that refused them.", &refusals);
         let reclaimed = Reclaim::ALL.map(|why| (Some(("cause", why.cause())), load(&self.reclaimed[why as usize])));
-        family("garblet_sessions_reclaimed_total", "counter", "Sessions the server ended because the client held its slot without moving the session on, by cause.", &reclaimed);
+        family("garblet_sessions_reclaimed_total", "counter", "Sessions the server ended because the client held its slot without moving the session on, or, when every slot was taken, because another client had the better claim to it, by cause.", &reclaimed);
         out
     }
 }

@@ -4,7 +4,8 @@
 //! service table ([`services`]) and what every connection shares ([`server`]); the accept loop
 //! (here) hands each connection to [`connection`], which answers plain HTTP ([`http`]: health,
 //! metrics, the catalog) or pumps a WebSocket ([`socket`]) for a session whose garbler runs on
-//! its own thread ([`session`]); [`metrics`] counts it all.
+//! its own thread ([`session`]), in one of the server's slots ([`slots`]); [`metrics`] counts it
+//! all.
 
 mod addresses;
 pub mod bundled;
@@ -18,6 +19,7 @@ mod raw;
 mod server;
 pub mod services;
 mod session;
+mod slots;
 mod socket;
 mod tls;
 pub mod values;
@@ -36,7 +38,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use thiserror::Error;
 use tokio::net::TcpListener;
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::watch;
 use tracing::{info, warn};
 use tracing_subscriber::EnvFilter;
 
@@ -89,7 +91,6 @@ pub fn run(config_path: Option<&Path>) -> Result<(), ServeError> {
 /// [`run`] with `options`.
 pub fn run_with(config_path: Option<&Path>, options: ServeOptions) -> Result<(), ServeError> {
     init_logging()?;
-    keep_freed_memory();
     let config = match config_path {
         Some(path) => Config::load(path)?,
         None => {
@@ -200,7 +201,7 @@ async fn listen(config: &Config, services: ServiceTable, options: ServeOptions) 
     let request_and_gates = config.services.iter().map(|s| (s.name.clone(), s.max_and_gates.unwrap_or(config.limits.max_and_gates_per_request))).collect();
     let server = Arc::new(Server {
         services: Arc::new(services),
-        sessions: Arc::new(Semaphore::new(config.limits.max_sessions)),
+        slots: slots::Slots::new(config.limits.max_sessions, config.limits.pressure_idle(), metrics.clone()),
         addresses: addresses::Addresses::new(config.limits.clone(), metrics.clone()),
         windows: windows::WindowPool::new(config.limits.max_window_memory_bytes, metrics.clone()),
         request_and_gates: Arc::new(request_and_gates),
@@ -267,23 +268,6 @@ impl Listening {
         Ok(())
     }
 }
-
-/// Sessions allocate and free frames all the time, on different threads (the session thread
-/// allocates, the I/O thread frees after writing). glibc's default trims freed memory back to
-/// the OS at 128 KiB, so each new frame faults its pages in afresh: a tenth of the session
-/// thread's time. Keeping up to a few windows' worth of freed memory per arena avoids that
-/// while memory stays bounded.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn keep_freed_memory() {
-    // SAFETY: mallopt only sets allocator parameters; called before any other thread exists.
-    unsafe {
-        libc::mallopt(libc::M_TRIM_THRESHOLD, 16 << 20);
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 4 << 20);
-    }
-}
-
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn keep_freed_memory() {}
 
 /// Waits up to `limit` for every session to end; whether they did.
 async fn sessions_end(metrics: &Metrics, limit: Duration) -> bool {

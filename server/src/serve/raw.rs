@@ -7,7 +7,7 @@
 //! transport's alone.
 
 use super::server::Server;
-use super::socket::{close, write_frames, CloseStatus, Outbox, WebSocket, LINGER};
+use super::socket::{close, write_frames, CloseStatus, Outbox, Stall, WebSocket, LINGER};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tracing::{info, warn};
 
@@ -18,7 +18,7 @@ where
     S: AsyncRead + AsyncWrite + Unpin,
 {
     // It occupies a session's place: the benchmark endpoint must not bypass max_sessions.
-    let Ok(permit) = server.sessions.clone().try_acquire_owned() else {
+    let Some(permit) = server.slots.try_acquire() else {
         return close(ws, LINGER, &CloseStatus::normal()).await;
     };
     let (tx, rx) = flume::bounded::<Vec<u8>>(OUTBOX_FRAMES);
@@ -42,7 +42,8 @@ where
         return close(ws, LINGER, &CloseStatus::normal()).await;
     }
     info!(bytes, frame, "raw throughput transfer");
-    write_frames(&mut ws.writer, Outbox { frames: &rx, spent: Some(&spent_tx) }, None, server.limits.write_timeout(), &server.metrics).await;
+    let stall = Stall { limit: server.limits.write_timeout(), acks: ws.acks.as_ref() };
+    write_frames(&mut ws.writer, Outbox { frames: &rx, spent: Some(&spent_tx) }, None, stall, None, &server.metrics).await;
     drop(rx);
     close(ws, LINGER, &CloseStatus::normal()).await;
 }

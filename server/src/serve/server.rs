@@ -6,13 +6,14 @@ use super::config::Limits;
 use super::metrics::Metrics;
 use super::origin::OriginPolicy;
 use super::proxy::TrustedProxies;
+use super::slots::Slots;
 use super::windows::WindowPool;
 use crate::service_table::ServiceTable;
 use garblet_core::protocol::{GarblerConfig, GarblerSession, PreparedOt};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::watch;
 
 /// Called on each new session's garbler, on its session thread, before the session handles
 /// anything: a program that embeds the server may set a session up its own way. `garblet serve`
@@ -45,8 +46,8 @@ pub struct Server {
     /// Called on each new session's garbler ([`SessionHook`]); none in `garblet serve`.
     pub session_hook: Option<SessionHook>,
     pub metrics: Arc<Metrics>,
-    /// One permit per running session (`max_sessions`).
-    pub sessions: Arc<Semaphore>,
+    /// The session slots (`max_sessions`), and who gives one up under pressure.
+    pub slots: Arc<Slots>,
     /// What each client address holds and has used.
     pub addresses: Arc<Addresses>,
     /// The sessions' credit windows together (`max_window_memory_bytes`).

@@ -15,6 +15,7 @@
 
 use super::addresses::SessionGuard;
 use super::metrics::{Metrics, Reclaim, Refusal};
+use super::slots::{Activity, Slot};
 use super::windows::WindowGrant;
 use crate::clock::ThreadClock;
 use crate::service_table::ServiceTable;
@@ -24,7 +25,6 @@ use garblet_core::protocol::{ErrorCode, Frame, GarblerConfig, GarblerEvent, Garb
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::OwnedSemaphorePermit;
 use tracing::{debug, info, warn, Span};
 
 /// What the WebSocket task tells the session thread.
@@ -40,6 +40,10 @@ pub enum Inbound {
     /// The server is shutting down now.
     Abort,
 }
+
+/// The client credits each time it has evaluated its window divided by this (a quarter), and at
+/// the stream's end: the protocol's evaluator (`EvaluatorSession`) does.
+const CREDIT_EVERY: f64 = 4.0;
 
 /// Frames queued towards the WebSocket task: a little pipelining, no more (the credit window
 /// is what bounds the data in flight).
@@ -67,11 +71,11 @@ pub struct SessionSettings {
     pub prepared_ot: Option<PreparedOt>,
 }
 
-/// What a session holds of the server's shared limits until it ends: its place among
+/// What a session holds of the server's shared limits until it ends: its slot among
 /// `max_sessions` and its address's sessions (which it also charges its AND gates to), and its
 /// credit window.
 pub struct SessionPlaces {
-    pub permit: OwnedSemaphorePermit,
+    pub slot: Slot,
     pub address: SessionGuard,
     pub window: WindowGrant,
 }
@@ -93,12 +97,13 @@ pub fn spawn(id: u64, settings: SessionSettings, services: Arc<ServiceTable>, me
     let (finished_tx, finished_rx) = flume::bounded::<()>(1);
     std::thread::Builder::new().name(format!("session-{id}")).spawn(move || {
         let mut settings = settings;
-        // Locals drop in reverse order: the permit (the session's place among max_sessions)
-        // is given back, and the outcome counted below, before `finished` disconnects — so a
+        // Locals drop in reverse order: the slot (the session's place among max_sessions) is
+        // given back, and the outcome counted below, before `finished` disconnects — so a
         // reader of /metrics who sees the session gone also finds its place free.
         let _finished = finished_tx;
         let _entered = span.enter();
-        let SessionPlaces { permit: _permit, address, window } = places;
+        let SessionPlaces { slot, address, window } = places;
+        let activity = slot.activity.clone();
         // The Δ and base OT made ahead for this session, or its own.
         let (garbler, garbling) = (settings.garbler.clone(), settings.garbling);
         let prepared = settings.prepared_ot.take();
@@ -110,13 +115,17 @@ pub fn spawn(id: u64, settings: SessionSettings, services: Arc<ServiceTable>, me
                 if let Some(hook) = &settings.hook {
                     hook(&mut session);
                 }
-                let grace = settings.progress_grace.as_secs_f64();
-                let pace = Pace { idle_since: Instant::now(), progress: 0, allowance: grace, request: None };
-                Driver { session, inbox: inbox_rx, outbox: outbox_tx, settings, metrics: &metrics, address, window, charged: 0, pace, hello_received: false, draining: false, failure: None, cancelled: None }.run()
+                let pace = Pace { idle_since: Instant::now(), progress: 0, allowance: 0.0, request: None };
+                let mut driver = Driver { session, inbox: inbox_rx, outbox: outbox_tx, settings, metrics: &metrics, address, window, activity: activity.clone(), charged: 0, pace, hello_received: false, draining: false, failure: None, cancelled: None };
+                driver.pace.allowance = driver.allowance_cap();
+                driver.run()
             }
             Err(e) => Outcome::Failed(format!("starting the session: {e}")),
         }))
         .unwrap_or_else(|_| Outcome::Failed("internal error (a panic; see above)".into()));
+        // Its connection let go of it for another client: that is why it ended, whatever the
+        // thread saw (the channels closing).
+        let outcome = if activity.reclaimed() { Outcome::Failed("reclaimed for another client: every slot was taken".into()) } else { outcome };
         match outcome {
             Outcome::Completed => info!(outcome = "completed", "session ended"),
             Outcome::Failed(reason) => {
@@ -137,10 +146,13 @@ pub fn spawn(id: u64, settings: SessionSettings, services: Arc<ServiceTable>, me
 /// The server cannot see the client evaluate, but it sees credit come back, and credit is only
 /// owed for data the client evaluated. While the session waits on the client mid-computation
 /// (its window is full, or the client's socket takes nothing) it spends `allowance`; every byte
-/// of credit earns `1 / min_credit_bytes_per_sec` seconds back, up to `progress_grace`. A client
-/// slower than the minimum rate runs out and its session is reclaimed; a faster one never
-/// does, whatever its pauses up to the grace. Frames that change nothing (credit for bytes
-/// already acknowledged) earn nothing and do not reset the idle timer.
+/// of credit earns `1 / min_credit_bytes_per_sec` seconds back, up to
+/// [`Driver::allowance_cap`]: `progress_grace`, plus the time the minimum rate takes for the
+/// quarter window the client evaluates before it credits ([`CREDIT_EVERY`]) — at the minimum
+/// rate, a whole quarter window passes between two credits. A client slower than the minimum
+/// rate runs out and its session is reclaimed; one at the rate or faster never does, whatever
+/// its pauses up to the grace. Frames that change nothing (credit for bytes already
+/// acknowledged) earn nothing and do not reset the idle timer.
 struct Pace {
     /// Since when no frame has moved the session on.
     idle_since: Instant,
@@ -177,6 +189,8 @@ struct Driver<'m> {
     address: SessionGuard,
     /// The server's window memory this session holds (see [`Driver::fit_window`]).
     window: WindowGrant,
+    /// What the pressure policy sees of the session ([`super::slots`]).
+    activity: Arc<Activity>,
     /// AND gates charged to the address so far.
     charged: u64,
     pace: Pace,
@@ -197,6 +211,7 @@ impl Driver<'_> {
             if self.session.is_closed() {
                 return self.ended("the session closed");
             }
+            self.activity.set_computing(!self.session.is_idle());
             // Everything is sent (the last computation's Done included): a draining session
             // ends here if it is between computations.
             if self.draining && self.session.is_idle() {
@@ -241,11 +256,13 @@ impl Driver<'_> {
     }
 
     fn too_slow(&self) -> String {
-        format!(
-            "the client returned credit at less than {} bytes/s for {:.1} s (minimum progress rate)",
-            self.settings.min_credit_bytes_per_sec,
-            self.settings.progress_grace.as_secs_f64()
-        )
+        format!("the client returned credit at less than {} bytes/s for longer than the grace allows (minimum progress rate)", self.settings.min_credit_bytes_per_sec)
+    }
+
+    /// The most waiting on the client the session keeps in hand: the grace, and the time a
+    /// quarter window — what the client evaluates before it credits — takes at the minimum rate.
+    fn allowance_cap(&self) -> f64 {
+        self.settings.progress_grace.as_secs_f64() + f64::from(self.session.window()) / CREDIT_EVERY / self.settings.min_credit_bytes_per_sec
     }
 
     /// Sends everything the session has to say — garbling happens in `poll_transmit`, a frame
@@ -264,13 +281,16 @@ impl Driver<'_> {
                 }
             };
             // A full outbox means the client's socket takes nothing: waiting for it spends the
-            // progress allowance like waiting for credit.
+            // progress allowance like waiting for credit, while a computation runs. Once the
+            // garbler is done, the rest of its stream — up to a window — only waits for the
+            // client to read it, which the writer watches (a client that takes nothing for the
+            // write timeout is dropped): here each frame may wait the idle timeout.
             let started = Instant::now();
-            let limit = self.settings.idle_timeout.min(Duration::from_secs_f64(self.pace.allowance.max(0.0)));
+            let computing = !self.session.is_idle();
+            let limit = if computing { self.settings.idle_timeout.min(Duration::from_secs_f64(self.pace.allowance.max(0.0))) } else { self.settings.idle_timeout };
             let sent = self.outbox.send_timeout(frame, limit);
-            let waited = started.elapsed().as_secs_f64();
-            if !self.session.is_idle() {
-                self.pace.allowance -= waited;
+            if computing {
+                self.pace.allowance -= started.elapsed().as_secs_f64();
             }
             match sent {
                 Ok(()) => {}
@@ -334,17 +354,18 @@ impl Driver<'_> {
     fn progressed(&mut self, was_idle: bool, frame: &[u8]) {
         let progress = self.session.progress();
         if progress > self.pace.progress {
-            let grace = self.settings.progress_grace.as_secs_f64();
             let earned = (progress - self.pace.progress) as f64 / self.settings.min_credit_bytes_per_sec;
-            self.pace.allowance = (self.pace.allowance + earned).min(grace);
+            self.pace.allowance = (self.pace.allowance + earned).min(self.allowance_cap());
+            self.activity.progressed(progress - self.pace.progress);
             self.pace.progress = progress;
             self.pace.idle_since = Instant::now();
         }
+        self.activity.set_computing(!self.session.is_idle());
         if self.session.is_idle() {
             self.pace.request = None;
         } else if was_idle {
             // A computation starts: with a full allowance, and only within the address's budget.
-            self.pace.allowance = self.settings.progress_grace.as_secs_f64();
+            self.pace.allowance = self.allowance_cap();
             if let Err(busy) = self.address.may_compute() {
                 info!(message = %busy.message, "computation refused");
                 self.session.refuse(ErrorCode::Busy, &busy.message, Some(retry_after_ms(busy.retry_after)));

@@ -157,9 +157,10 @@ pub fn http_get(addr: &str, path: &str, origin: Option<&str>) -> (u16, String) {
     (status, body)
 }
 
-/// A WebSocket client that speaks the protocol only as far as a test wants.
-pub struct RawClient {
-    pub ws: WebSocket<TcpStream>,
+/// A WebSocket client that speaks the protocol only as far as a test wants, over a TCP stream or
+/// a wrapper of one.
+pub struct RawClient<S: Read + Write = TcpStream> {
+    pub ws: WebSocket<S>,
 }
 
 impl RawClient {
@@ -180,13 +181,20 @@ impl RawClient {
     }
 
     fn over(url: &str, tcp: TcpStream, origin: Option<&str>) -> Result<RawClient, tungstenite::Error> {
+        tcp.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        RawClient::upgrade(url, tcp, origin)
+    }
+}
+
+impl<S: Read + Write> RawClient<S> {
+    /// The WebSocket handshake over `stream` (blocking).
+    pub fn upgrade(url: &str, stream: S, origin: Option<&str>) -> Result<RawClient<S>, tungstenite::Error> {
         let mut request = url.into_client_request()?;
         if let Some(origin) = origin {
             request.headers_mut().insert("Origin", origin.parse().unwrap());
         }
-        tcp.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
         let config = tungstenite::protocol::WebSocketConfig::default().max_message_size(Some(64 << 20)).max_frame_size(Some(64 << 20));
-        match tungstenite::client::client_with_config(request, tcp, Some(config)) {
+        match tungstenite::client::client_with_config(request, stream, Some(config)) {
             Ok((ws, _)) => Ok(RawClient { ws }),
             Err(tungstenite::HandshakeError::Failure(e)) => Err(e),
             Err(tungstenite::HandshakeError::Interrupted(_)) => unreachable!("blocking socket"),
@@ -355,18 +363,24 @@ garbler_inputs = {{ garbler = {{ hex = "0x0" }} }}
 pub fn honest_client(url: String, rounds: u64, and_gates: u64) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
         let mut client = Client::connect(&url, &ConnectOptions::default()).unwrap();
-        let program = registry::find("synthetic").unwrap();
-        let params = program.resolve([("and_gates", and_gates), ("width", 512)]).unwrap();
         for round in 0..rounds {
             let result = client.compute("aes128", vec![], fips_block()).unwrap();
             assert_eq!(value::to_hex(&result.outputs[0].bits), FIPS_CIPHERTEXT, "round {round}");
             let e_bits = TestRng::new(and_gates + round).bits(256);
             let result = client.compute("synthetic", vec![("and_gates".into(), and_gates)], e_bits.clone()).unwrap();
             assert_eq!(result.evaluator.and_gates, and_gates);
-            let mut plain = Plaintext::new(vec![false; 256], e_bits);
-            Runner::new(program.instantiate(&params).unwrap()).run(&mut plain).unwrap();
-            assert_eq!(result.outputs[0].bits, plain.outputs(), "round {round}");
+            assert_eq!(result.outputs[0].bits, synthetic_plain(and_gates, e_bits), "round {round}");
         }
         client.close();
     })
+}
+
+/// The outputs of [`honest_services`]' `synthetic` of `and_gates` AND gates for the client's
+/// `e_bits`, evaluated in the clear.
+pub fn synthetic_plain(and_gates: u64, e_bits: Vec<bool>) -> Vec<bool> {
+    let program = registry::find("synthetic").unwrap();
+    let params = program.resolve([("and_gates", and_gates), ("width", 512)]).unwrap();
+    let mut plain = Plaintext::new(vec![false; 256], e_bits);
+    Runner::new(program.instantiate(&params).unwrap()).run(&mut plain).unwrap();
+    plain.outputs().to_vec()
 }

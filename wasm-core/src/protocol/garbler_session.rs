@@ -129,8 +129,11 @@ pub struct GarblerSession {
     cot_labels: Vec<Block>,
     outbox: Outbox,
     events: VecDeque<GarblerEvent>,
-    /// Stream bytes of the last computation, to check late credit against.
+    /// Stream bytes of the last computation, to check late credit against, and how many of
+    /// them the evaluator has acknowledged: a slow reader still reads up to a window of a
+    /// finished computation's stream, and its credit for that tail is progress.
     last_produced: u64,
+    last_consumed: u64,
     /// The counters before the frame being handled: a computation's traffic starts with its
     /// request.
     before_frame: Counters,
@@ -231,6 +234,7 @@ impl GarblerSession {
             outbox,
             events: VecDeque::new(),
             last_produced: 0,
+            last_consumed: 0,
             before_frame: Counters::default(),
             progress: 0,
             chosen: None,
@@ -364,9 +368,10 @@ impl GarblerSession {
     }
 
     /// How far the client has moved the session on: grows with every frame that does — by the
-    /// bytes a `Credit` acknowledges, by one for any other accepted frame — and not with a frame
-    /// that repeats what the session knows (credit for bytes already acknowledged, or late
-    /// credit between computations). A server's idle and progress timers watch it: a client
+    /// bytes a `Credit` acknowledges (of the running computation's stream, or of the last one's
+    /// tail, which a slow reader may still be reading after the garbler is done), by one for any
+    /// other accepted frame — and not with a frame that repeats what the session knows (credit
+    /// for bytes already acknowledged). A server's idle and progress timers watch it: a client
     /// cannot keep its slot with frames that change nothing.
     pub fn progress(&self) -> u64 {
         self.progress
@@ -461,18 +466,29 @@ impl GarblerSession {
                 self.state = state;
                 return Ok(());
             }
-            // Credit the evaluator sent before it saw the end of the stream may arrive late:
-            // accepted, but no progress.
-            (State::AwaitOutputs(active), Frame::Credit { .. }) => {
+            // Credit after the garbler is done, for the part of the stream the evaluator read
+            // since (up to a window), or sent before it saw the end: accepted, and progress
+            // while it acknowledges bytes of the stream not acknowledged before — a bounded
+            // amount, so it cannot keep a session alive for ever.
+            (State::AwaitOutputs(mut active), Frame::Credit { consumed }) => {
+                if consumed > active.consumed && consumed <= active.produced {
+                    self.progress += consumed - active.consumed;
+                    active.consumed = consumed;
+                }
                 self.state = State::AwaitOutputs(active);
                 return Ok(());
             }
             (State::Idle, Frame::Credit { consumed }) if consumed <= self.last_produced => {
+                if consumed > self.last_consumed {
+                    self.progress += consumed - self.last_consumed;
+                    self.last_consumed = consumed;
+                }
                 self.state = State::Idle;
                 return Ok(());
             }
             (State::AwaitOutputs(active), Frame::GarblerOutputs { labels }) => {
                 let outputs = self.engine.decode_outputs(&labels)?;
+                self.last_consumed = active.consumed;
                 let stats = active.done.unwrap_or_default();
                 self.report(active, stats, outputs);
                 State::Idle
@@ -551,6 +567,7 @@ impl GarblerSession {
     /// What follows a step of a cut-and-choose computation: its report once it is over.
     fn after_cut_and_choose(&mut self, run: Box<CncGarbler>) -> State {
         let Some(outputs) = run.finished() else { return State::CutAndChoose(run) };
+        self.last_consumed = run.consumed;
         self.cnc_and_gates += run.garbled();
         let stats = run.done.unwrap_or_default();
         self.events.push_back(GarblerEvent::Finished { service: run.service.clone(), stats, garbler_outputs: outputs.to_vec(), security: Security::CutAndChoose });
@@ -691,7 +708,7 @@ impl GarblerSession {
         if !(active.built_all && framed && active.corrected == active.evaluator_bits) {
             return State::Streaming(active);
         }
-        self.last_produced = active.produced;
+        (self.last_produced, self.last_consumed) = (active.produced, active.consumed);
         let (cpu, and_gates) = (self.clock.cpu_ms(), self.engine.and_gates() - active.start_and);
         let stats = self.send_done(active.start_counters, active.start_ms, active.start_cpu, cpu, and_gates);
         if active.learns_outputs {
