@@ -4,16 +4,18 @@
 // summary with each step's time (wall and CPU) and the load average, and exits non-zero if any
 // failed.
 //
-// After the build, two lanes run side by side, each one step at a time: the Rust lane (compile
-// and run the Rust tests, then the WebAssembly ones: mostly compiling, and tests that wait on
-// sockets and timers) and the JavaScript lane (the SDK's tests, the fresh apps, the browser
-// tests). On two cores the lanes fill each other's waits; the JavaScript lane's tests are
-// written for a loaded machine (their limits are generous, and none measures speed).
+// Two lanes run side by side, each one step at a time: the Rust lane (compile and run the Rust
+// tests, then the WebAssembly ones), which needs nothing built, and the JavaScript lane (the
+// build, then the SDK's tests, the fresh apps and the browser tests). They use different cargo
+// profiles, so neither waits for the other's lock, and the Rust lane runs at a lower priority:
+// on two cores it takes what the build's single-threaded stretches and the browser tests leave,
+// and the JavaScript lane, whose steps wait for the build and whose tests time things, is not
+// slowed by it. (Those tests' limits are generous, and none measures speed.)
 //   npm test -- --serial        one step at a time, output as it comes (to time the steps alone)
 //   npm test -- --only NAME…    just these steps (after set-up), e.g. --only 'Rust tests'
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
+import { getPriority, loadavg, setPriority } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setup } from './setup.mjs';
@@ -35,7 +37,7 @@ const TEST_PROFILE = ['--profile', 'release-tests'];
 
 /** The steps, each with its lane; a step that needs the build is skipped if the build failed. */
 const STEPS = [
-  { name: 'build', lane: 'first', run: () => (build(), true) },
+  { name: 'build', lane: 'js', run: () => (build(), true) },
   // --no-fail-fast: one failing test binary must not hide the results of the others.
   { name: 'Rust tests', lane: 'rust', run: command('cargo', ['test', ...TEST_PROFILE, '--workspace', '--no-fail-fast']) },
   // Runs under node through wasm-bindgen-test-runner (.cargo/config.toml).
@@ -45,6 +47,9 @@ const STEPS = [
   { name: 'fresh-app test', lane: 'js', needsBuild: true, run: command('npm', ['run', 'test:app']) },
   { name: 'end-to-end tests', lane: 'js', needsBuild: true, run: command('npx', ['playwright', 'test'], { cwd: join(root, 'e2e'), env: { GARBLET_E2E_PREBUILT: '1' } }) },
 ];
+
+/** How much less the Rust lane's processes get of a busy CPU than the JavaScript lane's (a nice value). */
+const RUST_LANE_NICE = 10;
 
 /**
  * CPU seconds (user and system) of the children this process has waited for, whole trees:
@@ -65,6 +70,13 @@ function childrenCpuSeconds() {
 const stepArg = process.argv.indexOf('--step');
 if (stepArg >= 0) {
   const step = STEPS.find((s) => s.name === process.argv[stepArg + 1]);
+  if (step.lane === 'rust' && !process.argv.includes('--serial')) {
+    try {
+      setPriority(Math.min(19, getPriority() + RUST_LANE_NICE)); // inherited by everything the step starts
+    } catch {
+      // not allowed here: same priority
+    }
+  }
   let ok;
   try {
     ok = step.run();
@@ -92,7 +104,8 @@ function runStep(step, prefix) {
   const loadBefore = load();
   console.log(`\n[test] ── ${step.name} ── (load average ${loadBefore})`);
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--step', step.name], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const args = [fileURLToPath(import.meta.url), '--step', step.name, ...(serial ? ['--serial'] : [])];
+    const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     let outcome = { ok: false, cpu: null };
     const pass = (stream, to) => {
       let rest = '';
@@ -139,13 +152,10 @@ async function lane(steps, prefix) {
   }
 }
 
-const first = selected.filter((s) => s.lane === 'first');
-const rest = selected.filter((s) => s.lane !== 'first');
-await lane(first, false);
 if (serial) {
-  await lane(rest, false);
+  await lane(selected, false);
 } else {
-  const lanes = [...new Set(rest.map((s) => s.lane))].map((name) => rest.filter((s) => s.lane === name));
+  const lanes = [...new Set(selected.map((s) => s.lane))].map((name) => selected.filter((s) => s.lane === name));
   await Promise.all(lanes.map((steps) => lane(steps, lanes.length > 1)));
 }
 
@@ -158,6 +168,6 @@ for (const r of results) {
 }
 const failed = results.filter((r) => !r.ok).length;
 const steps = results.length - 1; // set-up is not a step of its own
-console.log(`  total ${minutes(Date.now() - started)}${serial ? '' : ' (the Rust and JavaScript lanes side by side after the build)'}`);
+console.log(`  total ${minutes(Date.now() - started)}${serial ? '' : ' (the Rust and JavaScript lanes side by side)'}`);
 console.log(`steps: ${steps - failed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);
