@@ -38,6 +38,8 @@ const TEST_PROFILE = ['--profile', 'release-tests'];
 /** The steps, each with its lane; a step that needs the build is skipped if the build failed. */
 const STEPS = [
   { name: 'build', lane: 'js', run: () => (build(), true) },
+  // Compiling them builds the examples too: the cheating server the end-to-end tests start.
+  { name: 'Rust build', lane: 'rust', run: command('cargo', ['test', ...TEST_PROFILE, '--workspace', '--no-run']) },
   // --no-fail-fast: one failing test binary must not hide the results of the others.
   { name: 'Rust tests', lane: 'rust', run: command('cargo', ['test', ...TEST_PROFILE, '--workspace', '--no-fail-fast']) },
   // Runs under node through wasm-bindgen-test-runner (.cargo/config.toml).
@@ -45,7 +47,8 @@ const STEPS = [
   { name: 'SDK tests', lane: 'js', needsBuild: true, run: command('npm', ['run', 'test:sdk']) },
   // The packed SDK installed into new Vite, Next.js and SvelteKit apps outside the repository, computing in Chromium.
   { name: 'fresh-app test', lane: 'js', needsBuild: true, run: command('npm', ['run', 'test:app']) },
-  { name: 'end-to-end tests', lane: 'js', needsBuild: true, run: command('npx', ['playwright', 'test'], { cwd: join(root, 'e2e'), env: { GARBLET_E2E_PREBUILT: '1' } }) },
+  // After the Rust build, which made their cheating server (e2e/support/cheating-server.ts).
+  { name: 'end-to-end tests', lane: 'js', needsBuild: true, after: 'Rust build', run: command('npx', ['playwright', 'test'], { cwd: join(root, 'e2e'), env: { GARBLET_E2E_PREBUILT: '1' } }) },
 ];
 
 /** How much less the Rust lane's processes get of a busy CPU than the JavaScript lane's (a nice value). */
@@ -139,16 +142,26 @@ setup({ browser: true });
 const results = [{ name: 'set-up', ok: true, outcome: 'passed', ms: Date.now() - setupStarted, cpu: childrenCpuSeconds(), load: load() }];
 
 let built = true;
+/** Each step's outcome, once it ends: what a step of the other lane waits for (`after`). */
+const ended = new Map();
+const whenEnded = (name) => {
+  if (!ended.has(name)) {
+    let resolve;
+    ended.set(name, Object.assign(new Promise((r) => (resolve = r)), { resolve }));
+  }
+  return ended.get(name);
+};
+
 /** Runs `steps` one after the other. */
 async function lane(steps, prefix) {
   for (const step of steps) {
-    if (step.needsBuild && !built) {
-      results.push({ name: step.name, ok: false, outcome: 'skipped (the build failed)', ms: 0, cpu: 0, load: '' });
-      continue;
-    }
-    const result = await runStep(step, prefix);
+    if (step.after && selected.some((s) => s.name === step.after)) await whenEnded(step.after);
+    let result;
+    if (step.needsBuild && !built) result = { name: step.name, ok: false, outcome: 'skipped (the build failed)', ms: 0, cpu: 0, load: '' };
+    else result = await runStep(step, prefix);
     if (step.name === 'build') built = result.ok;
     results.push(result);
+    whenEnded(step.name).resolve();
   }
 }
 
