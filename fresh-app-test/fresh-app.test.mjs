@@ -1,15 +1,23 @@
 /**
- * The SDK as a web developer meets it: `npm pack` in ts-sdk/, a Vite + TypeScript app made from
- * create-vite's template (template/, its lockfile checked in) in a temporary folder outside the
- * repository, `npm ci`, `npm install ./garblet-x.y.z.tgz`, and the app computing in Chromium
- * against a real `garblet serve`:
- * - its `tsc` (strict, skipLibCheck off) accepts the package's types;
- * - under `vite dev`, with the package pre-bundled as Vite does by default, the workers and the
- *   wasm still load from the package;
- * - from `vite build`, served by `vite preview`;
- * - and under Vite 7 with the one line the README asks of older Vite (vite7/ over template/).
- * The app's results are checked against plaintext references: the edit distance from the
- * server's configured text, AES from node:crypto under the key the test gives the server.
+ * The SDK as a web developer meets it: `npm pack` in ts-sdk/, new apps in a temporary folder
+ * outside the repository — each from its framework's own starter (its lockfile checked in), with
+ * app/compute.ts copied in as the app's code — `npm ci`, `npm install ./garblet-x.y.z.tgz`, and
+ * the app computing in Chromium against a real `garblet serve`:
+ * - Vite 8 + TypeScript (create-vite's template, no configuration): its `tsc` (strict,
+ *   skipLibCheck off) accepts the package's types; `vite dev`, with the package pre-bundled as
+ *   Vite does by default; `vite build` served by `vite preview` under the SDK README's
+ *   Content-Security-Policy, with and without `integrity`;
+ * - Vite 7 with the one line the README asks of older Vite (vite7/ over template/);
+ * - Next.js (create-next-app, app router): the SDK in a client component loaded without server
+ *   rendering, under `next dev` and `next build` + `next start`, with the README's
+ *   next.config.mjs and its CSP (and `integrity` in production);
+ * - SvelteKit (`sv create`, `ssr = false` on the page): `vite dev` and `vite build` +
+ *   `vite preview`, with the README's vite.config.ts and its CSP (and `integrity` in
+ *   production).
+ * The README shows each framework's files as they are here (a test compares them). The apps'
+ * results are checked against plaintext references: the edit distance from the server's
+ * configured text, AES from node:crypto under the key the test gives the server; a CSP
+ * violation or any other console error fails the run.
  *
  * Run alone: `npm run test:app` (needs the release server: `cargo build --release -p
  * garblet-server`; packing builds the SDK). GARBLET_KEEP_APP=1 keeps the temporary folder.
@@ -25,21 +33,34 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright';
 import { parse } from 'smol-toml';
 import { CHROMIUM } from '../scripts/setup.mjs';
-import { configWith, freePort, Running, startServer } from '../scripts/stack.mjs';
+import { configWith, freePort, startServer } from '../scripts/stack.mjs';
 import { levenshtein } from '../test-support/references.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const sdk = join(dirname(here), 'ts-sdk');
 const SETUP_TIMEOUT_MS = 10 * 60_000;
+const START_TIMEOUT_MS = 120_000;
 const say = (msg) => console.log(`[fresh-app] ${msg}`);
 
 /** Runs a command to completion; its output is shown only if it fails. */
-function sh(cmd, args, cwd) {
+function sh(cmd, args, cwd, env = {}) {
   try {
-    return execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+    return execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1', ...env } });
   } catch (e) {
     throw new Error(`${cmd} ${args.join(' ')} (in ${cwd}) failed:\n${e.stdout ?? ''}${e.stderr ?? ''}`);
   }
+}
+
+/**
+ * The blocks of ts-sdk/README.md that stand for a file of these apps: a fenced block right after
+ * `<!-- fresh-app-test: PATH -->`, by PATH (relative to fresh-app-test/, or `csp` for the
+ * Content-Security-Policy of a static app).
+ */
+function readmeBlocks() {
+  const readme = readFileSync(join(sdk, 'README.md'), 'utf8');
+  const blocks = new Map();
+  for (const m of readme.matchAll(/<!-- fresh-app-test: (\S+) -->\s*\n```[a-z]*\n([\s\S]*?)```/g)) blocks.set(m[1], m[2]);
+  return blocks;
 }
 
 let work;
@@ -48,6 +69,7 @@ let server;
 let browser;
 const key = randomBytes(16).toString('hex');
 const config = configWith({ listen: '127.0.0.1:0' });
+const README = readmeBlocks();
 
 /** The app's inputs (in its URL) and what it must report. */
 const text = 'the quick brown cat';
@@ -90,11 +112,15 @@ after(async () => {
   else if (work) say(`kept ${work}`);
 });
 
-/** A new app from template/ (then `overlay`'s files over it): `npm ci`, then the tarball installed. */
-function createApp(name, overlay) {
+/**
+ * A new app from `starter` (then `overlay`'s files over it), with app/compute.ts copied to
+ * `computeAt`: `npm ci`, then the tarball installed.
+ */
+function createApp(name, { starter, overlay, computeAt }) {
   const app = join(work, name);
-  cpSync(join(here, 'template'), app, { recursive: true });
+  cpSync(join(here, starter), app, { recursive: true });
   if (overlay) cpSync(join(here, overlay), app, { recursive: true });
+  cpSync(join(here, 'app', 'compute.ts'), join(app, computeAt));
   say(`${name}: npm ci`);
   sh('npm', ['ci', '--no-audit', '--no-fund'], app);
   say(`${name}: npm install ${tarball}`);
@@ -102,65 +128,106 @@ function createApp(name, overlay) {
   return app;
 }
 
-/** `vite` (dev) or `vite preview` in `app` on a free port, until `body` is done. */
-async function withVite(app, command, body) {
-  const port = await freePort();
-  const args = [join(app, 'node_modules', 'vite', 'bin', 'vite.js'), ...(command === 'dev' ? [] : [command]), '--host', '127.0.0.1', '--port', String(port), '--strictPort'];
-  const child = spawn(process.execPath, args, { cwd: app, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
-  let log = '';
-  const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`vite ${command} did not start within 60 s:\n${log}`)), 60_000);
-    const seen = (chunk) => {
-      log += chunk;
-      const m = /Local:\s+(http:\/\/127\.0\.0\.1:\d+\/)/.exec(log.replace(/\x1b\[[0-9;]*m/g, ''));
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    };
-    child.stdout.on('data', seen);
-    child.stderr.on('data', (chunk) => (log += chunk));
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`vite ${command} exited (${code}):\n${log}`));
-    });
+/**
+ * Runs `node BIN ARGS…` in `app` (a framework's dev or production server) on `port` until
+ * `body(url)` is done; ready once it answers HTTP at all.
+ */
+async function withServer(app, bin, args, port, body, env = {}) {
+  const url = `http://127.0.0.1:${port}/`;
+  // A process group of its own: Next.js runs its server in a child process, which goes with it.
+  const child = spawn(process.execPath, [join(app, 'node_modules', ...bin.split('/')), ...args], {
+    cwd: app,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NO_COLOR: '1', NEXT_TELEMETRY_DISABLED: '1', GARBLET_SERVER: server.url, ...env },
   });
-  const vite = new Running(child, url);
+  let log = '';
+  child.stdout.on('data', (chunk) => (log = (log + chunk).slice(-8000)));
+  child.stderr.on('data', (chunk) => (log = (log + chunk).slice(-8000)));
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const signal = (name) => {
+    try {
+      process.kill(-child.pid, name);
+    } catch {
+      // already gone
+    }
+  };
   try {
+    const deadline = Date.now() + START_TIMEOUT_MS;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`exited (${child.exitCode}) before it answered`);
+      if (Date.now() > deadline) throw new Error(`did not answer within ${START_TIMEOUT_MS / 1000} s`);
+      try {
+        await fetch(url, { signal: AbortSignal.timeout(5000) });
+        break;
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    }
     return await body(url);
+  } catch (e) {
+    e.message += `\n--- ${bin} ${args.join(' ')} said ---\n${log}`;
+    throw e;
   } finally {
-    await vite.stop();
+    signal('SIGTERM');
+    const timer = setTimeout(() => signal('SIGKILL'), 5000);
+    await exited;
+    clearTimeout(timer);
   }
 }
 
-/** Opens the app, waits for its result and checks it; returns what the page loaded. */
-async function computeIn(url) {
+const vite = (app, command, body, env) => freePort().then((port) => withServer(app, 'vite/bin/vite.js', [...(command === 'dev' ? [] : [command]), '--host', '127.0.0.1', '--port', String(port), '--strictPort'], port, body, env));
+const next = (app, command, body) => freePort().then((port) => withServer(app, 'next/dist/bin/next', [command, '--hostname', '127.0.0.1', '--port', String(port)], port, body));
+
+/**
+ * Opens the app, waits for its result and checks it; returns the workers and requests the page
+ * made and the Content-Security-Policy it was served with. `integrity` turns on the SDK's pins.
+ */
+async function computeIn(url, { integrity = false } = {}) {
   const page = await browser.newPage();
   const problems = [];
   const workers = [];
   const requests = [];
   page.on('console', (m) => m.type() === 'error' && problems.push(m.text()));
   page.on('pageerror', (e) => problems.push(e.message));
-  page.on('worker', (w) => workers.push(new URL(w.url()).pathname));
-  page.on('request', (r) => requests.push(new URL(r.url()).pathname));
+  page.on('worker', (w) => workers.push(w.url().startsWith('blob:') ? 'blob:' : new URL(w.url()).pathname));
+  page.on('request', (r) => requests.push(r.url().startsWith('data:') ? 'data:' : new URL(r.url()).pathname));
   try {
     const query = new URLSearchParams({ server: server.url, text, block: block.toString('hex'), blocks: blocks.toString('hex') });
-    await page.goto(`${url}?${query}`);
-    await page.waitForFunction(() => document.querySelector('#result')?.dataset.state !== 'running', null, { timeout: 60_000 });
+    if (integrity) query.set('integrity', '');
+    const response = await page.goto(`${url}?${query}`, { timeout: START_TIMEOUT_MS });
+    await page.waitForFunction(() => document.querySelector('#result')?.dataset.state === 'done' || document.querySelector('#result')?.dataset.state === 'failed', null, { timeout: START_TIMEOUT_MS });
     const state = await page.$eval('#result', (el) => el.dataset.state);
     const result = await page.textContent('#result');
-    assert.equal(state, 'done', `the app failed: ${result}`);
+    assert.equal(state, 'done', `the app failed: ${result}; console: ${problems.join(' | ')}`);
     assert.deepEqual(JSON.parse(result), EXPECTED);
-    assert.deepEqual(problems, [], 'no errors in the console');
+    assert.deepEqual(problems, [], 'no errors in the console (a CSP violation is one)');
+    return { workers, requests, csp: response.headers()['content-security-policy'] };
   } finally {
     await page.close();
   }
-  return { workers, requests };
+}
+
+/** The CSP a Garblet app needs, as the README words it: the SDK's own sources are in it. */
+function assertGarbletCsp(csp) {
+  assert.ok(csp, 'the page was served with a Content-Security-Policy');
+  const directive = (name) => csp.split(';').map((d) => d.trim().split(/\s+/)).find(([n]) => n === name)?.slice(1) ?? [];
+  assert.ok(directive('connect-src').includes("'self'") && directive('connect-src').includes(server.url), csp);
+  assert.ok(directive('worker-src').includes("'self'") && directive('worker-src').includes('blob:'), csp);
+  assert.ok(directive('script-src').includes("'wasm-unsafe-eval'"), csp);
+}
+
+/** The README shows `files` (paths under fresh-app-test/) exactly as the apps use them. */
+function assertReadmeShows(files) {
+  for (const file of files) {
+    assert.ok(README.has(file), `ts-sdk/README.md has a block for ${file}`);
+    assert.equal(README.get(file), readFileSync(join(here, file), 'utf8'), `ts-sdk/README.md shows ${file} as it is`);
+  }
 }
 
 describe('a fresh Vite 8 + TypeScript app (create-vite template, no configuration)', () => {
   let app;
-  before(() => (app = createApp('vite8')), { timeout: SETUP_TIMEOUT_MS });
+  before(() => (app = createApp('vite8', { starter: 'template', computeAt: 'src/compute.ts' })), { timeout: SETUP_TIMEOUT_MS });
 
   test('the installed package holds its README, CHANGELOG, licence, dist/ and wasm/', () => {
     const installed = join(app, 'node_modules', 'garblet');
@@ -183,28 +250,85 @@ describe('a fresh Vite 8 + TypeScript app (create-vite template, no configuratio
   });
 
   test('vite dev: the package is pre-bundled, its workers and wasm still load, the results are right', async () => {
-    const { workers, requests } = await withVite(app, 'dev', computeIn);
+    const { workers, requests } = await vite(app, 'dev', computeIn);
     assert.ok(requests.some((p) => p.startsWith('/node_modules/.vite/deps/garblet.js')), `garblet was pre-bundled: ${requests.join(' ')}`);
     assert.ok(requests.includes('/node_modules/garblet/wasm/garblet_core_bg.wasm'), `the wasm came from the package: ${requests.join(' ')}`);
     assert.deepEqual(workers.sort(), ['ot-worker', 'socket-worker', 'worker'].map((w) => `/node_modules/garblet/dist/${w}.js`));
   });
 
-  test('vite build (after tsc) and vite preview: the results are right', async () => {
+  test("vite build (after tsc), vite preview under the README's CSP: the results are right, with and without integrity", async () => {
     sh('npm', ['run', 'build'], app);
-    const { workers, requests } = await withVite(app, 'preview', computeIn);
-    assert.ok(requests.some((p) => /^\/assets\/garblet_core_bg-[\w-]+\.wasm$/.test(p)), `the wasm is a built asset: ${requests.join(' ')}`);
-    assert.equal(workers.length, 3, `three workers: ${workers.join(' ')}`);
-    assert.ok(workers.every((w) => w.startsWith('/assets/')), workers.join(' '));
+    // The CSP as the README gives it for a static app, for this test's server; a preview
+    // server's headers come from vite.config.ts (csp/ over the app).
+    cpSync(join(here, 'csp'), app, { recursive: true });
+    const csp = README.get('csp').trim().replace('wss://garblet.example.com', server.url);
+    await vite(
+      app,
+      'preview',
+      async (url) => {
+        const plain = await computeIn(url);
+        assert.equal(plain.csp, csp);
+        assert.ok(plain.requests.some((p) => /^\/assets\/garblet_core_bg-[\w-]+\.wasm$/.test(p)), `the wasm is a built asset: ${plain.requests.join(' ')}`);
+        assert.equal(plain.workers.length, 3, `three workers: ${plain.workers.join(' ')}`);
+        assert.ok(plain.workers.every((w) => w.startsWith('/assets/')), plain.workers.join(' '));
+        const pinned = await computeIn(url, { integrity: true });
+        assert.deepEqual(pinned.workers, ['blob:', 'blob:', 'blob:'], 'with integrity the workers start from Blob URLs of the checked bytes');
+      },
+      { GARBLET_CSP: csp },
+    );
+    assertGarbletCsp(csp);
   });
 });
 
 describe("a Vite 7 app with the README's one line for older Vite (optimizeDeps.exclude)", () => {
   let app;
-  before(() => (app = createApp('vite7', 'vite7')), { timeout: SETUP_TIMEOUT_MS });
+  before(() => (app = createApp('vite7', { starter: 'template', overlay: 'vite7', computeAt: 'src/compute.ts' })), { timeout: SETUP_TIMEOUT_MS });
 
   test('vite dev: the results are right', async () => {
     assert.match(readFileSync(join(app, 'node_modules', 'vite', 'package.json'), 'utf8'), /"version": "7\./);
-    const { workers } = await withVite(app, 'dev', computeIn);
+    const { workers } = await vite(app, 'dev', computeIn);
     assert.equal(workers.length, 3, workers.join(' '));
+  });
+});
+
+describe('a Next.js app (create-next-app, app router): the SDK in a client component loaded without server rendering', () => {
+  let app;
+  before(() => (app = createApp('nextjs', { starter: 'nextjs', computeAt: 'app/compute.ts' })), { timeout: SETUP_TIMEOUT_MS });
+
+  test('the README shows its next.config.mjs and client component as they are', () => {
+    assertReadmeShows(['nextjs/next.config.mjs', 'nextjs/app/garblet-result.tsx']);
+  });
+
+  test("next dev, under the README's CSP: the results are right", async () => {
+    const { csp } = await next(app, 'dev', computeIn);
+    assertGarbletCsp(csp);
+  });
+
+  test("next build and next start, under the README's CSP with integrity: the results are right", async () => {
+    sh(process.execPath, [join(app, 'node_modules', 'next', 'dist', 'bin', 'next'), 'build'], app, { NEXT_TELEMETRY_DISABLED: '1', GARBLET_SERVER: server.url });
+    const { csp, workers } = await next(app, 'start', (url) => computeIn(url, { integrity: true }));
+    assertGarbletCsp(csp);
+    assert.deepEqual(workers, ['blob:', 'blob:', 'blob:'], 'with integrity the workers start from Blob URLs of the checked bytes');
+  });
+});
+
+describe('a SvelteKit app (sv create, ssr = false on the page)', () => {
+  let app;
+  before(() => (app = createApp('sveltekit', { starter: 'sveltekit', computeAt: 'src/lib/compute.ts' })), { timeout: SETUP_TIMEOUT_MS });
+
+  test('the README shows its vite.config.ts and page options as they are', () => {
+    assertReadmeShows(['sveltekit/vite.config.ts', 'sveltekit/src/routes/+page.ts']);
+  });
+
+  test("vite dev, under the README's CSP: the results are right", async () => {
+    const { csp } = await vite(app, 'dev', computeIn);
+    assertGarbletCsp(csp);
+  });
+
+  test("vite build and vite preview, under the README's CSP with integrity: the results are right", async () => {
+    sh('npm', ['run', 'build'], app, { GARBLET_SERVER: server.url });
+    const { csp, workers } = await vite(app, 'preview', (url) => computeIn(url, { integrity: true }));
+    assertGarbletCsp(csp);
+    assert.deepEqual(workers, ['blob:', 'blob:', 'blob:'], 'with integrity the workers start from Blob URLs of the checked bytes');
   });
 });

@@ -1,5 +1,6 @@
 // `npm run demo`: installs what is missing, builds, starts `garblet serve` with its embedded
-// default services and the web client, and prints the page's address. Ctrl-C stops both.
+// default services and the web client, and prints the page's address. Ctrl-C stops both, and so
+// does `kill` of this process or of the npm that runs it.
 //   GARBLET_PORT=9090 npm run demo    the server on another port (the page is told where)
 //   WEB_PORT=5000 npm run demo        the web client on another port (default 4173, or the next free)
 import { setup } from './setup.mjs';
@@ -7,8 +8,12 @@ import { build, configWith, startServer, startWebClient } from './stack.mjs';
 
 const DEFAULT_SERVER = 'ws://127.0.0.1:8080';
 
-setup();
-build();
+// GARBLET_PREBUILT=1: everything is built already (the end-to-end test of stopping the demo
+// runs after `npm test`'s build): start at once.
+if (!process.env.GARBLET_PREBUILT) {
+  setup();
+  build();
+}
 
 const port = process.env.GARBLET_PORT;
 let server;
@@ -41,5 +46,11 @@ async function stop(code) {
 }
 process.on('SIGINT', () => void stop(0));
 process.on('SIGTERM', () => void stop(0));
+process.on('SIGHUP', () => void stop(0));
+// `npm run demo` runs this under a shell: `kill` of npm's process ends the shell, and nothing
+// passes the signal on to this one, which is left to init. Stop when that happens, so that the
+// server and the web client do not stay behind, listening.
+const parent = process.ppid;
+setInterval(() => process.ppid !== parent && void stop(0), 500).unref();
 server.exited.then(() => !stopping && (console.error('[demo] garblet serve exited'), stop(1)));
 web.exited.then(() => !stopping && (console.error('[demo] the web client exited'), stop(1)));

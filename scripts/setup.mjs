@@ -1,7 +1,10 @@
 // Installs what this checkout needs and skips what is already there:
-//   the wasm32 Rust target, wasm-bindgen-cli at the version Cargo.toml pins, npm packages,
-//   a Python virtual environment (.venv) with the `websockets` the WebSocket conformance test
-//   runs as a client, and (with --browser) Debian's Chromium for the browser tests.
+//   the wasm32 Rust target (rustup, in ~/.rustup), wasm-bindgen-cli at the version Cargo.toml
+//   pins (cargo install, into ~/.cargo/bin: it compiles for about 4 minutes, once), npm packages
+//   (npm ci, into node_modules/), a Python virtual environment (.venv) with the `websockets` the
+//   WebSocket conformance test runs as a client, and (with --browser) Debian's Chromium and nginx
+//   for the browser tests — system packages, installed with apt-get as root (through sudo when
+//   not root). Checks first that Node is recent enough for the web tools (Vite 8: 20.19).
 // Usage: node scripts/setup.mjs [--browser]
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
@@ -18,6 +21,16 @@ const output = (cmd, args) => {
 };
 export const run = (cmd, args, options = {}) => execFileSync(cmd, args, { cwd: root, stdio: 'inherit', ...options });
 
+/** Vite 8 (the demo app, the SDK's fresh-app tests) and SvelteKit need it; the SDK itself runs on Node 20. */
+const NODE_MIN = [20, 19];
+
+function nodeVersion() {
+  const [major, minor] = process.versions.node.split('.').map(Number);
+  if (major < NODE_MIN[0] || (major === NODE_MIN[0] && minor < NODE_MIN[1])) {
+    throw new Error(`Node ${process.versions.node} is too old: the repository's tools need Node ${NODE_MIN.join('.')} or later`);
+  }
+}
+
 function wasmTarget() {
   const installed = output('rustup', ['target', 'list', '--installed']);
   if (installed === null) throw new Error('rustup is not installed: see https://rustup.rs');
@@ -31,7 +44,7 @@ function wasmBindgen() {
   if (!pinned) throw new Error('Cargo.toml does not pin wasm-bindgen with "=x.y.z"');
   const have = output('wasm-bindgen', ['--version'])?.split(' ')[1];
   if (have === pinned) return say(`wasm-bindgen ${pinned}: present`);
-  say(`installing wasm-bindgen-cli ${pinned} (about 5 minutes, once)`);
+  say(`installing wasm-bindgen-cli ${pinned} into ~/.cargo/bin (cargo install: about 4 minutes, once)`);
   // No --locked: one of its pinned dependencies is no longer on the registry.
   run('cargo', ['install', 'wasm-bindgen-cli', '--version', pinned]);
 }
@@ -81,16 +94,28 @@ function pythonPeer() {
 
 function chromium() {
   if (existsSync(CHROMIUM)) return say(`Chromium: ${CHROMIUM}`);
-  say('installing Chromium from Debian');
+  say('installing Chromium from Debian (apt-get, as root)');
   aptInstall('chromium');
 }
 
+/** nginx, for the scale-out test that runs deploy/nginx/garblet.conf (e2e/tests/nginx.spec.ts). */
+function nginx() {
+  const found = output('sh', ['-c', 'command -v nginx || ls /usr/sbin/nginx']);
+  if (found) return say(`nginx: ${found.split('\n')[0]}`);
+  say('installing nginx from Debian (apt-get, as root)');
+  aptInstall('nginx');
+}
+
 export function setup({ browser = false } = {}) {
+  nodeVersion();
   wasmTarget();
   wasmBindgen();
   npmPackages();
   pythonPeer();
-  if (browser) chromium();
+  if (browser) {
+    chromium();
+    nginx();
+  }
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

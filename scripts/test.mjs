@@ -1,9 +1,23 @@
 // `npm test`: installs what is missing (with the browser), builds, and runs every test suite —
-// Rust, Rust under WebAssembly, the SDK's, the packed SDK in a fresh Vite app, and the
-// end-to-end tests in Chromium. Runs them all even after a failure, prints a summary, and exits
-// non-zero if any failed.
-import { spawnSync } from 'node:child_process';
+// Rust, Rust under WebAssembly, the SDK's, the packed SDK in fresh Vite, Next.js and SvelteKit
+// apps, and the end-to-end tests in Chromium. Runs them all even after a failure, prints a
+// summary with each step's time (wall and CPU) and the load average, and exits non-zero if any
+// failed.
+//
+// Two lanes run side by side, each one step at a time: the Rust lane (compile and run the Rust
+// tests, then the WebAssembly ones), which needs nothing built, and the JavaScript lane (the
+// build, then the SDK's tests, the fresh apps and the browser tests). They use different cargo
+// profiles, so neither waits for the other's lock, and the Rust lane runs at a lower priority:
+// on two cores it takes what the build's single-threaded stretches and the browser tests leave,
+// and the JavaScript lane, whose steps wait for the build and whose tests time things, is not
+// slowed by it. (Those tests' limits are generous, and none measures speed.)
+//   npm test -- --serial        one step at a time, output as it comes (to time the steps alone)
+//   npm test -- --only NAME…    just these steps (after set-up), e.g. --only 'Rust tests'
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { getPriority, loadavg, setPriority } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { setup } from './setup.mjs';
 import { build, root } from './stack.mjs';
 
@@ -11,43 +25,61 @@ import { build, root } from './stack.mjs';
 const command = (cmd, args, options = {}) => () => spawnSync(cmd, args, { cwd: root, stdio: 'inherit', ...options, env: { ...process.env, ...options.env } }).status === 0;
 
 /**
- * The Rust tests build release code in a profile of their own (target/release-tests/), not in
+ * The Rust tests build in a profile of their own, `release-tests` (Cargo.toml: the release
+ * build's optimisation without link-time optimisation), in target/release-tests/, not in
  * target/release/. Tests turn on features that the shipped binary and WebAssembly must not have
  * (dev-dependencies: garblet-core's insecure-switches, the circuits' testing helpers), so the
  * two builds differ; in one folder each overwrote the other's garblet-core and garblet binary,
  * and `npm run demo` after `npm test` rebuilt them, while the end-to-end tests ran a binary
- * built with the test features. The first run compiles the dependencies once more.
+ * built with the test features.
  */
-const TEST_PROFILE = ['--config', 'profile.release-tests.inherits="release"', '--profile', 'release-tests'];
+const TEST_PROFILE = ['--profile', 'release-tests'];
 
+/** The steps, each with its lane; a step that needs the build is skipped if the build failed. */
 const STEPS = [
-  { name: 'build', run: () => (build(), true) },
+  { name: 'build', lane: 'js', run: () => (build(), true) },
+  // Compiling them builds the examples too: the cheating server the end-to-end tests start.
+  { name: 'Rust build', lane: 'rust', run: command('cargo', ['test', ...TEST_PROFILE, '--workspace', '--no-run']) },
   // --no-fail-fast: one failing test binary must not hide the results of the others.
-  { name: 'Rust tests', run: command('cargo', ['test', ...TEST_PROFILE, '--workspace', '--no-fail-fast']) },
+  { name: 'Rust tests', lane: 'rust', run: command('cargo', ['test', ...TEST_PROFILE, '--workspace', '--no-fail-fast']) },
   // Runs under node through wasm-bindgen-test-runner (.cargo/config.toml).
-  { name: 'WebAssembly tests', run: command('cargo', ['test', ...TEST_PROFILE, '--target', 'wasm32-unknown-unknown', '-p', 'garblet-core']) },
-  { name: 'SDK tests', needsBuild: true, run: command('npm', ['run', 'test:sdk']) },
-  // The packed SDK installed into a new Vite app outside the repository, computing in Chromium.
-  { name: 'fresh-app test', needsBuild: true, run: command('npm', ['run', 'test:app']) },
-  { name: 'end-to-end tests', needsBuild: true, run: command('npx', ['playwright', 'test'], { cwd: join(root, 'e2e'), env: { GARBLET_E2E_PREBUILT: '1' } }) },
+  { name: 'WebAssembly tests', lane: 'rust', run: command('cargo', ['test', ...TEST_PROFILE, '--target', 'wasm32-unknown-unknown', '-p', 'garblet-core']) },
+  { name: 'SDK tests', lane: 'js', needsBuild: true, run: command('npm', ['run', 'test:sdk']) },
+  // The packed SDK installed into new Vite, Next.js and SvelteKit apps outside the repository, computing in Chromium.
+  { name: 'fresh-app test', lane: 'js', needsBuild: true, run: command('npm', ['run', 'test:app']) },
+  // After the Rust build, which made their cheating server (e2e/support/cheating-server.ts).
+  { name: 'end-to-end tests', lane: 'js', needsBuild: true, after: 'Rust build', run: command('npx', ['playwright', 'test'], { cwd: join(root, 'e2e'), env: { GARBLET_E2E_PREBUILT: '1' } }) },
 ];
 
-function minutes(ms) {
-  const s = Math.round(ms / 1000);
-  return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+/** How much less the Rust lane's processes get of a busy CPU than the JavaScript lane's (a nice value). */
+const RUST_LANE_NICE = 10;
+
+/**
+ * CPU seconds (user and system) of the children this process has waited for, whole trees:
+ * /proc/self/stat's cutime and cstime, in clock ticks of 1/100 s. Null off Linux.
+ */
+function childrenCpuSeconds() {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[13]) + Number(fields[14])) / 100;
+  } catch {
+    return null;
+  }
 }
 
-const started = Date.now();
-setup({ browser: true });
-const results = [];
-let built = true;
-for (const step of STEPS) {
-  if (step.needsBuild && !built) {
-    results.push({ name: step.name, outcome: 'skipped (the build failed)', ok: false, ms: 0 });
-    continue;
+// `node scripts/test.mjs --step NAME`: runs one step in this process and says, last, what it
+// cost. The summary's CPU time of a step is this process's children's: its whole process tree.
+const stepArg = process.argv.indexOf('--step');
+if (stepArg >= 0) {
+  const step = STEPS.find((s) => s.name === process.argv[stepArg + 1]);
+  if (step.lane === 'rust' && !process.argv.includes('--serial')) {
+    try {
+      setPriority(Math.min(19, getPriority() + RUST_LANE_NICE)); // inherited by everything the step starts
+    } catch {
+      // not allowed here: same priority
+    }
   }
-  console.log(`\n[test] ── ${step.name} ──`);
-  const t = Date.now();
   let ok;
   try {
     ok = step.run();
@@ -55,13 +87,100 @@ for (const step of STEPS) {
     console.error(`[test] ${step.name}: ${e.message}`);
     ok = false;
   }
-  if (step.name === 'build') built = ok;
-  results.push({ name: step.name, outcome: ok ? 'passed' : 'FAILED', ok, ms: Date.now() - t });
+  console.log(`@@step ${JSON.stringify({ ok, cpu: childrenCpuSeconds() })}`);
+  process.exit(0);
 }
 
-console.log('\n[test] ── summary ──');
-for (const r of results) console.log(`  ${r.ok ? '✓' : '✗'} ${r.name.padEnd(20)} ${r.outcome.padEnd(28)} ${minutes(r.ms)}`);
+function minutes(ms) {
+  const s = Math.round(ms / 1000);
+  return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+}
+
+const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+
+/**
+ * Runs `step` in a child process (`--step`); its output is passed on, each line prefixed with
+ * the step's name when `prefix` (two lanes at once). Resolves to the step's outcome.
+ */
+function runStep(step, prefix) {
+  const started = Date.now();
+  const loadBefore = load();
+  console.log(`\n[test] ── ${step.name} ── (load average ${loadBefore})`);
+  return new Promise((resolve) => {
+    const args = [fileURLToPath(import.meta.url), '--step', step.name, ...(serial ? ['--serial'] : [])];
+    const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    let outcome = { ok: false, cpu: null };
+    const pass = (stream, to) => {
+      let rest = '';
+      stream.on('data', (chunk) => {
+        const lines = (rest + chunk).split('\n');
+        rest = lines.pop();
+        for (const line of lines) {
+          if (line.startsWith('@@step ')) outcome = JSON.parse(line.slice(7));
+          else to.write(prefix ? `[${step.name}] ${line}\n` : `${line}\n`);
+        }
+      });
+      stream.on('end', () => rest && to.write(prefix ? `[${step.name}] ${rest}\n` : rest));
+    };
+    pass(child.stdout, process.stdout);
+    pass(child.stderr, process.stderr);
+    child.on('close', (code) => {
+      const ok = code === 0 && outcome.ok;
+      resolve({ name: step.name, ok, outcome: ok ? 'passed' : 'FAILED', ms: Date.now() - started, cpu: outcome.cpu, load: `${loadBefore} → ${load()}` });
+    });
+  });
+}
+
+const serial = process.argv.includes('--serial');
+const onlyArg = process.argv.indexOf('--only');
+const only = onlyArg >= 0 ? process.argv.slice(onlyArg + 1).filter((a) => !a.startsWith('--')) : undefined;
+const selected = STEPS.filter((s) => !only || only.includes(s.name));
+
+const started = Date.now();
+const setupStarted = Date.now();
+setup({ browser: true });
+const results = [{ name: 'set-up', ok: true, outcome: 'passed', ms: Date.now() - setupStarted, cpu: childrenCpuSeconds(), load: load() }];
+
+let built = true;
+/** Each step's outcome, once it ends: what a step of the other lane waits for (`after`). */
+const ended = new Map();
+const whenEnded = (name) => {
+  if (!ended.has(name)) {
+    let resolve;
+    ended.set(name, Object.assign(new Promise((r) => (resolve = r)), { resolve }));
+  }
+  return ended.get(name);
+};
+
+/** Runs `steps` one after the other. */
+async function lane(steps, prefix) {
+  for (const step of steps) {
+    if (step.after && selected.some((s) => s.name === step.after)) await whenEnded(step.after);
+    let result;
+    if (step.needsBuild && !built) result = { name: step.name, ok: false, outcome: 'skipped (the build failed)', ms: 0, cpu: 0, load: '' };
+    else result = await runStep(step, prefix);
+    if (step.name === 'build') built = result.ok;
+    results.push(result);
+    whenEnded(step.name).resolve();
+  }
+}
+
+if (serial) {
+  await lane(selected, false);
+} else {
+  const lanes = [...new Set(selected.map((s) => s.lane))].map((name) => selected.filter((s) => s.lane === name));
+  await Promise.all(lanes.map((steps) => lane(steps, lanes.length > 1)));
+}
+
+const order = ['set-up', ...STEPS.map((s) => s.name)];
+results.sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name));
+console.log('\n[test] ── summary ── (wall time; CPU time of the step\'s processes; load average before → after)');
+for (const r of results) {
+  const cpu = r.cpu === null ? '' : `CPU ${minutes(r.cpu * 1000)}`;
+  console.log(`  ${r.ok ? '✓' : '✗'} ${r.name.padEnd(20)} ${r.outcome.padEnd(28)} ${minutes(r.ms)}  ${cpu.padEnd(11)} ${r.load}`);
+}
 const failed = results.filter((r) => !r.ok).length;
-console.log(`  total ${minutes(Date.now() - started)}`);
-console.log(`steps: ${results.length - failed} passed, ${failed} failed`);
+const steps = results.length - 1; // set-up is not a step of its own
+console.log(`  total ${minutes(Date.now() - started)}${serial ? '' : ' (the Rust and JavaScript lanes side by side)'}`);
+console.log(`steps: ${steps - failed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);

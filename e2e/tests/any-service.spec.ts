@@ -49,7 +49,7 @@ test('each input shows its width, and an empty field is refused with a message, 
   await page.getByTestId('input-b').fill('twelve');
   await page.getByTestId('run').click();
   expect(await finishedState(page)).toBe('error');
-  await expect(page.getByTestId('error')).toContainText("'twelve' is not a number");
+  await expect(page.getByTestId('error')).toContainText("b takes a whole number from 0 to 18,446,744,073,709,551,615; 'twelve' is not one");
 
   await page.getByTestId('service').selectOption('aes128');
   await expect(page.getByTestId('hint-plaintext')).toContainText('16 bytes (128 bits) as 32 hex digits');
@@ -82,5 +82,5 @@ test('psi takes your set as a list, and its length sets nb', async ({ page }) =>
   await page.getByTestId('input-set').fill('1, 2, 0x100000000');
   await page.getByTestId('run').click();
   expect(await finishedState(page)).toBe('error');
-  await expect(page.getByTestId('error')).toContainText('value 3: 0x100000000 does not fit in 32 bits');
+  await expect(page.getByTestId('error')).toContainText('set, value 3 takes a whole number from 0 to 4,294,967,295; 0x100000000 is too large');
 });

@@ -145,7 +145,7 @@ pub fn eval(circuit: &CircuitArg, inputs: &[String], json: bool) -> Result<Strin
     let parse = |texts: &[String], fields: &[InputField]| -> Result<Vec<bool>, CmdError> {
         let mut bits = Vec::new();
         for (text, field) in texts.iter().zip(fields) {
-            bits.extend(input_bits(text, &FieldInfo::from_field(field)).map_err(|e| usage(format!("input {}: {e}", field.name)))?);
+            bits.extend(input_bits(text, &FieldInfo::from_field(field)).map_err(usage)?);
         }
         Ok(bits)
     };

@@ -315,7 +315,15 @@ fn run_help() -> String {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // A script that asked for JSON gets its usage error as JSON too (help and --version are
+        // not errors).
+        Err(e) if e.use_stderr() && std::env::args().any(|a| a == "--json") => {
+            return report(&first_line(&e), "usage", 2, true);
+        }
+        Err(e) => e.exit(),
+    };
     let result = match cli.command {
         Command::Serve { print_default_config: true, .. } => {
             print!("{}", serve::config::DEFAULT_CONFIG);
@@ -324,17 +332,18 @@ fn main() -> ExitCode {
         Command::Serve { config, .. } => serve::run(config.as_deref()).map_err(|e| e.to_string()),
         Command::Run { server, service, inputs, params, json, security, window, garbling } => {
             let args = RunArgs { server: server.url.clone(), service, inputs, params, json, security, connect: ConnectOptions { window, garbling, ..server.options() } };
-            return client_exit(client_cmd::run(&args));
+            return client_exit(client_cmd::run(&args), json);
         }
-        Command::Services { server, json } => return client_exit(client_cmd::services(&server.url, &server.options(), json)),
+        Command::Services { server, json } => return client_exit(client_cmd::services(&server.url, &server.options(), json), json),
         Command::Circuit(c) => {
+            let json = matches!(c, CircuitCommand::Eval { json: true, .. } | CircuitCommand::List { json: true });
             return match run_circuit(c) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
-                    eprintln!("garblet: {e}");
-                    ExitCode::from(e.exit_code())
+                    let kind = if e.exit_code() == 2 { "usage" } else { "failed" };
+                    report(&e.to_string(), kind, e.exit_code(), json)
                 }
-            }
+            };
         }
         Command::Relay { listen, to, link } => match Relay::start(&listen, &to, link) {
             Ok(relay) => {
@@ -368,15 +377,35 @@ fn main() -> ExitCode {
 }
 
 /// The client's errors: 2 for a mistake in what was asked, 3 for a server caught cheating, 1 for
-/// another failure (see `EXIT_CODES`).
-fn client_exit(result: Result<(), garblet_server::client::ClientError>) -> ExitCode {
+/// another failure (see `EXIT_CODES`); with `--json`, as one JSON object on stdout.
+fn client_exit(result: Result<(), garblet_server::client::ClientError>, json: bool) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) if json => {
+            println!("{}", e.to_json());
+            ExitCode::from(e.exit_code())
+        }
         Err(e) => {
             eprintln!("garblet: {e}");
             ExitCode::from(e.exit_code())
         }
     }
+}
+
+/// An error of a command other than the client's: on stderr, or with `--json` as
+/// `{"error": {"kind", "message", "exit_code"}}` on stdout.
+fn report(message: &str, kind: &str, exit_code: u8, json: bool) -> ExitCode {
+    if json {
+        println!("{}", serde_json::json!({ "error": { "kind": kind, "message": message, "exit_code": exit_code } }));
+    } else {
+        eprintln!("garblet: {message}");
+    }
+    ExitCode::from(exit_code)
+}
+
+/// A clap error's own sentence, without its usage lines and hints.
+fn first_line(e: &clap::Error) -> String {
+    e.to_string().lines().next().unwrap_or_default().trim_start_matches("error: ").to_string()
 }
 
 fn run_circuit(command: CircuitCommand) -> Result<(), CmdError> {

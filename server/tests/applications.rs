@@ -152,8 +152,9 @@ fn every_application_runs_through_garblet_run_with_the_defaults() {
         let mut block = plaintext.to_be_bytes().into();
         aes.encrypt_block(&mut block);
         let expected = u128::from_be_bytes(block.into());
-        assert_eq!(run(&url, "aes128_bp", &[format!("{plaintext:#x}")]), [expected]);
-        assert_eq!(run(&url, "aes128", &[format!("{plaintext:#x}")]), [expected]);
+        // The block's 16 bytes, all 32 digits.
+        assert_eq!(run(&url, "aes128_bp", &[format!("{plaintext:#034x}")]), [expected]);
+        assert_eq!(run(&url, "aes128", &[format!("{plaintext:#034x}")]), [expected]);
     }
 
     // Millionaires: the server's 1,500,000 against smaller, equal and larger fortunes.

@@ -101,9 +101,11 @@ fn a_server_caught_cheating_ends_the_run_with_exit_code_3_and_the_check_that_cau
     let (code, stdout, stderr) = run_aes(&tables.url(), &[]);
     assert_eq!((code, stdout.as_str()), (3, ""), "{stderr}");
     assert!(stderr.starts_with("garblet: the server was caught cheating (check-circuit): check circuit "), "{stderr}");
-    // --json: the same exit code, nothing on stdout.
+    // --json: the same exit code, and the error as JSON on stdout, with the check that caught it.
     let (code, stdout, stderr) = run_aes(&tables.url(), &["--json"]);
-    assert_eq!((code, stdout.as_str()), (3, ""), "{stderr}");
+    assert_eq!(code, 3, "{stderr}");
+    let error: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"));
+    assert_eq!((&error["error"]["kind"], &error["error"]["reason"], &error["error"]["exit_code"]), (&Value::from("cheating"), &Value::from("check-circuit"), &Value::from(3)));
     // Only the cut-and-choose mode can catch it; a standard computation on this server is
     // honest (the deviation is cut-and-choose's), and gives the ciphertext.
     let (code, stdout, stderr) = garblet(&["run", "--server", &tables.url(), "aes128", "--input", FIPS_PLAINTEXT]);

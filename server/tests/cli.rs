@@ -157,21 +157,21 @@ fn inputs_are_read_by_the_input_s_type_never_guessed() {
     let hex: String = b"attack at dawn!!".iter().map(|b| format!("{b:02x}")).collect();
     assert_eq!(run_ok(&url, "aes128", &["text:attack at dawn!!"]), run_ok(&url, "aes128", &[&format!("0x{hex}")]));
     let e = run_err(&url, "aes128", &["text:attack"], 2);
-    assert!(e.contains("the text is 6 bytes in UTF-8; this input takes exactly 16 bytes"), "{e}");
+    assert!(e.contains("plaintext takes exactly 16 bytes (32 hex digits); 6 given"), "{e}");
 
     // Mistakes, in the user's terms, with exit code 2.
     let e = run_err(&url, "add64", &["text:12"], 2);
-    assert!(e.contains("input b: this input is a number"), "{e}");
+    assert!(e.contains("b takes a whole number from 0 to 18,446,744,073,709,551,615; text: is for text and bytes inputs"), "{e}");
     let e = run_err(&url, "add64", &[""], 2);
-    assert!(e.contains("input b: the value is empty"), "{e}");
+    assert!(e.contains("b takes a whole number from 0 to 18,446,744,073,709,551,615; the value is empty"), "{e}");
     let e = run_err(&url, "add64", &["twelve"], 2);
-    assert!(e.contains("input b: 'twelve' is not a number (decimal digits, or hexadecimal after 0x)"), "{e}");
+    assert!(e.contains("b takes a whole number from 0 to 18,446,744,073,709,551,615; 'twelve' is not one (write decimal digits, or hexadecimal after 0x)"), "{e}");
     let e = run_err(&url, "add64", &["0x10000000000000000"], 2);
-    assert!(e.contains("input b: 0x10000000000000000 does not fit in 64 bits"), "{e}");
+    assert!(e.contains("b takes a whole number from 0 to 18,446,744,073,709,551,615; 0x10000000000000000 is too large"), "{e}");
     let e = run_err(&url, "levenshtein", &["GAT TACA"], 2);
-    assert!(e.contains("input b: character 4 is a space; this input takes only A, C, G, T"), "{e}");
+    assert!(e.contains("b: character 4 is a space; this input takes only A, C, G, T"), "{e}");
     let e = run_err(&url, "levenshtein", &[&"A".repeat(2001)], 2);
-    assert!(e.contains("input b: the text is 2,001 characters; this service accepts at most 2,000"), "{e}");
+    assert!(e.contains("b accepts at most 2,000 bases; 2,001 given"), "{e}");
     assert!(!e.contains(" m ") && !e.contains("m ="), "no internal parameter names: {e}");
     // The empty text is a text too.
     assert_eq!(run_ok(&url, "levenshtein_text", &["text:"]), format!("distance = {}\n", sentence.len()));
@@ -185,6 +185,60 @@ fn inputs_are_read_by_the_input_s_type_never_guessed() {
     let (code, _, e) = garblet(&["run", "--server", &url, "psi", "--param", "n=8", "--input", "1"]);
     assert_eq!(code, 2);
     assert!(e.contains("psi has no parameter n you can set (it has: nb)"), "{e}");
+    server.stop();
+}
+
+/// The mistakes people make, each refused in their terms before anything is computed: a bytes
+/// value of the wrong length is not padded, a bytes value without 0x says how to write it, a
+/// negative number is called negative. The SDK says each in the same words
+/// (ts-sdk/test/messages.test.mjs checks that against this binary).
+#[test]
+fn mistakes_are_refused_in_the_user_s_terms_and_never_padded() {
+    let server = default_server();
+    let url = server.url();
+    let e = run_err(&url, "aes128", &["0x0011"], 2);
+    assert!(e.contains("plaintext takes exactly 16 bytes (32 hex digits); 2 given"), "{e}");
+    let e = run_err(&url, "aes128", &["0x001122334455667788"], 2);
+    assert!(e.contains("plaintext takes exactly 16 bytes (32 hex digits); 9 given"), "{e}");
+    let e = run_err(&url, "aes128", &["00112233445566778899aabbccddeeff"], 2);
+    assert!(e.contains("plaintext takes 16 bytes (32 hex digits): write them after 0x, or as text:WORDS for the UTF-8 bytes of WORDS; '00112233445566778899aabbccddeeff' is neither"), "{e}");
+    let e = run_err(&url, "aes128", &["attack at dawn!!"], 2);
+    assert!(e.contains("or as text:WORDS"), "{e}");
+    let e = run_err(&url, "millionaires", &["-5"], 2);
+    assert!(e.contains("y takes a whole number from 0 to 4,294,967,295; -5 is negative"), "{e}");
+    // The millionaires' output is named for the server's number: the client never sees an x.
+    assert_eq!(run_ok(&url, "millionaires", &["5"]), "server_greater = 1\n");
+    server.stop();
+}
+
+/// `--json` is for scripts: its errors are JSON too, on stdout, with the documented exit code.
+#[test]
+fn json_errors_are_json() {
+    let server = default_server();
+    let url = server.url();
+    let json = |args: &[&str]| {
+        let (code, stdout, stderr) = garblet(args);
+        assert!(stderr.is_empty(), "{args:?}: nothing on stderr: {stderr}");
+        let value: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}): {stdout}"));
+        assert_eq!(value["error"]["exit_code"], code, "{value}");
+        (code, value["error"].clone())
+    };
+    let (code, e) = json(&["run", "--json", "--server", &url, "aes128", "--input", "0x0011"]);
+    assert_eq!((code, &e["kind"]), (2, &Value::from("usage")));
+    assert_eq!(e["message"], "plaintext takes exactly 16 bytes (32 hex digits); 2 given");
+    let (code, e) = json(&["run", "--json", "--server", &url, "nope"]);
+    assert_eq!((code, &e["kind"]), (2, &Value::from("usage")));
+    let free_port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let (code, e) = json(&["run", "--json", "--server", &format!("ws://127.0.0.1:{free_port}"), "aes128", "--input", "0x00"]);
+    assert_eq!((code, &e["kind"]), (1, &Value::from("connection")));
+    let (code, e) = json(&["services", "--json", "--server", &format!("ws://127.0.0.1:{free_port}")]);
+    assert_eq!((code, &e["kind"]), (1, &Value::from("connection")));
+    // A mistake clap finds in the command line itself.
+    let (code, e) = json(&["run", "--json", "--window", "5", "aes128"]);
+    assert_eq!((code, &e["kind"]), (2, &Value::from("usage")));
+    assert!(e["message"].as_str().unwrap().contains("--window"), "{e}");
+    let (code, e) = json(&["circuit", "eval", "--builtin", "nope", "--json"]);
+    assert_eq!((code, &e["kind"]), (2, &Value::from("usage")));
     server.stop();
 }
 

@@ -355,7 +355,7 @@ fn the_command_line_client() {
     assert!(stderr.contains("takes 1 input") && stderr.contains("plaintext (16 bytes)"), "{stderr}");
     let (code, _, stderr) = garblet(&["run", "--server", &url, "add64", "--input", "0x10000000000000000"]);
     assert_eq!(code, 2);
-    assert!(stderr.contains("does not fit in 64 bits"), "{stderr}");
+    assert!(stderr.contains("takes a whole number from 0 to 18,446,744,073,709,551,615; 0x10000000000000000 is too large"), "{stderr}");
     let (code, _, stderr) = garblet(&["run", "--server", &url, "synthetic", "--param", "and_gates=100000001", "--input", "1"]);
     assert_eq!(code, 2);
     assert!(stderr.contains("accepts and_gates from 1 to 100,000,000"), "{stderr}");

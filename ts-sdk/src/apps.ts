@@ -11,6 +11,7 @@
 import { InputError } from './errors.js';
 import type { Session } from './session.js';
 import type { RunOptions, ServiceInfo, Stats } from './types.js';
+import { negative, tooLarge } from './wording.js';
 
 /** Run options plus the service to use. */
 export interface AppOptions extends RunOptions {
@@ -80,7 +81,7 @@ export async function encryptAes(session: Session, plaintext: Uint8Array, option
  * the same bit and nothing else. */
 export async function serverIsGreater(session: Session, value: bigint | number, options: AppOptions = {}): Promise<AppResult<boolean>> {
   const { outputs, stats } = await session.run(options.service ?? 'millionaires', { y: value }, options);
-  return { value: outputs.x_greater.toBoolean(), stats };
+  return { value: outputs.server_greater.toBoolean(), stats };
 }
 
 /** The least of the server's values and yours, and its index in the list server's-first (service
@@ -126,7 +127,7 @@ function packList(values: (bigint | number)[], width: number): bigint {
   values.forEach((v, i) => {
     const x = BigInt(v);
     const max = (1n << BigInt(width)) - 1n;
-    if (x < 0n || x > max) throw new InputError(`element ${i} (${v}) does not fit in ${width} bits`, { reason: 'out-of-range', value: x, min: 0n, max, limit: max });
+    if (x < 0n || x > max) throw new InputError((x < 0n ? negative : tooLarge)(`element ${i}`, width, x), { reason: 'out-of-range', value: x, min: 0n, max, limit: max });
     packed |= x << BigInt(width * i);
   });
   return packed;

@@ -67,14 +67,7 @@ async function verifiedAssets(key: string, integrity: AssetIntegrity): Promise<A
   const bytes = await Promise.all(
     names.map(async (name) => {
       const url = urls[name].href;
-      let response: Response;
-      try {
-        response = await fetch(url);
-      } catch (e) {
-        throw new ConnectionError(`cannot load ${url}: ${(e as Error).message}`, 'worker', { cause: e });
-      }
-      if (!response.ok) throw new ConnectionError(`cannot load ${url}: HTTP ${response.status}`, 'worker');
-      const body = await response.arrayBuffer();
+      const body = url.startsWith('data:') ? dataUrlBytes(url) : await fetchBytes(url);
       await verifyAsset(name, url, body, integrity[name]);
       return body;
     }),
@@ -86,6 +79,31 @@ async function verifiedAssets(key: string, integrity: AssetIntegrity): Promise<A
     module: await WebAssembly.compile(checked.wasm),
     scripts: { worker: script('worker'), socketWorker: script('socketWorker'), otWorker: script('otWorker') },
   };
+}
+
+async function fetchBytes(url: string): Promise<ArrayBuffer> {
+  let response: Response;
+  try {
+    response = await fetch(url);
+  } catch (e) {
+    throw new ConnectionError(`cannot load ${url}: ${(e as Error).message}`, 'worker', { cause: e });
+  }
+  if (!response.ok) throw new ConnectionError(`cannot load ${url}: HTTP ${response.status}`, 'worker');
+  return response.arrayBuffer();
+}
+
+/**
+ * The bytes of a `data:` URL, read here rather than fetched: a bundler inlines a small file as
+ * one (Vite does, under 4 KiB: the socket worker's bundle), and fetching it would need a
+ * Content-Security-Policy to allow `connect-src data:` for what is no connection at all.
+ */
+function dataUrlBytes(url: string): ArrayBuffer {
+  const comma = url.indexOf(',');
+  if (comma < 0) throw new ConnectionError(`cannot read ${url.slice(0, 40)}…: not a data: URL`, 'worker');
+  const meta = url.slice(5, comma);
+  const data = url.slice(comma + 1);
+  const bytes = meta.endsWith(';base64') ? Uint8Array.from(atob(decodeURIComponent(data)), (c) => c.charCodeAt(0)) : new TextEncoder().encode(decodeURIComponent(data));
+  return bytes.buffer as ArrayBuffer;
 }
 
 /** `ws://host/path` from a relative path or an http(s) URL. */

@@ -4,6 +4,7 @@
  * symbol in the lowest bits.
  */
 import { InputError } from './errors.js';
+import { bytesLength, count, lengthRange, negative, notANumber, symbolNoun, textLength, thousands, tooLarge } from './wording.js';
 import type { HexInput, InputField, Inputs, InputValue, OutputField, ServiceInfo, Utf8Input } from './types.js';
 
 /**
@@ -99,7 +100,11 @@ export function lengthOf(field: InputField, value: InputValue): number | undefin
   return undefined;
 }
 
-/** Fills in client parameters that are the length of an input the caller gave. */
+/**
+ * Fills in client parameters that are the length of an input the caller gave. A length outside
+ * the parameter's range is the input's mistake, and is said in its terms (`input-length`, with
+ * `min` and `max`), not the parameter's.
+ */
 export function deriveParams(service: ServiceInfo, values: Map<string, InputValue>, given: Record<string, number>): Record<string, number> {
   const params = { ...given };
   if (service.circuit.kind !== 'builtin') return params;
@@ -109,30 +114,43 @@ export function deriveParams(service: ServiceInfo, values: Map<string, InputValu
     const value = values.get(p.length_of);
     if (field === undefined || value === undefined) continue;
     const n = lengthOf(field, value);
-    if (n !== undefined) params[p.name] = n;
+    if (n === undefined) continue;
+    if (n < p.min || n > p.max) {
+      const { encoding } = field;
+      const [noun, unit]: [[string, string], 'symbols' | 'bytes' | 'bits'] =
+        encoding.type === 'symbols' ? [symbolNoun(encoding.alphabet), 'symbols'] : encoding.type === 'bytes' ? [['byte', 'bytes'], 'bytes'] : [['bit', 'bits'], 'bits'];
+      throw new InputError(lengthRange(field.name, noun, p.min, p.max, n), { reason: 'input-length', service: service.name, input: field.name, param: p.name, got: n, min: p.min, max: p.max, unit });
+    }
+    params[p.name] = n;
   }
   return params;
 }
 
-function uintBits(value: bigint, width: number, name: string): boolean[] {
+function uintBits(value: bigint, width: number, name: string, text: string = value.toString()): boolean[] {
   const max = (1n << BigInt(width)) - 1n;
   const range = { reason: 'out-of-range', input: name, value, min: 0n, max, limit: max } as const;
-  if (value < 0n) throw new InputError(`input '${name}' must not be negative`, range);
-  if (value > max) throw new InputError(`input '${name}' does not fit in ${width} bits`, range);
+  if (value < 0n) throw new InputError(negative(name, width, text), range);
+  if (value > max) throw new InputError(tooLarge(name, width, text), range);
   return Array.from({ length: width }, (_, i) => ((value >> BigInt(i)) & 1n) === 1n);
+}
+
+/** A whole number as people write it: decimal or `0x` hex digits, `_` between them allowed; `-` and digits is a negative number. */
+function parseInteger(text: string): bigint | undefined {
+  const t = text.trim().replace(/_/g, '');
+  return /^-?(0x[0-9a-f]+|[0-9]+)$/i.test(t) ? (t.startsWith('-') ? -BigInt(t.slice(1)) : BigInt(t)) : undefined;
 }
 
 function bytesBits(bytes: Uint8Array, width: number, name: string): boolean[] {
   if (bytes.length * 8 !== width) {
-    throw new InputError(`input '${name}' takes ${width / 8} bytes; ${bytes.length} given`, { reason: 'input-length', input: name, expected: width / 8, got: bytes.length, unit: 'bytes' });
+    throw new InputError(bytesLength(name, width / 8, bytes.length), { reason: 'input-length', input: name, expected: width / 8, got: bytes.length, unit: 'bytes' });
   }
   const n = bytes.length;
   return Array.from({ length: width }, (_, i) => ((bytes[n - 1 - (i >> 3)] >> (i & 7)) & 1) === 1);
 }
 
-function symbolBits(symbols: number[], bitsPer: number, width: number, name: string, alphabetSize: number): boolean[] {
+function symbolBits(symbols: number[], bitsPer: number, width: number, name: string, alphabet: string): boolean[] {
   if (symbols.length * bitsPer !== width) {
-    throw new InputError(`input '${name}' takes ${width / bitsPer} symbols; ${symbols.length} given`, {
+    throw new InputError(textLength(name, alphabet, width / bitsPer, symbols.length), {
       reason: 'input-length',
       input: name,
       expected: width / bitsPer,
@@ -140,9 +158,10 @@ function symbolBits(symbols: number[], bitsPer: number, width: number, name: str
       unit: 'symbols',
     });
   }
+  const size = [...alphabet].length;
   const out: boolean[] = [];
   for (const s of symbols) {
-    if (!Number.isInteger(s) || s < 0 || s >= alphabetSize) throw new InputError(`input '${name}': symbol ${s} is not in the alphabet`, { reason: 'not-in-alphabet', input: name, symbol: s });
+    if (!Number.isInteger(s) || s < 0 || s >= size) throw new InputError(`input '${name}': symbol ${s} is not in the alphabet`, { reason: 'not-in-alphabet', input: name, symbol: s });
     for (let b = 0; b < bitsPer; b++) out.push(((s >> b) & 1) === 1);
   }
   return out;
@@ -161,7 +180,7 @@ export function encodeValue(field: InputField, value: InputValue): boolean[] {
     if (!(value as unknown[]).every((b) => b === true || b === false || b === 0 || b === 1)) {
       throw new InputError(`input '${name}': a bit array holds only booleans or 0/1`, { reason: 'wrong-type', input: name });
     }
-    if (bits.length !== width) throw new InputError(`input '${name}' takes ${width} bits; ${bits.length} given`, { reason: 'input-length', input: name, expected: width, got: bits.length, unit: 'bits' });
+    if (bits.length !== width) throw new InputError(`${name} takes exactly ${count(width, 'bit', 'bits')}; ${thousands(bits.length)} given`, { reason: 'input-length', input: name, expected: width, got: bits.length, unit: 'bits' });
     return bits;
   }
   if (isTyped(value)) {
@@ -183,7 +202,7 @@ export function encodeValue(field: InputField, value: InputValue): boolean[] {
     );
   }
   if (value instanceof Uint8Array) {
-    if (encoding.type === 'symbols') return symbolBits([...value], encoding.symbol_bits, width, name, 1 << encoding.symbol_bits);
+    if (encoding.type === 'symbols') return symbolBits([...value], encoding.symbol_bits, width, name, encoding.alphabet);
     return bytesBits(value, width, name);
   }
   if (typeof value === 'string') {
@@ -196,7 +215,7 @@ export function encodeValue(field: InputField, value: InputValue): boolean[] {
           if (k < 0) throw new InputError(`input '${name}': '${c}' is not in the alphabet ${encoding.alphabet}`, { reason: 'not-in-alphabet', input: name, symbol: c });
           return k;
         });
-        return symbolBits(symbols, encoding.symbol_bits, width, name, alphabet.length);
+        return symbolBits(symbols, encoding.symbol_bits, width, name, encoding.alphabet);
       }
       case 'bytes':
         throw new InputError(`input '${name}' takes ${width / 8} bytes and a string could be hex or text: pass hex('…') for hex digits, utf8('…') for the UTF-8 bytes of text, or a Uint8Array`, {
@@ -204,13 +223,9 @@ export function encodeValue(field: InputField, value: InputValue): boolean[] {
           input: name,
         });
       case 'uint': {
-        let v: bigint;
-        try {
-          v = BigInt(value.trim());
-        } catch {
-          throw new InputError(`input '${name}': '${value}' is not an integer`, { reason: 'not-an-integer', input: name });
-        }
-        return uintBits(v, width, name);
+        const v = parseInteger(value);
+        if (v === undefined) throw new InputError(notANumber(name, width, value), { reason: 'not-an-integer', input: name });
+        return uintBits(v, width, name, value);
       }
     }
   }

@@ -69,6 +69,10 @@ export interface ServiceInfo {
 /** What one party measured. */
 export interface RoleStats {
   wall_ms: number;
+  /**
+   * CPU time: the server's thread's; the evaluator's, the time its engine spent computing in its
+   * own calls (JavaScript has no CPU clock of a thread). Null from a party that cannot tell.
+   */
   cpu_ms: number | null;
   bytes_sent: number;
   bytes_received: number;

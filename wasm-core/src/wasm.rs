@@ -10,6 +10,8 @@
 use crate::garble::Garbling;
 use crate::protocol::{Clock, ErrorCode, ErrorKind, ErrorReport, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, Security, SessionError};
 use serde_json::json;
+use std::cell::Cell;
+use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen]
@@ -19,15 +21,51 @@ extern "C" {
     fn performance_now() -> f64;
 }
 
-/// Wall time from `performance.now()`; browsers do not expose CPU time.
-struct PerformanceClock;
+/// Wall time from `performance.now()`, and for CPU time the time spent inside this session's
+/// calls ([`Busy`]): JavaScript exposes no CPU clock of a thread, and the engine's thread does
+/// nothing else but run those calls and wait, so their time is the CPU time it spent on the
+/// session (without the OT helper worker's share of the base OTs, and without what the thread
+/// lost to other processes, which only a real CPU clock could leave out).
+struct PerformanceClock {
+    busy: Rc<Busy>,
+}
 
 impl Clock for PerformanceClock {
     fn now_ms(&self) -> f64 {
         performance_now()
     }
     fn cpu_ms(&self) -> Option<f64> {
-        None
+        Some(self.busy.total_ms())
+    }
+}
+
+/// Milliseconds spent inside the session's calls so far, the current one included.
+#[derive(Default)]
+struct Busy {
+    done_ms: Cell<f64>,
+    /// When the call under way began.
+    since: Cell<Option<f64>>,
+}
+
+impl Busy {
+    fn total_ms(&self) -> f64 {
+        self.done_ms.get() + self.since.get().map_or(0.0, |start| performance_now() - start)
+    }
+
+    /// Counts the time until the guard is dropped.
+    fn enter(self: &Rc<Self>) -> BusyGuard {
+        self.since.set(Some(performance_now()));
+        BusyGuard(self.clone())
+    }
+}
+
+struct BusyGuard(Rc<Busy>);
+
+impl Drop for BusyGuard {
+    fn drop(&mut self) {
+        if let Some(start) = self.0.since.take() {
+            self.0.done_ms.set(self.0.done_ms.get() + (performance_now() - start));
+        }
     }
 }
 
@@ -38,6 +76,7 @@ fn js_error(e: &SessionError) -> JsError {
 #[wasm_bindgen]
 pub struct WasmEvaluator {
     session: EvaluatorSession,
+    busy: Rc<Busy>,
 }
 
 #[wasm_bindgen]
@@ -55,8 +94,9 @@ impl WasmEvaluator {
             None => Garbling::Auto,
             Some(name) => Garbling::from_name(name).ok_or_else(|| JsError::new(&format!("unknown garbling scheme {name:?}: half-gates, three-halves or auto")))?,
         };
-        let session = EvaluatorSession::with_garbling(config, garbling, Box::new(PerformanceClock)).map_err(|e| js_error(&e))?;
-        Ok(WasmEvaluator { session })
+        let busy = Rc::new(Busy::default());
+        let session = EvaluatorSession::with_garbling(config, garbling, Box::new(PerformanceClock { busy: busy.clone() })).map_err(|e| js_error(&e))?;
+        Ok(WasmEvaluator { session, busy })
     }
 
     /// The garbling scheme the hellos settled ("half-gates" or "three-halves").
@@ -66,6 +106,7 @@ impl WasmEvaluator {
 
     /// Handles one frame from the server.
     pub fn handle(&mut self, frame: &[u8]) -> Result<(), JsError> {
+        let _busy = self.busy.enter();
         self.session.handle(frame).map_err(|e| js_error(&e))
     }
 
@@ -74,6 +115,7 @@ impl WasmEvaluator {
     /// `Error` frame for the server comes from the next call).
     #[wasm_bindgen(js_name = pollTransmit)]
     pub fn poll_transmit(&mut self) -> Result<Option<Vec<u8>>, JsError> {
+        let _busy = self.busy.enter();
         self.session.poll_transmit().map_err(|e| js_error(&e))
     }
 
@@ -138,6 +180,7 @@ impl WasmEvaluator {
         }
         let params = parse_params(params)?;
         let inputs = (0..bit_count).map(|i| (bits[i / 8] >> (i % 8)) & 1 == 1).collect();
+        let _busy = self.busy.enter();
         self.session.start_with(service, params, inputs, security).map_err(|e| js_error(&e))
     }
 
@@ -175,6 +218,7 @@ impl WasmEvaluator {
     /// What `runBaseOtShare` returned for the shared job.
     #[wasm_bindgen(js_name = completeBaseOtShare)]
     pub fn complete_base_ot_share(&mut self, products: &[u8]) -> Result<(), JsError> {
+        let _busy = self.busy.enter();
         self.session.complete_base_ot_share(products).map_err(|e| js_error(&e))
     }
 }

@@ -28,6 +28,8 @@ export class Protection {
   private readonly costs = h('div', { class: 'costs', 'data-testid': 'cost-table' });
   private service?: string;
   private offered = false;
+  /** Whether the user asked for protection: kept while a service that cannot give it is shown. */
+  private wanted = false;
   /** The last run of each mode, by service. */
   private readonly last = new Map<string, Partial<Record<Security, Cost>>>();
 
@@ -44,6 +46,7 @@ export class Protection {
       this.note,
       this.costs,
     );
+    this.checkbox.addEventListener('change', () => (this.wanted = this.checkbox.checked));
     this.showCosts();
   }
 
@@ -60,6 +63,9 @@ export class Protection {
     this.service = name;
     this.offered = info?.security === 'cut-and-choose';
     this.checkbox.disabled = !this.offered;
+    // A ticked box must mean a protected run: off while the service cannot give it, back on
+    // with one that can if the user had asked for it.
+    this.checkbox.checked = this.wanted && this.offered;
     this.note.hidden = this.offered || !info;
     this.note.textContent = info && !this.offered ? `The server offers ${name} in the standard mode only: its runs are not protected.` : '';
     this.showCosts();

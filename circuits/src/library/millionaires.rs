@@ -1,6 +1,7 @@
 //! `millionaires`: Yao's millionaires' problem — is the garbler's n-bit x greater than the
-//! evaluator's n-bit y? Both parties learn the bit [x > y] (for [x ≥ y], compare the other way
-//! and negate: [x ≥ y] = ¬[y > x]).
+//! evaluator's n-bit y? Both parties learn the bit [x > y], named `server_greater` as a client
+//! meets it (in Garblet the server garbles, and a client sees only its own input, y); for
+//! [x ≥ y], compare the other way and negate: [x ≥ y] = ¬[y > x].
 //!
 //! The comparator of Kolesnikov–Sadeghi–Schneider (CANS 2009), one AND a bit, from the least
 //! significant bit up: c' = x_i ⊕ ((x_i ⊕ c) ∧ (y_i ⊕ c)) is x_i when x_i ≠ y_i and c otherwise.
@@ -35,7 +36,7 @@ impl Millionaires {
     pub fn new(n: usize) -> Self {
         let shape = Shape {
             inputs: vec![Shape::uint_input("x", Party::Garbler, n), Shape::uint_input("y", Party::Evaluator, n)],
-            outputs: vec![Shape::uint_output("x_greater", 1, Reveal::Both)],
+            outputs: vec![Shape::uint_output("server_greater", 1, Reveal::Both)],
         };
         Millionaires { shape, bits: Units::new(n), greater: Bit::ZERO }
     }

@@ -1,6 +1,7 @@
 //! `garblet run` and `garblet services`: the native client on the command line.
 
 use super::display::{self, thousands, Shown};
+use super::wording;
 use super::{Client, ClientError, ConnectOptions};
 use garblet_circuits::{value, Party};
 use garblet_core::protocol::catalog::{Catalog, CircuitInfo, EncodingInfo, FieldInfo, ParamInfo, ServiceInfo};
@@ -10,12 +11,15 @@ use serde_json::{json, Value};
 /// How `--input` values are read, for `--help`.
 pub const INPUT_HELP: &str = "\
 How --input values are read (one --input per client input, in the order `garblet services` lists them):
-  number input     decimal (1000, 1_000) or hexadecimal after 0x (0x3e8); bit i of the value is wire i
-  bytes input      the same, read as a big-endian byte string (0x00112233…), or text:WORDS for the
-                   UTF-8 bytes of WORDS, exactly as many as the input takes
+  number input     a whole number from 0 up, in decimal (1000, 1_000) or hexadecimal after 0x (0x3e8);
+                   bit i of the value is wire i
+  bytes input      exactly as many bytes as the input takes: two hexadecimal digits a byte after 0x
+                   (0x00112233…, read big-endian), or text:WORDS for the UTF-8 bytes of WORDS
   text input       the text itself, always (GATTACA; 42 is the two characters 4 and 2); a leading
                    text: is dropped, so text:text:x is the text \"text:x\". DNA is read in either case.
-                   A length parameter of the service (the text's length) is set from the text.";
+                   A length parameter of the service (the text's length) is set from the text.
+
+With --json, an error is one JSON object on stdout too: {\"error\": {\"kind\", \"message\", \"exit_code\", …}}.";
 
 pub struct RunArgs {
     pub server: String,
@@ -183,14 +187,16 @@ fn find_service<'c>(catalog: &'c Catalog, name: &str) -> Result<&'c ServiceInfo,
 enum ClientValue {
     /// Decimal or `0x`-hex, bit i = wire i.
     Number(String),
-    /// Bytes, for a bytes field given as `text:`.
+    /// Bytes, exactly as many as the field takes.
     Bytes(Vec<u8>),
     /// A string over the field's alphabet (DNA, protein, Latin-1 text).
     Text(String),
 }
 
 impl ClientValue {
+    /// Reads `text` for `field`; a refusal is a whole sentence that names the field.
     fn read(text: &str, field: &FieldInfo) -> Result<ClientValue, String> {
+        let name = &field.name;
         let as_text = text.strip_prefix("text:");
         match (&field.encoding, as_text) {
             (EncodingInfo::Symbols { alphabet, .. }, _) => {
@@ -200,17 +206,32 @@ impl ClientValue {
                 Ok(ClientValue::Text(if upper { t.to_uppercase() } else { t.to_string() }))
             }
             (EncodingInfo::Bytes, Some(t)) => {
-                let (n, want) = (t.len(), field.bits / 8);
-                if n != want {
-                    return Err(format!("the text is {} in UTF-8; this input takes exactly {}", display::count(n as u64, "byte", "bytes"), display::count(want as u64, "byte", "bytes")));
+                let want = field.bits / 8;
+                if t.len() != want {
+                    return Err(wording::bytes_length(name, want, &thousands(t.len() as u64)));
                 }
                 Ok(ClientValue::Bytes(t.as_bytes().to_vec()))
             }
-            (EncodingInfo::Uint, Some(_)) => Err("this input is a number: give decimal digits, or hexadecimal after 0x (text: is for text and bytes inputs)".into()),
-            (_, None) if text.trim().is_empty() => Err("the value is empty: give a number, decimal or hexadecimal after 0x".into()),
-            (_, None) => Ok(ClientValue::Number(text.to_string())),
+            (EncodingInfo::Bytes, None) => hex_bytes(text, name, field.bits / 8).map(ClientValue::Bytes),
+            (EncodingInfo::Uint, Some(_)) => Err(format!("{}; text: is for text and bytes inputs", wording::whole_number(name, field.bits))),
+            (EncodingInfo::Uint, None) if text.trim().is_empty() => Err(format!("{}; the value is empty", wording::whole_number(name, field.bits))),
+            (EncodingInfo::Uint, None) => Ok(ClientValue::Number(text.to_string())),
         }
     }
+}
+
+/// Exactly `want` bytes as hex digits after `0x`, two a byte, the first byte first.
+fn hex_bytes(text: &str, name: &str, want: usize) -> Result<Vec<u8>, String> {
+    let t = text.trim();
+    let digits = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")).map(|d| d.replace('_', ""));
+    let Some(digits) = digits.filter(|d| !d.is_empty() && d.chars().all(|c| c.is_ascii_hexdigit())) else {
+        return Err(wording::not_bytes(name, want, text));
+    };
+    if digits.len() != 2 * want {
+        let given = if digits.len() % 2 == 0 { thousands(digits.len() as u64 / 2) } else { format!("{} hex digits", digits.len()) };
+        return Err(wording::bytes_length(name, want, &given));
+    }
+    Ok((0..want).map(|i| u8::from_str_radix(&digits[2 * i..2 * i + 2], 16).expect("two hex digits")).collect())
 }
 
 /// The client's input bits: one value per client input field, in order. A parameter that is the
@@ -229,7 +250,7 @@ fn parse_inputs(info: &ServiceInfo, params: &mut Vec<(String, u64)>, texts: &[St
             texts.len()
         )));
     }
-    let values = texts.iter().zip(&declared).map(|(t, f)| ClientValue::read(t, f).map_err(|e| usage(format!("input {}: {e}", f.name)))).collect::<Result<Vec<_>, _>>()?;
+    let values = texts.iter().zip(&declared).map(|(t, f)| ClientValue::read(t, f).map_err(usage)).collect::<Result<Vec<_>, _>>()?;
     let settable = client_params(info);
     for (name, v) in params.iter() {
         let Some(p) = settable.iter().find(|p| &p.name == name) else {
@@ -248,8 +269,11 @@ fn parse_inputs(info: &ServiceInfo, params: &mut Vec<(String, u64)>, texts: &[St
             }
             let n = t.chars().count() as u64;
             if n < p.min || n > p.max {
-                let bound = if n > p.max { format!("at most {}", thousands(p.max)) } else { format!("at least {}", thousands(p.min)) };
-                return Err(usage(format!("input {}: the text is {}; this service accepts {bound}", field.name, display::count(n, "character", "characters"))));
+                let alphabet = match &field.encoding {
+                    EncodingInfo::Symbols { alphabet, .. } => alphabet.as_str(),
+                    _ => "",
+                };
+                return Err(usage(wording::text_range(&field.name, alphabet, p.min, p.max, n)));
             }
             params.push((p.name.clone(), n));
         }
@@ -258,7 +282,7 @@ fn parse_inputs(info: &ServiceInfo, params: &mut Vec<(String, u64)>, texts: &[St
     let fields: Vec<_> = resolved.shape.inputs_of(Party::Evaluator).collect();
     let mut bits = Vec::new();
     for ((value, field), declared) in values.iter().zip(&fields).zip(&declared) {
-        bits.extend(value.bits(field.bits, &declared.encoding).map_err(|e| usage(format!("input {}: {e}", field.name)))?);
+        bits.extend(value.bits(&field.name, field.bits, &declared.encoding).map_err(usage)?);
     }
     Ok(bits)
 }
@@ -272,24 +296,24 @@ pub fn parse_param(text: &str) -> Result<(String, u64), String> {
 
 /// One input's bits from its text as typed (see [`INPUT_HELP`]).
 pub fn input_bits(text: &str, field: &FieldInfo) -> Result<Vec<bool>, String> {
-    ClientValue::read(text, field)?.bits(field.bits, &field.encoding)
+    ClientValue::read(text, field)?.bits(&field.name, field.bits, &field.encoding)
 }
 
 impl ClientValue {
-    fn bits(&self, bits: usize, encoding: &EncodingInfo) -> Result<Vec<bool>, String> {
+    fn bits(&self, name: &str, bits: usize, encoding: &EncodingInfo) -> Result<Vec<bool>, String> {
         match self {
             ClientValue::Number(n) => value::parse_uint(n, bits).map_err(|e| match e {
-                value::ValueError::Syntax(_) => format!("'{n}' is not a number (decimal digits, or hexadecimal after 0x)"),
-                value::ValueError::TooWide { .. } => format!("{} does not fit in {bits} bits", n.trim()),
+                value::ValueError::Syntax(_) => wording::not_a_number(name, bits, n),
+                value::ValueError::TooWide { .. } => wording::too_large(name, bits, n),
             }),
             ClientValue::Bytes(b) => Ok(value::from_bytes(b)),
-            ClientValue::Text(t) => text_bits(t, bits, encoding),
+            ClientValue::Text(t) => text_bits(t, name, bits, encoding),
         }
     }
 }
 
 /// A string over the field's alphabet, the first symbol in the lowest bits.
-fn text_bits(text: &str, bits: usize, encoding: &EncodingInfo) -> Result<Vec<bool>, String> {
+fn text_bits(text: &str, name: &str, bits: usize, encoding: &EncodingInfo) -> Result<Vec<bool>, String> {
     let EncodingInfo::Symbols { alphabet, symbol_bits } = encoding else {
         return Err("not a text input".into());
     };
@@ -303,16 +327,16 @@ fn text_bits(text: &str, bits: usize, encoding: &EncodingInfo) -> Result<Vec<boo
                 c => format!("'{c}'"),
             };
             if symbols.len() == 256 {
-                format!("character {} is {what}, which is not Latin-1 (this service takes Latin-1 text)", i + 1)
+                format!("{name}: character {} is {what}, which is not Latin-1 (this service takes Latin-1 text)", i + 1)
             } else {
-                format!("character {} is {what}; this input takes only {}", i + 1, symbols.iter().map(char::to_string).collect::<Vec<_>>().join(", "))
+                format!("{name}: character {} is {what}; this input takes only {}", i + 1, symbols.iter().map(char::to_string).collect::<Vec<_>>().join(", "))
             }
         })?;
         out.extend(value::from_u128(index as u128, *symbol_bits));
     }
     if out.len() != bits {
         let (given, want) = (text.chars().count() as u64, (bits / symbol_bits.max(&1)) as u64);
-        return Err(format!("the text is {}; this input takes {}", display::count(given, "character", "characters"), display::count(want, "character", "characters")));
+        return Err(wording::text_length(name, alphabet, want, given));
     }
     Ok(out)
 }

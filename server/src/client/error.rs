@@ -44,6 +44,28 @@ impl ClientError {
     }
 }
 
+impl ClientError {
+    /// What `--json` prints for this error: `{"error": {"kind", "message", "exit_code", …}}`,
+    /// with `kind` one of `usage`, `connection`, `server` (and the wire `code`), `protocol` or
+    /// `cheating` (and the check's `reason`).
+    pub fn to_json(&self) -> serde_json::Value {
+        let kind = match self {
+            ClientError::Usage(_) | ClientError::Url { .. } => "usage",
+            ClientError::Connect { .. } | ClientError::Tls(_) | ClientError::Handshake { .. } | ClientError::Connection(_) => "connection",
+            ClientError::Server { .. } => "server",
+            ClientError::Protocol(_) => "protocol",
+            ClientError::CheatingDetected { .. } => "cheating",
+        };
+        let mut error = serde_json::json!({ "kind": kind, "message": self.to_string(), "exit_code": self.exit_code() });
+        match self {
+            ClientError::Server { code, .. } => error["code"] = code.as_str().into(),
+            ClientError::CheatingDetected { reason, .. } => error["reason"] = (*reason).into(),
+            _ => {}
+        }
+        serde_json::json!({ "error": error })
+    }
+}
+
 impl From<SessionError> for ClientError {
     fn from(e: SessionError) -> Self {
         if let SessionError::Cheating(cheating) = &e {

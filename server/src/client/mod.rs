@@ -8,6 +8,7 @@ pub mod commands;
 pub mod display;
 mod error;
 pub(crate) mod transport;
+mod wording;
 
 pub use error::ClientError;
 pub use transport::ConnectOptions;

@@ -21,7 +21,8 @@ function mount(root: HTMLElement): void {
     label: 'Encrypt privately',
     prepare: () => {
       const block = parseHex(field.value);
-      if (!block || block.length !== 16) throw new Error('Your block must be 16 bytes: 32 hex digits.');
+      // Whole bytes here; the SDK checks that they are 16, in the words the command line uses.
+      if (!block) throw new Error('Your block must be hex digits (0-9, a-f), two a byte.');
       return { service: circuit, inputs: { plaintext: block }, security: protection.security };
     },
     show: (result) => {

@@ -39,12 +39,17 @@ export function listShape(info: ServiceInfo, field: InputField): ListShape | und
   return undefined;
 }
 
-/** A decimal or 0x-hex unsigned integer that fits in `width` bits, or an Error naming `what`. */
+/**
+ * A decimal or 0x-hex unsigned integer that fits in `width` bits, or an Error naming `what`, in
+ * the words the SDK uses for a single value (its InputError messages, which the page shows).
+ */
 function parseUint(text: string, width: number, what: string): bigint {
   const t = text.trim().replace(/_/g, '');
-  if (!/^(0x[0-9a-f]+|[0-9]+)$/i.test(t)) throw new Error(`${what}: '${text.trim()}' is not a number (decimal digits, or hex after 0x).`);
+  const takes = `${what} takes a whole number from 0 to ${((1n << BigInt(width)) - 1n).toLocaleString('en-US')}`;
+  if (/^-(0x[0-9a-f]+|[0-9]+)$/i.test(t)) throw new Error(`${takes}; ${text.trim()} is negative`);
+  if (!/^(0x[0-9a-f]+|[0-9]+)$/i.test(t)) throw new Error(`${takes}; '${text.trim()}' is not one (write decimal digits, or hexadecimal after 0x)`);
   const v = BigInt(t);
-  if (v >> BigInt(width) !== 0n) throw new Error(`${what}: ${text.trim()} does not fit in ${width} bits (the largest is ${integer((1n << BigInt(width)) - 1n)}).`);
+  if (v >> BigInt(width) !== 0n) throw new Error(`${takes}; ${text.trim()} is too large`);
   return v;
 }
 
@@ -76,7 +81,9 @@ function inputControl(info: ServiceInfo, field: InputField): Control {
         element: label(`an unsigned integer of ${plural(field.bits, 'bit', 'bits')}: decimal, or hex after 0x`),
         read: () => {
           if (!input.value.trim()) throw empty('a number (decimal, or hex after 0x)');
-          return parseUint(input.value, field.bits, field.name);
+          // The SDK reads decimal and 0x digits, and says what is wrong in the same words as
+          // the command line.
+          return input.value.trim();
         },
       };
     case 'bytes': {
@@ -89,7 +96,7 @@ function inputControl(info: ServiceInfo, field: InputField): Control {
           if (!input.value.trim()) throw empty(`${plural(n, 'byte', 'bytes')} as ${2 * n} hex digits`);
           const bytes = parseHex(input.value);
           if (!bytes) throw new Error(`${field.name}: write whole bytes as hex digits (0-9, a-f).`);
-          if (bytes.length !== n) throw new Error(`${field.name}: ${plural(bytes.length, 'byte', 'bytes')} given; this input takes ${integer(n)}.`);
+          // The SDK checks the length, in the words the command line uses.
           return bytes;
         },
       };
@@ -140,7 +147,9 @@ function mount(root: HTMLElement): void {
     prepare: () => prepare(),
     show: (result) => {
       const rows = Object.values(result.outputs).map((o) =>
-        h('tr', { 'data-testid': `output-${o.name}`, 'data-value': o.value.toString() }, h('th', { scope: 'row' }, h('code', {}, o.name)), h('td', { class: 'num' }, o.value.toString()), h('td', { class: 'hex' }, o.hex)),
+        // As the command line prints it: up to 64 bits a number, anything wider (a ciphertext, a
+        // digest) hexadecimal, which is how such a value is written and compared.
+        h('tr', { 'data-testid': `output-${o.name}`, 'data-value': o.value.toString() }, h('th', { scope: 'row' }, h('code', {}, o.name)), h('td', { class: o.bits <= 64 ? 'num' : 'hex', 'data-testid': `shown-${o.name}` }, o.bits <= 64 ? o.value.toString() : o.hex), h('td', { class: 'hex' }, o.bits <= 64 ? o.hex : '')),
       );
       panel.result.replaceChildren(h('table', { class: 'outputs' }, h('thead', {}, h('tr', {}, h('th', {}, 'output'), h('th', {}, 'value'), h('th', {}, 'hex'))), h('tbody', {}, ...rows)));
     },
