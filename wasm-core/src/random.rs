@@ -15,7 +15,7 @@ pub(crate) fn fill(bytes: &mut [u8]) -> Result<(), getrandom::Error> {
     getrandom::fill(bytes)
 }
 
-/// Fills `bytes` from this thread's seeded stream (fuzzing builds only).
+/// Fills `bytes` from the seeded stream (fuzzing builds only).
 #[cfg(fuzzing)]
 pub(crate) fn fill(bytes: &mut [u8]) -> Result<(), getrandom::Error> {
     seeded::fill(bytes);
@@ -26,31 +26,28 @@ pub(crate) fn fill(bytes: &mut [u8]) -> Result<(), getrandom::Error> {
 pub use seeded::reseed;
 
 /// The fuzzing build's stand-in for the OS source: SplitMix64 (Steele, Lea and Flood 2014), one
-/// stream per thread. Predictable by design.
+/// stream for the process (libFuzzer runs one input at a time). Predictable by design.
 #[cfg(fuzzing)]
 mod seeded {
-    use std::cell::Cell;
+    use core::sync::atomic::{AtomicU64, Ordering};
 
-    std::thread_local! {
-        static STATE: Cell<u64> = const { Cell::new(0) };
-    }
+    const GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
 
-    /// Restarts this thread's stream from `seed`: what follows repeats for the same seed.
+    static STATE: AtomicU64 = AtomicU64::new(0);
+
+    /// Restarts the stream from `seed`: what follows repeats for the same seed.
     pub fn reseed(seed: u64) {
-        STATE.with(|s| s.set(seed));
+        STATE.store(seed, Ordering::Relaxed);
     }
 
     pub(super) fn fill(bytes: &mut [u8]) {
-        STATE.with(|s| {
-            for chunk in bytes.chunks_mut(8) {
-                let x = s.get().wrapping_add(0x9e37_79b9_7f4a_7c15);
-                s.set(x);
-                let mut z = x;
-                z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-                z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-                z ^= z >> 31;
-                chunk.copy_from_slice(&z.to_le_bytes()[..chunk.len()]);
-            }
-        });
+        for chunk in bytes.chunks_mut(8) {
+            let x = STATE.fetch_add(GAMMA, Ordering::Relaxed).wrapping_add(GAMMA);
+            let mut z = x;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^= z >> 31;
+            chunk.copy_from_slice(&z.to_le_bytes()[..chunk.len()]);
+        }
     }
 }
