@@ -115,7 +115,7 @@ const opts = options(process.argv.slice(2));
 if (opts.record) {
   // fuzz/src/bin/record.rs: replaces the named seeds, keeps what the fuzzer added. Built in the
   // Rust tests' profile (scripts/test.mjs), whose build it shares.
-  run('cargo', ['run', '--config', 'profile.release-tests.inherits="release"', '--profile', 'release-tests', '-p', 'garblet-fuzz', '--bin', 'garblet-fuzz-record']);
+  run('cargo', ['run', '--profile', 'release-tests', '-p', 'garblet-fuzz', '--bin', 'garblet-fuzz-record']);
   process.exit(0);
 }
 tools();
