@@ -1,5 +1,11 @@
 //! `garblet`: the Garblet server, native client, circuit tools and benchmarks.
 
+// A fuzzing build (`cfg(fuzzing)`, set by cargo-fuzz for every crate it builds) seeds the random
+// source and runs the base OT on an insecure stand-in group (garblet-core's `random` and
+// `ot/fuzzing_group.rs`): such a build must never serve or evaluate.
+#[cfg(fuzzing)]
+compile_error!("garblet cannot be built with cfg(fuzzing): that build's randomness is predictable and its base OT insecure");
+
 use clap::{Args, Parser, Subcommand};
 use garblet_server::circuit_cmd::{self, CircuitArg, CmdError};
 use garblet_server::client::commands::{self as client_cmd, RunArgs, INPUT_HELP};

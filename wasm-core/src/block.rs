@@ -57,10 +57,11 @@ impl Block {
         Block((((hi ^ lo) as u128) << 64) | hi as u128)
     }
 
-    /// A block from the operating system's CSPRNG (`crypto.getRandomValues` in the browser).
+    /// A block from the operating system's CSPRNG (`crypto.getRandomValues` in the browser; see
+    /// [`crate::random`]).
     pub fn random() -> Result<Self, getrandom::Error> {
         let mut bytes = [0u8; 16];
-        getrandom::fill(&mut bytes)?;
+        crate::random::fill(&mut bytes)?;
         Ok(Self::from_bytes(bytes))
     }
 }

@@ -7,6 +7,7 @@
 //! * [`protocol`]: the session protocol, sans-IO.
 //! * [`cnc`]: cut-and-choose against a cheating garbler — the evaluator's input encoding, the
 //!   check sets and their bounds, the garbler's input-consistency hash.
+//! * [`random`]: the one random source (the OS's; a seeded one in fuzzing builds only).
 //! * `wasm` (WebAssembly only): the evaluator session for JavaScript; `wasm_bench` (WebAssembly
 //!   with the `bench` feature, for the browser benchmark only): timing exports.
 //!
@@ -24,6 +25,7 @@ pub mod cnc;
 pub mod garble;
 pub mod ot;
 pub mod protocol;
+pub mod random;
 
 #[cfg(target_arch = "wasm32")]
 mod wasm;

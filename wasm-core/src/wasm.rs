@@ -7,6 +7,11 @@
 //! "cheating", "code": "<wire code's name>", "wireCode": n, "reason": "<check>", "message": "…",
 //! "fields": {…}}`; the SDK's `fromCoreError` turns it into its error classes.
 
+// The browser's session must never run the fuzzing build's seeded random source and insecure
+// base OT (`crate::random`).
+#[cfg(fuzzing)]
+compile_error!("the WebAssembly evaluator cannot be built with cfg(fuzzing): that build's randomness is predictable and its base OT insecure");
+
 use crate::garble::Garbling;
 use crate::protocol::{Clock, ErrorCode, ErrorKind, ErrorReport, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, Security, SessionError};
 use serde_json::json;

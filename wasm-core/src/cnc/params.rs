@@ -44,12 +44,16 @@ pub const MAIN_CIRCUITS: usize = 40;
 /// The main computation with a fixed evaluation set: circuits, and how many of them are
 /// evaluated. 1/C(49, 15) = 2^-40.52, and the cost does not vary run to run (the bytes of 15
 /// circuits' tables, where a coin per circuit sends 20 on average and 27 at p99).
-pub const FIXED_CIRCUITS: usize = 49;
-pub const FIXED_EVALUATED: usize = 15;
+///
+/// These four counts are a few circuits in a fuzzing build only (`cfg(fuzzing)`, see
+/// [`crate::random`]): the same flights and checks, each a fraction of the work, so that the
+/// session fuzz targets run many cut-and-choose computations a second. No other build has them.
+pub const FIXED_CIRCUITS: usize = if cfg!(fuzzing) { 3 } else { 49 };
+pub const FIXED_EVALUATED: usize = if cfg!(fuzzing) { 2 } else { 15 };
 /// s2: circuits of the cheating-recovery computation.
-pub const RECOVERY_CIRCUITS: usize = 123;
+pub const RECOVERY_CIRCUITS: usize = if cfg!(fuzzing) { 2 } else { 123 };
 /// c2: check circuits of the cheating-recovery computation (its e2 = 49 others are evaluated).
-pub const RECOVERY_CHECKS: usize = 74;
+pub const RECOVERY_CHECKS: usize = if cfg!(fuzzing) { 1 } else { 74 };
 /// The most circuits any function here accepts: the exact bounds grow with the circuit count
 /// and a larger count can only be a caller's mistake.
 pub const MAX_CIRCUITS: usize = 1024;

@@ -41,11 +41,20 @@
 
 use super::{BasePoint, OtError};
 use crate::block::Block;
-use curve25519_dalek::constants::RISTRETTO_BASEPOINT_TABLE;
-use curve25519_dalek::ristretto::{CompressedRistretto, RistrettoBasepointTable, RistrettoPoint};
-use curve25519_dalek::Scalar;
+#[cfg(not(fuzzing))]
+use curve25519_dalek::{
+    constants::RISTRETTO_BASEPOINT_TABLE,
+    ristretto::{CompressedRistretto, RistrettoBasepointTable, RistrettoPoint},
+    Scalar,
+};
+#[cfg(not(fuzzing))]
+use sha2::Sha256;
+// A fuzzing build only: insecure stand-ins for the group and the key derivation's hash, so that
+// the fuzzer reaches what follows the base OT (see the module).
+#[cfg(fuzzing)]
+use super::fuzzing_group::{CompressedRistretto, RistrettoBasepointTable, RistrettoPoint, Scalar, Sha256, RISTRETTO_BASEPOINT_TABLE};
 use core::ops::Range;
-use sha2::{Digest, Sha256, Sha512};
+use sha2::{Digest, Sha512};
 
 /// Number of base OTs: one per bit of Δ, i.e. per IKNP column.
 pub const BASE_OT_COUNT: usize = 128;
@@ -322,7 +331,7 @@ fn decode_point(bytes: &[u8; POINT_BYTES], point: BasePoint) -> Result<Ristretto
 /// `N` uniform scalars: 64 random bytes each, reduced mod ℓ (bias 2^-260).
 fn random_scalars<const N: usize>() -> Result<[Scalar; N], OtError> {
     let mut bytes = vec![0u8; 64 * N];
-    getrandom::fill(&mut bytes).map_err(OtError::Random)?;
+    crate::random::fill(&mut bytes).map_err(OtError::Random)?;
     let (wide, _) = bytes.as_chunks::<64>();
     let scalars = core::array::from_fn(|i| Scalar::from_bytes_mod_order_wide(&wide[i]));
     for byte in bytes.iter_mut() {

@@ -52,6 +52,9 @@ pub mod base;
 pub mod bench;
 pub mod check;
 mod error;
+// A fuzzing build's base-OT group; compiled for the tests too, which check its arithmetic.
+#[cfg(any(fuzzing, test))]
+mod fuzzing_group;
 pub mod chosen;
 pub mod extension;
 pub mod ggm;
