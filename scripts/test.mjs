@@ -98,9 +98,14 @@ function minutes(ms) {
 
 const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
 
+/** How many of a failed step's last lines are printed again before the summary. */
+const FAILED_TAIL_LINES = 80;
+
 /**
  * Runs `step` in a child process (`--step`); its output is passed on, each line prefixed with
- * the step's name when `prefix` (two lanes at once). Resolves to the step's outcome.
+ * the step's name when `prefix` (two lanes at once). Resolves to the step's outcome, with its
+ * last lines (`tail`): with two lanes a failure's report scrolls away among the other lane's
+ * output, and a CI log often keeps only its end.
  */
 function runStep(step, prefix) {
   const started = Date.now();
@@ -110,6 +115,11 @@ function runStep(step, prefix) {
     const args = [fileURLToPath(import.meta.url), '--step', step.name, ...(serial ? ['--serial'] : [])];
     const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     let outcome = { ok: false, cpu: null };
+    const tail = [];
+    const keep = (line) => {
+      tail.push(line);
+      if (tail.length > FAILED_TAIL_LINES) tail.shift();
+    };
     const pass = (stream, to) => {
       let rest = '';
       stream.on('data', (chunk) => {
@@ -117,16 +127,23 @@ function runStep(step, prefix) {
         rest = lines.pop();
         for (const line of lines) {
           if (line.startsWith('@@step ')) outcome = JSON.parse(line.slice(7));
-          else to.write(prefix ? `[${step.name}] ${line}\n` : `${line}\n`);
+          else {
+            keep(line);
+            to.write(prefix ? `[${step.name}] ${line}\n` : `${line}\n`);
+          }
         }
       });
-      stream.on('end', () => rest && to.write(prefix ? `[${step.name}] ${rest}\n` : rest));
+      stream.on('end', () => {
+        if (!rest) return;
+        keep(rest);
+        to.write(prefix ? `[${step.name}] ${rest}\n` : rest);
+      });
     };
     pass(child.stdout, process.stdout);
     pass(child.stderr, process.stderr);
     child.on('close', (code) => {
       const ok = code === 0 && outcome.ok;
-      resolve({ name: step.name, ok, outcome: ok ? 'passed' : 'FAILED', ms: Date.now() - started, cpu: outcome.cpu, load: `${loadBefore} → ${load()}` });
+      resolve({ name: step.name, ok, outcome: ok ? 'passed' : 'FAILED', ms: Date.now() - started, cpu: outcome.cpu, load: `${loadBefore} → ${load()}`, tail });
     });
   });
 }
@@ -174,6 +191,13 @@ if (serial) {
 
 const order = ['set-up', ...STEPS.map((s) => s.name)];
 results.sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name));
+// A step that passed only on a retry (Playwright's "N flaky") is shown too: its failure is
+// real, and the retry's log is the only record of which test it was.
+const flaky = (r) => r.ok && r.tail?.some((line) => /^\s*\d+ flaky\b/.test(line));
+for (const r of results.filter((r) => (!r.ok || flaky(r)) && r.tail?.length)) {
+  console.log(`\n[test] ── ${r.name} ${r.ok ? 'passed on a retry' : 'failed'}; its last ${r.tail.length} lines ──`);
+  for (const line of r.tail) console.log(line);
+}
 console.log('\n[test] ── summary ── (wall time; CPU time of the step\'s processes; load average before → after)');
 for (const r of results) {
   const cpu = r.cpu === null ? '' : `CPU ${minutes(r.cpu * 1000)}`;
