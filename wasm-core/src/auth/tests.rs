@@ -1,0 +1,302 @@
+//! The in-memory two-party driver and the tests of aBits and triples, honest and under attack.
+
+use super::*;
+use crate::ot::MAX_CHUNK;
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test;
+
+/// Both parties after the set-up, messages passed in memory.
+fn connect(k: usize) -> (AuthParty, AuthParty) {
+    let (garbler, points) = GarblerSetup::new(k).unwrap();
+    let (evaluator, point) = EvaluatorSetup::new(k).unwrap();
+    let (evaluator, reverse) = evaluator.finish(&points).unwrap();
+    let garbler = garbler.finish(&point, &reverse).unwrap();
+    assert_eq!(garbler.session_id(), evaluator.session_id());
+    (garbler, evaluator)
+}
+
+/// What a run of a batch ended with on a side: `None` if it was still waiting for a message
+/// when the other side failed.
+type Outcome = Option<Result<Vec<AuthTriple>, AuthError>>;
+
+/// Runs a batch of `n` triples; `tamper(round, sender, message)` may alter a message in
+/// transit (round 1 … 6). A party that failed stops; the other then waits for nothing more.
+fn run_batch(g: &mut AuthParty, e: &mut AuthParty, n: usize, mut tamper: impl FnMut(usize, Role, &mut Vec<u8>)) -> (Outcome, Outcome) {
+    let mut to_e = g.start_triples(n).unwrap();
+    let mut to_g = e.start_triples(n).unwrap();
+    let (mut g_out, mut e_out) = (None, None);
+    for round in 1..=6 {
+        tamper(round, Role::Garbler, &mut to_e);
+        tamper(round, Role::Evaluator, &mut to_g);
+        let (next_e, next_g) = (step(g, &to_g, &mut g_out), step(e, &to_e, &mut e_out));
+        if g_out.is_some() || e_out.is_some() {
+            break;
+        }
+        (to_e, to_g) = (next_e, next_g);
+    }
+    (g_out, e_out)
+}
+
+fn step(party: &mut AuthParty, message: &[u8], out: &mut Outcome) -> Vec<u8> {
+    if out.is_some() {
+        return Vec::new();
+    }
+    match party.triples_step(message) {
+        Ok(Progress::Send(next)) => next,
+        Ok(Progress::Done(triples)) => {
+            *out = Some(Ok(triples));
+            Vec::new()
+        }
+        Err(e) => {
+            *out = Some(Err(e));
+            Vec::new()
+        }
+    }
+}
+
+fn honest(_: usize, _: Role, _: &mut Vec<u8>) {}
+
+/// The MAC of `mine` (held by the party whose global key is not `peer_delta`) against the
+/// peer's key.
+fn mac_holds(mine: AuthShare, peers: AuthShare, peer_delta: Block) -> bool {
+    mine.mac == peers.key ^ peer_delta.select(mine.bit)
+}
+
+fn authenticated(a: AuthShare, b: AuthShare, delta_a: Block, delta_b: Block) -> bool {
+    mac_holds(a, b, delta_b) && mac_holds(b, a, delta_a)
+}
+
+/// Counts the triples that are not AND triples or not authenticated on both sides.
+fn bad_triples(g: &[AuthTriple], e: &[AuthTriple], delta_a: Block, delta_b: Block) -> usize {
+    assert_eq!(g.len(), e.len());
+    g.iter()
+        .zip(e)
+        .filter(|(g, e)| {
+            let (x, y, z) = (g.x.bit ^ e.x.bit, g.y.bit ^ e.y.bit, g.z.bit ^ e.z.bit);
+            z != (x & y)
+                || !authenticated(g.x, e.x, delta_a, delta_b)
+                || !authenticated(g.y, e.y, delta_a, delta_b)
+                || !authenticated(g.z, e.z, delta_a, delta_b)
+        })
+        .count()
+}
+
+fn random_bits(n: usize) -> Vec<bool> {
+    crate::aes::AesCtr::from_os_rng().unwrap().bits(n)
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn abits_in_both_directions_carry_macs_under_the_other_delta() {
+    for k in [2, 4] {
+        let (mut g, mut e) = connect(k);
+        // Twice, the second time across a chunk boundary: the streams continue.
+        for count in [100, MAX_CHUNK + 77] {
+            let (bits_a, bits_b) = (random_bits(count), random_bits(count));
+            let (mut msg_a, mut macs_a, mut keys_b) = (Vec::new(), Vec::new(), Vec::new());
+            let (mut msg_b, mut macs_b, mut keys_a) = (Vec::new(), Vec::new(), Vec::new());
+            g.send_abits(&bits_a, &mut msg_a, &mut macs_a).unwrap();
+            e.send_abits(&bits_b, &mut msg_b, &mut macs_b).unwrap();
+            e.receive_abits(count, &msg_a, &mut keys_b).unwrap();
+            g.receive_abits(count, &msg_b, &mut keys_a).unwrap();
+            for i in 0..count {
+                assert_eq!(macs_a[i], keys_b[i] ^ e.delta().select(bits_a[i]), "A's bit {i} under Δ_B");
+                assert_eq!(macs_b[i], keys_a[i] ^ g.delta().select(bits_b[i]), "B's bit {i} under Δ_A");
+            }
+        }
+        assert!(g.delta().lsb() && e.delta().lsb());
+        assert_ne!(g.delta(), e.delta());
+    }
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn triples_are_and_triples_authenticated_on_both_sides() {
+    let (mut g, mut e) = connect(4);
+    // Batches of several bucket sizes on one session (the hash tweaks continue).
+    for n in [1, 9, 200, 4000] {
+        let (tg, te) = run_batch(&mut g, &mut e, n, honest);
+        let (tg, te) = (tg.unwrap().unwrap(), te.unwrap().unwrap());
+        assert_eq!(tg.len(), n);
+        assert_eq!(bad_triples(&tg, &te, g.delta(), e.delta()), 0, "n = {n}");
+        // x and y are random: not all equal in a large batch.
+        if n >= 200 {
+            let ones = tg.iter().zip(&te).filter(|(g, e)| g.x.bit ^ e.x.bit).count();
+            assert!(ones > n / 4 && ones < 3 * n / 4, "{ones} of {n} x bits are 1");
+        }
+    }
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn bucket_sizes_for_2_to_the_minus_40() {
+    let rows = [
+        (1, 40),
+        (2, 21),
+        (8, 10),
+        (11, 10),
+        (12, 9),
+        (18, 9),
+        (19, 8),
+        (33, 8),
+        (34, 7),
+        (83, 7),
+        (84, 6),
+        (319, 6),
+        (320, 5),
+        (3_043, 5),
+        (3_044, 4),
+        (276_324, 4),
+        (276_325, 3),
+        (1 << 20, 3),
+    ];
+    for (n, b) in rows {
+        assert_eq!(triples::bucket_size(n), b, "n = {n}");
+    }
+}
+
+/// A party that lies in its share of a leaky triple: the equality check catches it; with the
+/// check off, the wrong triple is accepted.
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn a_lie_in_a_triple_share_fails_the_equality_check() {
+    let n = 100;
+    let (mut g, mut e) = connect(4);
+    g.lie_in_triple_share(17);
+    let (tg, te) = run_batch(&mut g, &mut e, n, honest);
+    assert_eq!(te.unwrap().unwrap_err(), AuthError::EqualityCheckFailed);
+    assert_eq!(tg.unwrap().unwrap_err(), AuthError::EqualityCheckFailed);
+    assert!(matches!(e.triples_step(&[]), Err(AuthError::OutOfOrder { .. })), "a failed party stays failed");
+
+    let (mut g, mut e) = connect(4);
+    g.lie_in_triple_share(17);
+    g.skip_equality_check();
+    e.skip_equality_check();
+    let (tg, te) = run_batch(&mut g, &mut e, n, honest);
+    assert_eq!(bad_triples(&tg.unwrap().unwrap(), &te.unwrap().unwrap(), g.delta(), e.delta()), 1, "the lie survives in its bucket");
+}
+
+/// Check values altered in transit (a party cheating in the leaky AND's check): refused.
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn a_failing_equality_check_ends_the_batch() {
+    let (mut g, mut e) = connect(4);
+    let (tg, te) = run_batch(&mut g, &mut e, 50, |round, from, m| {
+        // Every U of the garbler's round 2 changed: the check fails where x_B = 1.
+        if round == 2 && from == Role::Garbler {
+            let leaky = 50 * triples::bucket_size(50);
+            m[2 * leaky.div_ceil(8)..].iter_mut().for_each(|b| *b ^= 0x5a);
+        }
+    });
+    assert_eq!(te.unwrap().unwrap_err(), AuthError::EqualityCheckFailed);
+    assert_eq!(tg.unwrap().unwrap_err(), AuthError::EqualityCheckFailed);
+
+    // An opening that is not the committed value.
+    let (mut g, mut e) = connect(4);
+    let (_, te) = run_batch(&mut g, &mut e, 50, |round, from, m| {
+        if round == 5 && from == Role::Garbler {
+            m[40] ^= 1;
+        }
+    });
+    assert_eq!(te.unwrap().unwrap_err(), AuthError::CommitmentMismatch { what: "leaky-AND check" });
+}
+
+/// Bucketing openings with flipped bits and the MACs that went with the true ones: refused; with
+/// the MAC check off, the triples come out wrong.
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn a_forged_opening_fails_the_mac_check() {
+    let flip = |round: usize, from: Role, m: &mut Vec<u8>| {
+        if round == 6 && from == Role::Garbler {
+            let bits = m.len() - 32;
+            m[..bits - 1].iter_mut().for_each(|b| *b ^= 0xff);
+        }
+    };
+    let (mut g, mut e) = connect(4);
+    let (tg, te) = run_batch(&mut g, &mut e, 200, flip);
+    assert_eq!(te.unwrap().unwrap_err(), AuthError::MacCheckFailed { what: "bucketing openings" });
+    assert!(tg.unwrap().is_ok(), "the garbler's view was not altered");
+
+    let (mut g, mut e) = connect(4);
+    e.skip_mac_check();
+    let (tg, te) = run_batch(&mut g, &mut e, 200, flip);
+    assert!(bad_triples(&tg.unwrap().unwrap(), &te.unwrap().unwrap(), g.delta(), e.delta()) > 0);
+}
+
+/// Messages of another session: refused by the OT check (round 1) and by the commitments.
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn messages_of_another_session_are_refused() {
+    let (mut g1, _e1) = connect(4);
+    let (_g2, mut e2) = connect(4);
+    let from_other_session = g1.start_triples(20).unwrap();
+    e2.start_triples(20).unwrap();
+    assert!(matches!(e2.triples_step(&from_other_session), Err(AuthError::Ot(_))));
+
+    // Rounds 1–3 of a second pair, round 4 (the coin opening) from the first pair's garbler.
+    let (mut g1, mut e1) = connect(4);
+    let (mut g2, mut e2) = connect(4);
+    let mut foreign = Vec::new();
+    let _ = run_batch(&mut g1, &mut e1, 20, |round, from, m| {
+        if round == 4 && from == Role::Garbler {
+            foreign = m.clone();
+        }
+    });
+    let (_, te) = run_batch(&mut g2, &mut e2, 20, |round, from, m| {
+        if round == 4 && from == Role::Garbler {
+            m[32..].copy_from_slice(&foreign[32..]);
+        }
+    });
+    assert_eq!(te.unwrap().unwrap_err(), AuthError::CommitmentMismatch { what: "coin toss" });
+
+    // aBits of another session.
+    let (mut g1, _) = connect(4);
+    let (_, mut e2) = connect(4);
+    let (mut message, mut macs, mut keys) = (Vec::new(), Vec::new(), Vec::new());
+    g1.send_abits(&[true; 10], &mut message, &mut macs).unwrap();
+    assert!(matches!(e2.receive_abits(10, &message, &mut keys), Err(AuthError::Ot(_))));
+    assert!(keys.is_empty());
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn wrong_lengths_and_order_are_typed_errors() {
+    let (mut g, mut e) = connect(4);
+    assert!(matches!(g.triples_step(&[]), Err(AuthError::OutOfOrder { expected: "a new batch", .. })));
+    assert_eq!(g.start_triples(0).unwrap_err(), AuthError::BatchSize { count: 0, max: triples::MAX_TRIPLES });
+    let to_e = g.start_triples(30).unwrap();
+    let to_g = e.start_triples(30).unwrap();
+    assert!(matches!(g.start_triples(30), Err(AuthError::OutOfOrder { .. })));
+    assert!(matches!(g.send_abits(&[true], &mut Vec::new(), &mut Vec::new()), Err(AuthError::OutOfOrder { .. })));
+    // Wrong lengths change nothing: the right message still goes through.
+    assert!(matches!(g.triples_step(&to_g[1..]), Err(AuthError::WrongLength { .. })));
+    let mut longer = to_g.clone();
+    longer.push(0);
+    assert!(matches!(g.triples_step(&longer), Err(AuthError::WrongLength { .. })));
+    let Progress::Send(to_e2) = g.triples_step(&to_g).unwrap() else { panic!("round 2 expected") };
+    let Progress::Send(to_g2) = e.triples_step(&to_e).unwrap() else { panic!("round 2 expected") };
+    g.triples_step(&to_g2).unwrap();
+    let Progress::Send(to_g3) = e.triples_step(&to_e2).unwrap() else { panic!("round 3 expected") };
+    assert!(matches!(g.triples_step(&to_g3[..5]), Err(AuthError::WrongLength { .. })));
+    assert!(matches!(g.triples_step(&to_g3), Ok(Progress::Send(_))));
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn nonzero_padding_is_refused() {
+    // 5 triples at B = 12: 60 leaky ones, four padding bits after round 3's d bits.
+    assert_eq!(triples::bucket_size(5), 12);
+    let (mut g, mut e) = connect(4);
+    let (_, te) = run_batch(&mut g, &mut e, 5, |round, from, m| {
+        if round == 3 && from == Role::Garbler {
+            m[60 / 8] |= 0x80;
+        }
+    });
+    assert_eq!(te.unwrap().unwrap_err(), AuthError::Padding { what: "round 3: d bits" });
+}
+
+#[test]
+fn unpack_round_trips() {
+    let bits = random_bits(77);
+    assert_eq!(unpack(&pack(&bits), 77, "test").unwrap(), bits);
+}
