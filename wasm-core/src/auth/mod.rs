@@ -31,6 +31,8 @@
 //! * [`triples`]: WRK17's half-authenticated AND (Π_HaAND), leaky AND (Π_LaAND, with its
 //!   equality check committed then opened) and bucketing (Π_aAND), producing function-independent
 //!   random authenticated AND triples; [`triples::bucket_size`] states the bucket-size rule.
+//! * [`beaver`]: the function-dependent step — random authenticated wire masks, and the AND of
+//!   two authenticated bits by one triple (Beaver's multiplication with MAC-checked openings).
 //!
 //! # Messages
 //!
@@ -58,6 +60,7 @@
 //! where it is implemented, so that it stands on its own.
 
 pub mod abit;
+pub mod beaver;
 pub mod triples;
 
 #[cfg(test)]
@@ -115,6 +118,9 @@ pub enum AuthError {
     /// The leaky-AND equality check: some triple is not an AND, or a check value was altered.
     #[error("the leaky-AND equality check failed")]
     EqualityCheckFailed,
+    /// ANDs asked for with another number of triples.
+    #[error("{needed} ANDs need as many triples; {given} given")]
+    TripleCount { needed: usize, given: usize },
     /// A batch of triples too large to index, or empty.
     #[error("{count} triples requested; between 1 and {max} are allowed")]
     BatchSize { count: usize, max: usize },

@@ -300,3 +300,83 @@ fn unpack_round_trips() {
     let bits = random_bits(77);
     assert_eq!(unpack(&pack(&bits), 77, "test").unwrap(), bits);
 }
+
+/// A run of ANDs: both parties, their masks (pair i is masks 2i, 2i + 1) and their products
+/// (the evaluator's as it ended).
+struct AndRun {
+    g: AuthParty,
+    e: AuthParty,
+    masks_g: Vec<AuthShare>,
+    masks_e: Vec<AuthShare>,
+    products_g: Vec<AuthShare>,
+    products_e: Result<Vec<AuthShare>, AuthError>,
+}
+
+impl AndRun {
+    /// The ANDs whose bits are wrong or whose MACs do not hold.
+    fn wrong(&self) -> usize {
+        let products_e = self.products_e.as_ref().unwrap();
+        let bit = |i: usize| self.masks_g[i].bit ^ self.masks_e[i].bit;
+        (0..self.products_g.len())
+            .filter(|&i| {
+                let (pg, pe) = (self.products_g[i], products_e[i]);
+                pg.bit ^ pe.bit != bit(2 * i) & bit(2 * i + 1) || !authenticated(pg, pe, self.g.delta(), self.e.delta())
+            })
+            .count()
+    }
+}
+
+/// Masks and triples from a fresh session, then `m` ANDs of random masks; `tamper` may alter
+/// the garbler's openings in transit, and `skip` turns the evaluator's MAC check off.
+fn ands(m: usize, tamper: impl FnOnce(&mut Vec<u8>), skip: bool) -> AndRun {
+    let (mut g, mut e) = connect(4);
+    let (to_e, to_g) = (g.start_masks(2 * m).unwrap(), e.start_masks(2 * m).unwrap());
+    let (masks_g, masks_e) = (g.finish_masks(&to_g).unwrap(), e.finish_masks(&to_e).unwrap());
+    let (tg, te) = run_batch(&mut g, &mut e, m, honest);
+    let (tg, te) = (tg.unwrap().unwrap(), te.unwrap().unwrap());
+    let pairs = |masks: &[AuthShare]| -> Vec<(AuthShare, AuthShare)> { (0..m).map(|i| (masks[2 * i], masks[2 * i + 1])).collect() };
+    if skip {
+        e.skip_mac_check();
+    }
+    let mut to_e = g.start_ands(&pairs(&masks_g), tg).unwrap();
+    let to_g = e.start_ands(&pairs(&masks_e), te).unwrap();
+    tamper(&mut to_e);
+    let products_g = g.finish_ands(&to_g).unwrap();
+    let products_e = e.finish_ands(&to_e);
+    AndRun { g, e, masks_g, masks_e, products_g, products_e }
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn masks_and_their_ands_are_authenticated() {
+    let run = ands(300, |_| {}, false);
+    for i in 0..600 {
+        assert!(authenticated(run.masks_g[i], run.masks_e[i], run.g.delta(), run.e.delta()), "mask {i}");
+    }
+    assert_eq!(run.wrong(), 0);
+}
+
+/// Flipped shares of d in the ANDs' openings: refused; with the MAC check off, wrong ANDs.
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn a_forged_and_opening_fails_the_mac_check() {
+    let run = ands(64, |m| m[0] ^= 0xff, false);
+    assert_eq!(run.products_e.unwrap_err(), AuthError::MacCheckFailed { what: "AND openings" });
+    let run = ands(64, |m| m[0] ^= 0xff, true);
+    assert!(run.wrong() > 0, "eight flipped d shares went through");
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn ands_refuse_the_wrong_triple_count_and_order() {
+    let (mut g, _) = connect(4);
+    assert_eq!(
+        g.start_ands(&[(AuthShare::default(), AuthShare::default())], Vec::new()).unwrap_err(),
+        AuthError::TripleCount { needed: 1, given: 0 }
+    );
+    assert!(matches!(g.finish_ands(&[0; 33]), Err(AuthError::OutOfOrder { .. })));
+    assert!(matches!(g.finish_masks(&[]), Err(AuthError::OutOfOrder { .. })));
+    g.start_masks(5).unwrap();
+    assert!(matches!(g.finish_masks(&[0; 3]), Err(AuthError::WrongLength { .. })));
+    assert!(matches!(g.start_triples(5), Err(AuthError::OutOfOrder { .. })));
+}

@@ -153,9 +153,9 @@ pub enum Progress {
 #[cfg(feature = "insecure-switches")]
 #[derive(Default)]
 pub(crate) struct Switches {
-    skip_equality_check: bool,
-    skip_mac_check: bool,
-    lie_in_triple: Option<usize>,
+    pub(super) skip_equality_check: bool,
+    pub(super) skip_mac_check: bool,
+    pub(super) lie_in_triple: Option<usize>,
 }
 
 /// A batch in progress.
@@ -197,6 +197,8 @@ pub(crate) enum TripleState {
     AwaitingCheckCommitment(Box<Batch>),
     AwaitingCheckOpening(Box<Batch>),
     AwaitingBucketing(Box<Batch>),
+    AwaitingMasks(Box<super::beaver::Pending>),
+    AwaitingAnds(Box<super::beaver::PendingAnds>),
     Failed,
 }
 
@@ -210,6 +212,8 @@ impl TripleState {
             TripleState::AwaitingCheckCommitment(_) => "the peer's check commitment and coin opening (round 4)",
             TripleState::AwaitingCheckOpening(_) => "the peer's check opening (round 5)",
             TripleState::AwaitingBucketing(_) => "the peer's bucketing openings (round 6)",
+            TripleState::AwaitingMasks(_) => "the peer's mask shares",
+            TripleState::AwaitingAnds(_) => "the peer's AND openings",
             TripleState::Failed => "nothing (a check failed)",
         }
     }
@@ -550,7 +554,8 @@ impl AuthParty {
         self.switches.skip_equality_check = true;
     }
 
-    /// Turns the MAC check of the bucketing openings off: a flipped opening then goes through.
+    /// Turns the MAC check of openings off (bucketing's and the ANDs' in [`super::beaver`]): a
+    /// flipped opening then goes through.
     pub fn skip_mac_check(&mut self) {
         self.switches.skip_mac_check = true;
     }
