@@ -40,8 +40,8 @@
 //! lsb(Φ) ⊕ y, from which, with the lsb of its own key, it could read the honest y share.
 //!
 //! The check is committed, then opened (BLAKE3 with 32 fresh random bytes, bound to the session
-//! and the committer; [`super::commit`]): neither party sees the other's value before fixing its
-//! own. Nothing derived from the triples — not the bucketing openings, not the triples — leaves
+//! and the committer; `commit` in the module root): neither party sees the other's value before
+//! fixing its own. Nothing derived from the triples — not the bucketing openings, not the triples — leaves
 //! the party before its check passed.
 //!
 //! # Bucketing (Π_aAND)
