@@ -380,3 +380,29 @@ fn ands_refuse_the_wrong_triple_count_and_order() {
     assert!(matches!(g.finish_masks(&[0; 3]), Err(AuthError::WrongLength { .. })));
     assert!(matches!(g.start_triples(5), Err(AuthError::OutOfOrder { .. })));
 }
+
+/// The leak the bucketing bound accounts for: a check value U altered for one leaky triple is
+/// caught exactly when the honest party's x share of that triple is 1 — one chance in two — and
+/// when it is not caught, the triples are still correct.
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn an_altered_check_value_is_caught_half_the_time() {
+    let runs = 30;
+    let mut caught = 0;
+    for _ in 0..runs {
+        let (mut g, mut e) = connect(2);
+        // One triple: B = 40 leaky ones; U of leaky triple 0 changed by a nonzero block.
+        let (tg, te) = run_batch(&mut g, &mut e, 1, |round, from, m| {
+            if round == 2 && from == Role::Garbler {
+                m[2 * 40usize.div_ceil(8)] ^= 0x10;
+            }
+        });
+        match (tg.unwrap(), te.unwrap()) {
+            (Err(AuthError::EqualityCheckFailed), Err(AuthError::EqualityCheckFailed)) => caught += 1,
+            (Ok(tg), Ok(te)) => assert_eq!(bad_triples(&tg, &te, g.delta(), e.delta()), 0),
+            other => panic!("unexpected outcome {other:?}"),
+        }
+    }
+    // Binomial(30, 1/2): outside 3 … 27 with probability below 10^−6.
+    assert!((3..=27).contains(&caught), "caught {caught} of {runs}");
+}
