@@ -4,7 +4,7 @@
 //! * [`aes`]: AES-128 — the fixed-key permutation π and a keyed CTR generator.
 //! * [`garble`]: half-gates garbler and evaluator engines.
 //! * [`ot`]: base OT and correlated OT extension.
-//! * [`auth`]: authenticated garbling's preprocessing — authenticated bits and AND triples.
+//! * [`auth`]: authenticated garbling — authenticated bits, AND triples, distributed garbling.
 //! * [`protocol`]: the session protocol, sans-IO.
 //! * [`cnc`]: cut-and-choose against a cheating garbler — the evaluator's input encoding, the
 //!   check sets and their bounds, the garbler's input-consistency hash.

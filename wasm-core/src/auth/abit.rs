@@ -123,6 +123,8 @@ pub struct AuthParty {
     pub(crate) state: TripleState,
     /// Triples generated in this session so far: the next batch's first hash tweak.
     pub(crate) triples_done: u64,
+    /// Computations started in this session: the next one's hash instance.
+    pub(crate) computations: u64,
     #[cfg(feature = "insecure-switches")]
     pub(crate) switches: super::triples::Switches,
 }
@@ -138,6 +140,7 @@ impl AuthParty {
             theirs,
             state: TripleState::Idle,
             triples_done: 0,
+            computations: 0,
             #[cfg(feature = "insecure-switches")]
             switches: Default::default(),
         }

@@ -1,7 +1,7 @@
-//! Authenticated garbling's preprocessing, sans-IO: authenticated bits and authenticated AND
-//! triples between the garbler (party A, the server) and the evaluator (party B, the browser),
-//! each secure against a malicious other party (security with abort). The distributed garbling
-//! that consumes the triples is not part of this module yet.
+//! Authenticated garbling, sans-IO: authenticated bits, authenticated AND triples, and the
+//! distributed garbling and evaluation on them, between the garbler (party A, the server) and the
+//! evaluator (party B, the browser), each secure against a malicious other party (security with
+//! abort). Not wired into the sessions: an in-memory driver runs it in the tests.
 //!
 //! # Representation
 //!
@@ -33,6 +33,9 @@
 //!   random authenticated AND triples; [`triples::bucket_size`] states the bucket-size rule.
 //! * [`beaver`]: the function-dependent step — random authenticated wire masks, and the AND of
 //!   two authenticated bits by one triple (Beaver's multiplication with MAC-checked openings).
+//! * [`garble`]: the distributed garbling (half-gates under Δ_A over the masked values), the
+//!   evaluation, the evaluator's consistency check before anything is released, and the
+//!   authenticated inputs and outputs.
 //!
 //! # Messages
 //!
@@ -61,6 +64,7 @@
 
 pub mod abit;
 pub mod beaver;
+pub mod garble;
 pub mod triples;
 
 #[cfg(test)]
@@ -118,6 +122,18 @@ pub enum AuthError {
     /// The leaky-AND equality check: some triple is not an AND, or a check value was altered.
     #[error("the leaky-AND equality check failed")]
     EqualityCheckFailed,
+    /// Preprocessing material or inputs that do not fit the circuit.
+    #[error("{what}: the circuit needs {needed}, {given} given")]
+    MaterialCount { what: &'static str, needed: usize, given: usize },
+    /// A gate names a slot beyond the circuit's.
+    #[error("the circuit names a slot beyond its own")]
+    BadCircuit,
+    /// The evaluator's consistency check of the garbled circuit failed: the garbler deviated.
+    #[error("the garbled circuit failed the consistency check")]
+    ConsistencyCheckFailed,
+    /// An output label that is neither of the wire's two labels.
+    #[error("an output label is neither of its wire's labels")]
+    OutputLabel,
     /// ANDs asked for with another number of triples.
     #[error("{needed} ANDs need as many triples; {given} given")]
     TripleCount { needed: usize, given: usize },

@@ -406,3 +406,198 @@ fn an_altered_check_value_is_caught_half_the_time() {
     // Binomial(30, 1/2): outside 3 … 27 with probability below 10^−6.
     assert!((3..=27).contains(&caught), "caught {caught} of {runs}");
 }
+
+mod computations {
+    use super::*;
+    use crate::auth::garble::{Circuit, Material};
+    use garblet_circuits::program::{Program, Runner};
+    use garblet_circuits::testing::{bristol_corpus, run_plain, RandomCircuit, TestRng};
+    use garblet_circuits::{value, Gate, Reveal};
+
+    fn circuit_of(program: Box<dyn Program + '_>) -> Circuit {
+        let mut runner = Runner::new(program);
+        let (mut gates, mut slots) = (Vec::new(), 0);
+        while let Some(batch) = runner.next_batch().unwrap() {
+            gates.extend_from_slice(&batch.gates);
+            slots = slots.max(batch.slots as usize);
+        }
+        Circuit { gates, slots }
+    }
+
+    /// Which message a test alters: A's input-mask opening, or its tables.
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    enum Message {
+        InputMasks,
+        Tables,
+    }
+
+    struct Ended {
+        garbler: Option<Result<Vec<bool>, AuthError>>,
+        evaluator: Result<Vec<bool>, AuthError>,
+    }
+
+    /// Both parties after the preprocessing for `circuit`: masks, triples, σ.
+    fn prepare(circuit: &Circuit) -> (AuthParty, AuthParty, Material, Material) {
+        let (mut g, mut e) = connect(4);
+        let n = circuit.masks_needed();
+        let (to_e, to_g) = (g.start_masks(n).unwrap(), e.start_masks(n).unwrap());
+        let (masks_g, masks_e) = (g.finish_masks(&to_g).unwrap(), e.finish_masks(&to_e).unwrap());
+        let ands = circuit.ands();
+        let (mut sigma_g, mut sigma_e) = (Vec::new(), Vec::new());
+        if ands > 0 {
+            let (tg, te) = run_batch(&mut g, &mut e, ands, honest);
+            let pairs_g = circuit.and_inputs(&masks_g, Role::Garbler, g.delta()).unwrap();
+            let pairs_e = circuit.and_inputs(&masks_e, Role::Evaluator, e.delta()).unwrap();
+            let to_e = g.start_ands(&pairs_g, tg.unwrap().unwrap()).unwrap();
+            let to_g = e.start_ands(&pairs_e, te.unwrap().unwrap()).unwrap();
+            sigma_g = g.finish_ands(&to_g).unwrap();
+            sigma_e = e.finish_ands(&to_e).unwrap();
+        }
+        (g, e, Material { masks: masks_g, sigma: sigma_g }, Material { masks: masks_e, sigma: sigma_e })
+    }
+
+    /// Preprocessing and one computation of `circuit`, in memory.
+    fn compute(
+        circuit: &Circuit,
+        x: &[bool],
+        y: &[bool],
+        mut tamper: impl FnMut(Message, &mut Vec<u8>),
+        skip_check: bool,
+        skip_macs: bool,
+    ) -> Ended {
+        let (mut g, mut e, material_g, material_e) = prepare(circuit);
+        let (mut gc, mut g1) = g.garbler_computation(circuit.clone(), material_g, x.to_vec()).unwrap();
+        let (mut ec, e1) = e.evaluator_computation(circuit.clone(), material_e, y.to_vec()).unwrap();
+        if skip_check {
+            ec.switches().skip_consistency_check = true;
+        }
+        if skip_macs {
+            ec.switches().skip_mac_check = true;
+        }
+        tamper(Message::InputMasks, &mut g1);
+        let e2 = match ec.mask_inputs(&g1) {
+            Ok(m) => m,
+            Err(err) => return Ended { garbler: None, evaluator: Err(err) },
+        };
+        let mut g2 = gc.garble(&e1, &e2).unwrap();
+        tamper(Message::Tables, &mut g2);
+        match ec.evaluate(&g2) {
+            Ok((outputs, e3)) => Ended { garbler: Some(gc.finish(&e3)), evaluator: Ok(outputs) },
+            Err(err) => Ended { garbler: None, evaluator: Err(err) },
+        }
+    }
+
+    fn untouched(_: Message, _: &mut Vec<u8>) {}
+
+    #[test]
+    fn random_circuits_match_plaintext_evaluation() {
+        let mut rng = TestRng::new(7);
+        for (seed, reveal) in [(1, Reveal::Both), (2, Reveal::Evaluator), (3, Reveal::Garbler)] {
+            let make = || Box::new(RandomCircuit::new(seed, 12, 9, 600, 20, reveal)) as Box<dyn Program>;
+            let circuit = circuit_of(make());
+            let (x, y) = (rng.bits(12), rng.bits(9));
+            let plain = run_plain(make(), x.clone(), y.clone());
+            let ended = compute(&circuit, &x, &y, untouched, false, false);
+            let (to_g, to_e) = (reveal.to_garbler(), reveal.to_evaluator());
+            assert_eq!(ended.evaluator.unwrap(), if to_e { plain.clone() } else { vec![] }, "seed {seed}");
+            assert_eq!(ended.garbler.unwrap().unwrap(), if to_g { plain } else { vec![] }, "seed {seed}");
+        }
+    }
+
+    #[test]
+    fn bundled_bristol_circuits_match_plaintext_evaluation() {
+        let mut rng = TestRng::new(2018);
+        for circuit in bristol_corpus().iter().filter(|c| !c.name.starts_with("sha256")) {
+            let (x, y) = circuit.inputs(&mut rng);
+            let plain = run_plain(circuit.program(), x.clone(), y.clone());
+            let ended = compute(&circuit_of(circuit.program()), &x, &y, untouched, false, false);
+            assert_eq!(ended.evaluator.unwrap(), plain, "{}", circuit.name);
+            assert_eq!(ended.garbler.unwrap().unwrap(), plain, "{}", circuit.name);
+        }
+    }
+
+    /// FIPS-197 appendix C.1: AES-128 of 00112233…ff under key 00010203…0f.
+    #[test]
+    fn aes_128_gives_the_fips_197_ciphertext() {
+        let aes = bristol_corpus().into_iter().find(|c| c.name == "aes_128.txt").unwrap();
+        let key: Vec<u8> = (0..16).collect();
+        let block: Vec<u8> = (0..16).map(|i| i * 0x11).collect();
+        let ended = compute(&circuit_of(aes.program()), &value::from_bytes(&key), &value::from_bytes(&block), untouched, false, false);
+        let out = ended.evaluator.unwrap();
+        assert_eq!(value::to_bytes(&out), [0x69, 0xc4, 0xe0, 0xd8, 0x6a, 0x7b, 0x04, 0x30, 0xd8, 0xcd, 0xb7, 0x80, 0x70, 0xb4, 0xc5, 0x5a]);
+        assert_eq!(ended.garbler.unwrap().unwrap(), out);
+    }
+
+    fn small() -> (Circuit, Vec<bool>, Vec<bool>, Vec<bool>) {
+        let make = || Box::new(RandomCircuit::new(11, 16, 16, 800, 24, Reveal::Both)) as Box<dyn Program>;
+        let mut rng = TestRng::new(3);
+        let (x, y) = (rng.bits(16), rng.bits(16));
+        let plain = run_plain(make(), x.clone(), y.clone());
+        (circuit_of(make()), x, y, plain)
+    }
+
+    /// A garbled row flipped (every table byte of the first AND gate's G₀): the consistency
+    /// check catches it; with the check off, the evaluator's outputs come out wrong.
+    #[test]
+    fn a_corrupted_garbled_row_fails_the_consistency_check() {
+        let (circuit, x, y, plain) = small();
+        let garbler_inputs =
+            circuit.gates.iter().filter(|g| matches!(g, Gate::Input { party: garblet_circuits::Party::Garbler, .. })).count();
+        let inputs = circuit.gates.iter().filter(|g| matches!(g, Gate::Input { .. })).count();
+        let tables_at = garbler_inputs.div_ceil(8) + 16 * inputs;
+        // Every AND gate's G₀ and G₁ changed: some Λ on the evaluator's path goes wrong.
+        let corrupt = |m: Message, bytes: &mut Vec<u8>| {
+            if m == Message::Tables {
+                for gate in 0..circuit.ands() {
+                    bytes[tables_at + 64 * gate..tables_at + 64 * gate + 32].iter_mut().for_each(|b| *b ^= 0x01);
+                }
+            }
+        };
+        let ended = compute(&circuit, &x, &y, corrupt, false, false);
+        assert_eq!(ended.evaluator.unwrap_err(), AuthError::ConsistencyCheckFailed);
+        assert!(ended.garbler.is_none(), "nothing went back to the garbler");
+        let ended = compute(&circuit, &x, &y, corrupt, true, false);
+        assert_ne!(ended.evaluator.unwrap(), plain, "without the check the corrupted tables give a wrong output");
+    }
+
+    /// The garbler's opening of its mask shares of the evaluator's inputs with flipped bits (and
+    /// the true MACs): refused; with the MAC check off, the evaluator's input is effectively
+    /// changed and the output is wrong.
+    #[test]
+    fn a_forged_mac_on_an_input_share_is_refused() {
+        let (circuit, x, y, plain) = small();
+        let forge = |m: Message, bytes: &mut Vec<u8>| {
+            if m == Message::InputMasks {
+                bytes[0] ^= 0xff;
+            }
+        };
+        let ended = compute(&circuit, &x, &y, forge, false, false);
+        assert_eq!(ended.evaluator.unwrap_err(), AuthError::MacCheckFailed { what: "input-mask opening" });
+        let ended = compute(&circuit, &x, &y, forge, false, true);
+        assert_ne!(ended.evaluator.unwrap(), plain);
+    }
+
+    /// Steps out of order, messages of the wrong length, and an opening from another session.
+    #[test]
+    fn computation_steps_refuse_order_lengths_and_other_sessions() {
+        let (circuit, x, y, plain) = small();
+        let (mut g, mut e, material_g, material_e) = prepare(&circuit);
+        let (mut g_other, _, material_other, _) = prepare(&circuit);
+        let (mut gc, g1) = g.garbler_computation(circuit.clone(), material_g, x.clone()).unwrap();
+        let (mut ec, e1) = e.evaluator_computation(circuit.clone(), material_e, y.clone()).unwrap();
+        assert!(matches!(ec.evaluate(&[]), Err(AuthError::OutOfOrder { .. })));
+        assert!(matches!(gc.finish(&[]), Err(AuthError::OutOfOrder { .. })));
+        assert!(matches!(ec.mask_inputs(&g1[1..]), Err(AuthError::WrongLength { .. })));
+        assert!(matches!(gc.garble(&e1, &[]), Err(AuthError::WrongLength { .. })));
+        assert!(g.evaluator_computation(circuit.clone(), Material { masks: vec![], sigma: vec![] }, vec![]).is_err());
+
+        // The same step of another session: its MACs are under other keys, its digest bound
+        // to another session id.
+        let (_, g1_other) = g_other.garbler_computation(circuit.clone(), material_other, x.clone()).unwrap();
+        assert_eq!(ec.mask_inputs(&g1_other).unwrap_err(), AuthError::MacCheckFailed { what: "input-mask opening" });
+        assert!(matches!(ec.mask_inputs(&g1), Err(AuthError::OutOfOrder { .. })), "a failed check ends the computation");
+
+        // The honest computation of another pair still gives the plaintext result.
+        assert_eq!(compute(&circuit, &x, &y, untouched, false, false).evaluator.unwrap(), plain);
+    }
+}
