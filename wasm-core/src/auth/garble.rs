@@ -101,6 +101,7 @@ impl Circuit {
     /// The pairs (λ_α, λ_β) of the AND gates, in order, from this party's masks: what
     /// [`super::AuthParty::start_ands`] takes to make the σ.
     pub fn and_inputs(&self, masks: &[AuthShare], role: Role, delta: Block) -> Result<Vec<(AuthShare, AuthShare)>, AuthError> {
+        check_slots(self)?;
         let mut pairs = Vec::new();
         walk_masks(self, masks, role, delta, |gate, slots| {
             if let Gate::And { a, b, .. } = *gate {
@@ -136,8 +137,8 @@ fn walk_masks(
     Ok(())
 }
 
-/// Checks that every slot a gate names is below `slots` (a circuit is both parties' input, but
-/// the evaluator's came from the same source; this keeps a bad one from panicking).
+/// Refuses a circuit that names a slot beyond its `slots`, so that a malformed one is an error
+/// rather than a panic.
 fn check_slots(circuit: &Circuit) -> Result<(), AuthError> {
     let ok = |s: u32| (s as usize) < circuit.slots;
     let fine = circuit.gates.iter().all(|g| match *g {
@@ -196,7 +197,8 @@ fn receive_opening(
     Ok(bits)
 }
 
-/// What one party needs for a computation: the circuit, its masks and σ, and its identity.
+/// One party's preprocessing for a computation: its masks (input wires and AND outputs, in gate
+/// order) and its σ shares (AND gates, in order).
 pub struct Material {
     pub masks: Vec<AuthShare>,
     pub sigma: Vec<AuthShare>,
