@@ -15,7 +15,7 @@
 //! XOR wires XOR them, NOT flips the garbler's share (a public constant). Each AND gate has
 //! ⟨σ_γ⟩ = ⟨λ_α ∧ λ_β⟩ (a Beaver AND). A holds L_{w,0} for every wire (L_{w,1} = L_{w,0} ⊕ Δ_A,
 //! free XOR); B holds Λ_w and L_{w,Λ_w}. Shares of λ·Δ_A come free from the MACs:
-//! [λΔ_A]_A = K_A[λ^B] ⊕ λ^A·Δ_A and [λΔ_A]_B = M_A[λ^B].
+//! `[λΔ_A]_A = K_A[λ^B] ⊕ λ^A·Δ_A` and `[λΔ_A]_B = M_A[λ^B]`.
 //!
 //! # An AND gate (α, β → γ), tweaks 4g … 4g + 3 of the garbling hash
 //!
