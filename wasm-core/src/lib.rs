@@ -4,6 +4,7 @@
 //! * [`aes`]: AES-128 — the fixed-key permutation π and a keyed CTR generator.
 //! * [`garble`]: half-gates garbler and evaluator engines.
 //! * [`ot`]: base OT and correlated OT extension.
+//! * [`auth`]: authenticated garbling — authenticated bits, AND triples, distributed garbling.
 //! * [`protocol`]: the session protocol, sans-IO.
 //! * [`cnc`]: cut-and-choose against a cheating garbler — the evaluator's input encoding, the
 //!   check sets and their bounds, the garbler's input-consistency hash.
@@ -20,6 +21,7 @@
 //!   bit *i* of every byte of eight blocks, not a block — for AES in WebAssembly.
 
 pub mod aes;
+pub mod auth;
 pub mod block;
 pub mod cnc;
 pub mod garble;

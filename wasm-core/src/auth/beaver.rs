@@ -1,0 +1,159 @@
+//! The function-dependent step of the preprocessing: random authenticated bits (the wire masks
+//! λ) and the AND of two authenticated bits by one triple each — Beaver's multiplication
+//! (Beaver 1991) with the openings MAC-checked, as WRK17 consume their function-independent
+//! triples for each AND gate's λ_α ∧ λ_β.
+//!
+//! For inputs ⟨a⟩, ⟨b⟩ and a triple ⟨x⟩, ⟨y⟩, ⟨z = x·y⟩ both parties open d = a ⊕ x and
+//! e = b ⊕ y, and take
+//!
+//! ```text
+//! ⟨a·b⟩ = ⟨z⟩ ⊕ d·⟨y⟩ ⊕ e·⟨x⟩ ⊕ d·e
+//! ```
+//!
+//! since a·b = (x ⊕ d)(y ⊕ e) = z ⊕ d·y ⊕ e·x ⊕ d·e. The openings reveal nothing: x and y are
+//! uniform and used once. Each party sends its shares of d and e with a digest (BLAKE3) of their
+//! MACs; the other recomputes the digest from its keys and its Δ and refuses any difference, so
+//! a flipped share passes only with a MAC forged for it: probability 2^−127 (127 random bits of
+//! Δ). A party cannot choose its shares after seeing the other's: they are fixed by its MACs.
+//!
+//! Messages (one crossing round each):
+//!
+//! | step | bytes | content |
+//! |------|-------|---------|
+//! | masks | OT chunks for n bits | aBits of this party's n random mask shares |
+//! | ANDs | ⌈2m/8⌉ + 32 | shares of d₁ … d_m, e₁ … e_m ‖ digest of their MACs |
+
+use super::abit::AuthParty;
+use super::triples::TripleState;
+use super::{expect_len, pack, unpack, AuthError, AuthShare, AuthTriple, Role};
+use crate::aes::AesCtr;
+use crate::block::Block;
+
+const OPENING_MACS: &str = "garblet Beaver opening MACs v1";
+
+/// Masks or ANDs in flight.
+pub(crate) struct Pending {
+    bits: Vec<bool>,
+    macs: Vec<Block>,
+}
+
+/// ANDs in flight: the triples and this party's shares of d, e.
+pub(crate) struct PendingAnds {
+    triples: Vec<AuthTriple>,
+    /// d₁ … d_m, e₁ … e_m.
+    openings: Vec<AuthShare>,
+}
+
+fn macs_digest(transcript: &[u8; 32], role: Role, macs: impl Iterator<Item = Block>) -> [u8; 32] {
+    let mut h = blake3::Hasher::new_derive_key(OPENING_MACS);
+    h.update(transcript);
+    h.update(&[role.byte()]);
+    for m in macs {
+        h.update(&m.to_bytes());
+    }
+    *h.finalize().as_bytes()
+}
+
+impl AuthShare {
+    /// The share of x ⊕ c for a public bit c: the garbler's bit flips, and with it the key the
+    /// evaluator holds for it (by Δ_B), so that the MAC relation still holds.
+    pub fn xor_public(self, c: bool, role: Role, delta: Block) -> AuthShare {
+        match role {
+            Role::Garbler => AuthShare { bit: self.bit ^ c, ..self },
+            Role::Evaluator => AuthShare { key: self.key ^ delta.select(c), ..self },
+        }
+    }
+}
+
+impl AuthParty {
+    /// Starts `n` random authenticated bits (wire masks): this party draws its shares and
+    /// returns the message authenticating them. The peer does the same; then
+    /// [`finish_masks`](Self::finish_masks) with the peer's message.
+    pub fn start_masks(&mut self, n: usize) -> Result<Vec<u8>, AuthError> {
+        self.idle_for_step("random masks")?;
+        let bits = AesCtr::from_os_rng()?.bits(n);
+        let (mut message, mut macs) = (Vec::new(), Vec::with_capacity(n));
+        self.send_bits(&bits, &mut message, &mut macs).inspect_err(|_| self.state = TripleState::Failed)?;
+        self.state = TripleState::AwaitingMasks(Box::new(Pending { bits, macs }));
+        Ok(message)
+    }
+
+    /// The masks, from the peer's message authenticating its shares.
+    pub fn finish_masks(&mut self, peer: &[u8]) -> Result<Vec<AuthShare>, AuthError> {
+        let TripleState::AwaitingMasks(pending) = &self.state else {
+            return Err(AuthError::OutOfOrder { expected: self.state.expecting(), got: "the peer's mask shares" });
+        };
+        let n = pending.bits.len();
+        let expected = self.peer_bits_len(n);
+        expect_len(peer, expected, "mask shares")?;
+        let TripleState::AwaitingMasks(pending) = core::mem::replace(&mut self.state, TripleState::Failed) else {
+            return Err(AuthError::OutOfOrder { expected: "random masks", got: "the peer's mask shares" });
+        };
+        let mut keys = Vec::with_capacity(n);
+        self.receive_bits(n, peer, &mut keys)?;
+        self.state = TripleState::Idle;
+        Ok((0..n).map(|i| AuthShare { bit: pending.bits[i], mac: pending.macs[i], key: keys[i] }).collect())
+    }
+
+    /// Starts the ANDs of the pairs `inputs`, one triple each (`triples`, consumed): returns this
+    /// party's openings. Both parties must pass the same pairs and triples in the same order.
+    pub fn start_ands(&mut self, inputs: &[(AuthShare, AuthShare)], triples: Vec<AuthTriple>) -> Result<Vec<u8>, AuthError> {
+        self.idle_for_step("ANDs")?;
+        if triples.len() != inputs.len() {
+            return Err(AuthError::TripleCount { needed: inputs.len(), given: triples.len() });
+        }
+        let mut openings: Vec<AuthShare> = inputs.iter().zip(&triples).map(|((a, _), t)| *a ^ t.x).collect();
+        openings.extend(inputs.iter().zip(&triples).map(|((_, b), t)| *b ^ t.y));
+        let bits: Vec<bool> = openings.iter().map(|o| o.bit).collect();
+        let mut message = pack(&bits);
+        message.extend(macs_digest(&self.transcript, self.role, openings.iter().map(|o| o.mac)));
+        self.state = TripleState::AwaitingAnds(Box::new(PendingAnds { triples, openings }));
+        Ok(message)
+    }
+
+    /// The ANDs, from the peer's openings, once their MACs checked.
+    pub fn finish_ands(&mut self, peer: &[u8]) -> Result<Vec<AuthShare>, AuthError> {
+        let TripleState::AwaitingAnds(pending) = &self.state else {
+            return Err(AuthError::OutOfOrder { expected: self.state.expecting(), got: "the peer's AND openings" });
+        };
+        let count = pending.openings.len();
+        let bits_len = count.div_ceil(8);
+        expect_len(peer, bits_len + 32, "AND openings")?;
+        let TripleState::AwaitingAnds(pending) = core::mem::replace(&mut self.state, TripleState::Failed) else {
+            return Err(AuthError::OutOfOrder { expected: "ANDs", got: "the peer's AND openings" });
+        };
+        let peer_bits = unpack(&peer[..bits_len], count, "AND openings")?;
+        let delta = self.delta;
+        let expected = macs_digest(
+            &self.transcript,
+            self.role.peer(),
+            pending.openings.iter().zip(&peer_bits).map(|(o, &bit)| o.key ^ delta.select(bit)),
+        );
+        #[allow(unused_mut)]
+        let mut enforce = true;
+        #[cfg(feature = "insecure-switches")]
+        if self.switches.skip_mac_check {
+            enforce = false;
+        }
+        if enforce && expected[..] != peer[bits_len..] {
+            return Err(AuthError::MacCheckFailed { what: "AND openings" });
+        }
+        let m = pending.triples.len();
+        let open = |i: usize| pending.openings[i].bit ^ peer_bits[i];
+        let products = (0..m)
+            .map(|i| {
+                let (d, e, t) = (open(i), open(m + i), pending.triples[i]);
+                (t.z ^ t.y.times(d) ^ t.x.times(e)).xor_public(d & e, self.role, delta)
+            })
+            .collect();
+        self.state = TripleState::Idle;
+        Ok(products)
+    }
+
+    fn idle_for_step(&self, got: &'static str) -> Result<(), AuthError> {
+        match self.state {
+            TripleState::Idle => Ok(()),
+            ref other => Err(AuthError::OutOfOrder { expected: other.expecting(), got }),
+        }
+    }
+}

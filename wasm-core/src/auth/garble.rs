@@ -1,0 +1,746 @@
+//! Distributed garbling and evaluation on the preprocessing: the garbler (A) garbles with
+//! half-gates under Δ_A, its tables carrying the authenticated mask shares, and the evaluator
+//! (B) evaluates on masked values Λ = v ⊕ λ and checks, on its own, that every Λ of an AND gate
+//! is what the authenticated masks say, before any output is used or sent.
+//!
+//! This is the structure of Katz–Ranellucci–Rosulek–Wang 2018 (half-gates garbling of the
+//! masked values, a single consistency check at the end instead of WRK17's per-row MACs), but
+//! not their table size: the check material travels as two more blocks per AND gate (T_α, T_β
+//! below), so a gate costs four blocks and a bit, not their half-gates-sized table. The
+//! derivations below are this module's own; the paper could not be read here.
+//!
+//! # Masks and labels
+//!
+//! Every input wire and AND output γ has a random authenticated mask ⟨λ_γ⟩ ([`super::beaver`]);
+//! XOR wires XOR them, NOT flips the garbler's share (a public constant). Each AND gate has
+//! ⟨σ_γ⟩ = ⟨λ_α ∧ λ_β⟩ (a Beaver AND). A holds L_{w,0} for every wire (L_{w,1} = L_{w,0} ⊕ Δ_A,
+//! free XOR); B holds Λ_w and L_{w,Λ_w}. Shares of λ·Δ_A come free from the MACs:
+//! `[λΔ_A]_A = K_A[λ^B] ⊕ λ^A·Δ_A` and `[λΔ_A]_B = M_A[λ^B]`.
+//!
+//! # An AND gate (α, β → γ), tweaks 4g … 4g + 3 of the garbling hash
+//!
+//! ```text
+//! A:  G₀ = H(L_{α,0}, 4g) ⊕ H(L_{α,1}, 4g) ⊕ [λ_βΔ_A]_A
+//!     G₁ = H(L_{β,0}, 4g+1) ⊕ H(L_{β,1}, 4g+1) ⊕ [λ_αΔ_A]_A ⊕ L_{α,0}
+//!     L_{γ,0} = H(L_{α,0}, 4g) ⊕ H(L_{β,0}, 4g+1) ⊕ [(σ ⊕ λ_γ)Δ_A]_A,   p = lsb L_{γ,0}
+//! B:  L_γ = H(L_α, 4g) ⊕ Λ_α(G₀ ⊕ M_A[λ^B_β]) ⊕ H(L_β, 4g+1) ⊕ Λ_β(G₁ ⊕ M_A[λ^B_α] ⊕ L_α)
+//!           ⊕ M_A[σ^B ⊕ λ^B_γ]
+//!        = L_{γ,0} ⊕ [Λ_αΛ_β ⊕ Λ_αλ_β ⊕ Λ_βλ_α ⊕ σ ⊕ λ_γ]·Δ_A = L_{γ,Λ_γ},
+//!     Λ_γ = lsb L_γ ⊕ p   (lsb Δ_A = 1)
+//! ```
+//!
+//! # The consistency check (B's protection against a garbler that deviates)
+//!
+//! For every AND gate c_γ = (Λ_α ⊕ λ_α)(Λ_β ⊕ λ_β) ⊕ λ_γ ⊕ Λ_γ must be 0, and is linear in the
+//! authenticated shares once the Λ are known: ⟨c⟩ = Λ_α⟨λ_β⟩ ⊕ Λ_β⟨λ_α⟩ ⊕ ⟨σ ⊕ λ_γ⟩ ⊕ Λ_αΛ_β ⊕ Λ_γ.
+//! B holds its share c^B and its key for A's; c = 0 means c^A = c^B, whose MAC B can then
+//! compute: K_B[c^A] ⊕ c^B·Δ_B. A never sees the Λ, so it sends the MAC in pieces B can open only
+//! for the Λ it has:
+//!
+//! ```text
+//! A:  T_α = H(L_{α,0}, 4g+2) ⊕ H(L_{α,1}, 4g+2) ⊕ M_B[λ^A_β],
+//!     T_β = H(L_{β,0}, 4g+3) ⊕ H(L_{β,1}, 4g+3) ⊕ M_B[λ^A_α],
+//!     Y_γ = H(L_{α,0}, 4g+2) ⊕ H(L_{β,0}, 4g+3) ⊕ M_B[σ^A ⊕ λ^A_γ]
+//! B:  X_γ = H(L_α, 4g+2) ⊕ Λ_α·T_α ⊕ H(L_β, 4g+3) ⊕ Λ_β·T_β,   so X_γ ⊕ Y_γ = M_B[c^A]
+//! ```
+//!
+//! A sends a digest (BLAKE3) of all Y_γ with the tables; B accepts only if it equals the digest
+//! of X_γ ⊕ K_B[c^A] ⊕ c^B·Δ_B over all gates. A garbler whose tables make some Λ_γ wrong makes
+//! c_γ = 1, and then passes only with the MAC of the other c^A: Δ_B, 2^−127 (127 random bits).
+//! A wrong label with a right Λ matters only through the Λ computed from it later, which the
+//! check covers. A deviation that the check catches or not according to some Λ (a wrong T_α
+//! passes only if Λ_α = 0) tells A about Λ only, and every Λ of an input or AND output is masked
+//! by a fresh share of B, so whether B aborts is independent of the inputs. B releases nothing
+//! derived from the evaluation — no output, no label — before the check passed.
+//!
+//! # Inputs and outputs
+//!
+//! * A's input w: B opens λ^B_w to A (its MAC checked); A sends Λ_w = x_w ⊕ λ_w and L_{w,Λ_w}.
+//! * B's input w: A opens λ^A_w to B (MAC checked); B sends Λ_w = y_w ⊕ λ_w; A sends L_{w,Λ_w}.
+//! * B's output w: A opens λ^A_w (MAC checked, with the tables); B takes Λ_w ⊕ λ_w after its check.
+//! * A's output w: after its check B sends L_{w,Λ_w} and opens λ^B_w; A accepts the label only if
+//!   it is L_{w,0} or L_{w,1} (which gives Λ_w; B cannot make the other without Δ_A) and the MAC.
+//!
+//! # Messages
+//!
+//! | from | when | content |
+//! |------|------|---------|
+//! | A | first | λ^A bits of B's inputs ‖ digest of their MACs |
+//! | B | first | λ^B bits of A's inputs ‖ digest of their MACs |
+//! | B | after A's first | Λ bits of B's inputs |
+//! | A | after both of B's | Λ bits of A's inputs ‖ input labels ‖ per AND G₀ G₁ T_α T_β ‖ p bits ‖ digest of Y ‖ λ^A bits of B's outputs ‖ digest of their MACs |
+//! | B | after its check | labels of A's outputs ‖ λ^B bits of A's outputs ‖ digest of their MACs |
+
+use super::{expect_len, pack, unpack, AuthError, AuthShare, Role};
+use crate::aes::AesCtr;
+use crate::block::Block;
+use crate::garble::{derive_seed, GarblingHash};
+use garblet_circuits::{Gate, Party};
+
+const OPENING_MACS: &str = "garblet authenticated garbling opening MACs v1";
+const CHECK: &str = "garblet authenticated garbling consistency check v1";
+
+/// A circuit as both parties run it: its gates in order, over `slots` slots.
+#[derive(Clone, Debug)]
+pub struct Circuit {
+    pub gates: Vec<Gate>,
+    pub slots: usize,
+}
+
+impl Circuit {
+    /// Masks needed: one per input wire and one per AND output, in gate order.
+    pub fn masks_needed(&self) -> usize {
+        self.gates.iter().filter(|g| matches!(g, Gate::Input { .. } | Gate::And { .. })).count()
+    }
+
+    /// AND gates.
+    pub fn ands(&self) -> usize {
+        self.gates.iter().filter(|g| matches!(g, Gate::And { .. })).count()
+    }
+
+    /// The pairs (λ_α, λ_β) of the AND gates, in order, from this party's masks: what
+    /// [`super::AuthParty::start_ands`] takes to make the σ.
+    pub fn and_inputs(&self, masks: &[AuthShare], role: Role, delta: Block) -> Result<Vec<(AuthShare, AuthShare)>, AuthError> {
+        check_slots(self)?;
+        let mut pairs = Vec::new();
+        walk_masks(self, masks, role, delta, |gate, slots| {
+            if let Gate::And { a, b, .. } = *gate {
+                pairs.push((slots[a as usize], slots[b as usize]));
+            }
+        })?;
+        Ok(pairs)
+    }
+}
+
+/// Walks the gates assigning masks to slots, calling `visit` before each gate's output is set.
+fn walk_masks(
+    circuit: &Circuit,
+    masks: &[AuthShare],
+    role: Role,
+    delta: Block,
+    mut visit: impl FnMut(&Gate, &[AuthShare]),
+) -> Result<(), AuthError> {
+    if masks.len() != circuit.masks_needed() {
+        return Err(AuthError::MaterialCount { what: "masks", needed: circuit.masks_needed(), given: masks.len() });
+    }
+    let mut slots = vec![AuthShare::default(); circuit.slots];
+    let mut next = masks.iter();
+    for gate in &circuit.gates {
+        visit(gate, &slots);
+        match *gate {
+            Gate::Input { out, .. } | Gate::And { out, .. } => slots[out as usize] = *next.next().unwrap_or(&AuthShare::default()),
+            Gate::Xor { a, b, out } => slots[out as usize] = slots[a as usize] ^ slots[b as usize],
+            Gate::Not { a, out } => slots[out as usize] = slots[a as usize].xor_public(true, role, delta),
+            Gate::Output { .. } | Gate::OutputConst { .. } => {}
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a circuit that names a slot beyond its `slots`, so that a malformed one is an error
+/// rather than a panic.
+fn check_slots(circuit: &Circuit) -> Result<(), AuthError> {
+    let ok = |s: u32| (s as usize) < circuit.slots;
+    let fine = circuit.gates.iter().all(|g| match *g {
+        Gate::Input { out, .. } => ok(out),
+        Gate::Xor { a, b, out } | Gate::And { a, b, out } => ok(a) && ok(b) && ok(out),
+        Gate::Not { a, out } => ok(a) && ok(out),
+        Gate::Output { a, .. } => ok(a),
+        Gate::OutputConst { .. } => true,
+    });
+    if fine {
+        Ok(())
+    } else {
+        Err(AuthError::BadCircuit)
+    }
+}
+
+fn macs_digest(context: &str, transcript: &[u8; 32], role: Role, macs: impl Iterator<Item = Block>) -> [u8; 32] {
+    let mut h = blake3::Hasher::new_derive_key(context);
+    h.update(transcript);
+    h.update(&[role.byte()]);
+    for m in macs {
+        h.update(&m.to_bytes());
+    }
+    *h.finalize().as_bytes()
+}
+
+/// Opening of shares: bits ‖ digest of MACs.
+fn open(shares: &[AuthShare], transcript: &[u8; 32], role: Role) -> Vec<u8> {
+    let bits: Vec<bool> = shares.iter().map(|s| s.bit).collect();
+    let mut out = pack(&bits);
+    out.extend(macs_digest(OPENING_MACS, transcript, role, shares.iter().map(|s| s.mac)));
+    out
+}
+
+fn opening_len(count: usize) -> usize {
+    count.div_ceil(8) + 32
+}
+
+/// The peer's bits of an opening of `mine` (this party's views of the same values), their MACs
+/// checked against this party's keys.
+fn receive_opening(
+    mine: &[AuthShare],
+    message: &[u8],
+    transcript: &[u8; 32],
+    peer: Role,
+    delta: Block,
+    what: &'static str,
+    enforce: bool,
+) -> Result<Vec<bool>, AuthError> {
+    let bits_len = mine.len().div_ceil(8);
+    let bits = unpack(&message[..bits_len], mine.len(), what)?;
+    let expected = macs_digest(OPENING_MACS, transcript, peer, mine.iter().zip(&bits).map(|(s, &b)| s.key ^ delta.select(b)));
+    if enforce && expected[..] != message[bits_len..bits_len + 32] {
+        return Err(AuthError::MacCheckFailed { what });
+    }
+    Ok(bits)
+}
+
+/// One party's preprocessing for a computation: its masks (input wires and AND outputs, in gate
+/// order) and its σ shares (AND gates, in order).
+pub struct Material {
+    pub masks: Vec<AuthShare>,
+    pub sigma: Vec<AuthShare>,
+}
+
+/// Test-only switches of a computation (feature `insecure-switches`).
+#[cfg(feature = "insecure-switches")]
+#[derive(Default, Clone, Copy)]
+pub struct ComputationSwitches {
+    /// The evaluator skips the consistency check.
+    pub skip_consistency_check: bool,
+    /// Openings' MACs are not checked.
+    pub skip_mac_check: bool,
+}
+
+fn enforce_macs(_s: &Switches) -> bool {
+    #[cfg(feature = "insecure-switches")]
+    {
+        !_s.skip_mac_check
+    }
+    #[cfg(not(feature = "insecure-switches"))]
+    true
+}
+
+#[cfg(feature = "insecure-switches")]
+type Switches = ComputationSwitches;
+/// Without the test feature: nothing to switch.
+#[cfg(not(feature = "insecure-switches"))]
+#[derive(Default, Clone, Copy)]
+struct Switches {
+    _none: (),
+}
+
+/// The hash of a computation: its own instance, keyed by the session and the computation's
+/// index, so tweaks never repeat across computations of a session.
+fn circuit_hash(transcript: &[u8; 32], computation: u64) -> GarblingHash {
+    let mut seed = [0u8; 16];
+    seed.copy_from_slice(&transcript[..16]);
+    GarblingHash::new(derive_seed(Block::from_bytes(seed), "authenticated garbling: circuit", computation))
+}
+
+fn input_slots(circuit: &Circuit, masks: &[AuthShare], party: Party) -> Vec<AuthShare> {
+    let mut next = masks.iter();
+    let mut out = Vec::new();
+    for gate in &circuit.gates {
+        match *gate {
+            Gate::Input { party: p, .. } => {
+                let m = *next.next().unwrap_or(&AuthShare::default());
+                if p == party {
+                    out.push(m);
+                }
+            }
+            Gate::And { .. } => {
+                next.next();
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Masks of the output wires revealed to `to_evaluator`'s side, in gate order.
+fn output_masks(circuit: &Circuit, masks: &[AuthShare], role: Role, delta: Block, evaluator: bool) -> Result<Vec<AuthShare>, AuthError> {
+    let mut out = Vec::new();
+    walk_masks(circuit, masks, role, delta, |gate, slots| {
+        if let Gate::Output { a, to } = *gate {
+            if (evaluator && to.to_evaluator()) || (!evaluator && to.to_garbler()) {
+                out.push(slots[a as usize]);
+            }
+        }
+    })?;
+    Ok(out)
+}
+
+enum GarblerStage {
+    AwaitingInputs,
+    AwaitingOutputs {
+        l0_outputs: Vec<Block>,
+        output_masks: Vec<AuthShare>,
+    },
+    /// Finished, or failed.
+    Done,
+}
+
+/// Party A's side of one computation.
+pub struct GarblerComputation {
+    circuit: Circuit,
+    material: Material,
+    delta: Block,
+    transcript: [u8; 32],
+    index: u64,
+    x: Vec<bool>,
+    stage: GarblerStage,
+    switches: Switches,
+}
+
+enum EvaluatorStage {
+    AwaitingInputMasks,
+    AwaitingTables {
+        lambda_inputs: Vec<bool>,
+    },
+    /// Finished, or failed.
+    Done,
+}
+
+/// Party B's side of one computation.
+pub struct EvaluatorComputation {
+    circuit: Circuit,
+    material: Material,
+    delta: Block,
+    transcript: [u8; 32],
+    index: u64,
+    y: Vec<bool>,
+    stage: EvaluatorStage,
+    switches: Switches,
+}
+
+impl super::AuthParty {
+    /// Starts the session's next computation as the garbler with input `x`: returns the opening
+    /// of its masks of B's inputs. Computations are numbered in the order they start, the same on
+    /// both sides; the number keys the computation's hash instance, so no tweak repeats.
+    pub fn garbler_computation(
+        &mut self,
+        circuit: Circuit,
+        material: Material,
+        x: Vec<bool>,
+    ) -> Result<(GarblerComputation, Vec<u8>), AuthError> {
+        if self.role != Role::Garbler {
+            return Err(AuthError::OutOfOrder { expected: "the evaluator's computation", got: "the garbler's" });
+        }
+        check_slots(&circuit)?;
+        check_material(&circuit, &material)?;
+        let theirs = input_slots(&circuit, &material.masks, Party::Evaluator);
+        let message = open(&theirs, &self.transcript, Role::Garbler);
+        let index = self.computations;
+        self.computations += 1;
+        let me = GarblerComputation {
+            circuit,
+            material,
+            delta: self.delta,
+            transcript: self.transcript,
+            index,
+            x,
+            stage: GarblerStage::AwaitingInputs,
+            switches: Switches::default(),
+        };
+        Ok((me, message))
+    }
+
+    /// Starts the session's next computation as the evaluator with input `y`: returns the
+    /// opening of its masks of A's inputs.
+    pub fn evaluator_computation(
+        &mut self,
+        circuit: Circuit,
+        material: Material,
+        y: Vec<bool>,
+    ) -> Result<(EvaluatorComputation, Vec<u8>), AuthError> {
+        if self.role != Role::Evaluator {
+            return Err(AuthError::OutOfOrder { expected: "the garbler's computation", got: "the evaluator's" });
+        }
+        check_slots(&circuit)?;
+        check_material(&circuit, &material)?;
+        let theirs = input_slots(&circuit, &material.masks, Party::Garbler);
+        let message = open(&theirs, &self.transcript, Role::Evaluator);
+        let index = self.computations;
+        self.computations += 1;
+        let me = EvaluatorComputation {
+            circuit,
+            material,
+            delta: self.delta,
+            transcript: self.transcript,
+            index,
+            y,
+            stage: EvaluatorStage::AwaitingInputMasks,
+            switches: Switches::default(),
+        };
+        Ok((me, message))
+    }
+}
+
+fn check_material(circuit: &Circuit, material: &Material) -> Result<(), AuthError> {
+    if material.masks.len() != circuit.masks_needed() {
+        return Err(AuthError::MaterialCount { what: "masks", needed: circuit.masks_needed(), given: material.masks.len() });
+    }
+    if material.sigma.len() != circuit.ands() {
+        return Err(AuthError::MaterialCount { what: "AND shares σ", needed: circuit.ands(), given: material.sigma.len() });
+    }
+    Ok(())
+}
+
+/// [λΔ_A] on A's side: its key of B's share and its own share times Δ_A.
+fn garbler_share(s: AuthShare, delta: Block) -> Block {
+    s.key ^ delta.select(s.bit)
+}
+
+impl GarblerComputation {
+    #[cfg(feature = "insecure-switches")]
+    pub fn switches(&mut self) -> &mut ComputationSwitches {
+        &mut self.switches
+    }
+
+    /// Takes B's opening of its masks of A's inputs and B's masked inputs: returns the tables.
+    pub fn garble(&mut self, openings: &[u8], masked: &[u8]) -> Result<Vec<u8>, AuthError> {
+        match self.stage {
+            GarblerStage::AwaitingInputs => {}
+            GarblerStage::AwaitingOutputs { .. } => {
+                return Err(AuthError::OutOfOrder { expected: "the evaluator's outputs", got: "the evaluator's inputs" })
+            }
+            GarblerStage::Done => {
+                return Err(AuthError::OutOfOrder { expected: "nothing (the computation ended)", got: "the evaluator's inputs" })
+            }
+        }
+        let (role, delta, transcript) = (Role::Garbler, self.delta, self.transcript);
+        let mine = input_slots(&self.circuit, &self.material.masks, Party::Garbler);
+        let theirs = input_slots(&self.circuit, &self.material.masks, Party::Evaluator);
+        expect_len(openings, opening_len(mine.len()), "the evaluator's input-mask opening")?;
+        expect_len(masked, theirs.len().div_ceil(8), "the evaluator's masked inputs")?;
+        if self.x.len() != mine.len() {
+            return Err(AuthError::MaterialCount { what: "garbler input bits", needed: mine.len(), given: self.x.len() });
+        }
+        // From here on any error is final.
+        self.stage = GarblerStage::Done;
+        let peer_bits =
+            receive_opening(&mine, openings, &transcript, Role::Evaluator, delta, "input-mask opening", enforce_macs(&self.switches))?;
+        let their_masked = unpack(masked, theirs.len(), "masked inputs")?;
+        let my_masked: Vec<bool> = (0..mine.len()).map(|i| self.x[i] ^ mine[i].bit ^ peer_bits[i]).collect();
+
+        let mut prg = AesCtr::from_os_rng()?;
+        let mut hash = circuit_hash(&transcript, self.index);
+        let mut l0 = vec![Block::ZERO; self.circuit.slots];
+        let mut slots = vec![AuthShare::default(); self.circuit.slots];
+        let mut next_mask = self.material.masks.iter();
+        let (mut mine_i, mut theirs_i, mut and_i) = (0, 0, 0usize);
+        let (mut input_labels, mut tables, mut p_bits, mut y_values) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut l0_outputs = Vec::new();
+        for gate in &self.circuit.gates {
+            match *gate {
+                Gate::Input { party, out } => {
+                    let mask = *next_mask.next().unwrap_or(&AuthShare::default());
+                    let label = prg.next_block();
+                    let lambda_masked = if party == Party::Garbler {
+                        mine_i += 1;
+                        my_masked[mine_i - 1]
+                    } else {
+                        theirs_i += 1;
+                        their_masked[theirs_i - 1]
+                    };
+                    input_labels.push(label ^ delta.select(lambda_masked));
+                    l0[out as usize] = label;
+                    slots[out as usize] = mask;
+                }
+                Gate::Xor { a, b, out } => {
+                    l0[out as usize] = l0[a as usize] ^ l0[b as usize];
+                    slots[out as usize] = slots[a as usize] ^ slots[b as usize];
+                }
+                Gate::Not { a, out } => {
+                    l0[out as usize] = l0[a as usize];
+                    slots[out as usize] = slots[a as usize].xor_public(true, role, delta);
+                }
+                Gate::And { a, b, out } => {
+                    let mask = *next_mask.next().unwrap_or(&AuthShare::default());
+                    let (la, lb, ma, mb) = (l0[a as usize], l0[b as usize], slots[a as usize], slots[b as usize]);
+                    let g = 4 * and_i as u128;
+                    let (ha0, ha1) = (hash.hash(la, g), hash.hash(la ^ delta, g));
+                    let (hb0, hb1) = (hash.hash(lb, g + 1), hash.hash(lb ^ delta, g + 1));
+                    let (ta0, ta1) = (hash.hash(la, g + 2), hash.hash(la ^ delta, g + 2));
+                    let (tb0, tb1) = (hash.hash(lb, g + 3), hash.hash(lb ^ delta, g + 3));
+                    let s = self.material.sigma[and_i] ^ mask;
+                    let g0 = ha0 ^ ha1 ^ garbler_share(mb, delta);
+                    let g1 = hb0 ^ hb1 ^ garbler_share(ma, delta) ^ la;
+                    let l_out = ha0 ^ hb0 ^ garbler_share(s, delta);
+                    for block in [g0, g1, ta0 ^ ta1 ^ mb.mac, tb0 ^ tb1 ^ ma.mac] {
+                        tables.extend(block.to_bytes());
+                    }
+                    p_bits.push(l_out.lsb());
+                    y_values.push(ta0 ^ tb0 ^ s.mac);
+                    l0[out as usize] = l_out;
+                    slots[out as usize] = mask;
+                    and_i += 1;
+                }
+                Gate::Output { a, to } => {
+                    if to.to_garbler() {
+                        l0_outputs.push(l0[a as usize]);
+                    }
+                }
+                Gate::OutputConst { .. } => {}
+            }
+        }
+        let mut message = pack(&my_masked);
+        input_labels.iter().for_each(|l| message.extend(l.to_bytes()));
+        message.extend(tables);
+        message.extend(pack(&p_bits));
+        message.extend(macs_digest(CHECK, &transcript, Role::Garbler, y_values.into_iter()));
+        let to_b = output_masks(&self.circuit, &self.material.masks, role, delta, true)?;
+        message.extend(open(&to_b, &transcript, Role::Garbler));
+        let output_masks = output_masks(&self.circuit, &self.material.masks, role, delta, false)?;
+        self.stage = GarblerStage::AwaitingOutputs { l0_outputs, output_masks };
+        Ok(message)
+    }
+
+    /// Takes B's message with A's outputs: the labels and B's mask shares checked, the outputs
+    /// A learns, in gate order (constant outputs included).
+    pub fn finish(&mut self, message: &[u8]) -> Result<Vec<bool>, AuthError> {
+        let GarblerStage::AwaitingOutputs { l0_outputs, output_masks } = &self.stage else {
+            let expected =
+                if matches!(self.stage, GarblerStage::Done) { "nothing (the computation ended)" } else { "the evaluator's inputs" };
+            return Err(AuthError::OutOfOrder { expected, got: "the evaluator's outputs" });
+        };
+        let n = l0_outputs.len();
+        expect_len(message, 16 * n + opening_len(n), "the evaluator's output message")?;
+        let delta = self.delta;
+        let mut masked = Vec::with_capacity(n);
+        for (i, &l0) in l0_outputs.iter().enumerate() {
+            let label = Block::read(&message[16 * i..]).unwrap_or_default();
+            if label == l0 {
+                masked.push(false);
+            } else if label == l0 ^ delta {
+                masked.push(true);
+            } else {
+                self.stage = GarblerStage::Done;
+                return Err(AuthError::OutputLabel);
+            }
+        }
+        let peer = receive_opening(
+            output_masks,
+            &message[16 * n..],
+            &self.transcript,
+            Role::Evaluator,
+            delta,
+            "output-mask opening",
+            enforce_macs(&self.switches),
+        );
+        let peer = match peer {
+            Ok(p) => p,
+            Err(e) => {
+                self.stage = GarblerStage::Done;
+                return Err(e);
+            }
+        };
+        let values: Vec<bool> = (0..n).map(|i| masked[i] ^ output_masks[i].bit ^ peer[i]).collect();
+        self.stage = GarblerStage::Done;
+        Ok(with_constants(&self.circuit, values, false))
+    }
+}
+
+/// The outputs a party learns in gate order, its wire outputs `values` in order with the
+/// constant ones put in.
+fn with_constants(circuit: &Circuit, values: Vec<bool>, evaluator: bool) -> Vec<bool> {
+    let mut wires = values.into_iter();
+    let mut out = Vec::new();
+    for gate in &circuit.gates {
+        match *gate {
+            Gate::Output { to, .. } if (evaluator && to.to_evaluator()) || (!evaluator && to.to_garbler()) => {
+                out.push(wires.next().unwrap_or(false))
+            }
+            Gate::OutputConst { value, to } if (evaluator && to.to_evaluator()) || (!evaluator && to.to_garbler()) => out.push(value),
+            _ => {}
+        }
+    }
+    out
+}
+
+impl EvaluatorComputation {
+    #[cfg(feature = "insecure-switches")]
+    pub fn switches(&mut self) -> &mut ComputationSwitches {
+        &mut self.switches
+    }
+
+    /// Takes A's opening of its masks of B's inputs: returns B's masked inputs.
+    pub fn mask_inputs(&mut self, openings: &[u8]) -> Result<Vec<u8>, AuthError> {
+        match self.stage {
+            EvaluatorStage::AwaitingInputMasks => {}
+            EvaluatorStage::AwaitingTables { .. } => {
+                return Err(AuthError::OutOfOrder { expected: "the garbler's tables", got: "the garbler's input-mask opening" })
+            }
+            EvaluatorStage::Done => {
+                return Err(AuthError::OutOfOrder { expected: "nothing (the computation ended)", got: "the garbler's input-mask opening" })
+            }
+        }
+        let mine = input_slots(&self.circuit, &self.material.masks, Party::Evaluator);
+        expect_len(openings, opening_len(mine.len()), "the garbler's input-mask opening")?;
+        if self.y.len() != mine.len() {
+            return Err(AuthError::MaterialCount { what: "evaluator input bits", needed: mine.len(), given: self.y.len() });
+        }
+        let result = receive_opening(
+            &mine,
+            openings,
+            &self.transcript,
+            Role::Garbler,
+            self.delta,
+            "input-mask opening",
+            enforce_macs(&self.switches),
+        );
+        let peer = match result {
+            Ok(p) => p,
+            Err(e) => {
+                self.stage = EvaluatorStage::Done;
+                return Err(e);
+            }
+        };
+        let lambda_inputs: Vec<bool> = (0..mine.len()).map(|i| mine[i].bit ^ peer[i]).collect();
+        let masked: Vec<bool> = (0..mine.len()).map(|i| self.y[i] ^ lambda_inputs[i]).collect();
+        self.stage = EvaluatorStage::AwaitingTables { lambda_inputs };
+        Ok(pack(&masked))
+    }
+
+    /// Bytes of A's tables message.
+    fn tables_len(&self) -> usize {
+        let inputs = self.circuit.gates.iter().filter(|g| matches!(g, Gate::Input { .. })).count();
+        let garbler_inputs = self.circuit.gates.iter().filter(|g| matches!(g, Gate::Input { party: Party::Garbler, .. })).count();
+        let ands = self.circuit.ands();
+        let outputs = self.circuit.gates.iter().filter(|g| matches!(g, Gate::Output { to, .. } if to.to_evaluator())).count();
+        garbler_inputs.div_ceil(8) + 16 * inputs + 64 * ands + ands.div_ceil(8) + 32 + opening_len(outputs)
+    }
+
+    /// Takes A's tables: evaluates, runs the consistency check, and only if it passed returns
+    /// B's outputs (in gate order, constants included) and the message with A's outputs.
+    pub fn evaluate(&mut self, message: &[u8]) -> Result<(Vec<bool>, Vec<u8>), AuthError> {
+        let EvaluatorStage::AwaitingTables { .. } = &self.stage else {
+            let expected = if matches!(self.stage, EvaluatorStage::Done) {
+                "nothing (the computation ended)"
+            } else {
+                "the garbler's input-mask opening"
+            };
+            return Err(AuthError::OutOfOrder { expected, got: "the garbler's tables" });
+        };
+        expect_len(message, self.tables_len(), "the garbler's tables")?;
+        let EvaluatorStage::AwaitingTables { lambda_inputs } = core::mem::replace(&mut self.stage, EvaluatorStage::Done) else {
+            return Err(AuthError::BadCircuit);
+        };
+        self.evaluate_inner(message, &lambda_inputs)
+    }
+
+    fn evaluate_inner(&mut self, message: &[u8], lambda_inputs: &[bool]) -> Result<(Vec<bool>, Vec<u8>), AuthError> {
+        let (role, delta, transcript) = (Role::Evaluator, self.delta, self.transcript);
+        let c = &self.circuit;
+        let garbler_inputs = c.gates.iter().filter(|g| matches!(g, Gate::Input { party: Party::Garbler, .. })).count();
+        let inputs = c.gates.iter().filter(|g| matches!(g, Gate::Input { .. })).count();
+        let ands = c.ands();
+        let mut at = 0;
+        let garbler_masked = unpack(&message[..garbler_inputs.div_ceil(8)], garbler_inputs, "the garbler's masked inputs")?;
+        at += garbler_inputs.div_ceil(8);
+        let labels_at = at;
+        at += 16 * inputs;
+        let tables_at = at;
+        at += 64 * ands;
+        let p = unpack(&message[at..at + ands.div_ceil(8)], ands, "point-and-permute bits")?;
+        at += ands.div_ceil(8);
+        let check_digest = &message[at..at + 32];
+        at += 32;
+        let output_opening = &message[at..];
+
+        let read = |i: usize| Block::read(&message[i..]).unwrap_or_default();
+        let mut hash = circuit_hash(&transcript, self.index);
+        let mut lam = vec![false; c.slots];
+        let mut labels = vec![Block::ZERO; c.slots];
+        let mut slots = vec![AuthShare::default(); c.slots];
+        let mut next_mask = self.material.masks.iter();
+        let (mut input_i, mut garbler_i, mut evaluator_i, mut and_i) = (0, 0, 0, 0usize);
+        let mut expected = Vec::with_capacity(ands);
+        let mut outputs_b = Vec::new();
+        let mut outputs_a = Vec::new();
+        for gate in &c.gates {
+            match *gate {
+                Gate::Input { party, out } => {
+                    let mask = *next_mask.next().unwrap_or(&AuthShare::default());
+                    labels[out as usize] = read(labels_at + 16 * input_i);
+                    input_i += 1;
+                    lam[out as usize] = if party == Party::Garbler {
+                        garbler_i += 1;
+                        garbler_masked[garbler_i - 1]
+                    } else {
+                        evaluator_i += 1;
+                        self.y[evaluator_i - 1] ^ lambda_inputs[evaluator_i - 1]
+                    };
+                    slots[out as usize] = mask;
+                }
+                Gate::Xor { a, b, out } => {
+                    labels[out as usize] = labels[a as usize] ^ labels[b as usize];
+                    lam[out as usize] = lam[a as usize] ^ lam[b as usize];
+                    slots[out as usize] = slots[a as usize] ^ slots[b as usize];
+                }
+                Gate::Not { a, out } => {
+                    labels[out as usize] = labels[a as usize];
+                    lam[out as usize] = lam[a as usize];
+                    slots[out as usize] = slots[a as usize].xor_public(true, role, delta);
+                }
+                Gate::And { a, b, out } => {
+                    let mask = *next_mask.next().unwrap_or(&AuthShare::default());
+                    let (la, lb, ma, mb) = (labels[a as usize], labels[b as usize], slots[a as usize], slots[b as usize]);
+                    let (va, vb) = (lam[a as usize], lam[b as usize]);
+                    let g = 4 * and_i as u128;
+                    let t = tables_at + 64 * and_i;
+                    let (g0, g1, t_alpha, t_beta) = (read(t), read(t + 16), read(t + 32), read(t + 48));
+                    let s = self.material.sigma[and_i] ^ mask;
+                    let e_a = hash.hash(la, g) ^ (g0 ^ mb.mac).select(va);
+                    let e_b = hash.hash(lb, g + 1) ^ (g1 ^ ma.mac ^ la).select(vb);
+                    let l_out = e_a ^ e_b ^ s.mac;
+                    let v_out = l_out.lsb() ^ p[and_i];
+                    let x = hash.hash(la, g + 2) ^ t_alpha.select(va) ^ hash.hash(lb, g + 3) ^ t_beta.select(vb);
+                    let c_share = (mb.times(va) ^ ma.times(vb) ^ s).xor_public((va & vb) ^ v_out, role, delta);
+                    expected.push(x ^ c_share.key ^ delta.select(c_share.bit));
+                    labels[out as usize] = l_out;
+                    lam[out as usize] = v_out;
+                    slots[out as usize] = mask;
+                    and_i += 1;
+                }
+                Gate::Output { a, to } => {
+                    if to.to_evaluator() {
+                        outputs_b.push((lam[a as usize], slots[a as usize]));
+                    }
+                    if to.to_garbler() {
+                        outputs_a.push((labels[a as usize], slots[a as usize]));
+                    }
+                }
+                Gate::OutputConst { .. } => {}
+            }
+        }
+        #[allow(unused_mut)]
+        let mut enforce = true;
+        #[cfg(feature = "insecure-switches")]
+        if self.switches.skip_consistency_check {
+            enforce = false;
+        }
+        if enforce && macs_digest(CHECK, &transcript, Role::Garbler, expected.into_iter())[..] != check_digest[..] {
+            return Err(AuthError::ConsistencyCheckFailed);
+        }
+        let my_output_masks: Vec<AuthShare> = outputs_b.iter().map(|o| o.1).collect();
+        let peer = receive_opening(
+            &my_output_masks,
+            output_opening,
+            &transcript,
+            Role::Garbler,
+            delta,
+            "output-mask opening",
+            enforce_macs(&self.switches),
+        )?;
+        let values: Vec<bool> = outputs_b.iter().zip(&peer).map(|(o, &p)| o.0 ^ o.1.bit ^ p).collect();
+        let mut reply = Vec::new();
+        outputs_a.iter().for_each(|o| reply.extend(o.0.to_bytes()));
+        let masks_a: Vec<AuthShare> = outputs_a.iter().map(|o| o.1).collect();
+        reply.extend(open(&masks_a, &transcript, Role::Evaluator));
+        Ok((with_constants(c, values, true), reply))
+    }
+}

@@ -1,0 +1,603 @@
+//! The in-memory two-party driver and the tests of aBits and triples, honest and under attack.
+
+use super::*;
+use crate::ot::MAX_CHUNK;
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test;
+
+/// Both parties after the set-up, messages passed in memory.
+fn connect(k: usize) -> (AuthParty, AuthParty) {
+    let (garbler, points) = GarblerSetup::new(k).unwrap();
+    let (evaluator, point) = EvaluatorSetup::new(k).unwrap();
+    let (evaluator, reverse) = evaluator.finish(&points).unwrap();
+    let garbler = garbler.finish(&point, &reverse).unwrap();
+    assert_eq!(garbler.session_id(), evaluator.session_id());
+    (garbler, evaluator)
+}
+
+/// What a run of a batch ended with on a side: `None` if it was still waiting for a message
+/// when the other side failed.
+type Outcome = Option<Result<Vec<AuthTriple>, AuthError>>;
+
+/// Runs a batch of `n` triples; `tamper(round, sender, message)` may alter a message in
+/// transit (round 1 … 6). A party that failed stops; the other then waits for nothing more.
+fn run_batch(g: &mut AuthParty, e: &mut AuthParty, n: usize, mut tamper: impl FnMut(usize, Role, &mut Vec<u8>)) -> (Outcome, Outcome) {
+    let mut to_e = g.start_triples(n).unwrap();
+    let mut to_g = e.start_triples(n).unwrap();
+    let (mut g_out, mut e_out) = (None, None);
+    for round in 1..=6 {
+        tamper(round, Role::Garbler, &mut to_e);
+        tamper(round, Role::Evaluator, &mut to_g);
+        let (next_e, next_g) = (step(g, &to_g, &mut g_out), step(e, &to_e, &mut e_out));
+        if g_out.is_some() || e_out.is_some() {
+            break;
+        }
+        (to_e, to_g) = (next_e, next_g);
+    }
+    (g_out, e_out)
+}
+
+fn step(party: &mut AuthParty, message: &[u8], out: &mut Outcome) -> Vec<u8> {
+    if out.is_some() {
+        return Vec::new();
+    }
+    match party.triples_step(message) {
+        Ok(Progress::Send(next)) => next,
+        Ok(Progress::Done(triples)) => {
+            *out = Some(Ok(triples));
+            Vec::new()
+        }
+        Err(e) => {
+            *out = Some(Err(e));
+            Vec::new()
+        }
+    }
+}
+
+fn honest(_: usize, _: Role, _: &mut Vec<u8>) {}
+
+/// The MAC of `mine` (held by the party whose global key is not `peer_delta`) against the
+/// peer's key.
+fn mac_holds(mine: AuthShare, peers: AuthShare, peer_delta: Block) -> bool {
+    mine.mac == peers.key ^ peer_delta.select(mine.bit)
+}
+
+fn authenticated(a: AuthShare, b: AuthShare, delta_a: Block, delta_b: Block) -> bool {
+    mac_holds(a, b, delta_b) && mac_holds(b, a, delta_a)
+}
+
+/// Counts the triples that are not AND triples or not authenticated on both sides.
+fn bad_triples(g: &[AuthTriple], e: &[AuthTriple], delta_a: Block, delta_b: Block) -> usize {
+    assert_eq!(g.len(), e.len());
+    g.iter()
+        .zip(e)
+        .filter(|(g, e)| {
+            let (x, y, z) = (g.x.bit ^ e.x.bit, g.y.bit ^ e.y.bit, g.z.bit ^ e.z.bit);
+            z != (x & y)
+                || !authenticated(g.x, e.x, delta_a, delta_b)
+                || !authenticated(g.y, e.y, delta_a, delta_b)
+                || !authenticated(g.z, e.z, delta_a, delta_b)
+        })
+        .count()
+}
+
+fn random_bits(n: usize) -> Vec<bool> {
+    crate::aes::AesCtr::from_os_rng().unwrap().bits(n)
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn abits_in_both_directions_carry_macs_under_the_other_delta() {
+    for k in [2, 4] {
+        let (mut g, mut e) = connect(k);
+        // Twice, the second time across a chunk boundary: the streams continue.
+        for count in [100, MAX_CHUNK + 77] {
+            let (bits_a, bits_b) = (random_bits(count), random_bits(count));
+            let (mut msg_a, mut macs_a, mut keys_b) = (Vec::new(), Vec::new(), Vec::new());
+            let (mut msg_b, mut macs_b, mut keys_a) = (Vec::new(), Vec::new(), Vec::new());
+            g.send_abits(&bits_a, &mut msg_a, &mut macs_a).unwrap();
+            e.send_abits(&bits_b, &mut msg_b, &mut macs_b).unwrap();
+            e.receive_abits(count, &msg_a, &mut keys_b).unwrap();
+            g.receive_abits(count, &msg_b, &mut keys_a).unwrap();
+            for i in 0..count {
+                assert_eq!(macs_a[i], keys_b[i] ^ e.delta().select(bits_a[i]), "A's bit {i} under Δ_B");
+                assert_eq!(macs_b[i], keys_a[i] ^ g.delta().select(bits_b[i]), "B's bit {i} under Δ_A");
+            }
+        }
+        assert!(g.delta().lsb() && e.delta().lsb());
+        assert_ne!(g.delta(), e.delta());
+    }
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn triples_are_and_triples_authenticated_on_both_sides() {
+    let (mut g, mut e) = connect(4);
+    // Batches of several bucket sizes on one session (the hash tweaks continue).
+    for n in [1, 9, 200, 4000] {
+        let (tg, te) = run_batch(&mut g, &mut e, n, honest);
+        let (tg, te) = (tg.unwrap().unwrap(), te.unwrap().unwrap());
+        assert_eq!(tg.len(), n);
+        assert_eq!(bad_triples(&tg, &te, g.delta(), e.delta()), 0, "n = {n}");
+        // x and y are random: not all equal in a large batch.
+        if n >= 200 {
+            let ones = tg.iter().zip(&te).filter(|(g, e)| g.x.bit ^ e.x.bit).count();
+            assert!(ones > n / 4 && ones < 3 * n / 4, "{ones} of {n} x bits are 1");
+        }
+    }
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn bucket_sizes_for_2_to_the_minus_40() {
+    let rows = [
+        (1, 40),
+        (2, 21),
+        (8, 10),
+        (11, 10),
+        (12, 9),
+        (18, 9),
+        (19, 8),
+        (33, 8),
+        (34, 7),
+        (83, 7),
+        (84, 6),
+        (319, 6),
+        (320, 5),
+        (3_043, 5),
+        (3_044, 4),
+        (276_324, 4),
+        (276_325, 3),
+        (1 << 20, 3),
+    ];
+    for (n, b) in rows {
+        assert_eq!(triples::bucket_size(n), b, "n = {n}");
+    }
+}
+
+/// A party that lies in its share of a leaky triple: the equality check catches it; with the
+/// check off, the wrong triple is accepted.
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn a_lie_in_a_triple_share_fails_the_equality_check() {
+    let n = 100;
+    let (mut g, mut e) = connect(4);
+    g.lie_in_triple_share(17);
+    let (tg, te) = run_batch(&mut g, &mut e, n, honest);
+    assert_eq!(te.unwrap().unwrap_err(), AuthError::EqualityCheckFailed);
+    assert_eq!(tg.unwrap().unwrap_err(), AuthError::EqualityCheckFailed);
+    assert!(matches!(e.triples_step(&[]), Err(AuthError::OutOfOrder { .. })), "a failed party stays failed");
+
+    let (mut g, mut e) = connect(4);
+    g.lie_in_triple_share(17);
+    g.skip_equality_check();
+    e.skip_equality_check();
+    let (tg, te) = run_batch(&mut g, &mut e, n, honest);
+    assert_eq!(bad_triples(&tg.unwrap().unwrap(), &te.unwrap().unwrap(), g.delta(), e.delta()), 1, "the lie survives in its bucket");
+}
+
+/// Check values altered in transit (a party cheating in the leaky AND's check): refused.
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn a_failing_equality_check_ends_the_batch() {
+    let (mut g, mut e) = connect(4);
+    let (tg, te) = run_batch(&mut g, &mut e, 50, |round, from, m| {
+        // Every U of the garbler's round 2 changed: the check fails where x_B = 1.
+        if round == 2 && from == Role::Garbler {
+            let leaky = 50 * triples::bucket_size(50);
+            m[2 * leaky.div_ceil(8)..].iter_mut().for_each(|b| *b ^= 0x5a);
+        }
+    });
+    assert_eq!(te.unwrap().unwrap_err(), AuthError::EqualityCheckFailed);
+    assert_eq!(tg.unwrap().unwrap_err(), AuthError::EqualityCheckFailed);
+
+    // An opening that is not the committed value.
+    let (mut g, mut e) = connect(4);
+    let (_, te) = run_batch(&mut g, &mut e, 50, |round, from, m| {
+        if round == 5 && from == Role::Garbler {
+            m[40] ^= 1;
+        }
+    });
+    assert_eq!(te.unwrap().unwrap_err(), AuthError::CommitmentMismatch { what: "leaky-AND check" });
+}
+
+/// Bucketing openings with flipped bits and the MACs that went with the true ones: refused; with
+/// the MAC check off, the triples come out wrong.
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn a_forged_opening_fails_the_mac_check() {
+    let flip = |round: usize, from: Role, m: &mut Vec<u8>| {
+        if round == 6 && from == Role::Garbler {
+            let bits = m.len() - 32;
+            m[..bits - 1].iter_mut().for_each(|b| *b ^= 0xff);
+        }
+    };
+    let (mut g, mut e) = connect(4);
+    let (tg, te) = run_batch(&mut g, &mut e, 200, flip);
+    assert_eq!(te.unwrap().unwrap_err(), AuthError::MacCheckFailed { what: "bucketing openings" });
+    assert!(tg.unwrap().is_ok(), "the garbler's view was not altered");
+
+    let (mut g, mut e) = connect(4);
+    e.skip_mac_check();
+    let (tg, te) = run_batch(&mut g, &mut e, 200, flip);
+    assert!(bad_triples(&tg.unwrap().unwrap(), &te.unwrap().unwrap(), g.delta(), e.delta()) > 0);
+}
+
+/// Messages of another session: refused by the OT check (round 1) and by the commitments.
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn messages_of_another_session_are_refused() {
+    let (mut g1, _e1) = connect(4);
+    let (_g2, mut e2) = connect(4);
+    let from_other_session = g1.start_triples(20).unwrap();
+    e2.start_triples(20).unwrap();
+    assert!(matches!(e2.triples_step(&from_other_session), Err(AuthError::Ot(_))));
+
+    // Rounds 1–3 of a second pair, round 4 (the coin opening) from the first pair's garbler.
+    let (mut g1, mut e1) = connect(4);
+    let (mut g2, mut e2) = connect(4);
+    let mut foreign = Vec::new();
+    let _ = run_batch(&mut g1, &mut e1, 20, |round, from, m| {
+        if round == 4 && from == Role::Garbler {
+            foreign = m.clone();
+        }
+    });
+    let (_, te) = run_batch(&mut g2, &mut e2, 20, |round, from, m| {
+        if round == 4 && from == Role::Garbler {
+            m[32..].copy_from_slice(&foreign[32..]);
+        }
+    });
+    assert_eq!(te.unwrap().unwrap_err(), AuthError::CommitmentMismatch { what: "coin toss" });
+
+    // aBits of another session.
+    let (mut g1, _) = connect(4);
+    let (_, mut e2) = connect(4);
+    let (mut message, mut macs, mut keys) = (Vec::new(), Vec::new(), Vec::new());
+    g1.send_abits(&[true; 10], &mut message, &mut macs).unwrap();
+    assert!(matches!(e2.receive_abits(10, &message, &mut keys), Err(AuthError::Ot(_))));
+    assert!(keys.is_empty());
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn wrong_lengths_and_order_are_typed_errors() {
+    let (mut g, mut e) = connect(4);
+    assert!(matches!(g.triples_step(&[]), Err(AuthError::OutOfOrder { expected: "a new batch", .. })));
+    assert_eq!(g.start_triples(0).unwrap_err(), AuthError::BatchSize { count: 0, max: triples::MAX_TRIPLES });
+    let to_e = g.start_triples(30).unwrap();
+    let to_g = e.start_triples(30).unwrap();
+    assert!(matches!(g.start_triples(30), Err(AuthError::OutOfOrder { .. })));
+    assert!(matches!(g.send_abits(&[true], &mut Vec::new(), &mut Vec::new()), Err(AuthError::OutOfOrder { .. })));
+    // Wrong lengths change nothing: the right message still goes through.
+    assert!(matches!(g.triples_step(&to_g[1..]), Err(AuthError::WrongLength { .. })));
+    let mut longer = to_g.clone();
+    longer.push(0);
+    assert!(matches!(g.triples_step(&longer), Err(AuthError::WrongLength { .. })));
+    let Progress::Send(to_e2) = g.triples_step(&to_g).unwrap() else { panic!("round 2 expected") };
+    let Progress::Send(to_g2) = e.triples_step(&to_e).unwrap() else { panic!("round 2 expected") };
+    g.triples_step(&to_g2).unwrap();
+    let Progress::Send(to_g3) = e.triples_step(&to_e2).unwrap() else { panic!("round 3 expected") };
+    assert!(matches!(g.triples_step(&to_g3[..5]), Err(AuthError::WrongLength { .. })));
+    assert!(matches!(g.triples_step(&to_g3), Ok(Progress::Send(_))));
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn nonzero_padding_is_refused() {
+    // 5 triples at B = 12: 60 leaky ones, four padding bits after round 3's d bits.
+    assert_eq!(triples::bucket_size(5), 12);
+    let (mut g, mut e) = connect(4);
+    let (_, te) = run_batch(&mut g, &mut e, 5, |round, from, m| {
+        if round == 3 && from == Role::Garbler {
+            m[60 / 8] |= 0x80;
+        }
+    });
+    assert_eq!(te.unwrap().unwrap_err(), AuthError::Padding { what: "round 3: d bits" });
+}
+
+#[test]
+fn unpack_round_trips() {
+    let bits = random_bits(77);
+    assert_eq!(unpack(&pack(&bits), 77, "test").unwrap(), bits);
+}
+
+/// A run of ANDs: both parties, their masks (pair i is masks 2i, 2i + 1) and their products
+/// (the evaluator's as it ended).
+struct AndRun {
+    g: AuthParty,
+    e: AuthParty,
+    masks_g: Vec<AuthShare>,
+    masks_e: Vec<AuthShare>,
+    products_g: Vec<AuthShare>,
+    products_e: Result<Vec<AuthShare>, AuthError>,
+}
+
+impl AndRun {
+    /// The ANDs whose bits are wrong or whose MACs do not hold.
+    fn wrong(&self) -> usize {
+        let products_e = self.products_e.as_ref().unwrap();
+        let bit = |i: usize| self.masks_g[i].bit ^ self.masks_e[i].bit;
+        (0..self.products_g.len())
+            .filter(|&i| {
+                let (pg, pe) = (self.products_g[i], products_e[i]);
+                pg.bit ^ pe.bit != bit(2 * i) & bit(2 * i + 1) || !authenticated(pg, pe, self.g.delta(), self.e.delta())
+            })
+            .count()
+    }
+}
+
+/// Masks and triples from a fresh session, then `m` ANDs of random masks; `tamper` may alter
+/// the garbler's openings in transit, and `skip` turns the evaluator's MAC check off.
+fn ands(m: usize, tamper: impl FnOnce(&mut Vec<u8>), skip: bool) -> AndRun {
+    let (mut g, mut e) = connect(4);
+    let (to_e, to_g) = (g.start_masks(2 * m).unwrap(), e.start_masks(2 * m).unwrap());
+    let (masks_g, masks_e) = (g.finish_masks(&to_g).unwrap(), e.finish_masks(&to_e).unwrap());
+    let (tg, te) = run_batch(&mut g, &mut e, m, honest);
+    let (tg, te) = (tg.unwrap().unwrap(), te.unwrap().unwrap());
+    let pairs = |masks: &[AuthShare]| -> Vec<(AuthShare, AuthShare)> { (0..m).map(|i| (masks[2 * i], masks[2 * i + 1])).collect() };
+    if skip {
+        e.skip_mac_check();
+    }
+    let mut to_e = g.start_ands(&pairs(&masks_g), tg).unwrap();
+    let to_g = e.start_ands(&pairs(&masks_e), te).unwrap();
+    tamper(&mut to_e);
+    let products_g = g.finish_ands(&to_g).unwrap();
+    let products_e = e.finish_ands(&to_e);
+    AndRun { g, e, masks_g, masks_e, products_g, products_e }
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn masks_and_their_ands_are_authenticated() {
+    let run = ands(300, |_| {}, false);
+    for i in 0..600 {
+        assert!(authenticated(run.masks_g[i], run.masks_e[i], run.g.delta(), run.e.delta()), "mask {i}");
+    }
+    assert_eq!(run.wrong(), 0);
+}
+
+/// Flipped shares of d in the ANDs' openings: refused; with the MAC check off, wrong ANDs.
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn a_forged_and_opening_fails_the_mac_check() {
+    let run = ands(64, |m| m[0] ^= 0xff, false);
+    assert_eq!(run.products_e.unwrap_err(), AuthError::MacCheckFailed { what: "AND openings" });
+    let run = ands(64, |m| m[0] ^= 0xff, true);
+    assert!(run.wrong() > 0, "eight flipped d shares went through");
+}
+
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn ands_refuse_the_wrong_triple_count_and_order() {
+    let (mut g, _) = connect(4);
+    assert_eq!(
+        g.start_ands(&[(AuthShare::default(), AuthShare::default())], Vec::new()).unwrap_err(),
+        AuthError::TripleCount { needed: 1, given: 0 }
+    );
+    assert!(matches!(g.finish_ands(&[0; 33]), Err(AuthError::OutOfOrder { .. })));
+    assert!(matches!(g.finish_masks(&[]), Err(AuthError::OutOfOrder { .. })));
+    g.start_masks(5).unwrap();
+    assert!(matches!(g.finish_masks(&[0; 3]), Err(AuthError::WrongLength { .. })));
+    assert!(matches!(g.start_triples(5), Err(AuthError::OutOfOrder { .. })));
+}
+
+/// The leak the bucketing bound accounts for: a check value U altered for one leaky triple is
+/// caught exactly when the honest party's x share of that triple is 1 — one chance in two — and
+/// when it is not caught, the triples are still correct.
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn an_altered_check_value_is_caught_half_the_time() {
+    let runs = 30;
+    let mut caught = 0;
+    for _ in 0..runs {
+        let (mut g, mut e) = connect(2);
+        // One triple: B = 40 leaky ones; U of leaky triple 0 changed by a nonzero block.
+        let (tg, te) = run_batch(&mut g, &mut e, 1, |round, from, m| {
+            if round == 2 && from == Role::Garbler {
+                m[2 * 40usize.div_ceil(8)] ^= 0x10;
+            }
+        });
+        match (tg.unwrap(), te.unwrap()) {
+            (Err(AuthError::EqualityCheckFailed), Err(AuthError::EqualityCheckFailed)) => caught += 1,
+            (Ok(tg), Ok(te)) => assert_eq!(bad_triples(&tg, &te, g.delta(), e.delta()), 0),
+            other => panic!("unexpected outcome {other:?}"),
+        }
+    }
+    // Binomial(30, 1/2): outside 3 … 27 with probability below 10^−6.
+    assert!((3..=27).contains(&caught), "caught {caught} of {runs}");
+}
+
+mod computations {
+    use super::*;
+    use crate::auth::garble::{Circuit, Material};
+    use garblet_circuits::program::{Program, Runner};
+    use garblet_circuits::testing::{bristol_corpus, run_plain, RandomCircuit, TestRng};
+    use garblet_circuits::{value, Gate, Reveal};
+
+    fn circuit_of(program: Box<dyn Program + '_>) -> Circuit {
+        let mut runner = Runner::new(program);
+        let (mut gates, mut slots) = (Vec::new(), 0);
+        while let Some(batch) = runner.next_batch().unwrap() {
+            gates.extend_from_slice(&batch.gates);
+            slots = slots.max(batch.slots as usize);
+        }
+        Circuit { gates, slots }
+    }
+
+    /// Which message a test alters: A's input-mask opening, or its tables.
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    enum Message {
+        InputMasks,
+        Tables,
+    }
+
+    struct Ended {
+        garbler: Option<Result<Vec<bool>, AuthError>>,
+        evaluator: Result<Vec<bool>, AuthError>,
+    }
+
+    /// Both parties after the preprocessing for `circuit`: masks, triples, σ.
+    fn prepare(circuit: &Circuit) -> (AuthParty, AuthParty, Material, Material) {
+        let (mut g, mut e) = connect(4);
+        let n = circuit.masks_needed();
+        let (to_e, to_g) = (g.start_masks(n).unwrap(), e.start_masks(n).unwrap());
+        let (masks_g, masks_e) = (g.finish_masks(&to_g).unwrap(), e.finish_masks(&to_e).unwrap());
+        let ands = circuit.ands();
+        let (mut sigma_g, mut sigma_e) = (Vec::new(), Vec::new());
+        if ands > 0 {
+            let (tg, te) = run_batch(&mut g, &mut e, ands, honest);
+            let pairs_g = circuit.and_inputs(&masks_g, Role::Garbler, g.delta()).unwrap();
+            let pairs_e = circuit.and_inputs(&masks_e, Role::Evaluator, e.delta()).unwrap();
+            let to_e = g.start_ands(&pairs_g, tg.unwrap().unwrap()).unwrap();
+            let to_g = e.start_ands(&pairs_e, te.unwrap().unwrap()).unwrap();
+            sigma_g = g.finish_ands(&to_g).unwrap();
+            sigma_e = e.finish_ands(&to_e).unwrap();
+        }
+        (g, e, Material { masks: masks_g, sigma: sigma_g }, Material { masks: masks_e, sigma: sigma_e })
+    }
+
+    /// Preprocessing and one computation of `circuit`, in memory.
+    fn compute(
+        circuit: &Circuit,
+        x: &[bool],
+        y: &[bool],
+        mut tamper: impl FnMut(Message, &mut Vec<u8>),
+        skip_check: bool,
+        skip_macs: bool,
+    ) -> Ended {
+        let (mut g, mut e, material_g, material_e) = prepare(circuit);
+        let (mut gc, mut g1) = g.garbler_computation(circuit.clone(), material_g, x.to_vec()).unwrap();
+        let (mut ec, e1) = e.evaluator_computation(circuit.clone(), material_e, y.to_vec()).unwrap();
+        if skip_check {
+            ec.switches().skip_consistency_check = true;
+        }
+        if skip_macs {
+            ec.switches().skip_mac_check = true;
+        }
+        tamper(Message::InputMasks, &mut g1);
+        let e2 = match ec.mask_inputs(&g1) {
+            Ok(m) => m,
+            Err(err) => return Ended { garbler: None, evaluator: Err(err) },
+        };
+        let mut g2 = gc.garble(&e1, &e2).unwrap();
+        tamper(Message::Tables, &mut g2);
+        match ec.evaluate(&g2) {
+            Ok((outputs, e3)) => Ended { garbler: Some(gc.finish(&e3)), evaluator: Ok(outputs) },
+            Err(err) => Ended { garbler: None, evaluator: Err(err) },
+        }
+    }
+
+    fn untouched(_: Message, _: &mut Vec<u8>) {}
+
+    #[test]
+    fn random_circuits_match_plaintext_evaluation() {
+        let mut rng = TestRng::new(7);
+        for (seed, reveal) in [(1, Reveal::Both), (2, Reveal::Evaluator), (3, Reveal::Garbler)] {
+            let make = || Box::new(RandomCircuit::new(seed, 12, 9, 600, 20, reveal)) as Box<dyn Program>;
+            let circuit = circuit_of(make());
+            let (x, y) = (rng.bits(12), rng.bits(9));
+            let plain = run_plain(make(), x.clone(), y.clone());
+            let ended = compute(&circuit, &x, &y, untouched, false, false);
+            let (to_g, to_e) = (reveal.to_garbler(), reveal.to_evaluator());
+            assert_eq!(ended.evaluator.unwrap(), if to_e { plain.clone() } else { vec![] }, "seed {seed}");
+            assert_eq!(ended.garbler.unwrap().unwrap(), if to_g { plain } else { vec![] }, "seed {seed}");
+        }
+    }
+
+    #[test]
+    fn bundled_bristol_circuits_match_plaintext_evaluation() {
+        let mut rng = TestRng::new(2018);
+        for circuit in bristol_corpus().iter().filter(|c| !c.name.starts_with("sha256")) {
+            let (x, y) = circuit.inputs(&mut rng);
+            let plain = run_plain(circuit.program(), x.clone(), y.clone());
+            let ended = compute(&circuit_of(circuit.program()), &x, &y, untouched, false, false);
+            assert_eq!(ended.evaluator.unwrap(), plain, "{}", circuit.name);
+            assert_eq!(ended.garbler.unwrap().unwrap(), plain, "{}", circuit.name);
+        }
+    }
+
+    /// FIPS-197 appendix C.1: AES-128 of 00112233…ff under key 00010203…0f.
+    #[test]
+    fn aes_128_gives_the_fips_197_ciphertext() {
+        let aes = bristol_corpus().into_iter().find(|c| c.name == "aes_128.txt").unwrap();
+        let key: Vec<u8> = (0..16).collect();
+        let block: Vec<u8> = (0..16).map(|i| i * 0x11).collect();
+        let ended = compute(&circuit_of(aes.program()), &value::from_bytes(&key), &value::from_bytes(&block), untouched, false, false);
+        let out = ended.evaluator.unwrap();
+        assert_eq!(value::to_bytes(&out), [0x69, 0xc4, 0xe0, 0xd8, 0x6a, 0x7b, 0x04, 0x30, 0xd8, 0xcd, 0xb7, 0x80, 0x70, 0xb4, 0xc5, 0x5a]);
+        assert_eq!(ended.garbler.unwrap().unwrap(), out);
+    }
+
+    fn small() -> (Circuit, Vec<bool>, Vec<bool>, Vec<bool>) {
+        let make = || Box::new(RandomCircuit::new(11, 16, 16, 800, 24, Reveal::Both)) as Box<dyn Program>;
+        let mut rng = TestRng::new(3);
+        let (x, y) = (rng.bits(16), rng.bits(16));
+        let plain = run_plain(make(), x.clone(), y.clone());
+        (circuit_of(make()), x, y, plain)
+    }
+
+    /// A garbled row flipped (every table byte of the first AND gate's G₀): the consistency
+    /// check catches it; with the check off, the evaluator's outputs come out wrong.
+    #[test]
+    fn a_corrupted_garbled_row_fails_the_consistency_check() {
+        let (circuit, x, y, plain) = small();
+        let garbler_inputs =
+            circuit.gates.iter().filter(|g| matches!(g, Gate::Input { party: garblet_circuits::Party::Garbler, .. })).count();
+        let inputs = circuit.gates.iter().filter(|g| matches!(g, Gate::Input { .. })).count();
+        let tables_at = garbler_inputs.div_ceil(8) + 16 * inputs;
+        // Every AND gate's G₀ and G₁ changed: some Λ on the evaluator's path goes wrong.
+        let corrupt = |m: Message, bytes: &mut Vec<u8>| {
+            if m == Message::Tables {
+                for gate in 0..circuit.ands() {
+                    bytes[tables_at + 64 * gate..tables_at + 64 * gate + 32].iter_mut().for_each(|b| *b ^= 0x01);
+                }
+            }
+        };
+        let ended = compute(&circuit, &x, &y, corrupt, false, false);
+        assert_eq!(ended.evaluator.unwrap_err(), AuthError::ConsistencyCheckFailed);
+        assert!(ended.garbler.is_none(), "nothing went back to the garbler");
+        let ended = compute(&circuit, &x, &y, corrupt, true, false);
+        assert_ne!(ended.evaluator.unwrap(), plain, "without the check the corrupted tables give a wrong output");
+    }
+
+    /// The garbler's opening of its mask shares of the evaluator's inputs with flipped bits (and
+    /// the true MACs): refused; with the MAC check off, the evaluator's input is effectively
+    /// changed and the output is wrong.
+    #[test]
+    fn a_forged_mac_on_an_input_share_is_refused() {
+        let (circuit, x, y, plain) = small();
+        let forge = |m: Message, bytes: &mut Vec<u8>| {
+            if m == Message::InputMasks {
+                bytes[0] ^= 0xff;
+            }
+        };
+        let ended = compute(&circuit, &x, &y, forge, false, false);
+        assert_eq!(ended.evaluator.unwrap_err(), AuthError::MacCheckFailed { what: "input-mask opening" });
+        let ended = compute(&circuit, &x, &y, forge, false, true);
+        assert_ne!(ended.evaluator.unwrap(), plain);
+    }
+
+    /// Steps out of order, messages of the wrong length, and an opening from another session.
+    #[test]
+    fn computation_steps_refuse_order_lengths_and_other_sessions() {
+        let (circuit, x, y, plain) = small();
+        let (mut g, mut e, material_g, material_e) = prepare(&circuit);
+        let (mut g_other, _, material_other, _) = prepare(&circuit);
+        let (mut gc, g1) = g.garbler_computation(circuit.clone(), material_g, x.clone()).unwrap();
+        let (mut ec, e1) = e.evaluator_computation(circuit.clone(), material_e, y.clone()).unwrap();
+        assert!(matches!(ec.evaluate(&[]), Err(AuthError::OutOfOrder { .. })));
+        assert!(matches!(gc.finish(&[]), Err(AuthError::OutOfOrder { .. })));
+        assert!(matches!(ec.mask_inputs(&g1[1..]), Err(AuthError::WrongLength { .. })));
+        assert!(matches!(gc.garble(&e1, &[]), Err(AuthError::WrongLength { .. })));
+        assert!(g.evaluator_computation(circuit.clone(), Material { masks: vec![], sigma: vec![] }, vec![]).is_err());
+
+        // The same step of another session: its MACs are under other keys, its digest bound
+        // to another session id.
+        let (_, g1_other) = g_other.garbler_computation(circuit.clone(), material_other, x.clone()).unwrap();
+        assert_eq!(ec.mask_inputs(&g1_other).unwrap_err(), AuthError::MacCheckFailed { what: "input-mask opening" });
+        assert!(matches!(ec.mask_inputs(&g1), Err(AuthError::OutOfOrder { .. })), "a failed check ends the computation");
+
+        // The honest computation of another pair still gives the plaintext result.
+        assert_eq!(compute(&circuit, &x, &y, untouched, false, false).evaluator.unwrap(), plain);
+    }
+}

@@ -1,0 +1,568 @@
+//! Authenticated AND triples: WRK17's leaky AND (Π_LaAND, on their half-authenticated AND
+//! Π_HaAND) and bucketing (Π_aAND), as a state machine of six crossing rounds per batch.
+//!
+//! The triples are **function-independent**: random x, y with z = x ∧ y, all authenticated,
+//! produced before (and without knowing) the circuit. WRK17 makes them this way; the later
+//! optimisation of Katz–Ranellucci–Rosulek–Wang 2018, whose leaky AND takes the wire masks as
+//! its x and y so that triples are function-dependent and skip a Beaver step, is not what is
+//! implemented here. The distributed garbling that will consume these triples consumes each with
+//! one Beaver step (opening λ_α ⊕ x and λ_β ⊕ y), which is not part of this module yet.
+//!
+//! # One leaky triple (Π_HaAND and Π_LaAND)
+//!
+//! Written for one party ("me", with Δ; the peer's quantities primed where they differ), the
+//! same code for A and B. Both hold aBits ⟨x⟩, ⟨y⟩, ⟨r⟩ (round 1). H₁ and H₂ are the garbling
+//! hash ([`crate::garble::GarblingHash`]) under two instances per Δ owner, keyed by the session
+//! ([`crate::garble::derive_seed`] of the session id), tweak = the triple's index in the session:
+//!
+//! ```text
+//! round 2  HaAND, as the sender for the peer's x:  s random,
+//!            h₀ = lsb H₁(K[x']) ⊕ s,   h₁ = lsb H₁(K[x'] ⊕ Δ) ⊕ s ⊕ y
+//!          check:  Φ = K[y'] ⊕ M[y] ⊕ y·Δ,   T = H₂(K[x']),
+//!            U = H₂(K[x']) ⊕ H₂(K[x'] ⊕ Δ) ⊕ Φ                         ── h₀, h₁, U ──►
+//! round 3  v = s ⊕ h'_x ⊕ lsb H₁'(M[x])      (so v ⊕ v' = x·y' ⊕ x'·y)
+//!          z = x·y ⊕ v,   d = z ⊕ r;  ⟨z⟩ := ⟨r⟩ ⊕ d  (the MAC stays, the key of the
+//!          peer's share moves by d'·Δ)                                  ── d ──►
+//!          S = H₂'(M[x]) ⊕ x·U'              (so S ⊕ T' = x·Φ')
+//! round 4  H = z·Δ ⊕ K[z'] ⊕ M[z] ⊕ x·Φ ⊕ S ⊕ T                         ── commit(digest of all H) ──►
+//! round 5  open; each party checks the peer's opening against its commitment and the peer's
+//!          digest against its own
+//! ```
+//!
+//! Why it is sound. Φ ⊕ Φ' = y·(Δ ⊕ Δ') for y = y ⊕ y'; S ⊕ T' and S' ⊕ T share x'·Φ and x·Φ',
+//! so H ⊕ H' = (z ⊕ z' ⊕ x·y)·(Δ ⊕ Δ') with x = x ⊕ x'. A party that makes z wrong passes only if
+//! it finds Δ ⊕ Δ', i.e. the honest Δ: 2^−127 per triple (127 random bits; the lsb is public).
+//! What a cheater can do is send a wrong U or h (a *leak*): the check then fails exactly when the
+//! honest party's x share is 1 — it learns that bit, and is caught with probability 1/2 per
+//! triple it attacks. That is the leaky AND's leakage, which bucketing removes.
+//!
+//! H₁ and H₂ are separate instances because, with one hash, lsb(U) ⊕ h₀ ⊕ h₁ would give the peer
+//! lsb(Φ) ⊕ y, from which, with the lsb of its own key, it could read the honest y share.
+//!
+//! The check is committed, then opened (BLAKE3 with 32 fresh random bytes, bound to the session
+//! and the committer; `commit` in the module root): neither party sees the other's value before
+//! fixing its own. Nothing derived from the triples — not the bucketing openings, not the triples — leaves
+//! the party before its check passed.
+//!
+//! # Bucketing (Π_aAND)
+//!
+//! Round 3 also carries a commitment to a coin share, opened in round 4, after every leaky
+//! triple was fixed; the two shares (hashed) seed the random permutation that puts the ℓ = n·B
+//! leaky triples into n buckets of B. In a bucket with first triple (x₁, y₁, z₁), for each
+//! j = 2 … B, d_j = y₁ ⊕ y_j is opened (round 6, MACs checked, batched as a digest of the MACs)
+//! and the triples combine as x ← x ⊕ x_j, z ← z ⊕ z_j ⊕ d_j·x_j, y = y₁:
+//! (x ⊕ x_j)·y₁ = z ⊕ x_j·(y_j ⊕ d_j) = z ⊕ z_j ⊕ d_j·x_j. The bucket's x is the XOR of B
+//! independent x's, so it stays hidden unless the cheater learnt the honest share of every one.
+//!
+//! # Bucket size for 2^−40
+//!
+//! A cheater that attacks t leaky triples passes round 5 with probability 2^−t and learns
+//! something only if some bucket lies entirely inside the t attacked triples. With the
+//! permutation uniform and chosen after the attack, the probability that a given bucket does is
+//! C(t, B) / C(nB, B); by the union bound over the n buckets, its success probability is at most
+//!
+//! ```text
+//! ε(n, B) = max_{t ≥ B} 2^−t · n · C(t, B) / C(nB, B)
+//! ```
+//!
+//! This is the counting argument of WRK17's bucketing analysis (in the line of Nielsen–Nordholt–
+//! Orlandi–Burra 2012), derived here because the lemma itself could not be read on this machine;
+//! [`bucket_size`] computes ε in floating point and takes the least B with ε ≤ 2^−40. The
+//! resulting table (n the triples wanted, ℓ = n·B leaky ones made):
+//!
+//! | n (triples)         | B  |
+//! |---------------------|----|
+//! | 1                   | 40 |
+//! | 2                   | 21 |
+//! | 8 – 11              | 10 |
+//! | 12 – 18             | 9  |
+//! | 19 – 33             | 8  |
+//! | 34 – 83             | 7  |
+//! | 84 – 319            | 6  |
+//! | 320 – 3,043         | 5  |
+//! | 3,044 – 276,324     | 4  |
+//! | 276,325 – 2^20      | 3  |
+//!
+//! (`bucket_sizes_for_2_to_the_minus_40` checks these rows.) On top of ε come the other failure
+//! events, each 2^−127-small per try: a z error passing the equality check (ℓ tries), a forged
+//! MAC in an opening, and a BLAKE3 collision.
+//!
+//! # Messages of a batch of n triples (ℓ = n·B)
+//!
+//! | round | bytes | content |
+//! |-------|-------|---------|
+//! | 1 | OT chunks for 3ℓ bits | aBits x ‖ y ‖ r of this party ([`super::abit`]) |
+//! | 2 | 2·⌈ℓ/8⌉ + 16ℓ | h₀ bits ‖ h₁ bits ‖ U blocks |
+//! | 3 | ⌈ℓ/8⌉ + 32 | d bits ‖ commitment to the coin share |
+//! | 4 | 32 + 64 | commitment to the check digest ‖ coin opening (randomness ‖ share) |
+//! | 5 | 64 | check opening (randomness ‖ digest) |
+//! | 6 | ⌈n(B−1)/8⌉ + 32 | bucketing bits ‖ digest of their MACs |
+
+use super::abit::AuthParty;
+use super::{commit, expect_len, nonce, pack, unpack, AuthError, AuthShare, Role, COMMITMENT_BYTES};
+use crate::aes::AesCtr;
+use crate::block::Block;
+use crate::garble::{derive_seed, GarblingHash};
+
+/// Most triples in one batch: 2^20 (3 · 2^20 leaky ones at B = 3).
+pub const MAX_TRIPLES: usize = 1 << 20;
+
+/// The statistical security parameter: the bucketing's failure probability is at most 2^−40.
+pub const STATISTICAL_SECURITY: f64 = 40.0;
+
+/// log₂ ε(n, B), the bucketing bound of the module docs.
+fn log2_bucket_failure(n: usize, b: usize) -> f64 {
+    let total = (n * b) as f64;
+    let mut worst = f64::NEG_INFINITY;
+    // 2^−t falls faster than C(t, B) grows once t is a few hundred past B: the maximum is near
+    // t = B / ln 2.
+    for t in b..=(n * b).min(b + 512) {
+        let mut log = (n as f64).log2() - t as f64;
+        for i in 0..b {
+            log += ((t - i) as f64 / (total - i as f64)).log2();
+        }
+        worst = worst.max(log);
+    }
+    worst
+}
+
+/// The least bucket size B for which n triples from n·B leaky ones fail with probability at most
+/// 2^−40 (the module docs derive the bound). `n` must be at least 1.
+pub fn bucket_size(n: usize) -> usize {
+    (2..).find(|&b| log2_bucket_failure(n.max(1), b) <= -STATISTICAL_SECURITY).unwrap_or(2)
+}
+
+/// One party's view of an authenticated AND triple: z = x ∧ y for x = x_A ⊕ x_B etc.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AuthTriple {
+    pub x: AuthShare,
+    pub y: AuthShare,
+    pub z: AuthShare,
+}
+
+/// What a step of a batch gives: the message for the peer, or (after the last round) the
+/// triples.
+#[derive(Debug)]
+pub enum Progress {
+    Send(Vec<u8>),
+    Done(Vec<AuthTriple>),
+}
+
+/// Test-only switches (feature `insecure-switches`): checks turned off and deviations, for the
+/// attack tests to show each attack succeeding without its defence.
+#[cfg(feature = "insecure-switches")]
+#[derive(Default)]
+pub(crate) struct Switches {
+    pub(super) skip_equality_check: bool,
+    pub(super) skip_mac_check: bool,
+    pub(super) lie_in_triple: Option<usize>,
+}
+
+/// A batch in progress.
+pub(crate) struct Batch {
+    n: usize,
+    bucket: usize,
+    /// The leaky triples' index of the first in the session's hash tweaks.
+    first_tweak: u128,
+    x: Vec<AuthShare>,
+    y: Vec<AuthShare>,
+    r: Vec<AuthShare>,
+    /// HaAND's random bits s.
+    s: Vec<bool>,
+    /// Φ per triple, then (round 3) x·Φ ⊕ S ⊕ T.
+    phi: Vec<Block>,
+    t: Vec<Block>,
+    z: Vec<AuthShare>,
+    coin: [u8; 32],
+    coin_nonce: [u8; 32],
+    peer_coin_commitment: [u8; 32],
+    digest: [u8; 32],
+    digest_nonce: [u8; 32],
+    peer_digest_commitment: [u8; 32],
+    permutation: Vec<usize>,
+}
+
+impl Batch {
+    fn leaky(&self) -> usize {
+        self.n * self.bucket
+    }
+}
+
+/// Where a party is in a batch; each state names the peer's message it waits for.
+pub(crate) enum TripleState {
+    Idle,
+    AwaitingBits(Box<Batch>),
+    AwaitingHalfAnd(Box<Batch>),
+    AwaitingD(Box<Batch>),
+    AwaitingCheckCommitment(Box<Batch>),
+    AwaitingCheckOpening(Box<Batch>),
+    AwaitingBucketing(Box<Batch>),
+    AwaitingMasks(Box<super::beaver::Pending>),
+    AwaitingAnds(Box<super::beaver::PendingAnds>),
+    Failed,
+}
+
+impl TripleState {
+    pub(crate) fn expecting(&self) -> &'static str {
+        match self {
+            TripleState::Idle => "a new batch",
+            TripleState::AwaitingBits(_) => "the peer's authenticated bits (round 1)",
+            TripleState::AwaitingHalfAnd(_) => "the peer's half-AND and check message (round 2)",
+            TripleState::AwaitingD(_) => "the peer's d bits and coin commitment (round 3)",
+            TripleState::AwaitingCheckCommitment(_) => "the peer's check commitment and coin opening (round 4)",
+            TripleState::AwaitingCheckOpening(_) => "the peer's check opening (round 5)",
+            TripleState::AwaitingBucketing(_) => "the peer's bucketing openings (round 6)",
+            TripleState::AwaitingMasks(_) => "the peer's mask shares",
+            TripleState::AwaitingAnds(_) => "the peer's AND openings",
+            TripleState::Failed => "nothing (a check failed)",
+        }
+    }
+}
+
+/// The hash instance for `purpose` of the keys under `owner`'s Δ in this session.
+fn instance(transcript: &[u8; 32], purpose: &str, owner: Role) -> GarblingHash {
+    let mut seed = [0u8; 16];
+    seed.copy_from_slice(&transcript[..16]);
+    GarblingHash::new(derive_seed(Block::from_bytes(seed), purpose, owner.byte() as u64))
+}
+
+const HALF_AND: &str = "authenticated garbling: half-AND";
+const LEAKY_AND_CHECK: &str = "authenticated garbling: leaky-AND check";
+
+/// BLAKE3 (key-derivation mode, `context`) over the session, a party and blocks.
+fn digest_blocks(context: &str, transcript: &[u8; 32], role: Role, blocks: impl Iterator<Item = Block>) -> [u8; 32] {
+    let mut h = blake3::Hasher::new_derive_key(context);
+    h.update(transcript);
+    h.update(&[role.byte()]);
+    for b in blocks {
+        h.update(&b.to_bytes());
+    }
+    *h.finalize().as_bytes()
+}
+
+const CHECK_DIGEST: &str = "garblet leaky-AND equality check digest v1";
+const OPENING_MACS: &str = "garblet bucketing opening MACs v1";
+const COIN: &str = "garblet bucketing permutation seed v1";
+
+/// A uniform permutation of 0 … len−1 from a seed both parties hold: Fisher–Yates with
+/// rejection sampling, on AES-CTR under the seed.
+fn permutation(seed: &[u8; 32], len: usize) -> Vec<usize> {
+    let mut key = [0u8; 16];
+    key.copy_from_slice(&seed[..16]);
+    let mut prg = AesCtr::new(key);
+    let mut p: Vec<usize> = (0..len).collect();
+    for i in (1..len).rev() {
+        let bound = (i + 1) as u64;
+        // Accept only below the largest multiple of `bound`, so each index is equally likely.
+        let zone = u64::MAX - u64::MAX % bound;
+        let j = loop {
+            let v = prg.next_block().0 as u64;
+            if v < zone {
+                break (v % bound) as usize;
+            }
+        };
+        p.swap(i, j);
+    }
+    p
+}
+
+impl AuthParty {
+    /// Starts a batch of `n` triples: returns round 1's message (this party's aBits).
+    pub fn start_triples(&mut self, n: usize) -> Result<Vec<u8>, AuthError> {
+        self.idle_for("a new batch")?;
+        if n == 0 || n > MAX_TRIPLES {
+            return Err(AuthError::BatchSize { count: n, max: MAX_TRIPLES });
+        }
+        let bucket = bucket_size(n);
+        let leaky = n * bucket;
+        let mut prg = AesCtr::from_os_rng()?;
+        let bits = prg.bits(3 * leaky);
+        let (mut message, mut macs) = (Vec::new(), Vec::with_capacity(3 * leaky));
+        if let Err(e) = self.send_bits(&bits, &mut message, &mut macs) {
+            self.state = TripleState::Failed;
+            return Err(e);
+        }
+        let share = |i: usize| AuthShare { bit: bits[i], mac: macs[i], key: Block::ZERO };
+        let batch = Batch {
+            n,
+            bucket,
+            first_tweak: self.triples_done as u128,
+            x: (0..leaky).map(share).collect(),
+            y: (leaky..2 * leaky).map(share).collect(),
+            r: (2 * leaky..3 * leaky).map(share).collect(),
+            s: prg.bits(leaky),
+            phi: Vec::new(),
+            t: Vec::new(),
+            z: Vec::new(),
+            coin: [0; 32],
+            coin_nonce: [0; 32],
+            peer_coin_commitment: [0; 32],
+            digest: [0; 32],
+            digest_nonce: [0; 32],
+            peer_digest_commitment: [0; 32],
+            permutation: Vec::new(),
+        };
+        self.state = TripleState::AwaitingBits(Box::new(batch));
+        Ok(message)
+    }
+
+    fn idle_for(&self, got: &'static str) -> Result<(), AuthError> {
+        match self.state {
+            TripleState::Idle => Ok(()),
+            ref other => Err(AuthError::OutOfOrder { expected: other.expecting(), got }),
+        }
+    }
+
+    /// Takes the peer's message of the round this party waits for; returns this party's next
+    /// message, or the batch's triples after round 6. A message of the wrong length changes
+    /// nothing; any other error ends the party.
+    pub fn triples_step(&mut self, peer: &[u8]) -> Result<Progress, AuthError> {
+        let (what, expected) = match &self.state {
+            TripleState::AwaitingBits(b) => {
+                let leaky = b.leaky();
+                ("round 1: authenticated bits", self.peer_bits_len(3 * leaky))
+            }
+            TripleState::AwaitingHalfAnd(b) => ("round 2: half-AND and check", 2 * b.leaky().div_ceil(8) + 16 * b.leaky()),
+            TripleState::AwaitingD(b) => ("round 3: d bits and coin commitment", b.leaky().div_ceil(8) + COMMITMENT_BYTES),
+            TripleState::AwaitingCheckCommitment(_) => ("round 4: check commitment and coin opening", COMMITMENT_BYTES + 64),
+            TripleState::AwaitingCheckOpening(_) => ("round 5: check opening", 64),
+            TripleState::AwaitingBucketing(b) => ("round 6: bucketing openings", (b.n * (b.bucket - 1)).div_ceil(8) + 32),
+            other => return Err(AuthError::OutOfOrder { expected: other.expecting(), got: "a batch's message" }),
+        };
+        expect_len(peer, expected, what)?;
+        let result = match core::mem::replace(&mut self.state, TripleState::Failed) {
+            TripleState::AwaitingBits(b) => self.round_2(b, peer),
+            TripleState::AwaitingHalfAnd(b) => self.round_3(b, peer),
+            TripleState::AwaitingD(b) => self.round_4(b, peer),
+            TripleState::AwaitingCheckCommitment(b) => self.round_5(b, peer),
+            TripleState::AwaitingCheckOpening(b) => self.round_6(b, peer),
+            TripleState::AwaitingBucketing(b) => self.finish(b, peer).map(Progress::Done),
+            other => {
+                // Refused above; kept as it was.
+                self.state = other;
+                return Err(AuthError::OutOfOrder { expected: self.state.expecting(), got: "a batch's message" });
+            }
+        };
+        // On error the state stays Failed: the batch's secrets are gone, and the session ends.
+        result
+    }
+
+    /// Round 1 received: keys for the peer's bits; HaAND and the check's U.
+    fn round_2(&mut self, mut b: Box<Batch>, peer: &[u8]) -> Result<Progress, AuthError> {
+        let leaky = b.leaky();
+        let mut keys = Vec::with_capacity(3 * leaky);
+        self.receive_bits(3 * leaky, peer, &mut keys)?;
+        for (i, share) in b.x.iter_mut().chain(b.y.iter_mut()).chain(b.r.iter_mut()).enumerate() {
+            share.key = keys[i];
+        }
+        let delta = self.delta;
+        // K[x'] and K[x'] ⊕ Δ, hashed under this party's instances.
+        let mut zero: Vec<Block> = b.x.iter().map(|s| s.key).collect();
+        let mut one: Vec<Block> = zero.iter().map(|&k| k ^ delta).collect();
+        let (mut zero2, mut one2) = (zero.clone(), one.clone());
+        let mut h1 = instance(&self.transcript, HALF_AND, self.role);
+        h1.hash_in_place(&mut zero, b.first_tweak);
+        h1.hash_in_place(&mut one, b.first_tweak);
+        let mut h2 = instance(&self.transcript, LEAKY_AND_CHECK, self.role);
+        h2.hash_in_place(&mut zero2, b.first_tweak);
+        h2.hash_in_place(&mut one2, b.first_tweak);
+        let h0: Vec<bool> = (0..leaky).map(|i| zero[i].lsb() ^ b.s[i]).collect();
+        let h1: Vec<bool> = (0..leaky).map(|i| one[i].lsb() ^ b.s[i] ^ b.y[i].bit).collect();
+        b.phi = b.y.iter().map(|y| y.key ^ y.mac ^ delta.select(y.bit)).collect();
+        let mut message = pack(&h0);
+        message.extend(pack(&h1));
+        for i in 0..leaky {
+            message.extend((zero2[i] ^ one2[i] ^ b.phi[i]).to_bytes());
+        }
+        b.t = zero2;
+        self.state = TripleState::AwaitingHalfAnd(b);
+        Ok(Progress::Send(message))
+    }
+
+    /// Round 2 received: z and d; S; the coin commitment.
+    fn round_3(&mut self, mut b: Box<Batch>, peer: &[u8]) -> Result<Progress, AuthError> {
+        let leaky = b.leaky();
+        let bits_len = leaky.div_ceil(8);
+        let h0 = unpack(&peer[..bits_len], leaky, "round 2: h₀ bits")?;
+        let h1 = unpack(&peer[bits_len..2 * bits_len], leaky, "round 2: h₁ bits")?;
+        let u = &peer[2 * bits_len..];
+        // M[x], hashed under the peer's instances.
+        let peer_role = self.role.peer();
+        let mut m1: Vec<Block> = b.x.iter().map(|s| s.mac).collect();
+        let mut m2 = m1.clone();
+        instance(&self.transcript, HALF_AND, peer_role).hash_in_place(&mut m1, b.first_tweak);
+        instance(&self.transcript, LEAKY_AND_CHECK, peer_role).hash_in_place(&mut m2, b.first_tweak);
+        let mut d = Vec::with_capacity(leaky);
+        b.z = Vec::with_capacity(leaky);
+        for i in 0..leaky {
+            let x = b.x[i].bit;
+            let received = if x { h1[i] } else { h0[i] };
+            let v = b.s[i] ^ received ^ m1[i].lsb();
+            #[allow(unused_mut)]
+            let mut z = (x & b.y[i].bit) ^ v;
+            #[cfg(feature = "insecure-switches")]
+            if self.switches.lie_in_triple == Some(i) {
+                z = !z;
+            }
+            d.push(z ^ b.r[i].bit);
+            b.z.push(AuthShare { bit: z, mac: b.r[i].mac, key: b.r[i].key });
+            let u_peer = Block::read(&u[16 * i..]).unwrap_or_default();
+            let s = m2[i] ^ u_peer.select(x);
+            b.phi[i] = b.phi[i].select(x) ^ s ^ b.t[i];
+        }
+        b.t = Vec::new();
+        b.coin = nonce()?;
+        b.coin_nonce = nonce()?;
+        let mut message = pack(&d);
+        message.extend(commit(&self.transcript, self.role, "coin", &b.coin_nonce, &b.coin));
+        self.state = TripleState::AwaitingD(b);
+        Ok(Progress::Send(message))
+    }
+
+    /// Round 3 received: the authenticated z, the check value H and its commitment; the coin
+    /// opening.
+    fn round_4(&mut self, mut b: Box<Batch>, peer: &[u8]) -> Result<Progress, AuthError> {
+        let leaky = b.leaky();
+        let bits_len = leaky.div_ceil(8);
+        let d = unpack(&peer[..bits_len], leaky, "round 3: d bits")?;
+        b.peer_coin_commitment.copy_from_slice(&peer[bits_len..]);
+        let delta = self.delta;
+        for (z, &d) in b.z.iter_mut().zip(&d) {
+            z.key ^= delta.select(d);
+        }
+        let h = (0..leaky).map(|i| {
+            let z = b.z[i];
+            delta.select(z.bit) ^ z.key ^ z.mac ^ b.phi[i]
+        });
+        // Both parties hash their values under the same context and the garbler's role, so that
+        // equal values give equal digests.
+        b.digest = digest_blocks(CHECK_DIGEST, &self.transcript, Role::Garbler, h);
+        b.phi = Vec::new();
+        b.digest_nonce = nonce()?;
+        let mut message = commit(&self.transcript, self.role, "leaky-AND check", &b.digest_nonce, &b.digest).to_vec();
+        message.extend(b.coin_nonce);
+        message.extend(b.coin);
+        self.state = TripleState::AwaitingCheckCommitment(b);
+        Ok(Progress::Send(message))
+    }
+
+    /// Round 4 received: the peer's check commitment kept; its coin share checked; the
+    /// permutation; this party's check opening.
+    fn round_5(&mut self, mut b: Box<Batch>, peer: &[u8]) -> Result<Progress, AuthError> {
+        b.peer_digest_commitment.copy_from_slice(&peer[..32]);
+        let peer_nonce: [u8; 32] = peer[32..64].try_into().unwrap_or_default();
+        let peer_coin: [u8; 32] = peer[64..96].try_into().unwrap_or_default();
+        if commit(&self.transcript, self.role.peer(), "coin", &peer_nonce, &peer_coin) != b.peer_coin_commitment {
+            return Err(AuthError::CommitmentMismatch { what: "coin toss" });
+        }
+        let (a, bb) = match self.role {
+            Role::Garbler => (b.coin, peer_coin),
+            Role::Evaluator => (peer_coin, b.coin),
+        };
+        let mut h = blake3::Hasher::new_derive_key(COIN);
+        h.update(&self.transcript);
+        h.update(&a);
+        h.update(&bb);
+        b.permutation = permutation(h.finalize().as_bytes(), b.leaky());
+        let mut message = b.digest_nonce.to_vec();
+        message.extend(b.digest);
+        self.state = TripleState::AwaitingCheckOpening(b);
+        Ok(Progress::Send(message))
+    }
+
+    /// Round 5 received: the equality check. Only once it passed, the bucketing openings.
+    fn round_6(&mut self, b: Box<Batch>, peer: &[u8]) -> Result<Progress, AuthError> {
+        let peer_nonce: [u8; 32] = peer[..32].try_into().unwrap_or_default();
+        let peer_digest: [u8; 32] = peer[32..64].try_into().unwrap_or_default();
+        if commit(&self.transcript, self.role.peer(), "leaky-AND check", &peer_nonce, &peer_digest) != b.peer_digest_commitment {
+            return Err(AuthError::CommitmentMismatch { what: "leaky-AND check" });
+        }
+        #[allow(unused_mut)]
+        let mut enforce = true;
+        #[cfg(feature = "insecure-switches")]
+        if self.switches.skip_equality_check {
+            enforce = false;
+        }
+        if enforce && peer_digest != b.digest {
+            return Err(AuthError::EqualityCheckFailed);
+        }
+        let openings = bucket_openings(&b);
+        let bits: Vec<bool> = openings.iter().map(|o| o.bit).collect();
+        let mut message = pack(&bits);
+        message.extend(digest_blocks(OPENING_MACS, &self.transcript, self.role, openings.iter().map(|o| o.mac)));
+        self.state = TripleState::AwaitingBucketing(b);
+        Ok(Progress::Send(message))
+    }
+
+    /// Round 6 received: the openings' MACs checked, the buckets combined.
+    fn finish(&mut self, b: Box<Batch>, peer: &[u8]) -> Result<Vec<AuthTriple>, AuthError> {
+        let count = b.n * (b.bucket - 1);
+        let bits_len = count.div_ceil(8);
+        let peer_bits = unpack(&peer[..bits_len], count, "round 6: bucketing bits")?;
+        let openings = bucket_openings(&b);
+        let delta = self.delta;
+        let expected = digest_blocks(
+            OPENING_MACS,
+            &self.transcript,
+            self.role.peer(),
+            openings.iter().zip(&peer_bits).map(|(o, &bit)| o.key ^ delta.select(bit)),
+        );
+        #[allow(unused_mut)]
+        let mut enforce = true;
+        #[cfg(feature = "insecure-switches")]
+        if self.switches.skip_mac_check {
+            enforce = false;
+        }
+        if enforce && expected[..] != peer[bits_len..] {
+            return Err(AuthError::MacCheckFailed { what: "bucketing openings" });
+        }
+        let mut triples = Vec::with_capacity(b.n);
+        for bucket in 0..b.n {
+            let members = &b.permutation[bucket * b.bucket..(bucket + 1) * b.bucket];
+            let first = members[0];
+            let (mut x, y, mut z) = (b.x[first], b.y[first], b.z[first]);
+            for (j, &m) in members[1..].iter().enumerate() {
+                let o = bucket * (b.bucket - 1) + j;
+                let d = openings[o].bit ^ peer_bits[o];
+                z = z ^ b.z[m] ^ b.x[m].times(d);
+                x = x ^ b.x[m];
+            }
+            triples.push(AuthTriple { x, y, z });
+        }
+        self.triples_done += b.leaky() as u64;
+        self.state = TripleState::Idle;
+        Ok(triples)
+    }
+}
+
+/// This party's shares of y₁ ⊕ y_j for every bucket and j = 2 … B, bucket by bucket.
+fn bucket_openings(b: &Batch) -> Vec<AuthShare> {
+    let mut out = Vec::with_capacity(b.n * (b.bucket - 1));
+    for members in b.permutation.chunks(b.bucket) {
+        for &m in &members[1..] {
+            out.push(b.y[members[0]] ^ b.y[m]);
+        }
+    }
+    out
+}
+
+/// Test-only deviations and disabled checks.
+#[cfg(feature = "insecure-switches")]
+impl AuthParty {
+    /// Turns the leaky-AND equality check off: a wrong triple then goes through.
+    pub fn skip_equality_check(&mut self) {
+        self.switches.skip_equality_check = true;
+    }
+
+    /// Turns the MAC check of openings off (bucketing's and the ANDs' in [`super::beaver`]): a
+    /// flipped opening then goes through.
+    pub fn skip_mac_check(&mut self) {
+        self.switches.skip_mac_check = true;
+    }
+
+    /// Plays a party that lies in its share of leaky triple `index`: it flips its z share (and
+    /// sends the d that goes with it, so its MAC stays consistent).
+    pub fn lie_in_triple_share(&mut self, index: usize) {
+        self.switches.lie_in_triple = Some(index);
+    }
+}
