@@ -26,8 +26,9 @@
 //! session's Δ: its base OT happens with the connection's first cut-and-choose computation and
 //! serves the following ones.
 
-use super::catalog::ResolvedCircuit;
+use super::catalog::{ResolvedCircuit, Security};
 use super::frame::Frame;
+use super::mode::{send_done, Ended, GarblerMode, GarblerParts};
 use super::plan::{GateSource, RecordedCircuit};
 use super::session::{Counters, Outbox};
 use super::stats::Stats;
@@ -523,7 +524,7 @@ enum GarblerStage {
 
 /// The garbler's side of one cut-and-choose computation.
 pub(super) struct CncGarbler {
-    pub service: String,
+    service: String,
     scheme: Scheme,
     shape: Shape,
     x: Vec<bool>,
@@ -540,8 +541,8 @@ pub(super) struct CncGarbler {
     gathering: Gathering,
     /// Data not yet framed (a `Data` frame under construction).
     pending: Vec<u8>,
-    pub produced: u64,
-    pub consumed: u64,
+    produced: u64,
+    consumed: u64,
     /// AND gates streamed of one copy of the circuit, the epilogue's included (the statistics
     /// report the circuit's size, as a standard computation's do).
     and_gates: u64,
@@ -550,9 +551,9 @@ pub(super) struct CncGarbler {
     garbled: u64,
     /// AND gates of one recovery circuit.
     recovery_and_gates: u64,
-    pub learns_outputs: bool,
-    pub start: Start,
-    pub done: Option<Stats>,
+    learns_outputs: bool,
+    start: Start,
+    done: Option<Stats>,
     #[cfg(feature = "insecure-switches")]
     deviation: Option<crate::cnc::primary::Deviation>,
 }
@@ -637,14 +638,6 @@ impl CncGarbler {
             GarblerStage::Recovery { .. } => "streaming the recovery circuits",
             GarblerStage::Reply(_) => "awaiting the keys of the garbler's outputs",
             GarblerStage::Finished(_) => "finished",
-        }
-    }
-
-    /// Whether the computation is over; the garbler's outputs, once it is.
-    pub fn finished(&self) -> Option<&[bool]> {
-        match &self.stage {
-            GarblerStage::Finished(outputs) => Some(outputs),
-            _ => None,
         }
     }
 
@@ -857,15 +850,60 @@ impl CncGarbler {
         }
         Ok(done)
     }
+}
 
-    /// The AND gates of one copy of the circuit: what the statistics report.
-    pub fn and_gates(&self) -> u64 {
-        self.and_gates
+/// A cut-and-choose computation is one of the session's modes: its flights are its frames, and
+/// its `Done` is sent once the recovery stream and its decoding bits are out.
+impl GarblerMode for CncGarbler {
+    fn security(&self) -> Security {
+        Security::CutAndChoose
     }
 
-    /// The AND gates garbled so far, every copy counted.
-    pub fn garbled(&self) -> u64 {
+    fn service(&self) -> &str {
+        &self.service
+    }
+
+    fn stage(&self) -> &'static str {
+        "running a cut-and-choose computation"
+    }
+
+    fn handle(&mut self, frame: Frame, parts: &mut GarblerParts<'_>) -> Result<(), SessionError> {
+        let Frame::Flight { flight, more, bytes } = frame else {
+            return Err(SessionError::Unexpected { frame: frame.name(), state: GarblerMode::stage(self) });
+        };
+        self.handle_flight(flight, more, &bytes, parts.chosen, parts.outbox, &parts.limits)?;
+        parts.check_and_gates(self.garbled)
+    }
+
+    fn credit(&mut self, consumed: u64) -> Result<u64, SessionError> {
+        let before = self.consumed;
+        CncGarbler::credit(self, consumed)?;
+        Ok(self.consumed - before)
+    }
+
+    fn produce(&mut self, parts: &mut GarblerParts<'_>) -> Result<(), SessionError> {
+        let done = CncGarbler::produce(self, parts.outbox, &parts.limits)?;
+        parts.check_and_gates(self.garbled)?;
+        if done {
+            self.done = Some(send_done(parts.outbox, parts.clock, &self.start, self.and_gates));
+        }
+        Ok(())
+    }
+
+    fn waits_for_credit(&self, window: u64) -> bool {
+        CncGarbler::waits_for_credit(self, window)
+    }
+
+    fn garbled(&self) -> u64 {
         self.garbled
+    }
+
+    fn take_ended(&mut self) -> Option<Ended> {
+        let GarblerStage::Finished(outputs) = &mut self.stage else { return None };
+        // `done` is set when the last stream is out, before the stage can be `Finished`; taking
+        // it makes this the only time the end is reported.
+        let stats = self.done.take()?;
+        Some(Ended { stats, garbler_outputs: std::mem::take(outputs), produced: self.produced, consumed: self.consumed })
     }
 }
 

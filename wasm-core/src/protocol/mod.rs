@@ -31,8 +31,10 @@ mod error;
 mod evaluator_session;
 pub mod frame;
 mod garbler_session;
+mod mode;
 pub mod plan;
 mod session;
+mod standard;
 pub mod stats;
 pub mod topology;
 

@@ -1,0 +1,174 @@
+//! The contract between a session and the security mode of its running computation.
+//!
+//! A session owns what lasts as long as the connection — the hellos' settlements, the
+//! correlated-OT sender, Δ and the garbling engine, the chosen-message OT once a mode has set it
+//! up, the credit window, the outbox and its counters — and runs one computation at a time. It
+//! picks the computation's mode from the request ([`start_garbler`]) and from then on drives it
+//! through [`GarblerMode`] alone: frames in, frames out while the window allows, credit,
+//! finished. Nothing in the session machine names a mode, so a mode is one module, as a
+//! congestion controller is to quinn-proto's connection.
+//!
+//! What stays with the session, for every mode alike: the hello, `Window` frames (a new credit
+//! window), credit that arrives after a computation is over (the tail of its stream that a slow
+//! reader still acknowledges), the AND-gate limit, and the report when a computation ends.
+
+use super::catalog::Security;
+use super::cut_and_choose::{CncGarbler, FromSession, Limits, Start};
+use super::frame::{ComputeRequest, Frame};
+use super::plan::Plan;
+use super::session::Outbox;
+use super::standard::StandardGarbler;
+use super::stats::{Clock, Stats};
+use super::SessionError;
+use crate::cnc::encoding::EncodingKind;
+use crate::garble::Garbler;
+use crate::ot::chosen::ChosenSender;
+use crate::ot::OtSender;
+
+/// What a running computation may use of its garbler's session, lent for one step.
+pub(super) struct GarblerParts<'a> {
+    /// The session's engine: its Δ, garbling hash and AND counter last across computations.
+    pub engine: &'a mut Garbler,
+    /// The correlated-OT sender (the session's Δ).
+    pub ot: &'a mut OtSender,
+    /// The chosen-message OT, once a computation has set it up; it serves every later one.
+    pub chosen: &'a mut Option<ChosenSender>,
+    pub outbox: &'a mut Outbox,
+    pub clock: &'a dyn Clock,
+    pub limits: Limits,
+    /// The session's AND-gate limit, and the AND gates its earlier computations garbled.
+    pub and_gate_limit: u64,
+    pub and_gates_before: u64,
+}
+
+impl GarblerParts<'_> {
+    /// Whether a computation that has garbled `garbled` AND gates keeps the session within its
+    /// limit.
+    pub fn check_and_gates(&self, garbled: u64) -> Result<(), SessionError> {
+        if self.and_gates_before.saturating_add(garbled) > self.and_gate_limit {
+            return Err(SessionError::AndGateLimit {
+                limit: self.and_gate_limit,
+                requested: None,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// A computation that has ended: what the garbler's report needs, and the end of its stream
+/// (credit for that tail may still arrive).
+pub(super) struct Ended {
+    pub stats: Stats,
+    pub garbler_outputs: Vec<bool>,
+    /// Stream bytes sent and acknowledged when it ended.
+    pub produced: u64,
+    pub consumed: u64,
+}
+
+/// One computation of a security mode, on the garbler's side, as its session drives it.
+pub(super) trait GarblerMode {
+    fn security(&self) -> Security;
+    fn service(&self) -> &str;
+    /// Where the computation stands, for the error naming an unexpected frame.
+    fn stage(&self) -> &'static str;
+    /// A frame of the computation's own (never `Credit`, `Window` or `Error`, which the session
+    /// takes); one it does not expect now is [`SessionError::Unexpected`].
+    fn handle(&mut self, frame: Frame, parts: &mut GarblerParts<'_>) -> Result<(), SessionError>;
+    /// The evaluator's credit: the bytes it has consumed of this computation's stream. Returns
+    /// how many of them it acknowledges for the first time (the session's progress).
+    fn credit(&mut self, consumed: u64) -> Result<u64, SessionError>;
+    /// Garbles and queues frames while the credit window allows.
+    fn produce(&mut self, parts: &mut GarblerParts<'_>) -> Result<(), SessionError>;
+    /// Whether it has a window's worth of stream unacknowledged (and so waits for the client).
+    fn waits_for_credit(&self, window: u64) -> bool;
+    /// AND gates garbled so far, every copy of every circuit: what the limits charge.
+    fn garbled(&self) -> u64;
+    /// The computation's end, once (`None` while it runs and after it has been taken).
+    fn take_ended(&mut self) -> Option<Ended>;
+}
+
+/// Test-only deviations of the next computation (attack tests).
+#[derive(Default)]
+pub(super) struct GarblerSwitches {
+    /// How cut-and-choose computations encode the evaluator's input: probe-resistant (the
+    /// identity only in the attack tests).
+    pub cnc_encoding: EncodingKind,
+    /// How the next cut-and-choose computation's garbler deviates.
+    #[cfg(feature = "insecure-switches")]
+    pub cnc_deviation: Option<crate::cnc::primary::Deviation>,
+}
+
+/// What a new computation starts from besides its request and plan.
+pub(super) struct StartContext {
+    pub start: Start,
+    /// The instance seeds of a cut-and-choose computation ([`FromSession`]).
+    pub cnc_seeds: FromSession,
+}
+
+/// Starts the computation `request` asks for, in the mode it asks for: the one place that maps
+/// a [`Security`] to its module.
+pub(super) fn start_garbler(
+    request: ComputeRequest,
+    plan: Plan,
+    context: StartContext,
+    switches: &mut GarblerSwitches,
+    parts: &mut GarblerParts<'_>,
+) -> Result<Box<dyn GarblerMode>, SessionError> {
+    Ok(match request.security {
+        Security::Standard => {
+            Box::new(StandardGarbler::start(request, plan, context.start, parts)?)
+        }
+        Security::CutAndChoose => {
+            #[allow(unused_mut)]
+            let mut run = CncGarbler::start(
+                request.service,
+                parts.engine.scheme(),
+                plan.shape,
+                plan.garbler_inputs,
+                plan.gates,
+                plan.stream_topology,
+                switches.cnc_encoding,
+                context.cnc_seeds,
+                parts.chosen,
+                parts.outbox,
+                &parts.limits,
+                context.start,
+            )?;
+            #[cfg(feature = "insecure-switches")]
+            if let Some(deviation) = switches.cnc_deviation.take() {
+                run.deviate(deviation);
+            }
+            Box::new(run)
+        }
+    })
+}
+
+/// The AND gates a computation of `security` garbles for a circuit of `and_gates`: every copy
+/// (cut-and-choose garbles each circuit twice, to commit and to stream, and the recovery
+/// circuits), checked against the limit before it starts.
+pub(super) fn garbled_for(security: Security, and_gates: u64) -> u64 {
+    match security {
+        Security::Standard => and_gates,
+        Security::CutAndChoose => and_gates.saturating_mul(
+            crate::cnc::params::FIXED_CIRCUITS as u64 + crate::cnc::params::FIXED_EVALUATED as u64,
+        ),
+    }
+}
+
+/// Queues `Done` with the garbler's statistics since `start`, counting the `Done` frame itself,
+/// and returns them.
+pub(super) fn send_done(
+    outbox: &mut Outbox,
+    clock: &dyn Clock,
+    start: &Start,
+    and_gates: u64,
+) -> Stats {
+    let mut counters = outbox.counters;
+    let stats = start.stats(clock.now_ms(), clock.cpu_ms(), &counters, and_gates);
+    let done_len = Frame::Done(stats).encode().len();
+    counters.bytes_sent += done_len as u64;
+    counters.frames_sent += 1;
+    let stats = counters.since(&start.counters, stats.wall_ms, stats.cpu_ms, and_gates);
+    outbox.push(Frame::Done(stats).encode());
+    stats
+}
