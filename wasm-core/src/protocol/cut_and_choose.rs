@@ -28,7 +28,8 @@
 
 use super::catalog::{ResolvedCircuit, Security};
 use super::frame::Frame;
-use super::mode::{send_done, Ended, GarblerMode, GarblerParts};
+use super::evaluator_session::{ComputationResult, Progress};
+use super::mode::{output_values, send_done, Ended, EvaluatorEnded, EvaluatorMode, EvaluatorParts, EvaluatorStart, GarblerMode, GarblerParts, WINDOW_SLACK};
 use super::plan::{GateSource, RecordedCircuit};
 use super::session::{Counters, Outbox};
 use super::stats::Stats;
@@ -974,8 +975,8 @@ enum EvaluatorStage {
 
 /// The evaluator's side of one cut-and-choose computation.
 pub(super) struct CncEvaluator {
-    pub service: String,
-    pub shape: Shape,
+    service: String,
+    shape: Shape,
     scheme: Scheme,
     y: Vec<bool>,
     clear: Clear,
@@ -993,16 +994,18 @@ pub(super) struct CncEvaluator {
     /// Stream bytes not yet evaluated (from `read` on).
     buffer: Vec<u8>,
     read: usize,
-    pub consumed: u64,
-    pub credited: u64,
+    consumed: u64,
+    credited: u64,
     /// AND gates evaluated of one copy of the circuit, the epilogue's included.
-    pub and_gates: u64,
+    and_gates: u64,
     /// Gates of a streamed circuit kept so far ([`MAX_KEPT_GATES`]).
     kept_gates: u64,
-    pub and_total: Option<u64>,
-    pub start: Start,
+    and_total: Option<u64>,
+    start: Start,
     /// The batches of the primary pass, until it starts.
     pending_batches: Option<EvalBatches>,
+    /// The computation's result once the garbler's `Done` is in, until the session takes it.
+    ended: Option<EvaluatorEnded>,
 }
 
 /// What a computation ends with.
@@ -1074,6 +1077,7 @@ impl CncEvaluator {
             and_total,
             start,
             pending_batches: Some(batches),
+            ended: None,
         };
         match chosen {
             Some((receiver, true)) => evaluator.choices(receiver, outbox, max_frame)?,
@@ -1369,6 +1373,80 @@ impl CncEvaluator {
     /// Whether the stream's end is evaluated and credit for all of it is due.
     pub fn stream_ended(&self) -> bool {
         matches!(self.stage, EvaluatorStage::Translations(_) | EvaluatorStage::Finished { .. })
+    }
+}
+
+impl CncEvaluator {
+    /// Starts the computation `start` describes, its request queued first — only if it could
+    /// start, so that a refusal leaves the session usable.
+    pub fn start_mode(start: EvaluatorStart<'_>, parts: &mut EvaluatorParts<'_>) -> Result<Self, SessionError> {
+        let EvaluatorStart { service, info, resolved, request, inputs, start, max_slots, cnc_seeds, cnc_defences } = start;
+        let and_total = info.default_and_gates(&resolved).or(match &resolved.circuit {
+            ResolvedCircuit::Streamed { .. } => info.and_gates,
+            ResolvedCircuit::Builtin { .. } => None,
+        });
+        let mut outbox = Outbox::default();
+        outbox.push(Frame::Compute(request).encode());
+        let run = CncEvaluator::start(service.into(), parts.engine.scheme(), resolved.shape, inputs, resolved.circuit, resolved.circuit_id, max_slots, and_total, cnc_defences, cnc_seeds, parts.chosen, &mut outbox, parts.max_frame, start)?;
+        while let Some(frame) = outbox.pop() {
+            parts.outbox.push(frame);
+        }
+        Ok(run)
+    }
+}
+
+/// A cut-and-choose computation is one of the session's modes on the evaluator's side too.
+impl EvaluatorMode for CncEvaluator {
+    fn stage(&self) -> &'static str {
+        "running a cut-and-choose computation"
+    }
+
+    fn data(&mut self, data: &[u8], parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError> {
+        let window = *parts.window as u64;
+        let unevaluated = (self.unevaluated() + data.len()) as u64;
+        let allowed = window + WINDOW_SLACK as u64;
+        if unevaluated > allowed {
+            return Err(SessionError::WindowExceeded { unevaluated, allowed });
+        }
+        let consumed = CncEvaluator::data(self, data)?;
+        if consumed > self.credited && (consumed - self.credited >= window / 4 || self.stream_ended()) {
+            self.credited = consumed;
+            parts.outbox.push(Frame::Credit { consumed }.encode());
+        }
+        Ok(())
+    }
+
+    fn handle(&mut self, frame: Frame, parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError> {
+        match frame {
+            Frame::Flight { flight, more, bytes } => self.handle_flight(flight, more, &bytes, parts.chosen, parts.outbox, parts.max_frame),
+            Frame::Done(stats) => {
+                let outcome = self.done(stats)?;
+                let evaluator = self.start.stats(parts.clock.now_ms(), parts.clock.cpu_ms(), &parts.outbox.counters, self.and_gates);
+                let progress = Progress { and_gates: self.and_gates, and_total: self.and_total, bytes_received: evaluator.bytes_received, bytes_consumed: self.consumed };
+                let outputs = output_values(&self.shape, &outcome.outputs)?;
+                let result = ComputationResult { service: std::mem::take(&mut self.service), outputs, evaluator, garbler: outcome.garbler, security: Security::CutAndChoose, recovered: outcome.recovered };
+                self.ended = Some(EvaluatorEnded { result, progress });
+                Ok(())
+            }
+            frame => Err(SessionError::Unexpected { frame: frame.name(), state: EvaluatorMode::stage(self) }),
+        }
+    }
+
+    /// Its OTs are the chosen-message OT's, run within its flights.
+    fn awaits_ot_extension(&self) -> bool {
+        false
+    }
+
+    fn extend(&mut self, _parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError> {
+        Ok(())
+    }
+
+    fn progress(&self, _engine: &crate::garble::Evaluator, counters: &Counters) -> Progress {
+        Progress { and_gates: self.and_gates, and_total: self.and_total, bytes_received: counters.bytes_received - self.start.counters.bytes_received, bytes_consumed: self.consumed }
+    }
+
+    fn take_ended(&mut self) -> Option<EvaluatorEnded> {
+        self.ended.take()
     }
 }
 

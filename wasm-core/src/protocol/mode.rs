@@ -8,22 +8,27 @@
 //! finished. Nothing in the session machine names a mode, so a mode is one module, as a
 //! congestion controller is to quinn-proto's connection.
 //!
-//! What stays with the session, for every mode alike: the hello, `Window` frames (a new credit
+//! The evaluator's side is the same ([`EvaluatorMode`], [`start_evaluator`]), with the work it
+//! defers to `poll_transmit` (its OT extension, after the base OTs) done when the mode asks.
+//!
+//! What stays with the garbler's session, for every mode alike: the hello, `Window` frames (a new credit
 //! window), credit that arrives after a computation is over (the tail of its stream that a slow
 //! reader still acknowledges), the AND-gate limit, and the report when a computation ends.
 
-use super::catalog::Security;
-use super::cut_and_choose::{CncGarbler, FromSession, Limits, Start};
+use super::catalog::{Resolved, Security, ServiceInfo};
+use super::cut_and_choose::{CncEvaluator, CncGarbler, Defences, FromSession, Limits, Start};
+use super::evaluator_session::{ComputationResult, OutputValue, Progress};
 use super::frame::{ComputeRequest, Frame};
 use super::plan::Plan;
-use super::session::Outbox;
-use super::standard::StandardGarbler;
+use super::session::{Counters, Outbox};
+use super::standard::{StandardEvaluator, StandardGarbler};
 use super::stats::{Clock, Stats};
 use super::SessionError;
 use crate::cnc::encoding::EncodingKind;
-use crate::garble::Garbler;
-use crate::ot::chosen::ChosenSender;
-use crate::ot::OtSender;
+use crate::garble::{Evaluator, Garbler};
+use crate::ot::chosen::{ChosenReceiver, ChosenSender};
+use crate::ot::{OtReceiver, OtSender};
+use garblet_circuits::Shape;
 
 /// What a running computation may use of its garbler's session, lent for one step.
 pub(super) struct GarblerParts<'a> {
@@ -171,4 +176,89 @@ pub(super) fn send_done(
     let stats = counters.since(&start.counters, stats.wall_ms, stats.cpu_ms, and_gates);
     outbox.push(Frame::Done(stats).encode());
     stats
+}
+
+/// What a running computation may use of its evaluator's session, lent for one step.
+pub(super) struct EvaluatorParts<'a> {
+    /// The session's engine: its garbling hash and AND counter last across computations.
+    pub engine: &'a mut Evaluator,
+    /// The correlated-OT receiver, its base OTs done ([`EvaluatorMode::extend`] only).
+    pub ot: &'a mut OtReceiver,
+    /// The chosen-message OT, once a computation has made it, and whether its base OT is done.
+    pub chosen: &'a mut Option<(ChosenReceiver, bool)>,
+    pub outbox: &'a mut Outbox,
+    pub clock: &'a dyn Clock,
+    /// The credit window; a mode that widens it tells the garbler in a `Window` frame.
+    pub window: &'a mut u32,
+    pub max_window: u32,
+    /// The largest frame the server accepts.
+    pub max_frame: usize,
+}
+
+/// A computation that has ended, on the evaluator's side: its result, and where it ended for
+/// progress reports after it.
+pub(super) struct EvaluatorEnded {
+    pub result: ComputationResult,
+    pub progress: Progress,
+}
+
+/// One computation of a security mode, on the evaluator's side, as its session drives it.
+pub(super) trait EvaluatorMode {
+    /// Where the computation stands, for the error naming an unexpected frame.
+    fn stage(&self) -> &'static str;
+    /// The content of a `Data` frame (read in place: the bulk of the traffic).
+    fn data(&mut self, data: &[u8], parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError>;
+    /// Any other frame of the computation's own (never `Error`, which the session takes); one
+    /// it does not expect now is [`SessionError::Unexpected`].
+    fn handle(&mut self, frame: Frame, parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError>;
+    /// Whether it waits for correlated OTs from the session's receiver: the session then does
+    /// the base OTs (the first time) and calls [`extend`](Self::extend), once everything queued
+    /// has been sent.
+    fn awaits_ot_extension(&self) -> bool;
+    fn extend(&mut self, parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError>;
+    fn progress(&self, engine: &Evaluator, counters: &Counters) -> Progress;
+    /// The computation's end, once (`None` while it runs and after it has been taken).
+    fn take_ended(&mut self) -> Option<EvaluatorEnded>;
+}
+
+/// A computation the evaluator starts: the service as the catalog resolved it, and its request.
+pub(super) struct EvaluatorStart<'a> {
+    pub service: &'a str,
+    pub info: &'a ServiceInfo,
+    pub resolved: Resolved,
+    pub request: ComputeRequest,
+    /// This party's input bits.
+    pub inputs: Vec<bool>,
+    pub start: Start,
+    pub max_slots: u32,
+    /// The instance seeds of a cut-and-choose computation ([`FromSession`]).
+    pub cnc_seeds: FromSession,
+    /// What this party defends itself with in cut-and-choose computations: everything, but in
+    /// the attack tests.
+    pub cnc_defences: Defences,
+}
+
+/// Starts the computation `start` asks for, in the mode its request names: the one place on
+/// the evaluator's side that maps a [`Security`] to its module. Nothing is queued unless the
+/// computation could start, so a refusal leaves the session usable.
+pub(super) fn start_evaluator(start: EvaluatorStart<'_>, parts: &mut EvaluatorParts<'_>) -> Result<Box<dyn EvaluatorMode>, SessionError> {
+    Ok(match start.request.security {
+        Security::Standard => Box::new(StandardEvaluator::start(start, parts)?),
+        Security::CutAndChoose => Box::new(CncEvaluator::start_mode(start, parts)?),
+    })
+}
+
+/// Unconsumed data beyond the window that a garbler may still legitimately have sent: one
+/// oversized batch.
+pub(super) const WINDOW_SLACK: usize = 16 << 20;
+
+/// The evaluator's outputs of a circuit of `shape`, from their bits in circuit order.
+pub(super) fn output_values(shape: &Shape, bits: &[bool]) -> Result<Vec<OutputValue>, SessionError> {
+    let fields = || shape.outputs.iter().filter(|f| f.reveal.to_evaluator());
+    let expected = fields().map(|f| f.bits).sum::<usize>();
+    if bits.len() != expected {
+        return Err(SessionError::OutputBits { expected: expected as u64, got: bits.len() as u64 });
+    }
+    let mut bits = bits.iter().copied();
+    Ok(fields().map(|field| OutputValue { name: field.name.clone(), bits: bits.by_ref().take(field.bits).collect(), signed: field.signed }).collect())
 }
