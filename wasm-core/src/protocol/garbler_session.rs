@@ -307,7 +307,7 @@ impl GarblerSession {
     pub fn refuse(&mut self, code: ErrorCode, message: &str, retry_after_ms: Option<u32>) {
         if !matches!(self.state, State::Closed) {
             self.outbox.abort(code, message, retry_after_ms);
-            self.state = State::Closed;
+            self.close();
         }
     }
 
@@ -339,7 +339,15 @@ impl GarblerSession {
         if was_open {
             self.outbox.close_with(e);
         }
-        self.state = State::Closed;
+        self.close();
+    }
+
+    /// Closes the session. The AND gates of a computation it ends stay counted:
+    /// [`and_gates`](Self::and_gates) never decreases (the server charges its growth).
+    fn close(&mut self) {
+        if let State::Running(run) = std::mem::replace(&mut self.state, State::Closed) {
+            self.ended_and_gates += run.garbled();
+        }
     }
 
     fn handle_frame(&mut self, bytes: &[u8]) -> Result<(), SessionError> {
