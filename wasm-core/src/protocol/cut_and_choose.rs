@@ -28,8 +28,7 @@
 
 use super::catalog::{ResolvedCircuit, Security};
 use super::frame::Frame;
-use super::evaluator_session::{ComputationResult, Progress};
-use super::mode::{output_values, send_done, Ended, EvaluatorEnded, EvaluatorMode, EvaluatorParts, EvaluatorStart, GarblerMode, GarblerParts, WINDOW_SLACK};
+use super::mode::{output_values, send_done, ComputationResult, Defences, Ended, EvaluatorEnded, EvaluatorMode, EvaluatorParts, EvaluatorStart, GarblerMode, GarblerParts, Limits, Progress, Start, WINDOW_SLACK};
 use super::plan::{GateSource, RecordedCircuit};
 use super::session::{Counters, Outbox};
 use super::stats::Stats;
@@ -80,17 +79,6 @@ pub const MAX_KEPT_GATES: u64 = 1 << 22;
 /// are checked (2^-40.26) — docs/cut-and-choose.md, "Parameters".
 fn primary_checks() -> usize {
     FIXED_CIRCUITS - FIXED_EVALUATED
-}
-
-/// What the evaluator defends itself with in a computation: everything, but in the attack
-/// tests, which switch a defence off to show that the attack it stops then succeeds.
-#[derive(Clone, Copy, Debug, Default)]
-pub(super) struct Defences {
-    /// The encoding of its input: probe-resistant (the identity in the attack tests).
-    pub encoding: EncodingKind,
-    /// Check circuits regenerated but not compared with their commitments.
-    #[cfg(feature = "insecure-switches")]
-    pub skip_check_circuits: bool,
 }
 
 /// What a cut-and-choose computation takes from its session. The garbling-hash instance seeds,
@@ -492,20 +480,6 @@ enum StreamBatches {
     Done,
 }
 
-/// What a computation's statistics start from.
-#[derive(Clone, Copy)]
-pub(super) struct Start {
-    pub ms: f64,
-    pub cpu: Option<f64>,
-    pub counters: Counters,
-}
-
-impl Start {
-    pub fn stats(&self, now_ms: f64, cpu_ms: Option<f64>, counters: &Counters, and_gates: u64) -> Stats {
-        counters.since(&self.counters, now_ms - self.ms, cpu_ms.zip(self.cpu).map(|(now, start)| now - start), and_gates)
-    }
-}
-
 // ---- The garbler ----
 
 enum GarblerStage {
@@ -557,13 +531,6 @@ pub(super) struct CncGarbler {
     done: Option<Stats>,
     #[cfg(feature = "insecure-switches")]
     deviation: Option<crate::cnc::primary::Deviation>,
-}
-
-/// What the garbler sends besides frames of its own making.
-pub(super) struct Limits {
-    pub max_frame: usize,
-    pub data_frame: usize,
-    pub window: u64,
 }
 
 impl CncGarbler {
@@ -1380,14 +1347,16 @@ impl CncEvaluator {
     /// Starts the computation `start` describes, its request queued first — only if it could
     /// start, so that a refusal leaves the session usable.
     pub fn start_mode(start: EvaluatorStart<'_>, parts: &mut EvaluatorParts<'_>) -> Result<Self, SessionError> {
-        let EvaluatorStart { service, info, resolved, request, inputs, start, max_slots, cnc_seeds, cnc_defences } = start;
+        let EvaluatorStart { service, info, resolved, request, inputs, context, max_slots, defences } = start;
+        let seeds = FromSession::of_computation(context.hash_seed, context.index, context.ot_k[0]);
+        let start = context.start;
         let and_total = info.default_and_gates(&resolved).or(match &resolved.circuit {
             ResolvedCircuit::Streamed { .. } => info.and_gates,
             ResolvedCircuit::Builtin { .. } => None,
         });
         let mut outbox = Outbox::default();
         outbox.push(Frame::Compute(request).encode());
-        let run = CncEvaluator::start(service.into(), parts.engine.scheme(), resolved.shape, inputs, resolved.circuit, resolved.circuit_id, max_slots, and_total, cnc_defences, cnc_seeds, parts.chosen, &mut outbox, parts.max_frame, start)?;
+        let run = CncEvaluator::start(service.into(), parts.engine.scheme(), resolved.shape, inputs, resolved.circuit, resolved.circuit_id, max_slots, and_total, defences, seeds, parts.chosen, &mut outbox, parts.max_frame, start)?;
         while let Some(frame) = outbox.pop() {
             parts.outbox.push(frame);
         }

@@ -12,11 +12,11 @@
 //! until the label corrections for this party's inputs have arrived.
 
 use super::catalog::{Catalog, Security};
-use super::cut_and_choose::{Defences, FromSession, Start};
+use super::dispatch::start_evaluator;
 use super::frame::{granted_window, ErrorCode, Frame, VERSION};
-use super::mode::{start_evaluator, EvaluatorMode, EvaluatorParts, EvaluatorStart};
+use super::mode::{ComputationResult, Defences, EvaluatorMode, EvaluatorParts, EvaluatorStart, Progress, Start, StartContext};
 use super::session::{Outbox, Session};
-use super::stats::{Clock, Stats};
+use super::stats::Clock;
 use super::SessionError;
 use crate::block::Block;
 use crate::garble::{Evaluator, Garbling, GarblingHash, Scheme};
@@ -24,7 +24,7 @@ use crate::ot::base::BASE_OT_COUNT;
 use crate::ot::chosen::ChosenReceiver;
 use crate::ot::OtReceiver;
 use garblet_circuits::Party;
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::ops::Range;
 
 #[derive(Clone, Debug)]
@@ -47,40 +47,6 @@ impl Default for EvaluatorConfig {
     fn default() -> Self {
         EvaluatorConfig { window: super::frame::DEFAULT_WINDOW, max_window: super::frame::DEFAULT_MAX_WINDOW, max_slots: 1 << 22, ot_k: [crate::ot::ALL_K; 2] }
     }
-}
-
-/// How far the current computation is.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Progress {
-    pub and_gates: u64,
-    /// Known in advance for most services.
-    pub and_total: Option<u64>,
-    /// Bytes received in this computation, all frames.
-    pub bytes_received: u64,
-    /// Bytes of garbled stream evaluated.
-    pub bytes_consumed: u64,
-}
-
-/// One output the evaluator learned.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct OutputValue {
-    pub name: String,
-    /// Bit i is wire i of the output.
-    pub bits: Vec<bool>,
-    pub signed: bool,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct ComputationResult {
-    pub service: String,
-    pub outputs: Vec<OutputValue>,
-    pub evaluator: Stats,
-    pub garbler: Stats,
-    /// The protection this computation ran with.
-    pub security: Security,
-    /// Cut-and-choose only: evaluation circuits disagreed — the server cheated — and the
-    /// outputs came through cheating recovery. (The server is never told.)
-    pub recovered: bool,
 }
 
 #[derive(Debug, PartialEq)]
@@ -130,17 +96,16 @@ pub struct EvaluatorSession {
     hash_seed: Block,
     /// SoftSpoken's k for each OT direction, as the hellos settled it.
     ot_k: [usize; 2],
-    /// Cut-and-choose computations started on this session (the server counts alike): each
-    /// derives its instance seeds from its number.
-    cnc_computations: u64,
+    /// Computations started on this session, by mode: each derives its instance seeds from its
+    /// number among its mode's (the server counts alike).
+    started: BTreeMap<Security, u64>,
     /// The chosen-message OT of cut-and-choose computations, once the first one made it, and
     /// whether its base OT is done.
     chosen: Option<(ChosenReceiver, bool)>,
     /// The largest frame the server accepts.
     max_frame: usize,
-    /// What this party defends itself with in cut-and-choose computations: everything, but in
-    /// the attack tests.
-    cnc_defences: Defences,
+    /// What this party defends itself with: everything, but in the attack tests.
+    defences: Defences,
 }
 
 impl EvaluatorSession {
@@ -171,7 +136,7 @@ impl EvaluatorSession {
             engine: Evaluator::new(Scheme::HalfGates, GarblingHash::new(Block::ZERO)),
             hash_seed: Block::ZERO,
             ot_k: [0; 2],
-            cnc_computations: 0,
+            started: BTreeMap::new(),
             accepted: garbling.mask(),
             catalog: None,
             catalog_json: String::new(),
@@ -180,7 +145,7 @@ impl EvaluatorSession {
             last_progress: Progress::default(),
             chosen: None,
             max_frame: super::garbler_session::GarblerConfig::default().max_frame as usize,
-            cnc_defences: Defences::default(),
+            defences: Defences::default(),
         })
     }
 
@@ -462,10 +427,9 @@ impl EvaluatorSession {
             resolved,
             request,
             inputs: evaluator_inputs,
-            start,
+            context: StartContext { start, hash_seed: self.hash_seed, index: self.started.get(&security).copied().unwrap_or(0), ot_k: self.ot_k },
             max_slots: self.config.max_slots,
-            cnc_seeds: FromSession::of_computation(self.hash_seed, self.cnc_computations, self.ot_k[0]),
-            cnc_defences: self.cnc_defences,
+            defences: self.defences,
         };
         // Field by field, not `self.parts()`: `start` still borrows the catalog.
         let mut parts = EvaluatorParts {
@@ -479,9 +443,7 @@ impl EvaluatorSession {
             max_frame: self.max_frame,
         };
         let run = start_evaluator(start, &mut parts)?;
-        if security == Security::CutAndChoose {
-            self.cnc_computations += 1;
-        }
+        *self.started.entry(security).or_default() += 1;
         self.state = State::Running(run);
         Ok(())
     }
@@ -491,7 +453,7 @@ impl EvaluatorSession {
     /// encoding prevents (the garbler must be switched too).
     #[cfg(feature = "insecure-switches")]
     pub fn insecure_cnc_identity_encoding(&mut self) {
-        self.cnc_defences.encoding = crate::cnc::encoding::EncodingKind::InsecureIdentity;
+        self.defences.encoding = crate::cnc::encoding::EncodingKind::InsecureIdentity;
     }
 
     /// Test builds only: cut-and-choose computations regenerate their check circuits but do not
@@ -499,7 +461,7 @@ impl EvaluatorSession {
     /// that garbles another circuit succeeding without the check.
     #[cfg(feature = "insecure-switches")]
     pub fn insecure_cnc_skip_check_circuits(&mut self) {
-        self.cnc_defences.skip_check_circuits = true;
+        self.defences.skip_check_circuits = true;
     }
 
     /// Starts a computation of `service` with the client's `params` and this party's input

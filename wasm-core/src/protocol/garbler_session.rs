@@ -11,9 +11,9 @@
 //! `Error` frame.
 
 use super::catalog::Security;
-use super::cut_and_choose::{FromSession, Limits, Start};
+use super::dispatch::{garbled_for, start_garbler};
 use super::frame::{granted_window, ComputeRequest, ErrorCode, Frame, MIN_WINDOW, VERSION};
-use super::mode::{garbled_for, start_garbler, GarblerMode, GarblerParts, GarblerSwitches, StartContext};
+use super::mode::{GarblerMode, GarblerParts, GarblerSwitches, Limits, Start, StartContext};
 use super::plan::{Plan, Services};
 use super::session::{Counters, Outbox, Session};
 use super::stats::{Clock, Stats};
@@ -22,7 +22,7 @@ use crate::block::Block;
 use crate::garble::{random_delta, Garbler, Garbling, GarblingHash, Scheme};
 use crate::ot::chosen::ChosenSender;
 use crate::ot::OtSender;
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
 /// Limits and sizes the server chooses.
@@ -70,14 +70,13 @@ pub struct GarblerSession {
     ot: OtSender,
     engine: Garbler,
     /// The garbling hash's instance seed S, announced in the hello: the standard mode's hash,
-    /// and the chosen OT's and each cut-and-choose computation's derived from it
-    /// ([`FromSession`]).
+    /// and each other mode's derived from it.
     hash_seed: Block,
     /// SoftSpoken's k for each OT direction, as the hellos settled it.
     ot_k: [usize; 2],
-    /// Cut-and-choose computations started on this session: each derives its instance seeds
-    /// from its number.
-    cnc_computations: u64,
+    /// Computations started on this session, by mode: each derives its instance seeds from its
+    /// number among its mode's (the client counts alike).
+    started: BTreeMap<Security, u64>,
     /// The garbling schemes this side offered in its hello, most preferred first (ids).
     offer: Vec<u8>,
     outbox: Outbox,
@@ -176,7 +175,7 @@ impl GarblerSession {
             engine: Garbler::new(garbling.offer()[0], delta, GarblingHash::new(hash_seed))?,
             hash_seed,
             ot_k: [0; 2],
-            cnc_computations: 0,
+            started: BTreeMap::new(),
             offer,
             outbox,
             events: VecDeque::new(),
@@ -462,13 +461,9 @@ impl GarblerSession {
                 return Err(SessionError::AndGateLimit { limit: self.config.max_and_gates, requested: Some(garbled) });
             }
         }
-        let context = StartContext {
-            start: Start { ms: self.clock.now_ms(), cpu: self.clock.cpu_ms(), counters: self.before_frame },
-            cnc_seeds: FromSession::of_computation(self.hash_seed, self.cnc_computations, self.ot_k[0]),
-        };
-        if request.security == Security::CutAndChoose {
-            self.cnc_computations += 1;
-        }
+        let index = self.started.entry(request.security).or_default();
+        let context = StartContext { start: Start { ms: self.clock.now_ms(), cpu: self.clock.cpu_ms(), counters: self.before_frame }, hash_seed: self.hash_seed, index: *index, ot_k: self.ot_k };
+        *index += 1;
         let mut switches = std::mem::take(&mut self.switches);
         let run = start_garbler(request, plan, context, &mut switches, &mut self.parts());
         self.switches = switches;

@@ -3,12 +3,13 @@
 //! A session owns what lasts as long as the connection — the hellos' settlements, the
 //! correlated-OT sender, Δ and the garbling engine, the chosen-message OT once a mode has set it
 //! up, the credit window, the outbox and its counters — and runs one computation at a time. It
-//! picks the computation's mode from the request ([`start_garbler`]) and from then on drives it
+//! picks the computation's mode from the request (`dispatch::start_garbler`) and from then on drives it
 //! through [`GarblerMode`] alone: frames in, frames out while the window allows, credit,
-//! finished. Nothing in the session machine names a mode, so a mode is one module, as a
+//! finished. This module is the contract only; `dispatch.rs` maps each [`Security`] to its
+//! module, the one place that names them. Nothing in the session machine names a mode, so a mode is one module, as a
 //! congestion controller is to quinn-proto's connection.
 //!
-//! The evaluator's side is the same ([`EvaluatorMode`], [`start_evaluator`]), with the work it
+//! The evaluator's side is the same ([`EvaluatorMode`], `dispatch::start_evaluator`), with the work it
 //! defers to `poll_transmit` (its OT extension, after the base OTs) done when the mode asks.
 //!
 //! What stays with the garbler's session, for every mode alike: the hello, `Window` frames (a new credit
@@ -16,19 +17,83 @@
 //! reader still acknowledges), the AND-gate limit, and the report when a computation ends.
 
 use super::catalog::{Resolved, Security, ServiceInfo};
-use super::cut_and_choose::{CncEvaluator, CncGarbler, Defences, FromSession, Limits, Start};
-use super::evaluator_session::{ComputationResult, OutputValue, Progress};
 use super::frame::{ComputeRequest, Frame};
-use super::plan::Plan;
 use super::session::{Counters, Outbox};
-use super::standard::{StandardEvaluator, StandardGarbler};
 use super::stats::{Clock, Stats};
+use crate::block::Block;
 use super::SessionError;
 use crate::cnc::encoding::EncodingKind;
 use crate::garble::{Evaluator, Garbler};
 use crate::ot::chosen::{ChosenReceiver, ChosenSender};
 use crate::ot::{OtReceiver, OtSender};
 use garblet_circuits::Shape;
+
+/// What a computation's statistics start from.
+#[derive(Clone, Copy)]
+pub(super) struct Start {
+    pub ms: f64,
+    pub cpu: Option<f64>,
+    pub counters: Counters,
+}
+
+impl Start {
+    pub fn stats(&self, now_ms: f64, cpu_ms: Option<f64>, counters: &Counters, and_gates: u64) -> Stats {
+        counters.since(&self.counters, now_ms - self.ms, cpu_ms.zip(self.cpu).map(|(now, start)| now - start), and_gates)
+    }
+}
+
+/// What the garbler sends besides frames of its own making.
+pub(super) struct Limits {
+    pub max_frame: usize,
+    pub data_frame: usize,
+    pub window: u64,
+}
+
+/// What the evaluator defends itself with in a computation: everything, but in the attack
+/// tests, which switch a defence off to show that the attack it stops then succeeds.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Defences {
+    /// The encoding of its input: probe-resistant (the identity in the attack tests).
+    pub encoding: EncodingKind,
+    /// Check circuits regenerated but not compared with their commitments.
+    #[cfg(feature = "insecure-switches")]
+    pub skip_check_circuits: bool,
+}
+
+/// How far the current computation is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Progress {
+    pub and_gates: u64,
+    /// Known in advance for most services.
+    pub and_total: Option<u64>,
+    /// Bytes received in this computation, all frames.
+    pub bytes_received: u64,
+    /// Bytes of garbled stream evaluated.
+    pub bytes_consumed: u64,
+}
+
+/// One output the evaluator learned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutputValue {
+    pub name: String,
+    /// Bit i is wire i of the output.
+    pub bits: Vec<bool>,
+    pub signed: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ComputationResult {
+    pub service: String,
+    pub outputs: Vec<OutputValue>,
+    pub evaluator: Stats,
+    pub garbler: Stats,
+    /// The protection this computation ran with.
+    pub security: Security,
+    /// Cut-and-choose only: evaluation circuits disagreed — the server cheated — and the
+    /// outputs came through cheating recovery. (The server is never told.)
+    pub recovered: bool,
+}
+
 
 /// What a running computation may use of its garbler's session, lent for one step.
 pub(super) struct GarblerParts<'a> {
@@ -106,58 +171,13 @@ pub(super) struct GarblerSwitches {
 /// What a new computation starts from besides its request and plan.
 pub(super) struct StartContext {
     pub start: Start,
-    /// The instance seeds of a cut-and-choose computation ([`FromSession`]).
-    pub cnc_seeds: FromSession,
-}
-
-/// Starts the computation `request` asks for, in the mode it asks for: the one place that maps
-/// a [`Security`] to its module.
-pub(super) fn start_garbler(
-    request: ComputeRequest,
-    plan: Plan,
-    context: StartContext,
-    switches: &mut GarblerSwitches,
-    parts: &mut GarblerParts<'_>,
-) -> Result<Box<dyn GarblerMode>, SessionError> {
-    Ok(match request.security {
-        Security::Standard => {
-            Box::new(StandardGarbler::start(request, plan, context.start, parts)?)
-        }
-        Security::CutAndChoose => {
-            #[allow(unused_mut)]
-            let mut run = CncGarbler::start(
-                request.service,
-                parts.engine.scheme(),
-                plan.shape,
-                plan.garbler_inputs,
-                plan.gates,
-                plan.stream_topology,
-                switches.cnc_encoding,
-                context.cnc_seeds,
-                parts.chosen,
-                parts.outbox,
-                &parts.limits,
-                context.start,
-            )?;
-            #[cfg(feature = "insecure-switches")]
-            if let Some(deviation) = switches.cnc_deviation.take() {
-                run.deviate(deviation);
-            }
-            Box::new(run)
-        }
-    })
-}
-
-/// The AND gates a computation of `security` garbles for a circuit of `and_gates`: every copy
-/// (cut-and-choose garbles each circuit twice, to commit and to stream, and the recovery
-/// circuits), checked against the limit before it starts.
-pub(super) fn garbled_for(security: Security, and_gates: u64) -> u64 {
-    match security {
-        Security::Standard => and_gates,
-        Security::CutAndChoose => and_gates.saturating_mul(
-            crate::cnc::params::FIXED_CIRCUITS as u64 + crate::cnc::params::FIXED_EVALUATED as u64,
-        ),
-    }
+    /// The session's garbling-hash instance seed S (its hello announced it): a mode derives its
+    /// computations' instance seeds from it.
+    pub hash_seed: Block,
+    /// How many computations of the same mode this session started before this one.
+    pub index: u64,
+    /// SoftSpoken's k for each OT direction, as the hellos settled it.
+    pub ot_k: [usize; 2],
 }
 
 /// Queues `Done` with the garbler's statistics since `start`, counting the `Done` frame itself,
@@ -229,23 +249,10 @@ pub(super) struct EvaluatorStart<'a> {
     pub request: ComputeRequest,
     /// This party's input bits.
     pub inputs: Vec<bool>,
-    pub start: Start,
+    pub context: StartContext,
     pub max_slots: u32,
-    /// The instance seeds of a cut-and-choose computation ([`FromSession`]).
-    pub cnc_seeds: FromSession,
-    /// What this party defends itself with in cut-and-choose computations: everything, but in
-    /// the attack tests.
-    pub cnc_defences: Defences,
-}
-
-/// Starts the computation `start` asks for, in the mode its request names: the one place on
-/// the evaluator's side that maps a [`Security`] to its module. Nothing is queued unless the
-/// computation could start, so a refusal leaves the session usable.
-pub(super) fn start_evaluator(start: EvaluatorStart<'_>, parts: &mut EvaluatorParts<'_>) -> Result<Box<dyn EvaluatorMode>, SessionError> {
-    Ok(match start.request.security {
-        Security::Standard => Box::new(StandardEvaluator::start(start, parts)?),
-        Security::CutAndChoose => Box::new(CncEvaluator::start_mode(start, parts)?),
-    })
+    /// What this party defends itself with: everything, but in the attack tests.
+    pub defences: Defences,
 }
 
 /// Unconsumed data beyond the window that a garbler may still legitimately have sent: one

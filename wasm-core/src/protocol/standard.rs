@@ -19,10 +19,8 @@
 //! the garbled stream flows while the evaluator is still busy with its base OTs.
 
 use super::catalog::{ResolvedCircuit, Security};
-use super::cut_and_choose::Start;
-use super::evaluator_session::{ComputationResult, Progress};
 use super::frame::{ComputeRequest, Frame};
-use super::mode::{output_values, send_done, Ended, EvaluatorEnded, EvaluatorMode, EvaluatorParts, EvaluatorStart, GarblerMode, GarblerParts, WINDOW_SLACK};
+use super::mode::{output_values, send_done, ComputationResult, Ended, EvaluatorEnded, EvaluatorMode, EvaluatorParts, EvaluatorStart, GarblerMode, GarblerParts, Progress, Start, WINDOW_SLACK};
 use super::session::Counters;
 use super::topology::{StreamStep, TopologyReader, HEADER_BYTES};
 use crate::garble::{payload_len, Evaluator};
@@ -373,7 +371,8 @@ const SAMPLE_MS: f64 = 10.0;
 impl StandardEvaluator {
     /// Starts the computation `start` describes; its request is queued first.
     pub fn start(start: EvaluatorStart<'_>, parts: &mut EvaluatorParts<'_>) -> Result<Self, SessionError> {
-        let EvaluatorStart { service, info, resolved, request, inputs, start, max_slots, .. } = start;
+        let EvaluatorStart { service, info, resolved, request, inputs, context, max_slots, .. } = start;
+        let start = context.start;
         let default_total = info.default_and_gates(&resolved);
         let (source, and_total) = match resolved.circuit {
             ResolvedCircuit::Builtin { spec, params: full } => {
