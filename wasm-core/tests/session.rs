@@ -829,3 +829,32 @@ fn every_session_has_its_own_hash_seed_and_the_evaluator_hashes_with_it() {
     })();
     assert!(matches!(refused, Err(SessionError::Output(garblet_core::garble::OutputError::Forged { .. }))), "{refused:?}");
 }
+
+/// The AND gates the server charges never shrink: those of a computation cut short by an abort
+/// stay counted, in either mode.
+#[test]
+fn the_and_gates_of_an_aborted_computation_stay_counted() {
+    for security in [Security::Standard, Security::CutAndChoose] {
+        let mut pair = Pair::new(64 << 10);
+        pair.pump().unwrap();
+        pair.evaluator.poll_event();
+        pair.evaluator.start_with("aes128", vec![], vec![false; 128], security).unwrap();
+        // Deliver the request and a few of the garbler's frames, until it has garbled something.
+        let mut garbled = 0;
+        for _ in 0..64 {
+            for frame in drain(&mut pair.evaluator).unwrap() {
+                pair.garbler.handle(&frame).unwrap();
+            }
+            while let Some(frame) = pair.garbler.poll_transmit().unwrap() {
+                pair.evaluator.handle(&frame).unwrap();
+            }
+            garbled = pair.garbler.and_gates();
+            if garbled > 0 {
+                break;
+            }
+        }
+        assert!(garbled > 0, "{security:?}: nothing garbled");
+        pair.garbler.abort(ErrorCode::Timeout, "the client stopped reading");
+        assert!(pair.garbler.and_gates() >= garbled, "{security:?}: {} < {garbled}", pair.garbler.and_gates());
+    }
+}

@@ -26,8 +26,9 @@
 //! session's Δ: its base OT happens with the connection's first cut-and-choose computation and
 //! serves the following ones.
 
-use super::catalog::ResolvedCircuit;
+use super::catalog::{ResolvedCircuit, Security};
 use super::frame::Frame;
+use super::mode::{output_values, send_done, ComputationResult, Defences, Ended, EvaluatorEnded, EvaluatorMode, EvaluatorParts, EvaluatorStart, GarblerMode, GarblerParts, Limits, Progress, Start, WINDOW_SLACK};
 use super::plan::{GateSource, RecordedCircuit};
 use super::session::{Counters, Outbox};
 use super::stats::Stats;
@@ -78,17 +79,6 @@ pub const MAX_KEPT_GATES: u64 = 1 << 22;
 /// are checked (2^-40.26) — docs/cut-and-choose.md, "Parameters".
 fn primary_checks() -> usize {
     FIXED_CIRCUITS - FIXED_EVALUATED
-}
-
-/// What the evaluator defends itself with in a computation: everything, but in the attack
-/// tests, which switch a defence off to show that the attack it stops then succeeds.
-#[derive(Clone, Copy, Debug, Default)]
-pub(super) struct Defences {
-    /// The encoding of its input: probe-resistant (the identity in the attack tests).
-    pub encoding: EncodingKind,
-    /// Check circuits regenerated but not compared with their commitments.
-    #[cfg(feature = "insecure-switches")]
-    pub skip_check_circuits: bool,
 }
 
 /// What a cut-and-choose computation takes from its session. The garbling-hash instance seeds,
@@ -490,20 +480,6 @@ enum StreamBatches {
     Done,
 }
 
-/// What a computation's statistics start from.
-#[derive(Clone, Copy)]
-pub(super) struct Start {
-    pub ms: f64,
-    pub cpu: Option<f64>,
-    pub counters: Counters,
-}
-
-impl Start {
-    pub fn stats(&self, now_ms: f64, cpu_ms: Option<f64>, counters: &Counters, and_gates: u64) -> Stats {
-        counters.since(&self.counters, now_ms - self.ms, cpu_ms.zip(self.cpu).map(|(now, start)| now - start), and_gates)
-    }
-}
-
 // ---- The garbler ----
 
 enum GarblerStage {
@@ -523,7 +499,7 @@ enum GarblerStage {
 
 /// The garbler's side of one cut-and-choose computation.
 pub(super) struct CncGarbler {
-    pub service: String,
+    service: String,
     scheme: Scheme,
     shape: Shape,
     x: Vec<bool>,
@@ -540,8 +516,8 @@ pub(super) struct CncGarbler {
     gathering: Gathering,
     /// Data not yet framed (a `Data` frame under construction).
     pending: Vec<u8>,
-    pub produced: u64,
-    pub consumed: u64,
+    produced: u64,
+    consumed: u64,
     /// AND gates streamed of one copy of the circuit, the epilogue's included (the statistics
     /// report the circuit's size, as a standard computation's do).
     and_gates: u64,
@@ -550,18 +526,11 @@ pub(super) struct CncGarbler {
     garbled: u64,
     /// AND gates of one recovery circuit.
     recovery_and_gates: u64,
-    pub learns_outputs: bool,
-    pub start: Start,
-    pub done: Option<Stats>,
+    learns_outputs: bool,
+    start: Start,
+    done: Option<Stats>,
     #[cfg(feature = "insecure-switches")]
     deviation: Option<crate::cnc::primary::Deviation>,
-}
-
-/// What the garbler sends besides frames of its own making.
-pub(super) struct Limits {
-    pub max_frame: usize,
-    pub data_frame: usize,
-    pub window: u64,
 }
 
 impl CncGarbler {
@@ -637,14 +606,6 @@ impl CncGarbler {
             GarblerStage::Recovery { .. } => "streaming the recovery circuits",
             GarblerStage::Reply(_) => "awaiting the keys of the garbler's outputs",
             GarblerStage::Finished(_) => "finished",
-        }
-    }
-
-    /// Whether the computation is over; the garbler's outputs, once it is.
-    pub fn finished(&self) -> Option<&[bool]> {
-        match &self.stage {
-            GarblerStage::Finished(outputs) => Some(outputs),
-            _ => None,
         }
     }
 
@@ -857,15 +818,60 @@ impl CncGarbler {
         }
         Ok(done)
     }
+}
 
-    /// The AND gates of one copy of the circuit: what the statistics report.
-    pub fn and_gates(&self) -> u64 {
-        self.and_gates
+/// A cut-and-choose computation is one of the session's modes: its flights are its frames, and
+/// its `Done` is sent once the recovery stream and its decoding bits are out.
+impl GarblerMode for CncGarbler {
+    fn security(&self) -> Security {
+        Security::CutAndChoose
     }
 
-    /// The AND gates garbled so far, every copy counted.
-    pub fn garbled(&self) -> u64 {
+    fn service(&self) -> &str {
+        &self.service
+    }
+
+    fn stage(&self) -> &'static str {
+        "running a cut-and-choose computation"
+    }
+
+    fn handle(&mut self, frame: Frame, parts: &mut GarblerParts<'_>) -> Result<(), SessionError> {
+        let Frame::Flight { flight, more, bytes } = frame else {
+            return Err(SessionError::Unexpected { frame: frame.name(), state: GarblerMode::stage(self) });
+        };
+        self.handle_flight(flight, more, &bytes, parts.chosen, parts.outbox, &parts.limits)?;
+        parts.check_and_gates(self.garbled)
+    }
+
+    fn credit(&mut self, consumed: u64) -> Result<u64, SessionError> {
+        let before = self.consumed;
+        CncGarbler::credit(self, consumed)?;
+        Ok(self.consumed - before)
+    }
+
+    fn produce(&mut self, parts: &mut GarblerParts<'_>) -> Result<(), SessionError> {
+        let done = CncGarbler::produce(self, parts.outbox, &parts.limits)?;
+        parts.check_and_gates(self.garbled)?;
+        if done {
+            self.done = Some(send_done(parts.outbox, parts.clock, &self.start, self.and_gates));
+        }
+        Ok(())
+    }
+
+    fn waits_for_credit(&self, window: u64) -> bool {
+        CncGarbler::waits_for_credit(self, window)
+    }
+
+    fn garbled(&self) -> u64 {
         self.garbled
+    }
+
+    fn take_ended(&mut self) -> Option<Ended> {
+        let GarblerStage::Finished(outputs) = &mut self.stage else { return None };
+        // `done` is set when the last stream is out, before the stage can be `Finished`; taking
+        // it makes this the only time the end is reported.
+        let stats = self.done.take()?;
+        Some(Ended { stats, garbler_outputs: std::mem::take(outputs), produced: self.produced, consumed: self.consumed })
     }
 }
 
@@ -936,8 +942,8 @@ enum EvaluatorStage {
 
 /// The evaluator's side of one cut-and-choose computation.
 pub(super) struct CncEvaluator {
-    pub service: String,
-    pub shape: Shape,
+    service: String,
+    shape: Shape,
     scheme: Scheme,
     y: Vec<bool>,
     clear: Clear,
@@ -955,16 +961,18 @@ pub(super) struct CncEvaluator {
     /// Stream bytes not yet evaluated (from `read` on).
     buffer: Vec<u8>,
     read: usize,
-    pub consumed: u64,
-    pub credited: u64,
+    consumed: u64,
+    credited: u64,
     /// AND gates evaluated of one copy of the circuit, the epilogue's included.
-    pub and_gates: u64,
+    and_gates: u64,
     /// Gates of a streamed circuit kept so far ([`MAX_KEPT_GATES`]).
     kept_gates: u64,
-    pub and_total: Option<u64>,
-    pub start: Start,
+    and_total: Option<u64>,
+    start: Start,
     /// The batches of the primary pass, until it starts.
     pending_batches: Option<EvalBatches>,
+    /// The computation's result once the garbler's `Done` is in, until the session takes it.
+    ended: Option<EvaluatorEnded>,
 }
 
 /// What a computation ends with.
@@ -1036,6 +1044,7 @@ impl CncEvaluator {
             and_total,
             start,
             pending_batches: Some(batches),
+            ended: None,
         };
         match chosen {
             Some((receiver, true)) => evaluator.choices(receiver, outbox, max_frame)?,
@@ -1331,6 +1340,82 @@ impl CncEvaluator {
     /// Whether the stream's end is evaluated and credit for all of it is due.
     pub fn stream_ended(&self) -> bool {
         matches!(self.stage, EvaluatorStage::Translations(_) | EvaluatorStage::Finished { .. })
+    }
+}
+
+impl CncEvaluator {
+    /// Starts the computation `start` describes, its request queued first — only if it could
+    /// start, so that a refusal leaves the session usable.
+    pub fn start_mode(start: EvaluatorStart<'_>, parts: &mut EvaluatorParts<'_>) -> Result<Self, SessionError> {
+        let EvaluatorStart { service, info, resolved, request, inputs, context, max_slots, defences } = start;
+        let seeds = FromSession::of_computation(context.hash_seed, context.index, context.ot_k[0]);
+        let start = context.start;
+        let and_total = info.default_and_gates(&resolved).or(match &resolved.circuit {
+            ResolvedCircuit::Streamed { .. } => info.and_gates,
+            ResolvedCircuit::Builtin { .. } => None,
+        });
+        let mut outbox = Outbox::default();
+        outbox.push(Frame::Compute(request).encode());
+        let run = CncEvaluator::start(service.into(), parts.engine.scheme(), resolved.shape, inputs, resolved.circuit, resolved.circuit_id, max_slots, and_total, defences, seeds, parts.chosen, &mut outbox, parts.max_frame, start)?;
+        while let Some(frame) = outbox.pop() {
+            parts.outbox.push(frame);
+        }
+        Ok(run)
+    }
+}
+
+/// A cut-and-choose computation is one of the session's modes on the evaluator's side too.
+impl EvaluatorMode for CncEvaluator {
+    fn stage(&self) -> &'static str {
+        "running a cut-and-choose computation"
+    }
+
+    fn data(&mut self, data: &[u8], parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError> {
+        let window = *parts.window as u64;
+        let unevaluated = (self.unevaluated() + data.len()) as u64;
+        let allowed = window + WINDOW_SLACK as u64;
+        if unevaluated > allowed {
+            return Err(SessionError::WindowExceeded { unevaluated, allowed });
+        }
+        let consumed = CncEvaluator::data(self, data)?;
+        if consumed > self.credited && (consumed - self.credited >= window / 4 || self.stream_ended()) {
+            self.credited = consumed;
+            parts.outbox.push(Frame::Credit { consumed }.encode());
+        }
+        Ok(())
+    }
+
+    fn handle(&mut self, frame: Frame, parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError> {
+        match frame {
+            Frame::Flight { flight, more, bytes } => self.handle_flight(flight, more, &bytes, parts.chosen, parts.outbox, parts.max_frame),
+            Frame::Done(stats) => {
+                let outcome = self.done(stats)?;
+                let evaluator = self.start.stats(parts.clock.now_ms(), parts.clock.cpu_ms(), &parts.outbox.counters, self.and_gates);
+                let progress = Progress { and_gates: self.and_gates, and_total: self.and_total, bytes_received: evaluator.bytes_received, bytes_consumed: self.consumed };
+                let outputs = output_values(&self.shape, &outcome.outputs)?;
+                let result = ComputationResult { service: std::mem::take(&mut self.service), outputs, evaluator, garbler: outcome.garbler, security: Security::CutAndChoose, recovered: outcome.recovered };
+                self.ended = Some(EvaluatorEnded { result, progress });
+                Ok(())
+            }
+            frame => Err(SessionError::Unexpected { frame: frame.name(), state: EvaluatorMode::stage(self) }),
+        }
+    }
+
+    /// Its OTs are the chosen-message OT's, run within its flights.
+    fn awaits_ot_extension(&self) -> bool {
+        false
+    }
+
+    fn extend(&mut self, _parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError> {
+        Ok(())
+    }
+
+    fn progress(&self, _engine: &crate::garble::Evaluator, counters: &Counters) -> Progress {
+        Progress { and_gates: self.and_gates, and_total: self.and_total, bytes_received: counters.bytes_received - self.start.counters.bytes_received, bytes_consumed: self.consumed }
+    }
+
+    fn take_ended(&mut self) -> Option<EvaluatorEnded> {
+        self.ended.take()
     }
 }
 

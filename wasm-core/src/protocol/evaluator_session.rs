@@ -1,8 +1,9 @@
 //! The evaluator's side of a session, as a state machine: frames in, frames out.
 //!
-//! The evaluator evaluates each batch as soon as its bytes have arrived, acknowledges consumed
-//! bytes with `Credit` frames, and holds at most the credit window of unevaluated data — so a
-//! browser tab's memory stays bounded however fast the server is.
+//! A computation runs in the mode its request asks for ([`super::mode`]); each evaluates as its
+//! bytes arrive, acknowledges consumed bytes with `Credit` frames, and holds at most the credit
+//! window of unevaluated data — so a browser tab's memory stays bounded however fast the server
+//! is.
 //!
 //! Set-up is arranged so that the garbled stream overlaps the evaluator's one expensive step,
 //! the base OTs: the hellos cross, [`EvaluatorSession::start`] only queues the request, and the
@@ -10,20 +11,20 @@
 //! the request has left. Meanwhile the garbler garbles; its data waits here (within the window)
 //! until the label corrections for this party's inputs have arrived.
 
-use super::catalog::{Catalog, ResolvedCircuit, Security};
-use super::cut_and_choose::{CncEvaluator, Defences, FromSession, Start};
-use crate::ot::chosen::ChosenReceiver;
+use super::catalog::{Catalog, Security};
+use super::dispatch::start_evaluator;
 use super::frame::{granted_window, ErrorCode, Frame, VERSION};
-use super::session::{Counters, Outbox, Session};
-use super::stats::{Clock, Stats};
-use super::topology::{StreamStep, TopologyReader, HEADER_BYTES};
+use super::mode::{ComputationResult, Defences, EvaluatorMode, EvaluatorParts, EvaluatorStart, Progress, Start, StartContext};
+use super::session::{Outbox, Session};
+use super::stats::Clock;
 use super::SessionError;
 use crate::block::Block;
-use crate::garble::{payload_len, Evaluator, Garbling, GarblingHash, Scheme};
+use crate::garble::{Evaluator, Garbling, GarblingHash, Scheme};
 use crate::ot::base::BASE_OT_COUNT;
-use crate::ot::{OtReceiver, MAX_CHUNK};
-use garblet_circuits::{count_and_gates, Party, Runner, Shape};
-use std::collections::VecDeque;
+use crate::ot::chosen::ChosenReceiver;
+use crate::ot::OtReceiver;
+use garblet_circuits::Party;
+use std::collections::{BTreeMap, VecDeque};
 use std::ops::Range;
 
 #[derive(Clone, Debug)]
@@ -48,52 +49,11 @@ impl Default for EvaluatorConfig {
     }
 }
 
-/// How far the current computation is.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Progress {
-    pub and_gates: u64,
-    /// Known in advance for most services.
-    pub and_total: Option<u64>,
-    /// Bytes received in this computation, all frames.
-    pub bytes_received: u64,
-    /// Bytes of garbled stream evaluated.
-    pub bytes_consumed: u64,
-}
-
-/// One output the evaluator learned.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct OutputValue {
-    pub name: String,
-    /// Bit i is wire i of the output.
-    pub bits: Vec<bool>,
-    pub signed: bool,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct ComputationResult {
-    pub service: String,
-    pub outputs: Vec<OutputValue>,
-    pub evaluator: Stats,
-    pub garbler: Stats,
-    /// The protection this computation ran with.
-    pub security: Security,
-    /// Cut-and-choose only: evaluation circuits disagreed — the server cheated — and the
-    /// outputs came through cheating recovery. (The server is never told.)
-    pub recovered: bool,
-}
-
 #[derive(Debug, PartialEq)]
 pub enum EvaluatorEvent {
     /// The hello is done: the catalog is known and computations may start.
     Ready,
     Finished(Box<ComputationResult>),
-}
-
-enum Source {
-    /// A built-in program, built here; `ready` says its current batch awaits its payload.
-    Program { runner: Runner<'static>, ready: bool },
-    /// A circuit the garbler streams.
-    Streamed(TopologyReader),
 }
 
 /// The base OTs split between this thread and another ([`EvaluatorSession::take_base_ot_share`]).
@@ -103,47 +63,11 @@ enum SharedBaseOt {
     Out { theirs: Range<usize>, ours: Option<Vec<[u8; 32]>>, returned: Option<Vec<[u8; 32]>> },
 }
 
-/// This party's input labels, on their way.
-enum InputLabels {
-    /// The OT extension is still to be done, for these choice bits (in `poll_transmit`, once
-    /// the request has left).
-    Pending(Vec<bool>),
-    /// The correlated-OT outputs, corrected as `LabelCorrections` arrive.
-    Correcting { labels: Vec<Block>, corrected: usize },
-    /// With the engine: evaluation may proceed.
-    Ready,
-}
-
-struct Active {
-    service: String,
-    shape: Shape,
-    source: Source,
-    inputs: InputLabels,
-    buffer: Vec<u8>,
-    read: usize,
-    consumed: u64,
-    credited: u64,
-    and_total: Option<u64>,
-    evaluated_all: bool,
-    returned_outputs: bool,
-    garbler_stats: Option<Stats>,
-    start_ms: f64,
-    start_cpu: Option<f64>,
-    start_counters: Counters,
-    start_and: u64,
-    /// Window tuning: bytes of data received so far, the round trip measured from the request
-    /// to the first answer, and the start of the current rate sample (time, bytes).
-    received: u64,
-    rtt_ms: Option<f64>,
-    sample: (f64, u64),
-}
-
 enum State {
     AwaitServerHello,
     Ready,
-    Computing(Box<Active>),
-    /// A cut-and-choose computation, from its request to the garbler's `Done`.
-    CutAndChoose(Box<CncEvaluator>),
+    /// A computation, in its mode, from its request to its end.
+    Running(Box<dyn EvaluatorMode>),
     Closed,
 }
 
@@ -172,28 +96,17 @@ pub struct EvaluatorSession {
     hash_seed: Block,
     /// SoftSpoken's k for each OT direction, as the hellos settled it.
     ot_k: [usize; 2],
-    /// Cut-and-choose computations started on this session (the server counts alike): each
-    /// derives its instance seeds from its number.
-    cnc_computations: u64,
+    /// Computations started on this session, by mode: each derives its instance seeds from its
+    /// number among its mode's (the server counts alike).
+    started: BTreeMap<Security, u64>,
     /// The chosen-message OT of cut-and-choose computations, once the first one made it, and
     /// whether its base OT is done.
     chosen: Option<(ChosenReceiver, bool)>,
     /// The largest frame the server accepts.
     max_frame: usize,
-    /// What this party defends itself with in cut-and-choose computations: everything, but in
-    /// the attack tests.
-    cnc_defences: Defences,
+    /// What this party defends itself with: everything, but in the attack tests.
+    defences: Defences,
 }
-
-/// Gates a dry run may build to count a circuit's ANDs before giving up (a few milliseconds).
-const DRY_RUN_GATES: u64 = 1 << 18;
-
-/// The shortest stretch over which window tuning measures the arrival rate.
-const SAMPLE_MS: f64 = 10.0;
-
-/// Unconsumed data beyond the window that a garbler may still legitimately have sent: one
-/// oversized batch.
-const WINDOW_SLACK: usize = 16 << 20;
 
 impl EvaluatorSession {
     /// Starts a session; its first frame (the hello, with the base-OT point) is ready to send —
@@ -223,7 +136,7 @@ impl EvaluatorSession {
             engine: Evaluator::new(Scheme::HalfGates, GarblingHash::new(Block::ZERO)),
             hash_seed: Block::ZERO,
             ot_k: [0; 2],
-            cnc_computations: 0,
+            started: BTreeMap::new(),
             accepted: garbling.mask(),
             catalog: None,
             catalog_json: String::new(),
@@ -232,7 +145,7 @@ impl EvaluatorSession {
             last_progress: Progress::default(),
             chosen: None,
             max_frame: super::garbler_session::GarblerConfig::default().max_frame as usize,
-            cnc_defences: Defences::default(),
+            defences: Defences::default(),
         })
     }
 
@@ -287,7 +200,7 @@ impl EvaluatorSession {
     /// Whether a computation waits for the OT extension of this party's inputs (and, the first
     /// time, the base OTs).
     fn inputs_pending(&self) -> bool {
-        matches!(&self.state, State::Computing(a) if matches!(a.inputs, InputLabels::Pending(_)))
+        matches!(&self.state, State::Running(run) if run.awaits_ot_extension())
     }
 
     /// Hands the multiplications of the last `count` base OTs to another thread of this party
@@ -326,8 +239,9 @@ impl EvaluatorSession {
     /// The OT extension for a computation's inputs, if it is due; the base OTs first if they are
     /// not done yet.
     fn extend_inputs(&mut self) -> Result<(), SessionError> {
-        let State::Computing(active) = &mut self.state else { return Ok(()) };
-        let InputLabels::Pending(choices) = &active.inputs else { return Ok(()) };
+        if !self.inputs_pending() {
+            return Ok(());
+        }
         if !self.ot.is_ready() {
             // Kept from the server's hello until the base OTs are done, so always here.
             let points = self.base_ot_points.as_deref().ok_or(SessionError::NotReady { state: "without the server's base-OT points" })?;
@@ -347,24 +261,43 @@ impl EvaluatorSession {
             }
             self.base_ot_points = None;
         }
-        // Correlated OT for every input bit, in chunks: the garbler learns nothing of the bits.
-        let mut labels = Vec::with_capacity(choices.len());
-        for part in choices.chunks(MAX_CHUNK) {
-            let mut message = Vec::new();
-            self.ot.extend(part, &mut message, &mut labels)?;
-            self.outbox.push(Frame::OtChunk(message).encode());
-        }
-        active.inputs = InputLabels::Correcting { labels, corrected: 0 };
-        Ok(())
+        self.step(|run, parts| run.extend(parts))
     }
 
+    /// What the running computation may use of the session for one step.
+    fn parts(&mut self) -> EvaluatorParts<'_> {
+        EvaluatorParts {
+            engine: &mut self.engine,
+            ot: &mut self.ot,
+            chosen: &mut self.chosen,
+            outbox: &mut self.outbox,
+            clock: self.clock.as_ref(),
+            window: &mut self.window,
+            max_window: self.max_window,
+            max_frame: self.max_frame,
+        }
+    }
+
+    /// Runs one step of the running computation, then reports it if it has ended.
+    fn step(&mut self, f: impl FnOnce(&mut dyn EvaluatorMode, &mut EvaluatorParts<'_>) -> Result<(), SessionError>) -> Result<(), SessionError> {
+        let State::Running(mut run) = std::mem::replace(&mut self.state, State::Closed) else { unreachable!("a step of a running computation") };
+        let result = f(run.as_mut(), &mut self.parts());
+        self.state = match run.take_ended() {
+            Some(ended) => {
+                self.last_progress = ended.progress;
+                self.events.push_back(EvaluatorEvent::Finished(Box::new(ended.result)));
+                State::Ready
+            }
+            None => State::Running(run),
+        };
+        result
+    }
 
     fn state_name(&self) -> &'static str {
-        match self.state {
+        match &self.state {
             State::AwaitServerHello => "awaiting the server's hello",
             State::Ready => "idle",
-            State::Computing(_) => "computing",
-            State::CutAndChoose(_) => "running a cut-and-choose computation",
+            State::Running(run) => run.stage(),
             State::Closed => "closed",
         }
     }
@@ -395,18 +328,7 @@ impl EvaluatorSession {
 
     pub fn progress(&self) -> Progress {
         match &self.state {
-            State::CutAndChoose(run) => Progress {
-                and_gates: run.and_gates,
-                and_total: run.and_total,
-                bytes_received: self.outbox.counters.bytes_received - run.start.counters.bytes_received,
-                bytes_consumed: run.consumed,
-            },
-            State::Computing(a) => Progress {
-                and_gates: self.engine.and_gates() - a.start_and,
-                and_total: a.and_total,
-                bytes_received: self.outbox.counters.bytes_received - a.start_counters.bytes_received,
-                bytes_consumed: a.consumed,
-            },
+            State::Running(run) => run.progress(&self.engine, &self.outbox.counters),
             _ => self.last_progress,
         }
     }
@@ -442,31 +364,9 @@ impl EvaluatorSession {
     }
 
     fn handle_frame(&mut self, bytes: &[u8]) -> Result<(), SessionError> {
-        if let (State::CutAndChoose(run), Some(data)) = (&mut self.state, super::frame::data_content(bytes)) {
-            let unevaluated = (run.unevaluated() + data.len()) as u64;
-            let allowed = self.window as u64 + WINDOW_SLACK as u64;
-            if unevaluated > allowed {
-                return Err(SessionError::WindowExceeded { unevaluated, allowed });
-            }
-            let consumed = run.data(data)?;
-            if consumed > run.credited && (consumed - run.credited >= self.window as u64 / 4 || run.stream_ended()) {
-                run.credited = consumed;
-                self.outbox.push(Frame::Credit { consumed }.encode());
-            }
-            return Ok(());
-        }
         // Garbled data, the bulk of the traffic, is read in place rather than decoded into a copy.
-        if let (State::Computing(active), Some(data)) = (&mut self.state, super::frame::data_content(bytes)) {
-            let unevaluated = (active.buffer.len() - active.read + data.len()) as u64;
-            if active.evaluated_all {
-                return Err(SessionError::DataAfterEnd { extra: data.len() as u64 });
-            }
-            let allowed = self.window as u64 + WINDOW_SLACK as u64;
-            if unevaluated > allowed {
-                return Err(SessionError::WindowExceeded { unevaluated, allowed });
-            }
-            self.tune_window(data.len());
-            return self.advance(data);
+        if let (State::Running(_), Some(data)) = (&self.state, super::frame::data_content(bytes)) {
+            return self.step(|run, parts| run.data(data, parts));
         }
         let frame = Frame::decode(bytes)?;
         if let Frame::Error { code, message, retry_after_ms } = frame {
@@ -494,49 +394,7 @@ impl EvaluatorSession {
                 self.state = State::Ready;
                 self.events.push_back(EvaluatorEvent::Ready);
             }
-            (State::Computing(active), Frame::LabelCorrections(corrections)) => {
-                // The first answer to the request: a round trip (and both sides' OT work).
-                active.rtt_ms.get_or_insert(self.clock.now_ms() - active.start_ms);
-                let InputLabels::Correcting { labels, corrected } = &mut active.inputs else {
-                    let state = if matches!(active.inputs, InputLabels::Pending(_)) { "awaiting the OT extension" } else { "holding every input label" };
-                    return Err(SessionError::Unexpected { frame: "LabelCorrections", state });
-                };
-                let chunk = (labels.len() - *corrected).min(MAX_CHUNK);
-                if chunk == 0 {
-                    return Err(SessionError::Unexpected { frame: "LabelCorrections", state: "holding every input label" });
-                }
-                if corrections.len() != chunk * Block::BYTES {
-                    return Err(SessionError::Corrections { expected: (chunk * Block::BYTES) as u64, got: corrections.len() as u64 });
-                }
-                for (label, d) in labels[*corrected..*corrected + chunk].iter_mut().zip(corrections.as_chunks::<16>().0) {
-                    *label ^= Block::from_bytes(*d);
-                }
-                *corrected += chunk;
-                if *corrected == labels.len() {
-                    let labels = std::mem::take(labels);
-                    self.engine.start_computation(labels);
-                    active.inputs = InputLabels::Ready;
-                    self.advance(&[])?;
-                }
-            }
-            (State::CutAndChoose(run), Frame::Flight { flight, more, bytes }) => {
-                run.handle_flight(flight, more, &bytes, &mut self.chosen, &mut self.outbox, self.max_frame)?;
-            }
-            (State::CutAndChoose(run), Frame::Done(stats)) => {
-                let outcome = run.done(stats)?;
-                let State::CutAndChoose(run) = std::mem::replace(&mut self.state, State::Ready) else { unreachable!() };
-                let evaluator = run.start.stats(self.clock.now_ms(), self.clock.cpu_ms(), &self.outbox.counters, run.and_gates);
-                self.last_progress = Progress { and_gates: run.and_gates, and_total: run.and_total, bytes_received: evaluator.bytes_received, bytes_consumed: run.consumed };
-                let outputs = output_values(&run.shape, &outcome.outputs)?;
-                self.events.push_back(EvaluatorEvent::Finished(Box::new(ComputationResult { service: run.service, outputs, evaluator, garbler: outcome.garbler, security: Security::CutAndChoose, recovered: outcome.recovered })));
-            }
-            (State::Computing(active), Frame::Done(stats)) => {
-                if active.garbler_stats.is_some() {
-                    return Err(SessionError::Unexpected { frame: "Done", state: "awaiting the end of the stream after Done" });
-                }
-                active.garbler_stats = Some(stats);
-                self.advance(&[])?;
-            }
+            (State::Running(_), frame) => return self.step(|run, parts| run.handle(frame, parts)),
             (_, frame) => return Err(SessionError::Unexpected { frame: frame.name(), state: self.state_name() }),
         }
         Ok(())
@@ -547,9 +405,6 @@ impl EvaluatorSession {
     /// service must offer ([`SessionError::SecurityNotOffered`] otherwise). Input errors leave
     /// the session usable.
     pub fn start_with(&mut self, service: &str, params: Vec<(String, u64)>, evaluator_inputs: Vec<bool>, security: Security) -> Result<(), SessionError> {
-        if security == Security::Standard {
-            return self.start(service, params, evaluator_inputs);
-        }
         let catalog = match (&self.state, &self.catalog) {
             (State::Ready, Some(catalog)) => catalog,
             _ => return Err(SessionError::NotReady { state: self.state_name() }),
@@ -563,23 +418,33 @@ impl EvaluatorSession {
         if evaluator_inputs.len() != expected {
             return Err(SessionError::InputBits { service: service.into(), expected: expected as u64, got: evaluator_inputs.len() as u64 });
         }
-        let and_total = info.default_and_gates(&resolved).or(match &resolved.circuit {
-            ResolvedCircuit::Streamed { .. } => info.and_gates,
-            ResolvedCircuit::Builtin { .. } => None,
-        });
+        // Counted from here: the request and the OT work are this computation's traffic.
         let start = Start { ms: self.clock.now_ms(), cpu: self.clock.cpu_ms(), counters: self.outbox.counters };
         let request = super::frame::ComputeRequest { service: service.into(), params, circuit_id: resolved.circuit_id, evaluator_bits: expected as u64, security };
-        // The request goes first; nothing is queued unless the computation could start, so a
-        // refusal leaves the session usable.
-        let mut outbox = Outbox::default();
-        outbox.push(Frame::Compute(request).encode());
-        let seeds = FromSession::of_computation(self.hash_seed, self.cnc_computations, self.ot_k[0]);
-        let run = CncEvaluator::start(service.into(), self.engine.scheme(), resolved.shape, evaluator_inputs, resolved.circuit, resolved.circuit_id, self.config.max_slots, and_total, self.cnc_defences, seeds, &mut self.chosen, &mut outbox, self.max_frame, start)?;
-        self.cnc_computations += 1;
-        while let Some(frame) = outbox.pop() {
-            self.outbox.push(frame);
-        }
-        self.state = State::CutAndChoose(Box::new(run));
+        let start = EvaluatorStart {
+            service,
+            info,
+            resolved,
+            request,
+            inputs: evaluator_inputs,
+            context: StartContext { start, hash_seed: self.hash_seed, index: self.started.get(&security).copied().unwrap_or(0), ot_k: self.ot_k },
+            max_slots: self.config.max_slots,
+            defences: self.defences,
+        };
+        // Field by field, not `self.parts()`: `start` still borrows the catalog.
+        let mut parts = EvaluatorParts {
+            engine: &mut self.engine,
+            ot: &mut self.ot,
+            chosen: &mut self.chosen,
+            outbox: &mut self.outbox,
+            clock: self.clock.as_ref(),
+            window: &mut self.window,
+            max_window: self.max_window,
+            max_frame: self.max_frame,
+        };
+        let run = start_evaluator(start, &mut parts)?;
+        *self.started.entry(security).or_default() += 1;
+        self.state = State::Running(run);
         Ok(())
     }
 
@@ -588,7 +453,7 @@ impl EvaluatorSession {
     /// encoding prevents (the garbler must be switched too).
     #[cfg(feature = "insecure-switches")]
     pub fn insecure_cnc_identity_encoding(&mut self) {
-        self.cnc_defences.encoding = crate::cnc::encoding::EncodingKind::InsecureIdentity;
+        self.defences.encoding = crate::cnc::encoding::EncodingKind::InsecureIdentity;
     }
 
     /// Test builds only: cut-and-choose computations regenerate their check circuits but do not
@@ -596,182 +461,15 @@ impl EvaluatorSession {
     /// that garbles another circuit succeeding without the check.
     #[cfg(feature = "insecure-switches")]
     pub fn insecure_cnc_skip_check_circuits(&mut self) {
-        self.cnc_defences.skip_check_circuits = true;
+        self.defences.skip_check_circuits = true;
     }
 
     /// Starts a computation of `service` with the client's `params` and this party's input
     /// bits (its fields concatenated in order), in the standard mode. Input errors leave the
     /// session usable.
     pub fn start(&mut self, service: &str, params: Vec<(String, u64)>, evaluator_inputs: Vec<bool>) -> Result<(), SessionError> {
-        let catalog = match (&self.state, &self.catalog) {
-            (State::Ready, Some(catalog)) => catalog,
-            _ => return Err(SessionError::NotReady { state: self.state_name() }),
-        };
-        let info = catalog.service(service)?;
-        let resolved = info.resolve(&params)?;
-        let expected = resolved.shape.input_bits(Party::Evaluator);
-        if evaluator_inputs.len() != expected {
-            return Err(SessionError::InputBits { service: service.into(), expected: expected as u64, got: evaluator_inputs.len() as u64 });
-        }
-        let default_total = info.default_and_gates(&resolved);
-        let (source, and_total) = match resolved.circuit {
-            ResolvedCircuit::Builtin { spec, params: full } => {
-                // The service's count for its defaults; else the program's own count, or a dry
-                // run for progress bars — bounded, so a huge circuit does not delay the start.
-                let total = match default_total {
-                    Some(n) => Some(n),
-                    None => count_and_gates(spec.instantiate(&full)?, DRY_RUN_GATES)?,
-                };
-                (Source::Program { runner: Runner::new(spec.instantiate(&full)?), ready: false }, total)
-            }
-            ResolvedCircuit::Streamed { max_live } => {
-                let max_slots = self.config.max_slots;
-                if max_live > max_slots {
-                    return Err(SessionError::SlotLimit { service: service.into(), slots: max_live, limit: max_slots });
-                }
-                (
-                    Source::Streamed(TopologyReader::new(resolved.circuit_id, max_slots)),
-                    info.and_gates,
-                )
-            }
-        };
-        // Counted from here: the request and the OT extension are this computation's traffic.
-        let start_counters = self.outbox.counters;
-        let request = super::frame::ComputeRequest { service: service.into(), params, circuit_id: resolved.circuit_id, evaluator_bits: expected as u64, security: Security::Standard };
-        self.outbox.push(Frame::Compute(request).encode());
-        // The OT extension waits for the next poll_transmit, so the request leaves first.
-        let inputs = if evaluator_inputs.is_empty() {
-            self.engine.start_computation(Vec::new());
-            InputLabels::Ready
-        } else {
-            InputLabels::Pending(evaluator_inputs)
-        };
-        let active = Active {
-            service: service.into(),
-            shape: resolved.shape,
-            source,
-            inputs,
-            buffer: Vec::new(),
-            read: 0,
-            consumed: 0,
-            credited: 0,
-            and_total,
-            evaluated_all: false,
-            returned_outputs: false,
-            garbler_stats: None,
-            start_ms: self.clock.now_ms(),
-            start_cpu: self.clock.cpu_ms(),
-            start_counters,
-            start_and: self.engine.and_gates(),
-            received: 0,
-            rtt_ms: None,
-            sample: (self.clock.now_ms(), 0),
-        };
-        self.state = State::Computing(Box::new(active));
-        Ok(())
+        self.start_with(service, params, evaluator_inputs, Security::Standard)
     }
-
-    /// Window tuning, on each Data frame. A window under the bandwidth-delay product caps the
-    /// stream at window ÷ RTT: the garbler sends a window, then waits a round trip for credit.
-    /// So the window should hold what arrives in about two round trips. The round trip is
-    /// measured from the request to the first answer (an upper bound: it includes both sides'
-    /// OT work); the arrival rate over at least a round trip (and [`SAMPLE_MS`]). When twice
-    /// rate × RTT is half as much again as the window, the window doubles, within `max_window`,
-    /// and the garbler hears it in a `Window` frame; while the window is the limit the measured
-    /// rate is window ÷ RTT, so it keeps doubling until it is not. It never shrinks: what a
-    /// session may hold stays bounded by `max_window` and the server's maximum. Where the
-    /// evaluator is the slow side (a browser on a fast link) the rate is its own pace and the
-    /// window grows only to hold two round trips of that.
-    fn tune_window(&mut self, bytes: usize) {
-        let State::Computing(active) = &mut self.state else { return };
-        let now = self.clock.now_ms();
-        active.received += bytes as u64;
-        let rtt = *active.rtt_ms.get_or_insert(now - active.start_ms);
-        let (since, from) = active.sample;
-        let elapsed = now - since;
-        if elapsed < rtt.max(SAMPLE_MS) {
-            return;
-        }
-        active.sample = (now, active.received);
-        let bytes_per_ms = (active.received - from) as f64 / elapsed;
-        if self.window < self.max_window && 2.0 * bytes_per_ms * rtt >= 1.5 * f64::from(self.window) {
-            self.window = self.window.saturating_mul(2).min(self.max_window);
-            self.outbox.push(Frame::Window { bytes: self.window }.encode());
-        }
-    }
-
-    /// Evaluates what has arrived — `fresh`, a Data frame's content, after whatever waited in
-    /// the buffer — then grants credit and finishes when done. A frame that arrives when nothing
-    /// waits (the usual case: the garbler ends frames at batch boundaries) is evaluated in place;
-    /// only a partial batch at its end is copied, to wait for the next frame.
-    fn advance(&mut self, fresh: &[u8]) -> Result<(), SessionError> {
-        let State::Computing(active) = &mut self.state else { return Ok(()) };
-        if !matches!(active.inputs, InputLabels::Ready) || active.read < active.buffer.len() {
-            // Either the data waits (within the window) for this party's input labels, or a
-            // partial batch waits for its end: append, and evaluate from the buffer.
-            active.buffer.extend_from_slice(fresh);
-            if !matches!(active.inputs, InputLabels::Ready) {
-                return Ok(());
-            }
-            let buffer = std::mem::take(&mut active.buffer);
-            let used = evaluate_available(active, &mut self.engine, &buffer[active.read..]);
-            active.buffer = buffer;
-            active.read += used?;
-        } else {
-            active.buffer.clear();
-            active.read = 0;
-            let used = evaluate_available(active, &mut self.engine, fresh)?;
-            active.buffer.extend_from_slice(&fresh[used..]);
-        }
-        // Drop consumed bytes once they are most of the buffer (amortised O(1) per byte).
-        if active.read > active.buffer.len() / 2 {
-            active.buffer.drain(..active.read);
-            active.read = 0;
-        }
-        let grant = active.consumed - active.credited;
-        if grant > 0 && (grant >= self.window as u64 / 4 || active.evaluated_all) {
-            active.credited = active.consumed;
-            self.outbox.push(Frame::Credit { consumed: active.consumed }.encode());
-        }
-        if !active.evaluated_all {
-            return Ok(());
-        }
-        if active.read < active.buffer.len() {
-            return Err(SessionError::DataAfterEnd { extra: (active.buffer.len() - active.read) as u64 });
-        }
-        let garbler_learns = active.shape.outputs.iter().any(|o| o.reveal.to_garbler());
-        if garbler_learns && !active.returned_outputs {
-            active.returned_outputs = true;
-            self.outbox.push(Frame::GarblerOutputs { labels: self.engine.garbler_output_labels().to_vec() }.encode());
-        }
-        if active.garbler_stats.is_some() {
-            self.finish()?;
-        }
-        Ok(())
-    }
-
-    fn finish(&mut self) -> Result<(), SessionError> {
-        self.last_progress = self.progress();
-        let State::Computing(active) = std::mem::replace(&mut self.state, State::Ready) else { return Ok(()) };
-        let outputs = output_values(&active.shape, self.engine.outputs())?;
-        let cpu = self.clock.cpu_ms().zip(active.start_cpu).map(|(now, start)| now - start);
-        let and_gates = self.engine.and_gates() - active.start_and;
-        let evaluator = self.outbox.counters.since(&active.start_counters, self.clock.now_ms() - active.start_ms, cpu, and_gates);
-        let garbler = active.garbler_stats.unwrap_or_default();
-        self.events.push_back(EvaluatorEvent::Finished(Box::new(ComputationResult { service: active.service, outputs, evaluator, garbler, security: Security::Standard, recovered: false })));
-        Ok(())
-    }
-}
-
-/// The evaluator's outputs of a circuit of `shape`, from their bits in circuit order.
-fn output_values(shape: &Shape, bits: &[bool]) -> Result<Vec<OutputValue>, SessionError> {
-    let fields = || shape.outputs.iter().filter(|f| f.reveal.to_evaluator());
-    let expected = fields().map(|f| f.bits).sum::<usize>();
-    if bits.len() != expected {
-        return Err(SessionError::OutputBits { expected: expected as u64, got: bits.len() as u64 });
-    }
-    let mut bits = bits.iter().copied();
-    Ok(fields().map(|field| OutputValue { name: field.name.clone(), bits: bits.by_ref().take(field.bits).collect(), signed: field.signed }).collect())
 }
 
 impl Session for EvaluatorSession {
@@ -795,53 +493,4 @@ impl Session for EvaluatorSession {
     fn is_idle(&self) -> bool {
         EvaluatorSession::is_idle(self)
     }
-}
-
-/// Evaluates every whole batch at the start of `available` (topology records first, for a
-/// streamed circuit) and returns the bytes used; the rest is a partial batch.
-fn evaluate_available(active: &mut Active, engine: &mut Evaluator, available: &[u8]) -> Result<usize, SessionError> {
-    let mut read = 0;
-    while !active.evaluated_all {
-        let available = &available[read..];
-        let used = match &mut active.source {
-            Source::Program { runner, ready } => {
-                if !*ready {
-                    if runner.next_batch()?.is_none() {
-                        active.evaluated_all = true;
-                        break;
-                    }
-                    *ready = true;
-                }
-                let batch = runner.current_batch();
-                let need = payload_len(engine.scheme(), &batch.counts);
-                if available.len() < need {
-                    break;
-                }
-                engine.evaluate(batch, &available[..need])?;
-                *ready = false;
-                need
-            }
-            Source::Streamed(reader) => match reader.step(available)? {
-                StreamStep::NeedBytes => break,
-                StreamStep::Header => HEADER_BYTES,
-                StreamStep::Decoded(n) => n,
-                StreamStep::Payload => {
-                    let need = payload_len(engine.scheme(), &reader.batch().counts);
-                    if available.len() < need {
-                        break;
-                    }
-                    engine.evaluate(reader.batch(), &available[..need])?;
-                    reader.payload_read();
-                    need
-                }
-                StreamStep::End => {
-                    active.evaluated_all = true;
-                    HEADER_BYTES
-                }
-            },
-        };
-        read += used;
-        active.consumed += used as u64;
-    }
-    Ok(read)
 }

@@ -27,18 +27,22 @@
 
 pub mod catalog;
 mod cut_and_choose;
+mod dispatch;
 mod error;
 mod evaluator_session;
 pub mod frame;
 mod garbler_session;
+mod mode;
 pub mod plan;
 mod session;
+mod standard;
 pub mod stats;
 pub mod topology;
 
 pub use catalog::{Catalog, ResolveError, Security, ServiceInfo};
 pub use error::{ErrorKind, ErrorReport, ServiceError, ServiceFailure, SessionError};
-pub use evaluator_session::{ComputationResult, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, OutputValue, Progress};
+pub use evaluator_session::{EvaluatorConfig, EvaluatorEvent, EvaluatorSession};
+pub use mode::{ComputationResult, OutputValue, Progress};
 pub use frame::{ComputeRequest, ErrorCode, Frame, FrameError};
 pub use garbler_session::{GarblerConfig, GarblerEvent, GarblerSession, PreparedOt};
 pub use plan::{GateSource, Plan, RecordedCircuit, Services};

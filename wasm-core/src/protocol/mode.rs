@@ -1,0 +1,271 @@
+//! The contract between a session and the security mode of its running computation.
+//!
+//! A session owns what lasts as long as the connection — the hellos' settlements, the
+//! correlated-OT sender, Δ and the garbling engine, the chosen-message OT once a mode has set it
+//! up, the credit window, the outbox and its counters — and runs one computation at a time. It
+//! picks the computation's mode from the request (`dispatch::start_garbler`) and from then on drives it
+//! through [`GarblerMode`] alone: frames in, frames out while the window allows, credit,
+//! finished. This module is the contract only; `dispatch.rs` maps each [`Security`] to its
+//! module, the one place that names them. Nothing in the session machine names a mode, so a mode is one module, as a
+//! congestion controller is to quinn-proto's connection.
+//!
+//! The evaluator's side is the same ([`EvaluatorMode`], `dispatch::start_evaluator`), with the work it
+//! defers to `poll_transmit` (its OT extension, after the base OTs) done when the mode asks.
+//!
+//! What stays with the garbler's session, for every mode alike: the hello, `Window` frames (a new credit
+//! window), credit that arrives after a computation is over (the tail of its stream that a slow
+//! reader still acknowledges), the AND-gate limit, and the report when a computation ends.
+
+use super::catalog::{Resolved, Security, ServiceInfo};
+use super::frame::{ComputeRequest, Frame};
+use super::session::{Counters, Outbox};
+use super::stats::{Clock, Stats};
+use crate::block::Block;
+use super::SessionError;
+use crate::cnc::encoding::EncodingKind;
+use crate::garble::{Evaluator, Garbler};
+use crate::ot::chosen::{ChosenReceiver, ChosenSender};
+use crate::ot::{OtReceiver, OtSender};
+use garblet_circuits::Shape;
+
+/// What a computation's statistics start from.
+#[derive(Clone, Copy)]
+pub(super) struct Start {
+    pub ms: f64,
+    pub cpu: Option<f64>,
+    pub counters: Counters,
+}
+
+impl Start {
+    pub fn stats(&self, now_ms: f64, cpu_ms: Option<f64>, counters: &Counters, and_gates: u64) -> Stats {
+        counters.since(&self.counters, now_ms - self.ms, cpu_ms.zip(self.cpu).map(|(now, start)| now - start), and_gates)
+    }
+}
+
+/// What the garbler sends besides frames of its own making.
+pub(super) struct Limits {
+    pub max_frame: usize,
+    pub data_frame: usize,
+    pub window: u64,
+}
+
+/// What the evaluator defends itself with in a computation: everything, but in the attack
+/// tests, which switch a defence off to show that the attack it stops then succeeds.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Defences {
+    /// The encoding of its input: probe-resistant (the identity in the attack tests).
+    pub encoding: EncodingKind,
+    /// Check circuits regenerated but not compared with their commitments.
+    #[cfg(feature = "insecure-switches")]
+    pub skip_check_circuits: bool,
+}
+
+/// How far the current computation is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Progress {
+    pub and_gates: u64,
+    /// Known in advance for most services.
+    pub and_total: Option<u64>,
+    /// Bytes received in this computation, all frames.
+    pub bytes_received: u64,
+    /// Bytes of garbled stream evaluated.
+    pub bytes_consumed: u64,
+}
+
+/// One output the evaluator learned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutputValue {
+    pub name: String,
+    /// Bit i is wire i of the output.
+    pub bits: Vec<bool>,
+    pub signed: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ComputationResult {
+    pub service: String,
+    pub outputs: Vec<OutputValue>,
+    pub evaluator: Stats,
+    pub garbler: Stats,
+    /// The protection this computation ran with.
+    pub security: Security,
+    /// Cut-and-choose only: evaluation circuits disagreed — the server cheated — and the
+    /// outputs came through cheating recovery. (The server is never told.)
+    pub recovered: bool,
+}
+
+
+/// What a running computation may use of its garbler's session, lent for one step.
+pub(super) struct GarblerParts<'a> {
+    /// The session's engine: its Δ, garbling hash and AND counter last across computations.
+    pub engine: &'a mut Garbler,
+    /// The correlated-OT sender (the session's Δ).
+    pub ot: &'a mut OtSender,
+    /// The chosen-message OT, once a computation has set it up; it serves every later one.
+    pub chosen: &'a mut Option<ChosenSender>,
+    pub outbox: &'a mut Outbox,
+    pub clock: &'a dyn Clock,
+    pub limits: Limits,
+    /// The session's AND-gate limit, and the AND gates its earlier computations garbled.
+    pub and_gate_limit: u64,
+    pub and_gates_before: u64,
+}
+
+impl GarblerParts<'_> {
+    /// Whether a computation that has garbled `garbled` AND gates keeps the session within its
+    /// limit.
+    pub fn check_and_gates(&self, garbled: u64) -> Result<(), SessionError> {
+        if self.and_gates_before.saturating_add(garbled) > self.and_gate_limit {
+            return Err(SessionError::AndGateLimit {
+                limit: self.and_gate_limit,
+                requested: None,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// A computation that has ended: what the garbler's report needs, and the end of its stream
+/// (credit for that tail may still arrive).
+pub(super) struct Ended {
+    pub stats: Stats,
+    pub garbler_outputs: Vec<bool>,
+    /// Stream bytes sent and acknowledged when it ended.
+    pub produced: u64,
+    pub consumed: u64,
+}
+
+/// One computation of a security mode, on the garbler's side, as its session drives it.
+pub(super) trait GarblerMode {
+    fn security(&self) -> Security;
+    fn service(&self) -> &str;
+    /// Where the computation stands, for the error naming an unexpected frame.
+    fn stage(&self) -> &'static str;
+    /// A frame of the computation's own (never `Credit`, `Window` or `Error`, which the session
+    /// takes); one it does not expect now is [`SessionError::Unexpected`].
+    fn handle(&mut self, frame: Frame, parts: &mut GarblerParts<'_>) -> Result<(), SessionError>;
+    /// The evaluator's credit: the bytes it has consumed of this computation's stream. Returns
+    /// how many of them it acknowledges for the first time (the session's progress).
+    fn credit(&mut self, consumed: u64) -> Result<u64, SessionError>;
+    /// Garbles and queues frames while the credit window allows.
+    fn produce(&mut self, parts: &mut GarblerParts<'_>) -> Result<(), SessionError>;
+    /// Whether it has a window's worth of stream unacknowledged (and so waits for the client).
+    fn waits_for_credit(&self, window: u64) -> bool;
+    /// AND gates garbled so far, every copy of every circuit: what the limits charge.
+    fn garbled(&self) -> u64;
+    /// The computation's end, once (`None` while it runs and after it has been taken).
+    fn take_ended(&mut self) -> Option<Ended>;
+}
+
+/// Test-only deviations of the next computation (attack tests).
+#[derive(Default)]
+pub(super) struct GarblerSwitches {
+    /// How cut-and-choose computations encode the evaluator's input: probe-resistant (the
+    /// identity only in the attack tests).
+    pub cnc_encoding: EncodingKind,
+    /// How the next cut-and-choose computation's garbler deviates.
+    #[cfg(feature = "insecure-switches")]
+    pub cnc_deviation: Option<crate::cnc::primary::Deviation>,
+}
+
+/// What a new computation starts from besides its request and plan.
+pub(super) struct StartContext {
+    pub start: Start,
+    /// The session's garbling-hash instance seed S (its hello announced it): a mode derives its
+    /// computations' instance seeds from it.
+    pub hash_seed: Block,
+    /// How many computations of the same mode this session started before this one.
+    pub index: u64,
+    /// SoftSpoken's k for each OT direction, as the hellos settled it.
+    pub ot_k: [usize; 2],
+}
+
+/// Queues `Done` with the garbler's statistics since `start`, counting the `Done` frame itself,
+/// and returns them.
+pub(super) fn send_done(
+    outbox: &mut Outbox,
+    clock: &dyn Clock,
+    start: &Start,
+    and_gates: u64,
+) -> Stats {
+    let mut counters = outbox.counters;
+    let stats = start.stats(clock.now_ms(), clock.cpu_ms(), &counters, and_gates);
+    let done_len = Frame::Done(stats).encode().len();
+    counters.bytes_sent += done_len as u64;
+    counters.frames_sent += 1;
+    let stats = counters.since(&start.counters, stats.wall_ms, stats.cpu_ms, and_gates);
+    outbox.push(Frame::Done(stats).encode());
+    stats
+}
+
+/// What a running computation may use of its evaluator's session, lent for one step.
+pub(super) struct EvaluatorParts<'a> {
+    /// The session's engine: its garbling hash and AND counter last across computations.
+    pub engine: &'a mut Evaluator,
+    /// The correlated-OT receiver, its base OTs done ([`EvaluatorMode::extend`] only).
+    pub ot: &'a mut OtReceiver,
+    /// The chosen-message OT, once a computation has made it, and whether its base OT is done.
+    pub chosen: &'a mut Option<(ChosenReceiver, bool)>,
+    pub outbox: &'a mut Outbox,
+    pub clock: &'a dyn Clock,
+    /// The credit window; a mode that widens it tells the garbler in a `Window` frame.
+    pub window: &'a mut u32,
+    pub max_window: u32,
+    /// The largest frame the server accepts.
+    pub max_frame: usize,
+}
+
+/// A computation that has ended, on the evaluator's side: its result, and where it ended for
+/// progress reports after it.
+pub(super) struct EvaluatorEnded {
+    pub result: ComputationResult,
+    pub progress: Progress,
+}
+
+/// One computation of a security mode, on the evaluator's side, as its session drives it.
+pub(super) trait EvaluatorMode {
+    /// Where the computation stands, for the error naming an unexpected frame.
+    fn stage(&self) -> &'static str;
+    /// The content of a `Data` frame (read in place: the bulk of the traffic).
+    fn data(&mut self, data: &[u8], parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError>;
+    /// Any other frame of the computation's own (never `Error`, which the session takes); one
+    /// it does not expect now is [`SessionError::Unexpected`].
+    fn handle(&mut self, frame: Frame, parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError>;
+    /// Whether it waits for correlated OTs from the session's receiver: the session then does
+    /// the base OTs (the first time) and calls [`extend`](Self::extend), once everything queued
+    /// has been sent.
+    fn awaits_ot_extension(&self) -> bool;
+    fn extend(&mut self, parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError>;
+    fn progress(&self, engine: &Evaluator, counters: &Counters) -> Progress;
+    /// The computation's end, once (`None` while it runs and after it has been taken).
+    fn take_ended(&mut self) -> Option<EvaluatorEnded>;
+}
+
+/// A computation the evaluator starts: the service as the catalog resolved it, and its request.
+pub(super) struct EvaluatorStart<'a> {
+    pub service: &'a str,
+    pub info: &'a ServiceInfo,
+    pub resolved: Resolved,
+    pub request: ComputeRequest,
+    /// This party's input bits.
+    pub inputs: Vec<bool>,
+    pub context: StartContext,
+    pub max_slots: u32,
+    /// What this party defends itself with: everything, but in the attack tests.
+    pub defences: Defences,
+}
+
+/// Unconsumed data beyond the window that a garbler may still legitimately have sent: one
+/// oversized batch.
+pub(super) const WINDOW_SLACK: usize = 16 << 20;
+
+/// The evaluator's outputs of a circuit of `shape`, from their bits in circuit order.
+pub(super) fn output_values(shape: &Shape, bits: &[bool]) -> Result<Vec<OutputValue>, SessionError> {
+    let fields = || shape.outputs.iter().filter(|f| f.reveal.to_evaluator());
+    let expected = fields().map(|f| f.bits).sum::<usize>();
+    if bits.len() != expected {
+        return Err(SessionError::OutputBits { expected: expected as u64, got: bits.len() as u64 });
+    }
+    let mut bits = bits.iter().copied();
+    Ok(fields().map(|field| OutputValue { name: field.name.clone(), bits: bits.by_ref().take(field.bits).collect(), signed: field.signed }).collect())
+}
