@@ -113,7 +113,7 @@ test('the Rust parser reads each compiled circuit, counts its gates alike and co
         const inputs = circuit.inputs.map((w) => randomUint(w));
         const args = inputs.flatMap((v) => ['--input', `0x${v.toString(16)}`]);
         const out = JSON.parse(execFileSync(garblet, ['circuit', 'eval', file, ...args, '--json'], { encoding: 'utf8' }));
-        assert.deepEqual(out.outputs.map((o) => BigInt(`0x${o.hex}`)), circuit.run(inputs), `${name} on ${inputs}`);
+        assert.deepEqual(out.outputs.map((o) => BigInt(o.hex)), circuit.run(inputs), `${name} on ${inputs}`);
       }
     }
   } finally {
@@ -199,13 +199,13 @@ function examples(file) {
 }
 
 test('every circuit example in the docs compiles', async () => {
-  const docs = [join(sdk, 'README.md'), join(root, 'docs', 'circuits.md')];
+  const docs = [join(sdk, 'README.md'), join(root, 'README.md'), join(root, 'docs', 'circuits.md')];
   const dir = mkdtempSync(join(sdk, 'test', '.doc-examples-'));
   let count = 0;
   try {
     for (const doc of docs) {
       for (const [i, code] of examples(doc).entries()) {
-        const file = join(dir, `${doc.endsWith('README.md') ? 'readme' : 'circuits'}-${i}.ts`);
+        const file = join(dir, `${docs.indexOf(doc)}-${i}.ts`);
         writeFileSync(file, code);
         const { manifest } = await compileFile(file);
         assert.ok(manifest.outputs.length > 0, `${doc} example ${i}`);
