@@ -198,7 +198,22 @@ function examples(file) {
   return [...text.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]).filter((code) => code.includes('circuit('));
 }
 
-test('every circuit example in the docs compiles', async () => {
+/** `tsc --strict` over `files`: the types of `garblet/circuit` as a developer's editor sees them. */
+function typecheck(files) {
+  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+  execFileSync(process.execPath, [tsc, '--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--types', 'node', ...files], { encoding: 'utf8', stdio: 'pipe' });
+}
+
+test('the pinned circuits and the error fixtures type-check (the fixtures expect their type errors)', () => {
+  const files = [...readdirSync(fixtures).filter((f) => f.endsWith('.ts')).map((f) => join(fixtures, f)), ...readdirSync(join(fixtures, 'errors')).map((f) => join(fixtures, 'errors', f))];
+  try {
+    typecheck(files);
+  } catch (e) {
+    assert.fail(e.stdout || e.message);
+  }
+});
+
+test('every circuit example in the docs compiles and type-checks', async () => {
   const docs = [join(sdk, 'README.md'), join(root, 'README.md'), join(root, 'docs', 'circuits.md')];
   const dir = mkdtempSync(join(sdk, 'test', '.doc-examples-'));
   let count = 0;
@@ -211,6 +226,11 @@ test('every circuit example in the docs compiles', async () => {
         assert.ok(manifest.outputs.length > 0, `${doc} example ${i}`);
         count++;
       }
+    }
+    try {
+      typecheck(readdirSync(dir).map((f) => join(dir, f)));
+    } catch (e) {
+      assert.fail(e.stdout || e.message);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

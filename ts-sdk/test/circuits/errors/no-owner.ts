@@ -6,5 +6,6 @@ export default circuit(
     inputs: { secret: uint(32), guess: evaluator(uint(32)) }, // ← the error
     outputs: { equal: 'evaluator' },
   },
+  // @ts-expect-error: without an owner, secret has no type to call eq on
   ({ secret, guess }) => ({ equal: secret.eq(guess) }),
 );
