@@ -139,12 +139,13 @@ const errorCases = [
   ['no-owner.ts', 'no-owner', /input secret has no owner: write garbler\(uint\(32\)\) .* or evaluator\(uint\(32\)\)/],
   ['no-recipient.ts', 'no-recipient', /output extra is returned but has no recipient/],
   ['signed-and-unsigned.ts', 'type-mismatch', /the operand is signed \(int\(16\)\); convert/],
+  ['runaway-loop.ts', 'too-large', /passed 5000 gates: is a loop or a condition .* reading a secret value/],
 ];
 
 for (const [fixture, reason, message] of errorCases) {
   test(`${fixture}: a ${reason} error at the line that causes it`, async () => {
     const file = join(fixtures, 'errors', fixture);
-    const error = await compileFile(file).then(
+    const error = await compileFile(file, undefined, { maxGates: 5000 }).then(
       () => assert.fail('it compiled'),
       (e) => e,
     );

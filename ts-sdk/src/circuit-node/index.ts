@@ -6,7 +6,7 @@
 
 import { register } from 'node:module';
 import { pathToFileURL } from 'node:url';
-import { Circuit, compileWithHash, Manifest } from '../circuit/compile.js';
+import { Circuit, CompileOptions, compileWithHash, Manifest } from '../circuit/compile.js';
 import { CircuitError } from '../circuit/errors.js';
 
 let registered = false;
@@ -31,6 +31,6 @@ export async function loadCircuitFile(path: string, exportName = 'default'): Pro
 }
 
 /** Loads and compiles a circuit file: the Bristol text and the manifest. */
-export async function compileFile(path: string, exportName?: string): Promise<{ bristol: string; manifest: Manifest }> {
-  return compileWithHash(await loadCircuitFile(path, exportName));
+export async function compileFile(path: string, exportName?: string, options?: CompileOptions): Promise<{ bristol: string; manifest: Manifest }> {
+  return compileWithHash(await loadCircuitFile(path, exportName), options);
 }
