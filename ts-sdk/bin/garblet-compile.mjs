@@ -59,4 +59,8 @@ writeFileSync(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
 const { and, xor, inv } = manifest.gates;
 console.log(`${bristolPath}: ${and} AND, ${xor} XOR, ${inv} INV`);
 console.log(`${manifestPath}: ${manifest.inputs.length} inputs, ${manifest.outputs.length} outputs`);
+// The service lines, with each of the server's inputs read from an environment variable of its
+// name (server/README.md lists the other ways to give a value).
+const garblerInputs = manifest.inputs.filter((i) => i.owner === 'garbler').map((i) => `${i.name} = { env = "${i.name.replace(/[^A-Za-z0-9]/g, '_').toUpperCase()}" }`);
 console.log(`\n[[service]]\nname = "${manifest.name}"\ncircuit = { bristol_file = "${basename(bristolPath)}", manifest = "${basename(manifestPath)}" }`);
+if (garblerInputs.length) console.log(`garbler_inputs = { ${garblerInputs.join(', ')} }`);
