@@ -345,6 +345,8 @@ pub enum InputOwner {
 pub enum EncodingConfig {
     #[default]
     Uint,
+    /// Two's complement: a client may send a negative number.
+    Int,
     Bytes,
 }
 

@@ -43,8 +43,8 @@ pub enum ManifestError {
     Type { what: &'static str, name: String, reason: String },
     #[error("{what} {index}: {reason}")]
     Name { what: &'static str, index: usize, reason: String },
-    #[error("input {name}: signed inputs are not supported by the server (take a uint and convert it in the circuit)")]
-    SignedInput { name: String },
+    #[error("input {name}: an array of signed values is not supported (take an array of uint and convert it in the circuit)")]
+    SignedArray { name: String },
 }
 
 /// A type as the manifest writes it.
@@ -70,10 +70,9 @@ impl TypeDesc {
         }
     }
 
-    fn signed(&self) -> bool {
+    fn signed_array(&self) -> bool {
         match self {
-            TypeDesc::Int { .. } => true,
-            TypeDesc::Array { of, .. } => of.signed(),
+            TypeDesc::Array { of, .. } => matches!(**of, TypeDesc::Int { .. }) || of.signed_array(),
             _ => false,
         }
     }
@@ -202,11 +201,13 @@ impl Manifest {
         let mut inputs = Vec::new();
         for (entry, &circuit) in m.inputs.into_iter().zip(&header.inputs) {
             let bits = width("input", &entry.name, &entry.ty, circuit)?;
-            if entry.ty.signed() {
-                return Err(ManifestError::SignedInput { name: entry.name });
+            // An array is sent as one number, and one number cannot carry a sign per element.
+            if entry.ty.signed_array() {
+                return Err(ManifestError::SignedArray { name: entry.name });
             }
             let encoding = match entry.ty {
                 TypeDesc::Bytes { .. } => Encoding::Bytes,
+                TypeDesc::Int { .. } => Encoding::Int,
                 // Unsigned integers and bits are numbers; an array is one number too, element 0
                 // in the lowest bits (what a `list` value of the configuration fills).
                 _ => Encoding::UInt,
@@ -286,6 +287,8 @@ mod tests {
         assert_eq!(typed.inputs[0].encoding, Encoding::Bytes);
         assert_eq!(typed.inputs[1].encoding, Encoding::UInt);
         assert!(typed.outputs[0].signed, "an int output is shown signed");
+        let int = Manifest::parse(&manifest(&MILLIONAIRES_IN.replace("\"uint\"", "\"int\""), RICHER), &header(&[64, 64], &[1]), HASH).unwrap();
+        assert!(int.inputs.iter().all(|i| i.encoding == Encoding::Int), "an int input is read in two's complement");
     }
 
     #[test]
@@ -312,10 +315,10 @@ mod tests {
         assert!(matches!(err(&manifest(MILLIONAIRES_IN, &RICHER.replace("both", "everyone"))), ManifestError::Type { what: "output", .. }));
         assert!(matches!(err(&manifest(MILLIONAIRES_IN, &RICHER.replace(r#"{"kind": "bit"}"#, r#"{"kind": "float"}"#))), ManifestError::Json { .. }));
         let signed = err(&manifest(
-            &MILLIONAIRES_IN.replace("\"uint\", \"bits\": 64}}, {\"name\": \"client\"", "\"int\", \"bits\": 64}}, {\"name\": \"client\""),
+            r#"{"name": "server", "owner": "garbler", "type": {"kind": "array", "length": 2, "of": {"kind": "int", "bits": 32}}}, {"name": "client", "owner": "evaluator", "type": {"kind": "uint", "bits": 64}}"#,
             RICHER,
         ));
-        assert!(matches!(&signed, ManifestError::SignedInput { name } if name == "server"), "{signed}");
+        assert!(matches!(&signed, ManifestError::SignedArray { name } if name == "server"), "{signed}");
         let zero = Manifest::parse(
             &manifest(r#"{"name": "x", "owner": "garbler", "type": {"kind": "array", "length": 0, "of": {"kind": "bit"}}}"#, RICHER),
             &header(&[0], &[1]),

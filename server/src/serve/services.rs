@@ -170,6 +170,7 @@ fn bristol_circuit(service: &ServiceConfig, c: &CircuitConfig, security: Securit
         let name = input.name.clone().unwrap_or_else(|| format!("in{i}"));
         let encoding = match input.encoding {
             EncodingConfig::Uint => Encoding::UInt,
+            EncodingConfig::Int => Encoding::Int,
             EncodingConfig::Bytes => Encoding::Bytes,
         };
         let source = bristol_input_source(input, &name, bits, &encoding, &service.name, values, &mut garbler_input)?;
