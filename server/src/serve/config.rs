@@ -312,6 +312,9 @@ pub struct CircuitConfig {
     /// the circuit's inputs and outputs (instead of `inputs` and `outputs`; the garbler's input
     /// values are then given by name in `garbler_inputs`).
     pub manifest: Option<PathBuf>,
+    /// A function compiled from TypeScript that the binary embeds with its manifest (the files
+    /// in circuits/compiled/), by name.
+    pub compiled: Option<String>,
     /// Built-in programs: parameters the service fixes (the default of client-settable ones).
     #[serde(default)]
     pub params: BTreeMap<String, u64>,

@@ -5,12 +5,13 @@ use super::bundled;
 use super::manifest::{file_sha256, Manifest};
 use super::config::{BristolInputConfig, BristolOutputConfig, CircuitConfig, Config, EncodingConfig, InputOwner, ServiceConfig};
 use super::values::{random_bits, Resolved, ValueSource};
-use garblet_circuits::bristol::{self, BristolInput, BristolOutput, InputSource};
+use garblet_circuits::bristol::{self, BristolInfo, BristolInput, BristolOutput, InputSource};
 use garblet_circuits::registry::{self, ProgramSpec};
 use garblet_circuits::{Encoding, Party, Reveal};
 use garblet_core::protocol::catalog::ParamInfo;
 use garblet_core::protocol::Security;
 use crate::service_table::{BristolText, CircuitSource, ServiceDef, ServiceTable};
+use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -75,6 +76,19 @@ fn define(service: &ServiceConfig, values: &mut ValueReader) -> Result<ServiceDe
     }
     let security = service.security()?;
     let c = &service.circuit;
+    if let Some(name) = &c.compiled {
+        if c.builtin.is_some() || c.bristol.is_some() || c.bristol_file.is_some() || c.manifest.is_some() {
+            return Err("circuit needs exactly one of builtin, bristol (a bundled circuit), bristol_file or compiled".into());
+        }
+        if !c.params.is_empty() || !c.client_params.is_empty() || !service.inputs.is_empty() || service.outputs.is_some() {
+            return Err("a compiled function takes its inputs and outputs from its manifest: set only garbler_inputs (the server's values, by name)".into());
+        }
+        let (text, manifest) = bundled::compiled(name).ok_or_else(|| format!("no compiled function '{name}' (there are: {})", list(&bundled::compiled_names())))?;
+        let info = Arc::new(bristol::scan(text).map_err(|e| format!("the circuit: {e}"))?);
+        let hash: String = Sha256::digest(text).iter().map(|b| format!("{b:02x}")).collect();
+        let manifest = Manifest::parse(manifest, &info.header, &hash).map_err(|e| format!("compiled function {name}: {e}"))?;
+        return manifest_service(service, BristolText::Embedded(text), info, manifest, security, values);
+    }
     match (&c.builtin, &c.bristol, &c.bristol_file) {
         (Some(program), None, None) => {
             if !service.inputs.is_empty() || service.outputs.is_some() {
@@ -95,7 +109,7 @@ fn define(service: &ServiceConfig, values: &mut ValueReader) -> Result<ServiceDe
             }
             bristol_circuit(service, c, security, values)
         }
-        _ => Err("circuit needs exactly one of builtin, bristol (a bundled circuit) or bristol_file".into()),
+        _ => Err("circuit needs exactly one of builtin, bristol (a bundled circuit), bristol_file or compiled".into()),
     }
 }
 
@@ -195,6 +209,11 @@ fn manifest_circuit(service: &ServiceConfig, file: &Path, manifest: &Path, secur
     let info = Arc::new(bristol::scan(reader).map_err(|e| format!("the circuit: {e}"))?);
     let hash = file_sha256(&path).map_err(|e| e.to_string())?;
     let manifest = Manifest::load(&values.base_dir.join(manifest), &info.header, &hash).map_err(|e| format!("{}: {e}", manifest.display()))?;
+    manifest_service(service, text, info, manifest, security, values)
+}
+
+/// A service whose inputs and outputs a manifest gives, checked against its circuit.
+fn manifest_service(service: &ServiceConfig, text: BristolText, info: Arc<BristolInfo>, manifest: Manifest, security: Security, values: &mut ValueReader) -> Result<ServiceDef, String> {
     for name in service.garbler_inputs.keys() {
         if !manifest.inputs.iter().any(|i| &i.name == name && i.party == Party::Garbler) {
             let names: Vec<&str> = manifest.inputs.iter().filter(|i| i.party == Party::Garbler).map(|i| i.name.as_str()).collect();
@@ -408,5 +427,20 @@ inputs = [{ party = "garbler", encoding = "bytes", value = { env = "GARBLET_TEST
         let (_dir, base) = adder_with_manifest("manifest-width", |m| m.replacen("\"bits\": 64", "\"bits\": 32", 1));
         let e = build_in(&base, "circuit = { bristol_file = 'add.bristol', manifest = 'add.manifest.json' }\ngarbler_inputs = { a = { decimal = 1 } }").err().expect("an error").to_string();
         assert!(e.contains("input a is 32 bits in the manifest and 64 in the circuit"), "{e}");
+    }
+
+    #[test]
+    fn an_embedded_compiled_function_is_served_by_name_with_its_manifest() {
+        use garblet_core::protocol::Services as _;
+        let services = build_in(".", "circuit = { compiled = 'budget' }\ngarbler_inputs = { balance = { decimal = 1000 } }").unwrap();
+        let catalog: serde_json::Value = serde_json::from_str(services.table.catalog_json()).unwrap();
+        let budget = &catalog["services"][0];
+        assert_eq!(budget["inputs"][1], serde_json::json!({ "name": "change", "party": "evaluator", "bits": 32, "encoding": { "type": "uint" }, "signed": true }), "{budget}");
+        assert_eq!(budget["outputs"][0]["signed"], true);
+        let err = |service: &str| build_in(".", service).err().expect("an error").to_string();
+        assert!(err("circuit = { compiled = 'nothing' }").contains("no compiled function 'nothing' (there are: budget)"));
+        assert!(err("circuit = { compiled = 'budget', bristol = 'adder64' }").contains("exactly one of"));
+        assert!(err("circuit = { compiled = 'budget' }\ninputs = [{ party = 'evaluator' }]").contains("set only garbler_inputs"));
+        assert!(err("circuit = { compiled = 'budget' }").contains("garbler_inputs.balance is missing"));
     }
 }
