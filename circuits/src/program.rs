@@ -15,6 +15,8 @@ use thiserror::Error;
 pub enum Encoding {
     /// An unsigned integer; bit i is wire i.
     UInt,
+    /// A two's-complement signed integer; bit i is wire i, the last wire the sign.
+    Int,
     /// A byte string as a big-endian integer (FIPS-197 blocks, SHA-256 words).
     Bytes,
     /// A string over a public alphabet, `symbol_bits` per symbol, the first symbol in the lowest

@@ -42,6 +42,42 @@ pub fn parse_uint(text: &str, width: usize) -> Result<Vec<bool>, ValueError> {
     Ok((0..width).map(|i| bits.get(i).copied().unwrap_or(false)).collect())
 }
 
+/// Parses a decimal or `0x` hexadecimal integer with an optional leading minus sign into
+/// exactly `width` bits of two's complement: -2^(width-1) to 2^(width-1) - 1.
+pub fn parse_int(text: &str, width: usize) -> Result<Vec<bool>, ValueError> {
+    let t = text.trim();
+    let (negative, magnitude) = match t.strip_prefix('-') {
+        Some(m) => (true, m),
+        None => (false, t),
+    };
+    // A sign inside the magnitude ("--5", "-+5") is a syntax error, not a second sign.
+    if magnitude.starts_with(|c: char| c == '-' || c == '+' || c.is_whitespace()) {
+        return Err(ValueError::Syntax(text.to_string()));
+    }
+    let too_wide = || ValueError::TooWide { text: text.to_string(), width };
+    let mut bits = parse_uint(magnitude, width).map_err(|e| match e {
+        ValueError::Syntax(_) => ValueError::Syntax(text.to_string()),
+        ValueError::TooWide { .. } => too_wide(),
+    })?;
+    if width == 0 {
+        return Ok(bits);
+    }
+    if !negative {
+        return if bits[width - 1] { Err(too_wide()) } else { Ok(bits) };
+    }
+    if bits.iter().all(|&b| !b) {
+        return Ok(bits);
+    }
+    // Two's complement: invert, add one. A magnitude up to 2^(width-1) leaves the sign bit set.
+    let mut carry = true;
+    for b in bits.iter_mut() {
+        let v = !*b;
+        *b = v ^ carry;
+        carry &= v;
+    }
+    if bits[width - 1] { Ok(bits) } else { Err(too_wide()) }
+}
+
 /// `0x` and ⌈width/4⌉ hexadecimal digits (at least one).
 pub fn to_hex(bits: &[bool]) -> String {
     let digits = bits.len().div_ceil(4).max(1);
@@ -103,6 +139,23 @@ mod tests {
         assert_eq!(to_hex(&from_u128(0xabc, 12)), "0xabc");
         assert_eq!(to_hex(&from_u128(5, 16)), "0x0005");
         assert_eq!(to_hex(&[]), "0x0");
+    }
+
+    #[test]
+    fn signed_values_are_twos_complement() {
+        assert_eq!(to_u128(&parse_int("-5", 8).unwrap()), Some(0xfb));
+        assert_eq!(to_u128(&parse_int("-128", 8).unwrap()), Some(0x80));
+        assert_eq!(to_u128(&parse_int("127", 8).unwrap()), Some(0x7f));
+        assert_eq!(to_u128(&parse_int("-0", 8).unwrap()), Some(0));
+        assert_eq!(to_u128(&parse_int("-0x10", 8).unwrap()), Some(0xf0));
+        assert_eq!(to_u128(&parse_int("-1", 1).unwrap()), Some(1));
+        assert_eq!(to_u128(&parse_int("-9223372036854775808", 64).unwrap()), Some(1 << 63));
+        for (text, width) in [("128", 8), ("-129", 8), ("-255", 8), ("-256", 8), ("1", 1), ("-2", 1)] {
+            assert_eq!(parse_int(text, width), Err(ValueError::TooWide { text: text.into(), width }), "{text} in {width} bits");
+        }
+        for text in ["", "-", "--5", "-+5", "+-5", "5-", "- 5"] {
+            assert!(matches!(parse_int(text, 8), Err(ValueError::Syntax(_))), "{text:?}");
+        }
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use crate::client::commands::{input_bits, parse_param};
 use crate::client::display;
-use garblet_circuits::bristol::{self, default_io, BristolInfo, BristolProgram};
+use garblet_circuits::bristol::{self, default_io, BristolInfo, BristolInput, BristolOutput, BristolProgram, InputSource};
 use garblet_circuits::registry::{self, Params, ProgramSpec};
 use garblet_circuits::{Counter, InputField, Party, Plaintext, Program, Reveal, Runner};
 use garblet_core::protocol::catalog::FieldInfo;
@@ -115,6 +115,23 @@ pub fn stats(circuit: &CircuitArg) -> Result<Value, CmdError> {
             }))
         }
     }
+}
+
+/// The identity a service of a compiled circuit with its manifest announces (`sha256:…`): the
+/// streamed circuit's topology hash, built as the server builds it.
+pub fn manifest_circuit_id(circuit: &CircuitArg, manifest: &Path) -> Result<String, CmdError> {
+    let CircuitArg::File(path) = circuit else {
+        return Err(usage("--manifest goes with a circuit FILE"));
+    };
+    let info = Arc::new(scan_file(path)?);
+    let hash = crate::serve::manifest::file_sha256(path).map_err(failed)?;
+    let manifest = crate::serve::manifest::Manifest::load(manifest, &info.header, &hash).map_err(|e| failed(format!("{}: {e}", manifest.display())))?;
+    let inputs = manifest.inputs.iter().map(|i| BristolInput { name: i.name.clone(), source: InputSource::Party(i.party), encoding: i.encoding.clone() }).collect();
+    let outputs = manifest.outputs.iter().map(|o| BristolOutput { name: o.name.clone(), reveal: o.reveal, signed: o.signed }).collect();
+    let file = File::open(path).map_err(|e| usage(format!("cannot read {}: {e}", path.display())))?;
+    let program = BristolProgram::new(BufReader::new(file), info, inputs, outputs).map_err(failed)?;
+    let id = garblet_core::protocol::topology::circuit_id(&mut Runner::new(Box::new(program)), |_, _| {}).map_err(failed)?;
+    Ok(format!("sha256:{}", garblet_core::protocol::catalog::hex(&id)))
 }
 
 /// `garblet circuit eval`: the outputs in the clear, `name = value` a line (see

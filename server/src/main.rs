@@ -185,7 +185,15 @@ enum CircuitCommand {
     /// Gate counts as one JSON object: gates, and, xor, inv, other, wires, inputs, outputs,
     /// max_live. `and` counts AND operations (a MAND of width k counts k); `other` counts EQ,
     /// EQW and MAND gates; `max_live` is the most wire labels held at once.
-    Stats(CircuitSource),
+    Stats {
+        #[command(flatten)]
+        source: CircuitSource,
+        /// The manifest garblet-compile wrote beside FILE: adds `circuit`, the identity a
+        /// service of FILE with this manifest announces (`sha256:` and 64 hex digits), which a
+        /// page pins with the SDK's `expectCircuit`.
+        #[arg(long, value_name = "FILE")]
+        manifest: Option<PathBuf>,
+    },
     /// Evaluates in the clear and prints each output as `name = value`, like `garblet run`.
     #[command(after_help = run_help())]
     Eval {
@@ -416,7 +424,14 @@ fn first_line(e: &clap::Error) -> String {
 
 fn run_circuit(command: CircuitCommand) -> Result<(), CmdError> {
     match command {
-        CircuitCommand::Stats(source) => println!("{}", circuit_cmd::stats(&source.resolve()?)?),
+        CircuitCommand::Stats { source, manifest } => {
+            let circuit = source.resolve()?;
+            let mut stats = circuit_cmd::stats(&circuit)?;
+            if let Some(manifest) = manifest {
+                stats["circuit"] = circuit_cmd::manifest_circuit_id(&circuit, &manifest)?.into();
+            }
+            println!("{stats}");
+        }
         CircuitCommand::Eval { source, inputs, json } => print!("{}", circuit_cmd::eval(&source.resolve()?, &inputs, json)?),
         CircuitCommand::List { json } => print!("{}", circuit_cmd::list(json)),
     }

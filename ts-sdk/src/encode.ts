@@ -4,7 +4,7 @@
  * symbol in the lowest bits.
  */
 import { InputError } from './errors.js';
-import { bytesLength, count, lengthRange, negative, notANumber, symbolNoun, textLength, thousands, tooLarge } from './wording.js';
+import { bytesLength, count, lengthRange, negative, notANumber, notASignedNumber, signedOutOfRange, symbolNoun, textLength, thousands, tooLarge } from './wording.js';
 import type { HexInput, InputField, Inputs, InputValue, OutputField, ServiceInfo, Utf8Input } from './types.js';
 
 /**
@@ -134,6 +134,15 @@ function uintBits(value: bigint, width: number, name: string, text: string = val
   return Array.from({ length: width }, (_, i) => ((value >> BigInt(i)) & 1n) === 1n);
 }
 
+/** A signed field's bits in two's complement, from -2^(width-1) to 2^(width-1) - 1. */
+function intBits(value: bigint, width: number, name: string, text: string = value.toString()): boolean[] {
+  const max = width === 0 ? 0n : (1n << BigInt(width - 1)) - 1n;
+  const min = width === 0 ? 0n : -max - 1n;
+  if (value < min || value > max) throw new InputError(signedOutOfRange(name, width, value, text), { reason: 'out-of-range', input: name, value, min, max, limit: max });
+  const u = value < 0n ? value + (1n << BigInt(width)) : value;
+  return Array.from({ length: width }, (_, i) => ((u >> BigInt(i)) & 1n) === 1n);
+}
+
 /** A whole number as people write it: decimal or `0x` hex digits, `_` between them allowed; `-` and digits is a negative number. */
 function parseInteger(text: string): bigint | undefined {
   const t = text.trim().replace(/_/g, '');
@@ -170,10 +179,11 @@ function symbolBits(symbols: number[], bitsPer: number, width: number, name: str
 /** The bits of one input value for `field`, whose width is `field.bits`. */
 export function encodeValue(field: InputField, value: InputValue): boolean[] {
   const { name, bits: width, encoding } = field;
-  if (typeof value === 'bigint') return uintBits(value, width, name);
+  const integer = field.signed === true && encoding.type === 'uint' ? intBits : uintBits;
+  if (typeof value === 'bigint') return integer(value, width, name);
   if (typeof value === 'number') {
     if (!Number.isSafeInteger(value)) throw new InputError(`input '${name}': ${value} is not an integer (use a bigint for large values)`, { reason: 'not-an-integer', input: name });
-    return uintBits(BigInt(value), width, name);
+    return integer(BigInt(value), width, name);
   }
   if (Array.isArray(value)) {
     const bits = (value as (boolean | number)[]).map((b) => b === true || b === 1);
@@ -224,8 +234,8 @@ export function encodeValue(field: InputField, value: InputValue): boolean[] {
         });
       case 'uint': {
         const v = parseInteger(value);
-        if (v === undefined) throw new InputError(notANumber(name, width, value), { reason: 'not-an-integer', input: name });
-        return uintBits(v, width, name, value);
+        if (v === undefined) throw new InputError(field.signed === true ? notASignedNumber(name, width, value) : notANumber(name, width, value), { reason: 'not-an-integer', input: name });
+        return integer(v, width, name, value);
       }
     }
   }

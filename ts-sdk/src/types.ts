@@ -14,6 +14,8 @@ export interface InputField {
   party: 'garbler' | 'evaluator';
   bits: number;
   encoding: Encoding;
+  /** A `uint` field read in two's complement: it takes negative numbers. Absent when false. */
+  signed?: boolean;
 }
 
 /** One output of a service. */
@@ -124,12 +126,13 @@ export interface Utf8Input {
 
 /**
  * A value for one input:
- * - `bigint` or `number`: an unsigned integer (bit i is wire i);
+ * - `bigint` or `number`: an integer (bit i is wire i), negative only for a signed input, which
+ *   is sent in two's complement;
  * - `Uint8Array`: bytes, big-endian (byte 0 is the most significant), e.g. an AES block;
  * - `hex('…')` or `utf8('…')`: bytes written as hex digits, or as text to encode in UTF-8;
  * - `boolean[]` or `(0|1)[]`: the bits themselves, bit 0 first;
  * - `string`: text in the input's alphabet (DNA, protein) for a symbol input, or a decimal /
- *   `0x` hexadecimal integer for an integer input. A bare string is never taken for a bytes
+ *   `0x` hexadecimal integer (after a minus sign for a negative one) for an integer input. A bare string is never taken for a bytes
  *   input: say which you mean with `hex()` or `utf8()`.
  */
 export type InputValue = bigint | number | Uint8Array | boolean[] | number[] | string | HexInput | Utf8Input;

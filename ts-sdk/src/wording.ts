@@ -20,6 +20,28 @@ function numberRange(width: number): string {
   return width <= 64 ? `0 to ${thousands((1n << BigInt(width)) - 1n)}` : `0 to 2^${width} − 1`;
 }
 
+/** "-128 to 127" for an 8-bit signed input; "-2^899 to 2^899 − 1" past 64 bits. */
+function signedRange(width: number): string {
+  if (width === 0) return '0 to 0';
+  const max = (1n << BigInt(width - 1)) - 1n;
+  return width <= 64 ? `-${thousands(max + 1n)} to ${thousands(max)}` : `-2^${width - 1} to 2^${width - 1} − 1`;
+}
+
+/** "d takes a whole number from -128 to 127". */
+export function signedNumber(name: string, width: number): string {
+  return `${name} takes a whole number from ${signedRange(width)}`;
+}
+
+/** A signed number outside its input's range: too small below it, too large above. */
+export function signedOutOfRange(name: string, width: number, value: bigint, text: bigint | string): string {
+  return `${signedNumber(name, width)}; ${String(text).trim()} is ${value < 0n ? 'too small' : 'too large'}`;
+}
+
+/** Text where a signed number belongs. */
+export function notASignedNumber(name: string, width: number, text: string): string {
+  return `${signedNumber(name, width)}; '${text.trim()}' is not one (write decimal digits, or hexadecimal after 0x, after an optional minus sign)`;
+}
+
 /** "b takes a whole number from 0 to 18,446,744,073,709,551,615". */
 export function wholeNumber(name: string, width: number): string {
   return `${name} takes a whole number from ${numberRange(width)}`;

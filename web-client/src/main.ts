@@ -7,9 +7,10 @@ import { anyServicePage } from './pages/any-service';
 import { editDistancePage } from './pages/edit-distance';
 import { hammingPage } from './pages/hamming';
 import { smithWatermanPage } from './pages/smith-waterman';
+import { tsFunctionPage } from './pages/ts-function';
 import './style.css';
 
-const PAGES: Page[] = [hammingPage, editDistancePage, aesPage, smithWatermanPage, anyServicePage];
+const PAGES: Page[] = [hammingPage, editDistancePage, aesPage, smithWatermanPage, tsFunctionPage, anyServicePage];
 
 function currentPage(): Page {
   const path = location.hash.replace(/^#\/?/, '');

@@ -31,6 +31,8 @@ pub struct BristolInput {
 pub struct BristolOutput {
     pub name: String,
     pub reveal: Reveal,
+    /// Whether the bits are a two's-complement integer (the client shows it negative).
+    pub signed: bool,
 }
 
 /// Inputs as `in0 … inN` of the given parties, outputs `out0 …` to `reveal`.
@@ -42,7 +44,7 @@ pub fn default_io(header: &Header, parties: &[Party], reveal: Reveal) -> (Vec<Br
             encoding: Encoding::UInt,
         })
         .collect();
-    let outputs = (0..header.outputs.len()).map(|i| BristolOutput { name: format!("out{i}"), reveal }).collect();
+    let outputs = (0..header.outputs.len()).map(|i| BristolOutput { name: format!("out{i}"), reveal, signed: false }).collect();
     (inputs, outputs)
 }
 
@@ -105,7 +107,7 @@ impl<R: BufRead> BristolProgram<R> {
             }
         }
         for (output, &bits) in outputs.iter().zip(&header.outputs) {
-            shape.outputs.push(OutputField { name: output.name.clone(), bits, reveal: output.reveal, signed: false });
+            shape.outputs.push(OutputField { name: output.name.clone(), bits, reveal: output.reveal, signed: output.signed });
         }
         let mut lines = Lines::new(reader);
         if read_header(&mut lines)? != info.header {

@@ -13,6 +13,7 @@ pub const INPUT_HELP: &str = "\
 How --input values are read (one --input per client input, in the order `garblet services` lists them):
   number input     a whole number from 0 up, in decimal (1000, 1_000) or hexadecimal after 0x (0x3e8);
                    bit i of the value is wire i
+  signed input     the same after an optional minus sign (-5, -0x10), in two's complement
   bytes input      exactly as many bytes as the input takes: two hexadecimal digits a byte after 0x
                    (0x00112233…, read big-endian), or text:WORDS for the UTF-8 bytes of WORDS
   text input       the text itself, always (GATTACA; 42 is the two characters 4 and 2); a leading
@@ -136,6 +137,7 @@ fn length_param<'s>(s: &'s ServiceInfo, field: &str) -> Option<&'s ParamInfo> {
 /// An input's size in its own units.
 fn size_of(s: &ServiceInfo, f: &FieldInfo) -> String {
     match &f.encoding {
+        EncodingInfo::Uint if f.signed => format!("{}, signed", display::count(f.bits as u64, "bit", "bits")),
         EncodingInfo::Uint => display::count(f.bits as u64, "bit", "bits"),
         EncodingInfo::Bytes => display::count(f.bits as u64 / 8, "byte", "bytes"),
         EncodingInfo::Symbols { alphabet, symbol_bits } => {
@@ -187,6 +189,8 @@ fn find_service<'c>(catalog: &'c Catalog, name: &str) -> Result<&'c ServiceInfo,
 enum ClientValue {
     /// Decimal or `0x`-hex, bit i = wire i.
     Number(String),
+    /// The same with an optional minus sign, in two's complement.
+    Signed(String),
     /// Bytes, exactly as many as the field takes.
     Bytes(Vec<u8>),
     /// A string over the field's alphabet (DNA, protein, Latin-1 text).
@@ -213,11 +217,17 @@ impl ClientValue {
                 Ok(ClientValue::Bytes(t.as_bytes().to_vec()))
             }
             (EncodingInfo::Bytes, None) => hex_bytes(text, name, field.bits / 8).map(ClientValue::Bytes),
-            (EncodingInfo::Uint, Some(_)) => Err(format!("{}; text: is for text and bytes inputs", wording::whole_number(name, field.bits))),
-            (EncodingInfo::Uint, None) if text.trim().is_empty() => Err(format!("{}; the value is empty", wording::whole_number(name, field.bits))),
+            (EncodingInfo::Uint, Some(_)) => Err(format!("{}; text: is for text and bytes inputs", number_wording(field))),
+            (EncodingInfo::Uint, None) if text.trim().is_empty() => Err(format!("{}; the value is empty", number_wording(field))),
+            (EncodingInfo::Uint, None) if field.signed => Ok(ClientValue::Signed(text.to_string())),
             (EncodingInfo::Uint, None) => Ok(ClientValue::Number(text.to_string())),
         }
     }
+}
+
+/// What a number field takes: "n takes a whole number from 0 to 255", or -128 to 127 if signed.
+fn number_wording(field: &FieldInfo) -> String {
+    if field.signed { wording::signed_number(&field.name, field.bits) } else { wording::whole_number(&field.name, field.bits) }
 }
 
 /// Exactly `want` bytes as hex digits after `0x`, two a byte, the first byte first.
@@ -306,6 +316,10 @@ impl ClientValue {
                 value::ValueError::Syntax(_) => wording::not_a_number(name, bits, n),
                 value::ValueError::TooWide { .. } => wording::too_large(name, bits, n),
             }),
+            ClientValue::Signed(n) => value::parse_int(n, bits).map_err(|e| match e {
+                value::ValueError::Syntax(_) => wording::not_a_signed_number(name, bits, n),
+                value::ValueError::TooWide { .. } => wording::signed_out_of_range(name, bits, n),
+            }),
             ClientValue::Bytes(b) => Ok(value::from_bytes(b)),
             ClientValue::Text(t) => text_bits(t, name, bits, encoding),
         }
@@ -389,4 +403,23 @@ fn service_json(s: &ServiceInfo) -> Value {
         "and_gates": s.and_gates,
         "security": s.security.name(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn number(signed: bool) -> FieldInfo {
+        FieldInfo { name: "d".into(), party: "evaluator".into(), bits: 8, encoding: EncodingInfo::Uint, signed }
+    }
+
+    #[test]
+    fn a_signed_input_takes_a_minus_sign_and_an_unsigned_one_refuses_it() {
+        assert_eq!(value::to_u128(&input_bits("-5", &number(true)).unwrap()), Some(0xfb));
+        assert_eq!(value::to_u128(&input_bits("127", &number(true)).unwrap()), Some(127));
+        assert_eq!(input_bits("-129", &number(true)).unwrap_err(), "d takes a whole number from -128 to 127; -129 is too small");
+        assert_eq!(input_bits("128", &number(true)).unwrap_err(), "d takes a whole number from -128 to 127; 128 is too large");
+        assert_eq!(input_bits("-5", &number(false)).unwrap_err(), "d takes a whole number from 0 to 255; -5 is negative");
+        assert_eq!(input_bits("", &number(true)).unwrap_err(), "d takes a whole number from -128 to 127; the value is empty");
+    }
 }

@@ -19,6 +19,34 @@ pub fn whole_number(name: &str, width: usize) -> String {
     format!("{name} takes a whole number from {}", number_range(width))
 }
 
+/// "-128 to 127" for an 8-bit signed input; "-2^899 to 2^899 − 1" past 64 bits.
+fn signed_range(width: usize) -> String {
+    match width {
+        0 => "0 to 0".into(),
+        1..=64 => {
+            let max = u64::MAX >> (65 - width);
+            format!("-{} to {}", thousands(max + 1), thousands(max))
+        }
+        _ => format!("-2^{0} to 2^{0} − 1", width - 1),
+    }
+}
+
+/// "delta takes a whole number from -128 to 127".
+pub fn signed_number(name: &str, width: usize) -> String {
+    format!("{name} takes a whole number from {}", signed_range(width))
+}
+
+/// A signed input given something other than a number.
+pub fn not_a_signed_number(name: &str, width: usize, text: &str) -> String {
+    format!("{}; '{}' is not one (write decimal digits, or hexadecimal after 0x, after an optional minus sign)", signed_number(name, width), text.trim())
+}
+
+/// A signed number outside its input's range: too small below it, too large above.
+pub fn signed_out_of_range(name: &str, width: usize, text: &str) -> String {
+    let t = text.trim();
+    format!("{}; {t} is {}", signed_number(name, width), if t.starts_with('-') { "too small" } else { "too large" })
+}
+
 /// A number input given something else: what it takes, and what was wrong with `text`.
 pub fn not_a_number(name: &str, width: usize, text: &str) -> String {
     let t = text.trim();
@@ -90,5 +118,9 @@ mod tests {
         assert_eq!(text_range("b", "ACGT", 0, 2000, 8000), "b accepts at most 2,000 bases; 8,000 given");
         assert_eq!(text_range("b", "ACGT", 1, 2000, 0), "b accepts at least 1 base; 0 given");
         assert_eq!(text_length("protein", "ARNDCQEGHILKMFPSTWYV", 60, 59), "protein takes exactly 60 letters; 59 given");
+        assert_eq!(signed_out_of_range("d", 8, "-129"), "d takes a whole number from -128 to 127; -129 is too small");
+        assert_eq!(signed_out_of_range("d", 64, "9223372036854775808"), "d takes a whole number from -9,223,372,036,854,775,808 to 9,223,372,036,854,775,807; 9223372036854775808 is too large");
+        assert_eq!(signed_number("d", 100), "d takes a whole number from -2^99 to 2^99 − 1");
+        assert!(not_a_signed_number("d", 8, "five").ends_with("'five' is not one (write decimal digits, or hexadecimal after 0x, after an optional minus sign)"));
     }
 }

@@ -23,6 +23,24 @@ pub const BUNDLED: &[(&str, &[u8])] = bundled!(
     "old_format_adder_32bit",
 );
 
+/// The functions written in TypeScript and compiled by `garblet-compile` (circuits/compiled/),
+/// each as its Bristol text and the manifest that names and types its inputs and outputs. The
+/// source is beside them, and ts-sdk/test/compiled.test.mjs checks that it compiles to them.
+pub const COMPILED: &[(&str, &[u8], &str)] = &[(
+    "budget",
+    include_bytes!("../../../circuits/compiled/budget.bristol"),
+    include_str!("../../../circuits/compiled/budget.manifest.json"),
+)];
+
+/// A compiled function's Bristol text and manifest, by name.
+pub fn compiled(name: &str) -> Option<(&'static [u8], &'static str)> {
+    COMPILED.iter().find(|(n, _, _)| *n == name).map(|(_, text, manifest)| (*text, *manifest))
+}
+
+pub fn compiled_names() -> Vec<&'static str> {
+    COMPILED.iter().map(|(n, _, _)| *n).collect()
+}
+
 /// A bundled circuit's text, by name (with or without `.txt`).
 pub fn find(name: &str) -> Option<&'static [u8]> {
     let name = name.strip_suffix(".txt").unwrap_or(name);

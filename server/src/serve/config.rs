@@ -277,7 +277,8 @@ pub struct ServiceConfig {
     /// Bristol circuits: every output, in order (default: all to the client, `out0`, `out1`…).
     #[serde(default)]
     pub outputs: Option<Vec<BristolOutputConfig>>,
-    /// Built-in programs: the value of each of the garbler's input fields, by field name.
+    /// Built-in programs and circuits with a manifest: the value of each of the garbler's input
+    /// fields, by field name.
     #[serde(default)]
     pub garbler_inputs: BTreeMap<String, ValueSource>,
     /// AND gates one computation of this service may take (default: the limits'
@@ -307,6 +308,13 @@ pub struct CircuitConfig {
     pub builtin: Option<String>,
     pub bristol: Option<String>,
     pub bristol_file: Option<PathBuf>,
+    /// With `bristol_file`: the manifest `garblet-compile` wrote beside it, which names and types
+    /// the circuit's inputs and outputs (instead of `inputs` and `outputs`; the garbler's input
+    /// values are then given by name in `garbler_inputs`).
+    pub manifest: Option<PathBuf>,
+    /// A function compiled from TypeScript that the binary embeds with its manifest (the files
+    /// in circuits/compiled/), by name.
+    pub compiled: Option<String>,
     /// Built-in programs: parameters the service fixes (the default of client-settable ones).
     #[serde(default)]
     pub params: BTreeMap<String, u64>,
@@ -340,6 +348,8 @@ pub enum InputOwner {
 pub enum EncodingConfig {
     #[default]
     Uint,
+    /// Two's complement: a client may send a negative number.
+    Int,
     Bytes,
 }
 

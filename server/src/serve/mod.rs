@@ -12,6 +12,7 @@ pub mod bundled;
 pub mod config;
 mod connection;
 pub mod http;
+pub mod manifest;
 pub mod metrics;
 pub mod origin;
 pub mod proxy;

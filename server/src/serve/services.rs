@@ -2,14 +2,16 @@
 //! scanned, parameters checked, the garbler's inputs read from their sources.
 
 use super::bundled;
+use super::manifest::{file_sha256, Manifest};
 use super::config::{BristolInputConfig, BristolOutputConfig, CircuitConfig, Config, EncodingConfig, InputOwner, ServiceConfig};
 use super::values::{random_bits, Resolved, ValueSource};
-use garblet_circuits::bristol::{self, BristolInput, BristolOutput, InputSource};
+use garblet_circuits::bristol::{self, BristolInfo, BristolInput, BristolOutput, InputSource};
 use garblet_circuits::registry::{self, ProgramSpec};
 use garblet_circuits::{Encoding, Party, Reveal};
 use garblet_core::protocol::catalog::ParamInfo;
 use garblet_core::protocol::Security;
 use crate::service_table::{BristolText, CircuitSource, ServiceDef, ServiceTable};
+use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -74,6 +76,19 @@ fn define(service: &ServiceConfig, values: &mut ValueReader) -> Result<ServiceDe
     }
     let security = service.security()?;
     let c = &service.circuit;
+    if let Some(name) = &c.compiled {
+        if c.builtin.is_some() || c.bristol.is_some() || c.bristol_file.is_some() || c.manifest.is_some() {
+            return Err("circuit needs exactly one of builtin, bristol (a bundled circuit), bristol_file or compiled".into());
+        }
+        if !c.params.is_empty() || !c.client_params.is_empty() || !service.inputs.is_empty() || service.outputs.is_some() {
+            return Err("a compiled function takes its inputs and outputs from its manifest: set only garbler_inputs (the server's values, by name)".into());
+        }
+        let (text, manifest) = bundled::compiled(name).ok_or_else(|| format!("no compiled function '{name}' (there are: {})", list(&bundled::compiled_names())))?;
+        let info = Arc::new(bristol::scan(text).map_err(|e| format!("the circuit: {e}"))?);
+        let hash: String = Sha256::digest(text).iter().map(|b| format!("{b:02x}")).collect();
+        let manifest = Manifest::parse(manifest, &info.header, &hash).map_err(|e| format!("compiled function {name}: {e}"))?;
+        return manifest_service(service, BristolText::Embedded(text), info, manifest, security, values);
+    }
     match (&c.builtin, &c.bristol, &c.bristol_file) {
         (Some(program), None, None) => {
             if !service.inputs.is_empty() || service.outputs.is_some() {
@@ -81,13 +96,20 @@ fn define(service: &ServiceConfig, values: &mut ValueReader) -> Result<ServiceDe
             }
             builtin(service, program, security, values)
         }
+        (None, None, Some(file)) if c.manifest.is_some() => {
+            if !c.params.is_empty() || !c.client_params.is_empty() || !service.inputs.is_empty() || service.outputs.is_some() {
+                return Err("a circuit with a manifest takes its inputs and outputs from it: set only garbler_inputs (the server's values, by name)".into());
+            }
+            manifest_circuit(service, file, c.manifest.as_deref().unwrap_or(Path::new("")), security, values)
+        }
+        _ if c.manifest.is_some() => Err("manifest goes with bristol_file (the file garblet-compile wrote beside it)".into()),
         (None, Some(_), None) | (None, None, Some(_)) => {
             if !c.params.is_empty() || !c.client_params.is_empty() || !service.garbler_inputs.is_empty() {
                 return Err("params, client_params and garbler_inputs are for built-in programs; a Bristol circuit's inputs are listed in inputs".into());
             }
             bristol_circuit(service, c, security, values)
         }
-        _ => Err("circuit needs exactly one of builtin, bristol (a bundled circuit) or bristol_file".into()),
+        _ => Err("circuit needs exactly one of builtin, bristol (a bundled circuit), bristol_file or compiled".into()),
     }
 }
 
@@ -162,12 +184,52 @@ fn bristol_circuit(service: &ServiceConfig, c: &CircuitConfig, security: Securit
         let name = input.name.clone().unwrap_or_else(|| format!("in{i}"));
         let encoding = match input.encoding {
             EncodingConfig::Uint => Encoding::UInt,
+            EncodingConfig::Int => Encoding::Int,
             EncodingConfig::Bytes => Encoding::Bytes,
         };
         let source = bristol_input_source(input, &name, bits, &encoding, &service.name, values, &mut garbler_input)?;
         inputs.push(BristolInput { name, source, encoding });
     }
     let outputs = bristol_outputs(service.outputs.as_deref(), info.header.outputs.len())?;
+    Ok(ServiceDef {
+        name: service.name.clone(),
+        doc: service.doc.clone().unwrap_or_default(),
+        source: CircuitSource::Bristol { text, info, inputs, outputs },
+        garbler_input,
+        security,
+    })
+}
+
+/// A compiled circuit with its manifest: names, types and owners from the manifest, the
+/// garbler's values from `garbler_inputs` by name.
+fn manifest_circuit(service: &ServiceConfig, file: &Path, manifest: &Path, security: Security, values: &mut ValueReader) -> Result<ServiceDef, String> {
+    let path = values.base_dir.join(file);
+    let text = BristolText::File(path.clone());
+    let reader = text.open().map_err(|e| format!("opening the circuit: {e}"))?;
+    let info = Arc::new(bristol::scan(reader).map_err(|e| format!("the circuit: {e}"))?);
+    let hash = file_sha256(&path).map_err(|e| e.to_string())?;
+    let manifest = Manifest::load(&values.base_dir.join(manifest), &info.header, &hash).map_err(|e| format!("{}: {e}", manifest.display()))?;
+    manifest_service(service, text, info, manifest, security, values)
+}
+
+/// A service whose inputs and outputs a manifest gives, checked against its circuit.
+fn manifest_service(service: &ServiceConfig, text: BristolText, info: Arc<BristolInfo>, manifest: Manifest, security: Security, values: &mut ValueReader) -> Result<ServiceDef, String> {
+    for name in service.garbler_inputs.keys() {
+        if !manifest.inputs.iter().any(|i| &i.name == name && i.party == Party::Garbler) {
+            let names: Vec<&str> = manifest.inputs.iter().filter(|i| i.party == Party::Garbler).map(|i| i.name.as_str()).collect();
+            return Err(format!("the circuit has no garbler input '{name}' (it has: {})", list(&names)));
+        }
+    }
+    let mut inputs = Vec::new();
+    let mut garbler_input = Vec::new();
+    for input in &manifest.inputs {
+        if input.party == Party::Garbler {
+            let source = service.garbler_inputs.get(&input.name).ok_or_else(|| format!("garbler_inputs.{} is missing: the server's {}-bit input", input.name, input.bits))?;
+            garbler_input.extend(values.read(source, &input.name, input.bits, &input.encoding, &service.name)?);
+        }
+        inputs.push(BristolInput { name: input.name.clone(), source: InputSource::Party(input.party), encoding: input.encoding.clone() });
+    }
+    let outputs = manifest.outputs.iter().map(|o| BristolOutput { name: o.name.clone(), reveal: o.reveal, signed: o.signed }).collect();
     Ok(ServiceDef {
         name: service.name.clone(),
         doc: service.doc.clone().unwrap_or_default(),
@@ -200,7 +262,7 @@ fn bristol_input_source(
 
 fn bristol_outputs(configured: Option<&[BristolOutputConfig]>, count: usize) -> Result<Vec<BristolOutput>, String> {
     let Some(configured) = configured else {
-        return Ok((0..count).map(|i| BristolOutput { name: format!("out{i}"), reveal: Reveal::Evaluator }).collect());
+        return Ok((0..count).map(|i| BristolOutput { name: format!("out{i}"), reveal: Reveal::Evaluator, signed: false }).collect());
     };
     if configured.len() != count {
         return Err(format!("the circuit has {count} outputs; outputs lists {}", configured.len()));
@@ -210,7 +272,7 @@ fn bristol_outputs(configured: Option<&[BristolOutputConfig]>, count: usize) -> 
         .enumerate()
         .map(|(i, o)| {
             let reveal = Reveal::parse(&o.reveal).ok_or_else(|| format!("output {i}: reveal = '{}' is not evaluator, garbler or both", o.reveal))?;
-            Ok(BristolOutput { name: o.name.clone().unwrap_or_else(|| format!("out{i}")), reveal })
+            Ok(BristolOutput { name: o.name.clone().unwrap_or_else(|| format!("out{i}")), reveal, signed: false })
         })
         .collect()
 }
@@ -298,5 +360,87 @@ inputs = [{ party = "garbler", encoding = "bytes", value = { env = "GARBLET_TEST
         assert!(err("name = 'x'\ncircuit = { builtin = 'synthetic', client_params = { nope = {} } }\ngarbler_inputs = { garbler = { decimal = 0 } }").contains("no parameter 'nope'"));
         let ok = build_one("name = 'x'\ncircuit = { bristol = 'adder64' }\ninputs = [{ party = 'public', value = { decimal = 5 } }, { party = 'evaluator' }]\noutputs = [{ name = 'sum', reveal = 'both' }]");
         assert!(ok.is_ok());
+    }
+
+    /// A folder of its own under the system's temporary one, removed when dropped.
+    struct TempDir(std::path::PathBuf);
+    impl TempDir {
+        fn new(tag: &str) -> TempDir {
+            let dir = std::env::temp_dir().join(format!("garblet-{tag}-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            TempDir(dir)
+        }
+    }
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    /// The bundled 64-bit adder with a manifest naming its inputs a (the server's) and b and its
+    /// output sum; `edit` changes the manifest's text.
+    fn adder_with_manifest(tag: &str, edit: impl Fn(String) -> String) -> (TempDir, String) {
+        let dir = TempDir::new(tag);
+        let bristol = dir.0.join("add.bristol");
+        std::fs::write(&bristol, include_bytes!("../../../circuits/bristol/adder64.txt")).unwrap();
+        let hash = file_sha256(&bristol).unwrap();
+        let uint = r#"{"kind": "uint", "bits": 64}"#;
+        let manifest = format!(
+            r#"{{"format": "garblet-circuit", "version": 1, "bristol_sha256": "{hash}", "inputs": [{{"name": "a", "owner": "garbler", "type": {uint}}}, {{"name": "b", "owner": "evaluator", "type": {uint}}}], "outputs": [{{"name": "sum", "reveal": "both", "type": {uint}}}]}}"#
+        );
+        std::fs::write(dir.0.join("add.manifest.json"), edit(manifest)).unwrap();
+        let base = dir.0.display().to_string();
+        (dir, base)
+    }
+
+    fn build_in(base: &str, service: &str) -> Result<Services, ServiceError> {
+        build(&Config::parse(&format!("[[service]]\nname = 'add'\n{service}"), "test", base.into()).unwrap())
+    }
+
+    #[test]
+    fn a_compiled_circuit_s_manifest_names_its_inputs_and_outputs() {
+        use garblet_core::protocol::Services as _;
+        let (_dir, base) = adder_with_manifest("manifest-ok", |m| m);
+        let circuit = "circuit = { bristol_file = 'add.bristol', manifest = 'add.manifest.json' }";
+        let services = build_in(&base, &format!("{circuit}\ngarbler_inputs = {{ a = {{ decimal = 1000 }} }}")).unwrap();
+        let catalog: serde_json::Value = serde_json::from_str(services.table.catalog_json()).unwrap();
+        let add = &catalog["services"][0];
+        let inputs: Vec<(&str, &str)> = add["inputs"].as_array().unwrap().iter().map(|i| (i["name"].as_str().unwrap(), i["party"].as_str().unwrap())).collect();
+        assert_eq!(inputs, [("a", "garbler"), ("b", "evaluator")], "{add}");
+        assert_eq!(add["outputs"][0]["name"], "sum");
+        assert_eq!(add["outputs"][0]["reveal"], "both");
+
+        let err = |service: &str| build_in(&base, service).err().expect("an error").to_string();
+        assert!(err(circuit).contains("garbler_inputs.a is missing"));
+        assert!(err(&format!("{circuit}\ngarbler_inputs = {{ a = {{ decimal = 1 }}, c = {{ decimal = 1 }} }}")).contains("no garbler input 'c' (it has: a)"));
+        assert!(err(&format!("{circuit}\ngarbler_inputs = {{ b = {{ decimal = 1 }}, a = {{ decimal = 1 }} }}")).contains("no garbler input 'b'"), "b is the client's");
+        assert!(err(&format!("{circuit}\ninputs = [{{ party = 'evaluator' }}]")).contains("takes its inputs and outputs from it"));
+        assert!(err("circuit = { bristol = 'adder64', manifest = 'add.manifest.json' }").contains("manifest goes with bristol_file"));
+        assert!(err("circuit = { bristol_file = 'add.bristol', manifest = 'nowhere.json' }\ngarbler_inputs = { a = { decimal = 1 } }").contains("cannot read"));
+    }
+
+    #[test]
+    fn a_manifest_of_another_circuit_is_refused() {
+        let (_dir, base) = adder_with_manifest("manifest-stale", |m| m.replace("\"bristol_sha256\": \"", "\"bristol_sha256\": \"00"));
+        let e = build_in(&base, "circuit = { bristol_file = 'add.bristol', manifest = 'add.manifest.json' }\ngarbler_inputs = { a = { decimal = 1 } }").err().expect("an error").to_string();
+        assert!(e.contains("add.manifest.json: the manifest describes another circuit") && e.contains("compile again"), "{e}");
+        let (_dir, base) = adder_with_manifest("manifest-width", |m| m.replacen("\"bits\": 64", "\"bits\": 32", 1));
+        let e = build_in(&base, "circuit = { bristol_file = 'add.bristol', manifest = 'add.manifest.json' }\ngarbler_inputs = { a = { decimal = 1 } }").err().expect("an error").to_string();
+        assert!(e.contains("input a is 32 bits in the manifest and 64 in the circuit"), "{e}");
+    }
+
+    #[test]
+    fn an_embedded_compiled_function_is_served_by_name_with_its_manifest() {
+        use garblet_core::protocol::Services as _;
+        let services = build_in(".", "circuit = { compiled = 'budget' }\ngarbler_inputs = { balance = { decimal = 1000 } }").unwrap();
+        let catalog: serde_json::Value = serde_json::from_str(services.table.catalog_json()).unwrap();
+        let budget = &catalog["services"][0];
+        assert_eq!(budget["inputs"][1], serde_json::json!({ "name": "change", "party": "evaluator", "bits": 32, "encoding": { "type": "uint" }, "signed": true }), "{budget}");
+        assert_eq!(budget["outputs"][0]["signed"], true);
+        let err = |service: &str| build_in(".", service).err().expect("an error").to_string();
+        assert!(err("circuit = { compiled = 'nothing' }").contains("no compiled function 'nothing' (there are: budget)"));
+        assert!(err("circuit = { compiled = 'budget', bristol = 'adder64' }").contains("exactly one of"));
+        assert!(err("circuit = { compiled = 'budget' }\ninputs = [{ party = 'evaluator' }]").contains("set only garbler_inputs"));
+        assert!(err("circuit = { compiled = 'budget' }").contains("garbler_inputs.balance is missing"));
     }
 }

@@ -37,23 +37,34 @@ pub struct ValueSource {
     pub random: bool,
 }
 
-/// A decimal value, as a TOML integer or (beyond 2^63) a string.
+/// A decimal value, as a TOML integer (negative for a signed field) or (beyond 2^63) a string.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(untagged)]
 pub enum Decimal {
     Integer(u64),
+    Negative(i64),
     Text(String),
 }
 
 impl Decimal {
-    fn bits(&self, bits: usize) -> Result<Vec<bool>, ValueError> {
+    fn bits(&self, bits: usize, encoding: &Encoding) -> Result<Vec<bool>, ValueError> {
         let text = match self {
             Decimal::Integer(v) => v.to_string(),
+            Decimal::Negative(v) => v.to_string(),
             Decimal::Text(t) if t.trim().starts_with("0x") => return Err(ValueError::Syntax(format!("decimal '{t}' is hexadecimal: write hex = \"{t}\""))),
             Decimal::Text(t) => t.clone(),
         };
-        value::parse_uint(&text, bits).map_err(|e| ValueError::Syntax(e.to_string()))
+        number(&text, bits, encoding)
     }
+}
+
+/// A decimal or `0x` number: two's complement for a signed field, where a minus sign may lead.
+fn number(text: &str, bits: usize, encoding: &Encoding) -> Result<Vec<bool>, ValueError> {
+    let parsed = if *encoding == Encoding::Int { value::parse_int(text, bits) } else { value::parse_uint(text, bits) };
+    parsed.map_err(|e| match e {
+        value::ValueError::Syntax(t) if *encoding == Encoding::Int => ValueError::Syntax(format!("'{t}' is not an integer (decimal, or hexadecimal with 0x, after an optional minus sign)")),
+        e => ValueError::Syntax(e.to_string()),
+    })
 }
 
 #[derive(Debug, Error)]
@@ -108,7 +119,7 @@ impl ValueSource {
             return real(parse_hex(hex, bits, encoding)?);
         }
         if let Some(decimal) = &self.decimal {
-            return real(decimal.bits(bits)?);
+            return real(decimal.bits(bits, encoding)?);
         }
         if let Some(list) = &self.list {
             return real(parse_list(list, bits)?);
@@ -165,7 +176,7 @@ fn parse_list(list: &[Decimal], bits: usize) -> Result<Vec<bool>, ValueError> {
     let width = bits / list.len();
     let mut out = Vec::with_capacity(bits);
     for (i, element) in list.iter().enumerate() {
-        out.extend(element.bits(width).map_err(|e| ValueError::Syntax(format!("list element {i} ({width} bits): {e}")))?);
+        out.extend(element.bits(width, &Encoding::UInt).map_err(|e| ValueError::Syntax(format!("list element {i} ({width} bits): {e}")))?);
     }
     Ok(out)
 }
@@ -176,7 +187,7 @@ fn parse_text(text: &str, bits: usize, encoding: &Encoding) -> Result<Vec<bool>,
     if t.starts_with("0x") || t.starts_with("0X") || *encoding == Encoding::Bytes {
         parse_hex(t, bits, encoding)
     } else {
-        value::parse_uint(t, bits).map_err(|e| ValueError::Syntax(e.to_string()))
+        number(t, bits, encoding)
     }
 }
 
@@ -226,6 +237,8 @@ mod tests {
         assert_eq!(value::to_bytes(&key), (0u8..16).collect::<Vec<_>>());
         assert_eq!(value::to_u128(&bits("decimal = 1000", 64, &Encoding::UInt)), Some(1000));
         assert_eq!(value::to_u128(&bits("hex = '0x3e8'", 64, &Encoding::UInt)), Some(1000));
+        assert_eq!(value::to_u128(&bits("decimal = -5", 8, &Encoding::Int)), Some(0xfb), "a signed field takes a negative TOML integer");
+        assert_eq!(value::to_u128(&bits("decimal = '-5'", 8, &Encoding::Int)), Some(0xfb));
         let dna = bits("text = 'CA'", 4, &Encoding::Symbols { alphabet: "ACGT".into(), symbol_bits: 2 });
         assert_eq!(dna, vec![true, false, false, false]);
         let set = bits("list = [1, 2, '3', 4]", 16, &Encoding::UInt);
@@ -239,6 +252,8 @@ mod tests {
         assert!(err("hex = '0001'", &Encoding::Bytes).contains("exactly 32"), "a short key");
         assert!(err("hex = '01'\ndecimal = 1", &Encoding::UInt).contains("exactly one"));
         assert!(err("decimal = '0x10'", &Encoding::UInt).contains("hexadecimal"));
+        assert!(err("decimal = -5", &Encoding::UInt).contains("not an unsigned integer"), "an unsigned field refuses a negative value");
+        assert!(source("decimal = 128").resolve(8, &Encoding::Int, dir).is_err(), "127 is the largest 8-bit signed value");
         assert!(err("env = 'GARBLET_TEST_SURELY_UNSET'", &Encoding::Bytes).contains("not set"));
         assert!(err("file = '/nonexistent/key'", &Encoding::Bytes).contains("/nonexistent/key"));
         assert!(err("file = '/dev/zero'", &Encoding::Bytes).contains("not a value file"), "a device, not read to its end");

@@ -15,7 +15,7 @@ const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const targetDir = process.env.CARGO_TARGET_DIR ?? join(repoRoot, 'target');
 
 /** The server binary: $GARBLET_BIN, or the workspace's release build. */
-const serverBinary = process.env.GARBLET_BIN ?? join(targetDir, 'release', 'garblet');
+export const serverBinary = process.env.GARBLET_BIN ?? join(targetDir, 'release', 'garblet');
 
 const STARTUP_TIMEOUT_MS = 30_000;
 
@@ -42,12 +42,24 @@ export function serverAndSession() {
  * @returns {Promise<TestServer>}
  */
 export async function startServer(limits = {}) {
+  return startServerWith(renderConfig(limits));
+}
+
+/**
+ * A server with the configuration `config` (TOML), written into a fresh folder with `files`
+ * (name → contents) beside it, for the configuration to name.
+ * @param {string} config
+ * @param {Record<string, string>} [files]
+ * @returns {Promise<TestServer>}
+ */
+export async function startServerWith(config, files = {}) {
   if (!existsSync(serverBinary)) {
     throw new Error(`${serverBinary} does not exist: build it with \`cargo build --release -p garblet-server\` (or set GARBLET_BIN)`);
   }
   const dir = mkdtempSync(join(tmpdir(), 'garblet-sdk-test-'));
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
   const configPath = join(dir, 'server.toml');
-  writeFileSync(configPath, renderConfig(limits));
+  writeFileSync(configPath, config);
   const child = spawn(serverBinary, ['serve', '--config', configPath], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, GARBLET_LOG: process.env.GARBLET_LOG ?? 'warn' },

@@ -101,6 +101,15 @@ pub struct FieldInfo {
     pub party: String,
     pub bits: usize,
     pub encoding: EncodingInfo,
+    /// A `uint` field read as a two's-complement signed integer. A flag beside the encoding
+    /// rather than an encoding of its own, so that a client that predates it still reads the
+    /// catalog (and sends only what fits unsigned); left out when false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub signed: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -144,12 +153,14 @@ pub enum ResolveError {
     Party { input: String, party: String },
     #[error("the catalog is malformed: output {output} is revealed to '{reveal}'")]
     Reveal { output: String, reveal: String },
+    #[error("the catalog is malformed: input {input} is signed but not a number")]
+    SignedNotNumber { input: String },
 }
 
 impl ResolveError {
     /// Whether the catalog itself is at fault, rather than the request.
     pub fn is_malformed_catalog(&self) -> bool {
-        matches!(self, ResolveError::CatalogJson { .. } | ResolveError::CircuitHash { .. } | ResolveError::Party { .. } | ResolveError::Reveal { .. })
+        matches!(self, ResolveError::CatalogJson { .. } | ResolveError::CircuitHash { .. } | ResolveError::Party { .. } | ResolveError::Reveal { .. } | ResolveError::SignedNotNumber { .. })
     }
 }
 
@@ -241,11 +252,11 @@ fn parse_hash(s: &str) -> Option<[u8; 32]> {
 impl FieldInfo {
     pub fn from_field(f: &InputField) -> Self {
         let encoding = match &f.encoding {
-            Encoding::UInt => EncodingInfo::Uint,
+            Encoding::UInt | Encoding::Int => EncodingInfo::Uint,
             Encoding::Bytes => EncodingInfo::Bytes,
             Encoding::Symbols { alphabet, symbol_bits } => EncodingInfo::Symbols { alphabet: alphabet.clone(), symbol_bits: *symbol_bits },
         };
-        FieldInfo { name: f.name.clone(), party: f.party.name().into(), bits: f.bits, encoding }
+        FieldInfo { name: f.name.clone(), party: f.party.name().into(), bits: f.bits, encoding, signed: f.encoding == Encoding::Int }
     }
 
     pub fn to_field(&self) -> Result<InputField, ResolveError> {
@@ -254,10 +265,12 @@ impl FieldInfo {
             "evaluator" => Party::Evaluator,
             other => return Err(ResolveError::Party { input: self.name.clone(), party: other.into() }),
         };
-        let encoding = match &self.encoding {
-            EncodingInfo::Uint => Encoding::UInt,
-            EncodingInfo::Bytes => Encoding::Bytes,
-            EncodingInfo::Symbols { alphabet, symbol_bits } => Encoding::Symbols { alphabet: alphabet.clone(), symbol_bits: *symbol_bits },
+        let encoding = match (&self.encoding, self.signed) {
+            (EncodingInfo::Uint, false) => Encoding::UInt,
+            (EncodingInfo::Uint, true) => Encoding::Int,
+            (EncodingInfo::Bytes, false) => Encoding::Bytes,
+            (EncodingInfo::Symbols { alphabet, symbol_bits }, false) => Encoding::Symbols { alphabet: alphabet.clone(), symbol_bits: *symbol_bits },
+            (_, true) => return Err(ResolveError::SignedNotNumber { input: self.name.clone() }),
         };
         Ok(InputField { name: self.name.clone(), party, bits: self.bits, encoding })
     }
@@ -335,5 +348,20 @@ mod tests {
         assert_eq!(s.default_and_gates(&explicit), Some(100), "the default, given explicitly");
         let other = s.resolve(&[("and_gates".into(), 101)]).unwrap();
         assert_eq!(s.default_and_gates(&other), None);
+    }
+
+    #[test]
+    fn a_signed_input_is_a_flag_on_a_number_field() {
+        let int = InputField { name: "delta".into(), party: Party::Evaluator, bits: 8, encoding: Encoding::Int };
+        let info = FieldInfo::from_field(&int);
+        let json = serde_json::to_string(&info).unwrap();
+        assert_eq!(json, r#"{"name":"delta","party":"evaluator","bits":8,"encoding":{"type":"uint"},"signed":true}"#);
+        let back: FieldInfo = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.to_field().unwrap(), int);
+        // An unsigned field's JSON is unchanged: no flag.
+        let uint = FieldInfo::from_field(&Shape::uint_input("n", Party::Evaluator, 8));
+        assert!(!serde_json::to_string(&uint).unwrap().contains("signed"));
+        let bytes = FieldInfo { encoding: EncodingInfo::Bytes, ..info };
+        assert!(matches!(bytes.to_field(), Err(e @ ResolveError::SignedNotNumber { .. }) if e.is_malformed_catalog()));
     }
 }

@@ -617,6 +617,10 @@ fn describe_resolve(e: &ResolveError, f: &mut Fields) -> &'static str {
             f.str("output", output).str("reveal", reveal);
             "catalog-reveal"
         }
+        ResolveError::SignedNotNumber { input } => {
+            f.str("input", input);
+            "catalog-signed"
+        }
     }
 }
 

@@ -53,7 +53,7 @@ function parseUint(text: string, width: number, what: string): bigint {
   return v;
 }
 
-function inputControl(info: ServiceInfo, field: InputField): Control {
+export function inputControl(info: ServiceInfo, field: InputField): Control {
   const input = h('input', { type: 'text', spellcheck: 'false', 'data-testid': `input-${field.name}`, 'aria-label': field.name });
   const label = (hint: string) => h('label', { class: 'field' }, h('code', {}, field.name), h('span', { class: 'hint', 'data-testid': `hint-${field.name}` }, hint), input);
   const empty = (what: string) => new Error(`${field.name} is empty: enter ${what}.`);
@@ -76,6 +76,19 @@ function inputControl(info: ServiceInfo, field: InputField): Control {
   }
   switch (field.encoding.type) {
     case 'uint':
+      if (field.signed) {
+        const max = (1n << BigInt(field.bits - 1)) - 1n;
+        input.placeholder = 'e.g. -250 or 1200';
+        return {
+          element: label(`a signed integer of ${plural(field.bits, 'bit', 'bits')}, ${(-max - 1n).toLocaleString('en-US')} to ${max.toLocaleString('en-US')}: decimal, or hex after 0x, after a minus sign if negative`),
+          read: () => {
+            if (!input.value.trim()) throw empty('a number, negative or not');
+            // The SDK reads the sign and the digits, and refuses a value out of range in the
+            // same words as the command line.
+            return input.value.trim();
+          },
+        };
+      }
       input.placeholder = 'decimal, or hex after 0x';
       return {
         element: label(`an unsigned integer of ${plural(field.bits, 'bit', 'bits')}: decimal, or hex after 0x`),
