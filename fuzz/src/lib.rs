@@ -196,7 +196,7 @@ pub fn values(data: &[u8]) {
         ("latin1", 32, EncodingInfo::Symbols { alphabet: (0u8..=255).map(char::from).collect(), symbol_bits: 8 }),
     ];
     for (name, bits, encoding) in fields {
-        let field = FieldInfo { name: name.into(), party: "evaluator".into(), bits, encoding };
+        let field = FieldInfo { name: name.into(), party: "evaluator".into(), bits, encoding, signed: false };
         if let Ok(value) = input_bits(text, &field) {
             assert_eq!(value.len(), bits, "{name}: the value's width");
         }
