@@ -214,7 +214,7 @@ test('the pinned circuits and the error fixtures type-check (the fixtures expect
   }
 });
 
-test('every circuit example in the docs compiles and type-checks', async () => {
+test('every circuit example in the docs compiles, type-checks and runs', async () => {
   const docs = [join(sdk, 'README.md'), join(root, 'README.md'), join(root, 'docs', 'circuits.md')];
   const dir = mkdtempSync(join(sdk, 'test', '.doc-examples-'));
   let count = 0;
@@ -223,8 +223,14 @@ test('every circuit example in the docs compiles and type-checks', async () => {
       for (const [i, code] of examples(doc).entries()) {
         const file = join(dir, `${docs.indexOf(doc)}-${i}.ts`);
         writeFileSync(file, code);
-        const { manifest } = await compileFile(file);
+        const { bristol, manifest } = await compileFile(file);
         assert.ok(manifest.outputs.length > 0, `${doc} example ${i}`);
+        // It runs: every gate reads assigned wires, and every output of the manifest comes out.
+        const circuit = bristolEvaluator(bristol);
+        for (let run = 0; run < 4; run++) {
+          const outputs = circuit.run(circuit.inputs.map((width) => randomUint(width)));
+          assert.equal(outputs.length, circuit.outputs.length, `${doc} example ${i}`);
+        }
         count++;
       }
     }
