@@ -25,7 +25,7 @@
 //! | B    | 32    | B's base-OT point ([`EvaluatorSetup::new`]) |
 //! | B    | [`crate::ot::OtReceiver::message_len`]`(128)` | direction 0's first chunk: 128 OTs carrying Δ_B ([`EvaluatorSetup::finish`]) |
 
-use super::triples::TripleState;
+use super::state::TripleState;
 use super::{AuthError, Role};
 use crate::block::Block;
 use crate::ot::{self, base, Binding, OtReceiver, OtSender, MAX_CHUNK};
@@ -126,7 +126,7 @@ pub struct AuthParty {
     /// Computations started in this session: the next one's hash instance.
     pub(crate) computations: u64,
     #[cfg(feature = "insecure-switches")]
-    pub(crate) switches: super::triples::Switches,
+    pub(crate) switches: super::state::Switches,
 }
 
 impl AuthParty {

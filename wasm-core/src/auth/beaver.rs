@@ -24,25 +24,12 @@
 //! | ANDs | ⌈2m/8⌉ + 32 | shares of d₁ … d_m, e₁ … e_m ‖ digest of their MACs |
 
 use super::abit::AuthParty;
-use super::triples::TripleState;
+use super::state::{Pending, PendingAnds, TripleState};
 use super::{expect_len, pack, unpack, AuthError, AuthShare, AuthTriple, Role};
 use crate::aes::AesCtr;
 use crate::block::Block;
 
 const OPENING_MACS: &str = "garblet Beaver opening MACs v1";
-
-/// Masks or ANDs in flight.
-pub(crate) struct Pending {
-    bits: Vec<bool>,
-    macs: Vec<Block>,
-}
-
-/// ANDs in flight: the triples and this party's shares of d, e.
-pub(crate) struct PendingAnds {
-    triples: Vec<AuthTriple>,
-    /// d₁ … d_m, e₁ … e_m.
-    openings: Vec<AuthShare>,
-}
 
 fn macs_digest(transcript: &[u8; 32], role: Role, macs: impl Iterator<Item = Block>) -> [u8; 32] {
     let mut h = blake3::Hasher::new_derive_key(OPENING_MACS);

@@ -65,6 +65,7 @@
 pub mod abit;
 pub mod beaver;
 pub mod garble;
+mod state;
 pub mod triples;
 
 #[cfg(test)]
@@ -74,7 +75,8 @@ use crate::block::Block;
 use crate::ot::OtError;
 
 pub use abit::{AuthParty, EvaluatorSetup, GarblerSetup};
-pub use triples::{bucket_size, AuthTriple, Progress};
+pub use state::AuthTriple;
+pub use triples::{bucket_size, Progress};
 
 /// Which party: A garbles (the server), B evaluates (the browser).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -99,7 +99,8 @@
 //! | 6 | ⌈n(B−1)/8⌉ + 32 | bucketing bits ‖ digest of their MACs |
 
 use super::abit::AuthParty;
-use super::{commit, expect_len, nonce, pack, unpack, AuthError, AuthShare, Role, COMMITMENT_BYTES};
+use super::state::{Batch, TripleState};
+use super::{commit, expect_len, nonce, pack, unpack, AuthError, AuthShare, AuthTriple, Role, COMMITMENT_BYTES};
 use crate::aes::AesCtr;
 use crate::block::Block;
 use crate::garble::{derive_seed, GarblingHash};
@@ -132,91 +133,12 @@ pub fn bucket_size(n: usize) -> usize {
     (2..).find(|&b| log2_bucket_failure(n.max(1), b) <= -STATISTICAL_SECURITY).unwrap_or(2)
 }
 
-/// One party's view of an authenticated AND triple: z = x ∧ y for x = x_A ⊕ x_B etc.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct AuthTriple {
-    pub x: AuthShare,
-    pub y: AuthShare,
-    pub z: AuthShare,
-}
-
 /// What a step of a batch gives: the message for the peer, or (after the last round) the
 /// triples.
 #[derive(Debug)]
 pub enum Progress {
     Send(Vec<u8>),
     Done(Vec<AuthTriple>),
-}
-
-/// Test-only switches (feature `insecure-switches`): checks turned off and deviations, for the
-/// attack tests to show each attack succeeding without its defence.
-#[cfg(feature = "insecure-switches")]
-#[derive(Default)]
-pub(crate) struct Switches {
-    pub(super) skip_equality_check: bool,
-    pub(super) skip_mac_check: bool,
-    pub(super) lie_in_triple: Option<usize>,
-}
-
-/// A batch in progress.
-pub(crate) struct Batch {
-    n: usize,
-    bucket: usize,
-    /// The leaky triples' index of the first in the session's hash tweaks.
-    first_tweak: u128,
-    x: Vec<AuthShare>,
-    y: Vec<AuthShare>,
-    r: Vec<AuthShare>,
-    /// HaAND's random bits s.
-    s: Vec<bool>,
-    /// Φ per triple, then (round 3) x·Φ ⊕ S ⊕ T.
-    phi: Vec<Block>,
-    t: Vec<Block>,
-    z: Vec<AuthShare>,
-    coin: [u8; 32],
-    coin_nonce: [u8; 32],
-    peer_coin_commitment: [u8; 32],
-    digest: [u8; 32],
-    digest_nonce: [u8; 32],
-    peer_digest_commitment: [u8; 32],
-    permutation: Vec<usize>,
-}
-
-impl Batch {
-    fn leaky(&self) -> usize {
-        self.n * self.bucket
-    }
-}
-
-/// Where a party is in a batch; each state names the peer's message it waits for.
-pub(crate) enum TripleState {
-    Idle,
-    AwaitingBits(Box<Batch>),
-    AwaitingHalfAnd(Box<Batch>),
-    AwaitingD(Box<Batch>),
-    AwaitingCheckCommitment(Box<Batch>),
-    AwaitingCheckOpening(Box<Batch>),
-    AwaitingBucketing(Box<Batch>),
-    AwaitingMasks(Box<super::beaver::Pending>),
-    AwaitingAnds(Box<super::beaver::PendingAnds>),
-    Failed,
-}
-
-impl TripleState {
-    pub(crate) fn expecting(&self) -> &'static str {
-        match self {
-            TripleState::Idle => "a new batch",
-            TripleState::AwaitingBits(_) => "the peer's authenticated bits (round 1)",
-            TripleState::AwaitingHalfAnd(_) => "the peer's half-AND and check message (round 2)",
-            TripleState::AwaitingD(_) => "the peer's d bits and coin commitment (round 3)",
-            TripleState::AwaitingCheckCommitment(_) => "the peer's check commitment and coin opening (round 4)",
-            TripleState::AwaitingCheckOpening(_) => "the peer's check opening (round 5)",
-            TripleState::AwaitingBucketing(_) => "the peer's bucketing openings (round 6)",
-            TripleState::AwaitingMasks(_) => "the peer's mask shares",
-            TripleState::AwaitingAnds(_) => "the peer's AND openings",
-            TripleState::Failed => "nothing (a check failed)",
-        }
-    }
 }
 
 /// The hash instance for `purpose` of the keys under `owner`'s Δ in this session.

@@ -1,0 +1,99 @@
+//! What a party holds between the steps of its preprocessing — the batch of triples, the masks
+//! or the ANDs in flight — as data only. The steps that move it on live in [`super::triples`]
+//! and [`super::beaver`], both driving the one [`super::AuthParty`] whose state this is; keeping
+//! the data below them keeps the modules in layers.
+
+use super::AuthShare;
+use crate::block::Block;
+
+/// One party's view of an authenticated AND triple: z = x ∧ y for x = x_A ⊕ x_B etc.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AuthTriple {
+    pub x: AuthShare,
+    pub y: AuthShare,
+    pub z: AuthShare,
+}
+
+/// Test-only switches (feature `insecure-switches`): checks turned off and deviations, for the
+/// attack tests to show each attack succeeding without its defence.
+#[cfg(feature = "insecure-switches")]
+#[derive(Default)]
+pub(crate) struct Switches {
+    pub(crate) skip_equality_check: bool,
+    pub(crate) skip_mac_check: bool,
+    pub(crate) lie_in_triple: Option<usize>,
+}
+
+/// A batch in progress.
+pub(crate) struct Batch {
+    pub(crate) n: usize,
+    pub(crate) bucket: usize,
+    /// The leaky triples' index of the first in the session's hash tweaks.
+    pub(crate) first_tweak: u128,
+    pub(crate) x: Vec<AuthShare>,
+    pub(crate) y: Vec<AuthShare>,
+    pub(crate) r: Vec<AuthShare>,
+    /// HaAND's random bits s.
+    pub(crate) s: Vec<bool>,
+    /// Φ per triple, then (round 3) x·Φ ⊕ S ⊕ T.
+    pub(crate) phi: Vec<Block>,
+    pub(crate) t: Vec<Block>,
+    pub(crate) z: Vec<AuthShare>,
+    pub(crate) coin: [u8; 32],
+    pub(crate) coin_nonce: [u8; 32],
+    pub(crate) peer_coin_commitment: [u8; 32],
+    pub(crate) digest: [u8; 32],
+    pub(crate) digest_nonce: [u8; 32],
+    pub(crate) peer_digest_commitment: [u8; 32],
+    pub(crate) permutation: Vec<usize>,
+}
+
+impl Batch {
+    pub(crate) fn leaky(&self) -> usize {
+        self.n * self.bucket
+    }
+}
+
+/// Where a party is in a batch; each state names the peer's message it waits for.
+pub(crate) enum TripleState {
+    Idle,
+    AwaitingBits(Box<Batch>),
+    AwaitingHalfAnd(Box<Batch>),
+    AwaitingD(Box<Batch>),
+    AwaitingCheckCommitment(Box<Batch>),
+    AwaitingCheckOpening(Box<Batch>),
+    AwaitingBucketing(Box<Batch>),
+    AwaitingMasks(Box<Pending>),
+    AwaitingAnds(Box<PendingAnds>),
+    Failed,
+}
+
+impl TripleState {
+    pub(crate) fn expecting(&self) -> &'static str {
+        match self {
+            TripleState::Idle => "a new batch",
+            TripleState::AwaitingBits(_) => "the peer's authenticated bits (round 1)",
+            TripleState::AwaitingHalfAnd(_) => "the peer's half-AND and check message (round 2)",
+            TripleState::AwaitingD(_) => "the peer's d bits and coin commitment (round 3)",
+            TripleState::AwaitingCheckCommitment(_) => "the peer's check commitment and coin opening (round 4)",
+            TripleState::AwaitingCheckOpening(_) => "the peer's check opening (round 5)",
+            TripleState::AwaitingBucketing(_) => "the peer's bucketing openings (round 6)",
+            TripleState::AwaitingMasks(_) => "the peer's mask shares",
+            TripleState::AwaitingAnds(_) => "the peer's AND openings",
+            TripleState::Failed => "nothing (a check failed)",
+        }
+    }
+}
+
+/// Masks or ANDs in flight.
+pub(crate) struct Pending {
+    pub(crate) bits: Vec<bool>,
+    pub(crate) macs: Vec<Block>,
+}
+
+/// ANDs in flight: the triples and this party's shares of d, e.
+pub(crate) struct PendingAnds {
+    pub(crate) triples: Vec<AuthTriple>,
+    /// d₁ … d_m, e₁ … e_m.
+    pub(crate) openings: Vec<AuthShare>,
+}
