@@ -179,7 +179,7 @@ pub fn eval(circuit: &CircuitArg, inputs: &[String], json: bool) -> Result<Strin
     let mut outputs = Vec::new();
     for field in &shape.outputs {
         let (head, tail) = rest.split_at(field.bits.min(rest.len()));
-        outputs.push(display::output(&field.name, head, field.signed));
+        outputs.push(display::output(&field.name, head, field.signed, field.bytes));
         rest = tail;
     }
     Ok(if json { format!("{}\n", json!({ "outputs": outputs.iter().map(|o| o.json.clone()).collect::<Vec<_>>() })) } else { display::lines(&outputs) })

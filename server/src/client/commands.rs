@@ -65,7 +65,7 @@ pub fn run(args: &RunArgs) -> Result<(), ClientError> {
         Err(e) => return Err(e),
     };
     client.close();
-    let shown: Vec<Shown> = result.outputs.iter().map(|o| display::output(&o.name, &o.bits, o.signed)).collect();
+    let shown: Vec<Shown> = result.outputs.iter().map(|o| display::output(&o.name, &o.bits, o.signed, o.bytes)).collect();
     if args.json {
         let mut json = result_json(&args.service, &shown, &result);
         json["window_bytes"] = window.into();
