@@ -14,6 +14,10 @@
  * - SvelteKit (`sv create`, `ssr = false` on the page): `vite dev` and `vite build` +
  *   `vite preview`, with the README's vite.config.ts and its CSP (and `integrity` in
  *   production).
+ * The Vite 8 app also writes a function of its own (fortune.ts, importing `garblet/circuit`),
+ * compiles it with the package's `npx garblet-compile`, has a second `garblet serve` serve the
+ * two files it wrote, and computes it from a page of its own under `vite dev`, pinned to the
+ * circuit id `garblet circuit stats` prints, with the names and types the function gave.
  * The README shows each framework's files as they are here (a test compares them). The apps'
  * results are checked against plaintext references: the edit distance from the server's
  * configured text, AES from node:crypto under the key the test gives the server; a CSP
@@ -25,7 +29,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { createCipheriv, randomBytes } from 'node:crypto';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -33,7 +37,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright';
 import { parse } from 'smol-toml';
 import { CHROMIUM } from '../scripts/setup.mjs';
-import { configWith, freePort, startServer } from '../scripts/stack.mjs';
+import { configWith, freePort, garbletBinary, startServer } from '../scripts/stack.mjs';
 import { levenshtein } from '../test-support/references.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -225,6 +229,78 @@ function assertReadmeShows(files) {
   }
 }
 
+/** The app's own function, as a developer writes it in a file of their own. */
+const FORTUNE_TS = `import { circuit, evaluator, garbler, uint } from 'garblet/circuit'
+
+export default circuit(
+  {
+    inputs: { fortune: garbler(uint(32)), mine: evaluator(uint(32)) },
+    outputs: { iAmRicher: 'evaluator', difference: 'evaluator', total: 'evaluator' },
+  },
+  ({ fortune, mine }) => ({
+    iAmRicher: mine.gt(fortune),
+    difference: mine.toInt().sub(fortune.toInt()),
+    total: fortune.add(mine),
+  }),
+)
+`;
+
+/**
+ * The page that computes it: the service by the name it was configured with, each run pinned
+ * to ?circuit=, and one run pinned to another circuit, which must be refused.
+ */
+const FORTUNE_PAGE = {
+  'fortune.html': '<!doctype html><meta charset="utf-8"><title>fortune</title><link rel="icon" href="/favicon.svg"><pre id="result"></pre><script type="module" src="/fortune/main.ts"></script>\n',
+  'fortune/main.ts': `import { Garblet, GarbletError } from 'garblet'
+
+const query = new URLSearchParams(location.search)
+const server = query.get('server')!
+const expectCircuit = query.get('circuit')!
+
+async function learn() {
+  const session = await Garblet.connect(server)
+  const service = session.service('fortune')
+  if (!service) throw new Error('the server has no fortune service')
+  const results = []
+  try {
+    for (const mine of [5n, 1000000n]) {
+      const { outputs } = await session.run('fortune', { mine }, { expectCircuit })
+      results.push(Object.fromEntries(Object.entries(outputs).map(([name, o]) => [name, { value: String(o.value), bits: o.bits, signed: o.signed }])))
+    }
+  } finally {
+    session.close()
+  }
+  const other = await Garblet.connect(server)
+  let refused
+  try {
+    await other.run('fortune', { mine: 1n }, { expectCircuit: 'sha256:' + '0'.repeat(64) })
+  } catch (e) {
+    refused = e instanceof GarbletError ? { name: e.name, reason: e.reason } : String(e)
+  } finally {
+    other.close()
+  }
+  return {
+    inputs: service.inputs.map((i) => [i.name, i.party, i.bits]),
+    outputs: service.outputs.map((o) => [o.name, o.bits, o.signed]),
+    results,
+    refused,
+  }
+}
+
+const result = document.querySelector<HTMLPreElement>('#result')!
+learn().then(
+  (learned) => {
+    result.textContent = JSON.stringify(learned)
+    result.dataset.state = 'done'
+  },
+  (e) => {
+    result.textContent = JSON.stringify({ error: String(e) })
+    result.dataset.state = 'failed'
+  },
+)
+`,
+};
+
 describe('a fresh Vite 8 + TypeScript app (create-vite template, no configuration)', () => {
   let app;
   before(() => (app = createApp('vite8', { starter: 'template', computeAt: 'src/compute.ts' })), { timeout: SETUP_TIMEOUT_MS });
@@ -277,6 +353,67 @@ describe('a fresh Vite 8 + TypeScript app (create-vite template, no configuratio
       { GARBLET_CSP: csp },
     );
     assertGarbletCsp(csp);
+  });
+  test('its own function: fortune.ts compiled by npx garblet-compile, served, computed under vite dev with its names and types, pinned', async () => {
+    writeFileSync(join(app, 'fortune.ts'), FORTUNE_TS);
+    // The package's bin, with the amaro it depends on, as the tarball installed them.
+    const printed = sh('npx', ['--no', 'garblet-compile', 'fortune.ts'], app);
+    assert.match(printed, /garbler_inputs = \{ fortune = \{ env = "FORTUNE" \} \}/);
+    const bristol = join(app, 'fortune.bristol');
+    const manifest = join(app, 'fortune.manifest.json');
+    const { circuit } = JSON.parse(sh(garbletBinary, ['circuit', 'stats', bristol, '--manifest', manifest], app));
+    assert.match(circuit, /^sha256:[0-9a-f]{64}$/);
+    for (const [file, content] of Object.entries(FORTUNE_PAGE)) {
+      mkdirSync(dirname(join(app, file)), { recursive: true });
+      writeFileSync(join(app, file), content);
+    }
+    const fortune = await startServer({
+      config: `[server]
+listen = "127.0.0.1:0"
+
+[[service]]
+name = "fortune"
+circuit = { bristol_file = ${JSON.stringify(bristol)}, manifest = ${JSON.stringify(manifest)} }
+garbler_inputs = { fortune = { env = "FORTUNE" } }
+`,
+      env: { FORTUNE: '123456' },
+    });
+    try {
+      await vite(app, 'dev', async (url) => {
+        const page = await browser.newPage();
+        const problems = [];
+        page.on('console', (m) => m.type() === 'error' && problems.push(m.text()));
+        page.on('pageerror', (e) => problems.push(e.message));
+        try {
+          await page.goto(`${url}fortune.html?${new URLSearchParams({ server: fortune.url, circuit })}`, { timeout: START_TIMEOUT_MS });
+          await page.waitForFunction(() => document.querySelector('#result')?.dataset.state, null, { timeout: START_TIMEOUT_MS });
+          const text = await page.textContent('#result');
+          assert.equal(await page.$eval('#result', (el) => el.dataset.state), 'done', text);
+          const { inputs, outputs, results, refused } = JSON.parse(text);
+          assert.deepEqual(inputs, [
+            ['fortune', 'garbler', 32],
+            ['mine', 'evaluator', 32],
+          ]);
+          assert.deepEqual(outputs, [
+            ['iAmRicher', 1, false],
+            ['difference', 33, true],
+            ['total', 33, false],
+          ]);
+          const expected = (mine) => ({
+            iAmRicher: { value: mine > 123456 ? '1' : '0', bits: 1, signed: false },
+            difference: { value: String(mine - 123456), bits: 33, signed: true },
+            total: { value: String(mine + 123456), bits: 33, signed: false },
+          });
+          assert.deepEqual(results, [expected(5), expected(1000000)]);
+          assert.deepEqual(refused, { name: 'IntegrityError', reason: 'circuit' });
+          assert.deepEqual(problems, []);
+        } finally {
+          await page.close();
+        }
+      });
+    } finally {
+      await fortune.stop();
+    }
   });
 });
 

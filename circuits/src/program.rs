@@ -39,7 +39,11 @@ pub struct OutputField {
     pub name: String,
     pub bits: usize,
     pub reveal: Reveal,
+    /// A two's-complement integer (the client shows it negative).
     pub signed: bool,
+    /// A byte string, big-endian as a `Bytes` input is (the client shows it as bytes, whatever
+    /// its width).
+    pub bytes: bool,
 }
 
 /// The inputs and outputs of a circuit, in the order the program reads and writes them.
@@ -67,7 +71,7 @@ impl Shape {
     }
 
     pub fn uint_output(name: &str, bits: usize, reveal: Reveal) -> OutputField {
-        OutputField { name: name.into(), bits, reveal, signed: false }
+        OutputField { name: name.into(), bits, reveal, signed: false, bytes: false }
     }
 }
 

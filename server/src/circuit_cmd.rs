@@ -127,7 +127,7 @@ pub fn manifest_circuit_id(circuit: &CircuitArg, manifest: &Path) -> Result<Stri
     let hash = crate::serve::manifest::file_sha256(path).map_err(failed)?;
     let manifest = crate::serve::manifest::Manifest::load(manifest, &info.header, &hash).map_err(|e| failed(format!("{}: {e}", manifest.display())))?;
     let inputs = manifest.inputs.iter().map(|i| BristolInput { name: i.name.clone(), source: InputSource::Party(i.party), encoding: i.encoding.clone() }).collect();
-    let outputs = manifest.outputs.iter().map(|o| BristolOutput { name: o.name.clone(), reveal: o.reveal, signed: o.signed }).collect();
+    let outputs = manifest.outputs.iter().map(|o| BristolOutput { name: o.name.clone(), reveal: o.reveal, signed: o.signed, bytes: o.bytes }).collect();
     let file = File::open(path).map_err(|e| usage(format!("cannot read {}: {e}", path.display())))?;
     let program = BristolProgram::new(BufReader::new(file), info, inputs, outputs).map_err(failed)?;
     let id = garblet_core::protocol::topology::circuit_id(&mut Runner::new(Box::new(program)), |_, _| {}).map_err(failed)?;
@@ -179,7 +179,7 @@ pub fn eval(circuit: &CircuitArg, inputs: &[String], json: bool) -> Result<Strin
     let mut outputs = Vec::new();
     for field in &shape.outputs {
         let (head, tail) = rest.split_at(field.bits.min(rest.len()));
-        outputs.push(display::output(&field.name, head, field.signed));
+        outputs.push(display::output(&field.name, head, field.signed, field.bytes));
         rest = tail;
     }
     Ok(if json { format!("{}\n", json!({ "outputs": outputs.iter().map(|o| o.json.clone()).collect::<Vec<_>>() })) } else { display::lines(&outputs) })

@@ -259,7 +259,7 @@ mod tests {
         let info = Arc::new(bristol::scan(text.open().unwrap()).unwrap());
         let input = |name: &str, party| BristolInput { name: name.into(), source: InputSource::Party(party), encoding: Encoding::UInt };
         let inputs = vec![input("a", Party::Garbler), input("b", Party::Evaluator)];
-        let outputs = vec![BristolOutput { name: "sum".into(), reveal: Reveal::Evaluator, signed: false }];
+        let outputs = vec![BristolOutput { name: "sum".into(), reveal: Reveal::Evaluator, signed: false, bytes: false }];
         let garbler_input = (0..64).map(|i| (1000u64 >> i) & 1 == 1).collect();
         ServiceDef { name: "add".into(), doc: String::new(), source: CircuitSource::Bristol { text, info, inputs, outputs }, garbler_input, security }
     }

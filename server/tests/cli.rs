@@ -127,7 +127,7 @@ fn the_services_table_and_its_json() {
     assert_eq!(services.len(), lines.len() - 1, "one row a service");
     let aes = services.iter().find(|s| s["name"] == "aes128").unwrap();
     assert_eq!(aes["inputs"], serde_json::json!([{ "name": "plaintext", "bits": 128, "encoding": { "type": "bytes" } }]));
-    assert_eq!(aes["outputs"][0], serde_json::json!({ "name": "ciphertext", "bits": 128, "reveal": "evaluator", "signed": false }));
+    assert_eq!(aes["outputs"][0], serde_json::json!({ "name": "ciphertext", "bits": 128, "reveal": "evaluator", "signed": false, "encoding": { "type": "bytes" } }));
     assert!(aes["doc"].as_str().unwrap().contains("AES-128"));
     server.stop();
 }

@@ -263,6 +263,8 @@ export class Output {
     /** `0x` and ⌈bits/4⌉ hex digits, as `garblet circuit eval` prints it. */
     readonly hex: string,
     readonly signed: boolean,
+    /** `bytes` for a byte string (read it with `bytes()` or `hex`), `uint` for a number. */
+    readonly encoding: 'uint' | 'bytes' = 'uint',
   ) {
     this.unsigned = BigInt(hex);
   }
@@ -300,18 +302,19 @@ export class Output {
     return Array.from({ length: this.bits }, (_, i) => ((this.unsigned >> BigInt(i)) & 1n) === 1n);
   }
 
+  /** The value in decimal; a byte string's as `hex`, as bytes are written. */
   toString(): string {
-    return this.value.toString();
+    return this.encoding === 'bytes' ? this.hex : this.value.toString();
   }
 
   toJSON(): { name: string; bits: number; hex: string; value: string } {
-    return { name: this.name, bits: this.bits, hex: this.hex, value: this.value.toString() };
+    return { name: this.name, bits: this.bits, hex: this.hex, value: this.toString() };
   }
 }
 
-export function outputsFrom(list: { name: string; hex: string; bits: number; signed: boolean }[]): Record<string, Output> {
+export function outputsFrom(list: { name: string; hex: string; bits: number; signed: boolean; bytes: boolean }[]): Record<string, Output> {
   const out: Record<string, Output> = {};
-  for (const o of list) out[o.name] = new Output(o.name, o.bits, o.hex, o.signed);
+  for (const o of list) out[o.name] = new Output(o.name, o.bits, o.hex, o.signed, o.bytes ? 'bytes' : 'uint');
   return out;
 }
 

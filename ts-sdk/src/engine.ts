@@ -65,7 +65,7 @@ export interface RunRequest {
 /** A finished run, before outputs are wrapped (it must cross a worker boundary as is). */
 export interface RawResult {
   service: string;
-  outputs: { name: string; hex: string; bits: number; signed: boolean }[];
+  outputs: { name: string; hex: string; bits: number; signed: boolean; bytes: boolean }[];
   stats: Stats;
   /** The mode the computation ran in. */
   security: Security;

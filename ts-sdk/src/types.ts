@@ -25,6 +25,8 @@ export interface OutputField {
   /** Who learns it: `evaluator` (you), `garbler` (the server) or `both`. */
   reveal: 'evaluator' | 'garbler' | 'both';
   signed: boolean;
+  /** `{ type: 'bytes' }` for a byte string (shown as hex whatever its width). Absent for a number. */
+  encoding?: { type: 'bytes' };
 }
 
 /** A parameter the client may set. `length_of` names an input whose length it is. */

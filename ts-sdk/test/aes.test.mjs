@@ -30,6 +30,10 @@ for (const v of FIPS_197) {
     const { outputs } = await live.session.run(v.service, { plaintext: fromHex(v.plaintext) });
     assert.equal(hex(outputs.ciphertext.bytes()), v.ciphertext);
     assert.equal(outputs.ciphertext.hex, `0x${v.ciphertext}`);
+    // The catalog says the ciphertext is bytes: it is shown as hex, not as a 128-bit number.
+    assert.deepEqual(live.session.service(v.service).outputs[0].encoding, { type: 'bytes' });
+    assert.equal(outputs.ciphertext.encoding, 'bytes');
+    assert.equal(String(outputs.ciphertext), `0x${v.ciphertext}`);
   });
 }
 

@@ -47,13 +47,13 @@ test('the catalog lists the inputs and outputs as the circuit declares them', ()
     ],
   );
   assert.deepEqual(
-    service.outputs.map((o) => [o.name, o.bits, o.reveal, o.signed]),
+    service.outputs.map((o) => [o.name, o.bits, o.reveal, o.signed, o.encoding?.type ?? 'uint']),
     [
-      ['over', 1, 'both', false],
-      ['margin', 18, 'evaluator', true],
-      ['total', 17, 'evaluator', false],
-      ['swapped', 16, 'evaluator', false],
-      ['moved', 13, 'evaluator', true],
+      ['over', 1, 'both', false, 'uint'],
+      ['margin', 18, 'evaluator', true, 'uint'],
+      ['total', 17, 'evaluator', false, 'uint'],
+      ['swapped', 16, 'evaluator', false, 'bytes'],
+      ['moved', 13, 'evaluator', true, 'uint'],
     ],
   );
 });
@@ -65,6 +65,13 @@ test('the served circuit computes what the TypeScript says', async () => {
     assert.equal(outputs.margin.value, mine - 1000n, `margin for ${mine}`);
     assert.equal(outputs.total.value, 3n + 200n + 17n + mine, `total for ${mine}`);
     assert.equal(outputs.swapped.hex, '0xcdab');
+    // A two-byte output is bytes, not the number 52651.
+    assert.equal(outputs.swapped.encoding, 'bytes');
+    assert.deepEqual(outputs.swapped.bytes(), Uint8Array.of(0xcd, 0xab));
+    assert.equal(String(outputs.swapped), '0xcdab');
+    assert.equal(JSON.parse(JSON.stringify(outputs.swapped)).value, '0xcdab');
+    assert.equal(outputs.total.encoding, 'uint');
+    assert.equal(String(outputs.total), String(3n + 200n + 17n + mine));
   }
 });
 

@@ -97,7 +97,7 @@ fn private_aes_under_cut_and_choose(scheme: Scheme) {
         BristolInput { name: "key".into(), source: InputSource::Party(Party::Garbler), encoding: Encoding::Bytes },
         BristolInput { name: "block".into(), source: InputSource::Party(Party::Evaluator), encoding: Encoding::Bytes },
     ];
-    let outputs = vec![BristolOutput { name: "ciphertext".into(), reveal: Reveal::Evaluator, signed: false }];
+    let outputs = vec![BristolOutput { name: "ciphertext".into(), reveal: Reveal::Evaluator, signed: false, bytes: false }];
     let make = || Box::new(BristolProgram::new(AES_128, info.clone(), inputs.clone(), outputs.clone()).unwrap()) as Box<dyn Program>;
     // FIPS-197 appendix C.1.
     let x = value::from_bytes(&(0u8..16).collect::<Vec<_>>());

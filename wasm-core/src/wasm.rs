@@ -144,7 +144,7 @@ impl WasmEvaluator {
                 let outputs: Vec<_> = r
                     .outputs
                     .iter()
-                    .map(|o| json!({ "name": o.name, "hex": garblet_circuits::value::to_hex(&o.bits), "bits": o.bits.len(), "signed": o.signed }))
+                    .map(|o| json!({ "name": o.name, "hex": garblet_circuits::value::to_hex(&o.bits), "bits": o.bits.len(), "signed": o.signed, "bytes": o.bytes }))
                     .collect();
                 json!({ "type": "finished", "service": r.service, "outputs": outputs, "stats": { "evaluator": r.evaluator, "garbler": r.garbler }, "security": r.security.name(), "recovered": r.recovered }).to_string()
             }

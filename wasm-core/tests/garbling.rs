@@ -125,7 +125,7 @@ fn aes_128_garbled_gives_the_fips197_ciphertext() {
         BristolInput { name: "key".into(), source: InputSource::Party(Party::Garbler), encoding: Encoding::Bytes },
         BristolInput { name: "block".into(), source: InputSource::Party(Party::Evaluator), encoding: Encoding::Bytes },
     ];
-    let outputs = vec![BristolOutput { name: "ciphertext".into(), reveal: Reveal::Evaluator, signed: false }];
+    let outputs = vec![BristolOutput { name: "ciphertext".into(), reveal: Reveal::Evaluator, signed: false, bytes: false }];
     let make = || Box::new(BristolProgram::new(text, info.clone(), inputs.clone(), outputs.clone()).unwrap()) as Box<dyn Program>;
     let key: Vec<u8> = (0u8..16).collect();
     let block: Vec<u8> = (0u8..16).map(|i| i * 0x11).collect();

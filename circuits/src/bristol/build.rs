@@ -33,6 +33,8 @@ pub struct BristolOutput {
     pub reveal: Reveal,
     /// Whether the bits are a two's-complement integer (the client shows it negative).
     pub signed: bool,
+    /// Whether the bits are a byte string (the client shows it as bytes).
+    pub bytes: bool,
 }
 
 /// Inputs as `in0 … inN` of the given parties, outputs `out0 …` to `reveal`.
@@ -44,7 +46,7 @@ pub fn default_io(header: &Header, parties: &[Party], reveal: Reveal) -> (Vec<Br
             encoding: Encoding::UInt,
         })
         .collect();
-    let outputs = (0..header.outputs.len()).map(|i| BristolOutput { name: format!("out{i}"), reveal, signed: false }).collect();
+    let outputs = (0..header.outputs.len()).map(|i| BristolOutput { name: format!("out{i}"), reveal, signed: false, bytes: false }).collect();
     (inputs, outputs)
 }
 
@@ -107,7 +109,7 @@ impl<R: BufRead> BristolProgram<R> {
             }
         }
         for (output, &bits) in outputs.iter().zip(&header.outputs) {
-            shape.outputs.push(OutputField { name: output.name.clone(), bits, reveal: output.reveal, signed: output.signed });
+            shape.outputs.push(OutputField { name: output.name.clone(), bits, reveal: output.reveal, signed: output.signed, bytes: output.bytes });
         }
         let mut lines = Lines::new(reader);
         if read_header(&mut lines)? != info.header {

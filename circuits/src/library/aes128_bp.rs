@@ -131,7 +131,7 @@ impl Aes128 {
                 bytes_field("round_keys", Party::Garbler, ROUND_KEY_BYTES),
                 bytes_field("plaintext", Party::Evaluator, BLOCK_BYTES * blocks),
             ],
-            outputs: vec![OutputField { name: "ciphertext".into(), bits: 8 * BLOCK_BYTES * blocks, reveal: Reveal::Evaluator, signed: false }],
+            outputs: vec![OutputField { name: "ciphertext".into(), bits: 8 * BLOCK_BYTES * blocks, reveal: Reveal::Evaluator, signed: false, bytes: true }],
         };
         Aes128 { shape, blocks, round_key_bits: Vec::new(), round_keys: Vec::new(), slots: None, done: 0, in_flight: 0, round: 0 }
     }

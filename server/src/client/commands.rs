@@ -65,7 +65,7 @@ pub fn run(args: &RunArgs) -> Result<(), ClientError> {
         Err(e) => return Err(e),
     };
     client.close();
-    let shown: Vec<Shown> = result.outputs.iter().map(|o| display::output(&o.name, &o.bits, o.signed)).collect();
+    let shown: Vec<Shown> = result.outputs.iter().map(|o| display::output(&o.name, &o.bits, o.signed, o.bytes)).collect();
     if args.json {
         let mut json = result_json(&args.service, &shown, &result);
         json["window_bytes"] = window.into();
@@ -398,7 +398,8 @@ fn service_json(s: &ServiceInfo) -> Value {
         "doc": s.doc,
         "inputs": of("evaluator"),
         "server_inputs": of("garbler"),
-        "outputs": s.outputs.iter().map(|o| json!({ "name": o.name, "bits": o.bits, "reveal": o.reveal, "signed": o.signed })).collect::<Vec<_>>(),
+        // As the catalog has them: a byte string's encoding is given, a number's left out.
+        "outputs": s.outputs,
         "params": params,
         "and_gates": s.and_gates,
         "security": s.security.name(),

@@ -33,10 +33,11 @@ pub struct Shown {
     pub json: Value,
 }
 
-/// Shows one output of `bits.len()` bits.
-pub fn output(name: &str, bits: &[bool], signed: bool) -> Shown {
+/// Shows one output of `bits.len()` bits: a byte string (`bytes`) as hex whatever its width, a
+/// number up to 64 bits in decimal, anything wider as hex.
+pub fn output(name: &str, bits: &[bool], signed: bool, bytes: bool) -> Shown {
     let hex = value::to_hex(bits);
-    if bits.len() <= MAX_NUMBER_BITS && !bits.is_empty() {
+    if !bytes && bits.len() <= MAX_NUMBER_BITS && !bits.is_empty() {
         let unsigned = value::to_u128(bits).unwrap_or(0) as u64;
         if signed {
             // Sign-extend from the output's width.
@@ -103,16 +104,18 @@ mod tests {
 
     #[test]
     fn numbers_signed_numbers_and_bytes() {
-        let d = output("distance", &bits(93, 12), false);
+        let d = output("distance", &bits(93, 12), false, false);
         assert_eq!((d.kind, d.text.as_str()), ("uint", "93"));
         assert_eq!(d.json, json!({ "name": "distance", "type": "uint", "bits": 12, "value": 93, "hex": "0x05d" }));
-        let q = output("quotient", &bits(u64::MAX as u128 - 2, 64), true);
+        let q = output("quotient", &bits(u64::MAX as u128 - 2, 64), true, false);
         assert_eq!((q.kind, q.text.as_str()), ("int", "-3"));
         assert_eq!(q.json["value"], -3);
-        assert_eq!(output("x", &bits(0b101, 3), true).text, "-3");
-        assert_eq!(output("max", &bits(u64::MAX as u128, 64), false).text, "18446744073709551615");
-        let c = output("ciphertext", &value::from_bytes(&[0x69, 0xc4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x5a]), false);
+        assert_eq!(output("x", &bits(0b101, 3), true, false).text, "-3");
+        assert_eq!(output("max", &bits(u64::MAX as u128, 64), false, false).text, "18446744073709551615");
+        let c = output("ciphertext", &value::from_bytes(&[0x69, 0xc4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x5a]), false, false);
         assert_eq!((c.kind, c.text), ("bytes", format!("0x69c4{}5a", "00".repeat(13))));
+        let tag = output("tag", &value::from_bytes(&[0xcd, 0xab]), false, true);
+        assert_eq!((tag.kind, tag.text.as_str()), ("bytes", "0xcdab"), "a short byte string is not a number");
         assert_eq!(lines(&[d, q]), "distance = 93\nquotient = -3\n");
     }
 

@@ -370,6 +370,9 @@ pub struct BristolOutputConfig {
     pub name: Option<String>,
     /// `evaluator`, `garbler` or `both`.
     pub reveal: String,
+    /// How clients show the value: a number (`uint`, `int` in two's complement) or a byte string.
+    #[serde(default)]
+    pub encoding: EncodingConfig,
 }
 
 impl Config {

@@ -134,6 +134,7 @@ pub struct ManifestOutput {
     pub name: String,
     pub reveal: Reveal,
     pub signed: bool,
+    pub bytes: bool,
 }
 
 /// A manifest, checked against its circuit.
@@ -228,7 +229,8 @@ impl Manifest {
             })?;
             // An array of signed values shows as one number; only a lone int is shown signed.
             let signed = matches!(entry.ty, TypeDesc::Int { .. });
-            outputs.push(ManifestOutput { name: entry.name, reveal, signed });
+            let bytes = matches!(entry.ty, TypeDesc::Bytes { .. });
+            outputs.push(ManifestOutput { name: entry.name, reveal, signed, bytes });
         }
         Ok(Manifest { name: m.name, inputs, outputs })
     }
@@ -274,7 +276,7 @@ mod tests {
             ManifestInput { name: "server".into(), party: Party::Garbler, bits: 64, encoding: Encoding::UInt, ty: TypeDesc::Uint { bits: 64 } }
         );
         assert_eq!(m.inputs[1].party, Party::Evaluator);
-        assert_eq!(m.outputs, vec![ManifestOutput { name: "richer".into(), reveal: Reveal::Both, signed: false }]);
+        assert_eq!(m.outputs, vec![ManifestOutput { name: "richer".into(), reveal: Reveal::Both, signed: false, bytes: false }]);
         let typed = Manifest::parse(
             &manifest(
                 r#"{"name": "key", "owner": "garbler", "type": {"kind": "bytes", "length": 16}}, {"name": "dna", "owner": "evaluator", "type": {"kind": "array", "length": 100, "of": {"kind": "uint", "bits": 2}}}"#,
@@ -287,6 +289,10 @@ mod tests {
         assert_eq!(typed.inputs[0].encoding, Encoding::Bytes);
         assert_eq!(typed.inputs[1].encoding, Encoding::UInt);
         assert!(typed.outputs[0].signed, "an int output is shown signed");
+        assert!(!typed.outputs[0].bytes);
+        let tag = r#"{"name": "tag", "reveal": "evaluator", "type": {"kind": "bytes", "length": 2}}"#;
+        let tagged = Manifest::parse(&manifest(MILLIONAIRES_IN, tag), &header(&[64, 64], &[16]), HASH).unwrap();
+        assert_eq!(tagged.outputs, vec![ManifestOutput { name: "tag".into(), reveal: Reveal::Evaluator, signed: false, bytes: true }], "a bytes output is shown as bytes");
         let int = Manifest::parse(&manifest(&MILLIONAIRES_IN.replace("\"uint\"", "\"int\""), RICHER), &header(&[64, 64], &[1]), HASH).unwrap();
         assert!(int.inputs.iter().all(|i| i.encoding == Encoding::Int), "an int input is read in two's complement");
     }

@@ -229,7 +229,7 @@ fn manifest_service(service: &ServiceConfig, text: BristolText, info: Arc<Bristo
         }
         inputs.push(BristolInput { name: input.name.clone(), source: InputSource::Party(input.party), encoding: input.encoding.clone() });
     }
-    let outputs = manifest.outputs.iter().map(|o| BristolOutput { name: o.name.clone(), reveal: o.reveal, signed: o.signed }).collect();
+    let outputs = manifest.outputs.iter().map(|o| BristolOutput { name: o.name.clone(), reveal: o.reveal, signed: o.signed, bytes: o.bytes }).collect();
     Ok(ServiceDef {
         name: service.name.clone(),
         doc: service.doc.clone().unwrap_or_default(),
@@ -262,7 +262,7 @@ fn bristol_input_source(
 
 fn bristol_outputs(configured: Option<&[BristolOutputConfig]>, count: usize) -> Result<Vec<BristolOutput>, String> {
     let Some(configured) = configured else {
-        return Ok((0..count).map(|i| BristolOutput { name: format!("out{i}"), reveal: Reveal::Evaluator, signed: false }).collect());
+        return Ok((0..count).map(|i| BristolOutput { name: format!("out{i}"), reveal: Reveal::Evaluator, signed: false, bytes: false }).collect());
     };
     if configured.len() != count {
         return Err(format!("the circuit has {count} outputs; outputs lists {}", configured.len()));
@@ -272,7 +272,8 @@ fn bristol_outputs(configured: Option<&[BristolOutputConfig]>, count: usize) -> 
         .enumerate()
         .map(|(i, o)| {
             let reveal = Reveal::parse(&o.reveal).ok_or_else(|| format!("output {i}: reveal = '{}' is not evaluator, garbler or both", o.reveal))?;
-            Ok(BristolOutput { name: o.name.clone().unwrap_or_else(|| format!("out{i}")), reveal, signed: false })
+            let (signed, bytes) = (o.encoding == EncodingConfig::Int, o.encoding == EncodingConfig::Bytes);
+            Ok(BristolOutput { name: o.name.clone().unwrap_or_else(|| format!("out{i}")), reveal, signed, bytes })
         })
         .collect()
 }

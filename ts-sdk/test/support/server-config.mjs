@@ -51,7 +51,7 @@ inputs = [
   { name = "key", party = "garbler", encoding = "bytes", value = { hex = "${key}" } },
   { name = "plaintext", party = "evaluator", encoding = "bytes" },
 ]
-outputs = [{ name = "ciphertext", reveal = "evaluator" }]
+outputs = [{ name = "ciphertext", reveal = "evaluator", encoding = "bytes" }]
 `;
 
 const arithmeticService = (name, bristol, output, reveal = 'evaluator') => `
@@ -79,7 +79,7 @@ inputs = [
   { name = "block", party = "evaluator", encoding = "bytes" },
   { name = "chaining_value", party = "public", encoding = "bytes", value = { hex = "6a09e667bb67ae853c6ef372a54ff53a510e527f9b05688c1f83d9ab5be0cd19" } },
 ]
-outputs = [{ name = "digest", reveal = "evaluator" }]
+outputs = [{ name = "digest", reveal = "evaluator", encoding = "bytes" }]
 `,
   arithmeticService('add64', 'adder64', 'sum', 'both'),
   arithmeticService('sub64', 'sub64', 'difference'),

@@ -21,7 +21,7 @@ fn aes_128() -> Box<dyn Program> {
         BristolInput { name: "key".into(), source: InputSource::Party(Party::Garbler), encoding: Encoding::Bytes },
         BristolInput { name: "block".into(), source: InputSource::Party(Party::Evaluator), encoding: Encoding::Bytes },
     ];
-    let outputs = vec![BristolOutput { name: "ciphertext".into(), reveal: Reveal::Evaluator, signed: false }];
+    let outputs = vec![BristolOutput { name: "ciphertext".into(), reveal: Reveal::Evaluator, signed: false, bytes: false }];
     Box::new(BristolProgram::new(AES_128, info, inputs, outputs).unwrap())
 }
 

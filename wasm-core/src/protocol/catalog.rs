@@ -127,6 +127,26 @@ pub struct OutputInfo {
     pub reveal: String,
     #[serde(default)]
     pub signed: bool,
+    /// How the client shows the value: a number, or a byte string (hex) whatever its width.
+    /// Left out when a number, so that the JSON of other outputs is unchanged and a client that
+    /// predates it still reads the catalog (and shows the bytes as a number).
+    #[serde(default, skip_serializing_if = "OutputEncodingInfo::is_uint")]
+    pub encoding: OutputEncodingInfo,
+}
+
+/// An output's encoding in the catalog, written as an input's is (`{"type": "bytes"}`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum OutputEncodingInfo {
+    #[default]
+    Uint,
+    Bytes,
+}
+
+impl OutputEncodingInfo {
+    fn is_uint(&self) -> bool {
+        *self == OutputEncodingInfo::Uint
+    }
 }
 
 /// Why a service name and parameters do not resolve to a circuit, or why a catalog is unusable.
@@ -155,12 +175,14 @@ pub enum ResolveError {
     Reveal { output: String, reveal: String },
     #[error("the catalog is malformed: input {input} is signed but not a number")]
     SignedNotNumber { input: String },
+    #[error("the catalog is malformed: output {output} is signed but bytes")]
+    SignedBytes { output: String },
 }
 
 impl ResolveError {
     /// Whether the catalog itself is at fault, rather than the request.
     pub fn is_malformed_catalog(&self) -> bool {
-        matches!(self, ResolveError::CatalogJson { .. } | ResolveError::CircuitHash { .. } | ResolveError::Party { .. } | ResolveError::Reveal { .. } | ResolveError::SignedNotNumber { .. })
+        matches!(self, ResolveError::CatalogJson { .. } | ResolveError::CircuitHash { .. } | ResolveError::Party { .. } | ResolveError::Reveal { .. } | ResolveError::SignedNotNumber { .. } | ResolveError::SignedBytes { .. })
     }
 }
 
@@ -278,12 +300,17 @@ impl FieldInfo {
 
 impl OutputInfo {
     pub fn from_field(f: &OutputField) -> Self {
-        OutputInfo { name: f.name.clone(), bits: f.bits, reveal: f.reveal.name().into(), signed: f.signed }
+        let encoding = if f.bytes { OutputEncodingInfo::Bytes } else { OutputEncodingInfo::Uint };
+        OutputInfo { name: f.name.clone(), bits: f.bits, reveal: f.reveal.name().into(), signed: f.signed, encoding }
     }
 
     pub fn to_field(&self) -> Result<OutputField, ResolveError> {
         let reveal = Reveal::parse(&self.reveal).ok_or_else(|| ResolveError::Reveal { output: self.name.clone(), reveal: self.reveal.clone() })?;
-        Ok(OutputField { name: self.name.clone(), bits: self.bits, reveal, signed: self.signed })
+        let bytes = self.encoding == OutputEncodingInfo::Bytes;
+        if bytes && self.signed {
+            return Err(ResolveError::SignedBytes { output: self.name.clone() });
+        }
+        Ok(OutputField { name: self.name.clone(), bits: self.bits, reveal, signed: self.signed, bytes })
     }
 }
 
@@ -363,5 +390,22 @@ mod tests {
         assert!(!serde_json::to_string(&uint).unwrap().contains("signed"));
         let bytes = FieldInfo { encoding: EncodingInfo::Bytes, ..info };
         assert!(matches!(bytes.to_field(), Err(e @ ResolveError::SignedNotNumber { .. }) if e.is_malformed_catalog()));
+    }
+
+    #[test]
+    fn a_bytes_output_says_so_and_others_are_unchanged() {
+        let tag = OutputField { name: "tag".into(), bits: 16, reveal: Reveal::Evaluator, signed: false, bytes: true };
+        let info = OutputInfo::from_field(&tag);
+        let json = serde_json::to_string(&info).unwrap();
+        assert_eq!(json, r#"{"name":"tag","bits":16,"reveal":"evaluator","signed":false,"encoding":{"type":"bytes"}}"#);
+        let back: OutputInfo = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.to_field().unwrap(), tag);
+        // A number's JSON has no encoding, and a catalog without one reads as a number.
+        let number = OutputInfo::from_field(&Shape::uint_output("n", 8, Reveal::Both));
+        assert_eq!(serde_json::to_string(&number).unwrap(), r#"{"name":"n","bits":8,"reveal":"both","signed":false}"#);
+        let old: OutputInfo = serde_json::from_str(r#"{"name":"n","bits":8,"reveal":"both"}"#).unwrap();
+        assert_eq!(old.to_field().unwrap(), Shape::uint_output("n", 8, Reveal::Both));
+        let signed = OutputInfo { signed: true, ..info };
+        assert!(matches!(signed.to_field(), Err(e @ ResolveError::SignedBytes { .. }) if e.is_malformed_catalog()));
     }
 }

@@ -621,6 +621,10 @@ fn describe_resolve(e: &ResolveError, f: &mut Fields) -> &'static str {
             f.str("input", input);
             "catalog-signed"
         }
+        ResolveError::SignedBytes { output } => {
+            f.str("output", output);
+            "catalog-signed"
+        }
     }
 }
 

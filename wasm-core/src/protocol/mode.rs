@@ -79,6 +79,8 @@ pub struct OutputValue {
     /// Bit i is wire i of the output.
     pub bits: Vec<bool>,
     pub signed: bool,
+    /// A byte string, shown as bytes whatever its width.
+    pub bytes: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -267,5 +269,5 @@ pub(super) fn output_values(shape: &Shape, bits: &[bool]) -> Result<Vec<OutputVa
         return Err(SessionError::OutputBits { expected: expected as u64, got: bits.len() as u64 });
     }
     let mut bits = bits.iter().copied();
-    Ok(fields().map(|field| OutputValue { name: field.name.clone(), bits: bits.by_ref().take(field.bits).collect(), signed: field.signed }).collect())
+    Ok(fields().map(|field| OutputValue { name: field.name.clone(), bits: bits.by_ref().take(field.bits).collect(), signed: field.signed, bytes: field.bytes }).collect())
 }

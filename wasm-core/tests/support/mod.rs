@@ -70,7 +70,7 @@ pub fn bristol_service(name: &str, file: &str, inputs: Vec<(&str, Party, Encodin
     let text = bundled(file);
     let info: Arc<BristolInfo> = Arc::new(bristol::scan(text).unwrap());
     let inputs = inputs.into_iter().map(|(n, p, e)| BristolInput { name: n.into(), source: InputSource::Party(p), encoding: e }).collect();
-    let outputs = vec![BristolOutput { name: "out".into(), reveal, signed: false }];
+    let outputs = vec![BristolOutput { name: "out".into(), reveal, signed: false, bytes: false }];
     let mut runner = Runner::new(Box::new(BristolProgram::new(text, info, inputs, outputs).unwrap()));
     let shape = runner.shape().clone();
     let mut recording = Vec::new();

@@ -159,11 +159,13 @@ function mount(root: HTMLElement): void {
     label: 'Run privately',
     prepare: () => prepare(),
     show: (result) => {
-      const rows = Object.values(result.outputs).map((o) =>
-        // As the command line prints it: up to 64 bits a number, anything wider (a ciphertext, a
-        // digest) hexadecimal, which is how such a value is written and compared.
-        h('tr', { 'data-testid': `output-${o.name}`, 'data-value': o.value.toString() }, h('th', { scope: 'row' }, h('code', {}, o.name)), h('td', { class: o.bits <= 64 ? 'num' : 'hex', 'data-testid': `shown-${o.name}` }, o.bits <= 64 ? o.value.toString() : o.hex), h('td', { class: 'hex' }, o.bits <= 64 ? o.hex : '')),
-      );
+      const rows = Object.values(result.outputs).map((o) => {
+        // A byte string (the catalog says so) in hexadecimal whatever its width; otherwise as the
+        // command line prints it: up to 64 bits a number, anything wider hexadecimal, which is
+        // how such a value is written and compared.
+        const number = o.encoding !== 'bytes' && o.bits <= 64;
+        return h('tr', { 'data-testid': `output-${o.name}`, 'data-value': o.value.toString() }, h('th', { scope: 'row' }, h('code', {}, o.name)), h('td', { class: number ? 'num' : 'hex', 'data-testid': `shown-${o.name}` }, number ? o.value.toString() : o.hex), h('td', { class: 'hex' }, number ? o.hex : ''));
+      });
       panel.result.replaceChildren(h('table', { class: 'outputs' }, h('thead', {}, h('tr', {}, h('th', {}, 'output'), h('th', {}, 'value'), h('th', {}, 'hex'))), h('tbody', {}, ...rows)));
     },
   });
