@@ -99,7 +99,16 @@ function minutes(ms) {
 const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
 
 /** How many of a failed step's last lines are printed again before the summary. */
-const FAILED_TAIL_LINES = 80;
+const FAILED_TAIL_LINES = 40;
+
+/**
+ * Lines that report a failure — a Rust test's panic, a Playwright or node:test failure — and
+ * how many lines after each are kept with it: a step's tail shows only its summary when other
+ * test binaries ran after the one that failed. At most `FAILURE_LINES` lines in all.
+ */
+const FAILURE = /panicked at|^test .* FAILED$|^\s*✘|^not ok |^\s*\d+\) /;
+const FAILURE_CONTEXT = 10;
+const FAILURE_LINES = 60;
 
 /**
  * Runs `step` in a child process (`--step`); its output is passed on, each line prefixed with
@@ -116,9 +125,14 @@ function runStep(step, prefix) {
     const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     let outcome = { ok: false, cpu: null };
     const tail = [];
+    const failures = [];
+    let context = 0;
     const keep = (line) => {
       tail.push(line);
       if (tail.length > FAILED_TAIL_LINES) tail.shift();
+      if (FAILURE.test(line)) context = FAILURE_CONTEXT + 1;
+      if (context > 0 && failures.length < FAILURE_LINES) failures.push(line);
+      context = Math.max(0, context - 1);
     };
     const pass = (stream, to) => {
       let rest = '';
@@ -143,7 +157,7 @@ function runStep(step, prefix) {
     pass(child.stderr, process.stderr);
     child.on('close', (code) => {
       const ok = code === 0 && outcome.ok;
-      resolve({ name: step.name, ok, outcome: ok ? 'passed' : 'FAILED', ms: Date.now() - started, cpu: outcome.cpu, load: `${loadBefore} → ${load()}`, tail });
+      resolve({ name: step.name, ok, outcome: ok ? 'passed' : 'FAILED', ms: Date.now() - started, cpu: outcome.cpu, load: `${loadBefore} → ${load()}`, tail, failures });
     });
   });
 }
@@ -195,6 +209,10 @@ results.sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name));
 // real, and the retry's log is the only record of which test it was.
 const flaky = (r) => r.ok && r.tail?.some((line) => /^\s*\d+ flaky\b/.test(line));
 for (const r of results.filter((r) => (!r.ok || flaky(r)) && r.tail?.length)) {
+  if (r.failures?.length) {
+    console.log(`\n[test] ── ${r.name}: the failures it reported ──`);
+    for (const line of r.failures) console.log(line);
+  }
   console.log(`\n[test] ── ${r.name} ${r.ok ? 'passed on a retry' : 'failed'}; its last ${r.tail.length} lines ──`);
   for (const line of r.tail) console.log(line);
 }
