@@ -33,6 +33,8 @@
 //!   random authenticated AND triples; [`triples::bucket_size`] states the bucket-size rule.
 //! * [`beaver`]: the function-dependent step — random authenticated wire masks, and the AND of
 //!   two authenticated bits by one triple (Beaver's multiplication with MAC-checked openings).
+//! * `state.rs`: what a party holds between the steps above (the batch, the masks or ANDs in
+//!   flight), as data below them.
 //! * [`garble`]: the distributed garbling (half-gates under Δ_A over the masked values), the
 //!   evaluation, the evaluator's consistency check before anything is released, and the
 //!   authenticated inputs and outputs.
