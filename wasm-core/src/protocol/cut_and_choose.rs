@@ -1347,11 +1347,11 @@ impl CncEvaluator {
     /// Starts the computation `start` describes, its request queued first — only if it could
     /// start, so that a refusal leaves the session usable.
     pub fn start_mode(start: EvaluatorStart<'_>, parts: &mut EvaluatorParts<'_>) -> Result<Self, SessionError> {
-        let EvaluatorStart { service, info, resolved, request, inputs, context, max_slots, defences } = start;
+        let EvaluatorStart { service, default_and_gates, catalog_and_gates, resolved, request, inputs, context, max_slots, defences } = start;
         let seeds = FromSession::of_computation(context.hash_seed, context.index, context.ot_k[0]);
         let start = context.start;
-        let and_total = info.default_and_gates(&resolved).or(match &resolved.circuit {
-            ResolvedCircuit::Streamed { .. } => info.and_gates,
+        let and_total = default_and_gates.or(match &resolved.circuit {
+            ResolvedCircuit::Streamed { .. } => catalog_and_gates,
             ResolvedCircuit::Builtin { .. } => None,
         });
         let mut outbox = Outbox::default();

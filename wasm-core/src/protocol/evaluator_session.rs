@@ -423,7 +423,8 @@ impl EvaluatorSession {
         let request = super::frame::ComputeRequest { service: service.into(), params, circuit_id: resolved.circuit_id, evaluator_bits: expected as u64, security };
         let start = EvaluatorStart {
             service,
-            info,
+            default_and_gates: info.default_and_gates(&resolved),
+            catalog_and_gates: info.and_gates,
             resolved,
             request,
             inputs: evaluator_inputs,
@@ -431,18 +432,7 @@ impl EvaluatorSession {
             max_slots: self.config.max_slots,
             defences: self.defences,
         };
-        // Field by field, not `self.parts()`: `start` still borrows the catalog.
-        let mut parts = EvaluatorParts {
-            engine: &mut self.engine,
-            ot: &mut self.ot,
-            chosen: &mut self.chosen,
-            outbox: &mut self.outbox,
-            clock: self.clock.as_ref(),
-            window: &mut self.window,
-            max_window: self.max_window,
-            max_frame: self.max_frame,
-        };
-        let run = start_evaluator(start, &mut parts)?;
+        let run = start_evaluator(start, &mut self.parts())?;
         *self.started.entry(security).or_default() += 1;
         self.state = State::Running(run);
         Ok(())

@@ -16,7 +16,7 @@
 //! window), credit that arrives after a computation is over (the tail of its stream that a slow
 //! reader still acknowledges), the AND-gate limit, and the report when a computation ends.
 
-use super::catalog::{Resolved, Security, ServiceInfo};
+use super::catalog::{Resolved, Security};
 use super::frame::{ComputeRequest, Frame};
 use super::session::{Counters, Outbox};
 use super::stats::{Clock, Stats};
@@ -246,7 +246,10 @@ pub(super) trait EvaluatorMode {
 /// A computation the evaluator starts: the service as the catalog resolved it, and its request.
 pub(super) struct EvaluatorStart<'a> {
     pub service: &'a str,
-    pub info: &'a ServiceInfo,
+    /// The catalog's AND-gate count for the service's default parameters, if `resolved` is
+    /// that circuit ([`super::catalog::ServiceInfo::default_and_gates`]), and its count for the service.
+    pub default_and_gates: Option<u64>,
+    pub catalog_and_gates: Option<u64>,
     pub resolved: Resolved,
     pub request: ComputeRequest,
     /// This party's input bits.

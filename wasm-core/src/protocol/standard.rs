@@ -371,14 +371,13 @@ const SAMPLE_MS: f64 = 10.0;
 impl StandardEvaluator {
     /// Starts the computation `start` describes; its request is queued first.
     pub fn start(start: EvaluatorStart<'_>, parts: &mut EvaluatorParts<'_>) -> Result<Self, SessionError> {
-        let EvaluatorStart { service, info, resolved, request, inputs, context, max_slots, .. } = start;
+        let EvaluatorStart { service, default_and_gates, catalog_and_gates, resolved, request, inputs, context, max_slots, .. } = start;
         let start = context.start;
-        let default_total = info.default_and_gates(&resolved);
         let (source, and_total) = match resolved.circuit {
             ResolvedCircuit::Builtin { spec, params: full } => {
                 // The service's count for its defaults; else the program's own count, or a dry
                 // run for progress bars — bounded, so a huge circuit does not delay the start.
-                let total = match default_total {
+                let total = match default_and_gates {
                     Some(n) => Some(n),
                     None => count_and_gates(spec.instantiate(&full)?, DRY_RUN_GATES)?,
                 };
@@ -388,7 +387,7 @@ impl StandardEvaluator {
                 if max_live > max_slots {
                     return Err(SessionError::SlotLimit { service: service.into(), slots: max_live, limit: max_slots });
                 }
-                (Source::Streamed(TopologyReader::new(resolved.circuit_id, max_slots)), info.and_gates)
+                (Source::Streamed(TopologyReader::new(resolved.circuit_id, max_slots)), catalog_and_gates)
             }
         };
         parts.outbox.push(Frame::Compute(request).encode());
