@@ -33,8 +33,8 @@ Exit codes:
   1  the computation or the connection failed (the server refused, was unreachable or went away),
      or the command could not do its work (a server that cannot start, a malformed circuit file)
   2  usage: a mistake in the command line or in an input, found before anything was computed
-  3  `run --security cut-and-choose` caught the server cheating (a check that does not depend on
-     your input failed); the computation was stopped and gave no output
+  3  `run --security cut-and-choose` or `authenticated` caught the server cheating (a check that
+     does not depend on your input failed); the computation was stopped and gave no output
 
 Colour: only on a terminal, and never with NO_COLOR set.";
 
@@ -85,7 +85,11 @@ enum Command {
         /// caught (exit code 3, with the check that failed) or outvoted, except with probability
         /// 2^-40, at many times the bytes and CPU (docs/cut-and-choose.md). A result that came
         /// through cheating recovery is right, and stderr says the server cheated ("recovered":
-        /// true with --json).
+        /// true with --json). authenticated (for a service that offers it): authenticated
+        /// garbling, each side protected from a malicious other; a server that cheats is caught
+        /// before any output is used (exit code 3), except with probability 2^-40, at a few times
+        /// the standard mode's cost (docs/authenticated.md). A service offers its mode and every
+        /// one before it in this list.
         #[arg(long, value_name = "MODE", default_value = "standard", value_parser = parse_security)]
         security: Security,
         /// The credit window to start with, in bytes: how far the server may garble ahead of this
@@ -101,7 +105,7 @@ enum Command {
     },
     /// List a server's services: name, your inputs and their sizes, who learns the output, AND
     /// gates (with the default parameters), and the strongest protection the service offers
-    /// (standard, or cut-and-choose: see `garblet run --security`).
+    /// (standard, cut-and-choose or authenticated: see `garblet run --security`).
     #[command(after_help = EXIT_CODES)]
     Services {
         #[command(flatten)]
@@ -137,7 +141,7 @@ enum Command {
 }
 
 fn parse_security(name: &str) -> Result<Security, String> {
-    Security::from_name(name).ok_or_else(|| format!("{name:?} is not standard or cut-and-choose"))
+    Security::from_name(name).ok_or_else(|| format!("{name:?} is not standard, cut-and-choose or authenticated"))
 }
 
 fn parse_garbling(name: &str) -> Result<Garbling, String> {

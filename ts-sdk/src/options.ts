@@ -59,7 +59,7 @@ export function checkedCircuitPin(pin: unknown): string | undefined {
 }
 
 /** The security modes, weakest first: a mode gives everything the ones before it give. */
-export const SECURITY_MODES: readonly Security[] = ['standard', 'cut-and-choose'];
+export const SECURITY_MODES: readonly Security[] = ['standard', 'cut-and-choose', 'authenticated'];
 
 /**
  * `ConnectOptions.require` or `RunOptions.security` (named `name`), checked: one of

@@ -44,7 +44,7 @@ export type CircuitInfo =
   | { kind: 'streamed'; hash: string; max_live: number };
 
 /**
- * What a computation protects you (the browser) from. Both modes protect the server from a
+ * What a computation protects you (the browser) from. Every mode protects the server from a
  * browser that deviates; they differ in what they protect the browser from:
  * - `standard`: one garbled circuit. Your input stays private, but you trust the server to
  *   garble the function the service names.
@@ -52,8 +52,16 @@ export type CircuitInfo =
  *   or cheats in any other way, is caught (`CheatingDetected`) or outvoted except with
  *   probability about 2^-40. It costs more: for AES-128 about 25 times the bytes and over ten
  *   times the CPU time of a standard run (docs/cut-and-choose.md).
+ * - `authenticated`: authenticated garbling (Wang–Ranellucci–Katz 2017; Katz–Ranellucci–
+ *   Rosulek–Wang 2018). Each side is protected from a malicious other: a server that cheats is
+ *   caught (`CheatingDetected`) before any output is used, except with probability about
+ *   2^-40, and whether a run stops does not depend on your input. No cheating recovery: a
+ *   caught server gives no output. It costs a few times a standard run
+ *   (docs/authenticated.md).
+ *
+ * A service offers its mode and every one before it in this list.
  */
-export type Security = 'standard' | 'cut-and-choose';
+export type Security = 'standard' | 'cut-and-choose' | 'authenticated';
 
 /** A service the server offers. Inputs and outputs are for the default parameters. */
 export interface ServiceInfo {
@@ -173,8 +181,8 @@ export interface ConnectOptions {
    */
   integrity?: AssetIntegrity;
   /**
-   * The least protection every run on this connection gets: `'standard'` (the default) or
-   * `'cut-and-choose'`. A run may ask for more (`RunOptions.security`), never for less. A run of
+   * The least protection every run on this connection gets: `'standard'` (the default),
+   * `'cut-and-choose'` or `'authenticated'`. A run may ask for more (`RunOptions.security`), never for less. A run of
    * a service whose catalog entry (`security`) offers less rejects with an `InputError` (reason
    * `security-not-offered`) before anything of it is sent; the connection stays usable.
    */

@@ -23,7 +23,7 @@ describe('on a connection that requires nothing', () => {
   test("the catalog says each service's strongest mode", () => {
     const security = Object.fromEntries(live.session.services().map((s) => [s.name, s.security]));
     assert.equal(security.aes128, 'cut-and-choose');
-    assert.equal(security.hamming, 'cut-and-choose');
+    assert.equal(security.hamming, 'authenticated');
     assert.equal(security.aes128_appendix_b, 'standard');
     assert.equal(security.add64, 'standard');
     assert.equal(live.session.require, 'standard');
@@ -54,6 +54,18 @@ describe('on a connection that requires nothing', () => {
     const { outputs, security, recovered } = await live.session.run('hamming', { y }, { security: 'cut-and-choose' });
     assert.equal(outputs.distance.toNumber(), popcount(y ^ APP_VALUES.irisCode));
     assert.deepEqual([security, recovered], ['cut-and-choose', false]);
+  });
+
+  test('an authenticated run of hamming gives the distance, and costs a few standard runs', async () => {
+    const y = randomUint(900);
+    const auth = await live.session.run('hamming', { y }, { security: 'authenticated' });
+    assert.equal(auth.outputs.distance.toNumber(), popcount(y ^ APP_VALUES.irisCode));
+    assert.deepEqual([auth.security, auth.recovered], ['authenticated', false]);
+    assert.equal(auth.stats.evaluator.and_gates, live.session.service('hamming').and_gates);
+    assert.equal(auth.stats.evaluator.bytes_received, auth.stats.garbler.bytes_sent);
+    const standard = await live.session.run('hamming', { y });
+    assert.equal(standard.outputs.distance.toNumber(), auth.outputs.distance.toNumber());
+    assert.ok(auth.stats.evaluator.bytes_received > standard.stats.evaluator.bytes_received);
   });
 
   test('a run asking for more than its service offers is refused, and the connection stays usable', async () => {
@@ -124,6 +136,18 @@ describe("a connection that requires cut-and-choose", () => {
     const { outputs, security, recovered } = await session.run('aes128', { plaintext });
     assert.equal(hex(outputs.ciphertext.bytes()), FIPS_197_C1);
     assert.deepEqual([security, recovered], ['cut-and-choose', false]);
+  });
+
+  test('an authenticated run of hamming gives the distance, and costs a few standard runs', async () => {
+    const y = randomUint(900);
+    const auth = await live.session.run('hamming', { y }, { security: 'authenticated' });
+    assert.equal(auth.outputs.distance.toNumber(), popcount(y ^ APP_VALUES.irisCode));
+    assert.deepEqual([auth.security, auth.recovered], ['authenticated', false]);
+    assert.equal(auth.stats.evaluator.and_gates, live.session.service('hamming').and_gates);
+    assert.equal(auth.stats.evaluator.bytes_received, auth.stats.garbler.bytes_sent);
+    const standard = await live.session.run('hamming', { y });
+    assert.equal(standard.outputs.distance.toNumber(), auth.outputs.distance.toNumber());
+    assert.ok(auth.stats.evaluator.bytes_received > standard.stats.evaluator.bytes_received);
   });
 
   test('refuses a standard-only service before sending anything, and stays usable', async () => {
@@ -198,5 +222,22 @@ describe('a server whose stream is not what it committed to', () => {
       session.close();
       await proxy.close();
     }
+  });
+});
+
+describe('a connection that requires authenticated garbling', () => {
+  const live = serverAndSession({ require: 'authenticated' });
+
+  test('runs hamming authenticated, and refuses a service that offers only cut-and-choose', async () => {
+    assert.equal(live.session.require, 'authenticated');
+    const y = randomUint(900);
+    const { outputs, security } = await live.session.run('hamming', { y });
+    assert.deepEqual([outputs.distance.toNumber(), security], [popcount(y ^ APP_VALUES.irisCode), 'authenticated']);
+    await assert.rejects(live.session.run('aes128', { plaintext }), (e) => {
+      assert.ok(e instanceof InputError, `${e.name}: ${e.message}`);
+      assert.deepEqual([e.reason, e.offered, e.required], ['security-not-offered', 'cut-and-choose', 'authenticated']);
+      return true;
+    });
+    assert.equal(live.session.closed, false);
   });
 });

@@ -133,7 +133,7 @@ impl WasmEvaluator {
 
     /// The next event as JSON: `{"type":"ready"}` or `{"type":"finished", "service", "outputs",
     /// "stats", "security", "recovered"}` — `security` the mode the computation ran in
-    /// ("standard" or "cut-and-choose"), `recovered` whether its evaluation circuits disagreed
+    /// ("standard", "cut-and-choose" or "authenticated"), `recovered` whether its evaluation circuits disagreed
     /// (the server cheated) and the output came through cheating recovery.
     #[wasm_bindgen(js_name = pollEvent)]
     pub fn poll_event(&mut self) -> Option<String> {
@@ -173,7 +173,7 @@ impl WasmEvaluator {
 
     /// Starts a computation. `bits` holds `bitCount` input bits packed LSB first: the
     /// evaluator's fields concatenated in order. `security` is the mode ("standard", the
-    /// default, or "cut-and-choose"); another name throws, and a service that offers less than
+    /// default, "cut-and-choose" or "authenticated"); another name throws, and a service that offers less than
     /// the mode asked for throws `security-not-offered` (kind `input`: nothing was sent).
     pub fn start(&mut self, service: &str, params: &str, bits: &[u8], bit_count: usize, security: Option<String>) -> Result<(), JsError> {
         let security = match security.as_deref() {

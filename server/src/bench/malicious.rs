@@ -54,10 +54,12 @@ use std::time::Instant;
 const RUNS: usize = 21;
 
 /// A measured computation: a built-in program, or a bundled Bristol circuit whose inputs are
-/// the garbler's then the evaluator's, its outputs the evaluator's.
+/// the garbler's then the evaluator's, its outputs the evaluator's; `cnc` whether it is also
+/// measured under cut-and-choose.
 struct Workload {
     key: &'static str,
     circuit: Circuit,
+    cnc: bool,
 }
 
 enum Circuit {
@@ -161,28 +163,30 @@ fn pump(garbler: &mut GarblerSession, evaluator: &mut EvaluatorSession, t: &mut 
     Ok(())
 }
 
-/// One standard-mode computation on a fresh connection (its hellos and base OTs included);
-/// `secret` is the service's garbler input (an AES key, which the service expands).
-fn standard(key: &str, service: CircuitSource, secret: &[bool], y: &[bool], want: &[bool]) -> Result<Totals, String> {
-    let services = Arc::new(ServiceTable::new(vec![ServiceDef { name: key.into(), doc: String::new(), source: service, garbler_input: secret.to_vec(), security: Security::Standard }]).map_err(|e| e.to_string())?);
+/// One computation through the two sessions in `security` (the standard or the authenticated
+/// mode) on a fresh connection, its hellos and base OTs included; `secret` is the service's
+/// garbler input (an AES key, which the service expands).
+fn sessions(key: &str, service: CircuitSource, secret: &[bool], y: &[bool], want: &[bool], security: Security) -> Result<Totals, String> {
+    let services = Arc::new(ServiceTable::new(vec![ServiceDef { name: key.into(), doc: String::new(), source: service, garbler_input: secret.to_vec(), security }]).map_err(|e| e.to_string())?);
     let mut t = Totals::default();
     let start = cpu();
-    let mut garbler = GarblerSession::new(GarblerConfig::default(), Box::new(NoClock), services).map_err(|e| e.to_string())?;
+    let config = GarblerConfig { max_and_gates: u64::MAX, ..GarblerConfig::default() };
+    let mut garbler = GarblerSession::new(config, Box::new(NoClock), services).map_err(|e| e.to_string())?;
     let made = cpu();
     t.garbler.ms += made - start;
     let mut evaluator = EvaluatorSession::new(EvaluatorConfig::default(), Box::new(NoClock)).map_err(|e| e.to_string())?;
     t.evaluator.ms += cpu() - made;
     pump(&mut garbler, &mut evaluator, &mut t)?;
     if evaluator.poll_event() != Some(EvaluatorEvent::Ready) {
-        return Err("the standard session did not open".into());
+        return Err(format!("the {} session did not open", security.name()));
     }
     let start = cpu();
-    evaluator.start(key, vec![], y.to_vec()).map_err(|e| e.to_string())?;
+    evaluator.start_with(key, vec![], y.to_vec(), security).map_err(|e| e.to_string())?;
     t.evaluator.ms += cpu() - start;
     pump(&mut garbler, &mut evaluator, &mut t)?;
     match evaluator.poll_event() {
-        Some(EvaluatorEvent::Finished(result)) if result.outputs.iter().flat_map(|o| o.bits.iter().copied()).eq(want.iter().copied()) => Ok(t),
-        other => Err(format!("the standard session ended with {other:?}")),
+        Some(EvaluatorEvent::Finished(result)) if result.security == security && result.outputs.iter().flat_map(|o| o.bits.iter().copied()).eq(want.iter().copied()) => Ok(t),
+        other => Err(format!("the {} session ended with {other:?}", security.name())),
     }
 }
 
@@ -221,11 +225,14 @@ pub fn run(json: bool) -> Result<(), String> {
     let workloads = [
         // The AES service of the default configuration: Bristol's aes_128, key expanded inside
         // the circuit, so the garbler's input is the 128-bit key.
-        Workload { key: "aes128", circuit: Circuit::Bristol { file: "aes_128" } },
+        Workload { key: "aes128", circuit: Circuit::Bristol { file: "aes_128" }, cnc: true },
         // The library's Boyar–Peralta AES: fewer ANDs, but the server expands the key in the
         // clear, so the garbler's input is the 1,408 bits of the round keys.
-        Workload { key: "aes128_bp", circuit: Circuit::Builtin { program: "aes128_bp", params: vec![("blocks".into(), 1)] } },
-        Workload { key: "hamming1024", circuit: Circuit::Builtin { program: "hamming", params: vec![("n".into(), 1024)] } },
+        Workload { key: "aes128_bp", circuit: Circuit::Builtin { program: "aes128_bp", params: vec![("blocks".into(), 1)] }, cnc: true },
+        Workload { key: "hamming1024", circuit: Circuit::Builtin { program: "hamming", params: vec![("n".into(), 1024)] }, cnc: true },
+        // Edit distance of two 100-symbol DNA strings (49,401 AND gates): the standard and the
+        // authenticated mode only.
+        Workload { key: "edit_distance_100", circuit: Circuit::Builtin { program: "levenshtein", params: vec![("n".into(), 100), ("m".into(), 100)] }, cnc: false },
     ];
     let mut report = Report::new();
     let mut rng = AesCtr::from_os_rng().map_err(|e| e.to_string())?;
@@ -242,7 +249,7 @@ pub fn run(json: bool) -> Result<(), String> {
         let prepared = prepare(&w.circuit)?;
         let make = || (prepared.make)();
         let shape = make().shape().clone();
-        let mut standard_runs = Vec::new();
+        let (mut standard_runs, mut authenticated_runs) = (Vec::new(), Vec::new());
         let (mut fixed_runs, mut random_runs, mut three_halves_runs) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..RUNS {
             let secret = bits(&mut rng, prepared.secret_bits);
@@ -252,18 +259,33 @@ pub fn run(json: bool) -> Result<(), String> {
             };
             let y = bits(&mut rng, shape.input_bits(Party::Evaluator));
             let want = plaintext(&make, &x, &y);
-            standard_runs.push(standard(w.key, (prepared.service)(), &secret, &y, &want)?);
-            fixed_runs.push(cut_and_choose(&make, &x, &y, &want, true, Scheme::HalfGates, &mut rng)?);
-            random_runs.push(cut_and_choose(&make, &x, &y, &want, false, Scheme::HalfGates, &mut rng)?);
-            three_halves_runs.push(cut_and_choose(&make, &x, &y, &want, true, Scheme::ThreeHalves, &mut rng)?);
+            standard_runs.push(sessions(w.key, (prepared.service)(), &secret, &y, &want, Security::Standard)?);
+            authenticated_runs.push(sessions(w.key, (prepared.service)(), &secret, &y, &want, Security::Authenticated)?);
+            if w.cnc {
+                fixed_runs.push(cut_and_choose(&make, &x, &y, &want, true, Scheme::HalfGates, &mut rng)?);
+                random_runs.push(cut_and_choose(&make, &x, &y, &want, false, Scheme::HalfGates, &mut rng)?);
+                three_halves_runs.push(cut_and_choose(&make, &x, &y, &want, true, Scheme::ThreeHalves, &mut rng)?);
+            }
         }
         let k = w.key;
-        let column = |f: fn(&Totals) -> f64| standard_runs.iter().map(f).collect::<Vec<f64>>();
+        for (mode, runs) in [("standard", &standard_runs), ("authenticated", &authenticated_runs)] {
+            let column = |f: fn(&Totals) -> f64| runs.iter().map(f).collect::<Vec<f64>>();
+            report
+                .set(&format!("{k}_{mode}_garbler_cpu_ms"), median(column(|t| t.garbler.ms)))
+                .set(&format!("{k}_{mode}_evaluator_cpu_ms"), median(column(|t| t.evaluator.ms)))
+                .set(&format!("{k}_{mode}_both_cpu_ms"), median(column(|t| t.garbler.ms + t.evaluator.ms)))
+                .set(&format!("{k}_{mode}_bytes_to_evaluator"), median(column(|t| t.garbler.bytes)))
+                .set(&format!("{k}_{mode}_bytes_to_garbler"), median(column(|t| t.evaluator.bytes)))
+                .set(&format!("{k}_{mode}_bytes_total"), median(column(|t| t.garbler.bytes + t.evaluator.bytes)));
+        }
+        // The authenticated mode's price, each run against the standard run of the same inputs.
+        let ratio = |f: fn(&Totals) -> f64| median(authenticated_runs.iter().zip(&standard_runs).map(|(a, s)| f(a) / f(s)).collect());
         report
-            .set(&format!("{k}_standard_garbler_cpu_ms"), median(column(|t| t.garbler.ms)))
-            .set(&format!("{k}_standard_evaluator_cpu_ms"), median(column(|t| t.evaluator.ms)))
-            .set(&format!("{k}_standard_bytes_to_evaluator"), median(column(|t| t.garbler.bytes)))
-            .set(&format!("{k}_standard_bytes_to_garbler"), median(column(|t| t.evaluator.bytes)));
+            .set(&format!("{k}_authenticated_cpu_vs_standard"), ratio(|t| t.garbler.ms + t.evaluator.ms))
+            .set(&format!("{k}_authenticated_bytes_vs_standard"), ratio(|t| t.garbler.bytes + t.evaluator.bytes));
+        if !w.cnc {
+            continue;
+        }
         for (name, runs) in [("cnc_fixed", &fixed_runs), ("cnc_random", &random_runs), ("cnc_fixed_three_halves", &three_halves_runs)] {
             let of = |f: fn(&CncReport) -> f64| runs.iter().map(f).collect::<Vec<f64>>();
             for (what, values) in [
@@ -279,8 +301,52 @@ pub fn run(json: bool) -> Result<(), String> {
             }
         }
     }
+    synthetic(&mut report)?;
     loopback(&mut report, &mut rng)?;
     report.print(json);
+    Ok(())
+}
+
+/// AND gates of the large authenticated computation.
+const SYNTHETIC_AND_GATES: u64 = 10_000_000;
+
+/// One authenticated computation of `synthetic` with [`SYNTHETIC_AND_GATES`] AND gates through
+/// the sessions, against what correlated OT alone would allow: the checked extension's CPU per
+/// OT (forward direction, both roles), measured in this run, times the correlated OTs an AND
+/// gate takes — each party authenticates 3 bits per leaky AND (B per triple) and one mask per
+/// AND gate, so 2·(3B + 1) OTs per AND gate, both directions together.
+fn synthetic(report: &mut Report) -> Result<(), String> {
+    let params = vec![("and_gates".to_string(), SYNTHETIC_AND_GATES), ("width".to_string(), 1 << 12)];
+    let prepared = prepare(&Circuit::Builtin { program: "synthetic", params })?;
+    let shape = (prepared.make)().shape().clone();
+    let mut rng = AesCtr::from_os_rng().map_err(|e| e.to_string())?;
+    let secret = bits(&mut rng, prepared.secret_bits);
+    let y = bits(&mut rng, shape.input_bits(Party::Evaluator));
+    let want = plaintext(&|| (prepared.make)(), &secret, &y);
+    let started = Instant::now();
+    let t = sessions("synthetic", (prepared.service)(), &secret, &y, &want, Security::Authenticated)?;
+    let wall = started.elapsed().as_secs_f64();
+    let k = super::ot::DEFAULT_K;
+    let bucket = garblet_core::auth::bucket_size(SYNTHETIC_AND_GATES.min(garblet_core::auth::triples::MAX_TRIPLES as u64) as usize);
+    let cots_per_and = 2.0 * (3.0 * bucket as f64 + 1.0);
+    let n = SYNTHETIC_AND_GATES as f64;
+    let cpu_ns_per_and = (t.garbler.ms + t.evaluator.ms) * 1e6 / n;
+    report
+        .set("authenticated_synthetic_and_gates", SYNTHETIC_AND_GATES)
+        .set("authenticated_synthetic_bucket", bucket as u64)
+        .set("authenticated_synthetic_cpu_ns_per_and", cpu_ns_per_and)
+        .set("authenticated_synthetic_and_per_cpu_s", 1e9 / cpu_ns_per_and)
+        .set("authenticated_synthetic_wall_s", wall)
+        .set("authenticated_synthetic_bytes_per_and", (t.garbler.bytes + t.evaluator.bytes) / n)
+        .set("authenticated_synthetic_cots_per_and", cots_per_and)
+        .set("authenticated_synthetic_cot_k", k as u64);
+    if let Some(cot_ns) = super::ot::checked_cot_cpu_ns_per_ot(k) {
+        let bound = 1e9 / (cot_ns * cots_per_and);
+        report
+            .set("authenticated_synthetic_cot_cpu_ns_per_ot", cot_ns)
+            .set("authenticated_synthetic_cot_bound_and_per_cpu_s", bound)
+            .set("authenticated_synthetic_vs_cot_bound", 1e9 / cpu_ns_per_and / bound);
+    }
     Ok(())
 }
 
@@ -297,11 +363,13 @@ struct Loopback {
     garbling: Garbling,
 }
 
-const LOOPBACK: [Loopback; 5] = [
+const LOOPBACK: [Loopback; 7] = [
     Loopback { key: "aes128_standard", service: "aes128", security: Security::Standard, garbling: Garbling::Only(Scheme::HalfGates) },
+    Loopback { key: "aes128_authenticated", service: "aes128", security: Security::Authenticated, garbling: Garbling::Only(Scheme::HalfGates) },
     Loopback { key: "aes128_cnc", service: "aes128", security: Security::CutAndChoose, garbling: Garbling::Only(Scheme::HalfGates) },
     Loopback { key: "aes128_cnc_three_halves", service: "aes128", security: Security::CutAndChoose, garbling: Garbling::Only(Scheme::ThreeHalves) },
     Loopback { key: "hamming_standard", service: "hamming", security: Security::Standard, garbling: Garbling::Only(Scheme::HalfGates) },
+    Loopback { key: "hamming_authenticated", service: "hamming", security: Security::Authenticated, garbling: Garbling::Only(Scheme::HalfGates) },
     Loopback { key: "hamming_cnc", service: "hamming", security: Security::CutAndChoose, garbling: Garbling::Only(Scheme::HalfGates) },
 ];
 
@@ -325,7 +393,8 @@ struct ServerData {
 }
 
 /// The embedded default configuration on a free loopback port, with an AES key drawn for this
-/// run, and handshakes unthrottled (the benchmark opens a connection per computation).
+/// run, handshakes unthrottled (the benchmark opens a connection per computation), and the
+/// protected services offering the authenticated mode (and so every mode).
 fn loopback_config(rng: &mut AesCtr) -> Result<(Config, ServerData), String> {
     let mut config = Config::embedded_default().map_err(|e| e.to_string())?;
     config.server.listen = "127.0.0.1:0".into();
@@ -337,6 +406,9 @@ fn loopback_config(rng: &mut AesCtr) -> Result<(Config, ServerData), String> {
     let key_input = config.services[aes].inputs.iter_mut().find(|i| matches!(i.party, InputOwner::Garbler)).ok_or("the aes128 service has no server input")?;
     key_input.value = Some(ValueSource { hex: Some(aes_key.iter().map(|b| format!("{b:02x}")).collect()), ..ValueSource::default() });
     let hamming = service(&mut config, "hamming")?;
+    for i in [aes, hamming] {
+        config.services[i].security = Some(Security::Authenticated.name().into());
+    }
     let hamming_hex = config.services[hamming].garbler_inputs.get("x").and_then(|v| v.hex.clone()).ok_or("the hamming service's x is not written in hex")?;
     Ok((config, ServerData { aes_key, hamming_hex }))
 }

@@ -30,8 +30,8 @@ pub struct RunArgs {
     /// `k=v`.
     pub params: Vec<String>,
     pub json: bool,
-    /// The protection to compute with: `Standard`, or `CutAndChoose` against a cheating server
-    /// (for a service that offers it).
+    /// The protection to compute with: `Standard`, or `CutAndChoose` or `Authenticated` against
+    /// a cheating server (for a service that offers it).
     pub security: Security,
     pub connect: ConnectOptions,
 }

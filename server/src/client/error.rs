@@ -71,6 +71,9 @@ impl From<SessionError> for ClientError {
         if let SessionError::Cheating(cheating) = &e {
             return ClientError::CheatingDetected { reason: e.report().reason, message: cheating.to_string() };
         }
+        if e.kind() == garblet_core::protocol::ErrorKind::Cheating {
+            return ClientError::CheatingDetected { reason: e.report().reason, message: e.to_string() };
+        }
         match e {
             SessionError::Remote { code, message, .. } => {
                 let code = ErrorCode::from_u16(code).map_or_else(|| format!("code {code}"), |c| c.name().to_string());

@@ -76,8 +76,8 @@ impl Client {
         self.compute_with(service, params, inputs, Security::Standard)
     }
 
-    /// Runs one computation in the `security` mode. Under cut-and-choose a server caught
-    /// cheating ends it with [`ClientError::CheatingDetected`]; a result whose `recovered` is
+    /// Runs one computation in the `security` mode. Under cut-and-choose or the authenticated
+    /// mode a server caught cheating ends it with [`ClientError::CheatingDetected`]; a result whose `recovered` is
     /// set came through cheating recovery (the server cheated, and the output is still right).
     pub fn compute_with(&mut self, service: &str, params: Vec<(String, u64)>, inputs: Vec<bool>, security: Security) -> Result<ComputationResult, ClientError> {
         self.session.start_with(service, params, inputs, security)?;

@@ -34,10 +34,14 @@ pub enum ConfigError {
     Security { origin: String, service: String, value: String },
 }
 
-/// The `security` values, for messages: `"standard" or "cut-and-choose"`.
+/// The `security` values, for messages: `"standard", "cut-and-choose" or "authenticated"`.
 fn security_names() -> String {
     let names: Vec<String> = Security::ALL.iter().map(|s| format!("{:?}", s.name())).collect();
-    names.join(" or ")
+    match names.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -506,16 +510,17 @@ mod tests {
     }
 
     #[test]
-    fn a_service_s_security_is_standard_or_cut_and_choose() {
+    fn a_service_s_security_is_one_of_the_modes() {
         let parse = |security: &str| Config::parse(&format!("[[service]]\nname = 'x'\ncircuit = {{ builtin = 'synthetic' }}\n{security}"), "test.toml", PathBuf::new());
         assert_eq!(parse("").unwrap().services[0].security(), Ok(Security::Standard), "standard when not set");
         assert_eq!(parse("security = 'standard'").unwrap().services[0].security(), Ok(Security::Standard));
         assert_eq!(parse("security = 'cut-and-choose'").unwrap().services[0].security(), Ok(Security::CutAndChoose));
+        assert_eq!(parse("security = 'authenticated'").unwrap().services[0].security(), Ok(Security::Authenticated));
         for wrong in ["malicious", "Cut-And-Choose", "cut_and_choose", ""] {
             let e = parse(&format!("security = '{wrong}'")).unwrap_err();
             let ConfigError::Security { origin, service, value } = &e else { panic!("security = {wrong:?}: {e:?}") };
             assert_eq!((origin.as_str(), service.as_str(), value.as_str()), ("test.toml", "x", wrong));
-            assert_eq!(e.to_string(), format!("test.toml: service x: security = {wrong:?} is not \"standard\" or \"cut-and-choose\""));
+            assert_eq!(e.to_string(), format!("test.toml: service x: security = {wrong:?} is not \"standard\", \"cut-and-choose\" or \"authenticated\""));
         }
         assert!(matches!(parse("security = 1"), Err(ConfigError::Parse { .. })), "not a string");
     }

@@ -34,8 +34,8 @@ pub struct Metrics {
     /// Sessions ended because the client returned a label that is not one of an output wire's
     /// two labels: an attempt to forge the server's output.
     forged_outputs: AtomicU64,
-    /// Sessions the client ended with a `cheating-detected` Error frame: its cut-and-choose
-    /// checks failed, so by its account this server garbled something else than it committed
+    /// Sessions the client ended with a `cheating-detected` Error frame: its cut-and-choose or
+    /// authenticated-garbling checks failed, so by its account this server garbled something else than it committed
     /// to. Reports, not proof: a client can send the code at will. Cheating *recoveries* — the
     /// evaluation circuits disagreed and the client recovered the server's input — are not
     /// counted here and cannot be: the client must not tell the server that circuits
@@ -267,13 +267,13 @@ impl Metrics {
         family("garblet_sessions_cancelled_total", "counter", "Sessions the client ended with an Error frame, as a cancelled run does.", &one(load(&self.sessions_cancelled)));
         family("garblet_computations_total", "counter", "Computations finished.", &one(load(&self.computations)));
         let by_security = Security::ALL.map(|security| (Some(("security", security.name())), load(&self.computations_by_security[security.id() as usize])));
-        family("garblet_computations_by_security_total", "counter", "Computations finished, by the security mode the client asked for (standard, cut-and-choose).", &by_security);
+        family("garblet_computations_by_security_total", "counter", "Computations finished, by the security mode the client asked for (standard, cut-and-choose, authenticated).", &by_security);
         family("garblet_and_gates_total", "counter", "AND gates garbled in finished computations.", &one(load(&self.and_gates)));
         family("garblet_received_bytes_total", "counter", "WebSocket message payload bytes received from clients.", &one(load(&self.bytes_in)));
         family("garblet_sent_bytes_total", "counter", "WebSocket message payload bytes sent to clients.", &one(load(&self.bytes_out)));
         family("garblet_ot_check_failures_total", "counter", "Sessions ended by a failed OT-extension consistency check (a deviating client).", &one(load(&self.ot_check_failures)));
         family("garblet_forged_outputs_total", "counter", "Sessions ended because the client returned an output label the server never made.", &one(load(&self.forged_outputs)));
-        family("garblet_cheating_reports_total", "counter", "Sessions the client ended with a cheating-detected Error frame: its cut-and-choose checks failed against this server (reports, not proof). Cheating recoveries are counted by clients only.", &one(load(&self.cheating_reports)));
+        family("garblet_cheating_reports_total", "counter", "Sessions the client ended with a cheating-detected Error frame: its cut-and-choose or authenticated-garbling checks failed against this server (reports, not proof). Cheating recoveries are counted by clients only.", &one(load(&self.cheating_reports)));
         family("garblet_window_memory_bytes", "gauge", "Bytes of credit window the running sessions hold together.", &one(load(&self.window_memory_bytes)));
         let mut refusals = vec![(Some(("cause", "max_sessions")), load(&self.sessions_refused))];
         refusals.extend(Refusal::ALL.map(|why| (Some(("cause", why.cause())), load(&self.refusals[why as usize]))));

@@ -96,7 +96,7 @@ outputs = [{ name = "is_zero", reveal = "evaluator" }]
 [[service]]
 name = "hamming"
 circuit = { builtin = "hamming", params = { n = 900 } }
-security = "cut-and-choose"
+security = "authenticated"
 garbler_inputs = { x = { hex = "0x${APP_VALUES.irisCode.toString(16)}" } }
 
 [[service]]

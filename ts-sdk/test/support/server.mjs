@@ -22,13 +22,14 @@ const STARTUP_TIMEOUT_MS = 30_000;
 /**
  * A test server and one session connected to it for the tests of the enclosing file or
  * `describe` block: started before them, closed after. Read `.server` and `.session` in tests.
+ * @param {import('garblet').ConnectOptions} [options] the connection's options
  * @returns {{ server: TestServer | undefined, session: import('garblet').Session | undefined }}
  */
-export function serverAndSession() {
+export function serverAndSession(options) {
   const live = { server: undefined, session: undefined };
   before(async () => {
     live.server = await startServer();
-    live.session = await Garblet.connect(live.server.url);
+    live.session = await Garblet.connect(live.server.url, options);
   });
   after(async () => {
     live.session?.close();

@@ -62,6 +62,11 @@ impl GarblerSetup {
         Ok((GarblerSetup { delta, ot, points_digest, k }, points))
     }
 
+    /// Bytes of B's answer: its base-OT point, then direction 0's first chunk (128 OTs).
+    pub fn reply_len(&self) -> usize {
+        base::SENDER_MESSAGE_BYTES + ot::message_len(self.k, base::BASE_OT_COUNT) + ot::setup_len(self.k)
+    }
+
     /// Takes B's base-OT point and B's first chunk (the 128 OTs carrying Δ_B), checks the chunk
     /// and sets up direction 1 on it.
     pub fn finish(mut self, point: &[u8], reverse: &[u8]) -> Result<AuthParty, AuthError> {

@@ -212,6 +212,10 @@ pub struct ComputationSwitches {
     pub skip_consistency_check: bool,
     /// Openings' MACs are not checked.
     pub skip_mac_check: bool,
+    /// The garbler's selective-failure attack: the check piece (T_α or T_β) of the first AND
+    /// gate that takes one of the evaluator's input wires is altered, so that the check fails
+    /// exactly when that wire's masked value Λ is 1.
+    pub corrupt_input_check: bool,
 }
 
 fn enforce_macs(_s: &Switches) -> bool {
@@ -400,6 +404,24 @@ impl GarblerComputation {
         &mut self.switches
     }
 
+    /// Bytes of B's opening of its masks of A's inputs, and of B's masked inputs: the two
+    /// arguments of [`garble`](Self::garble).
+    pub fn inputs_len(&self) -> (usize, usize) {
+        let count = |party| self.circuit.gates.iter().filter(|g| matches!(g, Gate::Input { party: p, .. } if *p == party)).count();
+        (opening_len(count(Party::Garbler)), count(Party::Evaluator).div_ceil(8))
+    }
+
+    /// Whether A learns outputs: then B's message with them follows the tables.
+    pub fn learns_outputs(&self) -> bool {
+        self.circuit.gates.iter().any(|g| matches!(g, Gate::Output { to, .. } if to.to_garbler()))
+    }
+
+    /// Bytes of B's message with A's outputs ([`finish`](Self::finish)).
+    pub fn outputs_len(&self) -> usize {
+        let n = self.circuit.gates.iter().filter(|g| matches!(g, Gate::Output { to, .. } if to.to_garbler())).count();
+        16 * n + opening_len(n)
+    }
+
     /// Takes B's opening of its masks of A's inputs and B's masked inputs: returns the tables.
     pub fn garble(&mut self, openings: &[u8], masked: &[u8]) -> Result<Vec<u8>, AuthError> {
         match self.stage {
@@ -434,6 +456,9 @@ impl GarblerComputation {
         let (mut mine_i, mut theirs_i, mut and_i) = (0, 0, 0usize);
         let (mut input_labels, mut tables, mut p_bits, mut y_values) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut l0_outputs = Vec::new();
+        // The evaluator's input wires, for the selective-failure attack of the tests.
+        #[cfg(feature = "insecure-switches")]
+        let (mut evaluator_wire, mut attack) = (vec![false; self.circuit.slots], self.switches.corrupt_input_check);
         for gate in &self.circuit.gates {
             match *gate {
                 Gate::Input { party, out } => {
@@ -470,7 +495,18 @@ impl GarblerComputation {
                     let g0 = ha0 ^ ha1 ^ garbler_share(mb, delta);
                     let g1 = hb0 ^ hb1 ^ garbler_share(ma, delta) ^ la;
                     let l_out = ha0 ^ hb0 ^ garbler_share(s, delta);
-                    for block in [g0, g1, ta0 ^ ta1 ^ mb.mac, tb0 ^ tb1 ^ ma.mac] {
+                    #[allow(unused_mut)]
+                    let (mut t_alpha, mut t_beta) = (ta0 ^ ta1 ^ mb.mac, tb0 ^ tb1 ^ ma.mac);
+                    #[cfg(feature = "insecure-switches")]
+                    if attack && (evaluator_wire[a as usize] || evaluator_wire[b as usize]) {
+                        attack = false;
+                        if evaluator_wire[a as usize] {
+                            t_alpha ^= Block(1 << 77);
+                        } else {
+                            t_beta ^= Block(1 << 77);
+                        }
+                    }
+                    for block in [g0, g1, t_alpha, t_beta] {
                         tables.extend(block.to_bytes());
                     }
                     p_bits.push(l_out.lsb());
@@ -485,6 +521,13 @@ impl GarblerComputation {
                     }
                 }
                 Gate::OutputConst { .. } => {}
+            }
+            // After the gate has read its inputs: its output slot may be one of them.
+            #[cfg(feature = "insecure-switches")]
+            match *gate {
+                Gate::Input { party, out } => evaluator_wire[out as usize] = party == Party::Evaluator,
+                Gate::Xor { out, .. } | Gate::Not { out, .. } | Gate::And { out, .. } => evaluator_wire[out as usize] = false,
+                _ => {}
             }
         }
         let mut message = pack(&my_masked);
@@ -605,8 +648,13 @@ impl EvaluatorComputation {
         Ok(pack(&masked))
     }
 
-    /// Bytes of A's tables message.
-    fn tables_len(&self) -> usize {
+    /// Bytes of A's opening of its masks of B's inputs ([`mask_inputs`](Self::mask_inputs)).
+    pub fn input_masks_len(&self) -> usize {
+        opening_len(self.circuit.gates.iter().filter(|g| matches!(g, Gate::Input { party: Party::Evaluator, .. })).count())
+    }
+
+    /// Bytes of A's tables message ([`evaluate`](Self::evaluate)).
+    pub fn tables_len(&self) -> usize {
         let inputs = self.circuit.gates.iter().filter(|g| matches!(g, Gate::Input { .. })).count();
         let garbler_inputs = self.circuit.gates.iter().filter(|g| matches!(g, Gate::Input { party: Party::Garbler, .. })).count();
         let ands = self.circuit.ands();

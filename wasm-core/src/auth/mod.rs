@@ -1,7 +1,8 @@
 //! Authenticated garbling, sans-IO: authenticated bits, authenticated AND triples, and the
 //! distributed garbling and evaluation on them, between the garbler (party A, the server) and the
 //! evaluator (party B, the browser), each secure against a malicious other party (security with
-//! abort). Not wired into the sessions: an in-memory driver runs it in the tests.
+//! abort). The sessions run it as the `authenticated` mode (`protocol/authenticated.rs`); an
+//! in-memory driver runs it in the tests here.
 //!
 //! # Representation
 //!
@@ -33,6 +34,8 @@
 //!   random authenticated AND triples; [`triples::bucket_size`] states the bucket-size rule.
 //! * [`beaver`]: the function-dependent step — random authenticated wire masks, and the AND of
 //!   two authenticated bits by one triple (Beaver's multiplication with MAC-checked openings).
+//! * [`prepare`]: a party's whole preprocessing for one circuit — batches of triples, masks,
+//!   ANDs — as one sequence of messages crossing the peer's, for a transport to drive.
 //! * `state.rs`: what a party holds between the steps above (the batch, the masks or ANDs in
 //!   flight), as data below them.
 //! * [`garble`]: the distributed garbling (half-gates under Δ_A over the masked values), the
@@ -67,6 +70,7 @@
 pub mod abit;
 pub mod beaver;
 pub mod garble;
+pub mod prepare;
 mod state;
 pub mod triples;
 
@@ -77,6 +81,7 @@ use crate::block::Block;
 use crate::ot::OtError;
 
 pub use abit::{AuthParty, EvaluatorSetup, GarblerSetup};
+pub use prepare::Preparation;
 pub use state::AuthTriple;
 pub use triples::{bucket_size, Progress};
 

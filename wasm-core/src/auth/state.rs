@@ -22,6 +22,9 @@ pub(crate) struct Switches {
     pub(crate) skip_equality_check: bool,
     pub(crate) skip_mac_check: bool,
     pub(crate) lie_in_triple: Option<usize>,
+    /// Wire masks of this party drawn as zeros, not at random: what the peer then knows of
+    /// every masked value.
+    pub(crate) known_masks: bool,
 }
 
 /// A batch in progress.

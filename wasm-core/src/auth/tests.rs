@@ -436,24 +436,23 @@ mod computations {
         evaluator: Result<Vec<bool>, AuthError>,
     }
 
-    /// Both parties after the preprocessing for `circuit`: masks, triples, σ.
+    /// Both parties after the preprocessing for `circuit` (masks, triples, σ), its messages
+    /// crossing in memory.
     fn prepare(circuit: &Circuit) -> (AuthParty, AuthParty, Material, Material) {
         let (mut g, mut e) = connect(4);
-        let n = circuit.masks_needed();
-        let (to_e, to_g) = (g.start_masks(n).unwrap(), e.start_masks(n).unwrap());
-        let (masks_g, masks_e) = (g.finish_masks(&to_g).unwrap(), e.finish_masks(&to_e).unwrap());
-        let ands = circuit.ands();
-        let (mut sigma_g, mut sigma_e) = (Vec::new(), Vec::new());
-        if ands > 0 {
-            let (tg, te) = run_batch(&mut g, &mut e, ands, honest);
-            let pairs_g = circuit.and_inputs(&masks_g, Role::Garbler, g.delta()).unwrap();
-            let pairs_e = circuit.and_inputs(&masks_e, Role::Evaluator, e.delta()).unwrap();
-            let to_e = g.start_ands(&pairs_g, tg.unwrap().unwrap()).unwrap();
-            let to_g = e.start_ands(&pairs_e, te.unwrap().unwrap()).unwrap();
-            sigma_g = g.finish_ands(&to_g).unwrap();
-            sigma_e = e.finish_ands(&to_e).unwrap();
+        let (mut pg, mut to_e) = Preparation::start(&mut g, circuit.clone()).unwrap();
+        let (mut pe, mut to_g) = Preparation::start(&mut e, circuit.clone()).unwrap();
+        loop {
+            assert_eq!(pg.awaited_len(&mut g), Some(to_g.len()), "A's expected length");
+            assert_eq!(pe.awaited_len(&mut e), Some(to_e.len()), "B's expected length");
+            match (pg.step(&mut g, &to_g).unwrap(), pe.step(&mut e, &to_e).unwrap()) {
+                (Some(a), Some(b)) => (to_e, to_g) = (a, b),
+                (None, None) => break,
+                _ => panic!("the two sides' sequences differ"),
+            }
         }
-        (g, e, Material { masks: masks_g, sigma: sigma_g }, Material { masks: masks_e, sigma: sigma_e })
+        let ((_, material_g), (_, material_e)) = (pg.take().unwrap(), pe.take().unwrap());
+        (g, e, material_g, material_e)
     }
 
     /// Preprocessing and one computation of `circuit`, in memory.
@@ -513,6 +512,44 @@ mod computations {
             let ended = compute(&circuit_of(circuit.program()), &x, &y, untouched, false, false);
             assert_eq!(ended.evaluator.unwrap(), plain, "{}", circuit.name);
             assert_eq!(ended.garbler.unwrap().unwrap(), plain, "{}", circuit.name);
+        }
+    }
+
+    /// The plaintext outputs of `circuit` split by who learns them: (the evaluator's, the
+    /// garbler's), each in gate order with the constant outputs.
+    fn split_plain(circuit: &Circuit, plain: &[bool]) -> (Vec<bool>, Vec<bool>) {
+        let (mut to_e, mut to_g) = (Vec::new(), Vec::new());
+        let mut bits = plain.iter().copied();
+        for gate in &circuit.gates {
+            if let Gate::Output { to, .. } | Gate::OutputConst { to, .. } = *gate {
+                let bit = bits.next().expect("as many plaintext outputs as output gates");
+                if to.to_evaluator() {
+                    to_e.push(bit);
+                }
+                if to.to_garbler() {
+                    to_g.push(bit);
+                }
+            }
+        }
+        (to_e, to_g)
+    }
+
+    /// Every library program with its default parameters: each party learns exactly its
+    /// plaintext outputs.
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+    fn every_library_program_gives_both_parties_their_plaintext_outputs() {
+        let mut rng = TestRng::new(2017);
+        for spec in garblet_circuits::registry::builtins() {
+            let params = spec.resolve(std::iter::empty()).unwrap();
+            let make = || spec.instantiate(&params).unwrap();
+            let shape = make().shape().clone();
+            let (x, y) = (rng.bits(shape.input_bits(garblet_circuits::Party::Garbler)), rng.bits(shape.input_bits(garblet_circuits::Party::Evaluator)));
+            let circuit = circuit_of(make());
+            let (want_e, want_g) = split_plain(&circuit, &run_plain(make(), x.clone(), y.clone()));
+            let ended = compute(&circuit, &x, &y, untouched, false, false);
+            assert_eq!(ended.evaluator.unwrap(), want_e, "{}: the evaluator's outputs", spec.name);
+            assert_eq!(ended.garbler.unwrap().unwrap(), want_g, "{}: the garbler's outputs", spec.name);
         }
     }
 

@@ -5,8 +5,8 @@
 //! produced before (and without knowing) the circuit. WRK17 makes them this way; the later
 //! optimisation of Katz–Ranellucci–Rosulek–Wang 2018, whose leaky AND takes the wire masks as
 //! its x and y so that triples are function-dependent and skip a Beaver step, is not what is
-//! implemented here. The distributed garbling that will consume these triples consumes each with
-//! one Beaver step (opening λ_α ⊕ x and λ_β ⊕ y), which is not part of this module yet.
+//! implemented here. The distributed garbling consumes each triple with one Beaver step
+//! (opening λ_α ⊕ x and λ_β ⊕ y, [`super::beaver`]).
 //!
 //! # One leaky triple (Π_HaAND and Π_LaAND)
 //!
@@ -239,17 +239,8 @@ impl AuthParty {
     /// message, or the batch's triples after round 6. A message of the wrong length changes
     /// nothing; any other error ends the party.
     pub fn triples_step(&mut self, peer: &[u8]) -> Result<Progress, AuthError> {
-        let (what, expected) = match &self.state {
-            TripleState::AwaitingBits(b) => {
-                let leaky = b.leaky();
-                ("round 1: authenticated bits", self.peer_bits_len(3 * leaky))
-            }
-            TripleState::AwaitingHalfAnd(b) => ("round 2: half-AND and check", 2 * b.leaky().div_ceil(8) + 16 * b.leaky()),
-            TripleState::AwaitingD(b) => ("round 3: d bits and coin commitment", b.leaky().div_ceil(8) + COMMITMENT_BYTES),
-            TripleState::AwaitingCheckCommitment(_) => ("round 4: check commitment and coin opening", COMMITMENT_BYTES + 64),
-            TripleState::AwaitingCheckOpening(_) => ("round 5: check opening", 64),
-            TripleState::AwaitingBucketing(b) => ("round 6: bucketing openings", (b.n * (b.bucket - 1)).div_ceil(8) + 32),
-            other => return Err(AuthError::OutOfOrder { expected: other.expecting(), got: "a batch's message" }),
+        let Some((what, expected)) = self.batch_message_awaited() else {
+            return Err(AuthError::OutOfOrder { expected: self.state.expecting(), got: "a batch's message" });
         };
         expect_len(peer, expected, what)?;
         let result = match core::mem::replace(&mut self.state, TripleState::Failed) {
@@ -267,6 +258,36 @@ impl AuthParty {
         };
         // On error the state stays Failed: the batch's secrets are gone, and the session ends.
         result
+    }
+
+    /// The peer's batch message this party waits for: what it is and its length.
+    fn batch_message_awaited(&mut self) -> Option<(&'static str, usize)> {
+        Some(match &self.state {
+            TripleState::AwaitingBits(b) => {
+                let leaky = b.leaky();
+                ("round 1: authenticated bits", self.peer_bits_len(3 * leaky))
+            }
+            TripleState::AwaitingHalfAnd(b) => ("round 2: half-AND and check", 2 * b.leaky().div_ceil(8) + 16 * b.leaky()),
+            TripleState::AwaitingD(b) => ("round 3: d bits and coin commitment", b.leaky().div_ceil(8) + COMMITMENT_BYTES),
+            TripleState::AwaitingCheckCommitment(_) => ("round 4: check commitment and coin opening", COMMITMENT_BYTES + 64),
+            TripleState::AwaitingCheckOpening(_) => ("round 5: check opening", 64),
+            TripleState::AwaitingBucketing(b) => ("round 6: bucketing openings", (b.n * (b.bucket - 1)).div_ceil(8) + 32),
+            _ => return None,
+        })
+    }
+
+    /// The length of the peer's message this party waits for next — a batch's round, the mask
+    /// shares or the AND openings — or `None` when it waits for none. A transport gathering
+    /// the message from pieces refuses more than this as soon as it arrives.
+    pub fn awaited_len(&mut self) -> Option<usize> {
+        match &self.state {
+            TripleState::AwaitingMasks(pending) => {
+                let n = pending.bits.len();
+                Some(self.peer_bits_len(n))
+            }
+            TripleState::AwaitingAnds(pending) => Some(pending.openings.len().div_ceil(8) + 32),
+            _ => self.batch_message_awaited().map(|(_, len)| len),
+        }
     }
 
     /// Round 1 received: keys for the peer's bits; HaAND and the check's U.
@@ -471,6 +492,12 @@ fn bucket_openings(b: &Batch) -> Vec<AuthShare> {
 /// Test-only deviations and disabled checks.
 #[cfg(feature = "insecure-switches")]
 impl AuthParty {
+    /// Draws this party's wire masks as zeros: with the peer's also zero, every masked value
+    /// Λ is the wire's value, so a deviation caught according to Λ reveals it.
+    pub fn known_masks(&mut self) {
+        self.switches.known_masks = true;
+    }
+
     /// Turns the leaky-AND equality check off: a wrong triple then goes through.
     pub fn skip_equality_check(&mut self) {
         self.switches.skip_equality_check = true;

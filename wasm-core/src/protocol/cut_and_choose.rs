@@ -28,7 +28,7 @@
 
 use super::catalog::{ResolvedCircuit, Security};
 use super::frame::Frame;
-use super::mode::{output_values, send_done, ComputationResult, Defences, Ended, EvaluatorEnded, EvaluatorMode, EvaluatorParts, EvaluatorStart, GarblerMode, GarblerParts, Limits, Progress, Start, WINDOW_SLACK};
+use super::mode::{output_values, send_done, send_flight, Gathering, ComputationResult, Defences, Ended, EvaluatorEnded, EvaluatorMode, EvaluatorParts, EvaluatorStart, GarblerMode, GarblerParts, Limits, Progress, Start, WINDOW_SLACK};
 use super::plan::{GateSource, RecordedCircuit};
 use super::session::{Counters, Outbox};
 use super::stats::Stats;
@@ -62,8 +62,6 @@ mod flight {
     pub const REPLY: u8 = 7;
 }
 
-/// Bytes of a `Flight` frame around its piece: type, flight, more.
-const FLIGHT_OVERHEAD: usize = 3;
 
 /// Bytes of one returned output key on the wire.
 const KEY_BYTES: usize = KEY_BITS.div_ceil(8);
@@ -114,40 +112,6 @@ fn setup(scheme: Scheme, salt: [u8; 16], instance: Block, shape: &Shape, encodin
 /// output the garbler learns, the epilogue's key bits.
 fn max_translated(setup: &Setup, shape: &Shape) -> usize {
     shape.outputs.iter().map(|f| f.bits).sum::<usize>() + setup.garbler_outputs * KEY_BITS
-}
-
-/// Sends `bytes` as flight `number`, in pieces that fit `max_frame`.
-fn send_flight(outbox: &mut Outbox, number: u8, bytes: &[u8], max_frame: usize) {
-    let piece = max_frame.saturating_sub(FLIGHT_OVERHEAD).max(1);
-    let mut pieces = bytes.chunks(piece).peekable();
-    if pieces.peek().is_none() {
-        outbox.push(Frame::Flight { flight: number, more: false, bytes: Vec::new() }.encode());
-    }
-    while let Some(p) = pieces.next() {
-        outbox.push(Frame::Flight { flight: number, more: pieces.peek().is_some(), bytes: p.to_vec() }.encode());
-    }
-}
-
-/// A flight being gathered from its pieces.
-#[derive(Default)]
-struct Gathering {
-    bytes: Vec<u8>,
-}
-
-impl Gathering {
-    /// Adds a piece of flight `number`, which must be `expected`, and returns the flight once
-    /// its last piece is in. More than `limit` bytes is an error as soon as it arrives.
-    fn piece(&mut self, expected: u8, number: u8, more: bool, bytes: &[u8], limit: usize, state: &'static str) -> Result<Option<Vec<u8>>, SessionError> {
-        if number != expected {
-            return Err(SessionError::Unexpected { frame: "Flight", state });
-        }
-        let got = self.bytes.len() + bytes.len();
-        if got > limit {
-            return Err(SessionError::FlightLength { flight: number, expected: limit as u64, got: got as u64 });
-        }
-        self.bytes.extend_from_slice(bytes);
-        Ok((!more).then(|| std::mem::take(&mut self.bytes)))
-    }
 }
 
 /// Writes a flight.

@@ -2,6 +2,7 @@
 //! [`Security`] to its module. The sessions call these and then drive the computation through
 //! the contract of [`super::mode`] alone.
 
+use super::authenticated::{self, AuthEvaluator, AuthGarbler};
 use super::catalog::Security;
 use super::cut_and_choose::{CncEvaluator, CncGarbler, FromSession};
 use super::frame::ComputeRequest;
@@ -45,18 +46,27 @@ pub(super) fn start_garbler(
             }
             Box::new(run)
         }
+        Security::Authenticated => {
+            #[allow(unused_mut)]
+            let mut run = AuthGarbler::start(request.service, plan, context, parts)?;
+            #[cfg(feature = "insecure-switches")]
+            run.deviate(switches.auth_known_masks, switches.auth_corrupt_input_check);
+            Box::new(run)
+        }
     })
 }
 
 /// The AND gates a computation of `security` garbles for a circuit of `and_gates`: every copy
 /// (cut-and-choose garbles each circuit twice, to commit and to stream, and the recovery
-/// circuits), checked against the limit before it starts.
+/// circuits; the authenticated mode's preprocessing makes B leaky ANDs per AND gate), checked
+/// against the limit before it starts.
 pub(super) fn garbled_for(security: Security, and_gates: u64) -> u64 {
     match security {
         Security::Standard => and_gates,
         Security::CutAndChoose => and_gates.saturating_mul(
             crate::cnc::params::FIXED_CIRCUITS as u64 + crate::cnc::params::FIXED_EVALUATED as u64,
         ),
+        Security::Authenticated => authenticated::charged(and_gates),
     }
 }
 
@@ -67,6 +77,7 @@ pub(super) fn start_evaluator(start: EvaluatorStart<'_>, parts: &mut EvaluatorPa
     Ok(match start.request.security {
         Security::Standard => Box::new(StandardEvaluator::start(start, parts)?),
         Security::CutAndChoose => Box::new(CncEvaluator::start_mode(start, parts)?),
+        Security::Authenticated => Box::new(AuthEvaluator::start(start, parts)?),
     })
 }
 

@@ -18,6 +18,7 @@ use crate::cnc::primary::{Cheating, PrimaryError};
 use crate::cnc::CncError;
 use super::frame::{ErrorCode, FrameError};
 use super::topology::TopologyError;
+use crate::auth::AuthError;
 use crate::garble::{GarbleError, OutputError};
 use crate::ot::{BasePoint, OtError};
 use garblet_circuits::BuildError;
@@ -66,8 +67,9 @@ pub enum SessionError {
     Output(#[from] OutputError),
     #[error(transparent)]
     Topology(#[from] TopologyError),
-    /// A cut-and-choose message (a flight, gathered from its pieces) of the wrong length.
-    #[error("cut-and-choose flight {flight} has {got} bytes; {expected} expected")]
+    /// A message of a mode that sends whole messages (a flight, gathered from its pieces) of
+    /// the wrong length.
+    #[error("flight {flight} has {got} bytes; {expected} expected")]
     FlightLength { flight: u8, expected: u64, got: u64 },
     /// A cut-and-choose message whose content does not fit its computation: a count, an index
     /// or a length (a malformed message, not a detected deviation).
@@ -83,6 +85,12 @@ pub enum SessionError {
     /// commitment, the consistency of the garbler's input (docs/cut-and-choose.md).
     #[error("the server cheated: {0}")]
     Cheating(#[from] Cheating),
+
+    /// An authenticated-mode message that failed: a length or an order (the peer broke the
+    /// protocol), or a check — a MAC, a commitment, the leaky-AND equality check, the garbled
+    /// circuit's consistency check — that caught the peer deviating.
+    #[error("authenticated garbling: {0}")]
+    Authenticated(#[from] AuthError),
 
     // ---- A request that does not fit ----
     #[error(transparent)]
@@ -244,6 +252,11 @@ impl SessionError {
             Ot(OtError::Random(_)) | Garble(GarbleError::Random(_) | GarbleError::DeltaLsb) => ErrorCode::Internal,
             Output(OutputError::Forged { .. }) | ForgedKey { .. } => ErrorCode::OutputForged,
             Cheating(_) => ErrorCode::CheatingDetected,
+            Authenticated(e) if caught_cheating(e) => ErrorCode::CheatingDetected,
+            Authenticated(AuthError::OutputLabel) => ErrorCode::OutputForged,
+            Authenticated(AuthError::Ot(OtError::CheckFailed { .. } | OtError::SetupCheckFailed)) => ErrorCode::OtCheckFailed,
+            Authenticated(AuthError::Random(_) | AuthError::Ot(OtError::Random(_))) => ErrorCode::Internal,
+            Authenticated(_) => ErrorCode::Protocol,
             Frame(_) | Unexpected { .. } | Credit { .. } | WindowExceeded { .. } | DataAfterEnd { .. } | Corrections { .. } | OutputBits { .. } | Ot(_) | Garble(_) | Output(_) | Topology(_) | FlightLength { .. } | Cnc(_) => {
                 ErrorCode::Protocol
             }
@@ -262,6 +275,7 @@ impl SessionError {
         match self {
             Remote { .. } => ErrorKind::Remote,
             Cheating(_) => ErrorKind::Cheating,
+            Authenticated(e) if caught_cheating(e) => ErrorKind::Cheating,
             Resolve(e) if !e.is_malformed_catalog() => ErrorKind::Input,
             InputBits { .. } | SlotLimit { .. } | KeptCircuit { .. } | ParamValue { .. } | ParamsNotObject | PackedBits { .. } | NotReady { .. } | SecurityNotOffered { .. } => ErrorKind::Input,
             _ => ErrorKind::Protocol,
@@ -343,6 +357,7 @@ impl SessionError {
                 "output-forged"
             }
             Cheating(e) => describe_cheating(e, f),
+            Authenticated(e) => describe_authenticated(e, f),
             SecurityNotOffered { service, offered, requested } => {
                 f.str("service", service).str("offered", offered.name()).str("requested", requested.name());
                 "security-not-offered"
@@ -411,6 +426,55 @@ impl SessionError {
                 "remote"
             }
         }
+    }
+}
+
+/// Whether an authenticated-mode error is a check that caught the peer deviating (rather than
+/// a malformed message): whoever sees it knows the peer cheated.
+fn caught_cheating(e: &AuthError) -> bool {
+    matches!(e, AuthError::MacCheckFailed { .. } | AuthError::CommitmentMismatch { .. } | AuthError::EqualityCheckFailed | AuthError::ConsistencyCheckFailed)
+}
+
+fn describe_authenticated(e: &AuthError, f: &mut Fields) -> &'static str {
+    match e {
+        AuthError::WrongLength { what, expected, actual } => {
+            f.str("what", what).num("expected", *expected).num("got", *actual);
+            "authenticated-message-length"
+        }
+        AuthError::OutOfOrder { expected, got } => {
+            f.str("expected", expected).str("got", got);
+            "authenticated-message-order"
+        }
+        AuthError::Ot(e) => describe_ot(e, f),
+        AuthError::Padding { what } => {
+            f.str("what", what);
+            "authenticated-padding"
+        }
+        AuthError::MacCheckFailed { what } => {
+            f.str("what", what);
+            "mac-check-failed"
+        }
+        AuthError::CommitmentMismatch { what } => {
+            f.str("what", what);
+            "commitment-mismatch"
+        }
+        AuthError::EqualityCheckFailed => "leaky-and-check-failed",
+        AuthError::ConsistencyCheckFailed => "consistency-check-failed",
+        AuthError::OutputLabel => "output-forged",
+        AuthError::MaterialCount { what, needed, given } => {
+            f.str("what", what).num("expected", *needed as u64).num("got", *given as u64);
+            "authenticated-material-count"
+        }
+        AuthError::BadCircuit => "authenticated-circuit",
+        AuthError::TripleCount { needed, given } => {
+            f.num("expected", *needed as u64).num("got", *given as u64);
+            "authenticated-triple-count"
+        }
+        AuthError::BatchSize { count, max } => {
+            f.num("count", *count as u64).num("max", *max as u64);
+            "authenticated-batch-size"
+        }
+        AuthError::Random(_) => "random",
     }
 }
 

@@ -446,6 +446,14 @@ impl EvaluatorSession {
         self.defences.encoding = crate::cnc::encoding::EncodingKind::InsecureIdentity;
     }
 
+    /// Test builds only: authenticated computations draw this party's wire masks as zeros, so
+    /// that the attack tests can show what fresh masks prevent (the garbler must be switched
+    /// too).
+    #[cfg(feature = "insecure-switches")]
+    pub fn insecure_auth_known_masks(&mut self) {
+        self.defences.auth_known_masks = true;
+    }
+
     /// Test builds only: cut-and-choose computations regenerate their check circuits but do not
     /// compare them with the garbler's commitments, so that the attack tests can show a garbler
     /// that garbles another circuit succeeding without the check.

@@ -8,12 +8,12 @@
 //! |------|------------------|-----------|------|
 //! | 0x81 | `ServerHello`    | G → E     | version u16, max window u32, max frame u32, garbling hash instance seed S [16], base-OT points P [4096], catalog str32 (JSON), garbling schemes offered u8 × id u8 (most preferred first), then per OT direction (0: the server's Δ, 1: the browser's) SoftSpoken's k offered u8 × k u8 (most preferred first) |
 //! | 0x01 | `ClientHello`    | E → G     | "GRBL", version u16, window u32, base-OT point R [32], garbling schemes accepted u8 (bit i: scheme id i), SoftSpoken's k accepted per OT direction u8 × 2 (bit i: k = 2^i) |
-//! | 0x02 | `Compute`        | E → G     | service str8, params u8 × (name str8, value u64), circuit id [32], evaluator bits u64, security u8 (0 standard, 1 cut-and-choose) |
+//! | 0x02 | `Compute`        | E → G     | service str8, params u8 × (name str8, value u64), circuit id [32], evaluator bits u64, security u8 (0 standard, 1 cut-and-choose, 2 authenticated) |
 //! | 0x03 | `OtChunk`        | E → G     | one checked OT-extension message (its length fixed by the chunk's size and k, the first with the extension's set-up, see `ot::extension`) |
 //! | 0x04 | `Credit`         | E → G     | bytes of data consumed so far in this computation, u64 |
 //! | 0x05 | `GarblerOutputs` | E → G     | count u32, then the label of each of the garbler's output wires [16 each] |
 //! | 0x06 | `Window`         | E → G     | the credit window the evaluator asks for from now on, u32 |
-//! | 0x07 | `Flight`         | both      | a piece of a cut-and-choose message: flight u8, more u8 (1 if pieces follow), bytes |
+//! | 0x07 | `Flight`         | both      | a piece of a cut-and-choose or authenticated message: flight u8, more u8 (1 if pieces follow), bytes |
 //! | 0x83 | `Data`           | G → E     | the next bytes of the garbled stream |
 //! | 0x85 | `LabelCorrections` | G → E   | 16 bytes per OT of the chunk just extended: the evaluator's label corrections |
 //! | 0x84 | `Done`           | G → E     | the garbler's statistics (see [`Stats`]) |
@@ -99,8 +99,9 @@ pub enum ErrorCode {
     Cancelled = 11,
     /// The two hellos have no garbling scheme in common.
     Garbling = 12,
-    /// The evaluator caught the garbler cheating in a cut-and-choose computation: a check
-    /// circuit or a commitment failed.
+    /// A party caught the other cheating: in a cut-and-choose computation a check circuit or a
+    /// commitment failed; in an authenticated one a MAC, a commitment, the leaky-AND equality
+    /// check or the garbled circuit's consistency check.
     CheatingDetected = 13,
     /// The two hellos have no SoftSpoken k in common for an OT direction.
     OtParameters = 14,
@@ -586,8 +587,8 @@ mod tests {
         bad[1] = b'X';
         assert_eq!(Frame::decode(&bad), Err(FrameError::Magic));
         let mut security = Frame::Compute(ComputeRequest { service: "s".into(), params: vec![], circuit_id: [0; 32], evaluator_bits: 0, security: Security::Standard }).encode();
-        *security.last_mut().unwrap() = 2;
-        assert_eq!(Frame::decode(&security), Err(FrameError::Value { frame: "Compute", what: "security", value: 2 }));
+        *security.last_mut().unwrap() = 3;
+        assert_eq!(Frame::decode(&security), Err(FrameError::Value { frame: "Compute", what: "security", value: 3 }));
         assert_eq!(Frame::decode(&[tag::FLIGHT, 1, 2]), Err(FrameError::Value { frame: "Flight", what: "more", value: 2 }));
         let bad_utf8 = [tag::ERROR, 1, 0, 2, 0, 0xff, 0xfe];
         assert!(matches!(Frame::decode(&bad_utf8), Err(FrameError::Utf8 { .. })));

@@ -252,6 +252,17 @@ impl GarblerSession {
         self.switches.cnc_encoding = crate::cnc::encoding::EncodingKind::InsecureIdentity;
     }
 
+    /// Test builds only: authenticated computations draw the garbler's wire masks as zeros
+    /// (`known_masks`; the evaluator's must be switched too for the masked values to be the
+    /// wires' values), and the garbler alters the check piece of the first AND gate that takes
+    /// one of the evaluator's input wires (`corrupt_input_check`): a selective-failure attack,
+    /// caught exactly when that wire's masked value is 1.
+    #[cfg(feature = "insecure-switches")]
+    pub fn insecure_auth_deviation(&mut self, known_masks: bool, corrupt_input_check: bool) {
+        self.switches.auth_known_masks = known_masks;
+        self.switches.auth_corrupt_input_check = corrupt_input_check;
+    }
+
     /// Test builds only: the session's Δ, to check what an attack recovered.
     #[cfg(feature = "insecure-switches")]
     pub fn insecure_delta(&self) -> Block {

@@ -25,6 +25,7 @@
 //! `poll_transmit`, `poll_event`, `abort`, `is_idle`, `is_closed`) with the same meaning, and one
 //! path for failures. Errors are [`SessionError`]s: data, a wire code and a kind.
 
+mod authenticated;
 pub mod catalog;
 mod cut_and_choose;
 mod dispatch;

@@ -58,6 +58,9 @@ pub(super) struct Defences {
     /// Check circuits regenerated but not compared with their commitments.
     #[cfg(feature = "insecure-switches")]
     pub skip_check_circuits: bool,
+    /// Authenticated computations draw this party's wire masks as zeros.
+    #[cfg(feature = "insecure-switches")]
+    pub auth_known_masks: bool,
 }
 
 /// How far the current computation is.
@@ -168,6 +171,12 @@ pub(super) struct GarblerSwitches {
     /// How the next cut-and-choose computation's garbler deviates.
     #[cfg(feature = "insecure-switches")]
     pub cnc_deviation: Option<crate::cnc::primary::Deviation>,
+    /// Authenticated computations: the garbler's wire masks drawn as zeros, and its
+    /// selective-failure attack on the check of an evaluator input wire.
+    #[cfg(feature = "insecure-switches")]
+    pub auth_known_masks: bool,
+    #[cfg(feature = "insecure-switches")]
+    pub auth_corrupt_input_check: bool,
 }
 
 /// What a new computation starts from besides its request and plan.
@@ -273,4 +282,41 @@ pub(super) fn output_values(shape: &Shape, bits: &[bool]) -> Result<Vec<OutputVa
     }
     let mut bits = bits.iter().copied();
     Ok(fields().map(|field| OutputValue { name: field.name.clone(), bits: bits.by_ref().take(field.bits).collect(), signed: field.signed, bytes: field.bytes }).collect())
+}
+
+/// Bytes of a `Flight` frame around its piece: type, flight, more.
+const FLIGHT_OVERHEAD: usize = 3;
+
+/// Sends `bytes` as flight `number`, in pieces that fit `max_frame`.
+pub(super) fn send_flight(outbox: &mut Outbox, number: u8, bytes: &[u8], max_frame: usize) {
+    let piece = max_frame.saturating_sub(FLIGHT_OVERHEAD).max(1);
+    let mut pieces = bytes.chunks(piece).peekable();
+    if pieces.peek().is_none() {
+        outbox.push(Frame::Flight { flight: number, more: false, bytes: Vec::new() }.encode());
+    }
+    while let Some(p) = pieces.next() {
+        outbox.push(Frame::Flight { flight: number, more: pieces.peek().is_some(), bytes: p.to_vec() }.encode());
+    }
+}
+
+/// A flight being gathered from its pieces.
+#[derive(Default)]
+pub(super) struct Gathering {
+    bytes: Vec<u8>,
+}
+
+impl Gathering {
+    /// Adds a piece of flight `number`, which must be `expected`, and returns the flight once
+    /// its last piece is in. More than `limit` bytes is an error as soon as it arrives.
+    pub fn piece(&mut self, expected: u8, number: u8, more: bool, bytes: &[u8], limit: usize, state: &'static str) -> Result<Option<Vec<u8>>, SessionError> {
+        if number != expected {
+            return Err(SessionError::Unexpected { frame: "Flight", state });
+        }
+        let got = self.bytes.len() + bytes.len();
+        if got > limit {
+            return Err(SessionError::FlightLength { flight: number, expected: limit as u64, got: got as u64 });
+        }
+        self.bytes.extend_from_slice(bytes);
+        Ok((!more).then(|| std::mem::take(&mut self.bytes)))
+    }
 }

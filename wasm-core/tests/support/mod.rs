@@ -124,8 +124,9 @@ impl Services for TestServices {
                 let and_gates = program.and_gates_hint();
                 let gates = match request.security {
                     Security::Standard => GateSource::Program(program),
-                    // Cut-and-choose garbles twice: a program built afresh for each pass.
-                    Security::CutAndChoose => {
+                    // Cut-and-choose garbles twice: a program built afresh for each pass (the
+                    // authenticated mode takes either).
+                    Security::CutAndChoose | Security::Authenticated => {
                         let params = params.clone();
                         GateSource::Factory(Box::new(move || Ok(spec.instantiate(&params)?)))
                     }
@@ -142,10 +143,10 @@ impl Services for TestServices {
 
 pub fn services() -> Arc<TestServices> {
     TestServices::new(vec![
-        bristol_service("aes128", "aes_128.txt", vec![("key", Party::Garbler, Encoding::Bytes), ("plaintext", Party::Evaluator, Encoding::Bytes)], Reveal::Evaluator, value::from_bytes(&AES_KEY)).offering(Security::CutAndChoose),
-        bristol_service("add", "adder64.txt", vec![("a", Party::Garbler, Encoding::UInt), ("b", Party::Evaluator, Encoding::UInt)], Reveal::Both, value::from_u128(1000, 64)).offering(Security::CutAndChoose),
-        bristol_service("add_to_garbler", "adder64.txt", vec![("a", Party::Garbler, Encoding::UInt), ("b", Party::Evaluator, Encoding::UInt)], Reveal::Garbler, value::from_u128(1000, 64)).offering(Security::CutAndChoose),
-        builtin_service("millionaires", "millionaires", &[("n", 32)], vec![], value::from_u128(5_000_000, 32)).offering(Security::CutAndChoose),
+        bristol_service("aes128", "aes_128.txt", vec![("key", Party::Garbler, Encoding::Bytes), ("plaintext", Party::Evaluator, Encoding::Bytes)], Reveal::Evaluator, value::from_bytes(&AES_KEY)).offering(Security::Authenticated),
+        bristol_service("add", "adder64.txt", vec![("a", Party::Garbler, Encoding::UInt), ("b", Party::Evaluator, Encoding::UInt)], Reveal::Both, value::from_u128(1000, 64)).offering(Security::Authenticated),
+        bristol_service("add_to_garbler", "adder64.txt", vec![("a", Party::Garbler, Encoding::UInt), ("b", Party::Evaluator, Encoding::UInt)], Reveal::Garbler, value::from_u128(1000, 64)).offering(Security::Authenticated),
+        builtin_service("millionaires", "millionaires", &[("n", 32)], vec![], value::from_u128(5_000_000, 32)).offering(Security::Authenticated),
         builtin_service(
             "synthetic",
             "synthetic",
@@ -153,6 +154,14 @@ pub fn services() -> Arc<TestServices> {
             vec![ParamInfo { name: "and_gates".into(), doc: String::new(), default: 1000, min: 1, max: 10_000_000, length_of: None }],
             vec![true; 128],
         ),
+        builtin_service(
+            "synthetic_protected",
+            "synthetic",
+            &[("width", 256)],
+            vec![ParamInfo { name: "and_gates".into(), doc: String::new(), default: 1000, min: 1, max: 1_000_000, length_of: None }],
+            vec![true; 128],
+        )
+        .offering(Security::Authenticated),
     ])
 }
 

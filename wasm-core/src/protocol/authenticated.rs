@@ -1,0 +1,560 @@
+//! The authenticated mode: authenticated garbling ([`crate::auth`]) as a computation of a
+//! session. Each party is secure against a malicious other (security with abort); the client
+//! releases nothing that depends on the garbled circuit before its consistency check passed,
+//! and whether it aborts does not depend on its input.
+//!
+//! Every message of the protocol is one flight ([`Frame::Flight`], cut to the frame size), the
+//! flights of each direction numbered 1, 2, 3, … (mod 255, never 0). Each side knows the exact
+//! length of the message it waits for and refuses a flight as soon as it grows past it.
+//!
+//! ```text
+//! B (client)                                     A (server)
+//! Compute ───────────────────────────────────────▶ plan, circuit built; Δ_A drawn
+//!         ◀── 1: base-OT points ‖ topology (a streamed circuit's records, checked by its hash)
+//! 1: point ‖ direction 0's first chunk (Δ_B) ───▶
+//! 2: preprocessing message 1 ───────────────────▶ 2: preprocessing message 1, message 2
+//!   … each message answers the peer's previous one: triples batch by batch, masks, ANDs …
+//!         ◀── A's opening of its masks of B's inputs
+//! B's opening of its masks of A's inputs ‖ B's masked inputs ──▶
+//!         ◀── tables (inputs, garbled ANDs, consistency digest, B's output masks); Done
+//! B: check, then outputs; the labels and masks of A's outputs ──▶ (if A learns any)
+//! ```
+//!
+//! Each computation runs its own set-up (fresh base OTs and global keys) and holds its whole
+//! circuit and preprocessing in memory on both sides: a circuit of n AND gates costs each side
+//! a few hundred bytes per AND gate while it runs.
+
+use super::catalog::{ResolvedCircuit, Security};
+use super::frame::Frame;
+use super::mode::{output_values, send_done, send_flight, ComputationResult, Ended, EvaluatorEnded, EvaluatorMode, EvaluatorParts, EvaluatorStart, GarblerMode, GarblerParts, Gathering, Progress, Start, StartContext};
+use super::plan::{GateSource, Plan};
+use super::session::{Counters, Outbox};
+use super::stats::Stats;
+use super::topology::{encode_record, end_record, StreamStep, TopologyReader, HEADER_BYTES};
+use super::SessionError;
+use crate::auth::garble::{Circuit, EvaluatorComputation, GarblerComputation};
+use crate::auth::{bucket_size, AuthParty, EvaluatorSetup, GarblerSetup, Preparation};
+use crate::ot::base::RECEIVER_MESSAGE_BYTES;
+use garblet_circuits::{Batch, Runner, Shape};
+
+/// Gates of a streamed circuit the client takes in this mode: it holds the whole circuit.
+pub const MAX_CIRCUIT_GATES: u64 = 1 << 22;
+
+/// Bytes of a streamed circuit's topology per gate at most (an operation and three slots of
+/// five LEB128 bytes), and per record header.
+const TOPOLOGY_BYTES_PER_GATE: u64 = 16;
+
+/// What the session's limits charge for a circuit of `and_gates` AND gates: each garbled once,
+/// and the leaky ANDs its triples are made from (B per triple, [`bucket_size`]).
+pub(super) fn charged(and_gates: u64) -> u64 {
+    let batch = and_gates.min(crate::auth::triples::MAX_TRIPLES as u64) as usize;
+    and_gates.saturating_mul(1 + bucket_size(batch.max(1)) as u64)
+}
+
+/// The flight numbers of one direction.
+#[derive(Default)]
+struct Numbering(u64);
+
+impl Numbering {
+    fn next(&mut self) -> u8 {
+        self.0 += 1;
+        ((self.0 - 1) % 255 + 1) as u8
+    }
+
+    fn peek(&self) -> u8 {
+        (self.0 % 255 + 1) as u8
+    }
+}
+
+/// The sending half of a side: numbers its flights and cuts them to the frame size.
+struct Sender {
+    numbering: Numbering,
+    max_frame: usize,
+}
+
+impl Sender {
+    fn send(&mut self, outbox: &mut Outbox, message: &[u8]) {
+        send_flight(outbox, self.numbering.next(), message, self.max_frame);
+    }
+}
+
+/// The receiving half: gathers the peer's next flight, refusing more than `limit` bytes.
+#[derive(Default)]
+struct Receiver {
+    numbering: Numbering,
+    gathering: Gathering,
+}
+
+impl Receiver {
+    fn piece(&mut self, frame: Frame, limit: usize, state: &'static str) -> Result<Option<Vec<u8>>, SessionError> {
+        let Frame::Flight { flight, more, bytes } = frame else {
+            return Err(SessionError::Unexpected { frame: frame.name(), state });
+        };
+        let message = self.gathering.piece(self.numbering.peek(), flight, more, &bytes, limit, state)?;
+        if message.is_some() {
+            self.numbering.next();
+        }
+        Ok(message)
+    }
+}
+
+/// The circuit of a plan, whole, and its topology records if the client needs them. Building
+/// stops with [`SessionError::AndGateLimit`] once it has more than `max_and_gates` AND gates.
+fn circuit_of(gates: GateSource, topology: bool, max_and_gates: u64) -> Result<(Circuit, Vec<u8>), SessionError> {
+    let mut circuit = Circuit { gates: Vec::new(), slots: 0 };
+    let mut records = Vec::new();
+    let mut and_gates = 0u64;
+    let mut take = |batch: &Batch, record: Option<&[u8]>| {
+        and_gates += batch.counts.and;
+        if and_gates > max_and_gates {
+            return Err(SessionError::AndGateLimit { limit: max_and_gates, requested: None });
+        }
+        circuit.gates.extend_from_slice(&batch.gates);
+        circuit.slots = circuit.slots.max(batch.slots as usize);
+        if topology {
+            match record {
+                Some(record) => records.extend_from_slice(record),
+                None => encode_record(batch, &mut records),
+            }
+        }
+        Ok(())
+    };
+    match gates {
+        GateSource::Recorded(recorded) => {
+            let mut i = 0;
+            while let Some((batch, record)) = recorded.batch(i) {
+                take(batch, Some(record))?;
+                i += 1;
+            }
+        }
+        GateSource::Program(program) => {
+            let mut runner = Runner::new(program);
+            while let Some(batch) = runner.next_batch()? {
+                take(batch, None)?;
+            }
+        }
+        GateSource::Factory(make) => {
+            let mut runner = Runner::new(make()?);
+            while let Some(batch) = runner.next_batch()? {
+                take(batch, None)?;
+            }
+        }
+    }
+    if topology {
+        records.extend_from_slice(&end_record());
+    }
+    Ok((circuit, records))
+}
+
+/// A streamed circuit from its records (each with an empty payload), checked against the
+/// identity the catalog announced.
+fn read_topology(bytes: &[u8], circuit_id: [u8; 32], max_slots: u32) -> Result<Circuit, SessionError> {
+    let mut reader = TopologyReader::new(circuit_id, max_slots);
+    let mut circuit = Circuit { gates: Vec::new(), slots: 0 };
+    let mut at = 0;
+    loop {
+        match reader.step(&bytes[at..])? {
+            StreamStep::NeedBytes => {
+                return Err(SessionError::FlightLength { flight: 1, expected: (at + HEADER_BYTES) as u64, got: bytes.len() as u64 })
+            }
+            StreamStep::Header => at += HEADER_BYTES,
+            StreamStep::Decoded(n) => {
+                at += n;
+                circuit.gates.extend_from_slice(&reader.batch().gates);
+                circuit.slots = circuit.slots.max(reader.batch().slots as usize);
+                if circuit.gates.len() as u64 > MAX_CIRCUIT_GATES {
+                    return Err(SessionError::KeptCircuit { limit: MAX_CIRCUIT_GATES });
+                }
+            }
+            StreamStep::Payload => reader.payload_read(),
+            StreamStep::End => {
+                at += HEADER_BYTES;
+                break;
+            }
+        }
+    }
+    if at != bytes.len() {
+        return Err(SessionError::DataAfterEnd { extra: (bytes.len() - at) as u64 });
+    }
+    Ok(circuit)
+}
+
+// ---- The garbler (party A, the server) ----
+
+enum GarblerStage {
+    /// Waiting for B's set-up answer.
+    Setup(Box<GarblerSetup>, Circuit),
+    Preparing(Box<AuthParty>, Preparation),
+    /// Waiting for B's opening of its masks of A's inputs and B's masked inputs.
+    Inputs(GarblerComputation),
+    /// The tables and `Done` sent; waiting for B's message with A's outputs.
+    Outputs(GarblerComputation, Stats),
+    Ended,
+}
+
+pub(super) struct AuthGarbler {
+    service: String,
+    stage: GarblerStage,
+    x: Vec<bool>,
+    sender: Sender,
+    receiver: Receiver,
+    and_gates: u64,
+    start: Start,
+    ended: Option<Ended>,
+    /// Test builds only: known masks, and the selective-failure attack.
+    #[cfg(feature = "insecure-switches")]
+    deviation: (bool, bool),
+}
+
+impl AuthGarbler {
+    /// Makes this computation's garbler deviate (attack tests only): its masks drawn as zeros,
+    /// and the check piece of the first AND gate on an evaluator input wire altered.
+    #[cfg(feature = "insecure-switches")]
+    pub fn deviate(&mut self, known_masks: bool, corrupt_input_check: bool) {
+        self.deviation = (known_masks, corrupt_input_check);
+    }
+
+    /// Builds the circuit and starts the set-up: Δ_A and the base-OT points, sent with the
+    /// topology of a streamed circuit.
+    pub fn start(service: String, plan: Plan, context: StartContext, parts: &mut GarblerParts<'_>) -> Result<Self, SessionError> {
+        let allowed = parts.and_gate_limit.saturating_sub(parts.and_gates_before);
+        let (circuit, topology) = circuit_of(plan.gates, plan.stream_topology, allowed)?;
+        let and_gates = circuit.ands() as u64;
+        parts.check_and_gates(charged(and_gates))?;
+        let (setup, points) = GarblerSetup::new(context.ot_k[0])?;
+        let mut sender = Sender { numbering: Numbering::default(), max_frame: parts.limits.max_frame };
+        sender.send(parts.outbox, &[points, topology].concat());
+        Ok(AuthGarbler {
+            service,
+            stage: GarblerStage::Setup(Box::new(setup), circuit),
+            x: plan.garbler_inputs,
+            sender,
+            receiver: Receiver::default(),
+            and_gates,
+            start: context.start,
+            ended: None,
+            #[cfg(feature = "insecure-switches")]
+            deviation: (false, false),
+        })
+    }
+
+    /// The length of the message A waits for.
+    fn awaited_len(&mut self) -> usize {
+        match &mut self.stage {
+            GarblerStage::Setup(setup, _) => setup.reply_len(),
+            GarblerStage::Preparing(party, preparation) => preparation.awaited_len(party).unwrap_or(0),
+            GarblerStage::Inputs(computation) => {
+                let (opening, masked) = computation.inputs_len();
+                opening + masked
+            }
+            GarblerStage::Outputs(computation, _) => computation.outputs_len(),
+            GarblerStage::Ended => 0,
+        }
+    }
+
+    fn message(&mut self, message: Vec<u8>, parts: &mut GarblerParts<'_>) -> Result<(), SessionError> {
+        let outbox = &mut *parts.outbox;
+        self.stage = match std::mem::replace(&mut self.stage, GarblerStage::Ended) {
+            GarblerStage::Setup(setup, circuit) => {
+                let point = crate::ot::base::SENDER_MESSAGE_BYTES;
+                let mut party = setup.finish(&message[..point.min(message.len())], &message[point.min(message.len())..])?;
+                #[cfg(feature = "insecure-switches")]
+                if self.deviation.0 {
+                    party.known_masks();
+                }
+                let (preparation, first) = Preparation::start(&mut party, circuit)?;
+                self.sender.send(outbox, &first);
+                GarblerStage::Preparing(Box::new(party), preparation)
+            }
+            GarblerStage::Preparing(mut party, mut preparation) => {
+                if let Some(next) = preparation.step(&mut party, &message)? {
+                    self.sender.send(outbox, &next);
+                }
+                match preparation.take() {
+                    None => GarblerStage::Preparing(party, preparation),
+                    Some((circuit, material)) => {
+                        #[allow(unused_mut)]
+                        let (mut computation, opening) = party.garbler_computation(circuit, material, std::mem::take(&mut self.x))?;
+                        #[cfg(feature = "insecure-switches")]
+                        {
+                            computation.switches().corrupt_input_check = self.deviation.1;
+                        }
+                        self.sender.send(outbox, &opening);
+                        GarblerStage::Inputs(computation)
+                    }
+                }
+            }
+            GarblerStage::Inputs(mut computation) => {
+                let (opening, _) = computation.inputs_len();
+                let tables = computation.garble(&message[..opening.min(message.len())], &message[opening.min(message.len())..])?;
+                self.sender.send(outbox, &tables);
+                let stats = send_done(outbox, parts.clock, &self.start, self.and_gates);
+                if computation.learns_outputs() {
+                    GarblerStage::Outputs(computation, stats)
+                } else {
+                    self.ended = Some(Ended { stats, garbler_outputs: Vec::new(), produced: 0, consumed: 0 });
+                    GarblerStage::Ended
+                }
+            }
+            GarblerStage::Outputs(mut computation, stats) => {
+                let outputs = computation.finish(&message)?;
+                self.ended = Some(Ended { stats, garbler_outputs: outputs, produced: 0, consumed: 0 });
+                GarblerStage::Ended
+            }
+            GarblerStage::Ended => return Err(SessionError::Unexpected { frame: "Flight", state: "finished" }),
+        };
+        Ok(())
+    }
+}
+
+impl GarblerMode for AuthGarbler {
+    fn security(&self) -> Security {
+        Security::Authenticated
+    }
+
+    fn service(&self) -> &str {
+        &self.service
+    }
+
+    fn stage(&self) -> &'static str {
+        match self.stage {
+            GarblerStage::Setup(..) => "awaiting the authenticated mode's set-up",
+            GarblerStage::Preparing(..) => "preprocessing an authenticated computation",
+            GarblerStage::Inputs(_) => "awaiting the client's masked inputs",
+            GarblerStage::Outputs(..) => "awaiting the garbler's outputs",
+            GarblerStage::Ended => "finished",
+        }
+    }
+
+    fn handle(&mut self, frame: Frame, parts: &mut GarblerParts<'_>) -> Result<(), SessionError> {
+        let limit = self.awaited_len();
+        let state = GarblerMode::stage(self);
+        if let Some(message) = self.receiver.piece(frame, limit, state)? {
+            self.message(message, parts)?;
+        }
+        Ok(())
+    }
+
+    /// No garbled stream: nothing to acknowledge.
+    fn credit(&mut self, consumed: u64) -> Result<u64, SessionError> {
+        if consumed != 0 {
+            return Err(SessionError::Credit { credit: consumed, acknowledged: 0, sent: 0 });
+        }
+        Ok(0)
+    }
+
+    /// Everything is sent as the flights that answer the client's arrive.
+    fn produce(&mut self, _parts: &mut GarblerParts<'_>) -> Result<(), SessionError> {
+        Ok(())
+    }
+
+    fn waits_for_credit(&self, _window: u64) -> bool {
+        false
+    }
+
+    fn garbled(&self) -> u64 {
+        charged(self.and_gates)
+    }
+
+    fn take_ended(&mut self) -> Option<Ended> {
+        self.ended.take()
+    }
+}
+
+// ---- The evaluator (party B, the client) ----
+
+enum EvaluatorStage {
+    /// Waiting for A's base-OT points (and a streamed circuit's topology).
+    Setup(Box<EvaluatorSetup>, Vec<u8>, Option<Circuit>),
+    Preparing(Box<AuthParty>, Preparation),
+    /// Waiting for A's opening of its masks of B's inputs; B's own opening waits to go with
+    /// its masked inputs.
+    InputMasks(EvaluatorComputation, Vec<u8>),
+    Tables(EvaluatorComputation),
+    /// Checked and evaluated: B's outputs, waiting for A's `Done`.
+    Evaluated(Vec<bool>),
+    Ended,
+}
+
+pub(super) struct AuthEvaluator {
+    service: String,
+    shape: Shape,
+    stage: EvaluatorStage,
+    y: Vec<bool>,
+    circuit_id: [u8; 32],
+    max_slots: u32,
+    sender: Sender,
+    receiver: Receiver,
+    /// AND gates of the circuit, once known; evaluated once the tables are in.
+    and_total: Option<u64>,
+    and_gates: u64,
+    start: Start,
+    ended: Option<EvaluatorEnded>,
+    #[cfg(feature = "insecure-switches")]
+    known_masks: bool,
+}
+
+impl AuthEvaluator {
+    /// Sends the request and starts the set-up: Δ_B and the base-OT point, which waits for A's
+    /// points. A built-in circuit is built now; a streamed one comes with A's points.
+    pub fn start(start: EvaluatorStart<'_>, parts: &mut EvaluatorParts<'_>) -> Result<Self, SessionError> {
+        let EvaluatorStart { service, resolved, request, inputs, context, max_slots, defences, .. } = start;
+        // A production build has no switches: the defences are all on.
+        #[cfg(not(feature = "insecure-switches"))]
+        let _ = defences;
+        let circuit = match resolved.circuit {
+            ResolvedCircuit::Builtin { spec, params } => Some(circuit_of(GateSource::Program(spec.instantiate(&params)?), false, u64::MAX)?.0),
+            ResolvedCircuit::Streamed { max_live } => {
+                if max_live > max_slots {
+                    return Err(SessionError::SlotLimit { service: service.into(), slots: max_live, limit: max_slots });
+                }
+                None
+            }
+        };
+        let (setup, point) = EvaluatorSetup::new(context.ot_k[0])?;
+        parts.outbox.push(Frame::Compute(request).encode());
+        Ok(AuthEvaluator {
+            service: service.into(),
+            shape: resolved.shape,
+            and_total: circuit.as_ref().map(|c| c.ands() as u64),
+            stage: EvaluatorStage::Setup(Box::new(setup), point, circuit),
+            y: inputs,
+            circuit_id: resolved.circuit_id,
+            max_slots,
+            sender: Sender { numbering: Numbering::default(), max_frame: parts.max_frame },
+            receiver: Receiver::default(),
+            and_gates: 0,
+            start: context.start,
+            ended: None,
+            #[cfg(feature = "insecure-switches")]
+            known_masks: defences.auth_known_masks,
+        })
+    }
+
+    /// The length of the message B waits for (at most, for A's first: a streamed circuit's
+    /// topology has no length known in advance).
+    fn awaited_len(&mut self) -> usize {
+        match &mut self.stage {
+            EvaluatorStage::Setup(_, _, Some(_)) => RECEIVER_MESSAGE_BYTES,
+            EvaluatorStage::Setup(_, _, None) => {
+                RECEIVER_MESSAGE_BYTES + (TOPOLOGY_BYTES_PER_GATE * MAX_CIRCUIT_GATES) as usize
+            }
+            EvaluatorStage::Preparing(party, preparation) => preparation.awaited_len(party).unwrap_or(0),
+            EvaluatorStage::InputMasks(computation, _) => computation.input_masks_len(),
+            EvaluatorStage::Tables(computation) => computation.tables_len(),
+            EvaluatorStage::Evaluated(_) | EvaluatorStage::Ended => 0,
+        }
+    }
+
+    fn message(&mut self, message: Vec<u8>, outbox: &mut Outbox) -> Result<(), SessionError> {
+        self.stage = match std::mem::replace(&mut self.stage, EvaluatorStage::Ended) {
+            EvaluatorStage::Setup(setup, point, circuit) => {
+                let points = &message[..RECEIVER_MESSAGE_BYTES.min(message.len())];
+                let circuit = match circuit {
+                    Some(circuit) if message.len() == RECEIVER_MESSAGE_BYTES => circuit,
+                    Some(_) => return Err(SessionError::DataAfterEnd { extra: (message.len() - RECEIVER_MESSAGE_BYTES) as u64 }),
+                    None => read_topology(&message[points.len()..], self.circuit_id, self.max_slots)?,
+                };
+                self.and_total = Some(circuit.ands() as u64);
+                let (mut party, chunk) = setup.finish(points)?;
+                #[cfg(feature = "insecure-switches")]
+                if self.known_masks {
+                    party.known_masks();
+                }
+                self.sender.send(outbox, &[point, chunk].concat());
+                let (preparation, first) = Preparation::start(&mut party, circuit)?;
+                self.sender.send(outbox, &first);
+                EvaluatorStage::Preparing(Box::new(party), preparation)
+            }
+            EvaluatorStage::Preparing(mut party, mut preparation) => {
+                if let Some(next) = preparation.step(&mut party, &message)? {
+                    self.sender.send(outbox, &next);
+                }
+                match preparation.take() {
+                    None => EvaluatorStage::Preparing(party, preparation),
+                    Some((circuit, material)) => {
+                        let (computation, opening) = party.evaluator_computation(circuit, material, std::mem::take(&mut self.y))?;
+                        EvaluatorStage::InputMasks(computation, opening)
+                    }
+                }
+            }
+            EvaluatorStage::InputMasks(mut computation, opening) => {
+                let masked = computation.mask_inputs(&message)?;
+                self.sender.send(outbox, &[opening, masked].concat());
+                EvaluatorStage::Tables(computation)
+            }
+            EvaluatorStage::Tables(mut computation) => {
+                // The consistency check runs inside: nothing comes out unless it passed.
+                let (outputs, reply) = computation.evaluate(&message)?;
+                self.and_gates = self.and_total.unwrap_or(0);
+                if self.shape.outputs.iter().any(|o| o.reveal.to_garbler()) {
+                    self.sender.send(outbox, &reply);
+                }
+                EvaluatorStage::Evaluated(outputs)
+            }
+            EvaluatorStage::Evaluated(_) | EvaluatorStage::Ended => {
+                return Err(SessionError::Unexpected { frame: "Flight", state: "evaluated" })
+            }
+        };
+        Ok(())
+    }
+
+    fn progress_at(&self, counters: &Counters) -> Progress {
+        let received = counters.bytes_received - self.start.counters.bytes_received;
+        Progress { and_gates: self.and_gates, and_total: self.and_total, bytes_received: received, bytes_consumed: received }
+    }
+}
+
+impl EvaluatorMode for AuthEvaluator {
+    fn stage(&self) -> &'static str {
+        match self.stage {
+            EvaluatorStage::Setup(..) => "awaiting the authenticated mode's set-up",
+            EvaluatorStage::Preparing(..) => "preprocessing an authenticated computation",
+            EvaluatorStage::InputMasks(..) => "awaiting the garbler's input masks",
+            EvaluatorStage::Tables(_) => "awaiting the garbled tables",
+            EvaluatorStage::Evaluated(_) => "awaiting the garbler's statistics",
+            EvaluatorStage::Ended => "finished",
+        }
+    }
+
+    fn data(&mut self, _data: &[u8], _parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError> {
+        Err(SessionError::Unexpected { frame: "Data", state: EvaluatorMode::stage(self) })
+    }
+
+    fn handle(&mut self, frame: Frame, parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError> {
+        if let Frame::Done(garbler) = frame {
+            let EvaluatorStage::Evaluated(outputs) = std::mem::replace(&mut self.stage, EvaluatorStage::Ended) else {
+                return Err(SessionError::Unexpected { frame: "Done", state: EvaluatorMode::stage(self) });
+            };
+            let evaluator = self.start.stats(parts.clock.now_ms(), parts.clock.cpu_ms(), &parts.outbox.counters, self.and_gates);
+            let progress = self.progress_at(&parts.outbox.counters);
+            let outputs = output_values(&self.shape, &outputs)?;
+            let result = ComputationResult { service: std::mem::take(&mut self.service), outputs, evaluator, garbler, security: Security::Authenticated, recovered: false };
+            self.ended = Some(EvaluatorEnded { result, progress });
+            return Ok(());
+        }
+        let limit = self.awaited_len();
+        let state = EvaluatorMode::stage(self);
+        if let Some(message) = self.receiver.piece(frame, limit, state)? {
+            self.message(message, parts.outbox)?;
+        }
+        Ok(())
+    }
+
+    /// Its correlated OTs are its own, in both directions, run within its flights.
+    fn awaits_ot_extension(&self) -> bool {
+        false
+    }
+
+    fn extend(&mut self, _parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError> {
+        Ok(())
+    }
+
+    fn progress(&self, _engine: &crate::garble::Evaluator, counters: &Counters) -> Progress {
+        self.progress_at(counters)
+    }
+
+    fn take_ended(&mut self) -> Option<EvaluatorEnded> {
+        self.ended.take()
+    }
+}

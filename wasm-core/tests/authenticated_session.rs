@@ -1,0 +1,281 @@
+//! Authenticated computations over sessions (docs/authenticated.md): the protocol's messages in
+//! flights, both parties' outputs, mixed modes on one connection, the limits, malformed and
+//! altered messages — against FIPS-197 and plaintext evaluation.
+
+mod support;
+
+use garblet_circuits::value;
+use garblet_core::protocol::{ErrorCode, ErrorKind, EvaluatorEvent, Frame, GarblerEvent, Security, SessionError};
+use support::Pair;
+
+fn finished(pair: &mut Pair) -> garblet_core::protocol::ComputationResult {
+    match pair.evaluator.poll_event() {
+        Some(EvaluatorEvent::Finished(r)) => *r,
+        other => panic!("no result: {other:?}"),
+    }
+}
+
+fn run(pair: &mut Pair, service: &str, params: Vec<(String, u64)>, inputs: Vec<bool>) -> garblet_core::protocol::ComputationResult {
+    pair.evaluator.start_with(service, params, inputs, Security::Authenticated).unwrap();
+    pair.pump().unwrap();
+    finished(pair)
+}
+
+fn garbler_outputs(pair: &mut Pair) -> Vec<bool> {
+    match pair.garbler.poll_event() {
+        Some(GarblerEvent::Finished { garbler_outputs, security, .. }) => {
+            assert_eq!(security, Security::Authenticated);
+            garbler_outputs
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// FIPS-197 appendix C.1 through the sessions: the streamed Bristol circuit (its topology
+/// checked against the catalog's hash), the server's key, the client's block.
+#[test]
+fn private_aes_gives_the_fips_197_ciphertext() {
+    let mut pair = Pair::new(4 << 20);
+    let block: Vec<u8> = (0u8..16).map(|i| i * 0x11).collect();
+    let result = run(&mut pair, "aes128", vec![], value::from_bytes(&block));
+    assert_eq!(value::to_hex(&result.outputs[0].bits), "0x69c4e0d86a7b0430d8cdb78070b4c55a");
+    assert_eq!((result.security, result.recovered), (Security::Authenticated, false));
+    assert_eq!(result.evaluator.bytes_received, result.garbler.bytes_sent, "both sides count the same traffic");
+    assert_eq!(result.evaluator.and_gates, 6400);
+    // At least the tables: four blocks per AND gate.
+    assert!(result.garbler.bytes_sent >= 6400 * 64, "{}", result.garbler.bytes_sent);
+    assert!(garbler_outputs(&mut pair).is_empty());
+    // The limits charge the leaky ANDs of the preprocessing too.
+    assert!(pair.garbler.and_gates() >= 4 * 6400, "{}", pair.garbler.and_gates());
+}
+
+/// Both parties learn their outputs — the garbler's from the labels the client returns — and a
+/// connection carries computations of every mode, each authenticated one with its own set-up.
+#[test]
+fn both_parties_outputs_and_every_mode_on_one_connection() {
+    let mut pair = Pair::new(4 << 20);
+    for (x, y) in [(5_000_000u128, 4_000_000u128), (5_000_000, 6_000_000)] {
+        let result = run(&mut pair, "millionaires", vec![], value::from_u128(y, 32));
+        assert_eq!(result.outputs[0].bits, vec![x > y]);
+        assert_eq!(garbler_outputs(&mut pair), vec![x > y]);
+        let sum = pair.compute("add", vec![], value::from_u128(y, 64));
+        assert_eq!((value::to_u128(&sum.outputs[0].bits), sum.security), (Some(1000 + y), Security::Standard));
+        pair.garbler.poll_event();
+        pair.evaluator.start_with("add", vec![], value::from_u128(y, 64), Security::CutAndChoose).unwrap();
+        pair.pump().unwrap();
+        let sum = finished(&mut pair);
+        assert_eq!((value::to_u128(&sum.outputs[0].bits), sum.security), (Some(1000 + y), Security::CutAndChoose));
+        pair.garbler.poll_event();
+    }
+    let result = run(&mut pair, "add", vec![], value::from_u128(77, 64));
+    assert_eq!(value::to_u128(&result.outputs[0].bits), Some(1077));
+    assert_eq!(value::to_u128(&garbler_outputs(&mut pair)), Some(1077));
+    // The garbler alone learns the sum.
+    let result = run(&mut pair, "add_to_garbler", vec![], value::from_u128(234, 64));
+    assert!(result.outputs.is_empty());
+    assert_eq!(value::to_u128(&garbler_outputs(&mut pair)), Some(1234));
+}
+
+/// A built-in program with the client's own parameter, across a triple batch's bucket sizes.
+#[test]
+fn synthetic_circuits_of_several_sizes() {
+    let mut pair = Pair::new(4 << 20);
+    for and_gates in [1u64, 300, 5000] {
+        let result = run(&mut pair, "synthetic_protected", vec![("and_gates".into(), and_gates)], vec![true; 128]);
+        assert_eq!(result.evaluator.and_gates, and_gates);
+        pair.garbler.poll_event();
+    }
+}
+
+/// The session's AND-gate limit charges the preprocessing's leaky ANDs: refused up front.
+#[test]
+fn the_and_gate_limit_charges_the_preprocessing() {
+    use garblet_core::protocol::{EvaluatorConfig, EvaluatorSession, GarblerConfig, GarblerSession, NoClock};
+    let services = support::services();
+    // Room for one standard AES (6,400 AND gates), not for its triples as well.
+    let config = GarblerConfig { max_and_gates: 20_000, ..GarblerConfig::default() };
+    let mut pair = Pair { garbler: GarblerSession::new(config, Box::new(NoClock), services.clone()).unwrap(), evaluator: EvaluatorSession::new(EvaluatorConfig::default(), Box::new(NoClock)).unwrap(), services };
+    pair.pump().unwrap();
+    pair.evaluator.poll_event();
+    pair.evaluator.start_with("aes128", vec![], vec![false; 128], Security::Authenticated).unwrap();
+    let err = pair.pump().unwrap_err();
+    assert!(err.contains("exceed this server's limit of 20000"), "{err}");
+}
+
+#[test]
+fn a_service_that_offers_less_is_refused_before_anything_is_sent() {
+    let mut pair = Pair::new(4 << 20);
+    let err = pair.evaluator.start_with("synthetic", vec![], vec![true; 128], Security::Authenticated).unwrap_err();
+    assert!(matches!(&err, SessionError::SecurityNotOffered { offered: Security::Standard, requested: Security::Authenticated, .. }), "{err}");
+    assert_eq!((err.kind(), err.code()), (ErrorKind::Input, ErrorCode::BadRequest));
+    assert!(pair.evaluator.poll_transmit().unwrap().is_none(), "nothing was sent");
+}
+
+/// Flights out of turn, of another number, or longer than the message awaited: typed errors,
+/// the oversized one as soon as it grows past the length awaited.
+#[test]
+fn malformed_flights_get_typed_errors() {
+    let start = |pair: &mut Pair| {
+        pair.evaluator.start_with("aes128", vec![], vec![false; 128], Security::Authenticated).unwrap();
+        for frame in support::drain(&mut pair.evaluator).unwrap() {
+            pair.garbler.handle(&frame).unwrap();
+        }
+    };
+    let mut pair = Pair::new(4 << 20);
+    start(&mut pair);
+    let err = pair.garbler.handle(&Frame::Flight { flight: 3, more: false, bytes: vec![0; 8] }.encode()).unwrap_err();
+    assert!(matches!(err, SessionError::Unexpected { frame: "Flight", .. }), "{err}");
+
+    let mut pair = Pair::new(4 << 20);
+    start(&mut pair);
+    let err = pair.garbler.handle(&Frame::Flight { flight: 1, more: true, bytes: vec![0; 1 << 20] }.encode()).unwrap_err();
+    assert!(matches!(err, SessionError::FlightLength { flight: 1, got: 1_048_576, .. }), "{err}");
+
+    // A whole flight of the wrong length: the protocol's own length check, typed.
+    let mut pair = Pair::new(4 << 20);
+    start(&mut pair);
+    let err = pair.garbler.handle(&Frame::Flight { flight: 1, more: false, bytes: vec![0; 40] }.encode()).unwrap_err();
+    assert!(matches!(&err, SessionError::Authenticated(_)), "{err}");
+    assert_eq!(err.code(), ErrorCode::Protocol);
+
+    // A garbled-stream frame where none is expected.
+    let mut pair = Pair::new(4 << 20);
+    start(&mut pair);
+    let err = pair.garbler.handle(&Frame::Credit { consumed: 100 }.encode()).unwrap_err();
+    assert!(matches!(err, SessionError::Credit { .. }), "{err}");
+}
+
+/// Delivers frames both ways until neither side has anything to say, each batch of the
+/// server's frames passed through `alter` first (a network attacker, or a cheating server built
+/// from an honest one).
+fn pump_server_altered(pair: &mut Pair, mut alter: impl FnMut(&mut Vec<Vec<u8>>)) -> Result<(), SessionError> {
+    loop {
+        let mut moved = false;
+        for f in support::drain(&mut pair.evaluator)? {
+            moved = true;
+            pair.garbler.handle(&f)?;
+        }
+        let mut frames = Vec::new();
+        while let Some(f) = pair.garbler.poll_transmit()? {
+            frames.push(f);
+        }
+        alter(&mut frames);
+        for f in frames {
+            moved = true;
+            pair.evaluator.handle(&f)?;
+        }
+        if !moved {
+            return Ok(());
+        }
+    }
+}
+
+/// Flips one bit in the middle of the `target`-th flight the server sends (counting from 1).
+fn flip_flight(target: usize) -> impl FnMut(&mut Vec<Vec<u8>>) {
+    let mut seen = 0;
+    move |frames| {
+        for f in frames.iter_mut() {
+            if let Ok(Frame::Flight { flight, more: false, mut bytes }) = Frame::decode(f) {
+                seen += 1;
+                if seen == target && !bytes.is_empty() {
+                    let at = bytes.len() / 2;
+                    bytes[at] ^= 0x10;
+                    *f = Frame::Flight { flight, more: false, bytes }.encode();
+                }
+            }
+        }
+    }
+}
+
+/// Every flight from the server altered in one bit, one computation each: the client either
+/// refuses it with a typed error (a check that caught the change, or a malformed message) or
+/// finishes with the right output — never a wrong one. (An altered leaky-AND check value is
+/// caught half the time by design, the triple itself staying right; the bucketing absorbs
+/// what the other half leaks.)
+#[test]
+fn an_altered_server_flight_is_refused_or_harmless() {
+    let y = 9u128;
+    let mut pair = Pair::new(4 << 20);
+    let mut flights = 0;
+    pair.evaluator.start_with("millionaires", vec![], value::from_u128(y, 32), Security::Authenticated).unwrap();
+    pump_server_altered(&mut pair, |frames| flights += frames.iter().filter(|f| matches!(Frame::decode(f), Ok(Frame::Flight { more: false, .. }))).count()).unwrap();
+    finished(&mut pair);
+    assert!(flights >= 10, "{flights}");
+    let mut refused = 0;
+    for target in 1..=flights {
+        let mut pair = Pair::new(4 << 20);
+        pair.evaluator.start_with("millionaires", vec![], value::from_u128(y, 32), Security::Authenticated).unwrap();
+        match pump_server_altered(&mut pair, flip_flight(target)) {
+            Err(err) => {
+                assert!(matches!(err, SessionError::Authenticated(_) | SessionError::Ot(_) | SessionError::Topology(_)), "flight {target}: {err}");
+                assert!(!matches!(pair.evaluator.poll_event(), Some(EvaluatorEvent::Finished(_))), "flight {target}: an output came out");
+                refused += 1;
+            }
+            Ok(()) => assert_eq!(finished(&mut pair).outputs[0].bits, vec![5_000_000 > y], "flight {target} altered gave a wrong output"),
+        }
+    }
+    assert!(refused + 2 >= flights, "{refused} of {flights} altered flights refused");
+}
+
+/// A table altered on its way: the consistency check catches it, and the client reports it as
+/// cheating.
+#[test]
+fn an_altered_table_is_caught_as_cheating() {
+    let mut pair = Pair::new(4 << 20);
+    pair.evaluator.start_with("aes128", vec![], vec![false; 128], Security::Authenticated).unwrap();
+    let mut altered = false;
+    let err = pump_server_altered(&mut pair, |frames| {
+        // The tables are the flight just before `Done`: flip a bit of the first garbled AND
+        // gate's G₀ (after 16 bytes of masked inputs and 256 input labels).
+        let Some(done) = frames.iter().position(|f| matches!(Frame::decode(f), Ok(Frame::Done(_)))) else { return };
+        let Ok(Frame::Flight { flight, more: false, mut bytes }) = Frame::decode(&frames[done - 1]) else { panic!("the tables go in one frame") };
+        bytes[16 + 256 * 16 + 3] ^= 1;
+        frames[done - 1] = Frame::Flight { flight, more: false, bytes }.encode();
+        altered = true;
+    })
+    .unwrap_err();
+    assert!(altered);
+    assert!(matches!(err, SessionError::Authenticated(garblet_core::auth::AuthError::ConsistencyCheckFailed)), "{err}");
+    assert_eq!((err.kind(), err.code()), (ErrorKind::Cheating, ErrorCode::CheatingDetected));
+}
+
+/// Selective failure through the sessions: a garbler that alters the check piece of the first
+/// AND gate on one of the client's input wires, so that the check fails exactly when that
+/// wire's masked value Λ = y ⊕ λ is 1. With masks known to the garbler (both sides' drawn as
+/// zeros, test builds only) Λ is the input bit and the abort reveals it; with fresh masks
+/// whether the computation aborts does not depend on the input. A run that completes is right.
+#[cfg(feature = "insecure-switches")]
+#[test]
+fn selective_failure_learns_nothing_with_fresh_masks() {
+    const RUNS: usize = 40;
+    let aborts = |fresh: bool, bit: bool| -> usize {
+        (0..RUNS)
+            .filter(|_| {
+                let mut pair = Pair::new(4 << 20);
+                pair.garbler.insecure_auth_deviation(!fresh, true);
+                if !fresh {
+                    pair.evaluator.insecure_auth_known_masks();
+                }
+                // Every input bit the same: whichever wire the attack hits carries `bit`.
+                let y = if bit { u32::MAX as u128 } else { 0 };
+                pair.evaluator.start_with("millionaires", vec![], value::from_u128(y, 32), Security::Authenticated).unwrap();
+                match pair.pump() {
+                    Err(e) => {
+                        assert!(e.contains("consistency check"), "{e}");
+                        true
+                    }
+                    Ok(()) => {
+                        assert_eq!(finished(&mut pair).outputs[0].bits, vec![5_000_000 > y], "a computation that completes is correct");
+                        false
+                    }
+                }
+            })
+            .count()
+    };
+    assert_eq!((aborts(false, false), aborts(false, true)), (0, RUNS), "with known masks the abort is the input bit");
+    let (zero, one) = (aborts(true, false), aborts(true, true));
+    eprintln!("with fresh masks: {zero} of {RUNS} computations abort when the bits are 0, {one} of {RUNS} when they are 1");
+    // Both ~ Binomial(40, 1/2): each within 5 σ of 20, and their difference within 5 σ.
+    assert!((4..=36).contains(&zero) && (4..=36).contains(&one), "{zero} and {one} aborts of {RUNS}");
+    assert!(zero.abs_diff(one) <= 22, "{zero} against {one} aborts");
+}
