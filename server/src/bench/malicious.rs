@@ -327,7 +327,8 @@ fn synthetic(report: &mut Report) -> Result<(), String> {
     let t = sessions("synthetic", (prepared.service)(), &secret, &y, &want, Security::Authenticated)?;
     let wall = started.elapsed().as_secs_f64();
     let k = super::ot::DEFAULT_K;
-    let bucket = garblet_core::auth::bucket_size(SYNTHETIC_AND_GATES.min(garblet_core::auth::triples::MAX_TRIPLES as u64) as usize);
+    let max = garblet_core::auth::triples::MAX_TRIPLES as u64;
+    let bucket = garblet_core::auth::triples::bucket_size_of(SYNTHETIC_AND_GATES.min(max) as usize, SYNTHETIC_AND_GATES.div_ceil(max) as usize);
     let cots_per_and = 2.0 * (3.0 * bucket as f64 + 1.0);
     let n = SYNTHETIC_AND_GATES as f64;
     let cpu_ns_per_and = (t.garbler.ms + t.evaluator.ms) * 1e6 / n;

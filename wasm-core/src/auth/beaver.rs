@@ -31,9 +31,11 @@ use crate::block::Block;
 
 const OPENING_MACS: &str = "garblet Beaver opening MACs v1";
 
-fn macs_digest(transcript: &[u8; 32], role: Role, macs: impl Iterator<Item = Block>) -> [u8; 32] {
+/// The digest of an opener's MACs in the session's AND round `round`.
+fn macs_digest(transcript: &[u8; 32], round: u64, role: Role, macs: impl Iterator<Item = Block>) -> [u8; 32] {
     let mut h = blake3::Hasher::new_derive_key(OPENING_MACS);
     h.update(transcript);
+    h.update(&round.to_le_bytes());
     h.update(&[role.byte()]);
     for m in macs {
         h.update(&m.to_bytes());
@@ -98,7 +100,7 @@ impl AuthParty {
         openings.extend(inputs.iter().zip(&triples).map(|((_, b), t)| *b ^ t.y));
         let bits: Vec<bool> = openings.iter().map(|o| o.bit).collect();
         let mut message = pack(&bits);
-        message.extend(macs_digest(&self.transcript, self.role, openings.iter().map(|o| o.mac)));
+        message.extend(macs_digest(&self.transcript, self.and_rounds, self.role, openings.iter().map(|o| o.mac)));
         self.state = TripleState::AwaitingAnds(Box::new(PendingAnds { triples, openings }));
         Ok(message)
     }
@@ -118,6 +120,7 @@ impl AuthParty {
         let delta = self.delta;
         let expected = macs_digest(
             &self.transcript,
+            self.and_rounds,
             self.role.peer(),
             pending.openings.iter().zip(&peer_bits).map(|(o, &bit)| o.key ^ delta.select(bit)),
         );
@@ -130,6 +133,7 @@ impl AuthParty {
         if enforce && expected[..] != peer[bits_len..] {
             return Err(AuthError::MacCheckFailed { what: "AND openings" });
         }
+        self.and_rounds += 1;
         let m = pending.triples.len();
         let open = |i: usize| pending.openings[i].bit ^ peer_bits[i];
         let products = (0..m)

@@ -33,7 +33,8 @@ use super::stats::Stats;
 use super::topology::{encode_record, end_record, StreamStep, TopologyReader, HEADER_BYTES};
 use super::SessionError;
 use crate::auth::garble::{Circuit, EvaluatorComputation, GarblerComputation};
-use crate::auth::{bucket_size, AuthParty, EvaluatorSetup, GarblerSetup, Preparation};
+use crate::auth::triples::bucket_size_of;
+use crate::auth::{AuthParty, EvaluatorSetup, GarblerSetup, Preparation};
 use crate::ot::base::RECEIVER_MESSAGE_BYTES;
 use garblet_circuits::{Batch, Runner, Shape};
 
@@ -45,10 +46,13 @@ pub const MAX_CIRCUIT_GATES: u64 = 1 << 22;
 const TOPOLOGY_BYTES_PER_GATE: u64 = 16;
 
 /// What the session's limits charge for a circuit of `and_gates` AND gates: each garbled once,
-/// and the leaky ANDs its triples are made from (B per triple, [`bucket_size`]).
+/// and the leaky ANDs its triples are made from (B per triple, [`bucket_size_of`] of its first
+/// batch, the largest B but for a smaller last batch).
 pub(super) fn charged(and_gates: u64) -> u64 {
-    let batch = and_gates.min(crate::auth::triples::MAX_TRIPLES as u64) as usize;
-    and_gates.saturating_mul(1 + bucket_size(batch.max(1)) as u64)
+    let max = crate::auth::triples::MAX_TRIPLES as u64;
+    let batches = and_gates.div_ceil(max).max(1) as usize;
+    let batch = and_gates.min(max).max(1) as usize;
+    and_gates.saturating_mul(1 + bucket_size_of(batch, batches) as u64)
 }
 
 /// The flight numbers of one direction.
