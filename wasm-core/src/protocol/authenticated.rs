@@ -453,11 +453,12 @@ impl AuthEvaluator {
     fn message(&mut self, message: Vec<u8>, outbox: &mut Outbox) -> Result<(), SessionError> {
         self.stage = match std::mem::replace(&mut self.stage, EvaluatorStage::Ended) {
             EvaluatorStage::Setup(setup, point, circuit) => {
-                let points = &message[..RECEIVER_MESSAGE_BYTES.min(message.len())];
+                // A short message leaves `points` short, which the set-up refuses as such.
+                let (points, topology) = message.split_at(RECEIVER_MESSAGE_BYTES.min(message.len()));
                 let circuit = match circuit {
-                    Some(circuit) if message.len() == RECEIVER_MESSAGE_BYTES => circuit,
-                    Some(_) => return Err(SessionError::DataAfterEnd { extra: (message.len() - RECEIVER_MESSAGE_BYTES) as u64 }),
-                    None => read_topology(&message[points.len()..], self.circuit_id, self.max_slots)?,
+                    Some(circuit) if topology.is_empty() => circuit,
+                    Some(_) => return Err(SessionError::DataAfterEnd { extra: topology.len() as u64 }),
+                    None => read_topology(topology, self.circuit_id, self.max_slots)?,
                 };
                 self.and_total = Some(circuit.ands() as u64);
                 let (mut party, chunk) = setup.finish(points)?;
