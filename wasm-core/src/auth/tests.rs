@@ -602,6 +602,36 @@ mod computations {
         assert_ne!(ended.evaluator.unwrap(), plain, "without the check the corrupted tables give a wrong output");
     }
 
+    /// An evaluator that forges the garbler's output: a flipped bit in its opening of its mask
+    /// shares of the garbler's outputs (the true MACs) is refused, and so is a label that is
+    /// neither of the wire's two; with the garbler's MAC check off, the flipped share goes
+    /// through and the garbler takes a wrong output.
+    #[test]
+    fn an_evaluator_that_forges_the_garblers_output_is_refused() {
+        let (circuit, x, y, plain) = small();
+        let outputs_to_garbler = circuit.gates.iter().filter(|g| matches!(g, Gate::Output { to, .. } if to.to_garbler())).count();
+        let run = |alter: &dyn Fn(&mut Vec<u8>), skip_macs: bool| {
+            let (mut g, mut e, material_g, material_e) = prepare(&circuit);
+            let (mut gc, g1) = g.garbler_computation(circuit.clone(), material_g, x.clone()).unwrap();
+            let (mut ec, e1) = e.evaluator_computation(circuit.clone(), material_e, y.clone()).unwrap();
+            gc.switches().skip_mac_check = skip_macs;
+            let e2 = ec.mask_inputs(&g1).unwrap();
+            let tables = gc.garble(&e1, &e2).unwrap();
+            let (_, mut reply) = ec.evaluate(&tables).unwrap();
+            alter(&mut reply);
+            gc.finish(&reply)
+        };
+        let bits_at = 16 * outputs_to_garbler;
+        let flip_share = |reply: &mut Vec<u8>| reply[bits_at] ^= 1;
+        assert_eq!(run(&flip_share, false), Err(AuthError::MacCheckFailed { what: "output-mask opening" }));
+        let forged = run(&flip_share, true).unwrap();
+        assert_ne!(forged, plain, "without the MAC check the forged share flips the garbler's output");
+        assert_eq!(forged.iter().zip(&plain).filter(|(a, b)| a != b).count(), 1);
+        let other_label = |reply: &mut Vec<u8>| reply[5] ^= 0x40;
+        assert_eq!(run(&other_label, false), Err(AuthError::OutputLabel));
+        assert_eq!(run(&|_: &mut Vec<u8>| {}, false).unwrap(), plain);
+    }
+
     /// The garbler's opening of its mask shares of the evaluator's inputs with flipped bits (and
     /// the true MACs): refused; with the MAC check off, the evaluator's input is effectively
     /// changed and the output is wrong.
