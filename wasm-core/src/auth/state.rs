@@ -38,21 +38,21 @@ pub(crate) struct Batch {
     pub(crate) r: Vec<AuthShare>,
     /// HaAND's random bits s.
     pub(crate) s: Vec<bool>,
-    /// Φ per triple, then (round 3) x·Φ ⊕ S ⊕ T.
+    /// x·Φ ⊕ T per triple, then (round 3) x·Φ ⊕ S ⊕ T.
     pub(crate) phi: Vec<Block>,
-    pub(crate) t: Vec<Block>,
-    pub(crate) z: Vec<AuthShare>,
+    /// The leaky triples from round 3 on (x, y and r taken into them), in bucket order from
+    /// round 5 on: one array, so that putting them in bucket order reads each from one place.
+    pub(crate) leaky: Vec<AuthTriple>,
     pub(crate) coin: [u8; 32],
     pub(crate) coin_nonce: [u8; 32],
     pub(crate) peer_coin_commitment: [u8; 32],
     pub(crate) digest: [u8; 32],
     pub(crate) digest_nonce: [u8; 32],
     pub(crate) peer_digest_commitment: [u8; 32],
-    pub(crate) permutation: Vec<usize>,
 }
 
 impl Batch {
-    pub(crate) fn leaky(&self) -> usize {
+    pub(crate) fn leaky_count(&self) -> usize {
         self.n * self.bucket
     }
 }
