@@ -207,17 +207,17 @@ impl AuthParty {
             self.state = TripleState::Failed;
             return Err(e);
         }
-        let share = |i: usize| AuthShare { bit: bits[i], mac: macs[i], key: Block::ZERO };
         let batch = Batch {
             n,
             bucket,
             first_tweak: self.triples_done as u128,
-            x: (0..leaky).map(share).collect(),
-            y: (leaky..2 * leaky).map(share).collect(),
-            r: (2 * leaky..3 * leaky).map(share).collect(),
+            bits,
+            macs,
+            keys: Vec::new(),
             s: prg.bits(leaky),
             phi: Vec::new(),
             leaky: Vec::new(),
+            leaky_bits: Vec::new(),
             coin: [0; 32],
             coin_nonce: [0; 32],
             peer_coin_commitment: [0; 32],
@@ -296,11 +296,7 @@ impl AuthParty {
         let leaky = b.leaky_count();
         let mut keys = Vec::with_capacity(3 * leaky);
         self.receive_bits(3 * leaky, peer, &mut keys)?;
-        for (shares, keys) in [&mut b.x, &mut b.y, &mut b.r].into_iter().zip(keys.chunks_exact(leaky)) {
-            for (share, &key) in shares.iter_mut().zip(keys) {
-                share.key = key;
-            }
-        }
+        b.keys = keys;
         let delta = self.delta;
         let bits_len = leaky.div_ceil(8);
         // h₀ bits ‖ h₁ bits ‖ U blocks, written in place.
@@ -319,9 +315,9 @@ impl AuthParty {
             let (one, rest) = rest.split_at_mut(PIECE);
             let (zero2, one2) = rest.split_at_mut(PIECE);
             let (zero, one, zero2, one2) = (&mut zero[..len], &mut one[..len], &mut zero2[..len], &mut one2[..len]);
-            for (k, x) in b.x[start..start + len].iter().enumerate() {
-                zero[k] = x.key;
-                one[k] = x.key ^ delta;
+            for (k, &key) in b.keys[start..start + len].iter().enumerate() {
+                zero[k] = key;
+                one[k] = key ^ delta;
             }
             zero2.copy_from_slice(zero);
             one2.copy_from_slice(one);
@@ -332,7 +328,7 @@ impl AuthParty {
             h2.hash_in_place(one2, tweak);
             for k in 0..len {
                 let i = start + k;
-                let (x, y, s) = (b.x[i].bit, b.y[i], b.s[i]);
+                let (x, y, s) = (b.bits[i], b.share(leaky + i), b.s[i]);
                 set_bit(h0_bits, i, zero[k].lsb() ^ s);
                 set_bit(h1_bits, i, one[k].lsb() ^ s ^ y.bit);
                 let phi = y.key ^ y.mac ^ delta.select(y.bit);
@@ -358,40 +354,35 @@ impl AuthParty {
         let mut hash1 = instance(&self.transcript, HALF_AND, peer_role);
         let mut hash2 = instance(&self.transcript, LEAKY_AND_CHECK, peer_role);
         let mut message = vec![0u8; bits_len];
-        let mut triples = Vec::with_capacity(leaky);
         let mut buffer = vec![Block::ZERO; 2 * PIECE];
         for start in (0..leaky).step_by(PIECE) {
             let len = PIECE.min(leaky - start);
             let (m1, m2) = buffer.split_at_mut(PIECE);
             let (m1, m2) = (&mut m1[..len], &mut m2[..len]);
-            for (k, x) in b.x[start..start + len].iter().enumerate() {
-                m1[k] = x.mac;
-            }
+            m1.copy_from_slice(&b.macs[start..start + len]);
             m2.copy_from_slice(m1);
             let tweak = b.first_tweak + start as u128;
             hash1.hash_in_place(m1, tweak);
             hash2.hash_in_place(m2, tweak);
             for k in 0..len {
                 let i = start + k;
-                let x = b.x[i].bit;
+                let x = b.bits[i];
                 let received = if x { bit(h1, i) } else { bit(h0, i) };
                 let v = b.s[i] ^ received ^ m1[k].lsb();
                 #[allow(unused_mut)]
-                let mut zb = (x & b.y[i].bit) ^ v;
+                let mut zb = (x & b.bits[leaky + i]) ^ v;
                 #[cfg(feature = "insecure-switches")]
                 if self.switches.lie_in_triple == Some(i) {
                     zb = !zb;
                 }
-                let r = b.r[i];
-                set_bit(&mut message, i, zb ^ r.bit);
-                // ⟨z⟩ := ⟨r⟩ ⊕ d: r's MAC and key stay, the bit becomes z.
-                triples.push(AuthTriple { x: b.x[i], y: b.y[i], z: AuthShare { bit: zb, ..r } });
+                // ⟨z⟩ := ⟨r⟩ ⊕ d: r's MAC and key stay (in r's place), the bit becomes z.
+                set_bit(&mut message, i, zb ^ b.bits[2 * leaky + i]);
+                b.bits[2 * leaky + i] = zb;
                 let u_peer = Block::read(&u[16 * i..]).unwrap_or_default();
                 b.phi[i] ^= m2[k] ^ u_peer.select(x);
             }
         }
-        b.leaky = triples;
-        (b.x, b.y, b.r, b.s) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        b.s = Vec::new();
         b.coin = nonce()?;
         b.coin_nonce = nonce()?;
         message.extend(commit(&self.transcript, self.role, "coin", &b.coin_nonce, &b.coin));
@@ -408,16 +399,22 @@ impl AuthParty {
         check_padding(d, leaky, "round 3: d bits")?;
         b.peer_coin_commitment.copy_from_slice(&peer[bits_len..]);
         let delta = self.delta;
-        for (i, t) in b.leaky.iter_mut().enumerate() {
-            t.z.key ^= delta.select(bit(d, i));
+        // z's keys move by d'·Δ; the leaky triples gathered into one array as they go by.
+        let mut h = Vec::with_capacity(leaky);
+        b.leaky = Vec::with_capacity(leaky);
+        b.leaky_bits = Vec::with_capacity(leaky);
+        for i in 0..leaky {
+            let (x, y, zi) = (i, leaky + i, 2 * leaky + i);
+            let z_key = b.keys[zi] ^ delta.select(bit(d, i));
+            let z_bit = b.bits[zi];
+            h.push(delta.select(z_bit) ^ z_key ^ b.macs[zi] ^ b.phi[i]);
+            b.leaky.push([b.macs[x], b.keys[x], b.macs[y], b.keys[y], b.macs[zi], z_key]);
+            b.leaky_bits.push(b.bits[x] as u8 | (b.bits[y] as u8) << 1 | (z_bit as u8) << 2);
         }
-        let h = (0..leaky).map(|i| {
-            let z = b.leaky[i].z;
-            delta.select(z.bit) ^ z.key ^ z.mac ^ b.phi[i]
-        });
+        (b.bits, b.macs, b.keys) = (Vec::new(), Vec::new(), Vec::new());
         // Both parties hash their values under the same context and the garbler's role, so that
         // equal values give equal digests.
-        b.digest = digest_blocks(CHECK_DIGEST, &self.transcript, Role::Garbler, h);
+        b.digest = digest_blocks(CHECK_DIGEST, &self.transcript, Role::Garbler, h.into_iter());
         b.phi = Vec::new();
         b.digest_nonce = nonce()?;
         let mut message = commit(&self.transcript, self.role, "leaky-AND check", &b.digest_nonce, &b.digest).to_vec();
@@ -448,6 +445,7 @@ impl AuthParty {
         // below run through them in sequence: bucket k is the triples k·B … k·B + B − 1.
         let permutation = permutation(h.finalize().as_bytes(), b.leaky_count());
         b.leaky = permutation.iter().map(|&i| b.leaky[i as usize]).collect();
+        b.leaky_bits = permutation.iter().map(|&i| b.leaky_bits[i as usize]).collect();
         let mut message = b.digest_nonce.to_vec();
         message.extend(b.digest);
         self.state = TripleState::AwaitingCheckOpening(b);
@@ -474,11 +472,11 @@ impl AuthParty {
         let mut message = vec![0u8; count.div_ceil(8)];
         let mut macs = Vec::with_capacity(count);
         let mut i = 0;
-        for members in b.leaky.chunks_exact(b.bucket) {
-            for m in &members[1..] {
-                let o = members[0].y ^ m.y;
-                set_bit(&mut message, i, o.bit);
-                macs.push(o.mac);
+        for (members, bits) in b.leaky.chunks_exact(b.bucket).zip(b.leaky_bits.chunks_exact(b.bucket)) {
+            for (m, &m_bits) in members[1..].iter().zip(&bits[1..]) {
+                // y₁ ⊕ y_j: its bit and MAC.
+                set_bit(&mut message, i, (bits[0] ^ m_bits) & 2 != 0);
+                macs.push(members[0][2] ^ m[2]);
                 i += 1;
             }
         }
@@ -497,8 +495,8 @@ impl AuthParty {
         let mut keys = Vec::with_capacity(count);
         for members in b.leaky.chunks_exact(b.bucket) {
             for m in &members[1..] {
-                let o = members[0].y ^ m.y;
-                keys.push(o.key ^ delta.select(bit(peer_bits, keys.len())));
+                // This party's key of the peer's share of y₁ ⊕ y_j.
+                keys.push(members[0][3] ^ m[3] ^ delta.select(bit(peer_bits, keys.len())));
             }
         }
         let expected = digest_blocks(OPENING_MACS, &self.transcript, self.role.peer(), keys.into_iter());
@@ -512,9 +510,10 @@ impl AuthParty {
             return Err(AuthError::MacCheckFailed { what: "bucketing openings" });
         }
         let mut triples = Vec::with_capacity(b.n);
-        for (bucket, members) in b.leaky.chunks_exact(b.bucket).enumerate() {
-            let AuthTriple { mut x, y, mut z } = members[0];
-            for (j, m) in members[1..].iter().enumerate() {
+        for (bucket, (members, bits)) in b.leaky.chunks_exact(b.bucket).zip(b.leaky_bits.chunks_exact(b.bucket)).enumerate() {
+            let AuthTriple { mut x, y, mut z } = leaky_triple(&members[0], bits[0]);
+            for (j, (m, &m_bits)) in members[1..].iter().zip(&bits[1..]).enumerate() {
+                let m = leaky_triple(m, m_bits);
                 let o = bucket * (b.bucket - 1) + j;
                 let d = (y ^ m.y).bit ^ bit(peer_bits, o);
                 z = z ^ m.z ^ m.x.times(d);
@@ -526,6 +525,14 @@ impl AuthParty {
         self.state = TripleState::Idle;
         Ok(triples)
     }
+}
+
+/// A leaky triple from its MACs and keys [M[x], K[x], M[y], K[y], M[z], K[z]] and its bits
+/// x | y << 1 | z << 2.
+#[inline(always)]
+fn leaky_triple(blocks: &[Block; 6], bits: u8) -> AuthTriple {
+    let share = |j: usize| AuthShare { bit: bits >> j & 1 == 1, mac: blocks[2 * j], key: blocks[2 * j + 1] };
+    AuthTriple { x: share(0), y: share(1), z: share(2) }
 }
 
 /// Test-only deviations and disabled checks.
