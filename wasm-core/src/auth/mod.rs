@@ -232,8 +232,10 @@ pub(crate) fn set_bit(bytes: &mut [u8], i: usize, value: bool) {
 /// Feeds `blocks` to `hasher` as their bytes in order, gathered into large pieces: the same
 /// digest as one `update` per block, at BLAKE3's speed on long inputs.
 pub(crate) fn update_blocks(hasher: &mut blake3::Hasher, blocks: impl Iterator<Item = Block>) {
-    const PIECE: usize = 256;
-    let mut buffer = [0u8; 16 * PIECE];
+    // 64 KiB a piece: BLAKE3 hashes the chunks of a long input side by side, all but the last
+    // chunk of each `update`, which it keeps in case more follows and compresses on its own.
+    const PIECE: usize = 4096;
+    let mut buffer = vec![0u8; 16 * PIECE];
     let mut n = 0;
     for b in blocks {
         buffer[16 * n..16 * n + 16].copy_from_slice(&b.to_bytes());
