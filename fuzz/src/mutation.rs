@@ -60,6 +60,8 @@ pub const COMPUTATIONS: &[Computation] = &[
     computation("synthetic", &[], Security::Standard),
     // A stream longer than the credit window: the garbler waits for credit.
     computation("synthetic", &[("and_gates", 4096)], Security::Standard),
+    computation("millionaires", &[], Security::Authenticated),
+    computation("zero_equal", &[], Security::Authenticated),
 ];
 
 /// The milliseconds of each clock step: with a step of 12 ms or more, the client's window

@@ -138,18 +138,6 @@ describe("a connection that requires cut-and-choose", () => {
     assert.deepEqual([security, recovered], ['cut-and-choose', false]);
   });
 
-  test('an authenticated run of hamming gives the distance, and costs a few standard runs', async () => {
-    const y = randomUint(900);
-    const auth = await live.session.run('hamming', { y }, { security: 'authenticated' });
-    assert.equal(auth.outputs.distance.toNumber(), popcount(y ^ APP_VALUES.irisCode));
-    assert.deepEqual([auth.security, auth.recovered], ['authenticated', false]);
-    assert.equal(auth.stats.evaluator.and_gates, live.session.service('hamming').and_gates);
-    assert.equal(auth.stats.evaluator.bytes_received, auth.stats.garbler.bytes_sent);
-    const standard = await live.session.run('hamming', { y });
-    assert.equal(standard.outputs.distance.toNumber(), auth.outputs.distance.toNumber());
-    assert.ok(auth.stats.evaluator.bytes_received > standard.stats.evaluator.bytes_received);
-  });
-
   test('refuses a standard-only service before sending anything, and stays usable', async () => {
     const sent = proxy.counts.fromClient;
     await assert.rejects(session.run('aes128_appendix_b', { plaintext }), (e) => {

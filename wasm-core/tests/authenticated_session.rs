@@ -217,19 +217,22 @@ fn an_altered_server_flight_is_refused_or_harmless() {
     assert!(refused + 2 >= flights, "{refused} of {flights} altered flights refused");
 }
 
-/// A table altered on its way: the consistency check catches it, and the client reports it as
-/// cheating.
+/// Tables altered on their way: the consistency check catches them, and the client reports it
+/// as cheating. (A gate's row G₀ is read only when its first input's masked value is 1, which
+/// the garbler cannot know: every AND gate's G₀ is altered, so that some altered row is read.)
 #[test]
 fn an_altered_table_is_caught_as_cheating() {
     let mut pair = Pair::new(4 << 20);
     pair.evaluator.start_with("aes128", vec![], vec![false; 128], Security::Authenticated).unwrap();
     let mut altered = false;
     let err = pump_server_altered(&mut pair, |frames| {
-        // The tables are the flight just before `Done`: flip a bit of the first garbled AND
-        // gate's G₀ (after 16 bytes of masked inputs and 256 input labels).
+        // The tables are the flight just before `Done`: after 16 bytes of masked inputs and 256
+        // input labels, four blocks per AND gate, G₀ first.
         let Some(done) = frames.iter().position(|f| matches!(Frame::decode(f), Ok(Frame::Done(_)))) else { return };
         let Ok(Frame::Flight { flight, more: false, mut bytes }) = Frame::decode(&frames[done - 1]) else { panic!("the tables go in one frame") };
-        bytes[16 + 256 * 16 + 3] ^= 1;
+        for gate in 0..6400 {
+            bytes[16 + 256 * 16 + 64 * gate + 3] ^= 1;
+        }
         frames[done - 1] = Frame::Flight { flight, more: false, bytes }.encode();
         altered = true;
     })

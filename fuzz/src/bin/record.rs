@@ -75,8 +75,10 @@ fn main() {
     let (millionaires, millionaires_cnc) = (place("millionaires", Security::Standard, &[]), place("millionaires", Security::CutAndChoose, &[]));
     let (hamming_cnc, add64, psi) = (place("hamming", Security::CutAndChoose, &[]), place("add64", Security::Standard, &[]), place("psi", Security::Standard, &[]));
     let long_stream = place("synthetic", Security::Standard, &[("and_gates", 4096)]);
+    let (millionaires_auth, zero_equal_auth) = (place("millionaires", Security::Authenticated, &[]), place("zero_equal", Security::Authenticated, &[]));
     sessions.push(("two-cut-and-choose".into(), header(&[millionaires_cnc, hamming_cnc])));
     sessions.push(("standard-then-cut-and-choose".into(), header(&[add64, millionaires_cnc])));
+    sessions.push(("two-authenticated".into(), header(&[millionaires_auth, zero_equal_auth])));
     sessions.push(("half-gates".into(), Header { server_garbling: 1, ..header(&[millionaires, psi]) }));
     sessions.push(("three-halves-only-client".into(), Header { client_garbling: 2, ..header(&[add64]) }));
     sessions.push(("no-scheme-in-common".into(), Header { server_garbling: 1, client_garbling: 2, ..header(&[add64]) }));
@@ -112,8 +114,8 @@ fn main() {
     }
 
     // A flip in the middle of each frame the peer sends, in a standard computation whose
-    // output both parties learn and in a cut-and-choose one.
-    for place in [millionaires, millionaires_cnc] {
+    // output both parties learn, in a cut-and-choose one and in an authenticated one.
+    for place in [millionaires, millionaires_cnc, millionaires_auth] {
         let program = header_bytes(&header(&[place]));
         for (fuzzed, target) in targets {
             let outcome = run_recorded(fuzzed, &program);

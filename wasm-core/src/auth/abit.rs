@@ -130,6 +130,10 @@ pub struct AuthParty {
     pub(crate) triples_done: u64,
     /// Computations started in this session: the next one's hash instance.
     pub(crate) computations: u64,
+    /// Preparations started in this session: the computation the next one's material is for.
+    pub(crate) prepared: u64,
+    /// Rounds of ANDs started in this session: what binds their openings' digests.
+    pub(crate) and_rounds: u64,
     #[cfg(feature = "insecure-switches")]
     pub(crate) switches: super::state::Switches,
 }
@@ -146,6 +150,8 @@ impl AuthParty {
             state: TripleState::Idle,
             triples_done: 0,
             computations: 0,
+            prepared: 0,
+            and_rounds: 0,
             #[cfg(feature = "insecure-switches")]
             switches: Default::default(),
         }

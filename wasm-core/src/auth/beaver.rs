@@ -31,9 +31,11 @@ use crate::block::Block;
 
 const OPENING_MACS: &str = "garblet Beaver opening MACs v1";
 
-fn macs_digest(transcript: &[u8; 32], role: Role, macs: impl Iterator<Item = Block>) -> [u8; 32] {
+/// The digest of an opener's MACs in the session's AND round `round`.
+fn macs_digest(transcript: &[u8; 32], round: u64, role: Role, macs: impl Iterator<Item = Block>) -> [u8; 32] {
     let mut h = blake3::Hasher::new_derive_key(OPENING_MACS);
     h.update(transcript);
+    h.update(&round.to_le_bytes());
     h.update(&[role.byte()]);
     super::update_blocks(&mut h, macs);
     *h.finalize().as_bytes()
@@ -99,7 +101,7 @@ impl AuthParty {
         for (i, o) in openings.iter().enumerate() {
             set_bit(&mut message, i, o.bit);
         }
-        message.extend(macs_digest(&self.transcript, self.role, openings.iter().map(|o| o.mac)));
+        message.extend(macs_digest(&self.transcript, self.and_rounds, self.role, openings.iter().map(|o| o.mac)));
         self.state = TripleState::AwaitingAnds(Box::new(PendingAnds { triples, openings }));
         Ok(message)
     }
@@ -120,6 +122,7 @@ impl AuthParty {
         let delta = self.delta;
         let expected = macs_digest(
             &self.transcript,
+            self.and_rounds,
             self.role.peer(),
             pending.openings.iter().enumerate().map(|(i, o)| o.key ^ delta.select(bit(peer_bits, i))),
         );
@@ -132,6 +135,7 @@ impl AuthParty {
         if enforce && expected[..] != peer[bits_len..] {
             return Err(AuthError::MacCheckFailed { what: "AND openings" });
         }
+        self.and_rounds += 1;
         let m = pending.triples.len();
         let open = |i: usize| pending.openings[i].bit ^ bit(peer_bits, i);
         let products = pending

@@ -4,10 +4,16 @@
 //! is what the authenticated masks say, before any output is used or sent.
 //!
 //! This is the structure of Katz–Ranellucci–Rosulek–Wang 2018 (half-gates garbling of the
-//! masked values, a single consistency check at the end instead of WRK17's per-row MACs), but
-//! not their table size: the check material travels as two more blocks per AND gate (T_α, T_β
-//! below), so a gate costs four blocks and a bit, not their half-gates-sized table. The
-//! derivations below are this module's own; the paper could not be read here.
+//! masked values, a single consistency check at the end instead of WRK17's per-row MACs), with
+//! one difference in the check. In KRRW18 (as emp-ag2pc implements it) the evaluator sends the
+//! Λ of every AND output back, and the garbler answers with a digest of its MACs of the c_γ
+//! below: one bit per AND gate back and a round trip before the outputs. Here the garbler sends
+//! what the evaluator needs to compute that digest itself, as two more garbled rows per AND gate
+//! (T_α, T_β below): four blocks and a bit per gate instead of two blocks and a bit, and no
+//! round trip. Revealing the AND outputs' Λ to the garbler, as KRRW18 does, is harmless (see
+//! below), so their variant would be sound here too; this one trades 256 bits per AND gate for
+//! the round trip. The derivations below are this module's own; the paper could not be read
+//! here.
 //!
 //! # Masks and labels
 //!
@@ -47,11 +53,28 @@
 //! A sends a digest (BLAKE3) of all Y_γ with the tables; B accepts only if it equals the digest
 //! of X_γ ⊕ K_B[c^A] ⊕ c^B·Δ_B over all gates. A garbler whose tables make some Λ_γ wrong makes
 //! c_γ = 1, and then passes only with the MAC of the other c^A: Δ_B, 2^−127 (127 random bits).
-//! A wrong label with a right Λ matters only through the Λ computed from it later, which the
-//! check covers. A deviation that the check catches or not according to some Λ (a wrong T_α
-//! passes only if Λ_α = 0) tells A about Λ only, and every Λ of an input or AND output is masked
-//! by a fresh share of B, so whether B aborts is independent of the inputs. B releases nothing
-//! derived from the evaluation — no output, no label — before the check passed.
+//! B releases nothing derived from the evaluation — no output, no label — before the check
+//! passed.
+//!
+//! **Why whether B aborts does not depend on its input.** Let Λ* be the correct masked values
+//! (relative to A's effective input x* = Λ_x ⊕ λ_x, which A fixes by its Λ of its own inputs).
+//! B's labels are not functions of the Λ alone: an AND output's label contains M_A[b] for B's
+//! share b of c_γ ⊕ Λ_αΛ_β ⊕ Λ_γ, and λ^B depends on the wire's value. But while every c_γ so
+//! far is 0, b equals A's share of the same bit (A's data) ⊕ a public function of Λ, and K_A[b]
+//! is linear in Λ and A's keys; so, by induction over the gates, on the event that B does not
+//! abort, B's whole state (labels, Λ, X_γ) is a function of Λ* and of A's view (its data and
+//! messages). If some c_γ = 1, B aborts except with probability 2^−127. So whether B aborts, and
+//! everything B sends after its check, is a function of (Λ*, A's view). Λ* on input and AND
+//! output wires is uniform and independent of B's input given A's view: each carries a fresh λ^B
+//! that is never opened except on A's own input and output wires.
+//!
+//! What A can learn from deviating is therefore a function of Λ* of its choice — a wrong T_α
+//! passes only if Λ_α = 0; a row shifted by a D with lsb 0 keeps every Λ right and passes, and
+//! then shifts the label B returns for one of A's outputs by a function of Λ that A chooses,
+//! which A reads as a refused or accepted label. That is harmless: Λ* together with the λ^B
+//! opened on A's inputs and outputs reveals exactly A's inputs and outputs. (KRRW18 hands A the
+//! Λ of every AND output anyway.) A's test that a returned label is one of its wire's two
+//! labels protects A — B cannot change A's output without Δ_A — not B.
 //!
 //! # Inputs and outputs
 //!
@@ -155,19 +178,40 @@ fn check_slots(circuit: &Circuit) -> Result<(), AuthError> {
     }
 }
 
-fn macs_digest(context: &str, transcript: &[u8; 32], role: Role, macs: impl Iterator<Item = Block>) -> [u8; 32] {
+fn macs_digest(context: &str, scope: &[u8; 32], role: Role, macs: impl Iterator<Item = Block>) -> [u8; 32] {
     let mut h = blake3::Hasher::new_derive_key(context);
-    h.update(transcript);
+    h.update(scope);
     h.update(&[role.byte()]);
     super::update_blocks(&mut h, macs);
     *h.finalize().as_bytes()
 }
 
+/// What an opening's or the check's digest is bound to: the session (its transcript), the
+/// computation and what is opened, so that a digest of one cannot stand for another's, even
+/// where the MACs would be the same.
+fn scope(transcript: &[u8; 32], computation: u64, purpose: &str) -> [u8; 32] {
+    let mut h = blake3::Hasher::new_derive_key("garblet authenticated garbling digest scope v1");
+    h.update(transcript);
+    h.update(&computation.to_le_bytes());
+    h.update(&(purpose.len() as u64).to_le_bytes());
+    h.update(purpose.as_bytes());
+    *h.finalize().as_bytes()
+}
+
+/// The purposes of the openings and the check, for [`scope`].
+mod purpose {
+    pub const GARBLER_INPUT_MASKS: &str = "A's masks of B's inputs";
+    pub const EVALUATOR_INPUT_MASKS: &str = "B's masks of A's inputs";
+    pub const EVALUATOR_OUTPUT_MASKS: &str = "A's masks of B's outputs";
+    pub const GARBLER_OUTPUT_MASKS: &str = "B's masks of A's outputs";
+    pub const CONSISTENCY_CHECK: &str = "consistency check";
+}
+
 /// Opening of shares: bits ‖ digest of MACs.
-fn open(shares: &[AuthShare], transcript: &[u8; 32], role: Role) -> Vec<u8> {
+fn open(shares: &[AuthShare], scope: &[u8; 32], role: Role) -> Vec<u8> {
     let bits: Vec<bool> = shares.iter().map(|s| s.bit).collect();
     let mut out = pack(&bits);
-    out.extend(macs_digest(OPENING_MACS, transcript, role, shares.iter().map(|s| s.mac)));
+    out.extend(macs_digest(OPENING_MACS, scope, role, shares.iter().map(|s| s.mac)));
     out
 }
 
@@ -180,7 +224,7 @@ fn opening_len(count: usize) -> usize {
 fn receive_opening(
     mine: &[AuthShare],
     message: &[u8],
-    transcript: &[u8; 32],
+    scope: &[u8; 32],
     peer: Role,
     delta: Block,
     what: &'static str,
@@ -188,7 +232,7 @@ fn receive_opening(
 ) -> Result<Vec<bool>, AuthError> {
     let bits_len = mine.len().div_ceil(8);
     let bits = unpack(&message[..bits_len], mine.len(), what)?;
-    let expected = macs_digest(OPENING_MACS, transcript, peer, mine.iter().zip(&bits).map(|(s, &b)| s.key ^ delta.select(b)));
+    let expected = macs_digest(OPENING_MACS, scope, peer, mine.iter().zip(&bits).map(|(s, &b)| s.key ^ delta.select(b)));
     if enforce && expected[..] != message[bits_len..bits_len + 32] {
         return Err(AuthError::MacCheckFailed { what });
     }
@@ -196,10 +240,15 @@ fn receive_opening(
 }
 
 /// One party's preprocessing for a computation: its masks (input wires and AND outputs, in gate
-/// order) and its σ shares (AND gates, in order).
+/// order) and its σ shares (AND gates, in order). Made only by a [`super::Preparation`], for one
+/// computation of its party (the next one whose preprocessing started), and used only by that
+/// computation: a mask used twice would show the peer the XOR of two inputs, a triple used twice
+/// the XOR of two masks.
 pub struct Material {
-    pub masks: Vec<AuthShare>,
-    pub sigma: Vec<AuthShare>,
+    pub(crate) masks: Vec<AuthShare>,
+    pub(crate) sigma: Vec<AuthShare>,
+    /// The party's computation it is for.
+    pub(crate) computation: u64,
 }
 
 /// Test-only switches of a computation (feature `insecure-switches`).
@@ -601,9 +650,9 @@ impl super::AuthParty {
             return Err(AuthError::OutOfOrder { expected: "the evaluator's computation", got: "the garbler's" });
         }
         check_slots(&circuit)?;
-        check_material(&circuit, &material)?;
+        check_material(&circuit, &material, self.computations)?;
         let theirs = input_slots(&circuit, &material.masks, Party::Evaluator);
-        let message = open(&theirs, &self.transcript, Role::Garbler);
+        let message = open(&theirs, &scope(&self.transcript, self.computations, purpose::GARBLER_INPUT_MASKS), Role::Garbler);
         let index = self.computations;
         self.computations += 1;
         let me = GarblerComputation {
@@ -632,9 +681,9 @@ impl super::AuthParty {
             return Err(AuthError::OutOfOrder { expected: "the garbler's computation", got: "the evaluator's" });
         }
         check_slots(&circuit)?;
-        check_material(&circuit, &material)?;
+        check_material(&circuit, &material, self.computations)?;
         let theirs = input_slots(&circuit, &material.masks, Party::Garbler);
-        let message = open(&theirs, &self.transcript, Role::Evaluator);
+        let message = open(&theirs, &scope(&self.transcript, self.computations, purpose::EVALUATOR_INPUT_MASKS), Role::Evaluator);
         let index = self.computations;
         self.computations += 1;
         let me = EvaluatorComputation {
@@ -652,7 +701,10 @@ impl super::AuthParty {
     }
 }
 
-fn check_material(circuit: &Circuit, material: &Material) -> Result<(), AuthError> {
+fn check_material(circuit: &Circuit, material: &Material, computation: u64) -> Result<(), AuthError> {
+    if material.computation != computation {
+        return Err(AuthError::MaterialReuse { made_for: material.computation, computation });
+    }
     if material.masks.len() != circuit.masks_needed() {
         return Err(AuthError::MaterialCount { what: "masks", needed: circuit.masks_needed(), given: material.masks.len() });
     }
@@ -712,7 +764,7 @@ impl GarblerComputation {
         // From here on any error is final.
         self.stage = GarblerStage::Done;
         let peer_bits =
-            receive_opening(&mine, openings, &transcript, Role::Evaluator, delta, "input-mask opening", enforce_macs(&self.switches))?;
+            receive_opening(&mine, openings, &scope(&transcript, self.index, purpose::EVALUATOR_INPUT_MASKS), Role::Evaluator, delta, "input-mask opening", enforce_macs(&self.switches))?;
         let their_masked = unpack(masked, theirs.len(), "masked inputs")?;
         let my_masked: Vec<bool> = (0..mine.len()).map(|i| self.x[i] ^ mine[i].bit ^ peer_bits[i]).collect();
 
@@ -823,8 +875,8 @@ impl GarblerComputation {
         }
         group.flush(&mut hash, delta, &mut l0, &mut message, &mut p_bits, &mut y_values);
         super::pack_into(&p_bits, &mut message);
-        message.extend(macs_digest(CHECK, &transcript, Role::Garbler, y_values.into_iter()));
-        message.extend(open(&to_b, &transcript, Role::Garbler));
+        message.extend(macs_digest(CHECK, &scope(&transcript, self.index, purpose::CONSISTENCY_CHECK), Role::Garbler, y_values.into_iter()));
+        message.extend(open(&to_b, &scope(&transcript, self.index, purpose::EVALUATOR_OUTPUT_MASKS), Role::Garbler));
         self.stage = GarblerStage::AwaitingOutputs { l0_outputs, output_masks };
         Ok(message)
     }
@@ -855,7 +907,7 @@ impl GarblerComputation {
         let peer = receive_opening(
             output_masks,
             &message[16 * n..],
-            &self.transcript,
+            &scope(&self.transcript, self.index, purpose::GARBLER_OUTPUT_MASKS),
             Role::Evaluator,
             delta,
             "output-mask opening",
@@ -916,7 +968,7 @@ impl EvaluatorComputation {
         let result = receive_opening(
             &mine,
             openings,
-            &self.transcript,
+            &scope(&self.transcript, self.index, purpose::GARBLER_INPUT_MASKS),
             Role::Garbler,
             self.delta,
             "input-mask opening",
@@ -1068,14 +1120,14 @@ impl EvaluatorComputation {
         if self.switches.skip_consistency_check {
             enforce = false;
         }
-        if enforce && macs_digest(CHECK, &transcript, Role::Garbler, expected.into_iter())[..] != check_digest[..] {
+        if enforce && macs_digest(CHECK, &scope(&transcript, self.index, purpose::CONSISTENCY_CHECK), Role::Garbler, expected.into_iter())[..] != check_digest[..] {
             return Err(AuthError::ConsistencyCheckFailed);
         }
         let my_output_masks: Vec<AuthShare> = outputs_b.iter().map(|o| o.1).collect();
         let peer = receive_opening(
             &my_output_masks,
             output_opening,
-            &transcript,
+            &scope(&transcript, self.index, purpose::EVALUATOR_OUTPUT_MASKS),
             Role::Garbler,
             delta,
             "output-mask opening",
@@ -1085,7 +1137,7 @@ impl EvaluatorComputation {
         let mut reply = Vec::new();
         outputs_a.iter().for_each(|o| reply.extend(o.0.to_bytes()));
         let masks_a: Vec<AuthShare> = outputs_a.iter().map(|o| o.1).collect();
-        reply.extend(open(&masks_a, &transcript, Role::Evaluator));
+        reply.extend(open(&masks_a, &scope(&transcript, self.index, purpose::GARBLER_OUTPUT_MASKS), Role::Evaluator));
         Ok((with_constants(c, values, true), reply))
     }
 }

@@ -63,8 +63,14 @@
 //!
 //! The papers themselves (WRK17, ePrint 2017/030; Katz–Ranellucci–Rosulek–Wang 2018, ePrint
 //! 2018/578) could not be read from this machine. The protocols below are written from their
-//! published descriptions of Π_HaAND, Π_LaAND and Π_aAND; their figure and lemma numbers are not
-//! quoted because they could not be checked. Each check's soundness argument is given in full
+//! published descriptions of Π_HaAND, Π_LaAND and Π_aAND, and compared step by step with
+//! emp-ag2pc (Wang's reference implementation of both papers): its legacy WRK17 code (commit
+//! 356cfd8, `fpre.h`: the leaky AND's check, the bucketing's combination, which leaks and
+//! combines x and opens y₁ ⊕ y_j as here, and bucket sizes B = 3, 4, 5 at the thresholds
+//! 280,000, 3,100, 320 — this module's bound, rounded up) and its current code, whose comments
+//! cite KRRW18's Figure 3 (input processing), Figure 5 (the leaky AND) and §5.2 (the
+//! function-dependent triples not used here). Those numbers are quoted second-hand; no WRK17
+//! figure or lemma number could be checked. Each check's soundness argument is given in full
 //! where it is implemented, so that it stands on its own.
 
 pub mod abit;
@@ -134,6 +140,10 @@ pub enum AuthError {
     /// Preprocessing material or inputs that do not fit the circuit.
     #[error("{what}: the circuit needs {needed}, {given} given")]
     MaterialCount { what: &'static str, needed: usize, given: usize },
+    /// Preprocessing offered to another computation than the one it was made for: material
+    /// is used once, by the computation its preparation was started for.
+    #[error("preprocessing made for computation {made_for} offered to computation {computation}")]
+    MaterialReuse { made_for: u64, computation: u64 },
     /// A gate names a slot beyond the circuit's.
     #[error("the circuit names a slot beyond its own")]
     BadCircuit,

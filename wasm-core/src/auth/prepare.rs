@@ -30,21 +30,29 @@ enum Stage {
 pub struct Preparation {
     circuit: Circuit,
     stage: Stage,
+    /// The party's computation the material is for.
+    computation: u64,
+    /// Batches of triples the circuit takes: each batch's bucket size is chosen so that all of
+    /// them together fail with probability at most 2^−40.
+    batches: usize,
 }
 
 impl Preparation {
     /// Starts the preprocessing of `circuit`: returns this party's first message.
     pub fn start(party: &mut AuthParty, circuit: Circuit) -> Result<(Self, Vec<u8>), AuthError> {
         let ands = circuit.ands();
+        let batches = ands.div_ceil(MAX_TRIPLES);
         let (stage, message) = if ands > 0 {
             let first = ands.min(MAX_TRIPLES);
             // One batch's triples become the whole list as they are; more batches' are gathered.
             let done = if ands > first { Vec::with_capacity(ands) } else { Vec::new() };
-            (Stage::Triples { done, left: ands - first }, party.start_triples(first)?)
+            (Stage::Triples { done, left: ands - first }, party.start_triples_of(first, batches)?)
         } else {
             (Stage::Masks { triples: Vec::new() }, party.start_masks(circuit.masks_needed())?)
         };
-        Ok((Preparation { circuit, stage }, message))
+        let computation = party.prepared;
+        party.prepared += 1;
+        Ok((Preparation { circuit, stage, computation, batches }, message))
     }
 
     /// The length of the peer's next message, or `None` once the preprocessing is over.
@@ -73,7 +81,7 @@ impl Preparation {
                     if left > 0 {
                         let next = left.min(MAX_TRIPLES);
                         self.stage = Stage::Triples { done, left: left - next };
-                        Ok(Some(party.start_triples(next)?))
+                        Ok(Some(party.start_triples_of(next, self.batches)?))
                     } else {
                         self.stage = Stage::Masks { triples: done };
                         Ok(Some(party.start_masks(self.circuit.masks_needed())?))
@@ -83,7 +91,7 @@ impl Preparation {
             Stage::Masks { triples } => {
                 let masks = party.finish_masks(peer)?;
                 if triples.is_empty() {
-                    self.stage = Stage::Ready(Material { masks, sigma: Vec::new() });
+                    self.stage = Stage::Ready(Material { masks, sigma: Vec::new(), computation: self.computation });
                     return Ok(None);
                 }
                 let pairs = self.circuit.and_inputs(&masks, party.role, party.delta)?;
@@ -93,7 +101,7 @@ impl Preparation {
             }
             Stage::Ands { masks } => {
                 let sigma = party.finish_ands(peer)?;
-                self.stage = Stage::Ready(Material { masks, sigma });
+                self.stage = Stage::Ready(Material { masks, sigma, computation: self.computation });
                 Ok(None)
             }
             stage @ (Stage::Ready(_) | Stage::Over) => {

@@ -153,6 +153,11 @@ fn bucket_sizes_for_2_to_the_minus_40() {
     for (n, b) in rows {
         assert_eq!(triples::bucket_size(n), b, "n = {n}");
     }
+    // One batch of several: each gets 2^−40 / batches. Ten batches of 2^20 (10^7 AND gates)
+    // stay at B = 3 (2^−43.8 each); a thousand need 4; two of 276,325 move up to 4.
+    for (n, batches, b) in [(1 << 20, 10, 3), (1 << 20, 1000, 4), (276_325, 2, 4), (3_044, 1, 4)] {
+        assert_eq!(triples::bucket_size_of(n, batches), b, "n = {n}, {batches} batches");
+    }
 }
 
 /// A party that lies in its share of a leaky triple: the equality check catches it; with the
@@ -626,7 +631,10 @@ mod computations {
         assert!(matches!(gc.finish(&[]), Err(AuthError::OutOfOrder { .. })));
         assert!(matches!(ec.mask_inputs(&g1[1..]), Err(AuthError::WrongLength { .. })));
         assert!(matches!(gc.garble(&e1, &[]), Err(AuthError::WrongLength { .. })));
-        assert!(g.evaluator_computation(circuit.clone(), Material { masks: vec![], sigma: vec![] }, vec![]).is_err());
+        assert!(g.evaluator_computation(circuit.clone(), Material { masks: vec![], sigma: vec![], computation: 1 }, vec![]).is_err());
+        // Material is for one computation: the next computation refuses any other's.
+        let stale = Material { masks: vec![AuthShare::default(); circuit.masks_needed()], sigma: vec![AuthShare::default(); circuit.ands()], computation: 0 };
+        assert_eq!(e.evaluator_computation(circuit.clone(), stale, y.clone()).err(), Some(AuthError::MaterialReuse { made_for: 0, computation: 1 }));
 
         // The same step of another session: its MACs are under other keys, its digest bound
         // to another session id.

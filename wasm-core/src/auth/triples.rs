@@ -83,7 +83,10 @@
 //! | 3,044 – 276,324     | 4  |
 //! | 276,325 – 2^20      | 3  |
 //!
-//! (`bucket_sizes_for_2_to_the_minus_40` checks these rows.) On top of ε come the other failure
+//! (`bucket_sizes_for_2_to_the_minus_40` checks these rows.) The bound is per batch: a circuit
+//! whose triples take k batches ([`super::Preparation`], batches of at most [`MAX_TRIPLES`])
+//! sizes each for 2^−40 / k ([`bucket_size_of`]), so that all of them together fail with at most
+//! 2^−40 — ten batches of 2^20 stay at B = 3 (2^−43.8 each). On top of ε come the other failure
 //! events, each 2^−127-small per try: a z error passing the equality check (ℓ tries), a forged
 //! MAC in an opening, and a BLAKE3 collision.
 //!
@@ -133,7 +136,15 @@ fn log2_bucket_failure(n: usize, b: usize) -> f64 {
 /// The least bucket size B for which n triples from n·B leaky ones fail with probability at most
 /// 2^−40 (the module docs derive the bound). `n` must be at least 1.
 pub fn bucket_size(n: usize) -> usize {
-    (2..).find(|&b| log2_bucket_failure(n.max(1), b) <= -STATISTICAL_SECURITY).unwrap_or(2)
+    bucket_size_of(n, 1)
+}
+
+/// The least bucket size B for a batch of n triples that is one of `batches`: each batch may
+/// fail with probability 2^−40 / batches, so that all of them together fail with at most 2^−40
+/// (the union bound).
+pub fn bucket_size_of(n: usize, batches: usize) -> usize {
+    let target = -STATISTICAL_SECURITY - (batches.max(1) as f64).log2();
+    (2..).find(|&b| log2_bucket_failure(n.max(1), b) <= target).unwrap_or(2)
 }
 
 /// What a step of a batch gives: the message for the peer, or (after the last round) the
@@ -194,11 +205,17 @@ fn permutation(seed: &[u8; 32], len: usize) -> Vec<u32> {
 impl AuthParty {
     /// Starts a batch of `n` triples: returns round 1's message (this party's aBits).
     pub fn start_triples(&mut self, n: usize) -> Result<Vec<u8>, AuthError> {
+        self.start_triples_of(n, 1)
+    }
+
+    /// Starts a batch of `n` triples that is one of `batches` made for the same purpose (its
+    /// bucket size [`bucket_size_of`]); both parties must pass the same numbers.
+    pub fn start_triples_of(&mut self, n: usize, batches: usize) -> Result<Vec<u8>, AuthError> {
         self.idle_for("a new batch")?;
         if n == 0 || n > MAX_TRIPLES {
             return Err(AuthError::BatchSize { count: n, max: MAX_TRIPLES });
         }
-        let bucket = bucket_size(n);
+        let bucket = bucket_size_of(n, batches);
         let leaky = n * bucket;
         let mut prg = AesCtr::from_os_rng()?;
         let bits = prg.bits(3 * leaky);

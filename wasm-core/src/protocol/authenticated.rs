@@ -33,7 +33,8 @@ use super::stats::Stats;
 use super::topology::{encode_record, end_record, StreamStep, TopologyReader, HEADER_BYTES};
 use super::SessionError;
 use crate::auth::garble::{Circuit, EvaluatorComputation, GarblerComputation};
-use crate::auth::{bucket_size, AuthParty, EvaluatorSetup, GarblerSetup, Preparation};
+use crate::auth::triples::bucket_size_of;
+use crate::auth::{AuthParty, EvaluatorSetup, GarblerSetup, Preparation};
 use crate::ot::base::RECEIVER_MESSAGE_BYTES;
 use garblet_circuits::{Batch, Runner, Shape};
 
@@ -45,10 +46,13 @@ pub const MAX_CIRCUIT_GATES: u64 = 1 << 22;
 const TOPOLOGY_BYTES_PER_GATE: u64 = 16;
 
 /// What the session's limits charge for a circuit of `and_gates` AND gates: each garbled once,
-/// and the leaky ANDs its triples are made from (B per triple, [`bucket_size`]).
+/// and the leaky ANDs its triples are made from (B per triple, [`bucket_size_of`] of its first
+/// batch, the largest B but for a smaller last batch).
 pub(super) fn charged(and_gates: u64) -> u64 {
-    let batch = and_gates.min(crate::auth::triples::MAX_TRIPLES as u64) as usize;
-    and_gates.saturating_mul(1 + bucket_size(batch.max(1)) as u64)
+    let max = crate::auth::triples::MAX_TRIPLES as u64;
+    let batches = and_gates.div_ceil(max).max(1) as usize;
+    let batch = and_gates.min(max).max(1) as usize;
+    and_gates.saturating_mul(1 + bucket_size_of(batch, batches) as u64)
 }
 
 /// The flight numbers of one direction.
@@ -449,11 +453,12 @@ impl AuthEvaluator {
     fn message(&mut self, message: Vec<u8>, outbox: &mut Outbox) -> Result<(), SessionError> {
         self.stage = match std::mem::replace(&mut self.stage, EvaluatorStage::Ended) {
             EvaluatorStage::Setup(setup, point, circuit) => {
-                let points = &message[..RECEIVER_MESSAGE_BYTES.min(message.len())];
+                // A short message leaves `points` short, which the set-up refuses as such.
+                let (points, topology) = message.split_at(RECEIVER_MESSAGE_BYTES.min(message.len()));
                 let circuit = match circuit {
-                    Some(circuit) if message.len() == RECEIVER_MESSAGE_BYTES => circuit,
-                    Some(_) => return Err(SessionError::DataAfterEnd { extra: (message.len() - RECEIVER_MESSAGE_BYTES) as u64 }),
-                    None => read_topology(&message[points.len()..], self.circuit_id, self.max_slots)?,
+                    Some(circuit) if topology.is_empty() => circuit,
+                    Some(_) => return Err(SessionError::DataAfterEnd { extra: topology.len() as u64 }),
+                    None => read_topology(topology, self.circuit_id, self.max_slots)?,
                 };
                 self.and_total = Some(circuit.ands() as u64);
                 let (mut party, chunk) = setup.finish(points)?;

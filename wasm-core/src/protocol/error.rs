@@ -465,6 +465,10 @@ fn describe_authenticated(e: &AuthError, f: &mut Fields) -> &'static str {
             f.str("what", what).num("expected", *needed as u64).num("got", *given as u64);
             "authenticated-material-count"
         }
+        AuthError::MaterialReuse { made_for, computation } => {
+            f.num("madeFor", *made_for).num("computation", *computation);
+            "authenticated-material-reuse"
+        }
         AuthError::BadCircuit => "authenticated-circuit",
         AuthError::TripleCount { needed, given } => {
             f.num("expected", *needed as u64).num("got", *given as u64);
