@@ -58,6 +58,29 @@ use std::time::Instant;
 /// Runs of each configuration; medians and p99 (the largest, at this count) are reported.
 const RUNS: usize = 21;
 
+/// A quicker run for profiling, by environment variables (the report's keys stay the same; the
+/// parts left out are absent): `GARBLET_BENCH_MALICIOUS_ONLY` a comma-separated list of what to
+/// run — workload keys (`aes128`, `aes128_bp`, `hamming1024`, `edit_distance_100`), `cnc` (the
+/// cut-and-choose runs of the workloads listed), `synthetic`, `loopback` (or one loopback
+/// configuration, `loopback_<key>`, e.g. `loopback_aes128_authenticated`);
+/// `GARBLET_BENCH_MALICIOUS_RUNS` the runs of each in-memory configuration;
+/// `GARBLET_BENCH_SYNTHETIC_AND_GATES` the synthetic computation's AND gates.
+struct Only(Option<Vec<String>>);
+
+impl Only {
+    fn from_env() -> Self {
+        Only(std::env::var("GARBLET_BENCH_MALICIOUS_ONLY").ok().map(|v| v.split(',').map(|s| s.trim().to_string()).collect()))
+    }
+
+    fn runs(&self, what: &str) -> bool {
+        self.0.as_ref().is_none_or(|list| list.iter().any(|s| s == what))
+    }
+}
+
+fn env_count(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
 /// A measured computation: a built-in program, or a bundled Bristol circuit whose inputs are
 /// the garbler's then the evaluator's, its outputs the evaluator's; `cnc` whether it is also
 /// measured under cut-and-choose.
@@ -239,10 +262,12 @@ pub fn run(json: bool) -> Result<(), String> {
         // authenticated mode only.
         Workload { key: "edit_distance_100", circuit: Circuit::Builtin { program: "levenshtein", params: vec![("n".into(), 100), ("m".into(), 100)] }, cnc: false },
     ];
+    let only = Only::from_env();
+    let runs = env_count("GARBLET_BENCH_MALICIOUS_RUNS", RUNS as u64).max(1) as usize;
     let mut report = Report::new();
     let mut rng = AesCtr::from_os_rng().map_err(|e| e.to_string())?;
     report
-        .set("runs", RUNS as u64)
+        .set("runs", runs as u64)
         .set("timing", "in memory: thread CPU time per party, both parties in one thread, no network")
         .set("random_circuits", MAIN_CIRCUITS as u64)
         .set("fixed_circuits", FIXED_CIRCUITS as u64)
@@ -251,12 +276,16 @@ pub fn run(json: bool) -> Result<(), String> {
         .set("recovery_circuits", RECOVERY_CIRCUITS as u64)
         .set("recovery_checks", RECOVERY_CHECKS as u64);
     for w in &workloads {
+        if !only.runs(w.key) {
+            continue;
+        }
+        let cnc = w.cnc && only.runs("cnc");
         let prepared = prepare(&w.circuit)?;
         let make = || (prepared.make)();
         let shape = make().shape().clone();
         let (mut standard_runs, mut authenticated_runs) = (Vec::new(), Vec::new());
         let (mut fixed_runs, mut random_runs, mut three_halves_runs) = (Vec::new(), Vec::new(), Vec::new());
-        for _ in 0..RUNS {
+        for _ in 0..runs {
             let secret = bits(&mut rng, prepared.secret_bits);
             let x = match &prepared.derive {
                 Some(derive) => derive(&secret)?,
@@ -266,7 +295,7 @@ pub fn run(json: bool) -> Result<(), String> {
             let want = plaintext(&make, &x, &y);
             standard_runs.push(sessions(w.key, (prepared.service)(), &secret, &y, &want, Security::Standard)?);
             authenticated_runs.push(sessions(w.key, (prepared.service)(), &secret, &y, &want, Security::Authenticated)?);
-            if w.cnc {
+            if cnc {
                 fixed_runs.push(cut_and_choose(&make, &x, &y, &want, true, Scheme::HalfGates, &mut rng)?);
                 random_runs.push(cut_and_choose(&make, &x, &y, &want, false, Scheme::HalfGates, &mut rng)?);
                 three_halves_runs.push(cut_and_choose(&make, &x, &y, &want, true, Scheme::ThreeHalves, &mut rng)?);
@@ -288,7 +317,7 @@ pub fn run(json: bool) -> Result<(), String> {
         report
             .set(&format!("{k}_authenticated_cpu_vs_standard"), ratio(|t| t.garbler.ms + t.evaluator.ms))
             .set(&format!("{k}_authenticated_bytes_vs_standard"), ratio(|t| t.garbler.bytes + t.evaluator.bytes));
-        if !w.cnc {
+        if !cnc {
             continue;
         }
         for (name, runs) in [("cnc_fixed", &fixed_runs), ("cnc_random", &random_runs), ("cnc_fixed_three_halves", &three_halves_runs)] {
@@ -306,8 +335,12 @@ pub fn run(json: bool) -> Result<(), String> {
             }
         }
     }
-    synthetic(&mut report)?;
-    loopback(&mut report, &mut rng)?;
+    if only.runs("synthetic") {
+        synthetic(&mut report)?;
+    }
+    if only.runs("loopback") || LOOPBACK.iter().any(|l| only.runs(&format!("loopback_{}", l.key))) {
+        loopback(&mut report, &mut rng, &only)?;
+    }
     report.print(json);
     Ok(())
 }
@@ -321,7 +354,8 @@ const SYNTHETIC_AND_GATES: u64 = 10_000_000;
 /// gate takes — each party authenticates 3 bits per leaky AND (B per triple) and one mask per
 /// AND gate, so 2·(3B + 1) OTs per AND gate, both directions together.
 fn synthetic(report: &mut Report) -> Result<(), String> {
-    let params = vec![("and_gates".to_string(), SYNTHETIC_AND_GATES), ("width".to_string(), 1 << 12)];
+    let and_gates = env_count("GARBLET_BENCH_SYNTHETIC_AND_GATES", SYNTHETIC_AND_GATES);
+    let params = vec![("and_gates".to_string(), and_gates), ("width".to_string(), 1 << 12)];
     let prepared = prepare(&Circuit::Builtin { program: "synthetic", params })?;
     let shape = (prepared.make)().shape().clone();
     let mut rng = AesCtr::from_os_rng().map_err(|e| e.to_string())?;
@@ -333,12 +367,12 @@ fn synthetic(report: &mut Report) -> Result<(), String> {
     let wall = started.elapsed().as_secs_f64();
     let k = super::ot::DEFAULT_K;
     let max = garblet_core::auth::triples::MAX_TRIPLES as u64;
-    let bucket = garblet_core::auth::triples::bucket_size_of(SYNTHETIC_AND_GATES.min(max) as usize, SYNTHETIC_AND_GATES.div_ceil(max) as usize);
+    let bucket = garblet_core::auth::triples::bucket_size_of(and_gates.min(max) as usize, and_gates.div_ceil(max) as usize);
     let cots_per_and = 2.0 * (3.0 * bucket as f64 + 1.0);
-    let n = SYNTHETIC_AND_GATES as f64;
+    let n = and_gates as f64;
     let cpu_ns_per_and = (t.garbler.ms + t.evaluator.ms) * 1e6 / n;
     report
-        .set("authenticated_synthetic_and_gates", SYNTHETIC_AND_GATES)
+        .set("authenticated_synthetic_and_gates", and_gates)
         .set("authenticated_synthetic_bucket", bucket as u64)
         .set("authenticated_synthetic_cpu_ns_per_and", cpu_ns_per_and)
         .set("authenticated_synthetic_and_per_cpu_s", 1e9 / cpu_ns_per_and)
@@ -420,7 +454,7 @@ fn loopback_config(rng: &mut AesCtr) -> Result<(Config, ServerData), String> {
 }
 
 /// The loopback measurements, into `report` under `loopback_…`.
-fn loopback(report: &mut Report, rng: &mut AesCtr) -> Result<(), String> {
+fn loopback(report: &mut Report, rng: &mut AesCtr, only: &Only) -> Result<(), String> {
     let (config, data) = loopback_config(rng)?;
     let server = serve::spawn(config, ServeOptions::default()).map_err(|e| format!("starting the server: {e}"))?;
     let url = server.url();
@@ -428,6 +462,9 @@ fn loopback(report: &mut Report, rng: &mut AesCtr) -> Result<(), String> {
     let started = Instant::now();
     let mut hamming_bits = 0;
     for l in &LOOPBACK {
+        if !only.runs("loopback") && !only.runs(&format!("loopback_{}", l.key)) {
+            continue;
+        }
         let connect = ConnectOptions { garbling: l.garbling, ..ConnectOptions::default() };
         let mut runs = Vec::with_capacity(LOOPBACK_RUNS);
         for run in 0..=LOOPBACK_RUNS {

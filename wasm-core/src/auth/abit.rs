@@ -199,6 +199,10 @@ impl AuthParty {
     }
 
     pub(crate) fn send_bits(&mut self, bits: &[bool], message: &mut Vec<u8>, macs: &mut Vec<Block>) -> Result<(), AuthError> {
+        // Room for the whole message at once (the first chunk's counts its set-up, if due).
+        let first = bits.len().min(MAX_CHUNK);
+        message.reserve(self.mine.message_len(first) + (bits.len() - first).div_ceil(MAX_CHUNK) * ot::message_len(self.k, MAX_CHUNK));
+        macs.reserve(bits.len());
         for chunk in bits.chunks(MAX_CHUNK) {
             self.mine.extend(chunk, message, macs)?;
         }

@@ -25,7 +25,7 @@
 
 use super::abit::AuthParty;
 use super::state::{Pending, PendingAnds, TripleState};
-use super::{expect_len, pack, unpack, AuthError, AuthShare, AuthTriple, Role};
+use super::{bit, check_padding, expect_len, set_bit, AuthError, AuthShare, AuthTriple, Role};
 use crate::aes::AesCtr;
 use crate::block::Block;
 
@@ -37,9 +37,7 @@ fn macs_digest(transcript: &[u8; 32], round: u64, role: Role, macs: impl Iterato
     h.update(transcript);
     h.update(&round.to_le_bytes());
     h.update(&[role.byte()]);
-    for m in macs {
-        h.update(&m.to_bytes());
-    }
+    super::update_blocks(&mut h, macs);
     *h.finalize().as_bytes()
 }
 
@@ -96,10 +94,13 @@ impl AuthParty {
         if triples.len() != inputs.len() {
             return Err(AuthError::TripleCount { needed: inputs.len(), given: triples.len() });
         }
-        let mut openings: Vec<AuthShare> = inputs.iter().zip(&triples).map(|((a, _), t)| *a ^ t.x).collect();
+        let mut openings: Vec<AuthShare> = Vec::with_capacity(2 * inputs.len());
+        openings.extend(inputs.iter().zip(&triples).map(|((a, _), t)| *a ^ t.x));
         openings.extend(inputs.iter().zip(&triples).map(|((_, b), t)| *b ^ t.y));
-        let bits: Vec<bool> = openings.iter().map(|o| o.bit).collect();
-        let mut message = pack(&bits);
+        let mut message = vec![0u8; openings.len().div_ceil(8)];
+        for (i, o) in openings.iter().enumerate() {
+            set_bit(&mut message, i, o.bit);
+        }
         message.extend(macs_digest(&self.transcript, self.and_rounds, self.role, openings.iter().map(|o| o.mac)));
         self.state = TripleState::AwaitingAnds(Box::new(PendingAnds { triples, openings }));
         Ok(message)
@@ -116,13 +117,14 @@ impl AuthParty {
         let TripleState::AwaitingAnds(pending) = core::mem::replace(&mut self.state, TripleState::Failed) else {
             return Err(AuthError::OutOfOrder { expected: "ANDs", got: "the peer's AND openings" });
         };
-        let peer_bits = unpack(&peer[..bits_len], count, "AND openings")?;
+        let peer_bits = &peer[..bits_len];
+        check_padding(peer_bits, count, "AND openings")?;
         let delta = self.delta;
         let expected = macs_digest(
             &self.transcript,
             self.and_rounds,
             self.role.peer(),
-            pending.openings.iter().zip(&peer_bits).map(|(o, &bit)| o.key ^ delta.select(bit)),
+            pending.openings.iter().enumerate().map(|(i, o)| o.key ^ delta.select(bit(peer_bits, i))),
         );
         #[allow(unused_mut)]
         let mut enforce = true;
@@ -135,10 +137,13 @@ impl AuthParty {
         }
         self.and_rounds += 1;
         let m = pending.triples.len();
-        let open = |i: usize| pending.openings[i].bit ^ peer_bits[i];
-        let products = (0..m)
-            .map(|i| {
-                let (d, e, t) = (open(i), open(m + i), pending.triples[i]);
+        let open = |i: usize| pending.openings[i].bit ^ bit(peer_bits, i);
+        let products = pending
+            .triples
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let (d, e) = (open(i), open(m + i));
                 (t.z ^ t.y.times(d) ^ t.x.times(e)).xor_public(d & e, self.role, delta)
             })
             .collect();

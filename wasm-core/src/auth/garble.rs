@@ -97,7 +97,7 @@
 use super::{expect_len, pack, unpack, AuthError, AuthShare, Role};
 use crate::aes::AesCtr;
 use crate::block::Block;
-use crate::garble::{derive_seed, GarblingHash};
+use crate::garble::{derive_seed, GarblingHash, TweakLayout};
 use garblet_circuits::{Gate, Party};
 
 const OPENING_MACS: &str = "garblet authenticated garbling opening MACs v1";
@@ -182,9 +182,7 @@ fn macs_digest(context: &str, scope: &[u8; 32], role: Role, macs: impl Iterator<
     let mut h = blake3::Hasher::new_derive_key(context);
     h.update(scope);
     h.update(&[role.byte()]);
-    for m in macs {
-        h.update(&m.to_bytes());
-    }
+    super::update_blocks(&mut h, macs);
     *h.finalize().as_bytes()
 }
 
@@ -293,6 +291,256 @@ fn circuit_hash(transcript: &[u8; 32], computation: u64) -> GarblingHash {
     GarblingHash::new(derive_seed(Block::from_bytes(seed), "authenticated garbling: circuit", computation))
 }
 
+/// ANDs hashed together: a gate's hashes wait in a group until a later gate needs one of the
+/// group's outputs (or overwrites one), or the group is full; then one permutation call hashes
+/// them all, so the AES runs on long batches.
+const GROUP: usize = 64;
+
+/// The garbler's hash inputs of AND gate g, in order: L_{α,0}, L_{α,1}, L_{β,0}, L_{β,1} under
+/// tweaks 4g, 4g, 4g + 1, 4g + 1 (G₀, G₁, L_{γ,0}), then the same under 4g + 2, 4g + 2,
+/// 4g + 3, 4g + 3 (T_α, T_β, Y_γ).
+const GARBLER_LAYOUT: TweakLayout = TweakLayout { blocks: 8, tweaks: 4, offsets: &[0, 0, 1, 1, 2, 2, 3, 3] };
+
+/// The evaluator's: L_α under 4g, L_β under 4g + 1, L_α under 4g + 2, L_β under 4g + 3.
+const EVALUATOR_LAYOUT: TweakLayout = TweakLayout { blocks: 4, tweaks: 4, offsets: &[0, 1, 2, 3] };
+
+/// Which AND outputs are waiting in the current group: a slot is pending while its mark is the
+/// group's epoch.
+struct PendingOutputs {
+    epoch: u32,
+    marks: Vec<u32>,
+}
+
+impl PendingOutputs {
+    fn new(slots: usize) -> Self {
+        PendingOutputs { epoch: 1, marks: vec![0; slots] }
+    }
+
+    #[inline(always)]
+    fn pending(&self, slot: u32) -> bool {
+        self.marks.get(slot as usize) == Some(&self.epoch)
+    }
+
+    #[inline(always)]
+    fn mark(&mut self, slot: u32) {
+        if let Some(m) = self.marks.get_mut(slot as usize) {
+            *m = self.epoch;
+        }
+    }
+
+    /// The group was flushed: nothing is pending.
+    fn clear(&mut self) {
+        if self.epoch == u32::MAX {
+            self.marks.fill(0);
+            self.epoch = 1;
+        } else {
+            self.epoch += 1;
+        }
+    }
+}
+
+/// Hash inputs σ(x) ⊕ tweak for one permutation call, and the σ(x) that finish H(x, tweak).
+#[derive(Default)]
+struct HashBatch {
+    y: Vec<Block>,
+    sigma: Vec<Block>,
+}
+
+impl HashBatch {
+    #[inline(always)]
+    fn push(&mut self, x: Block, tweak: u128) {
+        let s = x.sigma();
+        self.sigma.push(s);
+        self.y.push(s ^ Block(tweak));
+    }
+
+    /// H(x_i, tweak_i) of every input, in place of `y`.
+    fn hash(&mut self, hash: &mut GarblingHash, first: u128, layout: TweakLayout) {
+        hash.permute(&mut self.y, first, layout);
+        for (y, &s) in self.y.iter_mut().zip(&self.sigma) {
+            *y ^= s;
+        }
+    }
+
+    fn clear(&mut self) {
+        self.y.clear();
+        self.sigma.clear();
+    }
+}
+
+/// The tests' selective-failure attack on a queued AND: which check piece to alter.
+#[derive(Clone, Copy)]
+#[cfg_attr(not(feature = "insecure-switches"), allow(dead_code))]
+enum Corrupt {
+    None,
+    Alpha,
+    Beta,
+}
+
+/// An AND gate waiting for its hashes on the garbler's side.
+struct QueuedAnd {
+    la: Block,
+    lb: Block,
+    ma: AuthShare,
+    mb: AuthShare,
+    /// σ ⊕ λ_γ.
+    s: AuthShare,
+    out: u32,
+    corrupt: Corrupt,
+}
+
+/// The garbler's group of ANDs.
+struct GarbleGroup {
+    first: usize,
+    gates: Vec<QueuedAnd>,
+    batch: HashBatch,
+    pending: PendingOutputs,
+}
+
+impl GarbleGroup {
+    fn new(slots: usize) -> Self {
+        GarbleGroup { first: 0, gates: Vec::with_capacity(GROUP), batch: HashBatch::default(), pending: PendingOutputs::new(slots) }
+    }
+
+    fn pending(&self, slot: u32) -> bool {
+        self.pending.pending(slot)
+    }
+
+    fn is_full(&self) -> bool {
+        self.gates.len() >= GROUP
+    }
+
+    /// Queues AND number `and_i`.
+    fn push(&mut self, and_i: usize, q: QueuedAnd, delta: Block) {
+        if self.gates.is_empty() {
+            self.first = and_i;
+        }
+        let g = 4 * and_i as u128;
+        let inputs = [q.la, q.la ^ delta, q.lb, q.lb ^ delta, q.la, q.la ^ delta, q.lb, q.lb ^ delta];
+        for (x, &offset) in inputs.into_iter().zip(GARBLER_LAYOUT.offsets) {
+            self.batch.push(x, g + offset);
+        }
+        self.pending.mark(q.out);
+        self.gates.push(q);
+    }
+
+    /// Garbles the queued ANDs: their tables onto `message`, their p bits and Y values, their
+    /// output zero-labels into `l0`.
+    fn flush(&mut self, hash: &mut GarblingHash, delta: Block, l0: &mut [Block], message: &mut Vec<u8>, p_bits: &mut Vec<bool>, y_values: &mut Vec<Block>) {
+        if self.gates.is_empty() {
+            return;
+        }
+        self.batch.hash(hash, 4 * self.first as u128, GARBLER_LAYOUT);
+        for (q, h) in self.gates.iter().zip(self.batch.y.chunks_exact(8)) {
+            let (ha0, ha1, hb0, hb1, ta0, ta1, tb0, tb1) = (h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]);
+            let g0 = ha0 ^ ha1 ^ garbler_share(q.mb, delta);
+            let g1 = hb0 ^ hb1 ^ garbler_share(q.ma, delta) ^ q.la;
+            let l_out = ha0 ^ hb0 ^ garbler_share(q.s, delta);
+            let (mut t_alpha, mut t_beta) = (ta0 ^ ta1 ^ q.mb.mac, tb0 ^ tb1 ^ q.ma.mac);
+            match q.corrupt {
+                Corrupt::None => {}
+                Corrupt::Alpha => t_alpha ^= Block(1 << 77),
+                Corrupt::Beta => t_beta ^= Block(1 << 77),
+            }
+            for block in [g0, g1, t_alpha, t_beta] {
+                message.extend_from_slice(&block.to_bytes());
+            }
+            p_bits.push(l_out.lsb());
+            y_values.push(ta0 ^ tb0 ^ q.s.mac);
+            l0[q.out as usize] = l_out;
+        }
+        self.gates.clear();
+        self.batch.clear();
+        self.pending.clear();
+    }
+}
+
+/// An AND gate waiting for its hashes on the evaluator's side.
+struct QueuedEval {
+    and_i: usize,
+    la: Block,
+    lb: Block,
+    va: bool,
+    vb: bool,
+    ma: AuthShare,
+    mb: AuthShare,
+    /// σ ⊕ λ_γ.
+    s: AuthShare,
+    out: u32,
+}
+
+/// The evaluator's group of ANDs.
+struct EvalGroup {
+    first: usize,
+    gates: Vec<QueuedEval>,
+    batch: HashBatch,
+    pending: PendingOutputs,
+}
+
+impl EvalGroup {
+    fn new(slots: usize) -> Self {
+        EvalGroup { first: 0, gates: Vec::with_capacity(GROUP), batch: HashBatch::default(), pending: PendingOutputs::new(slots) }
+    }
+
+    fn pending(&self, slot: u32) -> bool {
+        self.pending.pending(slot)
+    }
+
+    fn is_full(&self) -> bool {
+        self.gates.len() >= GROUP
+    }
+
+    fn push(&mut self, q: QueuedEval) {
+        if self.gates.is_empty() {
+            self.first = q.and_i;
+        }
+        let g = 4 * q.and_i as u128;
+        for (x, &offset) in [q.la, q.lb, q.la, q.lb].into_iter().zip(EVALUATOR_LAYOUT.offsets) {
+            self.batch.push(x, g + offset);
+        }
+        self.pending.mark(q.out);
+        self.gates.push(q);
+    }
+
+    /// Evaluates the queued ANDs on their tables (`tables`, 64 bytes an AND) and p bits: their
+    /// output labels and masked values, and each gate's check value onto `expected`.
+    #[allow(clippy::too_many_arguments)]
+    fn flush(
+        &mut self,
+        hash: &mut GarblingHash,
+        role: Role,
+        delta: Block,
+        tables: &[u8],
+        p: &[bool],
+        labels: &mut [Block],
+        lam: &mut [bool],
+        expected: &mut Vec<Block>,
+    ) {
+        if self.gates.is_empty() {
+            return;
+        }
+        self.batch.hash(hash, 4 * self.first as u128, EVALUATOR_LAYOUT);
+        let read = |i: usize| Block::read(tables.get(i..).unwrap_or_default()).unwrap_or_default();
+        for (q, h) in self.gates.iter().zip(self.batch.y.chunks_exact(4)) {
+            let t = 64 * q.and_i;
+            let (g0, g1, t_alpha, t_beta) = (read(t), read(t + 16), read(t + 32), read(t + 48));
+            let (va, vb) = (q.va, q.vb);
+            let e_a = h[0] ^ (g0 ^ q.mb.mac).select(va);
+            let e_b = h[1] ^ (g1 ^ q.ma.mac ^ q.la).select(vb);
+            let l_out = e_a ^ e_b ^ q.s.mac;
+            let v_out = l_out.lsb() ^ p.get(q.and_i).copied().unwrap_or(false);
+            let x = h[2] ^ t_alpha.select(va) ^ h[3] ^ t_beta.select(vb);
+            let c_share = (q.mb.times(va) ^ q.ma.times(vb) ^ q.s).xor_public((va & vb) ^ v_out, role, delta);
+            expected.push(x ^ c_share.key ^ delta.select(c_share.bit));
+            labels[q.out as usize] = l_out;
+            lam[q.out as usize] = v_out;
+        }
+        self.gates.clear();
+        self.batch.clear();
+        self.pending.clear();
+    }
+}
+
 fn input_slots(circuit: &Circuit, masks: &[AuthShare], party: Party) -> Vec<AuthShare> {
     let mut next = masks.iter();
     let mut out = Vec::new();
@@ -313,17 +561,34 @@ fn input_slots(circuit: &Circuit, masks: &[AuthShare], party: Party) -> Vec<Auth
     out
 }
 
-/// Masks of the output wires revealed to `to_evaluator`'s side, in gate order.
-fn output_masks(circuit: &Circuit, masks: &[AuthShare], role: Role, delta: Block, evaluator: bool) -> Result<Vec<AuthShare>, AuthError> {
-    let mut out = Vec::new();
-    walk_masks(circuit, masks, role, delta, |gate, slots| {
-        if let Gate::Output { a, to } = *gate {
-            if (evaluator && to.to_evaluator()) || (!evaluator && to.to_garbler()) {
-                out.push(slots[a as usize]);
+/// What fixes the messages' lengths, counted once per computation (the transports ask for the
+/// length of the message awaited at every piece that arrives).
+#[derive(Clone, Copy, Default)]
+struct Counts {
+    garbler_inputs: usize,
+    evaluator_inputs: usize,
+    ands: usize,
+    outputs_to_evaluator: usize,
+    outputs_to_garbler: usize,
+}
+
+impl Counts {
+    fn of(circuit: &Circuit) -> Self {
+        let mut c = Counts::default();
+        for gate in &circuit.gates {
+            match *gate {
+                Gate::Input { party: Party::Garbler, .. } => c.garbler_inputs += 1,
+                Gate::Input { party: Party::Evaluator, .. } => c.evaluator_inputs += 1,
+                Gate::And { .. } => c.ands += 1,
+                Gate::Output { to, .. } => {
+                    c.outputs_to_evaluator += to.to_evaluator() as usize;
+                    c.outputs_to_garbler += to.to_garbler() as usize;
+                }
+                _ => {}
             }
         }
-    })?;
-    Ok(out)
+        c
+    }
 }
 
 enum GarblerStage {
@@ -346,6 +611,7 @@ pub struct GarblerComputation {
     x: Vec<bool>,
     stage: GarblerStage,
     switches: Switches,
+    counts: Counts,
 }
 
 enum EvaluatorStage {
@@ -367,6 +633,7 @@ pub struct EvaluatorComputation {
     y: Vec<bool>,
     stage: EvaluatorStage,
     switches: Switches,
+    counts: Counts,
 }
 
 impl super::AuthParty {
@@ -389,6 +656,7 @@ impl super::AuthParty {
         let index = self.computations;
         self.computations += 1;
         let me = GarblerComputation {
+            counts: Counts::of(&circuit),
             circuit,
             material,
             delta: self.delta,
@@ -419,6 +687,7 @@ impl super::AuthParty {
         let index = self.computations;
         self.computations += 1;
         let me = EvaluatorComputation {
+            counts: Counts::of(&circuit),
             circuit,
             material,
             delta: self.delta,
@@ -459,18 +728,17 @@ impl GarblerComputation {
     /// Bytes of B's opening of its masks of A's inputs, and of B's masked inputs: the two
     /// arguments of [`garble`](Self::garble).
     pub fn inputs_len(&self) -> (usize, usize) {
-        let count = |party| self.circuit.gates.iter().filter(|g| matches!(g, Gate::Input { party: p, .. } if *p == party)).count();
-        (opening_len(count(Party::Garbler)), count(Party::Evaluator).div_ceil(8))
+        (opening_len(self.counts.garbler_inputs), self.counts.evaluator_inputs.div_ceil(8))
     }
 
     /// Whether A learns outputs: then B's message with them follows the tables.
     pub fn learns_outputs(&self) -> bool {
-        self.circuit.gates.iter().any(|g| matches!(g, Gate::Output { to, .. } if to.to_garbler()))
+        self.counts.outputs_to_garbler > 0
     }
 
     /// Bytes of B's message with A's outputs ([`finish`](Self::finish)).
     pub fn outputs_len(&self) -> usize {
-        let n = self.circuit.gates.iter().filter(|g| matches!(g, Gate::Output { to, .. } if to.to_garbler())).count();
+        let n = self.counts.outputs_to_garbler;
         16 * n + opening_len(n)
     }
 
@@ -506,12 +774,36 @@ impl GarblerComputation {
         let mut slots = vec![AuthShare::default(); self.circuit.slots];
         let mut next_mask = self.material.masks.iter();
         let (mut mine_i, mut theirs_i, mut and_i) = (0, 0, 0usize);
-        let (mut input_labels, mut tables, mut p_bits, mut y_values) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let inputs = mine.len() + theirs.len();
+        let ands = self.material.sigma.len();
+        // The message is written in place: Λ bits of A's inputs, the input labels (filled in as
+        // the inputs come), then the tables as the ANDs are garbled.
+        let mut message = Vec::with_capacity(my_masked.len().div_ceil(8) + 16 * inputs + 64 * ands + ands.div_ceil(8) + 64);
+        super::pack_into(&my_masked, &mut message);
+        let labels_at = message.len();
+        message.resize(labels_at + 16 * inputs, 0);
+        let mut input_i = 0;
+        let mut p_bits = Vec::with_capacity(ands);
+        let mut y_values = Vec::with_capacity(ands);
+        let mut group = GarbleGroup::new(self.circuit.slots);
         let mut l0_outputs = Vec::new();
+        // The masks of the output wires, B's and A's, in gate order.
+        let (mut to_b, mut output_masks) = (Vec::new(), Vec::new());
         // The evaluator's input wires, for the selective-failure attack of the tests.
         #[cfg(feature = "insecure-switches")]
         let (mut evaluator_wire, mut attack) = (vec![false; self.circuit.slots], self.switches.corrupt_input_check);
         for gate in &self.circuit.gates {
+            // A gate that reads or overwrites an output of the ANDs in the group waits for them.
+            let touches = match *gate {
+                Gate::Input { out, .. } => group.pending(out),
+                Gate::Xor { a, b, out } | Gate::And { a, b, out } => group.pending(a) | group.pending(b) | group.pending(out),
+                Gate::Not { a, out } => group.pending(a) | group.pending(out),
+                Gate::Output { a, .. } => group.pending(a),
+                Gate::OutputConst { .. } => false,
+            };
+            if touches {
+                group.flush(&mut hash, delta, &mut l0, &mut message, &mut p_bits, &mut y_values);
+            }
             match *gate {
                 Gate::Input { party, out } => {
                     let mask = *next_mask.next().unwrap_or(&AuthShare::default());
@@ -523,7 +815,9 @@ impl GarblerComputation {
                         theirs_i += 1;
                         their_masked[theirs_i - 1]
                     };
-                    input_labels.push(label ^ delta.select(lambda_masked));
+                    let at = labels_at + 16 * input_i;
+                    message[at..at + 16].copy_from_slice(&(label ^ delta.select(lambda_masked)).to_bytes());
+                    input_i += 1;
                     l0[out as usize] = label;
                     slots[out as usize] = mask;
                 }
@@ -537,39 +831,36 @@ impl GarblerComputation {
                 }
                 Gate::And { a, b, out } => {
                     let mask = *next_mask.next().unwrap_or(&AuthShare::default());
-                    let (la, lb, ma, mb) = (l0[a as usize], l0[b as usize], slots[a as usize], slots[b as usize]);
-                    let g = 4 * and_i as u128;
-                    let (ha0, ha1) = (hash.hash(la, g), hash.hash(la ^ delta, g));
-                    let (hb0, hb1) = (hash.hash(lb, g + 1), hash.hash(lb ^ delta, g + 1));
-                    let (ta0, ta1) = (hash.hash(la, g + 2), hash.hash(la ^ delta, g + 2));
-                    let (tb0, tb1) = (hash.hash(lb, g + 3), hash.hash(lb ^ delta, g + 3));
-                    let s = self.material.sigma[and_i] ^ mask;
-                    let g0 = ha0 ^ ha1 ^ garbler_share(mb, delta);
-                    let g1 = hb0 ^ hb1 ^ garbler_share(ma, delta) ^ la;
-                    let l_out = ha0 ^ hb0 ^ garbler_share(s, delta);
                     #[allow(unused_mut)]
-                    let (mut t_alpha, mut t_beta) = (ta0 ^ ta1 ^ mb.mac, tb0 ^ tb1 ^ ma.mac);
+                    let mut corrupt = Corrupt::None;
                     #[cfg(feature = "insecure-switches")]
                     if attack && (evaluator_wire[a as usize] || evaluator_wire[b as usize]) {
                         attack = false;
-                        if evaluator_wire[a as usize] {
-                            t_alpha ^= Block(1 << 77);
-                        } else {
-                            t_beta ^= Block(1 << 77);
-                        }
+                        corrupt = if evaluator_wire[a as usize] { Corrupt::Alpha } else { Corrupt::Beta };
                     }
-                    for block in [g0, g1, t_alpha, t_beta] {
-                        tables.extend(block.to_bytes());
-                    }
-                    p_bits.push(l_out.lsb());
-                    y_values.push(ta0 ^ tb0 ^ s.mac);
-                    l0[out as usize] = l_out;
+                    let queued = QueuedAnd {
+                        la: l0[a as usize],
+                        lb: l0[b as usize],
+                        ma: slots[a as usize],
+                        mb: slots[b as usize],
+                        s: self.material.sigma[and_i] ^ mask,
+                        out,
+                        corrupt,
+                    };
+                    group.push(and_i, queued, delta);
                     slots[out as usize] = mask;
                     and_i += 1;
+                    if group.is_full() {
+                        group.flush(&mut hash, delta, &mut l0, &mut message, &mut p_bits, &mut y_values);
+                    }
                 }
                 Gate::Output { a, to } => {
+                    if to.to_evaluator() {
+                        to_b.push(slots[a as usize]);
+                    }
                     if to.to_garbler() {
                         l0_outputs.push(l0[a as usize]);
+                        output_masks.push(slots[a as usize]);
                     }
                 }
                 Gate::OutputConst { .. } => {}
@@ -582,14 +873,10 @@ impl GarblerComputation {
                 _ => {}
             }
         }
-        let mut message = pack(&my_masked);
-        input_labels.iter().for_each(|l| message.extend(l.to_bytes()));
-        message.extend(tables);
-        message.extend(pack(&p_bits));
+        group.flush(&mut hash, delta, &mut l0, &mut message, &mut p_bits, &mut y_values);
+        super::pack_into(&p_bits, &mut message);
         message.extend(macs_digest(CHECK, &scope(&transcript, self.index, purpose::CONSISTENCY_CHECK), Role::Garbler, y_values.into_iter()));
-        let to_b = output_masks(&self.circuit, &self.material.masks, role, delta, true)?;
         message.extend(open(&to_b, &scope(&transcript, self.index, purpose::EVALUATOR_OUTPUT_MASKS), Role::Garbler));
-        let output_masks = output_masks(&self.circuit, &self.material.masks, role, delta, false)?;
         self.stage = GarblerStage::AwaitingOutputs { l0_outputs, output_masks };
         Ok(message)
     }
@@ -702,15 +989,13 @@ impl EvaluatorComputation {
 
     /// Bytes of A's opening of its masks of B's inputs ([`mask_inputs`](Self::mask_inputs)).
     pub fn input_masks_len(&self) -> usize {
-        opening_len(self.circuit.gates.iter().filter(|g| matches!(g, Gate::Input { party: Party::Evaluator, .. })).count())
+        opening_len(self.counts.evaluator_inputs)
     }
 
     /// Bytes of A's tables message ([`evaluate`](Self::evaluate)).
     pub fn tables_len(&self) -> usize {
-        let inputs = self.circuit.gates.iter().filter(|g| matches!(g, Gate::Input { .. })).count();
-        let garbler_inputs = self.circuit.gates.iter().filter(|g| matches!(g, Gate::Input { party: Party::Garbler, .. })).count();
-        let ands = self.circuit.ands();
-        let outputs = self.circuit.gates.iter().filter(|g| matches!(g, Gate::Output { to, .. } if to.to_evaluator())).count();
+        let Counts { garbler_inputs, evaluator_inputs, ands, outputs_to_evaluator: outputs, .. } = self.counts;
+        let inputs = garbler_inputs + evaluator_inputs;
         garbler_inputs.div_ceil(8) + 16 * inputs + 64 * ands + ands.div_ceil(8) + 32 + opening_len(outputs)
     }
 
@@ -735,9 +1020,8 @@ impl EvaluatorComputation {
     fn evaluate_inner(&mut self, message: &[u8], lambda_inputs: &[bool]) -> Result<(Vec<bool>, Vec<u8>), AuthError> {
         let (role, delta, transcript) = (Role::Evaluator, self.delta, self.transcript);
         let c = &self.circuit;
-        let garbler_inputs = c.gates.iter().filter(|g| matches!(g, Gate::Input { party: Party::Garbler, .. })).count();
-        let inputs = c.gates.iter().filter(|g| matches!(g, Gate::Input { .. })).count();
-        let ands = c.ands();
+        let Counts { garbler_inputs, evaluator_inputs, ands, .. } = self.counts;
+        let inputs = garbler_inputs + evaluator_inputs;
         let mut at = 0;
         let garbler_masked = unpack(&message[..garbler_inputs.div_ceil(8)], garbler_inputs, "the garbler's masked inputs")?;
         at += garbler_inputs.div_ceil(8);
@@ -752,6 +1036,7 @@ impl EvaluatorComputation {
         let output_opening = &message[at..];
 
         let read = |i: usize| Block::read(&message[i..]).unwrap_or_default();
+        let tables = &message[tables_at..tables_at + 64 * ands];
         let mut hash = circuit_hash(&transcript, self.index);
         let mut lam = vec![false; c.slots];
         let mut labels = vec![Block::ZERO; c.slots];
@@ -761,7 +1046,19 @@ impl EvaluatorComputation {
         let mut expected = Vec::with_capacity(ands);
         let mut outputs_b = Vec::new();
         let mut outputs_a = Vec::new();
+        let mut group = EvalGroup::new(c.slots);
         for gate in &c.gates {
+            // A gate that reads or overwrites an output of the ANDs in the group waits for them.
+            let touches = match *gate {
+                Gate::Input { out, .. } => group.pending(out),
+                Gate::Xor { a, b, out } | Gate::And { a, b, out } => group.pending(a) | group.pending(b) | group.pending(out),
+                Gate::Not { a, out } => group.pending(a) | group.pending(out),
+                Gate::Output { a, .. } => group.pending(a),
+                Gate::OutputConst { .. } => false,
+            };
+            if touches {
+                group.flush(&mut hash, role, delta, tables, &p, &mut labels, &mut lam, &mut expected);
+            }
             match *gate {
                 Gate::Input { party, out } => {
                     let mask = *next_mask.next().unwrap_or(&AuthShare::default());
@@ -788,23 +1085,22 @@ impl EvaluatorComputation {
                 }
                 Gate::And { a, b, out } => {
                     let mask = *next_mask.next().unwrap_or(&AuthShare::default());
-                    let (la, lb, ma, mb) = (labels[a as usize], labels[b as usize], slots[a as usize], slots[b as usize]);
-                    let (va, vb) = (lam[a as usize], lam[b as usize]);
-                    let g = 4 * and_i as u128;
-                    let t = tables_at + 64 * and_i;
-                    let (g0, g1, t_alpha, t_beta) = (read(t), read(t + 16), read(t + 32), read(t + 48));
-                    let s = self.material.sigma[and_i] ^ mask;
-                    let e_a = hash.hash(la, g) ^ (g0 ^ mb.mac).select(va);
-                    let e_b = hash.hash(lb, g + 1) ^ (g1 ^ ma.mac ^ la).select(vb);
-                    let l_out = e_a ^ e_b ^ s.mac;
-                    let v_out = l_out.lsb() ^ p[and_i];
-                    let x = hash.hash(la, g + 2) ^ t_alpha.select(va) ^ hash.hash(lb, g + 3) ^ t_beta.select(vb);
-                    let c_share = (mb.times(va) ^ ma.times(vb) ^ s).xor_public((va & vb) ^ v_out, role, delta);
-                    expected.push(x ^ c_share.key ^ delta.select(c_share.bit));
-                    labels[out as usize] = l_out;
-                    lam[out as usize] = v_out;
+                    group.push(QueuedEval {
+                        and_i,
+                        la: labels[a as usize],
+                        lb: labels[b as usize],
+                        va: lam[a as usize],
+                        vb: lam[b as usize],
+                        ma: slots[a as usize],
+                        mb: slots[b as usize],
+                        s: self.material.sigma[and_i] ^ mask,
+                        out,
+                    });
                     slots[out as usize] = mask;
                     and_i += 1;
+                    if group.is_full() {
+                        group.flush(&mut hash, role, delta, tables, &p, &mut labels, &mut lam, &mut expected);
+                    }
                 }
                 Gate::Output { a, to } => {
                     if to.to_evaluator() {
@@ -817,6 +1113,7 @@ impl EvaluatorComputation {
                 Gate::OutputConst { .. } => {}
             }
         }
+        group.flush(&mut hash, role, delta, tables, &p, &mut labels, &mut lam, &mut expected);
         #[allow(unused_mut)]
         let mut enforce = true;
         #[cfg(feature = "insecure-switches")]

@@ -194,21 +194,68 @@ impl AuthShare {
 
 /// Bits packed least significant first, eight a byte.
 pub(crate) fn pack(bits: &[bool]) -> Vec<u8> {
-    let mut out = vec![0u8; bits.len().div_ceil(8)];
-    for (i, &b) in bits.iter().enumerate() {
-        out[i / 8] |= (b as u8) << (i % 8);
-    }
+    let mut out = Vec::with_capacity(bits.len().div_ceil(8));
+    pack_into(bits, &mut out);
     out
+}
+
+/// [`pack`], appending to `out`.
+pub(crate) fn pack_into(bits: &[bool], out: &mut Vec<u8>) {
+    out.extend(bits.chunks(8).map(|byte| byte.iter().rev().fold(0u8, |acc, &b| acc << 1 | b as u8)));
 }
 
 /// The inverse of [`pack`] for `count` bits; the bytes' length was checked by the caller.
 /// Padding bits must be zero, so that a message has one encoding.
 pub(crate) fn unpack(bytes: &[u8], count: usize, what: &'static str) -> Result<Vec<bool>, AuthError> {
+    check_padding(bytes, count, what)?;
+    let mut out = Vec::with_capacity(count + 7);
+    for &byte in bytes {
+        out.extend((0..8).map(|j| byte >> j & 1 == 1));
+    }
+    out.truncate(count);
+    Ok(out)
+}
+
+/// Refuses packed bits for `count` bits whose padding bits are not zero (the bytes' length was
+/// checked by the caller): what [`unpack`] checks, for a caller that reads the bits in place
+/// with [`bit`].
+pub(crate) fn check_padding(bytes: &[u8], count: usize, what: &'static str) -> Result<(), AuthError> {
     debug_assert_eq!(bytes.len(), count.div_ceil(8));
     if !count.is_multiple_of(8) && bytes.last().is_some_and(|last| last >> (count % 8) != 0) {
         return Err(AuthError::Padding { what });
     }
-    Ok((0..count).map(|i| bytes[i / 8] >> (i % 8) & 1 == 1).collect())
+    Ok(())
+}
+
+/// Bit `i` of packed bits (as [`pack`] lays them out).
+#[inline(always)]
+pub(crate) fn bit(bytes: &[u8], i: usize) -> bool {
+    bytes[i / 8] >> (i % 8) & 1 == 1
+}
+
+/// Sets bit `i` of packed bits to `value` where it was zero.
+#[inline(always)]
+pub(crate) fn set_bit(bytes: &mut [u8], i: usize, value: bool) {
+    bytes[i / 8] |= (value as u8) << (i % 8);
+}
+
+/// Feeds `blocks` to `hasher` as their bytes in order, gathered into large pieces: the same
+/// digest as one `update` per block, at BLAKE3's speed on long inputs.
+pub(crate) fn update_blocks(hasher: &mut blake3::Hasher, blocks: impl Iterator<Item = Block>) {
+    // 64 KiB a piece: BLAKE3 hashes the chunks of a long input side by side, all but the last
+    // chunk of each `update`, which it keeps in case more follows and compresses on its own.
+    const PIECE: usize = 4096;
+    let mut buffer = vec![0u8; 16 * PIECE];
+    let mut n = 0;
+    for b in blocks {
+        buffer[16 * n..16 * n + 16].copy_from_slice(&b.to_bytes());
+        n += 1;
+        if n == PIECE {
+            hasher.update(&buffer);
+            n = 0;
+        }
+    }
+    hasher.update(&buffer[..16 * n]);
 }
 
 /// Refuses a message of the wrong length.

@@ -44,7 +44,9 @@ impl Preparation {
         let batches = ands.div_ceil(MAX_TRIPLES);
         let (stage, message) = if ands > 0 {
             let first = ands.min(MAX_TRIPLES);
-            (Stage::Triples { done: Vec::with_capacity(ands), left: ands - first }, party.start_triples_of(first, batches)?)
+            // One batch's triples become the whole list as they are; more batches' are gathered.
+            let done = if ands > first { Vec::with_capacity(ands) } else { Vec::new() };
+            (Stage::Triples { done, left: ands - first }, party.start_triples_of(first, batches)?)
         } else {
             (Stage::Masks { triples: Vec::new() }, party.start_masks(circuit.masks_needed())?)
         };
@@ -71,7 +73,11 @@ impl Preparation {
                     Ok(Some(message))
                 }
                 Progress::Done(triples) => {
-                    done.extend(triples);
+                    if done.capacity() == 0 {
+                        done = triples;
+                    } else {
+                        done.extend(triples);
+                    }
                     if left > 0 {
                         let next = left.min(MAX_TRIPLES);
                         self.stage = Stage::Triples { done, left: left - next };

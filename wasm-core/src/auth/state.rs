@@ -33,26 +33,37 @@ pub(crate) struct Batch {
     pub(crate) bucket: usize,
     /// The leaky triples' index of the first in the session's hash tweaks.
     pub(crate) first_tweak: u128,
-    pub(crate) x: Vec<AuthShare>,
-    pub(crate) y: Vec<AuthShare>,
-    pub(crate) r: Vec<AuthShare>,
+    /// This party's bits of x ‖ y ‖ r, ℓ each (z in r's place from round 3), until round 4.
+    pub(crate) bits: Vec<bool>,
+    /// Their MACs under the peer's Δ, in the same order.
+    pub(crate) macs: Vec<Block>,
+    /// This party's keys of the peer's shares, in the same order (from round 2).
+    pub(crate) keys: Vec<Block>,
     /// HaAND's random bits s.
     pub(crate) s: Vec<bool>,
-    /// Φ per triple, then (round 3) x·Φ ⊕ S ⊕ T.
+    /// x·Φ ⊕ T per triple, then (round 3) x·Φ ⊕ S ⊕ T.
     pub(crate) phi: Vec<Block>,
-    pub(crate) t: Vec<Block>,
-    pub(crate) z: Vec<AuthShare>,
+    /// The leaky triples from round 4 on, in bucket order from round 5 on: each one's MACs and
+    /// keys [M[x], K[x], M[y], K[y], M[z], K[z]] in one place, so that putting them in bucket
+    /// order reads each from one place, and their bits x | y << 1 | z << 2 beside.
+    pub(crate) leaky: Vec<[Block; 6]>,
+    pub(crate) leaky_bits: Vec<u8>,
     pub(crate) coin: [u8; 32],
     pub(crate) coin_nonce: [u8; 32],
     pub(crate) peer_coin_commitment: [u8; 32],
     pub(crate) digest: [u8; 32],
     pub(crate) digest_nonce: [u8; 32],
     pub(crate) peer_digest_commitment: [u8; 32],
-    pub(crate) permutation: Vec<usize>,
 }
 
 impl Batch {
-    pub(crate) fn leaky(&self) -> usize {
+    /// Share `i` of x ‖ y ‖ r (z).
+    #[inline(always)]
+    pub(crate) fn share(&self, i: usize) -> AuthShare {
+        AuthShare { bit: self.bits[i], mac: self.macs[i], key: self.keys[i] }
+    }
+
+    pub(crate) fn leaky_count(&self) -> usize {
         self.n * self.bucket
     }
 }

@@ -103,13 +103,16 @@
 
 use super::abit::AuthParty;
 use super::state::{Batch, TripleState};
-use super::{commit, expect_len, nonce, pack, unpack, AuthError, AuthShare, AuthTriple, Role, COMMITMENT_BYTES};
+use super::{bit, check_padding, commit, expect_len, nonce, set_bit, AuthError, AuthShare, AuthTriple, Role, COMMITMENT_BYTES};
 use crate::aes::AesCtr;
 use crate::block::Block;
 use crate::garble::{derive_seed, GarblingHash};
 
 /// Most triples in one batch: 2^20 (3 · 2^20 leaky ones at B = 3).
 pub const MAX_TRIPLES: usize = 1 << 20;
+
+/// Leaky triples hashed at a time in rounds 2 and 3.
+const PIECE: usize = 2048;
 
 /// The statistical security parameter: the bucketing's failure probability is at most 2^−40.
 pub const STATISTICAL_SECURITY: f64 = 40.0;
@@ -167,9 +170,7 @@ fn digest_blocks(context: &str, transcript: &[u8; 32], role: Role, blocks: impl 
     let mut h = blake3::Hasher::new_derive_key(context);
     h.update(transcript);
     h.update(&[role.byte()]);
-    for b in blocks {
-        h.update(&b.to_bytes());
-    }
+    super::update_blocks(&mut h, blocks);
     *h.finalize().as_bytes()
 }
 
@@ -179,18 +180,20 @@ const COIN: &str = "garblet bucketing permutation seed v1";
 
 /// A uniform permutation of 0 … len−1 from a seed both parties hold: Fisher–Yates with
 /// rejection sampling, on AES-CTR under the seed.
-fn permutation(seed: &[u8; 32], len: usize) -> Vec<usize> {
+fn permutation(seed: &[u8; 32], len: usize) -> Vec<u32> {
+    debug_assert!(len <= u32::MAX as usize);
     let mut key = [0u8; 16];
     key.copy_from_slice(&seed[..16]);
     let mut prg = AesCtr::new(key);
-    let mut p: Vec<usize> = (0..len).collect();
+    let mut p: Vec<u32> = (0..len as u32).collect();
     for i in (1..len).rev() {
         let bound = (i + 1) as u64;
         // Accept only below the largest multiple of `bound`, so each index is equally likely.
-        let zone = u64::MAX - u64::MAX % bound;
+        // That multiple, `zone`, is above u64::MAX − bound (u64::MAX % bound < bound): a v at or
+        // below that is accepted without computing it, the same decision at one division less.
         let j = loop {
             let v = prg.next_block().0 as u64;
-            if v < zone {
+            if v <= u64::MAX - bound || v < u64::MAX - u64::MAX % bound {
                 break (v % bound) as usize;
             }
         };
@@ -221,25 +224,23 @@ impl AuthParty {
             self.state = TripleState::Failed;
             return Err(e);
         }
-        let share = |i: usize| AuthShare { bit: bits[i], mac: macs[i], key: Block::ZERO };
         let batch = Batch {
             n,
             bucket,
             first_tweak: self.triples_done as u128,
-            x: (0..leaky).map(share).collect(),
-            y: (leaky..2 * leaky).map(share).collect(),
-            r: (2 * leaky..3 * leaky).map(share).collect(),
+            bits,
+            macs,
+            keys: Vec::new(),
             s: prg.bits(leaky),
             phi: Vec::new(),
-            t: Vec::new(),
-            z: Vec::new(),
+            leaky: Vec::new(),
+            leaky_bits: Vec::new(),
             coin: [0; 32],
             coin_nonce: [0; 32],
             peer_coin_commitment: [0; 32],
             digest: [0; 32],
             digest_nonce: [0; 32],
             peer_digest_commitment: [0; 32],
-            permutation: Vec::new(),
         };
         self.state = TripleState::AwaitingBits(Box::new(batch));
         Ok(message)
@@ -281,11 +282,11 @@ impl AuthParty {
     fn batch_message_awaited(&mut self) -> Option<(&'static str, usize)> {
         Some(match &self.state {
             TripleState::AwaitingBits(b) => {
-                let leaky = b.leaky();
+                let leaky = b.leaky_count();
                 ("round 1: authenticated bits", self.peer_bits_len(3 * leaky))
             }
-            TripleState::AwaitingHalfAnd(b) => ("round 2: half-AND and check", 2 * b.leaky().div_ceil(8) + 16 * b.leaky()),
-            TripleState::AwaitingD(b) => ("round 3: d bits and coin commitment", b.leaky().div_ceil(8) + COMMITMENT_BYTES),
+            TripleState::AwaitingHalfAnd(b) => ("round 2: half-AND and check", 2 * b.leaky_count().div_ceil(8) + 16 * b.leaky_count()),
+            TripleState::AwaitingD(b) => ("round 3: d bits and coin commitment", b.leaky_count().div_ceil(8) + COMMITMENT_BYTES),
             TripleState::AwaitingCheckCommitment(_) => ("round 4: check commitment and coin opening", COMMITMENT_BYTES + 64),
             TripleState::AwaitingCheckOpening(_) => ("round 5: check opening", 64),
             TripleState::AwaitingBucketing(b) => ("round 6: bucketing openings", (b.n * (b.bucket - 1)).div_ceil(8) + 32),
@@ -309,71 +310,98 @@ impl AuthParty {
 
     /// Round 1 received: keys for the peer's bits; HaAND and the check's U.
     fn round_2(&mut self, mut b: Box<Batch>, peer: &[u8]) -> Result<Progress, AuthError> {
-        let leaky = b.leaky();
+        let leaky = b.leaky_count();
         let mut keys = Vec::with_capacity(3 * leaky);
         self.receive_bits(3 * leaky, peer, &mut keys)?;
-        for (i, share) in b.x.iter_mut().chain(b.y.iter_mut()).chain(b.r.iter_mut()).enumerate() {
-            share.key = keys[i];
-        }
+        b.keys = keys;
         let delta = self.delta;
-        // K[x'] and K[x'] ⊕ Δ, hashed under this party's instances.
-        let mut zero: Vec<Block> = b.x.iter().map(|s| s.key).collect();
-        let mut one: Vec<Block> = zero.iter().map(|&k| k ^ delta).collect();
-        let (mut zero2, mut one2) = (zero.clone(), one.clone());
+        let bits_len = leaky.div_ceil(8);
+        // h₀ bits ‖ h₁ bits ‖ U blocks, written in place.
+        let mut message = vec![0u8; 2 * bits_len + 16 * leaky];
+        let (bits, u) = message.split_at_mut(2 * bits_len);
+        let (h0_bits, h1_bits) = bits.split_at_mut(bits_len);
         let mut h1 = instance(&self.transcript, HALF_AND, self.role);
-        h1.hash_in_place(&mut zero, b.first_tweak);
-        h1.hash_in_place(&mut one, b.first_tweak);
         let mut h2 = instance(&self.transcript, LEAKY_AND_CHECK, self.role);
-        h2.hash_in_place(&mut zero2, b.first_tweak);
-        h2.hash_in_place(&mut one2, b.first_tweak);
-        let h0: Vec<bool> = (0..leaky).map(|i| zero[i].lsb() ^ b.s[i]).collect();
-        let h1: Vec<bool> = (0..leaky).map(|i| one[i].lsb() ^ b.s[i] ^ b.y[i].bit).collect();
-        b.phi = b.y.iter().map(|y| y.key ^ y.mac ^ delta.select(y.bit)).collect();
-        let mut message = pack(&h0);
-        message.extend(pack(&h1));
-        for i in 0..leaky {
-            message.extend((zero2[i] ^ one2[i] ^ b.phi[i]).to_bytes());
+        // Kept for round 3: x·Φ ⊕ T, to which S is added there.
+        let mut kept = Vec::with_capacity(leaky);
+        // K[x'] and K[x'] ⊕ Δ, hashed under this party's instances, a piece at a time.
+        let mut buffer = vec![Block::ZERO; 4 * PIECE];
+        for start in (0..leaky).step_by(PIECE) {
+            let len = PIECE.min(leaky - start);
+            let (zero, rest) = buffer.split_at_mut(PIECE);
+            let (one, rest) = rest.split_at_mut(PIECE);
+            let (zero2, one2) = rest.split_at_mut(PIECE);
+            let (zero, one, zero2, one2) = (&mut zero[..len], &mut one[..len], &mut zero2[..len], &mut one2[..len]);
+            for (k, &key) in b.keys[start..start + len].iter().enumerate() {
+                zero[k] = key;
+                one[k] = key ^ delta;
+            }
+            zero2.copy_from_slice(zero);
+            one2.copy_from_slice(one);
+            let tweak = b.first_tweak + start as u128;
+            h1.hash_in_place(zero, tweak);
+            h1.hash_in_place(one, tweak);
+            h2.hash_in_place(zero2, tweak);
+            h2.hash_in_place(one2, tweak);
+            for k in 0..len {
+                let i = start + k;
+                let (x, y, s) = (b.bits[i], b.share(leaky + i), b.s[i]);
+                set_bit(h0_bits, i, zero[k].lsb() ^ s);
+                set_bit(h1_bits, i, one[k].lsb() ^ s ^ y.bit);
+                let phi = y.key ^ y.mac ^ delta.select(y.bit);
+                u[16 * i..16 * i + 16].copy_from_slice(&(zero2[k] ^ one2[k] ^ phi).to_bytes());
+                kept.push(phi.select(x) ^ zero2[k]);
+            }
         }
-        b.t = zero2;
+        b.phi = kept;
         self.state = TripleState::AwaitingHalfAnd(b);
         Ok(Progress::Send(message))
     }
 
     /// Round 2 received: z and d; S; the coin commitment.
     fn round_3(&mut self, mut b: Box<Batch>, peer: &[u8]) -> Result<Progress, AuthError> {
-        let leaky = b.leaky();
+        let leaky = b.leaky_count();
         let bits_len = leaky.div_ceil(8);
-        let h0 = unpack(&peer[..bits_len], leaky, "round 2: h₀ bits")?;
-        let h1 = unpack(&peer[bits_len..2 * bits_len], leaky, "round 2: h₁ bits")?;
+        let (h0, h1) = (&peer[..bits_len], &peer[bits_len..2 * bits_len]);
+        check_padding(h0, leaky, "round 2: h₀ bits")?;
+        check_padding(h1, leaky, "round 2: h₁ bits")?;
         let u = &peer[2 * bits_len..];
-        // M[x], hashed under the peer's instances.
+        // M[x], hashed under the peer's instances, a piece at a time.
         let peer_role = self.role.peer();
-        let mut m1: Vec<Block> = b.x.iter().map(|s| s.mac).collect();
-        let mut m2 = m1.clone();
-        instance(&self.transcript, HALF_AND, peer_role).hash_in_place(&mut m1, b.first_tweak);
-        instance(&self.transcript, LEAKY_AND_CHECK, peer_role).hash_in_place(&mut m2, b.first_tweak);
-        let mut d = Vec::with_capacity(leaky);
-        b.z = Vec::with_capacity(leaky);
-        for i in 0..leaky {
-            let x = b.x[i].bit;
-            let received = if x { h1[i] } else { h0[i] };
-            let v = b.s[i] ^ received ^ m1[i].lsb();
-            #[allow(unused_mut)]
-            let mut z = (x & b.y[i].bit) ^ v;
-            #[cfg(feature = "insecure-switches")]
-            if self.switches.lie_in_triple == Some(i) {
-                z = !z;
+        let mut hash1 = instance(&self.transcript, HALF_AND, peer_role);
+        let mut hash2 = instance(&self.transcript, LEAKY_AND_CHECK, peer_role);
+        let mut message = vec![0u8; bits_len];
+        let mut buffer = vec![Block::ZERO; 2 * PIECE];
+        for start in (0..leaky).step_by(PIECE) {
+            let len = PIECE.min(leaky - start);
+            let (m1, m2) = buffer.split_at_mut(PIECE);
+            let (m1, m2) = (&mut m1[..len], &mut m2[..len]);
+            m1.copy_from_slice(&b.macs[start..start + len]);
+            m2.copy_from_slice(m1);
+            let tweak = b.first_tweak + start as u128;
+            hash1.hash_in_place(m1, tweak);
+            hash2.hash_in_place(m2, tweak);
+            for k in 0..len {
+                let i = start + k;
+                let x = b.bits[i];
+                let received = if x { bit(h1, i) } else { bit(h0, i) };
+                let v = b.s[i] ^ received ^ m1[k].lsb();
+                #[allow(unused_mut)]
+                let mut zb = (x & b.bits[leaky + i]) ^ v;
+                #[cfg(feature = "insecure-switches")]
+                if self.switches.lie_in_triple == Some(i) {
+                    zb = !zb;
+                }
+                // ⟨z⟩ := ⟨r⟩ ⊕ d: r's MAC and key stay (in r's place), the bit becomes z.
+                set_bit(&mut message, i, zb ^ b.bits[2 * leaky + i]);
+                b.bits[2 * leaky + i] = zb;
+                let u_peer = Block::read(&u[16 * i..]).unwrap_or_default();
+                b.phi[i] ^= m2[k] ^ u_peer.select(x);
             }
-            d.push(z ^ b.r[i].bit);
-            b.z.push(AuthShare { bit: z, mac: b.r[i].mac, key: b.r[i].key });
-            let u_peer = Block::read(&u[16 * i..]).unwrap_or_default();
-            let s = m2[i] ^ u_peer.select(x);
-            b.phi[i] = b.phi[i].select(x) ^ s ^ b.t[i];
         }
-        b.t = Vec::new();
+        b.s = Vec::new();
         b.coin = nonce()?;
         b.coin_nonce = nonce()?;
-        let mut message = pack(&d);
         message.extend(commit(&self.transcript, self.role, "coin", &b.coin_nonce, &b.coin));
         self.state = TripleState::AwaitingD(b);
         Ok(Progress::Send(message))
@@ -382,21 +410,28 @@ impl AuthParty {
     /// Round 3 received: the authenticated z, the check value H and its commitment; the coin
     /// opening.
     fn round_4(&mut self, mut b: Box<Batch>, peer: &[u8]) -> Result<Progress, AuthError> {
-        let leaky = b.leaky();
+        let leaky = b.leaky_count();
         let bits_len = leaky.div_ceil(8);
-        let d = unpack(&peer[..bits_len], leaky, "round 3: d bits")?;
+        let d = &peer[..bits_len];
+        check_padding(d, leaky, "round 3: d bits")?;
         b.peer_coin_commitment.copy_from_slice(&peer[bits_len..]);
         let delta = self.delta;
-        for (z, &d) in b.z.iter_mut().zip(&d) {
-            z.key ^= delta.select(d);
+        // z's keys move by d'·Δ; the leaky triples gathered into one array as they go by.
+        let mut h = Vec::with_capacity(leaky);
+        b.leaky = Vec::with_capacity(leaky);
+        b.leaky_bits = Vec::with_capacity(leaky);
+        for i in 0..leaky {
+            let (x, y, zi) = (i, leaky + i, 2 * leaky + i);
+            let z_key = b.keys[zi] ^ delta.select(bit(d, i));
+            let z_bit = b.bits[zi];
+            h.push(delta.select(z_bit) ^ z_key ^ b.macs[zi] ^ b.phi[i]);
+            b.leaky.push([b.macs[x], b.keys[x], b.macs[y], b.keys[y], b.macs[zi], z_key]);
+            b.leaky_bits.push(b.bits[x] as u8 | (b.bits[y] as u8) << 1 | (z_bit as u8) << 2);
         }
-        let h = (0..leaky).map(|i| {
-            let z = b.z[i];
-            delta.select(z.bit) ^ z.key ^ z.mac ^ b.phi[i]
-        });
+        (b.bits, b.macs, b.keys) = (Vec::new(), Vec::new(), Vec::new());
         // Both parties hash their values under the same context and the garbler's role, so that
         // equal values give equal digests.
-        b.digest = digest_blocks(CHECK_DIGEST, &self.transcript, Role::Garbler, h);
+        b.digest = digest_blocks(CHECK_DIGEST, &self.transcript, Role::Garbler, h.into_iter());
         b.phi = Vec::new();
         b.digest_nonce = nonce()?;
         let mut message = commit(&self.transcript, self.role, "leaky-AND check", &b.digest_nonce, &b.digest).to_vec();
@@ -423,7 +458,11 @@ impl AuthParty {
         h.update(&self.transcript);
         h.update(&a);
         h.update(&bb);
-        b.permutation = permutation(h.finalize().as_bytes(), b.leaky());
+        // The leaky triples put in bucket order once, so that the openings and the combining
+        // below run through them in sequence: bucket k is the triples k·B … k·B + B − 1.
+        let permutation = permutation(h.finalize().as_bytes(), b.leaky_count());
+        b.leaky = gather(&b.leaky, &permutation);
+        b.leaky_bits = permutation.iter().map(|&i| b.leaky_bits[i as usize]).collect();
         let mut message = b.digest_nonce.to_vec();
         message.extend(b.digest);
         self.state = TripleState::AwaitingCheckOpening(b);
@@ -446,10 +485,19 @@ impl AuthParty {
         if enforce && peer_digest != b.digest {
             return Err(AuthError::EqualityCheckFailed);
         }
-        let openings = bucket_openings(&b);
-        let bits: Vec<bool> = openings.iter().map(|o| o.bit).collect();
-        let mut message = pack(&bits);
-        message.extend(digest_blocks(OPENING_MACS, &self.transcript, self.role, openings.iter().map(|o| o.mac)));
+        let count = b.n * (b.bucket - 1);
+        let mut message = vec![0u8; count.div_ceil(8)];
+        let mut macs = Vec::with_capacity(count);
+        let mut i = 0;
+        for (members, bits) in b.leaky.chunks_exact(b.bucket).zip(b.leaky_bits.chunks_exact(b.bucket)) {
+            for (m, &m_bits) in members[1..].iter().zip(&bits[1..]) {
+                // y₁ ⊕ y_j: its bit and MAC.
+                set_bit(&mut message, i, (bits[0] ^ m_bits) & 2 != 0);
+                macs.push(members[0][2] ^ m[2]);
+                i += 1;
+            }
+        }
+        message.extend(digest_blocks(OPENING_MACS, &self.transcript, self.role, macs.into_iter()));
         self.state = TripleState::AwaitingBucketing(b);
         Ok(Progress::Send(message))
     }
@@ -458,15 +506,17 @@ impl AuthParty {
     fn finish(&mut self, b: Box<Batch>, peer: &[u8]) -> Result<Vec<AuthTriple>, AuthError> {
         let count = b.n * (b.bucket - 1);
         let bits_len = count.div_ceil(8);
-        let peer_bits = unpack(&peer[..bits_len], count, "round 6: bucketing bits")?;
-        let openings = bucket_openings(&b);
+        let peer_bits = &peer[..bits_len];
+        check_padding(peer_bits, count, "round 6: bucketing bits")?;
         let delta = self.delta;
-        let expected = digest_blocks(
-            OPENING_MACS,
-            &self.transcript,
-            self.role.peer(),
-            openings.iter().zip(&peer_bits).map(|(o, &bit)| o.key ^ delta.select(bit)),
-        );
+        let mut keys = Vec::with_capacity(count);
+        for members in b.leaky.chunks_exact(b.bucket) {
+            for m in &members[1..] {
+                // This party's key of the peer's share of y₁ ⊕ y_j.
+                keys.push(members[0][3] ^ m[3] ^ delta.select(bit(peer_bits, keys.len())));
+            }
+        }
+        let expected = digest_blocks(OPENING_MACS, &self.transcript, self.role.peer(), keys.into_iter());
         #[allow(unused_mut)]
         let mut enforce = true;
         #[cfg(feature = "insecure-switches")]
@@ -477,33 +527,53 @@ impl AuthParty {
             return Err(AuthError::MacCheckFailed { what: "bucketing openings" });
         }
         let mut triples = Vec::with_capacity(b.n);
-        for bucket in 0..b.n {
-            let members = &b.permutation[bucket * b.bucket..(bucket + 1) * b.bucket];
-            let first = members[0];
-            let (mut x, y, mut z) = (b.x[first], b.y[first], b.z[first]);
-            for (j, &m) in members[1..].iter().enumerate() {
+        for (bucket, (members, bits)) in b.leaky.chunks_exact(b.bucket).zip(b.leaky_bits.chunks_exact(b.bucket)).enumerate() {
+            let AuthTriple { mut x, y, mut z } = leaky_triple(&members[0], bits[0]);
+            for (j, (m, &m_bits)) in members[1..].iter().zip(&bits[1..]).enumerate() {
+                let m = leaky_triple(m, m_bits);
                 let o = bucket * (b.bucket - 1) + j;
-                let d = openings[o].bit ^ peer_bits[o];
-                z = z ^ b.z[m] ^ b.x[m].times(d);
-                x = x ^ b.x[m];
+                let d = (y ^ m.y).bit ^ bit(peer_bits, o);
+                z = z ^ m.z ^ m.x.times(d);
+                x = x ^ m.x;
             }
             triples.push(AuthTriple { x, y, z });
         }
-        self.triples_done += b.leaky() as u64;
+        self.triples_done += b.leaky_count() as u64;
         self.state = TripleState::Idle;
         Ok(triples)
     }
 }
 
-/// This party's shares of y₁ ⊕ y_j for every bucket and j = 2 … B, bucket by bucket.
-fn bucket_openings(b: &Batch) -> Vec<AuthShare> {
-    let mut out = Vec::with_capacity(b.n * (b.bucket - 1));
-    for members in b.permutation.chunks(b.bucket) {
-        for &m in &members[1..] {
-            out.push(b.y[members[0]] ^ b.y[m]);
+/// `v` in the order `permutation` gives: element k of the result is `v[permutation[k]]`. The
+/// reads are at random across an array larger than the caches, so each is announced to the
+/// processor some iterations ahead.
+fn gather(v: &[[Block; 6]], permutation: &[u32]) -> Vec<[Block; 6]> {
+    const AHEAD: usize = 16;
+    let mut out = Vec::with_capacity(permutation.len());
+    for (k, &i) in permutation.iter().enumerate() {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(ahead) = permutation.get(k + AHEAD).and_then(|&j| v.get(j as usize)) {
+            use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            let p = ahead as *const [Block; 6] as *const i8;
+            // SAFETY: a prefetch is a hint: it reads nothing into the program, cannot fault and
+            // changes no memory, whatever the address; both addresses are inside `ahead`, a
+            // live element of `v` (96 bytes), anyway.
+            unsafe {
+                _mm_prefetch::<_MM_HINT_T0>(p);
+                _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(64));
+            }
         }
+        out.push(v[i as usize]);
     }
     out
+}
+
+/// A leaky triple from its MACs and keys [M[x], K[x], M[y], K[y], M[z], K[z]] and its bits
+/// x | y << 1 | z << 2.
+#[inline(always)]
+fn leaky_triple(blocks: &[Block; 6], bits: u8) -> AuthTriple {
+    let share = |j: usize| AuthShare { bit: bits >> j & 1 == 1, mac: blocks[2 * j], key: blocks[2 * j + 1] };
+    AuthTriple { x: share(0), y: share(1), z: share(2) }
 }
 
 /// Test-only deviations and disabled checks.

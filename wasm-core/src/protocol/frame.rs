@@ -225,6 +225,15 @@ impl Frame {
         }
     }
 
+    /// The encoding of `Frame::Flight { flight, more, bytes }`, without copying `bytes` into a
+    /// frame first: what a sender cutting a long message into pieces writes.
+    pub fn encode_flight(flight: u8, more: bool, bytes: &[u8]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(3 + bytes.len());
+        out.extend_from_slice(&[tag::FLIGHT, flight, more as u8]);
+        out.extend_from_slice(bytes);
+        out
+    }
+
     pub fn encode(&self) -> Vec<u8> {
         let mut w = Writer(Vec::new());
         match self {
@@ -545,6 +554,13 @@ mod tests {
             Frame::Error { code: ErrorCode::UnknownService as u16, message: "no service 'x'".into(), retry_after_ms: None },
             Frame::Error { code: ErrorCode::Busy as u16, message: "full".into(), retry_after_ms: Some(30_000) },
         ]
+    }
+
+    #[test]
+    fn encode_flight_is_the_flight_frame() {
+        for (flight, more, bytes) in [(2u8, true, vec![8u8; 300]), (7, false, vec![]), (255, false, vec![1, 2, 3])] {
+            assert_eq!(Frame::encode_flight(flight, more, &bytes), Frame::Flight { flight, more, bytes: bytes.clone() }.encode());
+        }
     }
 
     #[test]

@@ -295,7 +295,7 @@ pub(super) fn send_flight(outbox: &mut Outbox, number: u8, bytes: &[u8], max_fra
         outbox.push(Frame::Flight { flight: number, more: false, bytes: Vec::new() }.encode());
     }
     while let Some(p) = pieces.next() {
-        outbox.push(Frame::Flight { flight: number, more: pieces.peek().is_some(), bytes: p.to_vec() }.encode());
+        outbox.push(Frame::encode_flight(number, pieces.peek().is_some(), p));
     }
 }
 
