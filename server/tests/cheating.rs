@@ -1,4 +1,4 @@
-//! `garblet run --security cut-and-choose` as people and scripts meet it: which services offer
+//! `garblet run --security cut-and-choose` (and `authenticated`) as people and scripts meet it: which services offer
 //! it (`garblet services`), the mode on stderr and in the JSON, a refusal for a service that
 //! offers less, and — against a server that cheats (a `garblet serve` in this process whose
 //! session hook makes each session's garbler deviate, as `examples/cheating_serve.rs` does for
@@ -86,11 +86,41 @@ fn the_mode_is_printed_and_a_service_that_offers_less_is_a_usage_error() {
     assert!(stderr.contains("aes192 offers standard security; cut-and-choose was asked for"), "{stderr}");
     let (code, _, stderr) = garblet(&["run", "--server", &url, "aes128", "--input", FIPS_PLAINTEXT, "--security", "paranoid"]);
     assert_eq!(code, 2);
-    assert!(stderr.contains("\"paranoid\" is not standard or cut-and-choose"), "{stderr}");
+    assert!(stderr.contains("\"paranoid\" is not standard, cut-and-choose or authenticated"), "{stderr}");
+    // aes128 offers cut-and-choose, not the authenticated mode above it.
+    let (code, stdout, stderr) = garblet(&["run", "--server", &url, "aes128", "--input", FIPS_PLAINTEXT, "--security", "authenticated"]);
+    assert_eq!((code, stdout.as_str()), (2, ""), "{stderr}");
+    assert!(stderr.contains("aes128 offers cut-and-choose security; authenticated was asked for"), "{stderr}");
 
     let (_, help, _) = garblet(&["run", "--help"]);
-    assert!(help.contains("--security <MODE>") && help.contains("3  `run --security cut-and-choose` caught the server cheating"), "{help}");
+    assert!(help.contains("--security <MODE>") && help.contains("3  `run --security cut-and-choose` or `authenticated` caught the server"), "{help}");
     server.stop();
+}
+
+/// `garblet run --security authenticated` against a service that offers the mode: FIPS-197's
+/// ciphertext, the mode on stderr and in the JSON; and the other modes still on offer.
+#[test]
+fn an_authenticated_run_from_the_command_line() {
+    let mut config = Config::embedded_default().unwrap();
+    config.server.listen = "127.0.0.1:0".into();
+    let aes = config.services.iter_mut().find(|s| s.name == "aes128").unwrap();
+    aes.security = Some("authenticated".into());
+    let key = aes.inputs.iter_mut().find(|i| matches!(i.party, InputOwner::Garbler)).unwrap();
+    key.value = Some(ValueSource { hex: Some(FIPS197_KEYS[0].1.into()), ..ValueSource::default() });
+    let server = serve::spawn(config, ServeOptions::default()).unwrap();
+    let url = server.url();
+    let (_, stdout, _) = garblet(&["services", "--server", &url]);
+    assert!(stdout.lines().any(|l| l.starts_with("aes128") && l.trim_end().ends_with("  authenticated")), "{stdout}");
+    let (code, stdout, stderr) = garblet(&["run", "--server", &url, "aes128", "--input", FIPS_PLAINTEXT, "--security", "authenticated"]);
+    assert_eq!((code, stdout.as_str()), (0, "ciphertext = 0x69c4e0d86a7b0430d8cdb78070b4c55a\n"), "{stderr}");
+    assert!(stderr.starts_with("authenticated mode: 6,400 AND gates in"), "{stderr}");
+    for mode in ["standard", "cut-and-choose"] {
+        let (code, stdout, stderr) = garblet(&["run", "--server", &url, "aes128", "--input", FIPS_PLAINTEXT, "--security", mode, "--json"]);
+        assert_eq!(code, 0, "{stderr}");
+        let json: Value = serde_json::from_str(&stdout).unwrap();
+        assert_eq!((json["security"].as_str(), &json["outputs"][0]["value"]), (Some(mode), &Value::from(FIPS_CIPHERTEXT)));
+    }
+    server.stop().unwrap();
 }
 
 #[test]
