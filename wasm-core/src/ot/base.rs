@@ -1,4 +1,4 @@
-//! Base OT: 128 random OTs, semi-honest, over Ristretto255, in the style of Bellare–Micali
+//! Base OT: 128 random OTs over Ristretto255, in the style of Bellare–Micali
 //! (CRYPTO 1989) with Naor–Pinkas's shared sender randomness (SODA 2001, §3.1): the receiver
 //! speaks first.
 //!
@@ -21,7 +21,7 @@
 //! OT) can wait until a computation is under way. (Chou–Orlandi, which this replaced, needs the
 //! sender's point before the receiver can answer.)
 //!
-//! Security (semi-honest, random-oracle KDF). Receiver privacy: P_j is uniform whatever c_j is,
+//! Security (random-oracle KDF). Receiver privacy: P_j is uniform whatever c_j is,
 //! so the sender learns nothing of the choice bits (the bits of Δ). Sender privacy: with
 //! P_{c_j} = k_j·G, the other key needs r·P_{1−c_j} = r·C − k_j·R, that is r·C: the
 //! Diffie–Hellman value of R and C, which is hard without log C. One r serves all 128 OTs
@@ -31,6 +31,15 @@
 //! eprint 2017/1011). Ristretto255 has prime order (no cofactor), and both sides reject
 //! encodings that do not decode ([`OtError::InvalidPoint`]) and the identity
 //! ([`OtError::IdentityPoint`]).
+//!
+//! Against a malicious party (what the extension's malicious security, and the authenticated
+//! mode's, rest on), the same two arguments hold, with the KDF a random oracle: receiver
+//! privacy does not depend on the sender at all (P_j is uniform for either choice, whatever R
+//! is), and a receiver that picks its P_j at will still knows r·P_j and r·(C − P_j) together
+//! only if it knows r·C, so it learns at most one key per OT; which one is visible in its
+//! random-oracle queries, so its choice can be extracted (a receiver that queries neither has a
+//! key it does not know, which hurts only its own outputs). This is our argument for this
+//! variant, in the line of the analyses cited above, not a theorem quoted from them.
 //!
 //! Cost. The sender does exactly one variable-base scalar multiplication per OT (r·C once).
 //! The receiver uses the fixed-base table for k_j·G and — once R has arrived
