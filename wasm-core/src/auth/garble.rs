@@ -389,39 +389,64 @@ struct QueuedAnd {
     corrupt: Corrupt,
 }
 
-/// The garbler's group of ANDs.
-struct GarbleGroup {
+/// A group of up to [`GROUP`] AND gates whose hashes go to the permutation in one call: the
+/// garbler's ([`QueuedAnd`]) or the evaluator's ([`QueuedEval`]). The walk over the gates
+/// flushes it before a gate that reads or overwrites one of its outputs.
+struct AndGroup<Q> {
+    /// The number of the group's first AND gate.
     first: usize,
-    gates: Vec<QueuedAnd>,
+    gates: Vec<Q>,
     batch: HashBatch,
     pending: PendingOutputs,
 }
 
-impl GarbleGroup {
+impl<Q> AndGroup<Q> {
     fn new(slots: usize) -> Self {
-        GarbleGroup { first: 0, gates: Vec::with_capacity(GROUP), batch: HashBatch::default(), pending: PendingOutputs::new(slots) }
-    }
-
-    fn pending(&self, slot: u32) -> bool {
-        self.pending.pending(slot)
+        AndGroup { first: 0, gates: Vec::with_capacity(GROUP), batch: HashBatch::default(), pending: PendingOutputs::new(slots) }
     }
 
     fn is_full(&self) -> bool {
         self.gates.len() >= GROUP
     }
 
-    /// Queues AND number `and_i`.
-    fn push(&mut self, and_i: usize, q: QueuedAnd, delta: Block) {
+    /// Whether `gate` reads or overwrites an output of the queued ANDs, so must wait for them.
+    fn waits(&self, gate: &Gate) -> bool {
+        let p = |slot| self.pending.pending(slot);
+        match *gate {
+            Gate::Input { out, .. } => p(out),
+            Gate::Xor { a, b, out } | Gate::And { a, b, out } => p(a) | p(b) | p(out),
+            Gate::Not { a, out } => p(a) | p(out),
+            Gate::Output { a, .. } => p(a),
+            Gate::OutputConst { .. } => false,
+        }
+    }
+
+    /// Queues AND gate `and_i` (its hash inputs already in the batch), its output `out`.
+    fn queue(&mut self, and_i: usize, out: u32, q: Q) {
         if self.gates.is_empty() {
             self.first = and_i;
         }
+        self.pending.mark(out);
+        self.gates.push(q);
+    }
+
+    /// The queued ANDs are done.
+    fn clear(&mut self) {
+        self.gates.clear();
+        self.batch.clear();
+        self.pending.clear();
+    }
+}
+
+impl AndGroup<QueuedAnd> {
+    /// Queues the garbler's AND number `and_i`.
+    fn push(&mut self, and_i: usize, q: QueuedAnd, delta: Block) {
         let g = 4 * and_i as u128;
         let inputs = [q.la, q.la ^ delta, q.lb, q.lb ^ delta, q.la, q.la ^ delta, q.lb, q.lb ^ delta];
         for (x, &offset) in inputs.into_iter().zip(GARBLER_LAYOUT.offsets) {
             self.batch.push(x, g + offset);
         }
-        self.pending.mark(q.out);
-        self.gates.push(q);
+        self.queue(and_i, q.out, q);
     }
 
     /// Garbles the queued ANDs: their tables onto `message`, their p bits and Y values, their
@@ -449,9 +474,7 @@ impl GarbleGroup {
             y_values.push(ta0 ^ tb0 ^ q.s.mac);
             l0[q.out as usize] = l_out;
         }
-        self.gates.clear();
-        self.batch.clear();
-        self.pending.clear();
+        self.clear();
     }
 }
 
@@ -469,37 +492,14 @@ struct QueuedEval {
     out: u32,
 }
 
-/// The evaluator's group of ANDs.
-struct EvalGroup {
-    first: usize,
-    gates: Vec<QueuedEval>,
-    batch: HashBatch,
-    pending: PendingOutputs,
-}
-
-impl EvalGroup {
-    fn new(slots: usize) -> Self {
-        EvalGroup { first: 0, gates: Vec::with_capacity(GROUP), batch: HashBatch::default(), pending: PendingOutputs::new(slots) }
-    }
-
-    fn pending(&self, slot: u32) -> bool {
-        self.pending.pending(slot)
-    }
-
-    fn is_full(&self) -> bool {
-        self.gates.len() >= GROUP
-    }
-
+impl AndGroup<QueuedEval> {
+    /// Queues the evaluator's AND `q.and_i`.
     fn push(&mut self, q: QueuedEval) {
-        if self.gates.is_empty() {
-            self.first = q.and_i;
-        }
         let g = 4 * q.and_i as u128;
         for (x, &offset) in [q.la, q.lb, q.la, q.lb].into_iter().zip(EVALUATOR_LAYOUT.offsets) {
             self.batch.push(x, g + offset);
         }
-        self.pending.mark(q.out);
-        self.gates.push(q);
+        self.queue(q.and_i, q.out, q);
     }
 
     /// Evaluates the queued ANDs on their tables (`tables`, 64 bytes an AND) and p bits: their
@@ -535,9 +535,7 @@ impl EvalGroup {
             labels[q.out as usize] = l_out;
             lam[q.out as usize] = v_out;
         }
-        self.gates.clear();
-        self.batch.clear();
-        self.pending.clear();
+        self.clear();
     }
 }
 
@@ -785,7 +783,7 @@ impl GarblerComputation {
         let mut input_i = 0;
         let mut p_bits = Vec::with_capacity(ands);
         let mut y_values = Vec::with_capacity(ands);
-        let mut group = GarbleGroup::new(self.circuit.slots);
+        let mut group = AndGroup::<QueuedAnd>::new(self.circuit.slots);
         let mut l0_outputs = Vec::new();
         // The masks of the output wires, B's and A's, in gate order.
         let (mut to_b, mut output_masks) = (Vec::new(), Vec::new());
@@ -793,15 +791,7 @@ impl GarblerComputation {
         #[cfg(feature = "insecure-switches")]
         let (mut evaluator_wire, mut attack) = (vec![false; self.circuit.slots], self.switches.corrupt_input_check);
         for gate in &self.circuit.gates {
-            // A gate that reads or overwrites an output of the ANDs in the group waits for them.
-            let touches = match *gate {
-                Gate::Input { out, .. } => group.pending(out),
-                Gate::Xor { a, b, out } | Gate::And { a, b, out } => group.pending(a) | group.pending(b) | group.pending(out),
-                Gate::Not { a, out } => group.pending(a) | group.pending(out),
-                Gate::Output { a, .. } => group.pending(a),
-                Gate::OutputConst { .. } => false,
-            };
-            if touches {
+            if group.waits(gate) {
                 group.flush(&mut hash, delta, &mut l0, &mut message, &mut p_bits, &mut y_values);
             }
             match *gate {
@@ -1046,17 +1036,9 @@ impl EvaluatorComputation {
         let mut expected = Vec::with_capacity(ands);
         let mut outputs_b = Vec::new();
         let mut outputs_a = Vec::new();
-        let mut group = EvalGroup::new(c.slots);
+        let mut group = AndGroup::<QueuedEval>::new(c.slots);
         for gate in &c.gates {
-            // A gate that reads or overwrites an output of the ANDs in the group waits for them.
-            let touches = match *gate {
-                Gate::Input { out, .. } => group.pending(out),
-                Gate::Xor { a, b, out } | Gate::And { a, b, out } => group.pending(a) | group.pending(b) | group.pending(out),
-                Gate::Not { a, out } => group.pending(a) | group.pending(out),
-                Gate::Output { a, .. } => group.pending(a),
-                Gate::OutputConst { .. } => false,
-            };
-            if touches {
+            if group.waits(gate) {
                 group.flush(&mut hash, role, delta, tables, &p, &mut labels, &mut lam, &mut expected);
             }
             match *gate {
