@@ -544,29 +544,42 @@ impl AuthParty {
     }
 }
 
+/// How many elements ahead [`gather`] announces its reads.
+const PREFETCH_AHEAD: usize = 16;
+
 /// `v` in the order `permutation` gives: element k of the result is `v[permutation[k]]`. The
 /// reads are at random across an array larger than the caches, so each is announced to the
-/// processor some iterations ahead.
+/// processor [`PREFETCH_AHEAD`] iterations ahead where it can be.
 fn gather(v: &[[Block; 6]], permutation: &[u32]) -> Vec<[Block; 6]> {
-    const AHEAD: usize = 16;
     let mut out = Vec::with_capacity(permutation.len());
     for (k, &i) in permutation.iter().enumerate() {
-        #[cfg(target_arch = "x86_64")]
-        if let Some(ahead) = permutation.get(k + AHEAD).and_then(|&j| v.get(j as usize)) {
-            use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let p = ahead as *const [Block; 6] as *const i8;
-            // SAFETY: a prefetch is a hint: it reads nothing into the program, cannot fault and
-            // changes no memory, whatever the address; both addresses are inside `ahead`, a
-            // live element of `v` (96 bytes), anyway.
-            unsafe {
-                _mm_prefetch::<_MM_HINT_T0>(p);
-                _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(64));
-            }
-        }
+        prefetch(permutation.get(k + PREFETCH_AHEAD).and_then(|&j| v.get(j as usize)));
         out.push(v[i as usize]);
     }
     out
 }
+
+/// Announces a read of `ahead` (two cache lines) to the processor.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn prefetch(ahead: Option<&[Block; 6]>) {
+    use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+    if let Some(ahead) = ahead {
+        let p = ahead as *const [Block; 6] as *const i8;
+        // SAFETY: a prefetch is a hint: it reads nothing into the program, cannot fault and
+        // changes no memory, whatever the address; both addresses are inside `ahead`, a live
+        // element of the gathered slice (96 bytes), anyway.
+        unsafe {
+            _mm_prefetch::<_MM_HINT_T0>(p);
+            _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(64));
+        }
+    }
+}
+
+/// No prefetch instruction on this target (WebAssembly has none): nothing to announce.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn prefetch(_ahead: Option<&[Block; 6]>) {}
 
 /// A leaky triple from its MACs and keys [M[x], K[x], M[y], K[y], M[z], K[z]] and its bits
 /// x | y << 1 | z << 2.
