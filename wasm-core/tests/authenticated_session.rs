@@ -102,6 +102,38 @@ fn the_and_gate_limit_charges_the_preprocessing() {
     assert!(err.contains("exceed this server's limit of 20000"), "{err}");
 }
 
+/// The mode's own limit per computation (it holds the whole computation in memory): a circuit
+/// past it is refused with the limit's typed error before anything is built, a Bristol circuit
+/// and a built-in program with the client's parameter alike; the same circuit in the standard
+/// mode, or a smaller one, runs.
+#[test]
+fn the_authenticated_limit_per_computation_refuses_what_it_would_hold() {
+    use garblet_core::protocol::{EvaluatorConfig, EvaluatorSession, GarblerConfig, GarblerSession, NoClock};
+    let pair_with_limit = |limit: u64| {
+        let services = support::services();
+        let config = GarblerConfig { max_authenticated_and_gates: limit, ..GarblerConfig::default() };
+        let mut pair = Pair { garbler: GarblerSession::new(config, Box::new(NoClock), services.clone()).unwrap(), evaluator: EvaluatorSession::new(EvaluatorConfig::default(), Box::new(NoClock)).unwrap(), services };
+        pair.pump().unwrap();
+        pair.evaluator.poll_event();
+        pair
+    };
+    let mut pair = pair_with_limit(5000);
+    pair.evaluator.start_with("aes128", vec![], vec![false; 128], Security::Authenticated).unwrap();
+    let err = pair.pump().unwrap_err();
+    assert!(err.contains("6400 AND gates exceed this server's limit of 5000 per computation in the authenticated mode"), "{err}");
+    // The same circuit in the standard mode is not this limit's business.
+    let mut pair = pair_with_limit(5000);
+    assert_eq!(pair.compute("aes128", vec![], vec![false; 128]).security, Security::Standard);
+
+    let mut pair = pair_with_limit(2000);
+    pair.evaluator.start_with("synthetic_protected", vec![("and_gates".into(), 3000)], vec![true; 128], Security::Authenticated).unwrap();
+    let err = pair.pump().unwrap_err();
+    assert!(err.contains("3000 AND gates exceed this server's limit of 2000 per computation in the authenticated mode"), "{err}");
+    let mut pair = pair_with_limit(2000);
+    let result = run(&mut pair, "synthetic_protected", vec![("and_gates".into(), 1500)], vec![true; 128]);
+    assert_eq!(result.evaluator.and_gates, 1500);
+}
+
 #[test]
 fn a_service_that_offers_less_is_refused_before_anything_is_sent() {
     let mut pair = Pair::new(4 << 20);

@@ -198,7 +198,7 @@ fn sessions(key: &str, service: CircuitSource, secret: &[bool], y: &[bool], want
     let services = Arc::new(ServiceTable::new(vec![ServiceDef { name: key.into(), doc: String::new(), source: service, garbler_input: secret.to_vec(), security }]).map_err(|e| e.to_string())?);
     let mut t = Totals::default();
     let start = cpu();
-    let config = GarblerConfig { max_and_gates: u64::MAX, ..GarblerConfig::default() };
+    let config = GarblerConfig { max_and_gates: u64::MAX, max_authenticated_and_gates: u64::MAX, ..GarblerConfig::default() };
     let mut garbler = GarblerSession::new(config, Box::new(NoClock), services).map_err(|e| e.to_string())?;
     let made = cpu();
     t.garbler.ms += made - start;

@@ -41,6 +41,11 @@ use garblet_circuits::{Batch, Runner, Shape};
 /// Gates of a streamed circuit the client takes in this mode: it holds the whole circuit.
 pub const MAX_CIRCUIT_GATES: u64 = 1 << 22;
 
+/// AND gates of one computation a server takes in this mode unless configured otherwise
+/// ([`super::GarblerConfig::max_authenticated_and_gates`]): the mode holds the whole computation
+/// in memory, about 1.3 KB per AND gate on each side, so this is about 130 MB a session.
+pub const DEFAULT_MAX_AUTHENTICATED_AND_GATES: u64 = 100_000;
+
 /// Bytes of a streamed circuit's topology per gate at most (an operation and three slots of
 /// five LEB128 bytes), and per record header.
 const TOPOLOGY_BYTES_PER_GATE: u64 = 16;
@@ -102,16 +107,32 @@ impl Receiver {
     }
 }
 
+/// What a computation may take: the AND gates left of the session's limit, and this mode's
+/// limit per computation.
+struct AndGateLimits {
+    session: u64,
+    computation: u64,
+}
+
+impl AndGateLimits {
+    /// For a circuit the client builds from its own parameters: its size is its own choice.
+    const NONE: AndGateLimits = AndGateLimits { session: u64::MAX, computation: u64::MAX };
+}
+
 /// The circuit of a plan, whole, and its topology records if the client needs them. Building
-/// stops with [`SessionError::AndGateLimit`] once it has more than `max_and_gates` AND gates.
-fn circuit_of(gates: GateSource, topology: bool, max_and_gates: u64) -> Result<(Circuit, Vec<u8>), SessionError> {
+/// stops with a limit error as soon as it has more AND gates than `limits` allow, so nothing past
+/// them is held.
+fn circuit_of(gates: GateSource, topology: bool, limits: AndGateLimits) -> Result<(Circuit, Vec<u8>), SessionError> {
     let mut circuit = Circuit { gates: Vec::new(), slots: 0 };
     let mut records = Vec::new();
     let mut and_gates = 0u64;
     let mut take = |batch: &Batch, record: Option<&[u8]>| {
         and_gates += batch.counts.and;
-        if and_gates > max_and_gates {
-            return Err(SessionError::AndGateLimit { limit: max_and_gates, requested: None });
+        if and_gates > limits.computation {
+            return Err(SessionError::AuthenticatedAndGateLimit { limit: limits.computation, requested: None });
+        }
+        if and_gates > limits.session {
+            return Err(SessionError::AndGateLimit { limit: limits.session, requested: None });
         }
         circuit.gates.extend_from_slice(&batch.gates);
         circuit.slots = circuit.slots.max(batch.slots as usize);
@@ -221,8 +242,12 @@ impl AuthGarbler {
     /// Builds the circuit and starts the set-up: Δ_A and the base-OT points, sent with the
     /// topology of a streamed circuit.
     pub fn start(service: String, plan: Plan, context: StartContext, parts: &mut GarblerParts<'_>) -> Result<Self, SessionError> {
-        let allowed = parts.and_gate_limit.saturating_sub(parts.and_gates_before);
-        let (circuit, topology) = circuit_of(plan.gates, plan.stream_topology, allowed)?;
+        let limit = parts.authenticated_and_gate_limit;
+        if let Some(n) = plan.and_gates.filter(|&n| n > limit) {
+            return Err(SessionError::AuthenticatedAndGateLimit { limit, requested: Some(n) });
+        }
+        let limits = AndGateLimits { session: parts.and_gate_limit.saturating_sub(parts.and_gates_before), computation: limit };
+        let (circuit, topology) = circuit_of(plan.gates, plan.stream_topology, limits)?;
         let and_gates = circuit.ands() as u64;
         parts.check_and_gates(charged(and_gates))?;
         let (setup, points) = GarblerSetup::new(context.ot_k[0])?;
@@ -407,7 +432,7 @@ impl AuthEvaluator {
         #[cfg(not(feature = "insecure-switches"))]
         let _ = defences;
         let circuit = match resolved.circuit {
-            ResolvedCircuit::Builtin { spec, params } => Some(circuit_of(GateSource::Program(spec.instantiate(&params)?), false, u64::MAX)?.0),
+            ResolvedCircuit::Builtin { spec, params } => Some(circuit_of(GateSource::Program(spec.instantiate(&params)?), false, AndGateLimits::NONE)?.0),
             ResolvedCircuit::Streamed { max_live } => {
                 if max_live > max_slots {
                     return Err(SessionError::SlotLimit { service: service.into(), slots: max_live, limit: max_slots });

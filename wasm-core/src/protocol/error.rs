@@ -105,6 +105,11 @@ pub enum SessionError {
     /// known up front; `None` when the stream ran past the limit.
     #[error("{}", and_gate_limit(*limit, *requested))]
     AndGateLimit { limit: u64, requested: Option<u64> },
+    /// A computation in the authenticated mode, which holds the whole computation in memory,
+    /// larger than the server takes in it: `requested`, the computation's own count, when it is
+    /// known up front; `None` when building the circuit ran past the limit.
+    #[error("{}", authenticated_and_gate_limit(*limit, *requested))]
+    AuthenticatedAndGateLimit { limit: u64, requested: Option<u64> },
     /// The client asked for more protection than the service offers.
     #[error("{service} offers {} security; {} was asked for", offered.name(), requested.name())]
     SecurityNotOffered { service: String, offered: Security, requested: Security },
@@ -153,6 +158,14 @@ fn and_gate_limit(limit: u64, requested: Option<u64>) -> String {
     match requested {
         Some(n) => format!("{n} AND gates exceed this server's limit of {limit} per session"),
         None => format!("the session exceeded this server's limit of {limit} AND gates"),
+    }
+}
+
+fn authenticated_and_gate_limit(limit: u64, requested: Option<u64>) -> String {
+    let why = "the authenticated mode holds the whole computation in memory";
+    match requested {
+        Some(n) => format!("{n} AND gates exceed this server's limit of {limit} per computation in the authenticated mode ({why})"),
+        None => format!("the computation has more than this server's limit of {limit} AND gates per computation in the authenticated mode ({why})"),
     }
 }
 
@@ -263,7 +276,7 @@ impl SessionError {
             Resolve(ResolveError::UnknownService { .. }) => ErrorCode::UnknownService,
             Resolve(e) if e.is_malformed_catalog() => ErrorCode::Protocol,
             Resolve(_) | InputBits { .. } | CircuitMismatch { .. } | ParamValue { .. } | ParamsNotObject | PackedBits { .. } | NotReady { .. } | SecurityNotOffered { .. } => ErrorCode::BadRequest,
-            AndGateLimit { .. } | SlotLimit { .. } | KeptCircuit { .. } => ErrorCode::Limit,
+            AndGateLimit { .. } | AuthenticatedAndGateLimit { .. } | SlotLimit { .. } | KeptCircuit { .. } => ErrorCode::Limit,
             Build(_) | Program { .. } | Service { .. } | Random(_) | BaseOtShare { .. } => ErrorCode::Internal,
             Remote { code, .. } => ErrorCode::from_u16(*code).unwrap_or(ErrorCode::Protocol),
         }
@@ -377,6 +390,13 @@ impl SessionError {
                     f.num("requested", *n);
                 }
                 "and-gate-limit"
+            }
+            AuthenticatedAndGateLimit { limit, requested } => {
+                f.num("limit", *limit);
+                if let Some(n) = requested {
+                    f.num("requested", *n);
+                }
+                "authenticated-and-gate-limit"
             }
             KeptCircuit { limit } => {
                 f.num("limit", *limit);
@@ -745,6 +765,7 @@ mod tests {
             ),
             (ResolveError::CatalogJson { line: 1, column: 2 }.into(), ErrorCode::Protocol, ErrorKind::Protocol, "catalog-json"),
             (SessionError::AndGateLimit { limit: 10, requested: Some(11) }, ErrorCode::Limit, ErrorKind::Protocol, "and-gate-limit"),
+            (SessionError::AuthenticatedAndGateLimit { limit: 10, requested: Some(11) }, ErrorCode::Limit, ErrorKind::Protocol, "authenticated-and-gate-limit"),
             (SessionError::SlotLimit { service: "s".into(), slots: 9, limit: 8 }, ErrorCode::Limit, ErrorKind::Input, "slot-limit"),
             (SessionError::Random(getrandom::Error::UNSUPPORTED), ErrorCode::Internal, ErrorKind::Protocol, "random"),
             (SessionError::Remote { code: 6, message: "full".into(), retry_after_ms: None }, ErrorCode::Busy, ErrorKind::Remote, "remote"),

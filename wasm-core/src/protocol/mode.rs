@@ -114,6 +114,8 @@ pub(super) struct GarblerParts<'a> {
     /// The session's AND-gate limit, and the AND gates its earlier computations garbled.
     pub and_gate_limit: u64,
     pub and_gates_before: u64,
+    /// AND gates of one computation in the authenticated mode ([`super::GarblerConfig`]).
+    pub authenticated_and_gate_limit: u64,
 }
 
 impl GarblerParts<'_> {
