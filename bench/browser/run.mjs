@@ -13,7 +13,7 @@
  *   - raw WebSocket receive speed from the same server with the same frame size, bytes/s;
  *   - those two alternately, `--rounds` times (3), each reported as the median of its runs;
  *   - the latency of one private AES block, from `Garblet.connect` to the result (median of 20);
- *   - private AES in the standard mode and under cut-and-choose (both schemes), each run on a
+ *   - private AES in the standard mode, the authenticated mode and under cut-and-choose (both schemes), each run on a
  *     fresh connection: from `run` to the result, and the bytes each way (median and p99 of
  *     `--cnc-runs`, 12); `--only-cut-and-choose` measures that alone;
  *   - `--only-kernels` measures the kernels alone (AES, the evaluators, the OT extension), with
@@ -251,16 +251,17 @@ async function main() {
 }
 
 /**
- * Private AES in the standard mode and under cut-and-choose with each garbling scheme
- * (`aesSecurityCost`, `cncRuns` runs each): logs them, and returns the median and p99 — the
- * largest of so few runs — of the time from `run` to the result, from `Garblet.connect`, and of
- * the bytes both ways, as `aes128_{standard,cnc}_{scheme}_…`.
+ * Private AES in the standard mode, the authenticated mode, and under cut-and-choose with each
+ * garbling scheme (`aesSecurityCost`, `cncRuns` runs each): logs them, and returns the median
+ * and p99 — the largest of so few runs — of the time from `run` to the result, from
+ * `Garblet.connect`, and of the bytes both ways, as
+ * `aes128_{standard,authenticated,cnc}_{scheme}_…`.
  */
 async function securityCosts(measure, address) {
   const figures = {};
-  for (const [security, garbling] of [['standard', 'half-gates'], ['cut-and-choose', 'half-gates'], ['cut-and-choose', 'three-halves']]) {
+  for (const [security, garbling] of [['standard', 'half-gates'], ['authenticated', 'half-gates'], ['cut-and-choose', 'half-gates'], ['cut-and-choose', 'three-halves']]) {
     const samples = await measure('aesSecurityCost', address, security, garbling, cncRuns);
-    const prefix = `aes128_${security === 'standard' ? 'standard' : 'cnc'}_${garbling.replace('-', '_')}`;
+    const prefix = `aes128_${{ standard: 'standard', authenticated: 'authenticated', 'cut-and-choose': 'cnc' }[security]}_${garbling.replace('-', '_')}`;
     const of = (f) => {
       const values = samples.map(f).sort((a, b) => a - b);
       return { median: values[values.length >> 1], p99: values[Math.min(values.length - 1, Math.ceil(0.99 * values.length) - 1)] };

@@ -25,13 +25,15 @@ test.beforeAll(() => {
   buildCheatingServe();
 });
 
-/** The AES page against `url`, protection on, `plaintext` (hex) as the block. */
+/** The AES page against `url`, protection on in the cut-and-choose mode, `plaintext` (hex) as the block. */
 async function protectedAes(page: Page, url: string, plaintext: string): Promise<void> {
   await openDemo(page, 'aes', url);
   await waitForRoles(page);
   const toggle = page.getByTestId('protect');
   await expect(toggle).toBeEnabled();
   await toggle.setChecked(true);
+  // The example server deviates in the cut-and-choose mode.
+  await page.getByTestId('protect-cut-and-choose').check();
   await page.getByTestId('plaintext').fill(plaintext);
 }
 

@@ -29,6 +29,18 @@ const PAGE = `<!doctype html><meta charset="utf-8"><title>pinned</title>
       return { error: e.name, reason: e.reason, asset: e.asset };
     }
   };
+  window.required = async (url, require, service, plaintext) => {
+    let session;
+    try {
+      session = await Garblet.connect(url, { integrity, require });
+      const result = await session.run(service, { plaintext: hex(plaintext) });
+      return { ciphertext: result.outputs.ciphertext.hex, security: result.security };
+    } catch (e) {
+      return { error: e.name, reason: e.reason, offered: e.offered, required: e.required };
+    } finally {
+      session?.close();
+    }
+  };
   window.ready = true;
 </script>`;
 
@@ -117,6 +129,20 @@ for (const [asset, file] of [
     expect(web.upgrades).toBe(before);
   });
 }
+
+const required = (page: Page, url: string, security: string, service: string) =>
+  page.evaluate(
+    ([u, s, name, p]) => (window as unknown as { required: (u: string, s: string, name: string, p: string) => Promise<Record<string, string>> }).required(u, s, name, p),
+    [url, security, service, FIPS197.plaintext],
+  );
+
+test("a connection that requires authenticated garbling computes in it, and a service that does not offer it is refused with a typed error", async ({ page }) => {
+  web.tampered.clear();
+  await openPinned(page);
+  expect(await required(page, serverUrl(), 'authenticated', 'aes128')).toEqual({ ciphertext: `0x${FIPS197.ciphertext}`, security: 'authenticated' });
+  // aes192 offers the standard mode only.
+  expect(await required(page, serverUrl(), 'authenticated', 'aes192')).toEqual({ error: 'InputError', reason: 'security-not-offered', offered: 'standard', required: 'authenticated' });
+});
 
 test('the demo with ?pin computes with the published values, its workers from Blob URLs', async ({ page }) => {
   const url = new URL(process.env.GARBLET_E2E_WEB ?? '');

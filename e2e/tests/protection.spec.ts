@@ -1,14 +1,18 @@
 /**
- * "Protect me from a cheating server" on the private-AES and Hamming pages: with the switch on the
- * run computes in the cut-and-choose mode and gives the reference result, and the cost table
- * shows the last run of each mode side by side — cut-and-choose's bytes above standard's.
+ * "Protect me from a cheating server" on the private-AES, Hamming and edit-distance pages: with
+ * the switch on, a run computes in the protected mode chosen — authenticated garbling by default
+ * where the service offers it, or cut-and-choose — and gives the reference result; the cost table
+ * shows the last run of each mode side by side, each protected mode's bytes above standard's and
+ * authenticated garbling's below cut-and-choose's.
  */
 import { expect, test, type Page } from '@playwright/test';
 import { FIPS197 } from '../../web-client/src/demo-values';
 import { resultValue, runToCompletion, waitForRoles } from '../support/demo-page';
-import { aes128, popcount } from '../support/references';
+import { aes128, levenshtein, popcount, randomString } from '../support/references';
 import { openDemo } from '../support/servers';
-import { serverBytes, serverInteger } from '../support/server-values';
+import { serverBytes, serverInteger, serverText } from '../support/server-values';
+
+type Mode = 'standard' | 'authenticated' | 'cut-and-choose';
 
 interface Cost {
   ms: number;
@@ -17,31 +21,39 @@ interface Cost {
 }
 
 /** The cost table's row for `mode`, as raw numbers (its data attributes). */
-async function cost(page: Page, mode: 'standard' | 'cut-and-choose'): Promise<Cost> {
+async function cost(page: Page, mode: Mode): Promise<Cost> {
   const row = page.getByTestId(`cost-${mode}`);
   await expect(row).toHaveAttribute('data-ms', /./);
   const read = async (name: string) => Number(await row.getAttribute(`data-${name}`));
   return { ms: await read('ms'), sent: await read('sent'), received: await read('received') };
 }
 
-/** Both rows filled, cut-and-choose the costlier in bytes both ways; the numbers for the report. */
-async function expectCosts(page: Page, what: string): Promise<void> {
+const total = (c: Cost) => c.sent + c.received;
+const line = (c: Cost) => `${c.ms.toFixed(0)} ms, ${c.sent} B sent, ${c.received} B received`;
+
+/** Every protected mode run costs more bytes than standard, and the ratio line is shown; the numbers for the report. */
+async function expectCosts(page: Page, what: string, modes: Mode[]): Promise<Record<string, Cost>> {
   const standard = await cost(page, 'standard');
-  const cnc = await cost(page, 'cut-and-choose');
-  expect(cnc.received).toBeGreaterThan(10 * standard.received);
-  expect(cnc.sent).toBeGreaterThan(standard.sent);
+  const costs: Record<string, Cost> = { standard };
+  for (const mode of modes) {
+    costs[mode] = await cost(page, mode);
+    expect(total(costs[mode])).toBeGreaterThan(2 * total(standard));
+    expect(costs[mode].sent).toBeGreaterThan(standard.sent);
+  }
   await expect(page.getByTestId('cost-ratio')).toBeVisible();
-  const line = (c: Cost) => `${c.ms.toFixed(0)} ms, ${c.sent} B sent, ${c.received} B received`;
-  test.info().annotations.push({ type: what, description: `standard ${line(standard)}; cut-and-choose ${line(cnc)}` });
+  test.info().annotations.push({ type: what, description: Object.entries(costs).map(([mode, c]) => `${mode} ${line(c)}`).join('; ') });
+  return costs;
 }
 
-async function protect(page: Page, on: boolean): Promise<void> {
+/** The switch on (in `mode`, or the page's default) or off. */
+async function protect(page: Page, on: boolean, mode?: Exclude<Mode, 'standard'>): Promise<void> {
   const toggle = page.getByTestId('protect');
   await expect(toggle).toBeEnabled();
   await toggle.setChecked(on);
+  if (mode) await page.getByTestId(`protect-${mode}`).check();
 }
 
-test('private AES with the switch on gives FIPS-197 in cut-and-choose, and the cost table compares both modes', async ({ page }) => {
+test('private AES with the switch on gives FIPS-197 authenticated by default and in cut-and-choose, and the cost table compares the three modes', async ({ page }) => {
   const key = serverBytes('aes128', 'key');
   const fips = aes128(key, Buffer.from(FIPS197.plaintext, 'hex')).toString('hex');
   await openDemo(page, 'aes');
@@ -53,13 +65,24 @@ test('private AES with the switch on gives FIPS-197 in cut-and-choose, and the c
   expect(await resultValue(page)).toBe(fips);
   await expect(page.getByTestId('stats')).toContainText('standard mode');
 
+  // Authenticated garbling is the recommended protection: chosen unless the user picks another.
   await protect(page, true);
+  await expect(page.getByTestId('protect-authenticated')).toBeChecked();
+  await expect(page.getByTestId('protect-hint')).toContainText('each checking the other');
   await runToCompletion(page);
   expect(await resultValue(page)).toBe(fips);
   if (key.toString('hex') === FIPS197.key) expect(fips).toBe(FIPS197.ciphertext);
+  await expect(page.getByTestId('stats')).toContainText('authenticated mode');
+
+  await protect(page, true, 'cut-and-choose');
+  await runToCompletion(page);
+  expect(await resultValue(page)).toBe(fips);
   await expect(page.getByTestId('stats')).toContainText('cut-and-choose mode');
   await expect(page.getByTestId('recovered')).toBeHidden();
-  await expectCosts(page, 'aes128');
+  const costs = await expectCosts(page, 'aes128', ['authenticated', 'cut-and-choose']);
+  expect(total(costs.authenticated)).toBeLessThan(total(costs['cut-and-choose']));
+  await expect(page.getByTestId('cost-ratio')).toContainText('authenticated garbling cost');
+  await expect(page.getByTestId('cost-ratio')).toContainText('cut-and-choose cost');
 });
 
 test('Hamming distance with the switch on is the popcount of the XOR, and costs more than standard', async ({ page }) => {
@@ -73,24 +96,45 @@ test('Hamming distance with the switch on is the popcount of the XOR, and costs 
   await protect(page, true);
   await runToCompletion(page);
   expect(Number(await resultValue(page))).toBe(expected);
-  await expect(page.getByTestId('stats')).toContainText('cut-and-choose mode');
+  await expect(page.getByTestId('stats')).toContainText('authenticated mode');
 
   await protect(page, false);
   await runToCompletion(page);
   expect(Number(await resultValue(page))).toBe(expected);
-  await expectCosts(page, 'hamming');
+  await expectCosts(page, 'hamming', ['authenticated']);
 });
 
-test('the switch is off for a service that offers only the standard mode, and only on the AES and Hamming pages', async ({ page }) => {
+test('edit distance with the switch on is the dynamic programme’s, authenticated', async ({ page }) => {
+  await openDemo(page, 'edit-distance');
+  await waitForRoles(page);
+  const mine = randomString('ACGT', 100);
+  await page.getByTestId('string').fill(mine);
+  const expected = levenshtein(serverText('levenshtein', 'a'), mine);
+
+  await protect(page, true);
+  await runToCompletion(page);
+  expect(Number(await resultValue(page))).toBe(expected);
+  await expect(page.getByTestId('stats')).toContainText('authenticated mode');
+
+  await protect(page, false);
+  await runToCompletion(page);
+  expect(Number(await resultValue(page))).toBe(expected);
+  await expectCosts(page, 'levenshtein', ['authenticated']);
+});
+
+test('the switch is off for a service that offers only the standard mode, and only on the AES, Hamming and edit-distance pages', async ({ page }) => {
   await openDemo(page, 'aes');
   await page.getByTestId('circuit-aes128_bp').check();
   await waitForRoles(page);
   await expect(page.getByTestId('protect-note')).toContainText('standard mode only');
   await expect(page.getByTestId('protect')).toBeDisabled();
+  await expect(page.getByTestId('protect-authenticated')).toBeDisabled();
   await page.getByTestId('circuit-aes128').check();
   await expect(page.getByTestId('protect')).toBeEnabled();
+  await expect(page.getByTestId('protect-authenticated')).toBeEnabled();
+  await expect(page.getByTestId('protect-cut-and-choose')).toBeEnabled();
 
-  for (const other of ['edit-distance', 'smith-waterman', 'any']) {
+  for (const other of ['smith-waterman', 'any']) {
     await openDemo(page, other);
     await expect(page.locator('.run-panel')).toBeVisible();
     await expect(page.getByTestId('protect')).toHaveCount(0);

@@ -40,7 +40,7 @@ function render(): void {
     h('header', {}, h('div', { class: 'brand' }, h('h1', {}, 'Garblet'), h('p', {}, 'Two-party computation between this browser and a server, with garbled circuits')), serverForm()),
     nav,
     main,
-    h('footer', {}, 'The server garbles natively; this browser evaluates in WebAssembly in a worker. Each side learns the agreed output and nothing else; the server checks what this page sends, and this page trusts the server to garble the function it announces — unless you switch on the protection from a cheating server (private AES, Hamming distance).'),
+    h('footer', {}, 'The server garbles natively; this browser evaluates in WebAssembly in a worker. Each side learns the agreed output and nothing else; the server checks what this page sends, and this page trusts the server to garble the function it announces — unless you switch on the protection from a cheating server (private AES, Hamming distance, edit distance).'),
   );
   page.mount(main);
   document.title = `${page.title} — Garblet`;

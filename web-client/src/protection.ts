@@ -1,7 +1,9 @@
 /**
- * "Protect me from a cheating server": a switch that runs the page's service in the
- * cut-and-choose mode, one line on what that buys, and what each mode cost on the last run of
- * each — side by side, so the price of the protection is plain.
+ * "Protect me from a cheating server": a switch that runs the page's service in a protected
+ * mode — authenticated garbling where the service offers it (recommended: it protects both
+ * sides, for a fraction of cut-and-choose's cost), or cut-and-choose — one line on what each
+ * buys, and what each mode cost on the last run of each, side by side, so the price of the
+ * protection is plain.
  */
 import type { RunResult, Security, ServiceInfo } from 'garblet';
 import { h, replace } from './dom';
@@ -15,59 +17,108 @@ interface Cost {
   received: number;
 }
 
-const MODES: { mode: Security; label: string }[] = [
-  { mode: 'standard', label: 'standard' },
-  { mode: 'cut-and-choose', label: 'cut-and-choose (protected)' },
+type Protected = Exclude<Security, 'standard'>;
+
+/** The protected modes, recommended first, with what each buys. */
+const PROTECTED: { mode: Protected; label: string; hint: string }[] = [
+  {
+    mode: 'authenticated',
+    label: 'authenticated garbling (recommended)',
+    hint: 'Both sides prepare the circuit together, each checking the other: a server that garbles a different function or cheats in any other way is caught before this page uses any output, except with probability 2^-40. It costs a few times the standard mode.',
+  },
+  {
+    mode: 'cut-and-choose',
+    label: 'cut-and-choose',
+    hint: 'The server garbles many copies of the circuit, this browser checks some and evaluates the rest: a cheating server is caught or outvoted, except with probability 2^-40. It streams any size of circuit in little memory, at tens of times the standard mode’s cost.',
+  },
 ];
+
+const LABELS: Record<Security, string> = {
+  standard: 'standard',
+  authenticated: 'authenticated (protected)',
+  'cut-and-choose': 'cut-and-choose (protected)',
+};
+
+/** The modes a service's `security` offers, weakest first: a service offers its mode and every one below it. */
+const OFFERS: Record<Security, Security[]> = {
+  standard: ['standard'],
+  'cut-and-choose': ['standard', 'cut-and-choose'],
+  authenticated: ['standard', 'cut-and-choose', 'authenticated'],
+};
 
 export class Protection {
   readonly element: HTMLElement;
   private readonly checkbox = h('input', { type: 'checkbox', 'data-testid': 'protect' });
+  /** Which protected mode a protected run uses. */
+  private readonly radios = new Map<Protected, HTMLInputElement>();
+  private readonly hint = h('p', { class: 'hint', 'data-testid': 'protect-hint' });
   /** Why the switch is off for this service, when it is. */
   private readonly note = h('p', { class: 'hint', 'data-testid': 'protect-note', hidden: true });
   private readonly costs = h('div', { class: 'costs', 'data-testid': 'cost-table' });
   private service?: string;
-  private offered = false;
+  /** The modes the current service offers. */
+  private offered: Security[] = ['standard'];
   /** Whether the user asked for protection: kept while a service that cannot give it is shown. */
   private wanted = false;
+  /** The protected mode the user picked last, kept across services that offer it. */
+  private preferred: Protected = 'authenticated';
   /** The last run of each mode, by service. */
   private readonly last = new Map<string, Partial<Record<Security, Cost>>>();
 
   constructor() {
+    const modes = PROTECTED.map(({ mode, label }) => {
+      const radio = h('input', { type: 'radio', name: 'protection', value: mode, 'data-testid': `protect-${mode}` });
+      radio.addEventListener('change', () => {
+        this.preferred = mode;
+        this.showChoice();
+      });
+      this.radios.set(mode, radio);
+      return h('label', {}, radio, ' ', label);
+    });
     this.element = h(
       'section',
       { class: 'protection' },
       h('label', { class: 'switch' }, this.checkbox, ' Protect me from a cheating server'),
-      h(
-        'p',
-        { class: 'hint' },
-        'Without it you trust the server to garble the function it names. With it the server garbles many copies of the circuit, this browser checks some and evaluates the rest, so a server that garbles a different function or cheats in any other way is caught or outvoted, except with probability 2^-40 — at the cost below.',
-      ),
+      h('fieldset', { class: 'choice', 'data-testid': 'protect-modes' }, ...modes),
+      this.hint,
+      h('p', { class: 'hint' }, 'Without protection you trust the server to garble the function it names.'),
       this.note,
       this.costs,
     );
-    this.checkbox.addEventListener('change', () => (this.wanted = this.checkbox.checked));
+    this.checkbox.addEventListener('change', () => {
+      this.wanted = this.checkbox.checked;
+      this.showChoice();
+    });
+    this.showChoice();
     this.showCosts();
   }
 
   /** The mode the next run asks for. */
   get security(): Security {
-    return this.checkbox.checked && this.offered ? 'cut-and-choose' : 'standard';
+    return this.checkbox.checked ? (this.choice() ?? 'standard') : 'standard';
+  }
+
+  /** The protected mode a run would use: the preferred one where offered, else any offered. */
+  private choice(): Protected | undefined {
+    if (this.offered.includes(this.preferred)) return this.preferred;
+    return PROTECTED.map((p) => p.mode).find((mode) => this.offered.includes(mode));
   }
 
   /**
    * The page now runs `name`, described by `info` (undefined while unknown): the switch works
-   * only for a service that offers the cut-and-choose mode.
+   * only for a service that offers a protected mode, and each mode only where it is offered.
    */
   showService(name: string, info: ServiceInfo | undefined): void {
     this.service = name;
-    this.offered = info?.security === 'cut-and-choose';
-    this.checkbox.disabled = !this.offered;
+    this.offered = info ? OFFERS[info.security] : ['standard'];
+    const any = this.choice() !== undefined;
+    this.checkbox.disabled = !any;
     // A ticked box must mean a protected run: off while the service cannot give it, back on
     // with one that can if the user had asked for it.
-    this.checkbox.checked = this.wanted && this.offered;
-    this.note.hidden = this.offered || !info;
-    this.note.textContent = info && !this.offered ? `The server offers ${name} in the standard mode only: its runs are not protected.` : '';
+    this.checkbox.checked = this.wanted && any;
+    this.note.hidden = any || !info;
+    this.note.textContent = info && !any ? `The server offers ${name} in the standard mode only: its runs are not protected.` : '';
+    this.showChoice();
     this.showCosts();
   }
 
@@ -80,18 +131,34 @@ export class Protection {
     this.showCosts();
   }
 
+  /** The radios show the mode a protected run would use; the hint says what it buys. */
+  private showChoice(): void {
+    const chosen = this.choice();
+    for (const [mode, radio] of this.radios) {
+      radio.disabled = !this.offered.includes(mode);
+      radio.checked = mode === chosen;
+    }
+    const hint = PROTECTED.find((p) => p.mode === chosen)?.hint;
+    this.hint.textContent = hint ?? '';
+    this.hint.hidden = !hint;
+  }
+
   private showCosts(): void {
     const costs = (this.service && this.last.get(this.service)) || {};
-    const rows = MODES.map(({ mode, label }) => {
+    const modes = (['standard', 'authenticated', 'cut-and-choose'] as Security[]).filter((mode) => this.offered.includes(mode) || costs[mode]);
+    const rows = modes.map((mode) => {
       const c = costs[mode];
       const data = c ? { 'data-ms': c.ms, 'data-sent': c.sent, 'data-received': c.received } : {};
       const cells = c ? [duration(c.ms), bytes(c.sent), bytes(c.received)] : ['not run yet', '', ''];
-      return h('tr', { 'data-testid': `cost-${mode}`, ...data }, h('th', { scope: 'row' }, label), ...cells.map((text) => h('td', {}, text)));
+      return h('tr', { 'data-testid': `cost-${mode}`, ...data }, h('th', { scope: 'row' }, LABELS[mode]), ...cells.map((text) => h('td', {}, text)));
     });
-    const both = costs.standard && costs['cut-and-choose'];
-    const ratio =
-      both &&
-      `Protection cost ${(costs['cut-and-choose']!.ms / costs.standard!.ms).toFixed(1)}× the time and ${((costs['cut-and-choose']!.sent + costs['cut-and-choose']!.received) / (costs.standard!.sent + costs.standard!.received)).toFixed(0)}× the bytes (${integer(costs['cut-and-choose']!.sent + costs['cut-and-choose']!.received)} against ${integer(costs.standard!.sent + costs.standard!.received)}).`;
+    const standard = costs.standard;
+    const total = (c: Cost) => c.sent + c.received;
+    const ratios = PROTECTED.flatMap(({ mode, label }) => {
+      const c = costs[mode];
+      if (!c || !standard) return [];
+      return [`${label.replace(' (recommended)', '')} cost ${(c.ms / standard.ms).toFixed(1)}× the time and ${(total(c) / total(standard)).toFixed(0)}× the bytes (${integer(total(c))} against ${integer(total(standard))})`];
+    });
     replace(
       this.costs,
       h(
@@ -101,7 +168,7 @@ export class Protection {
         h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'mode'), h('th', { scope: 'col' }, 'time'), h('th', { scope: 'col' }, 'you sent'), h('th', { scope: 'col' }, 'you received'))),
         h('tbody', {}, ...rows),
       ),
-      ratio ? h('p', { class: 'hint', 'data-testid': 'cost-ratio' }, ratio) : null,
+      ratios.length ? h('p', { class: 'hint', 'data-testid': 'cost-ratio' }, `Protection: ${ratios.join('; ')}.`) : null,
     );
   }
 }

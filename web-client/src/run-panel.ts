@@ -39,6 +39,13 @@ const STATUS_TEXT: Record<State, string> = {
   error: 'failed',
 };
 
+/** What a run in each protected mode says in place of an AND-gate count. */
+const UNCOUNTED: Record<Security, string | undefined> = {
+  standard: undefined,
+  'cut-and-choose': 'cut-and-choose: checking and evaluating circuits',
+  authenticated: 'authenticated garbling: preparing and checking the circuit with the server',
+};
+
 export class RunPanel {
   readonly element: HTMLElement;
   /** Where the page shows its result. */
@@ -54,8 +61,12 @@ export class RunPanel {
   /** Said when a cut-and-choose run's circuits disagreed: the server cheated, the result stands. */
   private readonly recovered = h('div', { class: 'error notice recovered', 'data-testid': 'recovered', role: 'alert', hidden: true });
   private controller?: AbortController;
-  /** The current run is cut-and-choose: its AND gates are not counted as they go. */
-  private cutAndChoose = false;
+  /**
+   * What the current run's protected mode does instead of counting AND gates as they go, if it
+   * is protected: cut-and-choose checks and evaluates many circuits at a time, authenticated
+   * garbling prepares the whole circuit before it evaluates it.
+   */
+  private uncounted?: string;
 
   constructor(private readonly options: RunPanelOptions) {
     this.runButton = h('button', { type: 'button', class: 'primary', 'data-testid': 'run', onclick: () => void this.start() }, options.label);
@@ -111,7 +122,7 @@ export class RunPanel {
     }
     const controller = new AbortController();
     this.controller = controller;
-    this.cutAndChoose = spec.security === 'cut-and-choose';
+    this.uncounted = spec.security === undefined ? undefined : UNCOUNTED[spec.security];
     this.setState('connecting');
     try {
       const result = await run(spec.service, spec.inputs, {
@@ -154,9 +165,9 @@ export class RunPanel {
 
   private showProgress(p: Progress | undefined): void {
     if (p && this.element.dataset.state === 'done') return; // a late update must not undo showComplete
-    // Cut-and-choose checks and evaluates many circuits at a time and counts no gates as it
-    // goes: its bar is striped, and the text says what it does instead of a count.
-    const counted = !this.cutAndChoose;
+    // A protected run counts no gates as it goes: its bar is striped, and the text says what
+    // it does instead of a count.
+    const counted = this.uncounted === undefined;
     const total = counted ? (p?.andTotal ?? null) : null;
     const fraction = p && total ? Math.min(1, p.andGates / total) : 0;
     this.bar.style.width = `${(fraction * 100).toFixed(1)}%`;
@@ -172,7 +183,7 @@ export class RunPanel {
     const percent = total ? Math.min(Math.floor(fraction * 100), p.andGates < total ? 99 : 100) : undefined;
     const parts = [
       percent === undefined ? '' : `${percent} %`,
-      counted ? `${count(p.andGates)}${total ? ` / ${count(total)}` : ''} AND gates` : 'cut-and-choose: checking and evaluating circuits',
+      counted ? `${count(p.andGates)}${total ? ` / ${count(total)}` : ''} AND gates` : this.uncounted,
       `${bytes(p.bytes)} received`,
       counted ? `${count(p.andPerSecond)} AND/s` : '',
       seconds > 0 ? `${bytes(p.bytes / seconds)}/s` : '',

@@ -532,10 +532,11 @@ mod tests {
     }
 
     #[test]
-    fn the_default_offers_cut_and_choose_for_aes128_and_hamming_only() {
+    fn the_default_offers_the_protected_modes_for_the_demos_protected_services_only() {
         let config = Config::embedded_default().unwrap();
         for service in &config.services {
-            let expected = if ["aes128", "hamming", "hamming_threshold"].contains(&service.name.as_str()) { Security::CutAndChoose } else { Security::Standard };
+            let protected = ["aes128", "hamming", "hamming_threshold", "levenshtein", "levenshtein_text"];
+            let expected = if protected.contains(&service.name.as_str()) { Security::Authenticated } else { Security::Standard };
             assert_eq!(service.security(), Ok(expected), "{}", service.name);
         }
     }

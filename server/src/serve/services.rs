@@ -304,7 +304,7 @@ mod tests {
     }
 
     #[test]
-    fn the_default_catalog_announces_cut_and_choose_for_aes128() {
+    fn the_default_catalog_announces_the_authenticated_mode_for_aes128() {
         use garblet_core::protocol::Services as _;
         let services = build(&Config::embedded_default().unwrap()).unwrap();
         let catalog: serde_json::Value = serde_json::from_str(services.table.catalog_json()).unwrap();
@@ -312,8 +312,9 @@ mod tests {
             let entry = catalog["services"].as_array().unwrap().iter().find(|s| s["name"] == name).unwrap_or_else(|| panic!("{name} in {catalog}"));
             entry["security"].as_str().unwrap_or_else(|| panic!("{name}'s security in {entry}")).to_string()
         };
-        assert_eq!(security("aes128"), "cut-and-choose");
-        assert_eq!(security("hamming"), "cut-and-choose");
+        assert_eq!(security("aes128"), "authenticated");
+        assert_eq!(security("hamming"), "authenticated");
+        assert_eq!(security("levenshtein"), "authenticated");
         assert_eq!(security("aes192"), "standard");
         assert_eq!(security("synthetic"), "standard");
     }

@@ -1,6 +1,7 @@
 /** Edit (Levenshtein) distance between the server's string and yours: DNA or text. */
 import { h } from '../dom';
 import { choice, describeService, header, resultValue, type Page } from '../page';
+import { Protection } from '../protection';
 import { RunPanel } from '../run-panel';
 
 interface Alphabet {
@@ -77,6 +78,7 @@ function mount(root: HTMLElement): void {
   field.addEventListener('input', () => setText(field.value));
 
   const roles = h('div');
+  const protection = new Protection();
   const panel = new RunPanel({
     label: 'Compute the distance privately',
     prepare: () => {
@@ -84,17 +86,20 @@ function mount(root: HTMLElement): void {
       if (!b) throw new Error('Your string is empty: type or paste one, or press Sample.');
       const problem = alphabet.check(b);
       if (problem) throw new Error(problem);
-      return { service: alphabet.service, inputs: { b } };
+      return { service: alphabet.service, inputs: { b }, security: protection.security };
     },
     show: (result) => {
       const d = result.outputs.distance.toNumber();
       panel.result.replaceChildren(resultValue('Edit distance', d, { detail: 'insertions, deletions and substitutions between the server’s string and yours; the server learned nothing' }));
     },
+    finished: (result) => protection.record(result),
   });
   const select = (a: Alphabet) => {
     alphabet = a;
     setText(texts.get(a)!);
-    void describeService(a.service, roles, panel);
+    protection.showService(a.service, undefined);
+    // A later switch of alphabet may answer first: only the current one's answer counts.
+    void describeService(a.service, roles, panel).then((info) => a === alphabet && protection.showService(a.service, info));
   };
 
   root.append(
@@ -121,6 +126,7 @@ function mount(root: HTMLElement): void {
       h('button', { type: 'button', class: 'secondary', onclick: () => setText(alphabet.sample()) }, 'Sample'),
       h('button', { type: 'button', class: 'secondary', onclick: () => setText(mutate(field.value, alphabet === DNA ? 'ACGT' : 'abcdefghijklmnopqrstuvwxyz ')) }, 'Mutate 5 %'),
     ),
+    protection.element,
     panel.element,
   );
   select(DNA);
