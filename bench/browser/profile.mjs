@@ -4,13 +4,13 @@
  * names — to tell the base OT's curve arithmetic from hashing, evaluation and the browser.
  */
 
-/** Self time of each function in milliseconds per session, largest first. */
-export async function profileAesSessions(page, server, sessions = 20) {
+/** Self time of each function in milliseconds per session in `security`, largest first. */
+export async function profileAesSessions(page, server, sessions = 20, security = 'standard') {
   const cdp = await page.context().newCDPSession(page);
   await cdp.send('Profiler.enable');
   await cdp.send('Profiler.setSamplingInterval', { interval: 100 });
   await cdp.send('Profiler.start');
-  await page.evaluate(([s, n]) => window.garbletBench.aesTimeline(s, n), [server, sessions]);
+  await page.evaluate(([s, n, mode]) => window.garbletBench.aesTimeline(s, n, mode), [server, sessions, security]);
   const { profile } = await cdp.send('Profiler.stop');
   await cdp.detach();
 

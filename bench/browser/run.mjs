@@ -27,7 +27,7 @@
  * It prints a report, then the numbers as one JSON object on its last line.
  * Usage: node bench/browser/run.mjs [--and-gates N] [--rounds N] [--latency-runs N] [--cnc-runs N] [--only-cut-and-choose] [--only-kernels] [--profile] [--without-devtools]
  *          [--link RATE,RTT ...] [--link-runs N] [--window-sweep MIB,MIB,...]
- *   --profile adds a CPU profile of in-page aes128 sessions (self time per function).
+ *   --profile adds CPU profiles of in-page aes128 sessions in the standard and the authenticated mode (self time per function), also after --only-cut-and-choose.
  *   --without-devtools also runs the network measurements in a Chromium with no DevTools client
  *   attached (undisturbed.mjs): Playwright's reports every WebSocket frame, which costs most of
  *   the machine during a transfer. Informative; the targets are judged on the Playwright run.
@@ -120,6 +120,7 @@ async function main() {
     const measure = (name, ...args) => page.evaluate(([n, a]) => window.garbletBench[n](...a), [name, args]);
     if (options['only-cut-and-choose']) {
       log(JSON.stringify({ ...(await securityCosts(measure, garblet.address)), load_avg: { before: loadBefore, after: loadavg() } }));
+      if (options.profile) await logProfiles(page, garblet.address);
       return;
     }
 
@@ -192,10 +193,7 @@ async function main() {
       log(`aes128 through garblet relay --link ${relay.link}: cold ${figures.aes128_cold_ms} ms (connect to result, 2 RTT + ${figures.cold_minus_2rtt_ms} ms), warm ${figures.aes128_warm_ms} ms (RTT + ${figures.warm_minus_rtt_ms} ms), GET /health ${figures.rtt_measured_ms} ms; medians of ${linkRuns}`);
       printTimeline(log, await measure('aesTimeline', relay.address, 5), `  the protocol in the page's thread over that link (5 runs), from the start:`);
     }
-    if (options.profile) {
-      log('CPU profile of in-page aes128 sessions, self time per session:');
-      for (const f of (await profileAesSessions(page, garblet.address)).slice(0, 20)) log(`  ${f.msPerSession.toFixed(2).padStart(7)} ms  ${f.name.slice(0, 110)}`);
-    }
+    if (options.profile) await logProfiles(page, garblet.address);
 
     const results = {
       ...kernelResults,
@@ -247,6 +245,14 @@ async function main() {
     await web.close();
     for (const relay of relays) await relay.close();
     await garblet.close();
+  }
+}
+
+/** Logs CPU profiles of in-page aes128 sessions in the standard and the authenticated mode. */
+async function logProfiles(page, address) {
+  for (const security of ['standard', 'authenticated']) {
+    log(`CPU profile of in-page aes128 sessions in the ${security} mode, self time per session:`);
+    for (const f of (await profileAesSessions(page, address, 20, security)).slice(0, 20)) log(`  ${f.msPerSession.toFixed(2).padStart(7)} ms  ${f.name.slice(0, 110)}`);
   }
 }
 

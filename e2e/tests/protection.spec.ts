@@ -7,7 +7,7 @@
  */
 import { expect, test, type Page } from '@playwright/test';
 import { FIPS197 } from '../../web-client/src/demo-values';
-import { resultValue, runToCompletion, waitForRoles } from '../support/demo-page';
+import { finishedState, resultValue, runToCompletion, waitForRoles } from '../support/demo-page';
 import { aes128, levenshtein, popcount, randomString } from '../support/references';
 import { openDemo } from '../support/servers';
 import { serverBytes, serverInteger, serverText } from '../support/server-values';
@@ -120,6 +120,23 @@ test('edit distance with the switch on is the dynamic programme’s, authenticat
   await runToCompletion(page);
   expect(Number(await resultValue(page))).toBe(expected);
   await expectCosts(page, 'levenshtein', ['authenticated']);
+});
+
+test('an edit distance too large to hold for the authenticated mode is refused in words that say what to do, and runs unprotected', async ({ page }) => {
+  await openDemo(page, 'edit-distance');
+  await waitForRoles(page);
+  // About 490 AND gates a base against the server's 100: 300 bases pass the default limit of 100,000.
+  const mine = randomString('ACGT', 300);
+  await page.getByTestId('string').fill(mine);
+  await protect(page, true);
+  await page.getByTestId('run').click();
+  expect(await finishedState(page)).toBe('error');
+  await expect(page.getByTestId('error')).toContainText(/limit of 100000 (AND gates )?per computation in the authenticated mode/);
+  await expect(page.getByTestId('error')).toContainText('the standard mode and cut-and-choose stream it');
+
+  await protect(page, false);
+  await runToCompletion(page);
+  expect(Number(await resultValue(page))).toBe(levenshtein(serverText('levenshtein', 'a'), mine));
 });
 
 test('the switch is off for a service that offers only the standard mode, and only on the AES, Hamming and edit-distance pages', async ({ page }) => {

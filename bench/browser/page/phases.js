@@ -63,8 +63,8 @@ class TimedTransport {
   }
 }
 
-/** One aes128 run in this thread; milliseconds from the start to each phase boundary. */
-async function timedAesRun(server) {
+/** One aes128 run in this thread, in `security`; milliseconds from the start to each phase boundary. */
+async function timedAesRun(server, security) {
   const t0 = now();
   const ws = await openSocket(`ws://${server}/`);
   const transport = new TimedTransport(ws, t0);
@@ -72,7 +72,7 @@ async function timedAesRun(server) {
   const engine = new Engine(wasm, transport, { window: 4 << 20 });
   await engine.ready();
   transport.mark('ready');
-  const request = { service: 'aes128', inputs: { plaintext: crypto.getRandomValues(new Uint8Array(16)) }, params: {}, progressInterval: 1e9 };
+  const request = { service: 'aes128', inputs: { plaintext: crypto.getRandomValues(new Uint8Array(16)) }, params: {}, progressInterval: 1e9, security };
   await engine.run(request, () => {});
   transport.mark('result');
   engine.close();
@@ -84,10 +84,10 @@ function medianOf(runs, pick) {
 }
 
 /** The median timeline of `runs` in-thread aes128 runs. */
-export async function aesTimeline(server, runs = 15) {
+export async function aesTimeline(server, runs = 15, security = 'standard') {
   await init();
   const all = [];
-  for (let i = 0; i < runs; i++) all.push(await timedAesRun(server));
+  for (let i = 0; i < runs; i++) all.push(await timedAesRun(server, security));
   const marks = ['socketOpen', 'helloSent', 'serverHello', 'ready', 'computeSent', 'otSent', 'firstData', 'lastData', 'corrections', 'done', 'result'];
   const timeline = Object.fromEntries(marks.map((m) => [m, medianOf(all, (r) => r[m])]));
   const engineMs = Object.fromEntries(Object.keys(all[0].engineMs).map((k) => [k, medianOf(all, (r) => r.engineMs[k])]));

@@ -162,7 +162,7 @@ fn and_gate_limit(limit: u64, requested: Option<u64>) -> String {
 }
 
 fn authenticated_and_gate_limit(limit: u64, requested: Option<u64>) -> String {
-    let why = "the authenticated mode holds the whole computation in memory";
+    let why = "the authenticated mode holds the whole computation in memory; the standard mode and cut-and-choose stream it";
     match requested {
         Some(n) => format!("{n} AND gates exceed this server's limit of {limit} per computation in the authenticated mode ({why})"),
         None => format!("the computation has more than this server's limit of {limit} AND gates per computation in the authenticated mode ({why})"),
