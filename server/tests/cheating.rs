@@ -52,12 +52,12 @@ fn the_mode_is_printed_and_a_service_that_offers_less_is_a_usage_error() {
     assert_eq!(code, 0, "{stderr}");
     let row = |name: &str| stdout.lines().find(|l| l.split_whitespace().next() == Some(name)).unwrap_or_else(|| panic!("no {name}: {stdout}")).to_string();
     assert!(stdout.lines().next().unwrap().trim_end().ends_with("SECURITY"), "{stdout}");
-    assert!(row("aes128").ends_with("  cut-and-choose") && row("hamming").ends_with("  cut-and-choose"), "{stdout}");
+    assert!(row("aes128").ends_with("  authenticated") && row("hamming").ends_with("  authenticated"), "{stdout}");
     assert!(row("aes192").ends_with("  standard"), "{stdout}");
     let (_, stdout, _) = garblet(&["services", "--server", &url, "--json"]);
     let json: Value = serde_json::from_str(&stdout).unwrap();
     let security = |name: &str| json["services"].as_array().unwrap().iter().find(|s| s["name"] == name).unwrap()["security"].clone();
-    assert_eq!((security("aes128"), security("aes192")), (Value::from("cut-and-choose"), Value::from("standard")));
+    assert_eq!((security("aes128"), security("aes192")), (Value::from("authenticated"), Value::from("standard")));
 
     let (code, stdout, stderr) = run_aes(&url, &[]);
     assert_eq!((code, stdout.as_str()), (0, "ciphertext = 0x69c4e0d86a7b0430d8cdb78070b4c55a\n"), "{stderr}");
@@ -87,10 +87,9 @@ fn the_mode_is_printed_and_a_service_that_offers_less_is_a_usage_error() {
     let (code, _, stderr) = garblet(&["run", "--server", &url, "aes128", "--input", FIPS_PLAINTEXT, "--security", "paranoid"]);
     assert_eq!(code, 2);
     assert!(stderr.contains("\"paranoid\" is not standard, cut-and-choose or authenticated"), "{stderr}");
-    // aes128 offers cut-and-choose, not the authenticated mode above it.
-    let (code, stdout, stderr) = garblet(&["run", "--server", &url, "aes128", "--input", FIPS_PLAINTEXT, "--security", "authenticated"]);
+    let (code, stdout, stderr) = garblet(&["run", "--server", &url, "aes192", "--input", FIPS_PLAINTEXT, "--security", "authenticated"]);
     assert_eq!((code, stdout.as_str()), (2, ""), "{stderr}");
-    assert!(stderr.contains("aes128 offers cut-and-choose security; authenticated was asked for"), "{stderr}");
+    assert!(stderr.contains("aes192 offers standard security; authenticated was asked for"), "{stderr}");
 
     let (_, help, _) = garblet(&["run", "--help"]);
     assert!(help.contains("--security <MODE>") && help.contains("3  `run --security cut-and-choose` or `authenticated` caught the server"), "{help}");
@@ -104,7 +103,6 @@ fn an_authenticated_run_from_the_command_line() {
     let mut config = Config::embedded_default().unwrap();
     config.server.listen = "127.0.0.1:0".into();
     let aes = config.services.iter_mut().find(|s| s.name == "aes128").unwrap();
-    aes.security = Some("authenticated".into());
     let key = aes.inputs.iter_mut().find(|i| matches!(i.party, InputOwner::Garbler)).unwrap();
     key.value = Some(ValueSource { hex: Some(FIPS197_KEYS[0].1.into()), ..ValueSource::default() });
     let server = serve::spawn(config, ServeOptions::default()).unwrap();

@@ -1,7 +1,7 @@
 //! A service's `security` on the real `garblet serve`: the catalog announces it, a request for
-//! more than a service offers is refused, a service that offers cut-and-choose runs
-//! computations in either mode (each counted under its own), and a client that reports
-//! catching the server cheating is counted.
+//! more than a service offers is refused, a service that offers the authenticated mode runs
+//! computations in all three (each counted under its own), and a client that reports catching
+//! the server cheating is counted.
 
 mod common;
 
@@ -26,12 +26,12 @@ fn compute(raw: &mut RawClient, session: &mut EvaluatorSession, service: &str, i
 }
 
 #[test]
-fn the_default_offers_cut_and_choose_for_aes128_and_hamming_and_refuses_it_where_not_offered() {
+fn the_default_offers_every_mode_for_aes128_and_hamming_and_refuses_a_protected_one_where_not_offered() {
     let server = Server::start_with(&default_config(), &FIPS197_KEYS);
     let catalog = Catalog::parse(&server.get("/services").1).unwrap();
     let security = |name: &str| catalog.service(name).unwrap().security;
-    assert_eq!(security("aes128"), Security::CutAndChoose);
-    assert_eq!(security("hamming"), Security::CutAndChoose);
+    assert_eq!(security("aes128"), Security::Authenticated);
+    assert_eq!(security("hamming"), Security::Authenticated);
     assert_eq!(security("aes192"), Security::Standard);
 
     // aes192 offers standard only: a cut-and-choose request is refused, typed, before anything
@@ -44,25 +44,34 @@ fn the_default_offers_cut_and_choose_for_aes128_and_hamming_and_refuses_it_where
     assert_eq!(raw.expect_error(), (ErrorCode::BadRequest as u16, want.to_string()));
     drop(raw);
 
-    // A service that offers cut-and-choose serves either mode, on one connection: the Bristol
-    // AES kept in memory, and the built-in Hamming distance built again for each pass.
+    // A service that offers the authenticated mode serves every mode, on one connection: the
+    // Bristol AES kept in memory, and the built-in Hamming distance built again for each pass.
     let mut raw = RawClient::connect(&server.url());
     let mut session = raw.hello();
-    for security in [Security::Standard, Security::CutAndChoose] {
+    for security in Security::ALL {
         let result = compute(&mut raw, &mut session, "aes128", fips_block(), security).unwrap();
         assert_eq!((value::to_hex(&result.outputs[0].bits), result.security, result.recovered), (FIPS_CIPHERTEXT.to_string(), security, false));
     }
     let iris: Vec<bool> = (0..900).map(|i| i % 7 == 0).collect();
     let standard = compute(&mut raw, &mut session, "hamming", iris.clone(), Security::Standard).unwrap();
-    let cut_and_choose = compute(&mut raw, &mut session, "hamming", iris, Security::CutAndChoose).unwrap();
-    assert_eq!((cut_and_choose.outputs, cut_and_choose.security), (standard.outputs, Security::CutAndChoose));
+    for security in [Security::CutAndChoose, Security::Authenticated] {
+        let protected = compute(&mut raw, &mut session, "hamming", iris.clone(), security).unwrap();
+        assert_eq!((&protected.outputs, protected.security), (&standard.outputs, security));
+    }
     drop(raw);
     server.wait_for_active(0, Duration::from_secs(10));
     let metrics = server.metrics();
-    assert_eq!((metrics["computations"].as_u64(), metrics["computations_standard"].as_u64(), metrics["computations_cut_and_choose"].as_u64()), (Some(4), Some(2), Some(2)), "{metrics}");
+    let count = |key: &str| metrics[key].as_u64();
+    assert_eq!(
+        (count("computations"), count("computations_standard"), count("computations_cut_and_choose"), count("computations_authenticated")),
+        (Some(6), Some(2), Some(2), Some(2)),
+        "{metrics}"
+    );
     assert_eq!(metrics["sessions_failed"], 1, "the refused request's session only: {metrics}");
     let log = server.stop();
-    assert!(log.contains("security=\"cut-and-choose\"") || log.contains("security=cut-and-choose"), "the log says each computation's mode: {log}");
+    for mode in ["cut-and-choose", "authenticated"] {
+        assert!(log.contains(&format!("security=\"{mode}\"")) || log.contains(&format!("security={mode}")), "the log says each computation's mode: {log}");
+    }
 }
 
 #[test]
