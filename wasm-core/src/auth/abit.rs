@@ -76,7 +76,7 @@ impl GarblerSetup {
         let mut q = Vec::with_capacity(base::BASE_OT_COUNT);
         self.ot.extend(base::BASE_OT_COUNT, reverse, &mut q)?;
         let transcript = ot::session_id_from_digest(&self.points_digest, point);
-        let pairs = ot::reverse_base_keys_of_sender(&q, self.delta, &transcript);
+        let pairs = ot::reverse_base_keys_of_sender(&q, self.delta, &transcript, 0);
         let mine = OtReceiver::from_base_keys(&pairs, self.k, Binding { transcript, direction: 1 })?;
         Ok(AuthParty::new(Role::Garbler, self.delta, transcript, self.k, mine, self.ot))
     }
@@ -108,7 +108,7 @@ impl EvaluatorSetup {
         let (mut message, mut t) = (Vec::new(), Vec::new());
         self.ot.extend(&delta_bits(self.delta), &mut message, &mut t)?;
         let transcript = ot::session_id(points, &self.point);
-        let keys = ot::reverse_base_keys_of_receiver(&t, &transcript);
+        let keys = ot::reverse_base_keys_of_receiver(&t, &transcript, 0);
         let theirs = OtSender::from_base_keys(self.delta, &keys, self.k, Binding { transcript, direction: 1 })?;
         Ok((AuthParty::new(Role::Evaluator, self.delta, transcript, self.k, self.ot, theirs), message))
     }
