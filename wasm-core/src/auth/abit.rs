@@ -40,8 +40,9 @@
 //! * *Random OTs from a checked COT are base OTs.* After its check, the extension gives the
 //!   sender q_j and the receiver t_j = q_j ⊕ b_j·Δ_s for the receiver's choices b_j. The hash
 //!   H is the garbling hash under an instance of its own: a tweakable circular-correlation-
-//!   robust hash (H(x ⊕ Δ, i) for a secret Δ and distinct tweaks i looks random and
-//!   independent, even given H(x, i) and x), so the sender's pair (H(q_j, i_j),
+//!   robust hash (Guo–Katz–Wang–Weng–Yu 2020, the property half-gates rests on: H(x ⊕ Δ, i)
+//!   for a secret Δ and distinct tweaks i looks random and independent, even given H(x, i)
+//!   and x), so the sender's pair (H(q_j, i_j),
 //!   H(q_j ⊕ Δ_s, i_j)) is two random keys, of which the receiver holds exactly the one of its
 //!   choice: a random OT, which is what the extension's base OTs are (its sender uses its key
 //!   of each pair, its receiver both). The tweaks i_j of a step are its own 128, and its
@@ -52,8 +53,8 @@
 //!   sees only H(t_j). The other key of each pair, H(t_j ⊕ Δ_s), is to B a random key
 //!   independent of Δ_s by the hash's circular correlation robustness, and direction 1 reveals
 //!   of A's pair nothing beyond the keys B already holds (its check and messages are the
-//!   extension's, secure for the base-OT sender, here A). Δ_s never enters the hash's input
-//!   without q_j beside it, and the standard mode's garbling, which uses Δ_s, hashes under
+//!   extension's, secure for the base-OT sender, here A). The hash's inputs are q_j and
+//!   q_j ⊕ Δ_s, never Δ_s alone, and the standard mode's garbling, which uses Δ_s, hashes under
 //!   other instance keys. The session's sender does not even hand Δ_s to this module: it
 //!   hashes the pairs itself ([`OtSender::extend_reverse_base_ots`]).
 //! * *A malicious receiver of each step is caught by the chunk check.* The 128 OTs are a chunk
