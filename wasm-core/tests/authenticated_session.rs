@@ -76,6 +76,109 @@ fn both_parties_outputs_and_every_mode_on_one_connection() {
     assert_eq!(value::to_u128(&garbler_outputs(&mut pair)), Some(1234));
 }
 
+/// Modes follow each other on one connection in either order — an authenticated computation
+/// after a standard one (which did the session's base OTs and consumed its first chunks) and a
+/// standard one after authenticated ones (whose set-ups consumed chunks of the same extension)
+/// — each with the right output.
+#[test]
+fn standard_and_authenticated_computations_alternate_on_one_connection() {
+    let mut pair = Pair::new(4 << 20);
+    let block: Vec<u8> = (0u8..16).map(|i| i * 0x11).collect();
+    let fips = "0x69c4e0d86a7b0430d8cdb78070b4c55a";
+    for security in [Security::Standard, Security::Authenticated, Security::Authenticated, Security::Standard, Security::Authenticated] {
+        pair.evaluator.start_with("aes128", vec![], value::from_bytes(&block), security).unwrap();
+        pair.pump().unwrap();
+        let result = finished(&mut pair);
+        assert_eq!((value::to_hex(&result.outputs[0].bits).as_str(), result.security), (fips, security));
+        assert!(matches!(pair.garbler.poll_event(), Some(GarblerEvent::Finished { .. })));
+    }
+}
+
+/// Two authenticated computations on one connection: each draws its own Δ_A and Δ_B — neither
+/// the session's Δ nor the other computation's — and both give FIPS-197's ciphertext.
+#[cfg(feature = "insecure-switches")]
+#[test]
+fn each_authenticated_computation_draws_fresh_global_keys() {
+    let mut pair = Pair::new(4 << 20);
+    let block: Vec<u8> = (0u8..16).map(|i| i * 0x11).collect();
+    let mut keys = Vec::new();
+    for _ in 0..2 {
+        let result = run(&mut pair, "aes128", vec![], value::from_bytes(&block));
+        assert_eq!(value::to_hex(&result.outputs[0].bits), "0x69c4e0d86a7b0430d8cdb78070b4c55a");
+        garbler_outputs(&mut pair);
+        let (delta_a, delta_b) = (pair.garbler.insecure_own_delta().unwrap(), pair.evaluator.insecure_own_delta().unwrap());
+        assert!(delta_a.lsb() && delta_b.lsb());
+        assert_ne!(delta_a, delta_b);
+        assert_ne!(delta_a, pair.garbler.insecure_delta(), "Δ_A is not the session's Δ");
+        keys.push((delta_a, delta_b));
+    }
+    assert!(keys[0].0 != keys[1].0 && keys[0].1 != keys[1].1, "{keys:?}");
+}
+
+/// The set-up's chunks altered in one check value — the client's 128 OTs of the session's
+/// extension (its flight 1), or the server's of direction 1 (its flight 2) — are refused by
+/// the peer's OT check with a typed error, on a fresh connection and on one that already ran
+/// computations.
+#[test]
+fn an_altered_set_up_chunk_is_refused() {
+    fn flip_last(frame: &mut Vec<u8>, target: u8) -> bool {
+        match Frame::decode(frame) {
+            Ok(Frame::Flight { flight, more: false, mut bytes }) if flight == target && !bytes.is_empty() => {
+                *bytes.last_mut().unwrap() ^= 1;
+                *frame = Frame::Flight { flight, more: false, bytes }.encode();
+                true
+            }
+            _ => false,
+        }
+    }
+    for warm in [false, true] {
+        for client_side in [true, false] {
+            let mut pair = Pair::new(4 << 20);
+            if warm {
+                pair.compute("add", vec![], value::from_u128(1, 64));
+                run(&mut pair, "add", vec![], value::from_u128(2, 64));
+            }
+            pair.evaluator.start_with("millionaires", vec![], value::from_u128(9, 32), Security::Authenticated).unwrap();
+            let mut altered = false;
+            let err = loop {
+                let mut moved = false;
+                let mut failed = None;
+                for mut f in support::drain(&mut pair.evaluator).unwrap() {
+                    moved = true;
+                    if client_side && !altered {
+                        altered = flip_last(&mut f, 1);
+                    }
+                    if let Err(e) = pair.garbler.handle(&f) {
+                        failed = Some(e);
+                        break;
+                    }
+                }
+                if let Some(e) = failed {
+                    break e;
+                }
+                while let Some(mut f) = pair.garbler.poll_transmit().unwrap() {
+                    moved = true;
+                    if !client_side && !altered {
+                        altered = flip_last(&mut f, 2);
+                    }
+                    if let Err(e) = pair.evaluator.handle(&f) {
+                        failed = Some(e);
+                        break;
+                    }
+                }
+                if let Some(e) = failed {
+                    break e;
+                }
+                assert!(moved, "the computation stalled");
+            };
+            assert!(altered);
+            assert!(matches!(err, SessionError::Authenticated(garblet_core::auth::AuthError::Ot(garblet_core::ot::OtError::CheckFailed { .. }))), "warm {warm}, client side {client_side}: {err}");
+            assert_eq!(err.code(), ErrorCode::OtCheckFailed);
+            assert!(!matches!(pair.evaluator.poll_event(), Some(EvaluatorEvent::Finished(_))));
+        }
+    }
+}
+
 /// A built-in program with the client's own parameter, across a triple batch's bucket sizes.
 #[test]
 fn synthetic_circuits_of_several_sizes() {
@@ -147,11 +250,12 @@ fn a_service_that_offers_less_is_refused_before_anything_is_sent() {
 /// the oversized one as soon as it grows past the length awaited.
 #[test]
 fn malformed_flights_get_typed_errors() {
+    // The request alone: the server then waits for the client's flight 1.
     let start = |pair: &mut Pair| {
         pair.evaluator.start_with("aes128", vec![], vec![false; 128], Security::Authenticated).unwrap();
-        for frame in support::drain(&mut pair.evaluator).unwrap() {
-            pair.garbler.handle(&frame).unwrap();
-        }
+        let request = pair.evaluator.poll_transmit().unwrap().unwrap();
+        assert!(matches!(Frame::decode(&request), Ok(Frame::Compute(_))));
+        pair.garbler.handle(&request).unwrap();
     };
     let mut pair = Pair::new(4 << 20);
     start(&mut pair);
@@ -202,14 +306,18 @@ fn pump_server_altered(pair: &mut Pair, mut alter: impl FnMut(&mut Vec<Vec<u8>>)
     }
 }
 
-/// Flips one bit in the middle of the `target`-th flight the server sends (counting from 1).
+/// Flips one bit in the middle of the `target`-th non-empty flight the server sends (counting
+/// from 1; a built-in circuit's first flight is empty).
 fn flip_flight(target: usize) -> impl FnMut(&mut Vec<Vec<u8>>) {
     let mut seen = 0;
     move |frames| {
         for f in frames.iter_mut() {
             if let Ok(Frame::Flight { flight, more: false, mut bytes }) = Frame::decode(f) {
+                if bytes.is_empty() {
+                    continue;
+                }
                 seen += 1;
-                if seen == target && !bytes.is_empty() {
+                if seen == target {
                     let at = bytes.len() / 2;
                     bytes[at] ^= 0x10;
                     *f = Frame::Flight { flight, more: false, bytes }.encode();
@@ -230,7 +338,7 @@ fn an_altered_server_flight_is_refused_or_harmless() {
     let mut pair = Pair::new(4 << 20);
     let mut flights = 0;
     pair.evaluator.start_with("millionaires", vec![], value::from_u128(y, 32), Security::Authenticated).unwrap();
-    pump_server_altered(&mut pair, |frames| flights += frames.iter().filter(|f| matches!(Frame::decode(f), Ok(Frame::Flight { more: false, .. }))).count()).unwrap();
+    pump_server_altered(&mut pair, |frames| flights += frames.iter().filter(|f| matches!(Frame::decode(f), Ok(Frame::Flight { more: false, bytes, .. }) if !bytes.is_empty())).count()).unwrap();
     finished(&mut pair);
     assert!(flights >= 10, "{flights}");
     let mut refused = 0;

@@ -234,8 +234,8 @@ fn checked_extension(k: usize, direction: Direction) -> Parties {
             forward_receiver.extend(&choices, &mut message, &mut t).expect("forward OTs (receiver)");
             forward_sender.extend(choices.len(), &message, &mut q).expect("forward OTs (sender)");
             let binding = Binding { transcript, direction: 1 };
-            let receiver = OtReceiver::from_base_keys(&reverse_base_keys_of_sender(&q, forward_delta, &transcript), k, binding).expect("the reverse receiver");
-            let sender = OtSender::from_base_keys(delta, &reverse_base_keys_of_receiver(&t, &transcript), k, binding).expect("the reverse sender");
+            let receiver = OtReceiver::from_base_keys(&reverse_base_keys_of_sender(&q, forward_delta, &transcript, 0), k, binding).expect("the reverse receiver");
+            let sender = OtSender::from_base_keys(delta, &reverse_base_keys_of_receiver(&t, &transcript, 0), k, binding).expect("the reverse sender");
             (receiver, sender, delta)
         }
     };

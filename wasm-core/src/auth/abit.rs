@@ -5,30 +5,87 @@
 //! sender's key, K = q, M = t (WRK17's F_aBit instantiated by OT extension, as they do). So:
 //!
 //! * direction 0 — A is the OT sender with Δ_A, B the receiver: B's bits, A's keys;
-//! * direction 1 — B is the OT sender with Δ_B, A the receiver: A's bits, B's keys. Its 128 base
-//!   OTs are 128 OTs of direction 0 whose choice bits are Δ_B's bits, hashed
-//!   ([`crate::ot::reverse_base_keys_of_sender`]), so the set-up needs no second public-key
-//!   base OT.
+//! * direction 1 — B is the OT sender with Δ_B, A the receiver: A's bits, B's keys.
 //!
-//! Security against the receiver of each direction is the OT's per-column check
-//! ([`crate::ot::check`]): a receiver whose choices differ between columns is caught except by
-//! guessing the Δ bits it touches, one chance in two each. Against the sender there is nothing to
-//! check: its only input is Δ, carried by its base-OT choices, and whatever those are they define
-//! the Δ its keys are under. Each direction is bound to the session's transcript, its direction
-//! and its chunk counter, so a chunk from another session, direction or position fails the check.
+//! # Set-up: from the session's OT extension, no public-key operation
 //!
-//! Set-up messages:
+//! Each computation draws fresh Δ_A and Δ_B and sets up both directions from the session's own
+//! checked extension — the one its hellos set up, A (the server) its sender with the session's
+//! Δ_s, B its receiver — in two steps of 128 OTs each:
+//!
+//! 1. B extends 128 OTs on the session's extension with the bits of Δ_B as choices
+//!    ([`EvaluatorSetup::new`]). A checks the chunk; hashed, the OTs give A both keys
+//!    H(q_j), H(q_j ⊕ Δ_s) and B the key H(t_j) of its choice Δ_B,j
+//!    ([`OtSender::extend_reverse_base_ots`], [`OtReceiver::extend_reverse_base_ots`]): the base
+//!    OTs of direction 1, B the base-OT receiver with choices Δ_B, as the base OTs of a COT
+//!    sender with Δ_B must be.
+//! 2. A extends 128 OTs on direction 1 with the bits of Δ_A as choices
+//!    ([`GarblerSetup::finish`]); B checks the chunk ([`EvaluatorSetup::finish`]); hashed, they
+//!    give B both keys and A the key of its choice Δ_A,j: direction 0's base OTs.
+//!
+//! Each direction is bound to a transcript of its own, derived from the session's (the id both
+//! sides took from the session's base OTs), the computation's number on the session and the
+//! direction ([`computation_id`], [`direction_transcript`]); it binds the direction's chunks
+//! (the check hashes it with the chunk's index) and keys the hash of the step that sets the
+//! direction up, and the computation's id enters every commitment, digest and hash instance of
+//! the protocol after it. No two computations or directions share a hash key or a check
+//! binding, and the step's number within the session (2·n and 2·n + 1 for computation n) is
+//! the hash's instance index and its block of 128 tweaks, so no two derivations hash under the
+//! same tweak either.
+//!
+//! Why this is as good as a public-key base OT, step by step (step 1; step 2 is the same with
+//! direction 1 in the place of the session's extension, A and B swapped, Δ_B in the place of
+//! Δ_s):
+//!
+//! * *Random OTs from a checked COT are base OTs.* After its check, the extension gives the
+//!   sender q_j and the receiver t_j = q_j ⊕ b_j·Δ_s for the receiver's choices b_j. The hash
+//!   H is the garbling hash under an instance of its own: a tweakable circular-correlation-
+//!   robust hash (Guo–Katz–Wang–Weng–Yu 2020, the property half-gates rests on: H(x ⊕ Δ, i)
+//!   for a secret Δ and distinct tweaks i looks random and independent, even given H(x, i)
+//!   and x), so the sender's pair (H(q_j, i_j),
+//!   H(q_j ⊕ Δ_s, i_j)) is two random keys, of which the receiver holds exactly the one of its
+//!   choice: a random OT, which is what the extension's base OTs are (its sender uses its key
+//!   of each pair, its receiver both). The tweaks i_j of a step are its own 128, and its
+//!   instance key its own, so no input is ever hashed twice under one tweak and key across
+//!   derivations, although the inputs of every computation's step 1 are correlated by the
+//!   same Δ_s.
+//! * *Δ_s is not exposed.* What leaves A's session sender is hashed: A keeps its pairs and B
+//!   sees only H(t_j). The other key of each pair, H(t_j ⊕ Δ_s), is to B a random key
+//!   independent of Δ_s by the hash's circular correlation robustness, and direction 1 reveals
+//!   of A's pair nothing beyond the keys B already holds (its check and messages are the
+//!   extension's, secure for the base-OT sender, here A). The hash's inputs are q_j and
+//!   q_j ⊕ Δ_s, never Δ_s alone, and the standard mode's garbling, which uses Δ_s, hashes under
+//!   other instance keys. The session's sender does not even hand Δ_s to this module: it
+//!   hashes the pairs itself ([`OtSender::extend_reverse_base_ots`]).
+//! * *A malicious receiver of each step is caught by the chunk check.* The 128 OTs are a chunk
+//!   like any other, with the per-column check of [`crate::ot::check`], run before any key
+//!   comes out. A receiver whose choices differ between columns passes only by guessing the Δ
+//!   bits involved, one chance in two each, and a failed check ends the sender for good — and
+//!   with it the session (step 1) or the computation (step 2), so Δ_s or Δ_B is never used
+//!   again. Whatever choices a receiver that passes used are its Δ: its keys are those of its
+//!   choices, and it lacks the others.
+//! * *The sender of each step has nothing to check.* Its only input is its Δ (Δ_s, or Δ_B),
+//!   fixed before the step; the receiver's message is pseudorandom to it, hiding the choice
+//!   bits, which are the fresh Δ — whatever the sender does. Its pairs are whatever its Δ and
+//!   the extension define; a sender that computes others only sets up a direction it cannot
+//!   use (its own bits' MACs then fail the peer's checks).
+//! * *Fresh Δ per computation.* Δ_A and Δ_B are drawn per computation, so each computation is
+//!   the single execution WRK17 and KRRW18 analyse: no MAC, opened mask, label or abort of one
+//!   computation says anything about the keys of another, and a key that a check let a cheater
+//!   guess part of (with the probability of being caught stated above) dies with its
+//!   computation. It costs 256 OTs, not a public-key base OT.
+//!
+//! Set-up messages (k the session's direction-0 k, which both derived directions use too):
 //!
 //! | from | bytes | content |
 //! |------|-------|---------|
-//! | A    | 4096  | A's base-OT points ([`GarblerSetup::new`]) |
-//! | B    | 32    | B's base-OT point ([`EvaluatorSetup::new`]) |
-//! | B    | [`crate::ot::OtReceiver::message_len`]`(128)` | direction 0's first chunk: 128 OTs carrying Δ_B ([`EvaluatorSetup::finish`]) |
+//! | B    | [`crate::ot::OtSender::message_len`]`(128)` of the session's extension (with its trees' set-up if it is the session's first chunk) | 128 OTs on the session's extension carrying Δ_B ([`EvaluatorSetup::new`]) |
+//! | A    | [`crate::ot::message_len`]`(k, 128)` + [`crate::ot::setup_len`]`(k)` | direction 1's first chunk: 128 OTs carrying Δ_A ([`GarblerSetup::finish`]) |
 
 use super::state::TripleState;
 use super::{AuthError, Role};
 use crate::block::Block;
-use crate::ot::{self, base, Binding, OtReceiver, OtSender, MAX_CHUNK};
+use crate::ot::{self, base, Binding, OtError, OtReceiver, OtSender, SessionId, MAX_CHUNK};
 use sha2::{Digest, Sha256};
 
 /// A random global key with lsb 1 (point-and-permute): 127 random bits.
@@ -36,81 +93,136 @@ fn random_delta() -> Result<Block, AuthError> {
     Ok(Block(Block::random()?.0 | 1))
 }
 
-/// The bits of `delta`, bit j first, as OT choices.
-fn delta_bits(delta: Block) -> Vec<bool> {
-    (0..128).map(|j| (delta.0 >> j) & 1 == 1).collect()
+/// The id of authenticated computation `index` on the session whose extension is bound to
+/// `session`: the computation's transcript, which its directions' transcripts and every
+/// binding of the protocol derive from.
+pub fn computation_id(session: &SessionId, index: u64) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(b"garblet authenticated computation v1");
+    h.update(session);
+    h.update(index.to_le_bytes());
+    h.finalize().into()
 }
 
-/// Party A before the set-up is done.
+/// The transcript of `direction` (0: Δ_A's, 1: Δ_B's) of the computation `computation`.
+pub fn direction_transcript(computation: &[u8; 32], direction: u8) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(b"garblet authenticated direction v1");
+    h.update(computation);
+    h.update([direction]);
+    h.finalize().into()
+}
+
+/// The session's transcript, which its correlated OT knows once its base OTs are done (the
+/// receiver's point in, on the sender's side).
+fn session_of(session: Option<SessionId>) -> Result<SessionId, AuthError> {
+    session.ok_or(AuthError::Ot(OtError::OutOfOrder { expected: "the session's base OTs", got: "the authenticated set-up" }))
+}
+
+/// What both parties derive for one computation's set-up.
+struct Derived {
+    computation: [u8; 32],
+    /// Transcripts of direction 0 and 1.
+    transcripts: [[u8; 32]; 2],
+    /// The step numbers of the two derivations (direction 1's, then direction 0's).
+    steps: [u64; 2],
+}
+
+impl Derived {
+    fn new(session: &SessionId, index: u64) -> Self {
+        let computation = computation_id(session, index);
+        let transcripts = [direction_transcript(&computation, 0), direction_transcript(&computation, 1)];
+        Derived { computation, transcripts, steps: [index.wrapping_mul(2), index.wrapping_mul(2).wrapping_add(1)] }
+    }
+
+    fn binding(&self, direction: u8) -> Binding {
+        Binding { transcript: self.transcripts[direction as usize], direction }
+    }
+}
+
+/// Party A before the set-up is done: Δ_A drawn, waiting for B's chunk on the session's
+/// extension.
 pub struct GarblerSetup {
     delta: Block,
-    ot: OtSender,
-    points_digest: [u8; 32],
+    derived: Derived,
     k: usize,
+    reply_len: usize,
 }
 
 impl GarblerSetup {
-    /// Draws Δ_A and starts the base OTs under SoftSpoken⟨`k`⟩: returns A's first message (its
-    /// 4096 bytes of base-OT points).
-    pub fn new(k: usize) -> Result<(Self, Vec<u8>), AuthError> {
-        let delta = random_delta()?;
-        let (ot, points) = OtSender::new(delta)?;
+    /// Draws Δ_A for authenticated computation `index` on the session whose correlated-OT
+    /// sender is `session` (its receiver's point in), the derived directions under
+    /// SoftSpoken⟨`k`⟩. Nothing to send: B's chunk comes first.
+    pub fn new(session: &mut OtSender, index: u64, k: usize) -> Result<Self, AuthError> {
         if !ot::SUPPORTED_K.contains(&k) {
             return Err(ot::OtError::UnsupportedK { k }.into());
         }
-        let points_digest = Sha256::digest(&points).into();
-        Ok((GarblerSetup { delta, ot, points_digest, k }, points))
+        let derived = Derived::new(&session_of(session.session_id())?, index);
+        let reply_len = session.message_len(base::BASE_OT_COUNT);
+        Ok(GarblerSetup { delta: random_delta()?, derived, k, reply_len })
     }
 
-    /// Bytes of B's answer: its base-OT point, then direction 0's first chunk (128 OTs).
+    /// Bytes of B's set-up message: 128 OTs on the session's extension.
     pub fn reply_len(&self) -> usize {
-        base::SENDER_MESSAGE_BYTES + ot::message_len(self.k, base::BASE_OT_COUNT) + ot::setup_len(self.k)
+        self.reply_len
     }
 
-    /// Takes B's base-OT point and B's first chunk (the 128 OTs carrying Δ_B), checks the chunk
-    /// and sets up direction 1 on it.
-    pub fn finish(mut self, point: &[u8], reverse: &[u8]) -> Result<AuthParty, AuthError> {
-        self.ot.receive_base_ot(point, self.k)?;
-        let expected = self.ot.message_len(base::BASE_OT_COUNT);
-        super::expect_len(reverse, expected, "direction 0's first chunk")?;
-        let mut q = Vec::with_capacity(base::BASE_OT_COUNT);
-        self.ot.extend(base::BASE_OT_COUNT, reverse, &mut q)?;
-        let transcript = ot::session_id_from_digest(&self.points_digest, point);
-        let pairs = ot::reverse_base_keys_of_sender(&q, self.delta, &transcript);
-        let mine = OtReceiver::from_base_keys(&pairs, self.k, Binding { transcript, direction: 1 })?;
-        Ok(AuthParty::new(Role::Garbler, self.delta, transcript, self.k, mine, self.ot))
+    /// Takes B's chunk on the session's extension (the 128 OTs carrying Δ_B), checks it and
+    /// sets up direction 1 on it; then extends direction 1's first 128 OTs with Δ_A's bits and
+    /// sets up direction 0 on them. Returns the party and A's message: direction 1's chunk.
+    pub fn finish(self, session: &mut OtSender, chunk: &[u8]) -> Result<(AuthParty, Vec<u8>), AuthError> {
+        super::expect_len(chunk, self.reply_len, "the set-up's chunk of the session's extension")?;
+        let GarblerSetup { delta, derived, k, .. } = self;
+        let pairs = session.extend_reverse_base_ots(chunk, &derived.transcripts[1], derived.steps[0])?;
+        let mut mine = OtReceiver::from_base_keys(&pairs, k, derived.binding(1))?;
+        let mut message = Vec::new();
+        let keys = mine.extend_reverse_base_ots(delta, &mut message, &derived.transcripts[0], derived.steps[1])?;
+        let theirs = OtSender::from_base_keys(delta, &keys, k, derived.binding(0))?;
+        Ok((AuthParty::new(Role::Garbler, delta, derived.computation, k, mine, theirs), message))
     }
 }
 
-/// Party B before the set-up is done.
+/// Party B before the set-up is done: Δ_B drawn and its chunk sent, direction 1 set up,
+/// waiting for A's chunk on it.
 pub struct EvaluatorSetup {
     delta: Block,
-    ot: OtReceiver,
-    point: [u8; base::SENDER_MESSAGE_BYTES],
+    derived: Derived,
     k: usize,
+    /// Direction 1's sender, with Δ_B.
+    theirs: OtSender,
 }
 
 impl EvaluatorSetup {
-    /// Draws Δ_B and starts the base OTs: returns B's first message (its 32-byte point).
-    pub fn new(k: usize) -> Result<(Self, Vec<u8>), AuthError> {
+    /// Draws Δ_B for authenticated computation `index` on the session whose correlated-OT
+    /// receiver is `session` (its base OTs done) and extends 128 OTs on it with Δ_B's bits as
+    /// choices: returns the set-up, direction 1 ready under SoftSpoken⟨`k`⟩, and B's message
+    /// (the chunk).
+    pub fn new(session: &mut OtReceiver, index: u64, k: usize) -> Result<(Self, Vec<u8>), AuthError> {
         if !ot::SUPPORTED_K.contains(&k) {
             return Err(ot::OtError::UnsupportedK { k }.into());
         }
+        let derived = Derived::new(&session_of(session.session_id())?, index);
         let delta = random_delta()?;
-        let (ot, point) = OtReceiver::new()?;
-        Ok((EvaluatorSetup { delta, ot, point, k }, point.to_vec()))
+        let mut message = Vec::new();
+        let keys = session.extend_reverse_base_ots(delta, &mut message, &derived.transcripts[1], derived.steps[0])?;
+        let theirs = OtSender::from_base_keys(delta, &keys, k, derived.binding(1))?;
+        Ok((EvaluatorSetup { delta, derived, k, theirs }, message))
     }
 
-    /// Takes A's base-OT points; returns the party and B's second message: direction 0's first
-    /// chunk, 128 OTs whose choice bits are Δ_B's, on which direction 1 runs.
-    pub fn finish(mut self, points: &[u8]) -> Result<(AuthParty, Vec<u8>), AuthError> {
-        self.ot.finish_base_ot(points, self.k)?;
-        let (mut message, mut t) = (Vec::new(), Vec::new());
-        self.ot.extend(&delta_bits(self.delta), &mut message, &mut t)?;
-        let transcript = ot::session_id(points, &self.point);
-        let keys = ot::reverse_base_keys_of_receiver(&t, &transcript);
-        let theirs = OtSender::from_base_keys(self.delta, &keys, self.k, Binding { transcript, direction: 1 })?;
-        Ok((AuthParty::new(Role::Evaluator, self.delta, transcript, self.k, self.ot, theirs), message))
+    /// Bytes of A's answer: direction 1's first chunk, 128 OTs with the trees' set-up.
+    pub fn reply_len(&mut self) -> usize {
+        self.theirs.message_len(base::BASE_OT_COUNT)
+    }
+
+    /// Takes A's chunk on direction 1 (the 128 OTs carrying Δ_A), checks it and sets up
+    /// direction 0 on it.
+    pub fn finish(mut self, chunk: &[u8]) -> Result<AuthParty, AuthError> {
+        let expected = self.reply_len();
+        super::expect_len(chunk, expected, "direction 1's first chunk")?;
+        let EvaluatorSetup { delta, derived, k, mut theirs } = self;
+        let pairs = theirs.extend_reverse_base_ots(chunk, &derived.transcripts[0], derived.steps[1])?;
+        let mine = OtReceiver::from_base_keys(&pairs, k, derived.binding(0))?;
+        Ok(AuthParty::new(Role::Evaluator, delta, derived.computation, k, mine, theirs))
     }
 }
 
@@ -168,7 +280,8 @@ impl AuthParty {
         self.delta
     }
 
-    /// The session id both parties derived from the base OTs.
+    /// The computation's id both parties derived from the session's and the computation's
+    /// number ([`computation_id`]).
     pub fn session_id(&self) -> [u8; 32] {
         self.transcript
     }

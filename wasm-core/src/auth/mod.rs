@@ -26,9 +26,11 @@
 //! # Stages, one file each
 //!
 //! * [`abit`]: authenticated bits in both directions from the checked correlated OT
-//!   (SoftSpoken⟨k⟩ with its per-column check): direction 0 carries B's bits under Δ_A, direction
-//!   1 — on base OTs taken from 128 of direction 0's OTs with Δ_B's bits as choices — A's bits
-//!   under Δ_B.
+//!   (SoftSpoken⟨k⟩ with its per-column check): direction 0 carries B's bits under Δ_A,
+//!   direction 1 A's bits under Δ_B. Both directions are derived per computation from the
+//!   session's own extension, with fresh Δ_A and Δ_B and no public-key operation: 128 OTs of
+//!   the session's extension with Δ_B's bits as choices are direction 1's base OTs, 128 of
+//!   direction 1's with Δ_A's bits direction 0's (the module has the argument).
 //! * [`triples`]: WRK17's half-authenticated AND (Π_HaAND), leaky AND (Π_LaAND, with its
 //!   equality check committed then opened) and bucketing (Π_aAND), producing function-independent
 //!   random authenticated AND triples; [`triples::bucket_size`] states the bucket-size rule.
@@ -44,8 +46,8 @@
 //!
 //! # Messages
 //!
-//! Set-up: A's base-OT points (4096 bytes) and B's point (32 bytes) cross; B answers the points
-//! with direction 0's first chunk (128 OTs carrying Δ_B). Then a batch of n triples is six
+//! Set-up: B's 128 OTs of the session's extension carrying Δ_B; A's answer, direction 1's first
+//! chunk (128 OTs carrying Δ_A). Then a batch of n triples is six
 //! rounds of crossing messages, each party calling [`AuthParty::triples_step`] with the peer's
 //! message of the previous round ([`triples`] lists their content). Every length is checked
 //! before anything is consumed ([`AuthError::WrongLength`]), a call in the wrong state is
@@ -53,11 +55,15 @@
 //!
 //! # Binding to the session
 //!
-//! The session id is the base-OT transcript's hash ([`crate::ot::session_id`]), to which both
-//! parties contribute fresh randomness. It binds every OT chunk (the extension's check hashes it
-//! with the direction and the chunk's index), keys the instances of the garbling hash used by
-//! the triples ([`crate::garble::derive_seed`] over it), and enters every commitment. A message
-//! taken from another session fails the OT check, the equality check or a commitment's opening.
+//! The session id is the hash of the session's base-OT transcript ([`crate::ot::session_id`]),
+//! to which both parties contribute fresh randomness. Each computation's id is derived from it
+//! and the computation's number among the session's authenticated ones
+//! ([`abit::computation_id`]), and each direction's transcript from that and the direction
+//! ([`abit::direction_transcript`]). The direction's transcript binds every OT chunk of it (the
+//! extension's check hashes it with the direction and the chunk's index); the computation's id
+//! keys the instances of the garbling hash used by the triples ([`crate::garble::derive_seed`]
+//! over it) and enters every commitment. A message taken from another session or another
+//! computation fails the OT check, the equality check or a commitment's opening.
 //!
 //! # Paper access
 //!

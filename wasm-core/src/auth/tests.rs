@@ -1,18 +1,37 @@
 //! The in-memory two-party driver and the tests of aBits and triples, honest and under attack.
 
 use super::*;
-use crate::ot::MAX_CHUNK;
+use crate::ot::{OtError, OtReceiver, OtSender, MAX_CHUNK};
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test;
 
-/// Both parties after the set-up, messages passed in memory.
-fn connect(k: usize) -> (AuthParty, AuthParty) {
-    let (garbler, points) = GarblerSetup::new(k).unwrap();
-    let (evaluator, point) = EvaluatorSetup::new(k).unwrap();
-    let (evaluator, reverse) = evaluator.finish(&points).unwrap();
-    let garbler = garbler.finish(&point, &reverse).unwrap();
+/// A session's correlated OT, its base OTs done: A's sender (with a Δ_s of its own), B's
+/// receiver.
+fn session_ot(k: usize) -> (OtSender, OtReceiver) {
+    let (mut sender, points) = OtSender::new(Block(Block::random().unwrap().0 | 1)).unwrap();
+    let (mut receiver, point) = OtReceiver::new().unwrap();
+    sender.receive_base_ot(&point, k).unwrap();
+    receiver.finish_base_ot(&points, k).unwrap();
+    (sender, receiver)
+}
+
+/// The set-up of computation `index` on a session's OT, `tamper(sender, message)` between the
+/// steps: B's chunk of the session's extension, then A's of direction 1.
+fn set_up(session: &mut (OtSender, OtReceiver), index: u64, k: usize, mut tamper: impl FnMut(Role, &mut Vec<u8>)) -> Result<(AuthParty, AuthParty), (Role, AuthError)> {
+    let garbler = GarblerSetup::new(&mut session.0, index, k).unwrap();
+    let (evaluator, mut to_a) = EvaluatorSetup::new(&mut session.1, index, k).unwrap();
+    assert_eq!(to_a.len(), garbler.reply_len());
+    tamper(Role::Evaluator, &mut to_a);
+    let (garbler, mut to_b) = garbler.finish(&mut session.0, &to_a).map_err(|e| (Role::Garbler, e))?;
+    tamper(Role::Garbler, &mut to_b);
+    let evaluator = evaluator.finish(&to_b).map_err(|e| (Role::Evaluator, e))?;
     assert_eq!(garbler.session_id(), evaluator.session_id());
-    (garbler, evaluator)
+    Ok((garbler, evaluator))
+}
+
+/// Both parties after the set-up, messages passed in memory, on a session of their own.
+fn connect(k: usize) -> (AuthParty, AuthParty) {
+    set_up(&mut session_ot(k), 0, k, |_, _| {}).unwrap()
 }
 
 /// What a run of a batch ended with on a side: `None` if it was still waiting for a message
@@ -107,6 +126,70 @@ fn abits_in_both_directions_carry_macs_under_the_other_delta() {
         assert!(g.delta().lsb() && e.delta().lsb());
         assert_ne!(g.delta(), e.delta());
     }
+}
+
+/// Computations on one session's OT: each set-up draws fresh global keys and derives an id of
+/// its own, and its aBits carry MACs under them; the session's extension goes on serving its
+/// own chunks after them.
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn each_computation_on_a_session_has_fresh_keys_and_an_id_of_its_own() {
+    let mut session = session_ot(4);
+    let mut seen = Vec::new();
+    for index in 0..3 {
+        let (mut g, mut e) = set_up(&mut session, index, 4, |_, _| {}).unwrap();
+        let bits = random_bits(300);
+        let (mut message, mut macs, mut keys) = (Vec::new(), Vec::new(), Vec::new());
+        e.send_abits(&bits, &mut message, &mut macs).unwrap();
+        g.receive_abits(300, &message, &mut keys).unwrap();
+        assert!((0..300).all(|i| macs[i] == keys[i] ^ g.delta().select(bits[i])));
+        seen.push((g.delta(), e.delta(), g.session_id()));
+    }
+    for (i, a) in seen.iter().enumerate() {
+        for b in &seen[i + 1..] {
+            assert!(a.0 != b.0 && a.1 != b.1 && a.2 != b.2, "two computations share a key or an id");
+        }
+    }
+    // The session's own chunks still correlate.
+    let (mut message, mut t, mut q) = (Vec::new(), Vec::new(), Vec::new());
+    session.1.extend(&[true, false], &mut message, &mut t).unwrap();
+    session.0.extend(2, &message, &mut q).unwrap();
+    assert!(t[0] != q[0] && (t[0] ^ q[0]).lsb(), "t = q ⊕ Δ_s for choice 1");
+    assert_eq!(t[1], q[1], "t = q for choice 0");
+}
+
+/// Either set-up chunk altered (a check value: the check fails whatever Δ is) is refused by
+/// its receiver's peer with the OT's typed error, before any key is used; and a chunk meant
+/// for another computation of the session fails the check too.
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn an_altered_set_up_chunk_is_refused() {
+    for victim in [Role::Evaluator, Role::Garbler] {
+        let mut session = session_ot(4);
+        let err = set_up(&mut session, 0, 4, |from, m| {
+            if from == victim {
+                *m.last_mut().unwrap() ^= 1;
+            }
+        })
+        .err()
+        .expect("an altered chunk goes through");
+        assert_eq!(err.0, victim.peer());
+        assert!(matches!(err.1, AuthError::Ot(OtError::CheckFailed { .. })), "{victim:?}: {:?}", err.1);
+    }
+    // B's chunk for computation 1 where A set up computation 0: bound to another direction
+    // transcript of the session's, so its hashed keys would differ — but the check runs first
+    // on the session's binding, so the chunk itself passes; A's answer on direction 1 then
+    // fails B's check, as its transcripts are computation 0's.
+    let mut session = session_ot(4);
+    let garbler = GarblerSetup::new(&mut session.0, 0, 4).unwrap();
+    let (evaluator, to_a) = EvaluatorSetup::new(&mut session.1, 1, 4).unwrap();
+    let (_, to_b) = garbler.finish(&mut session.0, &to_a).unwrap();
+    assert!(matches!(evaluator.finish(&to_b), Err(AuthError::Ot(_))));
+    // Lengths: refused before anything moves.
+    let mut session = session_ot(4);
+    let garbler = GarblerSetup::new(&mut session.0, 0, 4).unwrap();
+    let (_, to_a) = EvaluatorSetup::new(&mut session.1, 0, 4).unwrap();
+    assert!(matches!(garbler.finish(&mut session.0, &to_a[1..]), Err(AuthError::WrongLength { .. })));
 }
 
 #[cfg_attr(not(target_arch = "wasm32"), test)]

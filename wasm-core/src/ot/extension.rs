@@ -128,6 +128,11 @@ impl CheckedReceiver {
         self.k
     }
 
+    /// What binds this direction's chunks.
+    pub fn binding(&self) -> Binding {
+        self.binding
+    }
+
     /// Bytes of the next message for `count` OTs: the chunk's, and the set-up if it has not gone.
     pub fn message_len(&self, count: usize) -> usize {
         message_len(self.k, count) + if count > 0 { self.setup.as_ref().map_or(0, Vec::len) } else { 0 }
@@ -235,6 +240,11 @@ impl CheckedSender {
 
     pub fn k(&self) -> usize {
         self.k
+    }
+
+    /// What binds this direction's chunks.
+    pub fn binding(&self) -> Binding {
+        self.binding
     }
 
     /// Turns the per-chunk check off (test builds only): the attack tests show that a receiver

@@ -242,6 +242,30 @@ impl OtReceiver {
     pub fn is_ready(&self) -> bool {
         matches!(self.state, ReceiverState::Extending(_))
     }
+
+    /// The transcript this direction's chunks are bound to (for direction 0, the session id of
+    /// its base OTs), once the base OTs are done.
+    pub fn session_id(&self) -> Option<SessionId> {
+        match &self.state {
+            ReceiverState::Extending(extension) => Some(extension.binding().transcript),
+            _ => None,
+        }
+    }
+
+    /// 128 OTs of this direction as another direction's base OTs, on this side: extends them
+    /// with the bits of `other_delta` (the Δ this party will hold there, bit j in OT j) as
+    /// choices, appending their chunk to `message`, and returns the key of each choice,
+    /// H(t_j) ([`reverse_base_keys_of_receiver`]), for [`OtSender::from_base_keys`]. The peer
+    /// passes the chunk to [`OtSender::extend_reverse_base_ots`] with the same `transcript` and
+    /// `derivation`.
+    pub fn extend_reverse_base_ots(&mut self, other_delta: Block, message: &mut Vec<u8>, transcript: &[u8; 32], derivation: u64) -> Result<[Block; base::BASE_OT_COUNT], OtError> {
+        let choices: Vec<bool> = (0..base::BASE_OT_COUNT).map(|j| (other_delta.0 >> j) & 1 == 1).collect();
+        let mut t = Vec::with_capacity(base::BASE_OT_COUNT);
+        self.extend(&choices, message, &mut t)?;
+        let keys = reverse_base_keys_of_receiver(&t, transcript, derivation);
+        t.iter_mut().for_each(base::wipe);
+        Ok(keys)
+    }
 }
 
 impl ReceiverState {
@@ -345,6 +369,29 @@ impl OtSender {
         }
     }
 
+    /// The transcript this direction's chunks are bound to (for direction 0, the session id of
+    /// its base OTs), once the receiver's point is in.
+    pub fn session_id(&self) -> Option<SessionId> {
+        match &self.state {
+            SenderState::KeysPending(_, point, _) => Some(session_id_from_digest(&self.points_digest, &point.encoding())),
+            SenderState::Extending(extension) => Some(extension.binding().transcript),
+            SenderState::AwaitingPoint(_) | SenderState::Failed => None,
+        }
+    }
+
+    /// The other side of [`OtReceiver::extend_reverse_base_ots`]: takes the receiver's chunk of
+    /// 128 OTs, checks it, and returns both keys of each, H(q_j) and H(q_j ⊕ Δ)
+    /// ([`reverse_base_keys_of_sender`]), for [`OtReceiver::from_base_keys`]. Δ stays here: what
+    /// leaves is hashed. A chunk of the wrong length changes nothing; a failed check ends the
+    /// sender, as in [`extend`](Self::extend).
+    pub fn extend_reverse_base_ots(&mut self, message: &[u8], transcript: &[u8; 32], derivation: u64) -> Result<[[Block; 2]; base::BASE_OT_COUNT], OtError> {
+        let mut q = Vec::with_capacity(base::BASE_OT_COUNT);
+        self.extend(base::BASE_OT_COUNT, message, &mut q)?;
+        let pairs = reverse_base_keys_of_sender(&q, self.delta, transcript, derivation);
+        q.iter_mut().for_each(base::wipe);
+        Ok(pairs)
+    }
+
     /// Turns the per-chunk check off (test builds only), now or when the extension starts: the
     /// attack tests show that a receiver then learns Δ.
     #[cfg(feature = "insecure-switches")]
@@ -393,34 +440,44 @@ impl SenderState {
 }
 
 /// The hash that turns correlated OTs into the other direction's base OTs: the garbling hash
-/// under an instance seed of its own (from the transcript), circular-correlation robust, so
-/// H(q_j) and H(q_j ⊕ Δ) are independent random keys to a party that lacks Δ.
-fn reverse_base_hash(transcript: &[u8; 32]) -> GarblingHash {
+/// under an instance seed of its own (from the transcript and the derivation's number),
+/// circular-correlation robust, so H(q_j) and H(q_j ⊕ Δ) are independent random keys to a
+/// party that lacks Δ.
+fn reverse_base_hash(transcript: &[u8; 32], derivation: u64) -> GarblingHash {
     let mut seed = [0u8; 16];
     seed.copy_from_slice(&transcript[..16]);
-    GarblingHash::new(derive_seed(Block::from_bytes(seed), "reverse-direction base OTs", 0))
+    GarblingHash::new(derive_seed(Block::from_bytes(seed), "reverse-direction base OTs", derivation))
+}
+
+/// The tweak of base OT j in derivation `derivation`: 128 of its own per derivation, so that no
+/// two derivations under one Δ hash an input under the same tweak.
+fn reverse_base_tweak(derivation: u64) -> u128 {
+    (derivation as u128) * base::BASE_OT_COUNT as u128
 }
 
 /// The other direction's base OTs, on the side of this direction's sender: from its 0-labels
 /// `q` of 128 checked correlated OTs whose choice bits were the other party's Δ' (bit j of Δ'
-/// in OT j), both keys of each — H(q_j, j) and H(q_j ⊕ Δ, j) — for it to be the other
-/// direction's receiver ([`OtReceiver::from_base_keys`]). Random OTs hashed, never raw rows.
-pub fn reverse_base_keys_of_sender(q: &[Block], delta: Block, transcript: &[u8; 32]) -> [[Block; 2]; base::BASE_OT_COUNT] {
+/// in OT j), both keys of each — H(q_j, t_j) and H(q_j ⊕ Δ, t_j), the tweak t_j =
+/// 128·`derivation` + j — for it to be the other direction's receiver
+/// ([`OtReceiver::from_base_keys`]). Random OTs hashed, never raw rows. Each derivation under
+/// the same Δ must have a number of its own (or a transcript of its own).
+pub fn reverse_base_keys_of_sender(q: &[Block], delta: Block, transcript: &[u8; 32], derivation: u64) -> [[Block; 2]; base::BASE_OT_COUNT] {
     assert_eq!(q.len(), base::BASE_OT_COUNT);
-    let mut hash = reverse_base_hash(transcript);
+    let mut hash = reverse_base_hash(transcript, derivation);
     let mut zero = q.to_vec();
     let mut one: Vec<Block> = q.iter().map(|&q| q ^ delta).collect();
-    hash.hash_in_place(&mut zero, 0);
-    hash.hash_in_place(&mut one, 0);
+    hash.hash_in_place(&mut zero, reverse_base_tweak(derivation));
+    hash.hash_in_place(&mut one, reverse_base_tweak(derivation));
     core::array::from_fn(|j| [zero[j], one[j]])
 }
 
-/// The same OTs on this direction's receiver's side: H(t_j, j), the key of its choice bit
-/// Δ'_j, for it to be the other direction's sender with Δ' ([`OtSender::from_base_keys`]).
-pub fn reverse_base_keys_of_receiver(t: &[Block], transcript: &[u8; 32]) -> [Block; base::BASE_OT_COUNT] {
+/// The same OTs on this direction's receiver's side: H(t_j, 128·`derivation` + j), the key of
+/// its choice bit Δ'_j, for it to be the other direction's sender with Δ'
+/// ([`OtSender::from_base_keys`]).
+pub fn reverse_base_keys_of_receiver(t: &[Block], transcript: &[u8; 32], derivation: u64) -> [Block; base::BASE_OT_COUNT] {
     assert_eq!(t.len(), base::BASE_OT_COUNT);
     let mut keys = t.to_vec();
-    reverse_base_hash(transcript).hash_in_place(&mut keys, 0);
+    reverse_base_hash(transcript, derivation).hash_in_place(&mut keys, reverse_base_tweak(derivation));
     core::array::from_fn(|j| keys[j])
 }
 
@@ -711,8 +768,8 @@ mod tests {
         let bits: Vec<bool> = (0..128).map(|j| (other_delta.0 >> j) & 1 == 1).collect();
         let (t, q) = extend_all(&mut receiver, &mut sender, &bits, 128);
         let transcript = [3u8; 32];
-        let pairs = reverse_base_keys_of_sender(&q, delta, &transcript);
-        let keys = reverse_base_keys_of_receiver(&t, &transcript);
+        let pairs = reverse_base_keys_of_sender(&q, delta, &transcript, 0);
+        let keys = reverse_base_keys_of_receiver(&t, &transcript, 0);
         for j in 0..128 {
             assert_eq!(keys[j], pairs[j][bits[j] as usize], "base OT {j}");
         }

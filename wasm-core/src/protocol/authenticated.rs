@@ -10,9 +10,10 @@
 //! ```text
 //! B (client)                                     A (server)
 //! Compute ───────────────────────────────────────▶ plan, circuit built; Δ_A drawn
-//!         ◀── 1: base-OT points ‖ topology (a streamed circuit's records, checked by its hash)
-//! 1: point ‖ direction 0's first chunk (Δ_B) ───▶
-//! 2: preprocessing message 1 ───────────────────▶ 2: preprocessing message 1, message 2
+//! Δ_B drawn; 1: 128 OTs of the session's extension (Δ_B) ──▶
+//!         ◀── 1: topology (a streamed circuit's records, checked by its hash; empty for a built-in one)
+//!         ◀── 2: direction 1's first chunk: 128 OTs (Δ_A); 3: preprocessing message 1
+//! 2: preprocessing message 1 ───────────────────▶ 4: preprocessing message 2
 //!   … each message answers the peer's previous one: triples batch by batch, masks, ANDs …
 //!         ◀── A's opening of its masks of B's inputs
 //! B's opening of its masks of A's inputs ‖ B's masked inputs ──▶
@@ -20,9 +21,13 @@
 //! B: check, then outputs; the labels and masks of A's outputs ──▶ (if A learns any)
 //! ```
 //!
-//! Each computation runs its own set-up (fresh base OTs and global keys) and holds its whole
-//! circuit and preprocessing in memory on both sides: a circuit of n AND gates costs each side
-//! a few hundred bytes per AND gate while it runs.
+//! B's flight 1 needs nothing from A: it goes right behind the request, once the session's base
+//! OTs are done (the first computation of a connection does them, as the standard mode's
+//! does), and crosses A's flight 1. Each computation runs its own set-up — fresh global keys,
+//! both directions derived from the session's correlated OT with no public-key operation
+//! ([`crate::auth::abit`]) — and holds its whole circuit and preprocessing in memory on both
+//! sides: a circuit of n AND gates costs each side a few hundred bytes per AND gate while it
+//! runs.
 
 use super::catalog::{ResolvedCircuit, Security};
 use super::frame::Frame;
@@ -35,7 +40,6 @@ use super::SessionError;
 use crate::auth::garble::{Circuit, EvaluatorComputation, GarblerComputation};
 use crate::auth::triples::bucket_size_of;
 use crate::auth::{AuthParty, EvaluatorSetup, GarblerSetup, Preparation};
-use crate::ot::base::RECEIVER_MESSAGE_BYTES;
 use garblet_circuits::{Batch, Runner, Shape};
 
 /// Gates of a streamed circuit the client takes in this mode: it holds the whole circuit.
@@ -207,7 +211,7 @@ fn read_topology(bytes: &[u8], circuit_id: [u8; 32], max_slots: u32) -> Result<C
 // ---- The garbler (party A, the server) ----
 
 enum GarblerStage {
-    /// Waiting for B's set-up answer.
+    /// Waiting for B's chunk of the session's extension.
     Setup(Box<GarblerSetup>, Circuit),
     Preparing(Box<AuthParty>, Preparation),
     /// Waiting for B's opening of its masks of A's inputs and B's masked inputs.
@@ -229,6 +233,9 @@ pub(super) struct AuthGarbler {
     /// Test builds only: known masks, and the selective-failure attack.
     #[cfg(feature = "insecure-switches")]
     deviation: (bool, bool),
+    /// Test builds only: Δ_A, once drawn.
+    #[cfg(feature = "insecure-switches")]
+    delta: Option<crate::block::Block>,
 }
 
 impl AuthGarbler {
@@ -239,8 +246,8 @@ impl AuthGarbler {
         self.deviation = (known_masks, corrupt_input_check);
     }
 
-    /// Builds the circuit and starts the set-up: Δ_A and the base-OT points, sent with the
-    /// topology of a streamed circuit.
+    /// Builds the circuit and starts the set-up: Δ_A drawn, and the topology of a streamed
+    /// circuit sent (an empty flight for a built-in one).
     pub fn start(service: String, plan: Plan, context: StartContext, parts: &mut GarblerParts<'_>) -> Result<Self, SessionError> {
         let limit = parts.authenticated_and_gate_limit;
         if let Some(n) = plan.and_gates.filter(|&n| n > limit) {
@@ -250,9 +257,9 @@ impl AuthGarbler {
         let (circuit, topology) = circuit_of(plan.gates, plan.stream_topology, limits)?;
         let and_gates = circuit.ands() as u64;
         parts.check_and_gates(charged(and_gates))?;
-        let (setup, points) = GarblerSetup::new(context.ot_k[0])?;
+        let setup = GarblerSetup::new(parts.ot, context.index, context.ot_k[0])?;
         let mut sender = Sender { numbering: Numbering::default(), max_frame: parts.limits.max_frame };
-        sender.send(parts.outbox, &[points, topology].concat());
+        sender.send(parts.outbox, &topology);
         Ok(AuthGarbler {
             service,
             stage: GarblerStage::Setup(Box::new(setup), circuit),
@@ -264,6 +271,8 @@ impl AuthGarbler {
             ended: None,
             #[cfg(feature = "insecure-switches")]
             deviation: (false, false),
+            #[cfg(feature = "insecure-switches")]
+            delta: None,
         })
     }
 
@@ -285,11 +294,15 @@ impl AuthGarbler {
         let outbox = &mut *parts.outbox;
         self.stage = match std::mem::replace(&mut self.stage, GarblerStage::Ended) {
             GarblerStage::Setup(setup, circuit) => {
-                let point = crate::ot::base::SENDER_MESSAGE_BYTES;
-                let mut party = setup.finish(&message[..point.min(message.len())], &message[point.min(message.len())..])?;
+                #[allow(unused_mut)]
+                let (mut party, chunk) = setup.finish(parts.ot, &message)?;
+                self.sender.send(outbox, &chunk);
                 #[cfg(feature = "insecure-switches")]
-                if self.deviation.0 {
-                    party.known_masks();
+                {
+                    self.delta = Some(party.delta());
+                    if self.deviation.0 {
+                        party.known_masks();
+                    }
                 }
                 let (preparation, first) = Preparation::start(&mut party, circuit)?;
                 self.sender.send(outbox, &first);
@@ -388,13 +401,22 @@ impl GarblerMode for AuthGarbler {
     fn take_ended(&mut self) -> Option<Ended> {
         self.ended.take()
     }
+
+    #[cfg(feature = "insecure-switches")]
+    fn insecure_own_delta(&self) -> Option<crate::block::Block> {
+        self.delta
+    }
 }
 
 // ---- The evaluator (party B, the client) ----
 
 enum EvaluatorStage {
-    /// Waiting for A's base-OT points (and a streamed circuit's topology).
-    Setup(Box<EvaluatorSetup>, Vec<u8>, Option<Circuit>),
+    /// Waiting, in either order, for A's first flight (a streamed circuit's topology, empty for
+    /// a built-in circuit) — `topology` says whether it is in — and for the session's OT
+    /// extension, which runs the set-up's first step (`None` until then).
+    Setup { setup: Option<Box<EvaluatorSetup>>, circuit: Option<Circuit>, topology: bool },
+    /// Both done: waiting for A's chunk on direction 1.
+    SetupReply(Box<EvaluatorSetup>, Circuit),
     Preparing(Box<AuthParty>, Preparation),
     /// Waiting for A's opening of its masks of B's inputs; B's own opening waits to go with
     /// its masked inputs.
@@ -412,6 +434,10 @@ pub(super) struct AuthEvaluator {
     y: Vec<bool>,
     circuit_id: [u8; 32],
     max_slots: u32,
+    /// The computation's number among the session's authenticated ones, and the derived
+    /// directions' k.
+    index: u64,
+    k: usize,
     sender: Sender,
     receiver: Receiver,
     /// AND gates of the circuit, once known; evaluated once the tables are in.
@@ -421,11 +447,15 @@ pub(super) struct AuthEvaluator {
     ended: Option<EvaluatorEnded>,
     #[cfg(feature = "insecure-switches")]
     known_masks: bool,
+    /// Test builds only: Δ_B, once drawn.
+    #[cfg(feature = "insecure-switches")]
+    delta: Option<crate::block::Block>,
 }
 
 impl AuthEvaluator {
-    /// Sends the request and starts the set-up: Δ_B and the base-OT point, which waits for A's
-    /// points. A built-in circuit is built now; a streamed one comes with A's points.
+    /// Sends the request; the set-up's first step (Δ_B, and its chunk of the session's OT
+    /// extension) waits for the session to run the extension ([`EvaluatorMode::extend`]). A
+    /// built-in circuit is built now; a streamed one comes in A's first flight.
     pub fn start(start: EvaluatorStart<'_>, parts: &mut EvaluatorParts<'_>) -> Result<Self, SessionError> {
         let EvaluatorStart { service, resolved, request, inputs, context, max_slots, defences, .. } = start;
         // A production build has no switches: the defences are all on.
@@ -440,13 +470,14 @@ impl AuthEvaluator {
                 None
             }
         };
-        let (setup, point) = EvaluatorSetup::new(context.ot_k[0])?;
         parts.outbox.push(Frame::Compute(request).encode());
         Ok(AuthEvaluator {
             service: service.into(),
             shape: resolved.shape,
             and_total: circuit.as_ref().map(|c| c.ands() as u64),
-            stage: EvaluatorStage::Setup(Box::new(setup), point, circuit),
+            stage: EvaluatorStage::Setup { setup: None, circuit, topology: false },
+            index: context.index,
+            k: context.ot_k[0],
             y: inputs,
             circuit_id: resolved.circuit_id,
             max_slots,
@@ -457,6 +488,8 @@ impl AuthEvaluator {
             ended: None,
             #[cfg(feature = "insecure-switches")]
             known_masks: defences.auth_known_masks,
+            #[cfg(feature = "insecure-switches")]
+            delta: None,
         })
     }
 
@@ -464,10 +497,11 @@ impl AuthEvaluator {
     /// topology has no length known in advance).
     fn awaited_len(&mut self) -> usize {
         match &mut self.stage {
-            EvaluatorStage::Setup(_, _, Some(_)) => RECEIVER_MESSAGE_BYTES,
-            EvaluatorStage::Setup(_, _, None) => {
-                RECEIVER_MESSAGE_BYTES + (TOPOLOGY_BYTES_PER_GATE * MAX_CIRCUIT_GATES) as usize
-            }
+            EvaluatorStage::Setup { topology: false, circuit: None, .. } => (TOPOLOGY_BYTES_PER_GATE * MAX_CIRCUIT_GATES) as usize,
+            // A built-in circuit's empty first flight; nothing, once it is in, until B's chunk
+            // has gone.
+            EvaluatorStage::Setup { .. } => 0,
+            EvaluatorStage::SetupReply(setup, _) => setup.reply_len(),
             EvaluatorStage::Preparing(party, preparation) => preparation.awaited_len(party).unwrap_or(0),
             EvaluatorStage::InputMasks(computation, _) => computation.input_masks_len(),
             EvaluatorStage::Tables(computation) => computation.tables_len(),
@@ -477,21 +511,31 @@ impl AuthEvaluator {
 
     fn message(&mut self, message: Vec<u8>, outbox: &mut Outbox) -> Result<(), SessionError> {
         self.stage = match std::mem::replace(&mut self.stage, EvaluatorStage::Ended) {
-            EvaluatorStage::Setup(setup, point, circuit) => {
-                // A short message leaves `points` short, which the set-up refuses as such.
-                let (points, topology) = message.split_at(RECEIVER_MESSAGE_BYTES.min(message.len()));
+            EvaluatorStage::Setup { setup, circuit, topology: false } => {
                 let circuit = match circuit {
-                    Some(circuit) if topology.is_empty() => circuit,
-                    Some(_) => return Err(SessionError::DataAfterEnd { extra: topology.len() as u64 }),
-                    None => read_topology(topology, self.circuit_id, self.max_slots)?,
+                    Some(circuit) if message.is_empty() => circuit,
+                    Some(_) => return Err(SessionError::DataAfterEnd { extra: message.len() as u64 }),
+                    None => read_topology(&message, self.circuit_id, self.max_slots)?,
                 };
                 self.and_total = Some(circuit.ands() as u64);
-                let (mut party, chunk) = setup.finish(points)?;
-                #[cfg(feature = "insecure-switches")]
-                if self.known_masks {
-                    party.known_masks();
+                match setup {
+                    Some(setup) => EvaluatorStage::SetupReply(setup, circuit),
+                    None => EvaluatorStage::Setup { setup: None, circuit: Some(circuit), topology: true },
                 }
-                self.sender.send(outbox, &[point, chunk].concat());
+            }
+            EvaluatorStage::Setup { topology: true, .. } => {
+                return Err(SessionError::Unexpected { frame: "Flight", state: "awaiting the session's OT extension" })
+            }
+            EvaluatorStage::SetupReply(setup, circuit) => {
+                #[allow(unused_mut)]
+                let mut party = setup.finish(&message)?;
+                #[cfg(feature = "insecure-switches")]
+                {
+                    self.delta = Some(party.delta());
+                    if self.known_masks {
+                        party.known_masks();
+                    }
+                }
                 let (preparation, first) = Preparation::start(&mut party, circuit)?;
                 self.sender.send(outbox, &first);
                 EvaluatorStage::Preparing(Box::new(party), preparation)
@@ -538,7 +582,7 @@ impl AuthEvaluator {
 impl EvaluatorMode for AuthEvaluator {
     fn stage(&self) -> &'static str {
         match self.stage {
-            EvaluatorStage::Setup(..) => "awaiting the authenticated mode's set-up",
+            EvaluatorStage::Setup { .. } | EvaluatorStage::SetupReply(..) => "awaiting the authenticated mode's set-up",
             EvaluatorStage::Preparing(..) => "preprocessing an authenticated computation",
             EvaluatorStage::InputMasks(..) => "awaiting the garbler's input masks",
             EvaluatorStage::Tables(_) => "awaiting the garbled tables",
@@ -571,12 +615,24 @@ impl EvaluatorMode for AuthEvaluator {
         Ok(())
     }
 
-    /// Its correlated OTs are its own, in both directions, run within its flights.
+    /// The set-up's first step extends the session's correlated OT: the session does its base
+    /// OTs first if no computation has yet.
     fn awaits_ot_extension(&self) -> bool {
-        false
+        matches!(self.stage, EvaluatorStage::Setup { setup: None, .. })
     }
 
-    fn extend(&mut self, _parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError> {
+    /// The set-up's first step: Δ_B drawn, 128 OTs of the session's extension carrying it, sent
+    /// as B's flight 1. Both directions then run on OTs of their own, within the flights.
+    fn extend(&mut self, parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError> {
+        let EvaluatorStage::Setup { setup: setup @ None, circuit, topology } = &mut self.stage else { return Ok(()) };
+        let (ready, chunk) = EvaluatorSetup::new(parts.ot, self.index, self.k)?;
+        self.sender.send(parts.outbox, &chunk);
+        if *topology {
+            let circuit = circuit.take().ok_or(SessionError::NotReady { state: "without the circuit" })?;
+            self.stage = EvaluatorStage::SetupReply(Box::new(ready), circuit);
+        } else {
+            *setup = Some(Box::new(ready));
+        }
         Ok(())
     }
 
@@ -586,5 +642,10 @@ impl EvaluatorMode for AuthEvaluator {
 
     fn take_ended(&mut self) -> Option<EvaluatorEnded> {
         self.ended.take()
+    }
+
+    #[cfg(feature = "insecure-switches")]
+    fn insecure_own_delta(&self) -> Option<crate::block::Block> {
+        self.delta
     }
 }

@@ -106,6 +106,9 @@ pub struct EvaluatorSession {
     max_frame: usize,
     /// What this party defends itself with: everything, but in the attack tests.
     defences: Defences,
+    /// Test builds only: the last computation's own global key, if its mode drew one.
+    #[cfg(feature = "insecure-switches")]
+    own_delta: Option<Block>,
 }
 
 impl EvaluatorSession {
@@ -146,6 +149,8 @@ impl EvaluatorSession {
             chosen: None,
             max_frame: super::garbler_session::GarblerConfig::default().max_frame as usize,
             defences: Defences::default(),
+            #[cfg(feature = "insecure-switches")]
+            own_delta: None,
         })
     }
 
@@ -282,6 +287,10 @@ impl EvaluatorSession {
     fn step(&mut self, f: impl FnOnce(&mut dyn EvaluatorMode, &mut EvaluatorParts<'_>) -> Result<(), SessionError>) -> Result<(), SessionError> {
         let State::Running(mut run) = std::mem::replace(&mut self.state, State::Closed) else { unreachable!("a step of a running computation") };
         let result = f(run.as_mut(), &mut self.parts());
+        #[cfg(feature = "insecure-switches")]
+        if let Some(delta) = run.insecure_own_delta() {
+            self.own_delta = Some(delta);
+        }
         self.state = match run.take_ended() {
             Some(ended) => {
                 self.last_progress = ended.progress;
@@ -452,6 +461,13 @@ impl EvaluatorSession {
     #[cfg(feature = "insecure-switches")]
     pub fn insecure_auth_known_masks(&mut self) {
         self.defences.auth_known_masks = true;
+    }
+
+    /// Test builds only: the global key the last computation that drew one of its own drew
+    /// (an authenticated computation's Δ_B).
+    #[cfg(feature = "insecure-switches")]
+    pub fn insecure_own_delta(&self) -> Option<Block> {
+        self.own_delta
     }
 
     /// Test builds only: cut-and-choose computations regenerate their check circuits but do not

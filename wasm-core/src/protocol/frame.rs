@@ -39,8 +39,9 @@ pub const MAGIC: &[u8; 4] = b"GRBL";
 /// schemes in the hellos, and three-halves. 6: the security of a `Compute`, and the `Flight`
 /// frames of cut-and-choose. 7: cut-and-choose's input encoding drawn per computation. 8: the
 /// garbling hash keyed per instance, its seed in `ServerHello`; SoftSpoken OT with the per-column
-/// check, its k per direction in the hellos.)
-pub const VERSION: u16 = 8;
+/// check, its k per direction in the hellos. 9: the authenticated mode's set-up derived from the
+/// session's OT extension, its flights changed.)
+pub const VERSION: u16 = 9;
 
 /// The smallest credit window: room for a few batches of garbled data.
 pub const MIN_WINDOW: u32 = 64 << 10;

@@ -100,6 +100,9 @@ pub struct GarblerSession {
     ended_and_gates: u64,
     /// Deviations of the next computation (attack tests only; none otherwise).
     switches: GarblerSwitches,
+    /// Test builds only: the last computation's own global key, if its mode drew one.
+    #[cfg(feature = "insecure-switches")]
+    own_delta: Option<Block>,
 }
 
 /// Scheme ids as names, comma-separated, for error messages.
@@ -189,6 +192,8 @@ impl GarblerSession {
             chosen: None,
             ended_and_gates: 0,
             switches: GarblerSwitches::default(),
+            #[cfg(feature = "insecure-switches")]
+            own_delta: None,
         })
     }
 
@@ -270,6 +275,13 @@ impl GarblerSession {
     #[cfg(feature = "insecure-switches")]
     pub fn insecure_delta(&self) -> Block {
         self.engine.delta()
+    }
+
+    /// Test builds only: the global key the last computation that drew one of its own drew
+    /// (an authenticated computation's Δ_A).
+    #[cfg(feature = "insecure-switches")]
+    pub fn insecure_own_delta(&self) -> Option<Block> {
+        self.own_delta
     }
 
     pub fn poll_event(&mut self) -> Option<GarblerEvent> {
@@ -502,6 +514,10 @@ impl GarblerSession {
     /// ended.
     fn after_step(&mut self) -> State {
         let State::Running(mut run) = std::mem::replace(&mut self.state, State::Closed) else { unreachable!("a step of a running computation") };
+        #[cfg(feature = "insecure-switches")]
+        if let Some(delta) = run.insecure_own_delta() {
+            self.own_delta = Some(delta);
+        }
         let Some(ended) = run.take_ended() else { return State::Running(run) };
         (self.last_produced, self.last_consumed) = (ended.produced, ended.consumed);
         self.ended_and_gates += run.garbled();

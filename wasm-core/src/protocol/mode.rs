@@ -162,6 +162,12 @@ pub(super) trait GarblerMode {
     fn garbled(&self) -> u64;
     /// The computation's end, once (`None` while it runs and after it has been taken).
     fn take_ended(&mut self) -> Option<Ended>;
+    /// Test builds only: the global key this computation drew for itself, once drawn (the
+    /// authenticated mode's Δ_A); `None` for a mode that garbles under the session's.
+    #[cfg(feature = "insecure-switches")]
+    fn insecure_own_delta(&self) -> Option<Block> {
+        None
+    }
 }
 
 /// Test-only deviations of the next computation (attack tests).
@@ -252,6 +258,12 @@ pub(super) trait EvaluatorMode {
     fn progress(&self, engine: &Evaluator, counters: &Counters) -> Progress;
     /// The computation's end, once (`None` while it runs and after it has been taken).
     fn take_ended(&mut self) -> Option<EvaluatorEnded>;
+    /// Test builds only: the global key this computation drew for itself, once drawn (the
+    /// authenticated mode's Δ_B); `None` for a mode that has none.
+    #[cfg(feature = "insecure-switches")]
+    fn insecure_own_delta(&self) -> Option<Block> {
+        None
+    }
 }
 
 /// A computation the evaluator starts: the service as the catalog resolved it, and its request.
