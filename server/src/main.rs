@@ -76,7 +76,8 @@ enum Command {
         #[arg(long = "param", value_name = "K=V")]
         params: Vec<String>,
         /// Print one JSON object: {"service", "outputs": [{"name", "type" (uint, int or bytes),
-        /// "bits", "value", "hex"}, …], "security", "recovered", "stats", "window_bytes"}.
+        /// "bits", "value", "hex"}, …], "security", "recovered", "prepared", "stats", "window_bytes"; with
+        /// --prepare "online_ms" and "preparation"}.
         #[arg(long)]
         json: bool,
         /// The protection to compute with. standard: the server is protected from a client that
@@ -93,6 +94,11 @@ enum Command {
         /// service offers its mode and every one before it in this list.
         #[arg(long, value_name = "MODE", default_value = "standard", value_parser = parse_security)]
         security: Security,
+        /// With --security authenticated: run the computation's preprocessing first on the same
+        /// connection (it needs no input), then the computation on it, and print the online
+        /// phase's time apart ("preparation" and "online_ms" with --json).
+        #[arg(long)]
+        prepare: bool,
         /// The credit window to start with, in bytes: how far the server may garble ahead of this
         /// client (it grants at most its `max_window_bytes`). The session doubles it while the
         /// stream waits for credit on a long network path, up to 32 MiB. Larger windows ride out
@@ -349,8 +355,8 @@ fn main() -> ExitCode {
             Ok(())
         }
         Command::Serve { config, .. } => serve::run(config.as_deref()).map_err(|e| e.to_string()),
-        Command::Run { server, service, inputs, params, json, security, window, garbling } => {
-            let args = RunArgs { server: server.url.clone(), service, inputs, params, json, security, connect: ConnectOptions { window, garbling, ..server.options() } };
+        Command::Run { server, service, inputs, params, json, security, prepare, window, garbling } => {
+            let args = RunArgs { server: server.url.clone(), service, inputs, params, json, security, prepare, connect: ConnectOptions { window, garbling, ..server.options() } };
             return client_exit(client_cmd::run(&args), json);
         }
         Command::Services { server, json } => return client_exit(client_cmd::services(&server.url, &server.options(), json), json),

@@ -269,7 +269,7 @@ mod tests {
     }
 
     fn request(service: &str, security: Security) -> ComputeRequest {
-        ComputeRequest { service: service.into(), params: vec![], circuit_id: [0; 32], evaluator_bits: 64, security }
+        ComputeRequest { service: service.into(), params: vec![], circuit_id: [0; 32], evaluator_bits: 64, security, phase: Default::default() }
     }
 
     /// What a pass over a program sees: its shape, the topology hash of its gates and its AND

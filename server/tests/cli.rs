@@ -368,3 +368,26 @@ fn divide64_is_signed_and_its_division_by_zero_is_documented() {
     assert_eq!(run_ok(&server.url(), "divide64", &[&((-7i64) as u64).to_string()]), format!("quotient = {}\n", (-142_857i64) as u64));
     server.stop();
 }
+
+/// `--prepare`: the authenticated computation's preprocessing first on the same connection, then
+/// the computation on it, the online phase reported apart; refused as a usage error without the
+/// authenticated mode.
+#[test]
+fn prepare_runs_the_preprocessing_first_and_reports_the_online_phase() {
+    let server = default_server();
+    let url = server.url();
+    let block = "0x00112233445566778899aabbccddeeff";
+    let (code, stdout, stderr) = garblet(&["run", "--server", &url, "aes128", "--security", "authenticated", "--prepare", "--input", block]);
+    assert_eq!((code, stdout.as_str()), (0, "ciphertext = 0x69c4e0d86a7b0430d8cdb78070b4c55a\n"), "{stderr}");
+    assert!(stderr.contains("preprocessing ahead: ") && stderr.contains("authenticated mode (online phase): 6,400 AND gates"), "{stderr}");
+    let (code, stdout, stderr) = garblet(&["run", "--server", &url, "aes128", "--security", "authenticated", "--prepare", "--input", block, "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let json: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!((json["prepared"].as_bool(), json["outputs"][0]["value"].as_str()), (Some(true), Some("0x69c4e0d86a7b0430d8cdb78070b4c55a")));
+    assert!(json["online_ms"].as_f64().is_some_and(|ms| ms > 0.0), "{json}");
+    let (online, ahead) = (&json["stats"]["evaluator"]["bytes_received"], &json["preparation"]["stats"]["evaluator"]["bytes_received"]);
+    assert!(online.as_u64().unwrap() < ahead.as_u64().unwrap(), "the online phase receives less than the preprocessing: {json}");
+    let (code, _, stderr) = garblet(&["run", "--server", &url, "aes128", "--prepare", "--input", block]);
+    assert!(code == 2 && stderr.contains("--prepare needs --security authenticated"), "{code} {stderr}");
+    server.stop();
+}

@@ -26,7 +26,7 @@ fn circuit_id(server: &Server, service: &str) -> [u8; 32] {
 }
 
 fn compute_frame(service: &str, circuit_id: [u8; 32], evaluator_bits: u64) -> Vec<u8> {
-    Frame::Compute(ComputeRequest { service: service.into(), params: vec![], circuit_id, evaluator_bits, security: Security::Standard }).encode()
+    Frame::Compute(ComputeRequest { service: service.into(), params: vec![], circuit_id, evaluator_bits, security: Security::Standard, phase: Default::default() }).encode()
 }
 
 /// Opens a session, says hello if told to, sends `frames`, and returns the server's `Error`

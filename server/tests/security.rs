@@ -39,7 +39,7 @@ fn the_default_offers_every_mode_for_aes128_and_hamming_and_refuses_a_protected_
     let aes192 = catalog.service("aes192").unwrap().resolve(&[]).unwrap().circuit_id;
     let mut raw = RawClient::connect(&server.url());
     raw.hello();
-    raw.send(Frame::Compute(ComputeRequest { service: "aes192".into(), params: vec![], circuit_id: aes192, evaluator_bits: 128, security: Security::CutAndChoose }).encode());
+    raw.send(Frame::Compute(ComputeRequest { service: "aes192".into(), params: vec![], circuit_id: aes192, evaluator_bits: 128, security: Security::CutAndChoose, phase: Default::default() }).encode());
     let want = SessionError::SecurityNotOffered { service: "aes192".into(), offered: Security::Standard, requested: Security::CutAndChoose };
     assert_eq!(raw.expect_error(), (ErrorCode::BadRequest as u16, want.to_string()));
     drop(raw);

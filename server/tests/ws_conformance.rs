@@ -54,7 +54,7 @@ fn hello() -> Vec<u8> {
 /// A request for a service the server does not have: its `Error` frame names the service, so
 /// the reply shows the request arrived whole and in order.
 fn probe(service: &str) -> Vec<u8> {
-    Frame::Compute(ComputeRequest { service: service.into(), params: vec![], circuit_id: [0; 32], evaluator_bits: 0, security: Security::Standard }).encode()
+    Frame::Compute(ComputeRequest { service: service.into(), params: vec![], circuit_id: [0; 32], evaluator_bits: 0, security: Security::Standard, phase: Default::default() }).encode()
 }
 
 fn unknown_service(service: &str) -> (u16, String) {

@@ -39,6 +39,7 @@ export interface WasmEvaluator {
   progress(): string;
   shape(service: string, params: string): string;
   start(service: string, params: string, bits: Uint8Array, bitCount: number, security?: string): void;
+  prepare(service: string, params: string): void;
   takeBaseOtShare(count: number): Uint8Array | undefined;
 }
 
@@ -60,6 +61,11 @@ export interface RunRequest {
   expectCircuit?: string;
   /** The mode the run computes in, which the session checked the service offers. */
   security: Security;
+  /**
+   * Only the preprocessing, parked on the connection for a later run of the same service and
+   * parameters (the authenticated mode; `inputs` unused).
+   */
+  prepare?: boolean;
 }
 
 /** A finished run, before outputs are wrapped (it must cross a worker boundary as is). */
@@ -71,6 +77,8 @@ export interface RawResult {
   security: Security;
   /** Cut-and-choose only: circuits disagreed (the server cheated) and cheating recovery gave the output. */
   recovered: boolean;
+  /** The run used preprocessing done ahead on this connection. */
+  prepared: boolean;
 }
 
 interface Pending {
@@ -146,6 +154,15 @@ export class Engine {
       return Promise.reject(new InputError(`the server has no service '${request.service}' (it has: ${names})`, { reason: 'unknown-service', service: request.service }));
     }
     try {
+      if (request.prepare) {
+        const paramsJson = JSON.stringify(deriveParams(service, new Map(), request.params));
+        this.evaluator.prepare(service.name, paramsJson);
+        return new Promise((resolve, reject) => {
+          const t = now();
+          this.run_ = { resolve, reject, onProgress, interval: request.progressInterval, started: t, lastReport: t };
+          this.flush();
+        });
+      }
       const values = assignInputs(clientFields(service.inputs), request.inputs);
       const params = deriveParams(service, values, request.params);
       const paramsJson = JSON.stringify(params);
@@ -279,7 +296,7 @@ export class Engine {
         this.reportProgress(true, event.stats.evaluator.and_gates);
         const run = this.run_;
         this.run_ = undefined;
-        run.resolve({ service: event.service, outputs: event.outputs, stats: event.stats, security: event.security ?? 'standard', recovered: event.recovered ?? false });
+        run.resolve({ service: event.service, outputs: event.outputs, stats: event.stats, security: event.security ?? 'standard', recovered: event.recovered ?? false, prepared: event.prepared ?? false });
       }
     }
   }

@@ -3,7 +3,7 @@ import { AbortError, GarbletError, InputError } from './errors.js';
 import { Output, outputsFrom } from './encode.js';
 import type { RawResult, RunRequest } from './engine.js';
 import { atLeast, checkedCircuitPin, checkedSecurity } from './options.js';
-import type { Inputs, Progress, RunOptions, Security, ServiceInfo, Stats } from './types.js';
+import type { Inputs, PrepareOptions, Progress, RunOptions, Security, ServiceInfo, Stats } from './types.js';
 
 /** An engine in this thread or in a worker. */
 export interface EngineHandle {
@@ -26,6 +26,11 @@ export interface RunResult {
    * Always false for `standard`.
    */
   recovered: boolean;
+  /**
+   * The run used preprocessing done ahead on this connection ({@link Session.prepare}): only
+   * its online phase ran after the request. Always false outside the authenticated mode.
+   */
+  prepared: boolean;
 }
 
 /** A connection to a Garblet server. Runs on one session are queued, one at a time. */
@@ -78,9 +83,50 @@ export class Session {
     try {
       const request: RunRequest = { service, inputs, params: options.params ?? {}, progressInterval: options.progressInterval ?? 100, expectCircuit, security };
       const raw = await this.engine.run(request, options.onProgress ?? (() => {}));
-      return { service: raw.service, outputs: outputsFrom(raw.outputs), stats: raw.stats, security: raw.security, recovered: raw.recovered };
+      return { service: raw.service, outputs: outputsFrom(raw.outputs), stats: raw.stats, security: raw.security, recovered: raw.recovered, prepared: raw.prepared };
     } catch (e) {
       // Anything but bad inputs ends the connection (the engine closed it).
+      if (!(e instanceof InputError)) this.closedFlag = true;
+      throw e instanceof GarbletError ? e : new GarbletError(String(e));
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /**
+   * Runs the input-independent part of `options.count` (default 1) authenticated computations
+   * of `service` with `options.params` ahead — each its own set-up and preprocessing — and parks
+   * them on this connection; resolves once all are parked. Queued with runs, one at a time. A
+   * later `run` of the same service and parameters in the authenticated mode uses the oldest
+   * parked one (`prepared: true` in its result), so only its online phase runs after the
+   * request. Each preparation serves one run. A service that does not offer the authenticated
+   * mode rejects with an `InputError` (`security-not-offered`) before anything is sent.
+   */
+  prepare(service: string, options: PrepareOptions = {}): Promise<void> {
+    const count = options.count ?? 1;
+    if (!Number.isInteger(count) || count < 1) {
+      const reason = Number.isInteger(count) ? 'out-of-range' : 'not-an-integer';
+      return Promise.reject(new InputError(`prepare's count must be a positive integer, not ${String(count)}`, { reason, value: typeof count === 'number' ? count : undefined, min: 1 }));
+    }
+    const tasks: Promise<void>[] = [];
+    for (let i = 0; i < count; i++) {
+      const task = this.queue.then(() => this.prepareNow(service, options));
+      this.queue = task.catch(() => undefined);
+      tasks.push(task);
+    }
+    return Promise.all(tasks).then(() => undefined);
+  }
+
+  private async prepareNow(service: string, options: PrepareOptions): Promise<void> {
+    const security = this.securityFor(service, 'authenticated');
+    const { signal } = options;
+    if (signal?.aborted) throw new AbortError(reasonOf(signal));
+    const onAbort = () => this.engine.abort(reasonOf(signal));
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const request: RunRequest = { service, inputs: {}, params: options.params ?? {}, progressInterval: 1e9, security, prepare: true };
+      await this.engine.run(request, () => {});
+    } catch (e) {
       if (!(e instanceof InputError)) this.closedFlag = true;
       throw e instanceof GarbletError ? e : new GarbletError(String(e));
     } finally {

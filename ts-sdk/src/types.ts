@@ -192,6 +192,16 @@ export interface ConnectOptions {
 /** A garbling scheme, or `'auto'` for either. */
 export type Garbling = 'half-gates' | 'three-halves' | 'auto';
 
+/** Options of {@link Session.prepare}. */
+export interface PrepareOptions {
+  /** Parameters the service lets the client set, as the runs that will use the preparations set them. */
+  params?: Record<string, number>;
+  /** How many computations to prepare (default 1); each serves one run. */
+  count?: number;
+  /** Cancels the preparation; the connection closes. */
+  signal?: AbortSignal;
+}
+
 export interface RunOptions {
   /** Parameters the service lets the client set (string lengths are filled in for you). */
   params?: Record<string, number>;

@@ -229,3 +229,35 @@ describe('a connection that requires authenticated garbling', () => {
     assert.equal(live.session.closed, false);
   });
 });
+
+describe('preprocessing ahead on a warm connection', () => {
+  const live = serverAndSession();
+  const moved = (r) => r.stats.evaluator.bytes_received + r.stats.evaluator.bytes_sent;
+
+  test('prepared runs give the right output, move fewer bytes after the request, and each uses one preparation', async () => {
+    const whole = await live.session.run('hamming', { y: randomUint(900) }, { security: 'authenticated' });
+    assert.equal(whole.prepared, false);
+    // Queued with runs: a run queued behind the preparations uses the first of them.
+    const prepared = live.session.prepare('hamming', { count: 2 });
+    const y = randomUint(900);
+    const first = await live.session.run('hamming', { y }, { security: 'authenticated' });
+    await prepared;
+    assert.equal(first.outputs.distance.toNumber(), popcount(y ^ APP_VALUES.irisCode));
+    assert.deepEqual([first.security, first.prepared], ['authenticated', true]);
+    assert.ok(moved(first) < moved(whole), `${moved(first)} vs ${moved(whole)} bytes`);
+    const second = await live.session.run('hamming', { y }, { security: 'authenticated' });
+    assert.deepEqual([second.outputs.distance.toNumber(), second.prepared], [popcount(y ^ APP_VALUES.irisCode), true]);
+    // None left: the next run is whole again; a standard run never uses one.
+    const third = await live.session.run('hamming', { y }, { security: 'authenticated' });
+    assert.deepEqual([third.outputs.distance.toNumber(), third.prepared], [popcount(y ^ APP_VALUES.irisCode), false]);
+    const standard = await live.session.run('hamming', { y });
+    assert.deepEqual([standard.security, standard.prepared], ['standard', false]);
+  });
+
+  test('preparing for a service without the authenticated mode is refused before anything is sent', async () => {
+    await assert.rejects(live.session.prepare('aes128'), (e) => e instanceof InputError && e.reason === 'security-not-offered');
+    await assert.rejects(live.session.prepare('hamming', { count: 0 }), (e) => e instanceof InputError && e.reason === 'out-of-range');
+    const { outputs } = await live.session.run('aes128', { plaintext });
+    assert.equal(hex(outputs.ciphertext.bytes()), FIPS_197_C1);
+  });
+});

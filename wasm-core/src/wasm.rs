@@ -132,9 +132,11 @@ impl WasmEvaluator {
     }
 
     /// The next event as JSON: `{"type":"ready"}` or `{"type":"finished", "service", "outputs",
-    /// "stats", "security", "recovered"}` — `security` the mode the computation ran in
+    /// "stats", "security", "recovered", "phase", "prepared"}` — `security` the mode the computation ran in
     /// ("standard", "cut-and-choose" or "authenticated"), `recovered` whether its evaluation circuits disagreed
-    /// (the server cheated) and the output came through cheating recovery.
+    /// (the server cheated) and the output came through cheating recovery, `phase` "whole",
+    /// "prepare" (a preparation run: no outputs) or "prepared", and `prepared` whether the
+    /// computation used preprocessing done ahead.
     #[wasm_bindgen(js_name = pollEvent)]
     pub fn poll_event(&mut self) -> Option<String> {
         let event = self.session.poll_event()?;
@@ -146,7 +148,7 @@ impl WasmEvaluator {
                     .iter()
                     .map(|o| json!({ "name": o.name, "hex": garblet_circuits::value::to_hex(&o.bits), "bits": o.bits.len(), "signed": o.signed, "bytes": o.bytes }))
                     .collect();
-                json!({ "type": "finished", "service": r.service, "outputs": outputs, "stats": { "evaluator": r.evaluator, "garbler": r.garbler }, "security": r.security.name(), "recovered": r.recovered }).to_string()
+                json!({ "type": "finished", "service": r.service, "outputs": outputs, "stats": { "evaluator": r.evaluator, "garbler": r.garbler }, "security": r.security.name(), "recovered": r.recovered, "phase": r.phase.name(), "prepared": matches!(r.phase, crate::protocol::Phase::Prepared { .. }) }).to_string()
             }
         })
     }
@@ -187,6 +189,23 @@ impl WasmEvaluator {
         let inputs = (0..bit_count).map(|i| (bits[i / 8] >> (i % 8)) & 1 == 1).collect();
         let _busy = self.busy.enter();
         self.session.start_with(service, params, inputs, security).map_err(|e| js_error(&e))
+    }
+
+    /// Runs the set-up and preprocessing of a computation of `service` with `params` (a JSON
+    /// object of integers) in the authenticated mode, which need no input, and parks it on the
+    /// session: the next `start` of the same service and parameters in that mode uses it. The
+    /// run ends with a `finished` event without outputs, its `phase` "prepare". A service that
+    /// does not offer the authenticated mode throws `security-not-offered` (nothing was sent).
+    pub fn prepare(&mut self, service: &str, params: &str) -> Result<(), JsError> {
+        let params = parse_params(params)?;
+        let _busy = self.busy.enter();
+        self.session.prepare(service, params).map_err(|e| js_error(&e))
+    }
+
+    /// Preparations parked on this session for `service` (any parameters).
+    #[wasm_bindgen(js_name = preparedCount)]
+    pub fn prepared_count(&self, service: &str) -> usize {
+        self.session.prepared_count(service)
     }
 
     /// `{"andGates", "andTotal" (or null), "bytesReceived", "bytesConsumed"}`.

@@ -5,7 +5,7 @@
 mod support;
 
 use garblet_circuits::value;
-use garblet_core::protocol::{ErrorCode, ErrorKind, EvaluatorEvent, Frame, GarblerEvent, Security, SessionError};
+use garblet_core::protocol::{ErrorCode, ErrorKind, EvaluatorEvent, Frame, FrameError, GarblerEvent, Phase, Security, SessionError};
 use support::Pair;
 
 fn finished(pair: &mut Pair) -> garblet_core::protocol::ComputationResult {
@@ -421,4 +421,167 @@ fn selective_failure_learns_nothing_with_fresh_masks() {
     // Both ~ Binomial(40, 1/2): each within 5 σ of 20, and their difference within 5 σ.
     assert!((4..=36).contains(&zero) && (4..=36).contains(&one), "{zero} and {one} aborts of {RUNS}");
     assert!(zero.abs_diff(one) <= 22, "{zero} against {one} aborts");
+}
+
+// ---- Preprocessing ahead ----
+
+fn prepare(pair: &mut Pair, service: &str, params: Vec<(String, u64)>) {
+    pair.evaluator.prepare(service, params).unwrap();
+    pair.pump().unwrap();
+    let result = finished(pair);
+    assert_eq!((result.phase, result.outputs.len()), (Phase::Prepare, 0));
+    assert!(result.garbler.bytes_sent > 0);
+    assert!(garbler_outputs(pair).is_empty());
+}
+
+fn aes_block() -> Vec<bool> {
+    let block: Vec<u8> = (0u8..16).map(|i| i * 0x11).collect();
+    value::from_bytes(&block)
+}
+
+const FIPS_197: &str = "0x69c4e0d86a7b0430d8cdb78070b4c55a";
+
+/// Prepared ahead, the computation gives FIPS-197's ciphertext and moves fewer bytes after its
+/// request than a whole one; the AND-gate charge is taken when preparing, not again.
+#[test]
+fn a_prepared_computation_gives_the_fips_197_ciphertext_with_fewer_bytes() {
+    let mut pair = Pair::new(4 << 20);
+    let whole = run(&mut pair, "aes128", vec![], aes_block());
+    assert_eq!((value::to_hex(&whole.outputs[0].bits).as_str(), whole.phase), (FIPS_197, Phase::Whole));
+    garbler_outputs(&mut pair);
+    let before = pair.garbler.and_gates();
+    prepare(&mut pair, "aes128", vec![]);
+    let charged = pair.garbler.and_gates() - before;
+    assert!(charged >= 4 * 6400, "{charged}");
+    assert_eq!((pair.evaluator.prepared_count("aes128"), pair.garbler.parked().len(), pair.garbler.parked().and_gates()), (1, 1, 6400));
+    let online = run(&mut pair, "aes128", vec![], aes_block());
+    assert_eq!((value::to_hex(&online.outputs[0].bits).as_str(), online.phase), (FIPS_197, Phase::Prepared { number: 0 }));
+    assert_eq!(online.evaluator.and_gates, 6400);
+    assert!(garbler_outputs(&mut pair).is_empty());
+    assert_eq!(pair.garbler.and_gates() - before, charged, "charged once, when prepared");
+    assert_eq!((pair.evaluator.prepared_count("aes128"), pair.garbler.parked().len()), (0, 0));
+    let bytes = |r: &garblet_core::protocol::ComputationResult| r.evaluator.bytes_sent + r.evaluator.bytes_received;
+    assert!(bytes(&online) < bytes(&whole), "online {} vs whole {}", bytes(&online), bytes(&whole));
+    assert_eq!(online.evaluator.bytes_received, online.garbler.bytes_sent);
+}
+
+/// Two preparations, then two computations on them in order; a third finds nothing parked:
+/// refused before anything is sent if it asks for a preparation, whole if it does not.
+#[test]
+fn preparations_are_used_once_in_order() {
+    let mut pair = Pair::new(4 << 20);
+    prepare(&mut pair, "aes128", vec![]);
+    prepare(&mut pair, "aes128", vec![]);
+    assert_eq!(pair.evaluator.prepared_count("aes128"), 2);
+    for number in 0..2 {
+        let result = run(&mut pair, "aes128", vec![], aes_block());
+        assert_eq!((value::to_hex(&result.outputs[0].bits).as_str(), result.phase), (FIPS_197, Phase::Prepared { number }));
+        garbler_outputs(&mut pair);
+    }
+    let err = pair.evaluator.start_prepared("aes128", vec![], aes_block(), Security::Authenticated).unwrap_err();
+    assert!(matches!(&err, SessionError::NothingPrepared { service } if service == "aes128"), "{err}");
+    assert_eq!((err.kind(), err.code()), (ErrorKind::Input, ErrorCode::BadRequest));
+    assert!(pair.evaluator.poll_transmit().unwrap().is_none(), "nothing was sent");
+    let result = run(&mut pair, "aes128", vec![], aes_block());
+    assert_eq!((value::to_hex(&result.outputs[0].bits).as_str(), result.phase), (FIPS_197, Phase::Whole));
+}
+
+/// A preparation is for its service and parameters only; both parties' outputs come out of a
+/// prepared computation too.
+#[test]
+fn a_preparation_serves_only_its_service_and_parameters() {
+    let mut pair = Pair::new(4 << 20);
+    let and_gates = |n: u64| vec![("and_gates".to_string(), n)];
+    prepare(&mut pair, "synthetic_protected", and_gates(1500));
+    prepare(&mut pair, "add", vec![]);
+    let other = run(&mut pair, "synthetic_protected", and_gates(1200), vec![true; 128]);
+    assert_eq!((other.phase, other.evaluator.and_gates), (Phase::Whole, 1200));
+    garbler_outputs(&mut pair);
+    let millionaires = run(&mut pair, "millionaires", vec![], value::from_u128(4_000_000, 32));
+    assert_eq!((millionaires.phase, millionaires.outputs[0].bits.clone()), (Phase::Whole, vec![true]));
+    assert_eq!(garbler_outputs(&mut pair), vec![true]);
+    let sum = run(&mut pair, "add", vec![], value::from_u128(234, 64));
+    assert_eq!((sum.phase, value::to_u128(&sum.outputs[0].bits)), (Phase::Prepared { number: 1 }, Some(1234)));
+    assert_eq!(value::to_u128(&garbler_outputs(&mut pair)), Some(1234));
+    let mine = run(&mut pair, "synthetic_protected", and_gates(1500), vec![true; 128]);
+    assert_eq!((mine.phase, mine.evaluator.and_gates), (Phase::Prepared { number: 0 }, 1500));
+}
+
+/// Standard computations between a preparation and its use run as ever.
+#[test]
+fn standard_computations_interleave_with_preparations() {
+    let mut pair = Pair::new(4 << 20);
+    prepare(&mut pair, "aes128", vec![]);
+    let standard = pair.compute("aes128", vec![], aes_block());
+    assert_eq!((value::to_hex(&standard.outputs[0].bits).as_str(), standard.security, standard.phase), (FIPS_197, Security::Standard, Phase::Whole));
+    pair.garbler.poll_event();
+    prepare(&mut pair, "aes128", vec![]);
+    let first = run(&mut pair, "aes128", vec![], aes_block());
+    assert_eq!((value::to_hex(&first.outputs[0].bits).as_str(), first.phase), (FIPS_197, Phase::Prepared { number: 0 }));
+    garbler_outputs(&mut pair);
+    assert_eq!(pair.compute("aes128", vec![], aes_block()).security, Security::Standard);
+    pair.garbler.poll_event();
+    let second = run(&mut pair, "aes128", vec![], aes_block());
+    assert_eq!((value::to_hex(&second.outputs[0].bits).as_str(), second.phase), (FIPS_197, Phase::Prepared { number: 1 }));
+}
+
+/// The server holds at most its limit of AND gates prepared ahead: a preparation past it is
+/// refused with the limit's typed error.
+#[test]
+fn the_prepared_limit_refuses_what_it_would_park() {
+    use garblet_core::protocol::{EvaluatorConfig, EvaluatorSession, GarblerConfig, GarblerSession, NoClock};
+    let services = support::services();
+    let config = GarblerConfig { max_prepared_and_gates: 10_000, ..GarblerConfig::default() };
+    let mut pair = Pair { garbler: GarblerSession::new(config, Box::new(NoClock), services.clone()).unwrap(), evaluator: EvaluatorSession::new(EvaluatorConfig::default(), Box::new(NoClock)).unwrap(), services };
+    pair.pump().unwrap();
+    pair.evaluator.poll_event();
+    prepare(&mut pair, "aes128", vec![]);
+    pair.evaluator.prepare("aes128", vec![]).unwrap();
+    let request = pair.evaluator.poll_transmit().unwrap().unwrap();
+    let err = pair.garbler.handle(&request).unwrap_err();
+    assert!(matches!(err, SessionError::PreparedLimit { limit: 10_000, parked: 6400, requested: 6400 }), "{err}");
+    assert_eq!(err.code(), ErrorCode::Limit);
+    let reply = pair.garbler.poll_transmit().unwrap().unwrap();
+    assert!(matches!(Frame::decode(&reply), Ok(Frame::Error { code, .. }) if code == ErrorCode::Limit as u16));
+}
+
+/// Requests for a preparation that is not there, of a mode that does not prepare, or naming
+/// another preparation than the oldest, and a phase this build does not know: typed errors.
+#[test]
+fn phases_out_of_place_are_refused_typed() {
+    use garblet_core::protocol::ComputeRequest;
+    let mut pair = Pair::new(4 << 20);
+    // The client's own refusals, before anything is sent.
+    let err = pair.evaluator.start_prepared("aes128", vec![], aes_block(), Security::Standard).unwrap_err();
+    assert!(matches!(err, SessionError::PhaseNotOffered { security: Security::Standard, phase: "prepared" }), "{err}");
+    let err = pair.evaluator.prepare("synthetic", vec![]).unwrap_err();
+    assert!(matches!(err, SessionError::SecurityNotOffered { .. }), "{err}");
+    assert!(pair.evaluator.poll_transmit().unwrap().is_none(), "nothing was sent");
+    // The server's, of requests a client built by hand.
+    pair.evaluator.start_with("aes128", vec![], aes_block(), Security::Authenticated).unwrap();
+    let whole = pair.evaluator.poll_transmit().unwrap().unwrap();
+    let Ok(Frame::Compute(request)) = Frame::decode(&whole) else { panic!("a request") };
+    let with = |phase: Phase, security: Security| Frame::Compute(ComputeRequest { phase, security, ..request.clone() }).encode();
+    let refused = |frame: Vec<u8>| {
+        let mut pair = Pair::new(4 << 20);
+        pair.garbler.handle(&frame).unwrap_err()
+    };
+    let err = refused(with(Phase::Prepared { number: 0 }, Security::Authenticated));
+    assert!(matches!(&err, SessionError::NothingPrepared { service } if service == "aes128"), "{err}");
+    assert_eq!(err.code(), ErrorCode::BadRequest);
+    let err = refused(with(Phase::Prepare, Security::Standard));
+    assert!(matches!(err, SessionError::PhaseNotOffered { security: Security::Standard, phase: "prepare" }), "{err}");
+    let mut unknown = with(Phase::Whole, Security::Authenticated);
+    *unknown.last_mut().unwrap() = 7;
+    let err = refused(unknown.clone());
+    assert!(matches!(err, SessionError::Frame(FrameError::Value { frame: "Compute", what: "phase", value: 7 })), "{err}");
+    let err = refused(unknown[..unknown.len() - 1].to_vec());
+    assert!(matches!(err, SessionError::Frame(FrameError::Truncated { frame: "Compute", what: "phase" })), "{err}");
+    // Two parked, the request names the second: the sides would use different material.
+    let mut pair = Pair::new(4 << 20);
+    prepare(&mut pair, "aes128", vec![]);
+    prepare(&mut pair, "aes128", vec![]);
+    let err = pair.garbler.handle(&with(Phase::Prepared { number: 1 }, Security::Authenticated)).unwrap_err();
+    assert!(matches!(err, SessionError::PreparedMismatch { expected: 0, got: 1 }), "{err}");
+    assert_eq!(err.code(), ErrorCode::Protocol);
 }

@@ -393,7 +393,7 @@ fn garbler_rejects(frames: Vec<Vec<u8>>) -> (SessionError, u16) {
 }
 
 fn compute(service: &str, evaluator_bits: u64, circuit_id: [u8; 32]) -> Vec<u8> {
-    Frame::Compute(ComputeRequest { service: service.into(), params: vec![], circuit_id, evaluator_bits, security: Security::Standard }).encode()
+    Frame::Compute(ComputeRequest { service: service.into(), params: vec![], circuit_id, evaluator_bits, security: Security::Standard, phase: Default::default() }).encode()
 }
 
 fn aes_id() -> [u8; 32] {

@@ -62,7 +62,8 @@ const RUNS: usize = 21;
 /// parts left out are absent): `GARBLET_BENCH_MALICIOUS_ONLY` a comma-separated list of what to
 /// run — workload keys (`aes128`, `aes128_bp`, `hamming1024`, `edit_distance_100`), `cnc` (the
 /// cut-and-choose runs of the workloads listed), `synthetic`, `loopback` (or one loopback
-/// configuration, `loopback_<key>`, e.g. `loopback_aes128_authenticated`);
+/// configuration, `loopback_<key>`, e.g. `loopback_aes128_authenticated`, or
+/// `loopback_aes128_authenticated_online` for the warm pair of [`loopback_warm`]);
 /// `GARBLET_BENCH_MALICIOUS_RUNS` the runs of each in-memory configuration;
 /// `GARBLET_BENCH_SYNTHETIC_AND_GATES` the synthetic computation's AND gates.
 struct Only(Option<Vec<String>>);
@@ -338,7 +339,7 @@ pub fn run(json: bool) -> Result<(), String> {
     if only.runs("synthetic") {
         synthetic(&mut report)?;
     }
-    if only.runs("loopback") || LOOPBACK.iter().any(|l| only.runs(&format!("loopback_{}", l.key))) {
+    if only.runs("loopback") || only.runs(WARM_KEY) || LOOPBACK.iter().any(|l| only.runs(&format!("loopback_{}", l.key))) {
         loopback(&mut report, &mut rng, &only)?;
     }
     report.print(json);
@@ -489,6 +490,9 @@ fn loopback(report: &mut Report, rng: &mut AesCtr, only: &Only) -> Result<(), St
             report.set(&format!("loopback_{k}_{what}_median"), median(values.clone())).set(&format!("loopback_{k}_{what}_p99"), p99(values));
         }
     }
+    if only.runs("loopback") || only.runs(WARM_KEY) {
+        loopback_warm(report, &url, &data, rng)?;
+    }
     let seconds = started.elapsed().as_secs_f64();
     let machine_busy = busy.fraction();
     server.stop().map_err(|e| e.to_string())?;
@@ -542,6 +546,66 @@ fn loopback_once(url: &str, connect: &ConnectOptions, l: &Loopback, data: &Serve
         bytes_to_server: e.bytes_sent as f64,
     };
     Ok((measured, bits))
+}
+
+/// What selects [`loopback_warm`] alone.
+const WARM_KEY: &str = "loopback_aes128_authenticated_online";
+
+/// Private AES on one warm connection, as a page that connected before it needed the result
+/// meets it: the standard mode's computation (`aes128_standard_warm`), and the authenticated
+/// mode's with its set-up and preprocessing done ahead on the same connection, untimed
+/// (`aes128_authenticated_online`) — wall from the request to the result, in turns, in the same
+/// run — and their ratio (`…_online_vs_standard_warm`, of the medians).
+fn loopback_warm(report: &mut Report, url: &str, data: &ServerData, rng: &mut AesCtr) -> Result<(), String> {
+    let fail = |e: String| format!("aes128 on a warm connection ({url}): {e}");
+    let connect = ConnectOptions { garbling: Garbling::Only(Scheme::HalfGates), ..ConnectOptions::default() };
+    let mut client = Client::connect(url, &connect).map_err(|e| fail(e.to_string()))?;
+    let cipher = aes::Aes128::new(&data.aes_key.into());
+    let mut standard = Vec::with_capacity(LOOPBACK_RUNS);
+    let mut online = Vec::with_capacity(LOOPBACK_RUNS);
+    let mut online_bytes = Vec::with_capacity(LOOPBACK_RUNS);
+    let mut prepare_ms = Vec::with_capacity(LOOPBACK_RUNS);
+    for run in 0..=LOOPBACK_RUNS {
+        for security in [Security::Standard, Security::Authenticated] {
+            if security == Security::Authenticated {
+                let preparation = client.prepare("aes128", vec![]).map_err(|e| fail(e.to_string()))?;
+                if run > 0 {
+                    prepare_ms.push(preparation.evaluator.wall_ms);
+                }
+            }
+            let y = rng.bits(128);
+            let mut block = aes::Block::from(<[u8; 16]>::try_from(value::to_bytes(&y)).map_err(|_| fail("not a 16-byte block".into()))?);
+            cipher.encrypt_block(&mut block);
+            let requested = Instant::now();
+            let result = client.compute_with("aes128", vec![], y, security).map_err(|e| fail(e.to_string()))?;
+            let wall_ms = requested.elapsed().as_secs_f64() * 1e3;
+            let got: Vec<bool> = result.outputs.iter().flat_map(|o| o.bits.iter().copied()).collect();
+            let prepared = matches!(result.phase, garblet_core::protocol::Phase::Prepared { .. });
+            if got != value::from_bytes(&block) || result.security != security || prepared != (security == Security::Authenticated) {
+                return Err(fail(format!("a wrong result: {} ({}, prepared {prepared})", value::to_hex(&got), result.security.name())));
+            }
+            if run == 0 {
+                continue;
+            }
+            if prepared {
+                online.push(wall_ms);
+                online_bytes.push((result.evaluator.bytes_received + result.evaluator.bytes_sent) as f64);
+            } else {
+                standard.push(wall_ms);
+            }
+        }
+    }
+    client.close();
+    let ratio = median(online.clone()) / median(standard.clone());
+    report
+        .set("loopback_aes128_standard_warm_wall_ms_median", median(standard.clone()))
+        .set("loopback_aes128_standard_warm_wall_ms_p99", p99(standard))
+        .set("loopback_aes128_authenticated_online_wall_ms_median", median(online.clone()))
+        .set("loopback_aes128_authenticated_online_wall_ms_p99", p99(online))
+        .set("loopback_aes128_authenticated_online_bytes_median", median(online_bytes))
+        .set("loopback_aes128_authenticated_prepare_wall_ms_median", median(prepare_ms))
+        .set("loopback_aes128_authenticated_online_vs_standard_warm", ratio);
+    Ok(())
 }
 
 /// The machine's one-minute load average (Linux `/proc/loadavg`).

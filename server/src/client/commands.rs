@@ -5,7 +5,7 @@ use super::wording;
 use super::{Client, ClientError, ConnectOptions};
 use garblet_circuits::{value, Party};
 use garblet_core::protocol::catalog::{Catalog, CircuitInfo, EncodingInfo, FieldInfo, ParamInfo, ServiceInfo};
-use garblet_core::protocol::{ComputationResult, Security, Stats};
+use garblet_core::protocol::{ComputationResult, Phase, Security, Stats};
 use serde_json::{json, Value};
 
 /// How `--input` values are read, for `--help`.
@@ -33,6 +33,9 @@ pub struct RunArgs {
     /// The protection to compute with: `Standard`, or `CutAndChoose` or `Authenticated` against
     /// a cheating server (for a service that offers it).
     pub security: Security,
+    /// Runs the computation's preprocessing ahead on the same connection first (the
+    /// authenticated mode only), and reports the online phase apart.
+    pub prepare: bool,
     pub connect: ConnectOptions,
 }
 
@@ -54,6 +57,22 @@ pub fn run(args: &RunArgs) -> Result<(), ClientError> {
     // The window the server granted at the start (the session may grow it while the stream
     // waits on the network).
     let window = client.window();
+    let preparation = if args.prepare {
+        if args.security != Security::Authenticated {
+            client.close();
+            return Err(ClientError::Usage("--prepare needs --security authenticated: only the authenticated mode prepares ahead".into()));
+        }
+        match client.prepare(&args.service, params.clone()) {
+            Ok(preparation) => Some(preparation),
+            Err(e @ ClientError::Usage(_)) => {
+                client.close();
+                return Err(e);
+            }
+            Err(e) => return Err(e),
+        }
+    } else {
+        None
+    };
     let result = match client.compute_with(&args.service, params, inputs, args.security) {
         Ok(result) => result,
         Err(e @ ClientError::Usage(_)) => {
@@ -69,9 +88,16 @@ pub fn run(args: &RunArgs) -> Result<(), ClientError> {
     if args.json {
         let mut json = result_json(&args.service, &shown, &result);
         json["window_bytes"] = window.into();
+        if let Some(p) = &preparation {
+            json["preparation"] = json!({ "stats": { "evaluator": stats_json(&p.evaluator), "garbler": stats_json(&p.garbler) } });
+            json["online_ms"] = result.evaluator.wall_ms.into();
+        }
         println!("{json}");
     } else {
         print!("{}", display::lines(&shown));
+        if let Some(p) = &preparation {
+            eprintln!("{}", preparation_summary(p));
+        }
         eprintln!("{}", summary(&result));
         if result.recovered {
             eprintln!("{RECOVERED}");
@@ -363,6 +389,7 @@ pub fn result_json(service: &str, outputs: &[Shown], result: &ComputationResult)
         "outputs": outputs.iter().map(|o| o.json.clone()).collect::<Vec<_>>(),
         "security": result.security.name(),
         "recovered": result.recovered,
+        "prepared": matches!(result.phase, Phase::Prepared { .. }),
         "stats": { "evaluator": stats_json(&result.evaluator), "garbler": stats_json(&result.garbler) },
     })
 }
@@ -371,11 +398,18 @@ fn stats_json(stats: &Stats) -> Value {
     serde_json::to_value(stats).unwrap_or(Value::Null)
 }
 
+/// The preparation of `garblet run --prepare`: its time and bytes, apart from the online phase.
+fn preparation_summary(p: &ComputationResult) -> String {
+    let e = &p.evaluator;
+    format!("preprocessing ahead: {:.1} ms; received {} bytes, sent {}", e.wall_ms, thousands(e.bytes_received), thousands(e.bytes_sent))
+}
+
 fn summary(result: &ComputationResult) -> String {
     let (e, g) = (&result.evaluator, &result.garbler);
     let cpu = |s: &Stats| s.cpu_ms.map_or_else(|| "?".into(), |ms| format!("{ms:.1}"));
+    let online = if matches!(result.phase, Phase::Prepared { .. }) { " (online phase)" } else { "" };
     format!(
-        "{} mode: {} AND gates in {:.1} ms; received {} bytes, sent {}; CPU ms: client {}, server {}",
+        "{} mode{online}: {} AND gates in {:.1} ms; received {} bytes, sent {}; CPU ms: client {}, server {}",
         result.security.name(),
         thousands(e.and_gates),
         e.wall_ms,

@@ -87,6 +87,19 @@ impl Client {
         }
     }
 
+    /// Runs the set-up and preprocessing of a computation of `service` with `params` in the
+    /// authenticated mode ahead, and parks them on this connection: the next computation of the
+    /// same service and parameters in that mode ([`compute_with`](Self::compute_with)) uses them
+    /// and runs only its online phase (its result's `phase` says so). Returns the preparation's
+    /// run: statistics, no outputs.
+    pub fn prepare(&mut self, service: &str, params: Vec<(String, u64)>) -> Result<ComputationResult, ClientError> {
+        self.session.prepare(service, params)?;
+        match self.next_event()? {
+            EvaluatorEvent::Finished(result) => Ok(*result),
+            EvaluatorEvent::Ready => Err(ClientError::Protocol(SessionError::Unexpected { frame: "ServerHello", state: "preparing" })),
+        }
+    }
+
     /// Starts a computation and walks away from it after `messages` messages from the server
     /// (or at its end, if sooner): a user who cancels (`Leave::Cancel`: the `cancelled` Error
     /// frame, then a WebSocket close) or whose tab dies (`Leave::Drop`: the TCP connection just

@@ -170,6 +170,9 @@ pub struct Limits {
     /// computation in memory (about 1.3 KB per AND gate on the server): what one session can
     /// make the server hold.
     pub max_authenticated_and_gates: u64,
+    /// AND gates of the computations one session holds prepared ahead in the authenticated mode
+    /// and not yet used (their whole preprocessing in memory, about 1.3 KB per AND gate).
+    pub max_prepared_and_gates: u64,
     /// All sessions' credit windows together: what stalled clients can make the server hold.
     /// A session gets the window it asks for while this has room, a smaller one (down to the
     /// protocol's minimum) when it is nearly spent, and a Busy refusal when it is.
@@ -198,6 +201,7 @@ impl Default for Limits {
             and_gates_per_address_per_hour: 100_000_000_000,
             max_and_gates_per_request: 2_000_000_000,
             max_authenticated_and_gates: garblet_core::protocol::DEFAULT_MAX_AUTHENTICATED_AND_GATES,
+            max_prepared_and_gates: garblet_core::protocol::DEFAULT_MAX_PREPARED_AND_GATES,
             max_window_memory_bytes: 128 << 20,
         }
     }
@@ -248,6 +252,7 @@ impl Limits {
             ("and_gates_per_address_per_hour", self.and_gates_per_address_per_hour),
             ("max_and_gates_per_request", self.max_and_gates_per_request),
             ("max_authenticated_and_gates", self.max_authenticated_and_gates),
+            ("max_prepared_and_gates", self.max_prepared_and_gates),
         ] {
             if n == 0 {
                 return Err(format!("limits.{name} must be at least 1"));

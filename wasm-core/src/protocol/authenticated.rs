@@ -28,16 +28,25 @@
 //! ([`crate::auth::abit`]) — and holds its whole circuit and preprocessing in memory on both
 //! sides: a circuit of n AND gates costs each side a few hundred bytes per AND gate while it
 //! runs.
+//!
+//! Everything up to the end of the preprocessing needs only the circuit, so it can run ahead: a
+//! request of phase [`Phase::Prepare`] runs the set-up and the preprocessing, then each side
+//! parks its party, the circuit and the material on the session ([`Parked`]) and A ends the run
+//! with `Done`. A later request of phase [`Phase::Prepared`] takes the oldest preparation of its
+//! service, parameters and circuit id — the number it names must be A's oldest — and starts at
+//! A's opening, its flights numbered from 1 again. The material stays bound to the one
+//! computation of its party ([`crate::auth::AuthError::MaterialReuse`]), and the session's limits
+//! charge the preparation, not the computation that uses it.
 
 use super::catalog::{ResolvedCircuit, Security};
-use super::frame::Frame;
-use super::mode::{output_values, send_done, send_flight, ComputationResult, Ended, EvaluatorEnded, EvaluatorMode, EvaluatorParts, EvaluatorStart, GarblerMode, GarblerParts, Gathering, Progress, Start, StartContext};
+use super::frame::{ComputeRequest, Frame, Phase};
+use super::mode::{output_values, send_done, send_flight, ComputationResult, Ended, EvaluatorEnded, EvaluatorMode, EvaluatorParts, EvaluatorStart, GarblerMode, GarblerParts, Gathering, Parked, PreparedKey, Progress, Start, StartContext};
 use super::plan::{GateSource, Plan};
 use super::session::{Counters, Outbox};
 use super::stats::Stats;
 use super::topology::{encode_record, end_record, StreamStep, TopologyReader, HEADER_BYTES};
 use super::SessionError;
-use crate::auth::garble::{Circuit, EvaluatorComputation, GarblerComputation};
+use crate::auth::garble::{Circuit, EvaluatorComputation, GarblerComputation, Material};
 use crate::auth::triples::bucket_size_of;
 use crate::auth::{AuthParty, EvaluatorSetup, GarblerSetup, Preparation};
 use garblet_circuits::{Batch, Runner, Shape};
@@ -62,6 +71,33 @@ pub(super) fn charged(and_gates: u64) -> u64 {
     let batches = and_gates.div_ceil(max).max(1) as usize;
     let batch = and_gates.min(max).max(1) as usize;
     and_gates.saturating_mul(1 + bucket_size_of(batch, batches) as u64)
+}
+
+/// The most AND gates a server lets a session hold prepared ahead unless configured otherwise
+/// ([`super::GarblerConfig::max_prepared_and_gates`]): four computations of the largest size.
+pub const DEFAULT_MAX_PREPARED_AND_GATES: u64 = 4 * DEFAULT_MAX_AUTHENTICATED_AND_GATES;
+
+/// A preparation parked on a session ([`Parked`]): the computation's party after its set-up
+/// and preprocessing, the circuit, and the material, which is bound to the party's next
+/// computation ([`crate::auth::AuthError::MaterialReuse`]) and moved into it when used.
+struct Prepared {
+    party: Box<AuthParty>,
+    circuit: Circuit,
+    material: Material,
+}
+
+fn park(parked: &mut Parked, key: PreparedKey, party: Box<AuthParty>, circuit: Circuit, material: Material) {
+    let and_gates = circuit.ands() as u64;
+    parked.park(key, and_gates, Box::new(Prepared { party, circuit, material }));
+}
+
+/// Takes the oldest preparation parked for `request`, which names its number.
+fn unpark(parked: &mut Parked, request: &ComputeRequest, number: u64) -> Result<Prepared, SessionError> {
+    let material = parked.take(&PreparedKey::of(request), number)?;
+    match material.downcast::<Prepared>() {
+        Ok(prepared) => Ok(*prepared),
+        Err(_) => Err(SessionError::NothingPrepared { service: request.service.clone() }),
+    }
 }
 
 /// The flight numbers of one direction.
@@ -228,6 +264,11 @@ pub(super) struct AuthGarbler {
     sender: Sender,
     receiver: Receiver,
     and_gates: u64,
+    /// A [`Phase::Prepare`] run: what its preparation is parked for.
+    prepare: Option<PreparedKey>,
+    /// What the session's limits charge this run: nothing for a computation on a preparation,
+    /// whose run was charged.
+    charge: u64,
     start: Start,
     ended: Option<Ended>,
     /// Test builds only: known masks, and the selective-failure attack.
@@ -244,11 +285,41 @@ impl AuthGarbler {
     #[cfg(feature = "insecure-switches")]
     pub fn deviate(&mut self, known_masks: bool, corrupt_input_check: bool) {
         self.deviation = (known_masks, corrupt_input_check);
+        // A computation on a preparation made its computation at its start.
+        if let GarblerStage::Inputs(computation) = &mut self.stage {
+            computation.switches().corrupt_input_check = corrupt_input_check;
+        }
     }
 
     /// Builds the circuit and starts the set-up: Δ_A drawn, and the topology of a streamed
     /// circuit sent (an empty flight for a built-in one).
-    pub fn start(service: String, plan: Plan, context: StartContext, parts: &mut GarblerParts<'_>) -> Result<Self, SessionError> {
+    pub fn start(request: ComputeRequest, plan: Plan, context: StartContext, parts: &mut GarblerParts<'_>) -> Result<Self, SessionError> {
+        let mut sender = Sender { numbering: Numbering::default(), max_frame: parts.limits.max_frame };
+        if let Phase::Prepared { number } = request.phase {
+            // Set-up and preprocessing were done ahead: the opening goes at once.
+            let Prepared { mut party, circuit, material } = unpark(parts.parked, &request, number)?;
+            let and_gates = circuit.ands() as u64;
+            #[cfg(feature = "insecure-switches")]
+            let delta = Some(party.delta());
+            let (computation, opening) = party.garbler_computation(circuit, material, plan.garbler_inputs)?;
+            sender.send(parts.outbox, &opening);
+            return Ok(AuthGarbler {
+                service: request.service,
+                stage: GarblerStage::Inputs(computation),
+                x: Vec::new(),
+                sender,
+                receiver: Receiver::default(),
+                and_gates,
+                prepare: None,
+                charge: 0,
+                start: context.start,
+                ended: None,
+                #[cfg(feature = "insecure-switches")]
+                deviation: (false, false),
+                #[cfg(feature = "insecure-switches")]
+                delta,
+            });
+        }
         let limit = parts.authenticated_and_gate_limit;
         if let Some(n) = plan.and_gates.filter(|&n| n > limit) {
             return Err(SessionError::AuthenticatedAndGateLimit { limit, requested: Some(n) });
@@ -257,16 +328,24 @@ impl AuthGarbler {
         let (circuit, topology) = circuit_of(plan.gates, plan.stream_topology, limits)?;
         let and_gates = circuit.ands() as u64;
         parts.check_and_gates(charged(and_gates))?;
+        let prepare = (request.phase == Phase::Prepare).then(|| PreparedKey::of(&request));
+        if prepare.is_some() {
+            let parked = parts.parked.and_gates();
+            if parked.saturating_add(and_gates) > parts.prepared_and_gate_limit {
+                return Err(SessionError::PreparedLimit { limit: parts.prepared_and_gate_limit, parked, requested: and_gates });
+            }
+        }
         let setup = GarblerSetup::new(parts.ot, context.index, context.ot_k[0])?;
-        let mut sender = Sender { numbering: Numbering::default(), max_frame: parts.limits.max_frame };
         sender.send(parts.outbox, &topology);
         Ok(AuthGarbler {
-            service,
+            service: request.service,
             stage: GarblerStage::Setup(Box::new(setup), circuit),
             x: plan.garbler_inputs,
             sender,
             receiver: Receiver::default(),
             and_gates,
+            prepare,
+            charge: charged(and_gates),
             start: context.start,
             ended: None,
             #[cfg(feature = "insecure-switches")]
@@ -314,6 +393,13 @@ impl AuthGarbler {
                 }
                 match preparation.take() {
                     None => GarblerStage::Preparing(party, preparation),
+                    Some((circuit, material)) if self.prepare.is_some() => {
+                        let key = self.prepare.take().expect("checked by the guard");
+                        park(parts.parked, key, party, circuit, material);
+                        let stats = send_done(outbox, parts.clock, &self.start, self.and_gates);
+                        self.ended = Some(Ended { stats, garbler_outputs: Vec::new(), produced: 0, consumed: 0 });
+                        GarblerStage::Ended
+                    }
                     Some((circuit, material)) => {
                         #[allow(unused_mut)]
                         let (mut computation, opening) = party.garbler_computation(circuit, material, std::mem::take(&mut self.x))?;
@@ -395,7 +481,7 @@ impl GarblerMode for AuthGarbler {
     }
 
     fn garbled(&self) -> u64 {
-        charged(self.and_gates)
+        self.charge
     }
 
     fn take_ended(&mut self) -> Option<Ended> {
@@ -424,6 +510,8 @@ enum EvaluatorStage {
     Tables(EvaluatorComputation),
     /// Checked and evaluated: B's outputs, waiting for A's `Done`.
     Evaluated(Vec<bool>),
+    /// A [`Phase::Prepare`] run's preprocessing parked: waiting for A's `Done`.
+    Parked,
     Ended,
 }
 
@@ -445,6 +533,9 @@ pub(super) struct AuthEvaluator {
     and_gates: u64,
     start: Start,
     ended: Option<EvaluatorEnded>,
+    /// The part of the computation this run is; a [`Phase::Prepare`] run's key.
+    phase: Phase,
+    prepare: Option<PreparedKey>,
     #[cfg(feature = "insecure-switches")]
     known_masks: bool,
     /// Test builds only: Δ_B, once drawn.
@@ -461,6 +552,39 @@ impl AuthEvaluator {
         // A production build has no switches: the defences are all on.
         #[cfg(not(feature = "insecure-switches"))]
         let _ = defences;
+        let phase = request.phase;
+        if let Phase::Prepared { number } = phase {
+            // Set-up and preprocessing were done ahead: A's opening is the next message.
+            let Prepared { mut party, circuit, material } = unpark(parts.parked, &request, number)?;
+            let and_total = Some(circuit.ands() as u64);
+            #[cfg(feature = "insecure-switches")]
+            let delta = Some(party.delta());
+            let (computation, opening) = party.evaluator_computation(circuit, material, inputs)?;
+            parts.outbox.push(Frame::Compute(request).encode());
+            return Ok(AuthEvaluator {
+                service: service.into(),
+                shape: resolved.shape,
+                and_total,
+                stage: EvaluatorStage::InputMasks(computation, opening),
+                index: context.index,
+                k: context.ot_k[0],
+                y: Vec::new(),
+                circuit_id: resolved.circuit_id,
+                max_slots,
+                sender: Sender { numbering: Numbering::default(), max_frame: parts.max_frame },
+                receiver: Receiver::default(),
+                and_gates: 0,
+                start: context.start,
+                ended: None,
+                phase,
+                prepare: None,
+                #[cfg(feature = "insecure-switches")]
+                known_masks: defences.auth_known_masks,
+                #[cfg(feature = "insecure-switches")]
+                delta,
+            });
+        }
+        let prepare = (phase == Phase::Prepare).then(|| PreparedKey::of(&request));
         let circuit = match resolved.circuit {
             ResolvedCircuit::Builtin { spec, params } => Some(circuit_of(GateSource::Program(spec.instantiate(&params)?), false, AndGateLimits::NONE)?.0),
             ResolvedCircuit::Streamed { max_live } => {
@@ -486,6 +610,8 @@ impl AuthEvaluator {
             and_gates: 0,
             start: context.start,
             ended: None,
+            phase,
+            prepare,
             #[cfg(feature = "insecure-switches")]
             known_masks: defences.auth_known_masks,
             #[cfg(feature = "insecure-switches")]
@@ -505,11 +631,12 @@ impl AuthEvaluator {
             EvaluatorStage::Preparing(party, preparation) => preparation.awaited_len(party).unwrap_or(0),
             EvaluatorStage::InputMasks(computation, _) => computation.input_masks_len(),
             EvaluatorStage::Tables(computation) => computation.tables_len(),
-            EvaluatorStage::Evaluated(_) | EvaluatorStage::Ended => 0,
+            EvaluatorStage::Evaluated(_) | EvaluatorStage::Parked | EvaluatorStage::Ended => 0,
         }
     }
 
-    fn message(&mut self, message: Vec<u8>, outbox: &mut Outbox) -> Result<(), SessionError> {
+    fn message(&mut self, message: Vec<u8>, parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError> {
+        let outbox = &mut *parts.outbox;
         self.stage = match std::mem::replace(&mut self.stage, EvaluatorStage::Ended) {
             EvaluatorStage::Setup { setup, circuit, topology: false } => {
                 let circuit = match circuit {
@@ -546,6 +673,11 @@ impl AuthEvaluator {
                 }
                 match preparation.take() {
                     None => EvaluatorStage::Preparing(party, preparation),
+                    Some((circuit, material)) if self.prepare.is_some() => {
+                        let key = self.prepare.take().expect("checked by the guard");
+                        park(parts.parked, key, party, circuit, material);
+                        EvaluatorStage::Parked
+                    }
                     Some((circuit, material)) => {
                         let (computation, opening) = party.evaluator_computation(circuit, material, std::mem::take(&mut self.y))?;
                         EvaluatorStage::InputMasks(computation, opening)
@@ -566,7 +698,7 @@ impl AuthEvaluator {
                 }
                 EvaluatorStage::Evaluated(outputs)
             }
-            EvaluatorStage::Evaluated(_) | EvaluatorStage::Ended => {
+            EvaluatorStage::Evaluated(_) | EvaluatorStage::Parked | EvaluatorStage::Ended => {
                 return Err(SessionError::Unexpected { frame: "Flight", state: "evaluated" })
             }
         };
@@ -586,7 +718,7 @@ impl EvaluatorMode for AuthEvaluator {
             EvaluatorStage::Preparing(..) => "preprocessing an authenticated computation",
             EvaluatorStage::InputMasks(..) => "awaiting the garbler's input masks",
             EvaluatorStage::Tables(_) => "awaiting the garbled tables",
-            EvaluatorStage::Evaluated(_) => "awaiting the garbler's statistics",
+            EvaluatorStage::Evaluated(_) | EvaluatorStage::Parked => "awaiting the garbler's statistics",
             EvaluatorStage::Ended => "finished",
         }
     }
@@ -597,20 +729,24 @@ impl EvaluatorMode for AuthEvaluator {
 
     fn handle(&mut self, frame: Frame, parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError> {
         if let Frame::Done(garbler) = frame {
-            let EvaluatorStage::Evaluated(outputs) = std::mem::replace(&mut self.stage, EvaluatorStage::Ended) else {
-                return Err(SessionError::Unexpected { frame: "Done", state: EvaluatorMode::stage(self) });
+            let outputs = match std::mem::replace(&mut self.stage, EvaluatorStage::Ended) {
+                EvaluatorStage::Evaluated(outputs) => output_values(&self.shape, &outputs)?,
+                EvaluatorStage::Parked => Vec::new(),
+                stage => {
+                    self.stage = stage;
+                    return Err(SessionError::Unexpected { frame: "Done", state: EvaluatorMode::stage(self) });
+                }
             };
             let evaluator = self.start.stats(parts.clock.now_ms(), parts.clock.cpu_ms(), &parts.outbox.counters, self.and_gates);
             let progress = self.progress_at(&parts.outbox.counters);
-            let outputs = output_values(&self.shape, &outputs)?;
-            let result = ComputationResult { service: std::mem::take(&mut self.service), outputs, evaluator, garbler, security: Security::Authenticated, recovered: false };
+            let result = ComputationResult { service: std::mem::take(&mut self.service), outputs, evaluator, garbler, security: Security::Authenticated, recovered: false, phase: self.phase };
             self.ended = Some(EvaluatorEnded { result, progress });
             return Ok(());
         }
         let limit = self.awaited_len();
         let state = EvaluatorMode::stage(self);
         if let Some(message) = self.receiver.piece(frame, limit, state)? {
-            self.message(message, parts.outbox)?;
+            self.message(message, parts)?;
         }
         Ok(())
     }

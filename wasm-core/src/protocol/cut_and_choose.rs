@@ -1357,7 +1357,7 @@ impl EvaluatorMode for CncEvaluator {
                 let evaluator = self.start.stats(parts.clock.now_ms(), parts.clock.cpu_ms(), &parts.outbox.counters, self.and_gates);
                 let progress = Progress { and_gates: self.and_gates, and_total: self.and_total, bytes_received: evaluator.bytes_received, bytes_consumed: self.consumed };
                 let outputs = output_values(&self.shape, &outcome.outputs)?;
-                let result = ComputationResult { service: std::mem::take(&mut self.service), outputs, evaluator, garbler: outcome.garbler, security: Security::CutAndChoose, recovered: outcome.recovered };
+                let result = ComputationResult { service: std::mem::take(&mut self.service), outputs, evaluator, garbler: outcome.garbler, security: Security::CutAndChoose, recovered: outcome.recovered, phase: super::frame::Phase::Whole };
                 self.ended = Some(EvaluatorEnded { result, progress });
                 Ok(())
             }

@@ -5,7 +5,7 @@
 use super::authenticated::{self, AuthEvaluator, AuthGarbler};
 use super::catalog::Security;
 use super::cut_and_choose::{CncEvaluator, CncGarbler, FromSession};
-use super::frame::ComputeRequest;
+use super::frame::{ComputeRequest, Phase};
 use super::mode::{EvaluatorMode, EvaluatorParts, EvaluatorStart, GarblerMode, GarblerParts, GarblerSwitches, StartContext};
 use super::plan::Plan;
 use super::standard::{StandardEvaluator, StandardGarbler};
@@ -48,7 +48,7 @@ pub(super) fn start_garbler(
         }
         Security::Authenticated => {
             #[allow(unused_mut)]
-            let mut run = AuthGarbler::start(request.service, plan, context, parts)?;
+            let mut run = AuthGarbler::start(request, plan, context, parts)?;
             #[cfg(feature = "insecure-switches")]
             run.deviate(switches.auth_known_masks, switches.auth_corrupt_input_check);
             Box::new(run)
@@ -60,13 +60,26 @@ pub(super) fn start_garbler(
 /// (cut-and-choose garbles each circuit twice, to commit and to stream, and the recovery
 /// circuits; the authenticated mode's preprocessing makes B leaky ANDs per AND gate), checked
 /// against the limit before it starts.
-pub(super) fn garbled_for(security: Security, and_gates: u64) -> u64 {
+/// A computation on a preparation done ahead garbles nothing its preparation was not charged for.
+pub(super) fn garbled_for(security: Security, phase: Phase, and_gates: u64) -> u64 {
+    if matches!(phase, Phase::Prepared { .. }) {
+        return 0;
+    }
     match security {
         Security::Standard => and_gates,
         Security::CutAndChoose => and_gates.saturating_mul(
             crate::cnc::params::FIXED_CIRCUITS as u64 + crate::cnc::params::FIXED_EVALUATED as u64,
         ),
         Security::Authenticated => authenticated::charged(and_gates),
+    }
+}
+
+/// Whether a mode runs the phase `request` asks for: only the authenticated mode prepares
+/// ahead. Checked by both sessions before anything is sent or started.
+pub(super) fn check_phase(request: &ComputeRequest) -> Result<(), SessionError> {
+    match (request.security, request.phase) {
+        (_, Phase::Whole) | (Security::Authenticated, _) => Ok(()),
+        (security, phase) => Err(SessionError::PhaseNotOffered { security, phase: phase.name() }),
     }
 }
 

@@ -110,6 +110,21 @@ pub enum SessionError {
     /// known up front; `None` when building the circuit ran past the limit.
     #[error("{}", authenticated_and_gate_limit(*limit, *requested))]
     AuthenticatedAndGateLimit { limit: u64, requested: Option<u64> },
+    /// Preparing ahead would park more AND gates on the session than the server allows:
+    /// `parked` already, `requested` more.
+    #[error("{parked} AND gates prepared ahead and {requested} more exceed this server's limit of {limit} per session")]
+    PreparedLimit { limit: u64, parked: u64, requested: u64 },
+    /// A computation on a preparation done ahead, with none parked for its service, params and
+    /// circuit.
+    #[error("nothing is prepared ahead for {service} with these parameters on this session")]
+    NothingPrepared { service: String },
+    /// A phase other than the whole computation asked of a mode that does not prepare ahead.
+    #[error("{} security does not prepare computations ahead ({phase} was asked for)", security.name())]
+    PhaseNotOffered { security: Security, phase: &'static str },
+    /// A computation on a preparation done ahead named another preparation than the oldest
+    /// parked for it: the two sides would not use the same material.
+    #[error("the request uses preparation {got}; the oldest parked for it is {expected}")]
+    PreparedMismatch { expected: u64, got: u64 },
     /// The client asked for more protection than the service offers.
     #[error("{service} offers {} security; {} was asked for", offered.name(), requested.name())]
     SecurityNotOffered { service: String, offered: Security, requested: Security },
@@ -270,13 +285,13 @@ impl SessionError {
             Authenticated(AuthError::Ot(OtError::CheckFailed { .. } | OtError::SetupCheckFailed)) => ErrorCode::OtCheckFailed,
             Authenticated(AuthError::Random(_) | AuthError::Ot(OtError::Random(_))) => ErrorCode::Internal,
             Authenticated(_) => ErrorCode::Protocol,
-            Frame(_) | Unexpected { .. } | Credit { .. } | WindowExceeded { .. } | DataAfterEnd { .. } | Corrections { .. } | OutputBits { .. } | Ot(_) | Garble(_) | Output(_) | Topology(_) | FlightLength { .. } | Cnc(_) => {
+            Frame(_) | Unexpected { .. } | PreparedMismatch { .. } | Credit { .. } | WindowExceeded { .. } | DataAfterEnd { .. } | Corrections { .. } | OutputBits { .. } | Ot(_) | Garble(_) | Output(_) | Topology(_) | FlightLength { .. } | Cnc(_) => {
                 ErrorCode::Protocol
             }
             Resolve(ResolveError::UnknownService { .. }) => ErrorCode::UnknownService,
             Resolve(e) if e.is_malformed_catalog() => ErrorCode::Protocol,
-            Resolve(_) | InputBits { .. } | CircuitMismatch { .. } | ParamValue { .. } | ParamsNotObject | PackedBits { .. } | NotReady { .. } | SecurityNotOffered { .. } => ErrorCode::BadRequest,
-            AndGateLimit { .. } | AuthenticatedAndGateLimit { .. } | SlotLimit { .. } | KeptCircuit { .. } => ErrorCode::Limit,
+            Resolve(_) | InputBits { .. } | CircuitMismatch { .. } | ParamValue { .. } | ParamsNotObject | PackedBits { .. } | NotReady { .. } | SecurityNotOffered { .. } | NothingPrepared { .. } | PhaseNotOffered { .. } => ErrorCode::BadRequest,
+            AndGateLimit { .. } | AuthenticatedAndGateLimit { .. } | PreparedLimit { .. } | SlotLimit { .. } | KeptCircuit { .. } => ErrorCode::Limit,
             Build(_) | Program { .. } | Service { .. } | Random(_) | BaseOtShare { .. } => ErrorCode::Internal,
             Remote { code, .. } => ErrorCode::from_u16(*code).unwrap_or(ErrorCode::Protocol),
         }
@@ -290,7 +305,7 @@ impl SessionError {
             Cheating(_) => ErrorKind::Cheating,
             Authenticated(e) if caught_cheating(e) => ErrorKind::Cheating,
             Resolve(e) if !e.is_malformed_catalog() => ErrorKind::Input,
-            InputBits { .. } | SlotLimit { .. } | KeptCircuit { .. } | ParamValue { .. } | ParamsNotObject | PackedBits { .. } | NotReady { .. } | SecurityNotOffered { .. } => ErrorKind::Input,
+            InputBits { .. } | SlotLimit { .. } | KeptCircuit { .. } | ParamValue { .. } | ParamsNotObject | PackedBits { .. } | NotReady { .. } | SecurityNotOffered { .. } | NothingPrepared { .. } | PhaseNotOffered { .. } => ErrorKind::Input,
             _ => ErrorKind::Protocol,
         }
     }
@@ -371,6 +386,22 @@ impl SessionError {
             }
             Cheating(e) => describe_cheating(e, f),
             Authenticated(e) => describe_authenticated(e, f),
+            PreparedLimit { limit, parked, requested } => {
+                f.num("limit", *limit).num("parked", *parked).num("requested", *requested);
+                "prepared-limit"
+            }
+            NothingPrepared { service } => {
+                f.str("service", service);
+                "nothing-prepared"
+            }
+            PhaseNotOffered { security, phase } => {
+                f.str("security", security.name()).str("phase", phase);
+                "phase-not-offered"
+            }
+            PreparedMismatch { expected, got } => {
+                f.num("expected", *expected).num("got", *got);
+                "prepared-mismatch"
+            }
             SecurityNotOffered { service, offered, requested } => {
                 f.str("service", service).str("offered", offered.name()).str("requested", requested.name());
                 "security-not-offered"
@@ -766,6 +797,10 @@ mod tests {
             (ResolveError::CatalogJson { line: 1, column: 2 }.into(), ErrorCode::Protocol, ErrorKind::Protocol, "catalog-json"),
             (SessionError::AndGateLimit { limit: 10, requested: Some(11) }, ErrorCode::Limit, ErrorKind::Protocol, "and-gate-limit"),
             (SessionError::AuthenticatedAndGateLimit { limit: 10, requested: Some(11) }, ErrorCode::Limit, ErrorKind::Protocol, "authenticated-and-gate-limit"),
+            (SessionError::PreparedLimit { limit: 10, parked: 6, requested: 6 }, ErrorCode::Limit, ErrorKind::Protocol, "prepared-limit"),
+            (SessionError::NothingPrepared { service: "s".into() }, ErrorCode::BadRequest, ErrorKind::Input, "nothing-prepared"),
+            (SessionError::PhaseNotOffered { security: Security::Standard, phase: "prepare" }, ErrorCode::BadRequest, ErrorKind::Input, "phase-not-offered"),
+            (SessionError::PreparedMismatch { expected: 1, got: 2 }, ErrorCode::Protocol, ErrorKind::Protocol, "prepared-mismatch"),
             (SessionError::SlotLimit { service: "s".into(), slots: 9, limit: 8 }, ErrorCode::Limit, ErrorKind::Input, "slot-limit"),
             (SessionError::Random(getrandom::Error::UNSUPPORTED), ErrorCode::Internal, ErrorKind::Protocol, "random"),
             (SessionError::Remote { code: 6, message: "full".into(), retry_after_ms: None }, ErrorCode::Busy, ErrorKind::Remote, "remote"),

@@ -12,9 +12,9 @@
 //! until the label corrections for this party's inputs have arrived.
 
 use super::catalog::{Catalog, Security};
-use super::dispatch::start_evaluator;
-use super::frame::{granted_window, ErrorCode, Frame, VERSION};
-use super::mode::{ComputationResult, Defences, EvaluatorMode, EvaluatorParts, EvaluatorStart, Progress, Start, StartContext};
+use super::dispatch::{check_phase, start_evaluator};
+use super::frame::{granted_window, ErrorCode, Frame, Phase, VERSION};
+use super::mode::{ComputationResult, Defences, EvaluatorMode, EvaluatorParts, EvaluatorStart, Parked, PreparedKey, Progress, Start, StartContext};
 use super::session::{Outbox, Session};
 use super::stats::Clock;
 use super::SessionError;
@@ -106,6 +106,8 @@ pub struct EvaluatorSession {
     max_frame: usize,
     /// What this party defends itself with: everything, but in the attack tests.
     defences: Defences,
+    /// Preparations done ahead, parked until a computation uses them.
+    parked: Parked,
     /// Test builds only: the last computation's own global key, if its mode drew one.
     #[cfg(feature = "insecure-switches")]
     own_delta: Option<Block>,
@@ -149,6 +151,7 @@ impl EvaluatorSession {
             chosen: None,
             max_frame: super::garbler_session::GarblerConfig::default().max_frame as usize,
             defences: Defences::default(),
+            parked: Parked::default(),
             #[cfg(feature = "insecure-switches")]
             own_delta: None,
         })
@@ -280,6 +283,7 @@ impl EvaluatorSession {
             window: &mut self.window,
             max_window: self.max_window,
             max_frame: self.max_frame,
+            parked: &mut self.parked,
         }
     }
 
@@ -413,7 +417,39 @@ impl EvaluatorSession {
     /// bits (its fields concatenated in order), with the protection `security` — which the
     /// service must offer ([`SessionError::SecurityNotOffered`] otherwise). Input errors leave
     /// the session usable.
+    ///
+    /// A computation of a mode that prepares ahead uses the oldest preparation parked for the
+    /// same service and parameters ([`prepare`](Self::prepare)) when there is one, and runs
+    /// whole otherwise; its result's `phase` says which.
     pub fn start_with(&mut self, service: &str, params: Vec<(String, u64)>, evaluator_inputs: Vec<bool>, security: Security) -> Result<(), SessionError> {
+        self.begin(service, params, evaluator_inputs, security, Want::Any)
+    }
+
+    /// [`start_with`](Self::start_with) on a preparation parked ahead, which there must be:
+    /// [`SessionError::NothingPrepared`] otherwise, before anything is sent.
+    pub fn start_prepared(&mut self, service: &str, params: Vec<(String, u64)>, evaluator_inputs: Vec<bool>, security: Security) -> Result<(), SessionError> {
+        self.begin(service, params, evaluator_inputs, security, Want::Prepared)
+    }
+
+    /// [`start_with`](Self::start_with) as a whole computation, even with a preparation parked.
+    pub fn start_whole(&mut self, service: &str, params: Vec<(String, u64)>, evaluator_inputs: Vec<bool>, security: Security) -> Result<(), SessionError> {
+        self.begin(service, params, evaluator_inputs, security, Want::Whole)
+    }
+
+    /// Runs the set-up and preprocessing of a computation of `service` with `params` in the
+    /// authenticated mode, which need no input, and parks the result on the session for a later
+    /// computation of the same service and parameters ([`start_with`](Self::start_with)). The
+    /// run ends with a result without outputs, its `phase` [`Phase::Prepare`].
+    pub fn prepare(&mut self, service: &str, params: Vec<(String, u64)>) -> Result<(), SessionError> {
+        self.begin(service, params, Vec::new(), Security::Authenticated, Want::Prepare)
+    }
+
+    /// Preparations parked on this session for `service` (any parameters).
+    pub fn prepared_count(&self, service: &str) -> usize {
+        self.parked.count_for(service)
+    }
+
+    fn begin(&mut self, service: &str, params: Vec<(String, u64)>, evaluator_inputs: Vec<bool>, security: Security, want: Want) -> Result<(), SessionError> {
         let catalog = match (&self.state, &self.catalog) {
             (State::Ready, Some(catalog)) => catalog,
             _ => return Err(SessionError::NotReady { state: self.state_name() }),
@@ -424,12 +460,28 @@ impl EvaluatorSession {
         }
         let resolved = info.resolve(&params)?;
         let expected = resolved.shape.input_bits(Party::Evaluator);
-        if evaluator_inputs.len() != expected {
+        if want != Want::Prepare && evaluator_inputs.len() != expected {
             return Err(SessionError::InputBits { service: service.into(), expected: expected as u64, got: evaluator_inputs.len() as u64 });
         }
         // Counted from here: the request and the OT work are this computation's traffic.
         let start = Start { ms: self.clock.now_ms(), cpu: self.clock.cpu_ms(), counters: self.outbox.counters };
-        let request = super::frame::ComputeRequest { service: service.into(), params, circuit_id: resolved.circuit_id, evaluator_bits: expected as u64, security };
+        let mut request = super::frame::ComputeRequest { service: service.into(), params, circuit_id: resolved.circuit_id, evaluator_bits: expected as u64, security, phase: Phase::Whole };
+        request.phase = match want {
+            Want::Whole => Phase::Whole,
+            Want::Prepare => Phase::Prepare,
+            Want::Any | Want::Prepared => {
+                let parked = self.parked.oldest(&PreparedKey::of(&request));
+                match (parked, want) {
+                    (Some(number), _) => Phase::Prepared { number },
+                    (None, Want::Any) => Phase::Whole,
+                    (None, _) => {
+                        check_phase(&super::frame::ComputeRequest { phase: Phase::Prepared { number: 0 }, ..request })?;
+                        return Err(SessionError::NothingPrepared { service: service.into() });
+                    }
+                }
+            }
+        };
+        check_phase(&request)?;
         let start = EvaluatorStart {
             service,
             default_and_gates: info.default_and_gates(&resolved),
@@ -484,6 +536,16 @@ impl EvaluatorSession {
     pub fn start(&mut self, service: &str, params: Vec<(String, u64)>, evaluator_inputs: Vec<bool>) -> Result<(), SessionError> {
         self.start_with(service, params, evaluator_inputs, Security::Standard)
     }
+}
+
+/// What part of a computation a start asks for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Want {
+    /// A parked preparation if there is one, else the whole computation.
+    Any,
+    Whole,
+    Prepare,
+    Prepared,
 }
 
 impl Session for EvaluatorSession {

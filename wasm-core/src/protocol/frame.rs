@@ -8,7 +8,7 @@
 //! |------|------------------|-----------|------|
 //! | 0x81 | `ServerHello`    | G → E     | version u16, max window u32, max frame u32, garbling hash instance seed S [16], base-OT points P [4096], catalog str32 (JSON), garbling schemes offered u8 × id u8 (most preferred first), then per OT direction (0: the server's Δ, 1: the browser's) SoftSpoken's k offered u8 × k u8 (most preferred first) |
 //! | 0x01 | `ClientHello`    | E → G     | "GRBL", version u16, window u32, base-OT point R [32], garbling schemes accepted u8 (bit i: scheme id i), SoftSpoken's k accepted per OT direction u8 × 2 (bit i: k = 2^i) |
-//! | 0x02 | `Compute`        | E → G     | service str8, params u8 × (name str8, value u64), circuit id [32], evaluator bits u64, security u8 (0 standard, 1 cut-and-choose, 2 authenticated) |
+//! | 0x02 | `Compute`        | E → G     | service str8, params u8 × (name str8, value u64), circuit id [32], evaluator bits u64, security u8 (0 standard, 1 cut-and-choose, 2 authenticated), phase u8 (0 the whole computation; 1 prepare: its input-independent preprocessing only, parked on the session; 2 prepared: a computation on the oldest preparation parked for the same service, params and circuit id, followed by that preparation's number u64, see [`Phase`]) |
 //! | 0x03 | `OtChunk`        | E → G     | one checked OT-extension message (its length fixed by the chunk's size and k, the first with the extension's set-up, see `ot::extension`) |
 //! | 0x04 | `Credit`         | E → G     | bytes of data consumed so far in this computation, u64 |
 //! | 0x05 | `GarblerOutputs` | E → G     | count u32, then the label of each of the garbler's output wires [16 each] |
@@ -40,7 +40,7 @@ pub const MAGIC: &[u8; 4] = b"GRBL";
 /// frames of cut-and-choose. 7: cut-and-choose's input encoding drawn per computation. 8: the
 /// garbling hash keyed per instance, its seed in `ServerHello`; SoftSpoken OT with the per-column
 /// check, its k per direction in the hellos. 9: the authenticated mode's set-up derived from the
-/// session's OT extension, its flights changed.)
+/// session's OT extension, its flights changed; the phase of a `Compute`.)
 pub const VERSION: u16 = 9;
 
 /// The smallest credit window: room for a few batches of garbled data.
@@ -144,6 +144,43 @@ pub struct ComputeRequest {
     pub evaluator_bits: u64,
     /// The protection the client asks for; the service must offer it.
     pub security: Security,
+    /// The whole computation, its preprocessing only, or a computation on preprocessing done
+    /// ahead.
+    pub phase: Phase,
+}
+
+/// What part of a computation a `Compute` asks for. Only the authenticated mode prepares
+/// ahead; a request of another mode that names another phase than [`Phase::Whole`] is refused.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Phase {
+    /// Set-up, preprocessing and the online phase, on the client's inputs.
+    #[default]
+    Whole,
+    /// The set-up and the preprocessing only, which need no input: both sides park the result
+    /// on the session, and the run ends with `Done`, no outputs.
+    Prepare,
+    /// A computation on the oldest preparation parked on this session for the same service,
+    /// params and circuit id; `number` is that preparation's number among the session's
+    /// (both sides count them alike), so that both sides use the same one or the server refuses.
+    Prepared { number: u64 },
+}
+
+impl Phase {
+    pub fn id(self) -> u8 {
+        match self {
+            Phase::Whole => 0,
+            Phase::Prepare => 1,
+            Phase::Prepared { .. } => 2,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Whole => "whole",
+            Phase::Prepare => "prepare",
+            Phase::Prepared { .. } => "prepared",
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -275,6 +312,10 @@ impl Frame {
                 w.bytes(&r.circuit_id);
                 w.u64(r.evaluator_bits);
                 w.u8(r.security.id());
+                w.u8(r.phase.id());
+                if let Phase::Prepared { number } = r.phase {
+                    w.u64(number);
+                }
             }
             Frame::OtChunk(bytes) => {
                 w.u8(tag::OT_CHUNK);
@@ -378,7 +419,13 @@ impl Frame {
                 let (circuit_id, evaluator_bits) = (r.array("circuit id")?, r.u64("evaluator bits")?);
                 let security = r.u8("security")?;
                 let security = Security::from_id(security).ok_or(FrameError::Value { frame: "Compute", what: "security", value: security as u64 })?;
-                Frame::Compute(ComputeRequest { service, params, circuit_id, evaluator_bits, security })
+                let phase = match r.u8("phase")? {
+                    0 => Phase::Whole,
+                    1 => Phase::Prepare,
+                    2 => Phase::Prepared { number: r.u64("preparation number")? },
+                    other => return Err(FrameError::Value { frame: "Compute", what: "phase", value: other as u64 }),
+                };
+                Frame::Compute(ComputeRequest { service, params, circuit_id, evaluator_bits, security, phase })
             }
             tag::OT_CHUNK => Frame::OtChunk(r.rest()),
             tag::CREDIT => Frame::Credit { consumed: r.u64("consumed")? },
@@ -541,7 +588,9 @@ mod tests {
         vec![
             Frame::ClientHello { version: VERSION, window: 4 << 20, base_ot: [7; 32], garbling: 3, ot_k: [0b1111, 0b0100] },
             Frame::ServerHello { version: VERSION, max_window: 1 << 20, max_frame: 1 << 20, hash_seed: Block(0x5eed), base_ot: vec![1; 4096], catalog: "{\"services\":[]}".into(), garbling: vec![1, 0], ot_k: [vec![4, 8, 2, 1], vec![2]] },
-            Frame::Compute(ComputeRequest { service: "aes128".into(), params: vec![("n".into(), 900)], circuit_id: [3; 32], evaluator_bits: 128, security: Security::CutAndChoose }),
+            Frame::Compute(ComputeRequest { service: "aes128".into(), params: vec![("n".into(), 900)], circuit_id: [3; 32], evaluator_bits: 128, security: Security::CutAndChoose, phase: Phase::Whole }),
+            Frame::Compute(ComputeRequest { service: "aes128".into(), params: vec![], circuit_id: [3; 32], evaluator_bits: 128, security: Security::Authenticated, phase: Phase::Prepare }),
+            Frame::Compute(ComputeRequest { service: "aes128".into(), params: vec![], circuit_id: [3; 32], evaluator_bits: 128, security: Security::Authenticated, phase: Phase::Prepared { number: 7 } }),
             Frame::OtChunk(vec![9; 2048]),
             Frame::Credit { consumed: 123_456 },
             Frame::GarblerOutputs { labels: vec![Block(1), Block(u128::MAX), Block(7 << 100)] },
@@ -603,9 +652,15 @@ mod tests {
         let mut bad = Frame::ClientHello { version: 1, window: 1, base_ot: [0; 32], garbling: 1, ot_k: [1, 1] }.encode();
         bad[1] = b'X';
         assert_eq!(Frame::decode(&bad), Err(FrameError::Magic));
-        let mut security = Frame::Compute(ComputeRequest { service: "s".into(), params: vec![], circuit_id: [0; 32], evaluator_bits: 0, security: Security::Standard }).encode();
-        *security.last_mut().unwrap() = 3;
+        let mut security = Frame::Compute(ComputeRequest { service: "s".into(), params: vec![], circuit_id: [0; 32], evaluator_bits: 0, security: Security::Standard, phase: Phase::Whole }).encode();
+        let at = security.len() - 2;
+        security[at] = 3;
         assert_eq!(Frame::decode(&security), Err(FrameError::Value { frame: "Compute", what: "security", value: 3 }));
+        // A request of an encoding without the phase, or with a phase this build does not know.
+        let mut phase = Frame::Compute(ComputeRequest { service: "s".into(), params: vec![], circuit_id: [0; 32], evaluator_bits: 0, security: Security::Authenticated, phase: Phase::Whole }).encode();
+        assert_eq!(Frame::decode(&phase[..phase.len() - 1]), Err(FrameError::Truncated { frame: "Compute", what: "phase" }));
+        *phase.last_mut().unwrap() = 3;
+        assert_eq!(Frame::decode(&phase), Err(FrameError::Value { frame: "Compute", what: "phase", value: 3 }));
         assert_eq!(Frame::decode(&[tag::FLIGHT, 1, 2]), Err(FrameError::Value { frame: "Flight", what: "more", value: 2 }));
         let bad_utf8 = [tag::ERROR, 1, 0, 2, 0, 0xff, 0xfe];
         assert!(matches!(Frame::decode(&bad_utf8), Err(FrameError::Utf8 { .. })));

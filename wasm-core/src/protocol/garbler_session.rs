@@ -11,9 +11,9 @@
 //! `Error` frame.
 
 use super::catalog::Security;
-use super::dispatch::{garbled_for, start_garbler};
+use super::dispatch::{check_phase, garbled_for, start_garbler};
 use super::frame::{granted_window, ComputeRequest, ErrorCode, Frame, MIN_WINDOW, VERSION};
-use super::mode::{GarblerMode, GarblerParts, GarblerSwitches, Limits, Start, StartContext};
+use super::mode::{GarblerMode, GarblerParts, GarblerSwitches, Limits, Parked, Start, StartContext};
 use super::plan::{Plan, Services};
 use super::session::{Counters, Outbox, Session};
 use super::stats::{Clock, Stats};
@@ -39,6 +39,9 @@ pub struct GarblerConfig {
     /// AND gates of one computation in the authenticated mode, which holds the whole computation
     /// in memory (about 1.3 KB per AND gate on this side).
     pub max_authenticated_and_gates: u64,
+    /// AND gates of the circuits a session holds prepared ahead, not yet used (a mode that
+    /// prepares holds their whole preprocessing in memory until then).
+    pub max_prepared_and_gates: u64,
     /// SoftSpoken's k offered for each OT direction (0: this side's Δ, 1: the client's), most
     /// preferred first.
     pub ot_k: [Vec<u8>; 2],
@@ -46,7 +49,7 @@ pub struct GarblerConfig {
 
 impl Default for GarblerConfig {
     fn default() -> Self {
-        GarblerConfig { max_window: super::frame::DEFAULT_WINDOW, max_frame: 1 << 20, data_frame: 256 << 10, max_and_gates: 1 << 40, max_authenticated_and_gates: super::authenticated::DEFAULT_MAX_AUTHENTICATED_AND_GATES, ot_k: [crate::ot::DEFAULT_K_OFFER.to_vec(), crate::ot::DEFAULT_K_OFFER.to_vec()] }
+        GarblerConfig { max_window: super::frame::DEFAULT_WINDOW, max_frame: 1 << 20, data_frame: 256 << 10, max_and_gates: 1 << 40, max_authenticated_and_gates: super::authenticated::DEFAULT_MAX_AUTHENTICATED_AND_GATES, max_prepared_and_gates: super::authenticated::DEFAULT_MAX_PREPARED_AND_GATES, ot_k: [crate::ot::DEFAULT_K_OFFER.to_vec(), crate::ot::DEFAULT_K_OFFER.to_vec()] }
     }
 }
 
@@ -98,6 +101,8 @@ pub struct GarblerSession {
     chosen: Option<ChosenSender>,
     /// AND gates garbled by this session's ended computations, every copy counted.
     ended_and_gates: u64,
+    /// Preparations done ahead, parked until a computation uses them.
+    parked: Parked,
     /// Deviations of the next computation (attack tests only; none otherwise).
     switches: GarblerSwitches,
     /// Test builds only: the last computation's own global key, if its mode drew one.
@@ -191,6 +196,7 @@ impl GarblerSession {
             progress: 0,
             chosen: None,
             ended_and_gates: 0,
+            parked: Parked::default(),
             switches: GarblerSwitches::default(),
             #[cfg(feature = "insecure-switches")]
             own_delta: None,
@@ -282,6 +288,11 @@ impl GarblerSession {
     #[cfg(feature = "insecure-switches")]
     pub fn insecure_own_delta(&self) -> Option<Block> {
         self.own_delta
+    }
+
+    /// The preparations parked on this session ([`super::frame::Phase::Prepare`]).
+    pub fn parked(&self) -> &Parked {
+        &self.parked
     }
 
     pub fn poll_event(&mut self) -> Option<GarblerEvent> {
@@ -475,15 +486,18 @@ impl GarblerSession {
             and_gate_limit: self.config.max_and_gates,
             and_gates_before: self.ended_and_gates,
             authenticated_and_gate_limit: self.config.max_authenticated_and_gates,
+            parked: &mut self.parked,
+            prepared_and_gate_limit: self.config.max_prepared_and_gates,
         }
     }
 
     /// Starts the computation `request` asks for, in its mode, once its plan and the AND gates
     /// it will garble (every copy: [`garbled_for`]) are within the session's limit.
     fn start(&mut self, request: ComputeRequest) -> Result<State, SessionError> {
+        check_phase(&request)?;
         let plan = Self::plan(&request, self.services.as_ref())?;
         if let Some(n) = plan.and_gates {
-            let garbled = garbled_for(request.security, n);
+            let garbled = garbled_for(request.security, request.phase, n);
             if self.ended_and_gates.saturating_add(garbled) > self.config.max_and_gates {
                 return Err(SessionError::AndGateLimit { limit: self.config.max_and_gates, requested: Some(garbled) });
             }

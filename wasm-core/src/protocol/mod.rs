@@ -40,12 +40,12 @@ mod standard;
 pub mod stats;
 pub mod topology;
 
-pub use authenticated::DEFAULT_MAX_AUTHENTICATED_AND_GATES;
+pub use authenticated::{DEFAULT_MAX_AUTHENTICATED_AND_GATES, DEFAULT_MAX_PREPARED_AND_GATES};
 pub use catalog::{Catalog, ResolveError, Security, ServiceInfo};
 pub use error::{ErrorKind, ErrorReport, ServiceError, ServiceFailure, SessionError};
 pub use evaluator_session::{EvaluatorConfig, EvaluatorEvent, EvaluatorSession};
-pub use mode::{ComputationResult, OutputValue, Progress};
-pub use frame::{ComputeRequest, ErrorCode, Frame, FrameError};
+pub use mode::{ComputationResult, OutputValue, Parked, Progress};
+pub use frame::{ComputeRequest, ErrorCode, Frame, FrameError, Phase};
 pub use garbler_session::{GarblerConfig, GarblerEvent, GarblerSession, PreparedOt};
 pub use plan::{GateSource, Plan, RecordedCircuit, Services};
 pub use session::Session;

@@ -17,7 +17,7 @@
 //! reader still acknowledges), the AND-gate limit, and the report when a computation ends.
 
 use super::catalog::{Resolved, Security};
-use super::frame::{ComputeRequest, Frame};
+use super::frame::{ComputeRequest, Frame, Phase};
 use super::session::{Counters, Outbox};
 use super::stats::{Clock, Stats};
 use crate::block::Block;
@@ -97,6 +97,90 @@ pub struct ComputationResult {
     /// Cut-and-choose only: evaluation circuits disagreed — the server cheated — and the
     /// outputs came through cheating recovery. (The server is never told.)
     pub recovered: bool,
+    /// The part of the computation this run was: [`Phase::Prepare`] has no outputs, and
+    /// [`Phase::Prepared`] used preprocessing done ahead.
+    pub phase: Phase,
+}
+
+/// What a parked preparation is for: a later request must match all of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct PreparedKey {
+    pub security: Security,
+    pub service: String,
+    pub params: Vec<(String, u64)>,
+    pub circuit_id: [u8; 32],
+}
+
+impl PreparedKey {
+    pub fn of(request: &ComputeRequest) -> Self {
+        PreparedKey { security: request.security, service: request.service.clone(), params: request.params.clone(), circuit_id: request.circuit_id }
+    }
+}
+
+struct ParkedEntry {
+    key: PreparedKey,
+    number: u64,
+    and_gates: u64,
+    material: Box<dyn std::any::Any>,
+}
+
+/// The preparations parked on a session, on either side: what a mode's [`Phase::Prepare`] run
+/// made, held until a [`Phase::Prepared`] computation of the same key takes it. The session
+/// owns the store and lends it to the running computation ([`GarblerParts::parked`],
+/// [`EvaluatorParts::parked`]); what each entry holds is the mode's own business. Each entry is
+/// numbered in the order it was parked (both sides park in the same order, so the numbers
+/// agree), taken once, and the oldest of its key first.
+#[derive(Default)]
+pub struct Parked {
+    entries: std::collections::VecDeque<ParkedEntry>,
+    parked: u64,
+    and_gates: u64,
+}
+
+impl Parked {
+    /// Parks `material` for `key`, of a circuit of `and_gates` AND gates: returns its number.
+    pub(super) fn park(&mut self, key: PreparedKey, and_gates: u64, material: Box<dyn std::any::Any>) -> u64 {
+        let number = self.parked;
+        self.parked += 1;
+        self.and_gates += and_gates;
+        self.entries.push_back(ParkedEntry { key, number, and_gates, material });
+        number
+    }
+
+    /// The number of the oldest preparation parked for `key`.
+    pub(super) fn oldest(&self, key: &PreparedKey) -> Option<u64> {
+        self.entries.iter().find(|e| &e.key == key).map(|e| e.number)
+    }
+
+    /// Takes the oldest preparation parked for `key`, which must be number `number`.
+    pub(super) fn take(&mut self, key: &PreparedKey, number: u64) -> Result<Box<dyn std::any::Any>, SessionError> {
+        let at = self.entries.iter().position(|e| &e.key == key).ok_or_else(|| SessionError::NothingPrepared { service: key.service.clone() })?;
+        if self.entries[at].number != number {
+            return Err(SessionError::PreparedMismatch { expected: self.entries[at].number, got: number });
+        }
+        let entry = self.entries.remove(at).expect("found above");
+        self.and_gates -= entry.and_gates;
+        Ok(entry.material)
+    }
+
+    /// AND gates of the circuits parked.
+    pub fn and_gates(&self) -> u64 {
+        self.and_gates
+    }
+
+    /// Preparations parked.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Preparations parked for `service` (any parameters).
+    pub fn count_for(&self, service: &str) -> usize {
+        self.entries.iter().filter(|e| e.key.service == service).count()
+    }
 }
 
 
@@ -116,6 +200,9 @@ pub(super) struct GarblerParts<'a> {
     pub and_gates_before: u64,
     /// AND gates of one computation in the authenticated mode ([`super::GarblerConfig`]).
     pub authenticated_and_gate_limit: u64,
+    /// The preparations parked on the session, and the most AND gates it may hold parked.
+    pub parked: &'a mut Parked,
+    pub prepared_and_gate_limit: u64,
 }
 
 impl GarblerParts<'_> {
@@ -232,6 +319,8 @@ pub(super) struct EvaluatorParts<'a> {
     pub max_window: u32,
     /// The largest frame the server accepts.
     pub max_frame: usize,
+    /// The preparations parked on the session.
+    pub parked: &'a mut Parked,
 }
 
 /// A computation that has ended, on the evaluator's side: its result, and where it ended for

@@ -497,7 +497,7 @@ impl StandardEvaluator {
             let outputs = output_values(&self.shape, parts.engine.outputs())?;
             let and_gates = parts.engine.and_gates() - self.start_and;
             let evaluator = self.start.stats(parts.clock.now_ms(), parts.clock.cpu_ms(), &parts.outbox.counters, and_gates);
-            let result = ComputationResult { service: std::mem::take(&mut self.service), outputs, evaluator, garbler, security: Security::Standard, recovered: false };
+            let result = ComputationResult { service: std::mem::take(&mut self.service), outputs, evaluator, garbler, security: Security::Standard, recovered: false, phase: super::frame::Phase::Whole };
             self.ended = Some(EvaluatorEnded { result, progress });
         }
         Ok(())
