@@ -7,12 +7,17 @@ mod common;
 
 use common::{default_config, fips_block, RawClient, Server, FIPS197_KEYS, FIPS_CIPHERTEXT};
 use garblet_circuits::value;
-use garblet_core::protocol::{Catalog, ComputationResult, ComputeRequest, ErrorCode, EvaluatorEvent, EvaluatorSession, Frame, Security, SessionError};
+use garblet_core::protocol::{Catalog, ComputationResult, ComputeRequest, ErrorCode, EvaluatorEvent, EvaluatorSession, Frame, Phase, Security, SessionError};
 use std::time::Duration;
 
 /// One computation in `security` mode, run to its end as an honest evaluator would.
 fn compute(raw: &mut RawClient, session: &mut EvaluatorSession, service: &str, inputs: Vec<bool>, security: Security) -> Result<ComputationResult, SessionError> {
     session.start_with(service, vec![], inputs, security)?;
+    finish(raw, session)
+}
+
+/// The run the session has started, to its end.
+fn finish(raw: &mut RawClient, session: &mut EvaluatorSession) -> Result<ComputationResult, SessionError> {
     loop {
         for frame in common::drain(session) {
             raw.send(frame);
@@ -58,15 +63,21 @@ fn the_default_offers_every_mode_for_aes128_and_hamming_and_refuses_a_protected_
         let protected = compute(&mut raw, &mut session, "hamming", iris.clone(), security).unwrap();
         assert_eq!((&protected.outputs, protected.security), (&standard.outputs, security));
     }
+    // A preparation ahead is counted apart; the computation that uses it as a computation.
+    session.prepare("aes128", vec![]).unwrap();
+    assert_eq!(finish(&mut raw, &mut session).unwrap().phase, Phase::Prepare);
+    let result = compute(&mut raw, &mut session, "aes128", fips_block(), Security::Authenticated).unwrap();
+    assert_eq!((value::to_hex(&result.outputs[0].bits), result.phase), (FIPS_CIPHERTEXT.to_string(), Phase::Prepared { number: 0 }));
     drop(raw);
     server.wait_for_active(0, Duration::from_secs(10));
     let metrics = server.metrics();
     let count = |key: &str| metrics[key].as_u64();
     assert_eq!(
         (count("computations"), count("computations_standard"), count("computations_cut_and_choose"), count("computations_authenticated")),
-        (Some(6), Some(2), Some(2), Some(2)),
+        (Some(7), Some(2), Some(2), Some(3)),
         "{metrics}"
     );
+    assert_eq!(metrics["preparations"], 1, "{metrics}");
     assert_eq!(metrics["sessions_failed"], 1, "the refused request's session only: {metrics}");
     let log = server.stop();
     for mode in ["cut-and-choose", "authenticated"] {

@@ -3,8 +3,8 @@
  * which calls them one at a time.
  */
 import { kernelThroughput } from './kernels.js';
-import { aesColdWarm, aesLatency, aesSecurityCost, endToEndThroughput, rawWebSocketThroughput } from './network.js';
+import { aesColdWarm, aesLatency, aesPreparedOnline, aesSecurityCost, endToEndThroughput, rawWebSocketThroughput } from './network.js';
 import { aesTimeline, wasmSetup, workerTimeline } from './phases.js';
 
-window.garbletBench = { kernelThroughput, rawWebSocketThroughput, endToEndThroughput, aesLatency, aesSecurityCost, aesColdWarm, aesTimeline, workerTimeline, wasmSetup };
+window.garbletBench = { kernelThroughput, rawWebSocketThroughput, endToEndThroughput, aesLatency, aesSecurityCost, aesPreparedOnline, aesColdWarm, aesTimeline, workerTimeline, wasmSetup };
 document.getElementById('status').textContent = 'ready';

@@ -21,6 +21,8 @@ pub struct Metrics {
     /// Connections refused because `max_sessions` were running.
     sessions_refused: AtomicU64,
     computations: AtomicU64,
+    /// Preparations ahead finished (authenticated mode): counted apart from computations.
+    preparations: AtomicU64,
     /// Computations finished, by the security mode the client asked for, indexed by
     /// [`Security::id`].
     computations_by_security: [AtomicU64; Security::ALL.len()],
@@ -135,6 +137,7 @@ impl Metrics {
             sessions_cancelled: AtomicU64::new(0),
             sessions_refused: AtomicU64::new(0),
             computations: AtomicU64::new(0),
+            preparations: AtomicU64::new(0),
             computations_by_security: Default::default(),
             and_gates: AtomicU64::new(0),
             bytes_in: AtomicU64::new(0),
@@ -194,6 +197,10 @@ impl Metrics {
         self.sessions_refused.fetch_add(1, Relaxed);
     }
 
+    pub fn preparation_finished(&self) {
+        self.preparations.fetch_add(1, Relaxed);
+    }
+
     pub fn computation_finished(&self, and_gates: u64, security: Security) {
         self.computations.fetch_add(1, Relaxed);
         self.computations_by_security[security.id() as usize].fetch_add(1, Relaxed);
@@ -221,6 +228,7 @@ impl Metrics {
             "sessions_cancelled": self.sessions_cancelled.load(Relaxed),
             "sessions_refused": self.sessions_refused.load(Relaxed),
             "computations": self.computations.load(Relaxed),
+            "preparations": self.preparations.load(Relaxed),
             "and_gates": self.and_gates.load(Relaxed),
             "bytes_in": self.bytes_in.load(Relaxed),
             "bytes_out": self.bytes_out.load(Relaxed),
@@ -268,6 +276,7 @@ impl Metrics {
         family("garblet_computations_total", "counter", "Computations finished.", &one(load(&self.computations)));
         let by_security = Security::ALL.map(|security| (Some(("security", security.name())), load(&self.computations_by_security[security.id() as usize])));
         family("garblet_computations_by_security_total", "counter", "Computations finished, by the security mode the client asked for (standard, cut-and-choose, authenticated).", &by_security);
+        family("garblet_preparations_total", "counter", "Preparations ahead finished (the authenticated mode's session.prepare), not counted as computations.", &one(load(&self.preparations)));
         family("garblet_and_gates_total", "counter", "AND gates garbled in finished computations.", &one(load(&self.and_gates)));
         family("garblet_received_bytes_total", "counter", "WebSocket message payload bytes received from clients.", &one(load(&self.bytes_in)));
         family("garblet_sent_bytes_total", "counter", "WebSocket message payload bytes sent to clients.", &one(load(&self.bytes_out)));

@@ -21,7 +21,7 @@ use crate::clock::ThreadClock;
 use crate::service_table::ServiceTable;
 use flume::{RecvTimeoutError, SendTimeoutError};
 use garblet_circuits::value;
-use garblet_core::protocol::{ErrorCode, Frame, GarblerConfig, GarblerEvent, GarblerSession, PreparedOt, SessionError};
+use garblet_core::protocol::{ErrorCode, Frame, GarblerConfig, GarblerEvent, GarblerSession, Phase, PreparedOt, SessionError};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -471,17 +471,26 @@ impl Driver<'_> {
     }
 
     fn report_events(&mut self) {
-        while let Some(GarblerEvent::Finished { service, stats, garbler_outputs, security }) = self.session.poll_event() {
-            self.metrics.computation_finished(stats.and_gates, security);
+        while let Some(GarblerEvent::Finished { service, stats, garbler_outputs, security, phase }) = self.session.poll_event() {
+            // A preparation ahead is counted apart: it computes nothing yet, and the computation
+            // that uses it is counted when it ends.
+            let what = if phase == Phase::Prepare {
+                self.metrics.preparation_finished();
+                "preparation finished"
+            } else {
+                self.metrics.computation_finished(stats.and_gates, security);
+                "computation finished"
+            };
             info!(
                 %service,
                 security = security.name(),
+                prepared_ahead = matches!(phase, Phase::Prepared { .. }),
                 and_gates = stats.and_gates,
                 wall_ms = format_args!("{:.1}", stats.wall_ms),
                 cpu_ms = format_args!("{:.1}", stats.cpu_ms.unwrap_or(f64::NAN)),
                 bytes_sent = stats.bytes_sent,
                 bytes_received = stats.bytes_received,
-                "computation finished"
+                "{what}"
             );
             if !garbler_outputs.is_empty() {
                 // What the server learns is the server's own business; keep it out of info logs.

@@ -266,6 +266,8 @@ pub(super) struct AuthGarbler {
     and_gates: u64,
     /// A [`Phase::Prepare`] run: what its preparation is parked for.
     prepare: Option<PreparedKey>,
+    /// The request's phase.
+    phase: Phase,
     /// What the session's limits charge this run: nothing for a computation on a preparation,
     /// whose run was charged.
     charge: u64,
@@ -311,6 +313,7 @@ impl AuthGarbler {
                 receiver: Receiver::default(),
                 and_gates,
                 prepare: None,
+                phase: request.phase,
                 charge: 0,
                 start: context.start,
                 ended: None,
@@ -345,6 +348,7 @@ impl AuthGarbler {
             receiver: Receiver::default(),
             and_gates,
             prepare,
+            phase: request.phase,
             charge: charged(and_gates),
             start: context.start,
             ended: None,
@@ -486,6 +490,10 @@ impl GarblerMode for AuthGarbler {
 
     fn take_ended(&mut self) -> Option<Ended> {
         self.ended.take()
+    }
+
+    fn phase(&self) -> Phase {
+        self.phase
     }
 
     #[cfg(feature = "insecure-switches")]

@@ -12,7 +12,7 @@
 
 use super::catalog::Security;
 use super::dispatch::{check_phase, garbled_for, start_garbler};
-use super::frame::{granted_window, ComputeRequest, ErrorCode, Frame, MIN_WINDOW, VERSION};
+use super::frame::{granted_window, ComputeRequest, ErrorCode, Frame, Phase, MIN_WINDOW, VERSION};
 use super::mode::{GarblerMode, GarblerParts, GarblerSwitches, Limits, Parked, Start, StartContext};
 use super::plan::{Plan, Services};
 use super::session::{Counters, Outbox, Session};
@@ -56,7 +56,9 @@ impl Default for GarblerConfig {
 /// What happened, for the server to log and count.
 #[derive(Debug)]
 pub enum GarblerEvent {
-    Finished { service: String, stats: Stats, garbler_outputs: Vec<bool>, security: Security },
+    /// A run ended: a computation, or (`phase` [`Phase::Prepare`]) a preparation ahead, which
+    /// has no outputs.
+    Finished { service: String, stats: Stats, garbler_outputs: Vec<bool>, security: Security, phase: Phase },
 }
 
 enum State {
@@ -535,7 +537,7 @@ impl GarblerSession {
         let Some(ended) = run.take_ended() else { return State::Running(run) };
         (self.last_produced, self.last_consumed) = (ended.produced, ended.consumed);
         self.ended_and_gates += run.garbled();
-        self.events.push_back(GarblerEvent::Finished { service: run.service().to_string(), stats: ended.stats, garbler_outputs: ended.garbler_outputs, security: run.security() });
+        self.events.push_back(GarblerEvent::Finished { service: run.service().to_string(), stats: ended.stats, garbler_outputs: ended.garbler_outputs, security: run.security(), phase: run.phase() });
         State::Idle
     }
 }

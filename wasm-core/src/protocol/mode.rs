@@ -249,6 +249,12 @@ pub(super) trait GarblerMode {
     fn garbled(&self) -> u64;
     /// The computation's end, once (`None` while it runs and after it has been taken).
     fn take_ended(&mut self) -> Option<Ended>;
+
+    /// The part of a computation this run is ([`Phase::Whole`] but for a mode that prepares
+    /// ahead).
+    fn phase(&self) -> Phase {
+        Phase::Whole
+    }
     /// Test builds only: the global key this computation drew for itself, once drawn (the
     /// authenticated mode's Δ_A); `None` for a mode that garbles under the session's.
     #[cfg(feature = "insecure-switches")]
