@@ -36,8 +36,8 @@ def hello():
 
 def probe(service):
     name = service.encode()
-    # Service, no parameters, circuit id, evaluator bits, security (0: standard).
-    return bytes([0x02, len(name)]) + name + b"\x00" + bytes(32) + bytes(8) + b"\x00"
+    # Service, no parameters, circuit id, evaluator bits, security (0: standard), phase (0: whole).
+    return bytes([0x02, len(name)]) + name + b"\x00" + bytes(32) + bytes(8) + b"\x00\x00"
 
 
 def hand_frame(first, payload):

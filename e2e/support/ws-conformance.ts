@@ -59,8 +59,8 @@ export function hello(): Buffer {
  */
 export function probe(service: string): Buffer {
   const name = Buffer.from(service);
-  // Service, no parameters, circuit id, evaluator bits, security (0: standard).
-  return Buffer.concat([Buffer.from([0x02, name.length]), name, Buffer.from([0]), Buffer.alloc(32), Buffer.alloc(8), Buffer.from([0])]);
+  // Service, no parameters, circuit id, evaluator bits, security (0: standard), phase (0: whole).
+  return Buffer.concat([Buffer.from([0x02, name.length]), name, Buffer.from([0]), Buffer.alloc(32), Buffer.alloc(8), Buffer.from([0, 0])]);
 }
 
 /** The Error frame in a binary message, or null for any other frame (the ServerHello). */

@@ -53,6 +53,19 @@ async function protect(page: Page, on: boolean, mode?: Exclude<Mode, 'standard'>
   if (mode) await page.getByTestId(`protect-${mode}`).check();
 }
 
+/** A run with the switch on (the authenticated mode, the default), then one with it off: both give `expected`, and the cost table has both. */
+async function protectedThenStandard(page: Page, expected: number, service: string): Promise<void> {
+  await protect(page, true);
+  await runToCompletion(page);
+  expect(Number(await resultValue(page))).toBe(expected);
+  await expect(page.getByTestId('stats')).toContainText('authenticated mode');
+
+  await protect(page, false);
+  await runToCompletion(page);
+  expect(Number(await resultValue(page))).toBe(expected);
+  await expectCosts(page, service, ['authenticated']);
+}
+
 test('private AES with the switch on gives FIPS-197 authenticated by default and in cut-and-choose, and the cost table compares the three modes', async ({ page }) => {
   const key = serverBytes('aes128', 'key');
   const fips = aes128(key, Buffer.from(FIPS197.plaintext, 'hex')).toString('hex');
@@ -93,15 +106,7 @@ test('Hamming distance with the switch on is the popcount of the XOR, and costs 
   const mine = BigInt(await page.getByTestId('iris-hex').inputValue());
   const expected = popcount(mine ^ serverInteger('hamming', 'x'));
 
-  await protect(page, true);
-  await runToCompletion(page);
-  expect(Number(await resultValue(page))).toBe(expected);
-  await expect(page.getByTestId('stats')).toContainText('authenticated mode');
-
-  await protect(page, false);
-  await runToCompletion(page);
-  expect(Number(await resultValue(page))).toBe(expected);
-  await expectCosts(page, 'hamming', ['authenticated']);
+  await protectedThenStandard(page, expected, 'hamming');
 });
 
 test('edit distance with the switch on is the dynamic programme’s, authenticated', async ({ page }) => {
@@ -111,15 +116,7 @@ test('edit distance with the switch on is the dynamic programme’s, authenticat
   await page.getByTestId('string').fill(mine);
   const expected = levenshtein(serverText('levenshtein', 'a'), mine);
 
-  await protect(page, true);
-  await runToCompletion(page);
-  expect(Number(await resultValue(page))).toBe(expected);
-  await expect(page.getByTestId('stats')).toContainText('authenticated mode');
-
-  await protect(page, false);
-  await runToCompletion(page);
-  expect(Number(await resultValue(page))).toBe(expected);
-  await expectCosts(page, 'levenshtein', ['authenticated']);
+  await protectedThenStandard(page, expected, 'levenshtein');
 });
 
 test('an edit distance too large to hold for the authenticated mode is refused in words that say what to do, and runs unprotected', async ({ page }) => {
