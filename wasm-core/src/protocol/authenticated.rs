@@ -297,65 +297,56 @@ impl AuthGarbler {
     /// circuit sent (an empty flight for a built-in one).
     pub fn start(request: ComputeRequest, plan: Plan, context: StartContext, parts: &mut GarblerParts<'_>) -> Result<Self, SessionError> {
         let mut sender = Sender { numbering: Numbering::default(), max_frame: parts.limits.max_frame };
-        if let Phase::Prepared { number } = request.phase {
-            // Set-up and preprocessing were done ahead: the opening goes at once.
+        let prepare = (request.phase == Phase::Prepare).then(|| PreparedKey::of(&request));
+        #[cfg(feature = "insecure-switches")]
+        let mut delta = None;
+        let (stage, x, and_gates, charge) = if let Phase::Prepared { number } = request.phase {
+            // Set-up and preprocessing were done ahead: the opening goes at once. The limits
+            // charged the preparation's run.
             let Prepared { mut party, circuit, material } = unpark(parts.parked, &request, number)?;
             let and_gates = circuit.ands() as u64;
             #[cfg(feature = "insecure-switches")]
-            let delta = Some(party.delta());
+            {
+                delta = Some(party.delta());
+            }
             let (computation, opening) = party.garbler_computation(circuit, material, plan.garbler_inputs)?;
             sender.send(parts.outbox, &opening);
-            return Ok(AuthGarbler {
-                service: request.service,
-                stage: GarblerStage::Inputs(computation),
-                x: Vec::new(),
-                sender,
-                receiver: Receiver::default(),
-                and_gates,
-                prepare: None,
-                phase: request.phase,
-                charge: 0,
-                start: context.start,
-                ended: None,
-                #[cfg(feature = "insecure-switches")]
-                deviation: (false, false),
-                #[cfg(feature = "insecure-switches")]
-                delta,
-            });
-        }
-        let limit = parts.authenticated_and_gate_limit;
-        if let Some(n) = plan.and_gates.filter(|&n| n > limit) {
-            return Err(SessionError::AuthenticatedAndGateLimit { limit, requested: Some(n) });
-        }
-        let limits = AndGateLimits { session: parts.and_gate_limit.saturating_sub(parts.and_gates_before), computation: limit };
-        let (circuit, topology) = circuit_of(plan.gates, plan.stream_topology, limits)?;
-        let and_gates = circuit.ands() as u64;
-        parts.check_and_gates(charged(and_gates))?;
-        let prepare = (request.phase == Phase::Prepare).then(|| PreparedKey::of(&request));
-        if prepare.is_some() {
-            let parked = parts.parked.and_gates();
-            if parked.saturating_add(and_gates) > parts.prepared_and_gate_limit {
-                return Err(SessionError::PreparedLimit { limit: parts.prepared_and_gate_limit, parked, requested: and_gates });
+            (GarblerStage::Inputs(computation), Vec::new(), and_gates, 0)
+        } else {
+            let limit = parts.authenticated_and_gate_limit;
+            if let Some(n) = plan.and_gates.filter(|&n| n > limit) {
+                return Err(SessionError::AuthenticatedAndGateLimit { limit, requested: Some(n) });
             }
-        }
-        let setup = GarblerSetup::new(parts.ot, context.index, context.ot_k[0])?;
-        sender.send(parts.outbox, &topology);
+            let limits = AndGateLimits { session: parts.and_gate_limit.saturating_sub(parts.and_gates_before), computation: limit };
+            let (circuit, topology) = circuit_of(plan.gates, plan.stream_topology, limits)?;
+            let and_gates = circuit.ands() as u64;
+            parts.check_and_gates(charged(and_gates))?;
+            if prepare.is_some() {
+                let parked = parts.parked.and_gates();
+                if parked.saturating_add(and_gates) > parts.prepared_and_gate_limit {
+                    return Err(SessionError::PreparedLimit { limit: parts.prepared_and_gate_limit, parked, requested: and_gates });
+                }
+            }
+            let setup = GarblerSetup::new(parts.ot, context.index, context.ot_k[0])?;
+            sender.send(parts.outbox, &topology);
+            (GarblerStage::Setup(Box::new(setup), circuit), plan.garbler_inputs, and_gates, charged(and_gates))
+        };
         Ok(AuthGarbler {
             service: request.service,
-            stage: GarblerStage::Setup(Box::new(setup), circuit),
-            x: plan.garbler_inputs,
+            stage,
+            x,
             sender,
             receiver: Receiver::default(),
             and_gates,
             prepare,
             phase: request.phase,
-            charge: charged(and_gates),
+            charge,
             start: context.start,
             ended: None,
             #[cfg(feature = "insecure-switches")]
             deviation: (false, false),
             #[cfg(feature = "insecure-switches")]
-            delta: None,
+            delta,
         })
     }
 
@@ -561,56 +552,41 @@ impl AuthEvaluator {
         #[cfg(not(feature = "insecure-switches"))]
         let _ = defences;
         let phase = request.phase;
-        if let Phase::Prepared { number } = phase {
+        let prepare = (phase == Phase::Prepare).then(|| PreparedKey::of(&request));
+        #[cfg(feature = "insecure-switches")]
+        let mut delta = None;
+        let (stage, and_total, y) = if let Phase::Prepared { number } = phase {
             // Set-up and preprocessing were done ahead: A's opening is the next message.
             let Prepared { mut party, circuit, material } = unpark(parts.parked, &request, number)?;
             let and_total = Some(circuit.ands() as u64);
             #[cfg(feature = "insecure-switches")]
-            let delta = Some(party.delta());
-            let (computation, opening) = party.evaluator_computation(circuit, material, inputs)?;
-            parts.outbox.push(Frame::Compute(request).encode());
-            return Ok(AuthEvaluator {
-                service: service.into(),
-                shape: resolved.shape,
-                and_total,
-                stage: EvaluatorStage::InputMasks(computation, opening),
-                index: context.index,
-                k: context.ot_k[0],
-                y: Vec::new(),
-                circuit_id: resolved.circuit_id,
-                max_slots,
-                sender: Sender { numbering: Numbering::default(), max_frame: parts.max_frame },
-                receiver: Receiver::default(),
-                and_gates: 0,
-                start: context.start,
-                ended: None,
-                phase,
-                prepare: None,
-                #[cfg(feature = "insecure-switches")]
-                known_masks: defences.auth_known_masks,
-                #[cfg(feature = "insecure-switches")]
-                delta,
-            });
-        }
-        let prepare = (phase == Phase::Prepare).then(|| PreparedKey::of(&request));
-        let circuit = match resolved.circuit {
-            ResolvedCircuit::Builtin { spec, params } => Some(circuit_of(GateSource::Program(spec.instantiate(&params)?), false, AndGateLimits::NONE)?.0),
-            ResolvedCircuit::Streamed { max_live } => {
-                if max_live > max_slots {
-                    return Err(SessionError::SlotLimit { service: service.into(), slots: max_live, limit: max_slots });
-                }
-                None
+            {
+                delta = Some(party.delta());
             }
+            let (computation, opening) = party.evaluator_computation(circuit, material, inputs)?;
+            (EvaluatorStage::InputMasks(computation, opening), and_total, Vec::new())
+        } else {
+            let circuit = match resolved.circuit {
+                ResolvedCircuit::Builtin { spec, params } => Some(circuit_of(GateSource::Program(spec.instantiate(&params)?), false, AndGateLimits::NONE)?.0),
+                ResolvedCircuit::Streamed { max_live } => {
+                    if max_live > max_slots {
+                        return Err(SessionError::SlotLimit { service: service.into(), slots: max_live, limit: max_slots });
+                    }
+                    None
+                }
+            };
+            let and_total = circuit.as_ref().map(|c| c.ands() as u64);
+            (EvaluatorStage::Setup { setup: None, circuit, topology: false }, and_total, inputs)
         };
         parts.outbox.push(Frame::Compute(request).encode());
         Ok(AuthEvaluator {
             service: service.into(),
             shape: resolved.shape,
-            and_total: circuit.as_ref().map(|c| c.ands() as u64),
-            stage: EvaluatorStage::Setup { setup: None, circuit, topology: false },
+            and_total,
+            stage,
             index: context.index,
             k: context.ot_k[0],
-            y: inputs,
+            y,
             circuit_id: resolved.circuit_id,
             max_slots,
             sender: Sender { numbering: Numbering::default(), max_frame: parts.max_frame },
@@ -623,7 +599,7 @@ impl AuthEvaluator {
             #[cfg(feature = "insecure-switches")]
             known_masks: defences.auth_known_masks,
             #[cfg(feature = "insecure-switches")]
-            delta: None,
+            delta,
         })
     }
 
