@@ -202,12 +202,6 @@ impl WasmEvaluator {
         self.session.prepare(service, params).map_err(|e| js_error(&e))
     }
 
-    /// Preparations parked on this session for `service` (any parameters).
-    #[wasm_bindgen(js_name = preparedCount)]
-    pub fn prepared_count(&self, service: &str) -> usize {
-        self.session.prepared_count(service)
-    }
-
     /// `{"andGates", "andTotal" (or null), "bytesReceived", "bytesConsumed"}`.
     pub fn progress(&self) -> String {
         let p = self.session.progress();
