@@ -18,6 +18,7 @@ export {
   type IntegrityErrorReason,
 } from './errors.js';
 export { hex, Output, utf8 } from './encode.js';
+export { SECURITY_MODES } from './options.js';
 export { ASSET_FILES, type AssetIntegrity, type AssetName } from './integrity.js';
 /** The SRI values of this build's own files, for `Garblet.connect(url, { integrity })`: see `dist/integrity.json`. */
 export { integrity } from './integrity-values.js';

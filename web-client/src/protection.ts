@@ -5,7 +5,7 @@
  * buys, and what each mode cost on the last run of each, side by side, so the price of the
  * protection is plain.
  */
-import type { RunResult, Security, ServiceInfo } from 'garblet';
+import { SECURITY_MODES, type RunResult, type Security, type ServiceInfo } from 'garblet';
 import { h, replace } from './dom';
 import { bytes, duration, integer } from './format';
 
@@ -37,13 +37,6 @@ const LABELS: Record<Security, string> = {
   standard: 'standard',
   authenticated: 'authenticated (protected)',
   'cut-and-choose': 'cut-and-choose (protected)',
-};
-
-/** The modes a service's `security` offers, weakest first: a service offers its mode and every one below it. */
-const OFFERS: Record<Security, Security[]> = {
-  standard: ['standard'],
-  'cut-and-choose': ['standard', 'cut-and-choose'],
-  authenticated: ['standard', 'cut-and-choose', 'authenticated'],
 };
 
 export class Protection {
@@ -110,7 +103,8 @@ export class Protection {
    */
   showService(name: string, info: ServiceInfo | undefined): void {
     this.service = name;
-    this.offered = info ? OFFERS[info.security] : ['standard'];
+    // A service offers its mode and every one before it.
+    this.offered = info ? SECURITY_MODES.slice(0, SECURITY_MODES.indexOf(info.security) + 1) : ['standard'];
     const any = this.choice() !== undefined;
     this.checkbox.disabled = !any;
     // A ticked box must mean a protected run: off while the service cannot give it, back on
