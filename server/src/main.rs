@@ -89,9 +89,9 @@ enum Command {
         /// true with --json). authenticated (for a service that offers it): authenticated
         /// garbling, each side protected from a malicious other; a server that cheats is caught
         /// before any output is used (exit code 3), except with probability 2^-40, at a few times
-        /// the standard mode's cost (docs/authenticated.md); the recommended protection, for
-        /// computations up to the server's limit for the mode (it holds them in memory). A
-        /// service offers its mode and every one before it in this list.
+        /// the standard mode's cost (docs/authenticated.md); the recommended protection. Every
+        /// mode streams a circuit of any size in bounded memory. A service offers its mode and
+        /// every one before it in this list.
         #[arg(long, value_name = "MODE", default_value = "standard", value_parser = parse_security)]
         security: Security,
         /// With --security authenticated: run the computation's preprocessing first on the same

@@ -205,36 +205,42 @@ fn the_and_gate_limit_charges_the_preprocessing() {
     assert!(err.contains("exceed this server's limit of 20000"), "{err}");
 }
 
-/// The mode's own limit per computation (it holds the whole computation in memory): a circuit
-/// past it is refused with the limit's typed error before anything is built, a Bristol circuit
-/// and a built-in program with the client's parameter alike; the same circuit in the standard
-/// mode, or a smaller one, runs.
+/// A circuit of several segments streams through the sessions: the client's outputs are the
+/// plaintext ones, and its progress counts the AND gates evaluated as each segment's tables
+/// arrive, before the last is in.
 #[test]
-fn the_authenticated_limit_per_computation_refuses_what_it_would_hold() {
-    use garblet_core::protocol::{EvaluatorConfig, EvaluatorSession, GarblerConfig, GarblerSession, NoClock};
-    let pair_with_limit = |limit: u64| {
-        let services = support::services();
-        let config = GarblerConfig { max_authenticated_and_gates: limit, ..GarblerConfig::default() };
-        let mut pair = Pair { garbler: GarblerSession::new(config, Box::new(NoClock), services.clone()).unwrap(), evaluator: EvaluatorSession::new(EvaluatorConfig::default(), Box::new(NoClock)).unwrap(), services };
-        pair.pump().unwrap();
-        pair.evaluator.poll_event();
-        pair
-    };
-    let mut pair = pair_with_limit(5000);
-    pair.evaluator.start_with("aes128", vec![], vec![false; 128], Security::Authenticated).unwrap();
-    let err = pair.pump().unwrap_err();
-    assert!(err.contains("6400 AND gates exceed this server's limit of 5000 per computation in the authenticated mode"), "{err}");
-    // The same circuit in the standard mode is not this limit's business.
-    let mut pair = pair_with_limit(5000);
-    assert_eq!(pair.compute("aes128", vec![], vec![false; 128]).security, Security::Standard);
+fn a_circuit_of_several_segments_streams_through_the_sessions() {
+    use garblet_circuits::testing::run_plain;
+    use garblet_core::auth::segment::SEGMENT_AND_GATES;
+    let and_gates = SEGMENT_AND_GATES as u64 + 3000;
+    let params = vec![("and_gates".to_string(), and_gates)];
+    let spec = garblet_circuits::registry::builtins().iter().find(|s| s.name == "synthetic").unwrap();
+    let resolved = spec.resolve([("width", 256u64), ("and_gates", and_gates)]).unwrap();
+    let y: Vec<bool> = (0..128).map(|i| i % 3 == 0).collect();
+    let want = run_plain(spec.instantiate(&resolved).unwrap(), vec![true; 128], y.clone());
 
-    let mut pair = pair_with_limit(2000);
-    pair.evaluator.start_with("synthetic_protected", vec![("and_gates".into(), 3000)], vec![true; 128], Security::Authenticated).unwrap();
-    let err = pair.pump().unwrap_err();
-    assert!(err.contains("3000 AND gates exceed this server's limit of 2000 per computation in the authenticated mode"), "{err}");
-    let mut pair = pair_with_limit(2000);
-    let result = run(&mut pair, "synthetic_protected", vec![("and_gates".into(), 1500)], vec![true; 128]);
-    assert_eq!(result.evaluator.and_gates, 1500);
+    let mut pair = Pair::new(4 << 20);
+    pair.evaluator.start_with("synthetic_protected", params, y, Security::Authenticated).unwrap();
+    let mut seen = Vec::new();
+    loop {
+        let mut moved = false;
+        for frame in support::drain(&mut pair.evaluator).unwrap() {
+            moved = true;
+            pair.garbler.handle(&frame).unwrap();
+        }
+        while let Some(frame) = pair.garbler.poll_transmit().unwrap() {
+            moved = true;
+            pair.evaluator.handle(&frame).unwrap();
+            seen.push(pair.evaluator.progress().and_gates);
+        }
+        if !moved {
+            break;
+        }
+    }
+    let result = finished(&mut pair);
+    assert_eq!(result.outputs[0].bits, want);
+    assert_eq!(result.evaluator.and_gates, and_gates);
+    assert!(seen.contains(&(SEGMENT_AND_GATES as u64)), "progress after the first segment: {:?}", seen.iter().max());
 }
 
 #[test]
@@ -347,7 +353,9 @@ fn an_altered_server_flight_is_refused_or_harmless() {
         pair.evaluator.start_with("millionaires", vec![], value::from_u128(y, 32), Security::Authenticated).unwrap();
         match pump_server_altered(&mut pair, flip_flight(target)) {
             Err(err) => {
-                assert!(matches!(err, SessionError::Authenticated(_) | SessionError::Ot(_) | SessionError::Topology(_)), "flight {target}: {err}");
+                // An altered AND count changes the bucket sizes the client expects: the next
+                // message's length is refused.
+                assert!(matches!(err, SessionError::Authenticated(_) | SessionError::Ot(_) | SessionError::Topology(_) | SessionError::FlightLength { .. }), "flight {target}: {err}");
                 assert!(!matches!(pair.evaluator.poll_event(), Some(EvaluatorEvent::Finished(_))), "flight {target}: an output came out");
                 refused += 1;
             }
@@ -366,14 +374,15 @@ fn an_altered_table_is_caught_as_cheating() {
     pair.evaluator.start_with("aes128", vec![], vec![false; 128], Security::Authenticated).unwrap();
     let mut altered = false;
     let err = pump_server_altered(&mut pair, |frames| {
-        // The tables are the flight just before `Done`: after 16 bytes of masked inputs and 256
-        // input labels, four blocks per AND gate, G₀ first.
+        // The circuit is one segment: its tables are the flight before the closing one, which
+        // goes just before `Done`: four blocks per AND gate, G₀ first.
         let Some(done) = frames.iter().position(|f| matches!(Frame::decode(f), Ok(Frame::Done(_)))) else { return };
-        let Ok(Frame::Flight { flight, more: false, mut bytes }) = Frame::decode(&frames[done - 1]) else { panic!("the tables go in one frame") };
+        let Ok(Frame::Flight { flight, more: false, mut bytes }) = Frame::decode(&frames[done - 2]) else { panic!("the tables go in one frame") };
+        assert_eq!(bytes.len(), 64 * 6400 + 800, "the tables");
         for gate in 0..6400 {
-            bytes[16 + 256 * 16 + 64 * gate + 3] ^= 1;
+            bytes[64 * gate + 3] ^= 1;
         }
-        frames[done - 1] = Frame::Flight { flight, more: false, bytes }.encode();
+        frames[done - 2] = Frame::Flight { flight, more: false, bytes }.encode();
         altered = true;
     })
     .unwrap_err();

@@ -199,7 +199,7 @@ fn sessions(key: &str, service: CircuitSource, secret: &[bool], y: &[bool], want
     let services = Arc::new(ServiceTable::new(vec![ServiceDef { name: key.into(), doc: String::new(), source: service, garbler_input: secret.to_vec(), security }]).map_err(|e| e.to_string())?);
     let mut t = Totals::default();
     let start = cpu();
-    let config = GarblerConfig { max_and_gates: u64::MAX, max_authenticated_and_gates: u64::MAX, ..GarblerConfig::default() };
+    let config = GarblerConfig { max_and_gates: u64::MAX, ..GarblerConfig::default() };
     let mut garbler = GarblerSession::new(config, Box::new(NoClock), services).map_err(|e| e.to_string())?;
     let made = cpu();
     t.garbler.ms += made - start;
@@ -367,8 +367,9 @@ fn synthetic(report: &mut Report) -> Result<(), String> {
     let t = sessions("synthetic", (prepared.service)(), &secret, &y, &want, Security::Authenticated)?;
     let wall = started.elapsed().as_secs_f64();
     let k = super::ot::DEFAULT_K;
-    let max = garblet_core::auth::triples::MAX_TRIPLES as u64;
-    let bucket = garblet_core::auth::triples::bucket_size_of(and_gates.min(max) as usize, and_gates.div_ceil(max) as usize);
+    let segment = garblet_core::auth::segment::SEGMENT_AND_GATES;
+    let segments = garblet_core::auth::segment::segments_of(and_gates, segment);
+    let bucket = garblet_core::auth::triples::bucket_size_of(and_gates.min(segment as u64) as usize, segments as usize);
     let cots_per_and = 2.0 * (3.0 * bucket as f64 + 1.0);
     let n = and_gates as f64;
     let cpu_ns_per_and = (t.garbler.ms + t.evaluator.ms) * 1e6 / n;
@@ -380,7 +381,11 @@ fn synthetic(report: &mut Report) -> Result<(), String> {
         .set("authenticated_synthetic_wall_s", wall)
         .set("authenticated_synthetic_bytes_per_and", (t.garbler.bytes + t.evaluator.bytes) / n)
         .set("authenticated_synthetic_cots_per_and", cots_per_and)
-        .set("authenticated_synthetic_cot_k", k as u64);
+        .set("authenticated_synthetic_cot_k", k as u64)
+        .set("authenticated_synthetic_segments", segments)
+        // Both parties in one process; the whole process's peak (the benchmarks run before it
+        // included when not run alone).
+        .set("authenticated_synthetic_max_rss_mb", super::max_rss_mb());
     if let Some(cot_ns) = super::ot::checked_cot_cpu_ns_per_ot(k) {
         let bound = 1e9 / (cot_ns * cots_per_and);
         report

@@ -166,10 +166,6 @@ pub struct Limits {
     /// AND gates one computation may take, for services that do not set their own
     /// `max_and_gates`.
     pub max_and_gates_per_request: u64,
-    /// AND gates one computation may take in the authenticated mode, which holds the whole
-    /// computation in memory (about 1.3 KB per AND gate on the server): what one session can
-    /// make the server hold.
-    pub max_authenticated_and_gates: u64,
     /// AND gates of the computations one session holds prepared ahead in the authenticated mode
     /// and not yet used (their whole preprocessing in memory, about 1.3 KB per AND gate).
     pub max_prepared_and_gates: u64,
@@ -200,7 +196,6 @@ impl Default for Limits {
             handshake_burst_per_address: 100,
             and_gates_per_address_per_hour: 100_000_000_000,
             max_and_gates_per_request: 2_000_000_000,
-            max_authenticated_and_gates: garblet_core::protocol::DEFAULT_MAX_AUTHENTICATED_AND_GATES,
             max_prepared_and_gates: garblet_core::protocol::DEFAULT_MAX_PREPARED_AND_GATES,
             max_window_memory_bytes: 128 << 20,
         }
@@ -251,7 +246,6 @@ impl Limits {
             ("handshake_burst_per_address", self.handshake_burst_per_address.into()),
             ("and_gates_per_address_per_hour", self.and_gates_per_address_per_hour),
             ("max_and_gates_per_request", self.max_and_gates_per_request),
-            ("max_authenticated_and_gates", self.max_authenticated_and_gates),
             ("max_prepared_and_gates", self.max_prepared_and_gates),
         ] {
             if n == 0 {

@@ -92,7 +92,6 @@ impl Server {
             max_frame: self.limits.max_frame_bytes,
             data_frame: self.limits.data_frame_bytes as usize,
             max_and_gates: self.limits.max_and_gates_per_session,
-            max_authenticated_and_gates: self.limits.max_authenticated_and_gates,
             max_prepared_and_gates: self.limits.max_prepared_and_gates,
             ot_k: [self.ot_k.clone(), self.ot_k.clone()],
         }

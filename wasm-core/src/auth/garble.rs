@@ -84,6 +84,14 @@
 //! * A's output w: after its check B sends L_{w,Λ_w} and opens λ^B_w; A accepts the label only if
 //!   it is L_{w,0} or L_{w,1} (which gives Λ_w; B cannot make the other without Δ_A) and the MAC.
 //!
+//! # Segments
+//!
+//! The gates go in segments ([`super::segment`]), each garbled on its own preprocessing: A keeps
+//! L_{w,0} and the mask of each slot from one segment to the next, B its label, Λ and mask; the
+//! AND gates are numbered across segments (their tweaks never repeat), and both digests of the
+//! check run over every AND gate of every segment, so B checks the whole circuit once, after
+//! the last segment, before it releases anything.
+//!
 //! # Messages
 //!
 //! | from | when | content |
@@ -91,9 +99,12 @@
 //! | A | first | λ^A bits of B's inputs ‖ digest of their MACs |
 //! | B | first | λ^B bits of A's inputs ‖ digest of their MACs |
 //! | B | after A's first | Λ bits of B's inputs |
-//! | A | after both of B's | Λ bits of A's inputs ‖ input labels ‖ per AND G₀ G₁ T_α T_β ‖ p bits ‖ digest of Y ‖ λ^A bits of B's outputs ‖ digest of their MACs |
+//! | A | after both of B's | Λ bits of A's inputs ‖ the labels L_{w,Λ_w} of A's inputs, then B's |
+//! | A | per segment | per AND G₀ G₁ T_α T_β ‖ p bits |
+//! | A | after the last segment | digest of Y ‖ λ^A bits of B's outputs ‖ digest of their MACs |
 //! | B | after its check | labels of A's outputs ‖ λ^B bits of A's outputs ‖ digest of their MACs |
 
+use super::segment::{party_index, Segment};
 use super::{expect_len, pack, unpack, AuthError, AuthShare, Role};
 use crate::aes::AesCtr;
 use crate::block::Block;
@@ -102,81 +113,6 @@ use garblet_circuits::{Gate, Party};
 
 const OPENING_MACS: &str = "garblet authenticated garbling opening MACs v1";
 const CHECK: &str = "garblet authenticated garbling consistency check v1";
-
-/// A circuit as both parties run it: its gates in order, over `slots` slots.
-#[derive(Clone, Debug)]
-pub struct Circuit {
-    pub gates: Vec<Gate>,
-    pub slots: usize,
-}
-
-impl Circuit {
-    /// Masks needed: one per input wire and one per AND output, in gate order.
-    pub fn masks_needed(&self) -> usize {
-        self.gates.iter().filter(|g| matches!(g, Gate::Input { .. } | Gate::And { .. })).count()
-    }
-
-    /// AND gates.
-    pub fn ands(&self) -> usize {
-        self.gates.iter().filter(|g| matches!(g, Gate::And { .. })).count()
-    }
-
-    /// The pairs (λ_α, λ_β) of the AND gates, in order, from this party's masks: what
-    /// [`super::AuthParty::start_ands`] takes to make the σ.
-    pub fn and_inputs(&self, masks: &[AuthShare], role: Role, delta: Block) -> Result<Vec<(AuthShare, AuthShare)>, AuthError> {
-        check_slots(self)?;
-        let mut pairs = Vec::new();
-        walk_masks(self, masks, role, delta, |gate, slots| {
-            if let Gate::And { a, b, .. } = *gate {
-                pairs.push((slots[a as usize], slots[b as usize]));
-            }
-        })?;
-        Ok(pairs)
-    }
-}
-
-/// Walks the gates assigning masks to slots, calling `visit` before each gate's output is set.
-fn walk_masks(
-    circuit: &Circuit,
-    masks: &[AuthShare],
-    role: Role,
-    delta: Block,
-    mut visit: impl FnMut(&Gate, &[AuthShare]),
-) -> Result<(), AuthError> {
-    if masks.len() != circuit.masks_needed() {
-        return Err(AuthError::MaterialCount { what: "masks", needed: circuit.masks_needed(), given: masks.len() });
-    }
-    let mut slots = vec![AuthShare::default(); circuit.slots];
-    let mut next = masks.iter();
-    for gate in &circuit.gates {
-        visit(gate, &slots);
-        match *gate {
-            Gate::Input { out, .. } | Gate::And { out, .. } => slots[out as usize] = *next.next().unwrap_or(&AuthShare::default()),
-            Gate::Xor { a, b, out } => slots[out as usize] = slots[a as usize] ^ slots[b as usize],
-            Gate::Not { a, out } => slots[out as usize] = slots[a as usize].xor_public(true, role, delta),
-            Gate::Output { .. } | Gate::OutputConst { .. } => {}
-        }
-    }
-    Ok(())
-}
-
-/// Refuses a circuit that names a slot beyond its `slots`, so that a malformed one is an error
-/// rather than a panic.
-fn check_slots(circuit: &Circuit) -> Result<(), AuthError> {
-    let ok = |s: u32| (s as usize) < circuit.slots;
-    let fine = circuit.gates.iter().all(|g| match *g {
-        Gate::Input { out, .. } => ok(out),
-        Gate::Xor { a, b, out } | Gate::And { a, b, out } => ok(a) && ok(b) && ok(out),
-        Gate::Not { a, out } => ok(a) && ok(out),
-        Gate::Output { a, .. } => ok(a),
-        Gate::OutputConst { .. } => true,
-    });
-    if fine {
-        Ok(())
-    } else {
-        Err(AuthError::BadCircuit)
-    }
-}
 
 fn macs_digest(context: &str, scope: &[u8; 32], role: Role, macs: impl Iterator<Item = Block>) -> [u8; 32] {
     let mut h = blake3::Hasher::new_derive_key(context);
@@ -239,16 +175,25 @@ fn receive_opening(
     Ok(bits)
 }
 
-/// One party's preprocessing for a computation: its masks (input wires and AND outputs, in gate
-/// order) and its σ shares (AND gates, in order). Made only by a [`super::Preparation`], for one
-/// computation of its party (the next one whose preprocessing started), and used only by that
-/// computation: a mask used twice would show the peer the XOR of two inputs, a triple used twice
-/// the XOR of two masks.
-pub struct Material {
-    pub(crate) masks: Vec<AuthShare>,
-    pub(crate) sigma: Vec<AuthShare>,
+/// One party's masks of the input wires, made by a [`super::Preprocessor`] before any segment:
+/// A's inputs then B's, each in its party's order. Both openings of input masks happen before
+/// the first AND gate is garbled, so all of them come first.
+pub struct InputMaterial {
+    pub(crate) masks: [Vec<AuthShare>; 2],
     /// The party's computation it is for.
     pub(crate) computation: u64,
+}
+
+/// One party's preprocessing of a segment: the masks of its AND outputs and its σ shares, in
+/// gate order. Made by a [`super::Preprocessor`] for one computation of its party (the next one
+/// whose preprocessing started) and one segment of it, and used only there: a mask used twice
+/// would show the peer the XOR of two values, a triple used twice the XOR of two masks.
+pub struct SegmentMaterial {
+    pub(crate) masks: Vec<AuthShare>,
+    pub(crate) sigma: Vec<AuthShare>,
+    pub(crate) computation: u64,
+    /// The segment's number within the computation.
+    pub(crate) segment: u64,
 }
 
 /// Test-only switches of a computation (feature `insecure-switches`).
@@ -314,6 +259,13 @@ struct PendingOutputs {
 impl PendingOutputs {
     fn new(slots: usize) -> Self {
         PendingOutputs { epoch: 1, marks: vec![0; slots] }
+    }
+
+    /// Makes room for `slots` slots.
+    fn grow(&mut self, slots: usize) {
+        if self.marks.len() < slots {
+            self.marks.resize(slots, 0);
+        }
     }
 
     #[inline(always)]
@@ -403,6 +355,11 @@ struct AndGroup<Q> {
 impl<Q> AndGroup<Q> {
     fn new(slots: usize) -> Self {
         AndGroup { first: 0, gates: Vec::with_capacity(GROUP), batch: HashBatch::default(), pending: PendingOutputs::new(slots) }
+    }
+
+    /// Makes room for `slots` slots (a segment's).
+    fn grow(&mut self, slots: usize) {
+        self.pending.grow(slots);
     }
 
     fn is_full(&self) -> bool {
@@ -502,16 +459,16 @@ impl AndGroup<QueuedEval> {
         self.queue(q.and_i, q.out, q);
     }
 
-    /// Evaluates the queued ANDs on their tables (`tables`, 64 bytes an AND) and p bits: their
-    /// output labels and masked values, and each gate's check value onto `expected`.
+    /// Evaluates the queued ANDs on their segment's tables (`tables`, 64 bytes an AND, and p
+    /// bits, the segment's first AND gate numbered `base`): their output labels and masked
+    /// values, and each gate's check value onto `expected`.
     #[allow(clippy::too_many_arguments)]
     fn flush(
         &mut self,
         hash: &mut GarblingHash,
         role: Role,
         delta: Block,
-        tables: &[u8],
-        p: &[bool],
+        (tables, p, base): (&[u8], &[bool], usize),
         labels: &mut [Block],
         lam: &mut [bool],
         expected: &mut Vec<Block>,
@@ -522,13 +479,13 @@ impl AndGroup<QueuedEval> {
         self.batch.hash(hash, 4 * self.first as u128, EVALUATOR_LAYOUT);
         let read = |i: usize| Block::read(tables.get(i..).unwrap_or_default()).unwrap_or_default();
         for (q, h) in self.gates.iter().zip(self.batch.y.chunks_exact(4)) {
-            let t = 64 * q.and_i;
+            let t = 64 * (q.and_i - base);
             let (g0, g1, t_alpha, t_beta) = (read(t), read(t + 16), read(t + 32), read(t + 48));
             let (va, vb) = (q.va, q.vb);
             let e_a = h[0] ^ (g0 ^ q.mb.mac).select(va);
             let e_b = h[1] ^ (g1 ^ q.ma.mac ^ q.la).select(vb);
             let l_out = e_a ^ e_b ^ q.s.mac;
-            let v_out = l_out.lsb() ^ p.get(q.and_i).copied().unwrap_or(false);
+            let v_out = l_out.lsb() ^ p.get(q.and_i - base).copied().unwrap_or(false);
             let x = h[2] ^ t_alpha.select(va) ^ h[3] ^ t_beta.select(vb);
             let c_share = (q.mb.times(va) ^ q.ma.times(vb) ^ q.s).xor_public((va & vb) ^ v_out, role, delta);
             expected.push(x ^ c_share.key ^ delta.select(c_share.bit));
@@ -539,177 +496,221 @@ impl AndGroup<QueuedEval> {
     }
 }
 
-fn input_slots(circuit: &Circuit, masks: &[AuthShare], party: Party) -> Vec<AuthShare> {
-    let mut next = masks.iter();
-    let mut out = Vec::new();
-    for gate in &circuit.gates {
-        match *gate {
-            Gate::Input { party: p, .. } => {
-                let m = *next.next().unwrap_or(&AuthShare::default());
-                if p == party {
-                    out.push(m);
-                }
-            }
-            Gate::And { .. } => {
-                next.next();
-            }
-            _ => {}
-        }
-    }
-    out
+/// A party's outputs in gate order: `None` for a wire's (the next of those it learns), the
+/// value of a constant one.
+type OutputOrder = Vec<Option<bool>>;
+
+/// The outputs in gate order, the wire outputs `values` in order with the constants put in.
+fn with_constants(order: &OutputOrder, values: Vec<bool>) -> Vec<bool> {
+    let mut wires = values.into_iter();
+    order.iter().map(|o| o.unwrap_or_else(|| wires.next().unwrap_or(false))).collect()
 }
 
-/// What fixes the messages' lengths, counted once per computation (the transports ask for the
-/// length of the message awaited at every piece that arrives).
-#[derive(Clone, Copy, Default)]
-struct Counts {
-    garbler_inputs: usize,
-    evaluator_inputs: usize,
-    ands: usize,
-    outputs_to_evaluator: usize,
-    outputs_to_garbler: usize,
+/// Refuses material made for another computation or segment, or of the wrong size.
+fn check_segment(segment: &Segment, material: &SegmentMaterial, computation: u64, number: u64) -> Result<(), AuthError> {
+    if material.computation != computation {
+        return Err(AuthError::MaterialReuse { made_for: material.computation, computation });
+    }
+    if material.segment != number {
+        return Err(AuthError::OutOfOrder { expected: "the material of the next segment", got: "another segment's" });
+    }
+    if material.masks.len() != segment.ands() {
+        return Err(AuthError::MaterialCount { what: "AND-output masks", needed: segment.ands(), given: material.masks.len() });
+    }
+    if material.sigma.len() != segment.ands() {
+        return Err(AuthError::MaterialCount { what: "AND shares σ", needed: segment.ands(), given: material.sigma.len() });
+    }
+    Ok(())
 }
 
-impl Counts {
-    fn of(circuit: &Circuit) -> Self {
-        let mut c = Counts::default();
-        for gate in &circuit.gates {
-            match *gate {
-                Gate::Input { party: Party::Garbler, .. } => c.garbler_inputs += 1,
-                Gate::Input { party: Party::Evaluator, .. } => c.evaluator_inputs += 1,
-                Gate::And { .. } => c.ands += 1,
-                Gate::Output { to, .. } => {
-                    c.outputs_to_evaluator += to.to_evaluator() as usize;
-                    c.outputs_to_garbler += to.to_garbler() as usize;
-                }
-                _ => {}
-            }
-        }
-        c
-    }
+/// The next input wire of `party`: its mask, and its index among that party's inputs.
+fn next_input(inputs: &InputMaterial, seen: &mut [usize; 2], party: Party) -> Result<(AuthShare, usize), AuthError> {
+    let p = party_index(party);
+    let i = seen[p];
+    let mask = *inputs.masks[p].get(i).ok_or(AuthError::MaterialCount { what: "input masks", needed: i + 1, given: inputs.masks[p].len() })?;
+    seen[p] += 1;
+    Ok((mask, i))
+}
+
+/// Bytes of a segment's tables: four blocks per AND gate, then its p bits.
+pub fn tables_len(ands: usize) -> usize {
+    64 * ands + ands.div_ceil(8)
 }
 
 enum GarblerStage {
     AwaitingInputs,
-    AwaitingOutputs {
-        l0_outputs: Vec<Block>,
-        output_masks: Vec<AuthShare>,
-    },
+    Garbling,
+    AwaitingOutputs,
     /// Finished, or failed.
     Done,
 }
 
-/// Party A's side of one computation.
+/// Party A's side of one computation: its inputs, then its segments one at a time, then the
+/// closing message and B's answer with A's outputs.
 pub struct GarblerComputation {
-    circuit: Circuit,
-    material: Material,
+    inputs: InputMaterial,
     delta: Block,
     transcript: [u8; 32],
     index: u64,
     x: Vec<bool>,
     stage: GarblerStage,
     switches: Switches,
-    counts: Counts,
+    hash: GarblingHash,
+    /// The digest of every AND gate's Y_γ, so far.
+    check: blake3::Hasher,
+    /// L_{w,0} and the mask of each slot.
+    l0: Vec<Block>,
+    slots: Vec<AuthShare>,
+    /// L_{w,0} of each input wire, A's and B's, and how many of each the segments took.
+    input_labels: [Vec<Block>; 2],
+    inputs_seen: [usize; 2],
+    /// AND gates and segments garbled.
+    ands: usize,
+    segments: u64,
+    group: AndGroup<QueuedAnd>,
+    /// The masks of B's output wires, and L_{w,0} and the masks of A's, in gate order.
+    to_b: Vec<AuthShare>,
+    l0_outputs: Vec<Block>,
+    output_masks: Vec<AuthShare>,
+    order: OutputOrder,
+    /// Test builds: which slots hold one of the evaluator's inputs, for the selective-failure
+    /// attack, and whether it is still to be made.
+    #[cfg(feature = "insecure-switches")]
+    attack: (Vec<bool>, bool),
 }
 
 enum EvaluatorStage {
     AwaitingInputMasks,
-    AwaitingTables {
-        lambda_inputs: Vec<bool>,
-    },
+    AwaitingInputs,
+    Evaluating,
     /// Finished, or failed.
     Done,
 }
 
 /// Party B's side of one computation.
 pub struct EvaluatorComputation {
-    circuit: Circuit,
-    material: Material,
+    inputs: InputMaterial,
     delta: Block,
     transcript: [u8; 32],
     index: u64,
     y: Vec<bool>,
     stage: EvaluatorStage,
     switches: Switches,
-    counts: Counts,
+    hash: GarblingHash,
+    /// The digest of every AND gate's X_γ ⊕ K_B[c^A] ⊕ c^B·Δ_B, so far.
+    check: blake3::Hasher,
+    /// The label L_{w,Λ_w}, Λ_w and the mask of each slot.
+    labels: Vec<Block>,
+    lam: Vec<bool>,
+    slots: Vec<AuthShare>,
+    /// Each input wire's label and Λ, A's and B's, and how many of each the segments took.
+    input_labels: [Vec<Block>; 2],
+    input_lam: [Vec<bool>; 2],
+    inputs_seen: [usize; 2],
+    ands: usize,
+    segments: u64,
+    group: AndGroup<QueuedEval>,
+    /// B's outputs (Λ, mask) and A's (label, mask), in gate order.
+    outputs_b: Vec<(bool, AuthShare)>,
+    outputs_a: Vec<(Block, AuthShare)>,
+    order: OutputOrder,
 }
 
 impl super::AuthParty {
     /// Starts the session's next computation as the garbler with input `x`: returns the opening
     /// of its masks of B's inputs. Computations are numbered in the order they start, the same on
     /// both sides; the number keys the computation's hash instance, so no tweak repeats.
-    pub fn garbler_computation(
-        &mut self,
-        circuit: Circuit,
-        material: Material,
-        x: Vec<bool>,
-    ) -> Result<(GarblerComputation, Vec<u8>), AuthError> {
+    pub fn garbler_computation(&mut self, inputs: InputMaterial, x: Vec<bool>) -> Result<(GarblerComputation, Vec<u8>), AuthError> {
         if self.role != Role::Garbler {
             return Err(AuthError::OutOfOrder { expected: "the evaluator's computation", got: "the garbler's" });
         }
-        check_slots(&circuit)?;
-        check_material(&circuit, &material, self.computations)?;
-        let theirs = input_slots(&circuit, &material.masks, Party::Evaluator);
-        let message = open(&theirs, &scope(&self.transcript, self.computations, purpose::GARBLER_INPUT_MASKS), Role::Garbler);
+        check_inputs(&inputs, self.computations)?;
+        if x.len() != inputs.masks[0].len() {
+            return Err(AuthError::MaterialCount { what: "garbler input bits", needed: inputs.masks[0].len(), given: x.len() });
+        }
         let index = self.computations;
+        let message = open(&inputs.masks[1], &scope(&self.transcript, index, purpose::GARBLER_INPUT_MASKS), Role::Garbler);
         self.computations += 1;
         let me = GarblerComputation {
-            counts: Counts::of(&circuit),
-            circuit,
-            material,
+            inputs,
             delta: self.delta,
             transcript: self.transcript,
             index,
             x,
             stage: GarblerStage::AwaitingInputs,
             switches: Switches::default(),
+            hash: circuit_hash(&self.transcript, index),
+            check: check_hasher(&self.transcript, index),
+            l0: Vec::new(),
+            slots: Vec::new(),
+            input_labels: [Vec::new(), Vec::new()],
+            inputs_seen: [0, 0],
+            ands: 0,
+            segments: 0,
+            group: AndGroup::new(0),
+            to_b: Vec::new(),
+            l0_outputs: Vec::new(),
+            output_masks: Vec::new(),
+            order: Vec::new(),
+            #[cfg(feature = "insecure-switches")]
+            attack: (Vec::new(), false),
         };
         Ok((me, message))
     }
 
     /// Starts the session's next computation as the evaluator with input `y`: returns the
     /// opening of its masks of A's inputs.
-    pub fn evaluator_computation(
-        &mut self,
-        circuit: Circuit,
-        material: Material,
-        y: Vec<bool>,
-    ) -> Result<(EvaluatorComputation, Vec<u8>), AuthError> {
+    pub fn evaluator_computation(&mut self, inputs: InputMaterial, y: Vec<bool>) -> Result<(EvaluatorComputation, Vec<u8>), AuthError> {
         if self.role != Role::Evaluator {
             return Err(AuthError::OutOfOrder { expected: "the garbler's computation", got: "the evaluator's" });
         }
-        check_slots(&circuit)?;
-        check_material(&circuit, &material, self.computations)?;
-        let theirs = input_slots(&circuit, &material.masks, Party::Garbler);
-        let message = open(&theirs, &scope(&self.transcript, self.computations, purpose::EVALUATOR_INPUT_MASKS), Role::Evaluator);
+        check_inputs(&inputs, self.computations)?;
+        if y.len() != inputs.masks[1].len() {
+            return Err(AuthError::MaterialCount { what: "evaluator input bits", needed: inputs.masks[1].len(), given: y.len() });
+        }
         let index = self.computations;
+        let message = open(&inputs.masks[0], &scope(&self.transcript, index, purpose::EVALUATOR_INPUT_MASKS), Role::Evaluator);
         self.computations += 1;
         let me = EvaluatorComputation {
-            counts: Counts::of(&circuit),
-            circuit,
-            material,
+            inputs,
             delta: self.delta,
             transcript: self.transcript,
             index,
             y,
             stage: EvaluatorStage::AwaitingInputMasks,
             switches: Switches::default(),
+            hash: circuit_hash(&self.transcript, index),
+            check: check_hasher(&self.transcript, index),
+            labels: Vec::new(),
+            lam: Vec::new(),
+            slots: Vec::new(),
+            input_labels: [Vec::new(), Vec::new()],
+            input_lam: [Vec::new(), Vec::new()],
+            inputs_seen: [0, 0],
+            ands: 0,
+            segments: 0,
+            group: AndGroup::new(0),
+            outputs_b: Vec::new(),
+            outputs_a: Vec::new(),
+            order: Vec::new(),
         };
         Ok((me, message))
     }
 }
 
-fn check_material(circuit: &Circuit, material: &Material, computation: u64) -> Result<(), AuthError> {
-    if material.computation != computation {
-        return Err(AuthError::MaterialReuse { made_for: material.computation, computation });
-    }
-    if material.masks.len() != circuit.masks_needed() {
-        return Err(AuthError::MaterialCount { what: "masks", needed: circuit.masks_needed(), given: material.masks.len() });
-    }
-    if material.sigma.len() != circuit.ands() {
-        return Err(AuthError::MaterialCount { what: "AND shares σ", needed: circuit.ands(), given: material.sigma.len() });
+fn check_inputs(inputs: &InputMaterial, computation: u64) -> Result<(), AuthError> {
+    if inputs.computation != computation {
+        return Err(AuthError::MaterialReuse { made_for: inputs.computation, computation });
     }
     Ok(())
+}
+
+/// The consistency check's digest, before any gate: bound to the session and the computation.
+fn check_hasher(transcript: &[u8; 32], computation: u64) -> blake3::Hasher {
+    let mut h = blake3::Hasher::new_derive_key(CHECK);
+    h.update(&scope(transcript, computation, purpose::CONSISTENCY_CHECK));
+    h.update(&[Role::Garbler.byte()]);
+    h
 }
 
 /// [λΔ_A] on A's side: its key of B's share and its own share times Δ_A.
@@ -724,213 +725,206 @@ impl GarblerComputation {
     }
 
     /// Bytes of B's opening of its masks of A's inputs, and of B's masked inputs: the two
-    /// arguments of [`garble`](Self::garble).
+    /// arguments of [`inputs`](Self::inputs).
     pub fn inputs_len(&self) -> (usize, usize) {
-        (opening_len(self.counts.garbler_inputs), self.counts.evaluator_inputs.div_ceil(8))
+        (opening_len(self.inputs.masks[0].len()), self.inputs.masks[1].len().div_ceil(8))
     }
 
-    /// Whether A learns outputs: then B's message with them follows the tables.
-    pub fn learns_outputs(&self) -> bool {
-        self.counts.outputs_to_garbler > 0
-    }
-
-    /// Bytes of B's message with A's outputs ([`finish`](Self::finish)).
-    pub fn outputs_len(&self) -> usize {
-        let n = self.counts.outputs_to_garbler;
-        16 * n + opening_len(n)
-    }
-
-    /// Takes B's opening of its masks of A's inputs and B's masked inputs: returns the tables.
-    pub fn garble(&mut self, openings: &[u8], masked: &[u8]) -> Result<Vec<u8>, AuthError> {
+    /// Takes B's opening of its masks of A's inputs and B's masked inputs: returns the message
+    /// with A's masked inputs and the labels of every input wire (A's, then B's).
+    pub fn inputs(&mut self, openings: &[u8], masked: &[u8]) -> Result<Vec<u8>, AuthError> {
         match self.stage {
             GarblerStage::AwaitingInputs => {}
-            GarblerStage::AwaitingOutputs { .. } => {
-                return Err(AuthError::OutOfOrder { expected: "the evaluator's outputs", got: "the evaluator's inputs" })
-            }
-            GarblerStage::Done => {
-                return Err(AuthError::OutOfOrder { expected: "nothing (the computation ended)", got: "the evaluator's inputs" })
-            }
+            GarblerStage::Done => return Err(AuthError::OutOfOrder { expected: "nothing (the computation ended)", got: "the evaluator's inputs" }),
+            _ => return Err(AuthError::OutOfOrder { expected: "the next segment", got: "the evaluator's inputs" }),
         }
-        let (role, delta, transcript) = (Role::Garbler, self.delta, self.transcript);
-        let mine = input_slots(&self.circuit, &self.material.masks, Party::Garbler);
-        let theirs = input_slots(&self.circuit, &self.material.masks, Party::Evaluator);
+        let delta = self.delta;
+        let [mine, theirs] = &self.inputs.masks;
         expect_len(openings, opening_len(mine.len()), "the evaluator's input-mask opening")?;
         expect_len(masked, theirs.len().div_ceil(8), "the evaluator's masked inputs")?;
-        if self.x.len() != mine.len() {
-            return Err(AuthError::MaterialCount { what: "garbler input bits", needed: mine.len(), given: self.x.len() });
-        }
         // From here on any error is final.
         self.stage = GarblerStage::Done;
-        let peer_bits =
-            receive_opening(&mine, openings, &scope(&transcript, self.index, purpose::EVALUATOR_INPUT_MASKS), Role::Evaluator, delta, "input-mask opening", enforce_macs(&self.switches))?;
+        let scope = scope(&self.transcript, self.index, purpose::EVALUATOR_INPUT_MASKS);
+        let peer_bits = receive_opening(mine, openings, &scope, Role::Evaluator, delta, "input-mask opening", enforce_macs(&self.switches))?;
         let their_masked = unpack(masked, theirs.len(), "masked inputs")?;
         let my_masked: Vec<bool> = (0..mine.len()).map(|i| self.x[i] ^ mine[i].bit ^ peer_bits[i]).collect();
-
         let mut prg = AesCtr::from_os_rng()?;
-        let mut hash = circuit_hash(&transcript, self.index);
-        let mut l0 = vec![Block::ZERO; self.circuit.slots];
-        let mut slots = vec![AuthShare::default(); self.circuit.slots];
-        let mut next_mask = self.material.masks.iter();
-        let (mut mine_i, mut theirs_i, mut and_i) = (0, 0, 0usize);
-        let inputs = mine.len() + theirs.len();
-        let ands = self.material.sigma.len();
-        // The message is written in place: Λ bits of A's inputs, the input labels (filled in as
-        // the inputs come), then the tables as the ANDs are garbled.
-        let mut message = Vec::with_capacity(my_masked.len().div_ceil(8) + 16 * inputs + 64 * ands + ands.div_ceil(8) + 64);
-        super::pack_into(&my_masked, &mut message);
-        let labels_at = message.len();
-        message.resize(labels_at + 16 * inputs, 0);
-        let mut input_i = 0;
-        let mut p_bits = Vec::with_capacity(ands);
-        let mut y_values = Vec::with_capacity(ands);
-        let mut group = AndGroup::<QueuedAnd>::new(self.circuit.slots);
-        let mut l0_outputs = Vec::new();
-        // The masks of the output wires, B's and A's, in gate order.
-        let (mut to_b, mut output_masks) = (Vec::new(), Vec::new());
-        // The evaluator's input wires, for the selective-failure attack of the tests.
+        let mut message = pack(&my_masked);
+        message.reserve(16 * (mine.len() + theirs.len()));
+        for (p, masked) in [my_masked, their_masked].iter().enumerate() {
+            let labels: Vec<Block> = (0..masked.len()).map(|_| prg.next_block()).collect();
+            for (&label, &v) in labels.iter().zip(masked) {
+                message.extend_from_slice(&(label ^ delta.select(v)).to_bytes());
+            }
+            self.input_labels[p] = labels;
+        }
+        self.x = Vec::new();
+        self.stage = GarblerStage::Garbling;
+        Ok(message)
+    }
+
+    /// Garbles the computation's next segment on its material: returns its tables.
+    pub fn garble(&mut self, segment: &Segment, material: SegmentMaterial) -> Result<Vec<u8>, AuthError> {
+        match self.stage {
+            GarblerStage::Garbling => {}
+            GarblerStage::AwaitingInputs => return Err(AuthError::OutOfOrder { expected: "the evaluator's inputs", got: "a segment" }),
+            _ => return Err(AuthError::OutOfOrder { expected: "nothing (the garbling is over)", got: "a segment" }),
+        }
+        check_segment(segment, &material, self.index, self.segments)?;
+        let (role, delta) = (Role::Garbler, self.delta);
+        let slots = segment.slots();
+        if self.l0.len() < slots {
+            self.l0.resize(slots, Block::ZERO);
+            self.slots.resize(slots, AuthShare::default());
+            self.group.grow(slots);
+            #[cfg(feature = "insecure-switches")]
+            self.attack.0.resize(slots, false);
+        }
         #[cfg(feature = "insecure-switches")]
-        let (mut evaluator_wire, mut attack) = (vec![false; self.circuit.slots], self.switches.corrupt_input_check);
-        for gate in &self.circuit.gates {
+        if self.segments == 0 {
+            self.attack.1 = self.switches.corrupt_input_check;
+        }
+        let mut message = Vec::with_capacity(tables_len(segment.ands()));
+        let mut p_bits = Vec::with_capacity(segment.ands());
+        let mut y_values = Vec::with_capacity(segment.ands());
+        let mut masks = material.masks.iter().zip(&material.sigma);
+        let (hash, group) = (&mut self.hash, &mut self.group);
+        for gate in segment.gates() {
             if group.waits(gate) {
-                group.flush(&mut hash, delta, &mut l0, &mut message, &mut p_bits, &mut y_values);
+                group.flush(hash, delta, &mut self.l0, &mut message, &mut p_bits, &mut y_values);
             }
             match *gate {
                 Gate::Input { party, out } => {
-                    let mask = *next_mask.next().unwrap_or(&AuthShare::default());
-                    let label = prg.next_block();
-                    let lambda_masked = if party == Party::Garbler {
-                        mine_i += 1;
-                        my_masked[mine_i - 1]
-                    } else {
-                        theirs_i += 1;
-                        their_masked[theirs_i - 1]
-                    };
-                    let at = labels_at + 16 * input_i;
-                    message[at..at + 16].copy_from_slice(&(label ^ delta.select(lambda_masked)).to_bytes());
-                    input_i += 1;
-                    l0[out as usize] = label;
-                    slots[out as usize] = mask;
+                    let (mask, i) = next_input(&self.inputs, &mut self.inputs_seen, party)?;
+                    self.l0[out as usize] = self.input_labels[party_index(party)].get(i).copied().unwrap_or_default();
+                    self.slots[out as usize] = mask;
                 }
                 Gate::Xor { a, b, out } => {
-                    l0[out as usize] = l0[a as usize] ^ l0[b as usize];
-                    slots[out as usize] = slots[a as usize] ^ slots[b as usize];
+                    self.l0[out as usize] = self.l0[a as usize] ^ self.l0[b as usize];
+                    self.slots[out as usize] = self.slots[a as usize] ^ self.slots[b as usize];
                 }
                 Gate::Not { a, out } => {
-                    l0[out as usize] = l0[a as usize];
-                    slots[out as usize] = slots[a as usize].xor_public(true, role, delta);
+                    self.l0[out as usize] = self.l0[a as usize];
+                    self.slots[out as usize] = self.slots[a as usize].xor_public(true, role, delta);
                 }
                 Gate::And { a, b, out } => {
-                    let mask = *next_mask.next().unwrap_or(&AuthShare::default());
+                    let (&mask, &sigma) = masks.next().ok_or(AuthError::BadCircuit)?;
                     #[allow(unused_mut)]
                     let mut corrupt = Corrupt::None;
                     #[cfg(feature = "insecure-switches")]
-                    if attack && (evaluator_wire[a as usize] || evaluator_wire[b as usize]) {
-                        attack = false;
-                        corrupt = if evaluator_wire[a as usize] { Corrupt::Alpha } else { Corrupt::Beta };
+                    {
+                        let (wires, attack) = &mut self.attack;
+                        if *attack && (wires[a as usize] || wires[b as usize]) {
+                            *attack = false;
+                            corrupt = if wires[a as usize] { Corrupt::Alpha } else { Corrupt::Beta };
+                        }
                     }
                     let queued = QueuedAnd {
-                        la: l0[a as usize],
-                        lb: l0[b as usize],
-                        ma: slots[a as usize],
-                        mb: slots[b as usize],
-                        s: self.material.sigma[and_i] ^ mask,
+                        la: self.l0[a as usize],
+                        lb: self.l0[b as usize],
+                        ma: self.slots[a as usize],
+                        mb: self.slots[b as usize],
+                        s: sigma ^ mask,
                         out,
                         corrupt,
                     };
-                    group.push(and_i, queued, delta);
-                    slots[out as usize] = mask;
-                    and_i += 1;
+                    group.push(self.ands, queued, delta);
+                    self.slots[out as usize] = mask;
+                    self.ands += 1;
                     if group.is_full() {
-                        group.flush(&mut hash, delta, &mut l0, &mut message, &mut p_bits, &mut y_values);
+                        group.flush(hash, delta, &mut self.l0, &mut message, &mut p_bits, &mut y_values);
                     }
                 }
                 Gate::Output { a, to } => {
                     if to.to_evaluator() {
-                        to_b.push(slots[a as usize]);
+                        self.to_b.push(self.slots[a as usize]);
                     }
                     if to.to_garbler() {
-                        l0_outputs.push(l0[a as usize]);
-                        output_masks.push(slots[a as usize]);
+                        self.l0_outputs.push(self.l0[a as usize]);
+                        self.output_masks.push(self.slots[a as usize]);
+                        self.order.push(None);
                     }
                 }
-                Gate::OutputConst { .. } => {}
+                Gate::OutputConst { value, to } => {
+                    if to.to_garbler() {
+                        self.order.push(Some(value));
+                    }
+                }
             }
             // After the gate has read its inputs: its output slot may be one of them.
             #[cfg(feature = "insecure-switches")]
             match *gate {
-                Gate::Input { party, out } => evaluator_wire[out as usize] = party == Party::Evaluator,
-                Gate::Xor { out, .. } | Gate::Not { out, .. } | Gate::And { out, .. } => evaluator_wire[out as usize] = false,
+                Gate::Input { party, out } => self.attack.0[out as usize] = party == Party::Evaluator,
+                Gate::Xor { out, .. } | Gate::Not { out, .. } | Gate::And { out, .. } => self.attack.0[out as usize] = false,
                 _ => {}
             }
         }
-        group.flush(&mut hash, delta, &mut l0, &mut message, &mut p_bits, &mut y_values);
+        group.flush(hash, delta, &mut self.l0, &mut message, &mut p_bits, &mut y_values);
         super::pack_into(&p_bits, &mut message);
-        message.extend(macs_digest(CHECK, &scope(&transcript, self.index, purpose::CONSISTENCY_CHECK), Role::Garbler, y_values.into_iter()));
-        message.extend(open(&to_b, &scope(&transcript, self.index, purpose::EVALUATOR_OUTPUT_MASKS), Role::Garbler));
-        self.stage = GarblerStage::AwaitingOutputs { l0_outputs, output_masks };
+        super::update_blocks(&mut self.check, y_values.into_iter());
+        self.segments += 1;
         Ok(message)
+    }
+
+    /// After the last segment: the digest of the Y values, and the opening of A's masks of B's
+    /// outputs.
+    pub fn close(&mut self) -> Result<Vec<u8>, AuthError> {
+        if !matches!(self.stage, GarblerStage::Garbling) || self.segments == 0 {
+            return Err(AuthError::OutOfOrder { expected: "a segment", got: "the end of the garbling" });
+        }
+        if self.inputs_seen != [self.inputs.masks[0].len(), self.inputs.masks[1].len()] {
+            return Err(AuthError::MaterialCount { what: "input wires", needed: self.inputs.masks[0].len() + self.inputs.masks[1].len(), given: self.inputs_seen[0] + self.inputs_seen[1] });
+        }
+        let mut message = self.check.finalize().as_bytes().to_vec();
+        message.extend(open(&self.to_b, &scope(&self.transcript, self.index, purpose::EVALUATOR_OUTPUT_MASKS), Role::Garbler));
+        self.to_b = Vec::new();
+        self.stage = GarblerStage::AwaitingOutputs;
+        Ok(message)
+    }
+
+    /// Whether A learns outputs of wires: then B's message with them follows the closing one.
+    pub fn learns_outputs(&self) -> bool {
+        !self.l0_outputs.is_empty()
+    }
+
+    /// A's outputs, once the computation has no message of B to wait for (only constants).
+    pub fn constant_outputs(&self) -> Vec<bool> {
+        with_constants(&self.order, Vec::new())
+    }
+
+    /// Bytes of B's message with A's outputs ([`finish`](Self::finish)).
+    pub fn outputs_len(&self) -> usize {
+        let n = self.l0_outputs.len();
+        16 * n + opening_len(n)
     }
 
     /// Takes B's message with A's outputs: the labels and B's mask shares checked, the outputs
     /// A learns, in gate order (constant outputs included).
     pub fn finish(&mut self, message: &[u8]) -> Result<Vec<bool>, AuthError> {
-        let GarblerStage::AwaitingOutputs { l0_outputs, output_masks } = &self.stage else {
-            let expected =
-                if matches!(self.stage, GarblerStage::Done) { "nothing (the computation ended)" } else { "the evaluator's inputs" };
+        if !matches!(self.stage, GarblerStage::AwaitingOutputs) {
+            let expected = if matches!(self.stage, GarblerStage::Done) { "nothing (the computation ended)" } else { "the garbling's end" };
             return Err(AuthError::OutOfOrder { expected, got: "the evaluator's outputs" });
-        };
-        let n = l0_outputs.len();
+        }
+        let n = self.l0_outputs.len();
         expect_len(message, 16 * n + opening_len(n), "the evaluator's output message")?;
+        self.stage = GarblerStage::Done;
         let delta = self.delta;
         let mut masked = Vec::with_capacity(n);
-        for (i, &l0) in l0_outputs.iter().enumerate() {
+        for (i, &l0) in self.l0_outputs.iter().enumerate() {
             let label = Block::read(&message[16 * i..]).unwrap_or_default();
             if label == l0 {
                 masked.push(false);
             } else if label == l0 ^ delta {
                 masked.push(true);
             } else {
-                self.stage = GarblerStage::Done;
                 return Err(AuthError::OutputLabel);
             }
         }
-        let peer = receive_opening(
-            output_masks,
-            &message[16 * n..],
-            &scope(&self.transcript, self.index, purpose::GARBLER_OUTPUT_MASKS),
-            Role::Evaluator,
-            delta,
-            "output-mask opening",
-            enforce_macs(&self.switches),
-        );
-        let peer = match peer {
-            Ok(p) => p,
-            Err(e) => {
-                self.stage = GarblerStage::Done;
-                return Err(e);
-            }
-        };
-        let values: Vec<bool> = (0..n).map(|i| masked[i] ^ output_masks[i].bit ^ peer[i]).collect();
-        self.stage = GarblerStage::Done;
-        Ok(with_constants(&self.circuit, values, false))
+        let scope = scope(&self.transcript, self.index, purpose::GARBLER_OUTPUT_MASKS);
+        let peer = receive_opening(&self.output_masks, &message[16 * n..], &scope, Role::Evaluator, delta, "output-mask opening", enforce_macs(&self.switches))?;
+        let values: Vec<bool> = (0..n).map(|i| masked[i] ^ self.output_masks[i].bit ^ peer[i]).collect();
+        Ok(with_constants(&self.order, values))
     }
-}
-
-/// The outputs a party learns in gate order, its wire outputs `values` in order with the
-/// constant ones put in.
-fn with_constants(circuit: &Circuit, values: Vec<bool>, evaluator: bool) -> Vec<bool> {
-    let mut wires = values.into_iter();
-    let mut out = Vec::new();
-    for gate in &circuit.gates {
-        match *gate {
-            Gate::Output { to, .. } if (evaluator && to.to_evaluator()) || (!evaluator && to.to_garbler()) => {
-                out.push(wires.next().unwrap_or(false))
-            }
-            Gate::OutputConst { value, to } if (evaluator && to.to_evaluator()) || (!evaluator && to.to_garbler()) => out.push(value),
-            _ => {}
-        }
-    }
-    out
 }
 
 impl EvaluatorComputation {
@@ -939,187 +933,177 @@ impl EvaluatorComputation {
         &mut self.switches
     }
 
+    /// Bytes of A's opening of its masks of B's inputs ([`mask_inputs`](Self::mask_inputs)).
+    pub fn input_masks_len(&self) -> usize {
+        opening_len(self.inputs.masks[1].len())
+    }
+
     /// Takes A's opening of its masks of B's inputs: returns B's masked inputs.
     pub fn mask_inputs(&mut self, openings: &[u8]) -> Result<Vec<u8>, AuthError> {
         match self.stage {
             EvaluatorStage::AwaitingInputMasks => {}
-            EvaluatorStage::AwaitingTables { .. } => {
-                return Err(AuthError::OutOfOrder { expected: "the garbler's tables", got: "the garbler's input-mask opening" })
-            }
             EvaluatorStage::Done => {
                 return Err(AuthError::OutOfOrder { expected: "nothing (the computation ended)", got: "the garbler's input-mask opening" })
             }
+            _ => return Err(AuthError::OutOfOrder { expected: "the garbler's inputs or tables", got: "the garbler's input-mask opening" }),
         }
-        let mine = input_slots(&self.circuit, &self.material.masks, Party::Evaluator);
+        let mine = &self.inputs.masks[1];
         expect_len(openings, opening_len(mine.len()), "the garbler's input-mask opening")?;
-        if self.y.len() != mine.len() {
-            return Err(AuthError::MaterialCount { what: "evaluator input bits", needed: mine.len(), given: self.y.len() });
+        self.stage = EvaluatorStage::Done;
+        let scope = scope(&self.transcript, self.index, purpose::GARBLER_INPUT_MASKS);
+        let peer = receive_opening(mine, openings, &scope, Role::Garbler, self.delta, "input-mask opening", enforce_macs(&self.switches))?;
+        let lam: Vec<bool> = (0..mine.len()).map(|i| self.y[i] ^ mine[i].bit ^ peer[i]).collect();
+        let message = pack(&lam);
+        self.input_lam[1] = lam;
+        self.y = Vec::new();
+        self.stage = EvaluatorStage::AwaitingInputs;
+        Ok(message)
+    }
+
+    /// Bytes of A's message with its masked inputs and the input labels
+    /// ([`inputs`](Self::inputs)).
+    pub fn inputs_len(&self) -> usize {
+        let [a, b] = [self.inputs.masks[0].len(), self.inputs.masks[1].len()];
+        a.div_ceil(8) + 16 * (a + b)
+    }
+
+    /// Takes A's masked inputs and the input labels.
+    pub fn inputs(&mut self, message: &[u8]) -> Result<(), AuthError> {
+        if !matches!(self.stage, EvaluatorStage::AwaitingInputs) {
+            return Err(AuthError::OutOfOrder { expected: "not the garbler's inputs", got: "the garbler's inputs" });
         }
-        let result = receive_opening(
-            &mine,
-            openings,
-            &scope(&self.transcript, self.index, purpose::GARBLER_INPUT_MASKS),
-            Role::Garbler,
-            self.delta,
-            "input-mask opening",
-            enforce_macs(&self.switches),
-        );
-        let peer = match result {
-            Ok(p) => p,
-            Err(e) => {
-                self.stage = EvaluatorStage::Done;
-                return Err(e);
-            }
-        };
-        let lambda_inputs: Vec<bool> = (0..mine.len()).map(|i| mine[i].bit ^ peer[i]).collect();
-        let masked: Vec<bool> = (0..mine.len()).map(|i| self.y[i] ^ lambda_inputs[i]).collect();
-        self.stage = EvaluatorStage::AwaitingTables { lambda_inputs };
-        Ok(pack(&masked))
+        expect_len(message, self.inputs_len(), "the garbler's inputs")?;
+        self.stage = EvaluatorStage::Done;
+        let [a, b] = [self.inputs.masks[0].len(), self.inputs.masks[1].len()];
+        self.input_lam[0] = unpack(&message[..a.div_ceil(8)], a, "the garbler's masked inputs")?;
+        let labels = &message[a.div_ceil(8)..];
+        let read = |i: usize| Block::read(&labels[16 * i..]).unwrap_or_default();
+        self.input_labels = [(0..a).map(read).collect(), (a..a + b).map(read).collect()];
+        self.stage = EvaluatorStage::Evaluating;
+        Ok(())
     }
 
-    /// Bytes of A's opening of its masks of B's inputs ([`mask_inputs`](Self::mask_inputs)).
-    pub fn input_masks_len(&self) -> usize {
-        opening_len(self.counts.evaluator_inputs)
-    }
-
-    /// Bytes of A's tables message ([`evaluate`](Self::evaluate)).
-    pub fn tables_len(&self) -> usize {
-        let Counts { garbler_inputs, evaluator_inputs, ands, outputs_to_evaluator: outputs, .. } = self.counts;
-        let inputs = garbler_inputs + evaluator_inputs;
-        garbler_inputs.div_ceil(8) + 16 * inputs + 64 * ands + ands.div_ceil(8) + 32 + opening_len(outputs)
-    }
-
-    /// Takes A's tables: evaluates, runs the consistency check, and only if it passed returns
-    /// B's outputs (in gate order, constants included) and the message with A's outputs.
-    pub fn evaluate(&mut self, message: &[u8]) -> Result<(Vec<bool>, Vec<u8>), AuthError> {
-        let EvaluatorStage::AwaitingTables { .. } = &self.stage else {
-            let expected = if matches!(self.stage, EvaluatorStage::Done) {
-                "nothing (the computation ended)"
-            } else {
-                "the garbler's input-mask opening"
-            };
-            return Err(AuthError::OutOfOrder { expected, got: "the garbler's tables" });
-        };
-        expect_len(message, self.tables_len(), "the garbler's tables")?;
-        let EvaluatorStage::AwaitingTables { lambda_inputs } = core::mem::replace(&mut self.stage, EvaluatorStage::Done) else {
-            return Err(AuthError::BadCircuit);
-        };
-        self.evaluate_inner(message, &lambda_inputs)
-    }
-
-    fn evaluate_inner(&mut self, message: &[u8], lambda_inputs: &[bool]) -> Result<(Vec<bool>, Vec<u8>), AuthError> {
-        let (role, delta, transcript) = (Role::Evaluator, self.delta, self.transcript);
-        let c = &self.circuit;
-        let Counts { garbler_inputs, evaluator_inputs, ands, .. } = self.counts;
-        let inputs = garbler_inputs + evaluator_inputs;
-        let mut at = 0;
-        let garbler_masked = unpack(&message[..garbler_inputs.div_ceil(8)], garbler_inputs, "the garbler's masked inputs")?;
-        at += garbler_inputs.div_ceil(8);
-        let labels_at = at;
-        at += 16 * inputs;
-        let tables_at = at;
-        at += 64 * ands;
-        let p = unpack(&message[at..at + ands.div_ceil(8)], ands, "point-and-permute bits")?;
-        at += ands.div_ceil(8);
-        let check_digest = &message[at..at + 32];
-        at += 32;
-        let output_opening = &message[at..];
-
-        let read = |i: usize| Block::read(&message[i..]).unwrap_or_default();
-        let tables = &message[tables_at..tables_at + 64 * ands];
-        let mut hash = circuit_hash(&transcript, self.index);
-        let mut lam = vec![false; c.slots];
-        let mut labels = vec![Block::ZERO; c.slots];
-        let mut slots = vec![AuthShare::default(); c.slots];
-        let mut next_mask = self.material.masks.iter();
-        let (mut input_i, mut garbler_i, mut evaluator_i, mut and_i) = (0, 0, 0, 0usize);
+    /// Evaluates the computation's next segment on its material and tables. Nothing comes out:
+    /// the consistency check at [`finish`](Self::finish) comes first.
+    pub fn evaluate(&mut self, segment: &Segment, material: SegmentMaterial, tables: &[u8]) -> Result<(), AuthError> {
+        match self.stage {
+            EvaluatorStage::Evaluating => {}
+            EvaluatorStage::Done => return Err(AuthError::OutOfOrder { expected: "nothing (the computation ended)", got: "the garbler's tables" }),
+            _ => return Err(AuthError::OutOfOrder { expected: "the garbler's inputs", got: "the garbler's tables" }),
+        }
+        check_segment(segment, &material, self.index, self.segments)?;
+        let ands = segment.ands();
+        expect_len(tables, tables_len(ands), "the garbler's tables")?;
+        let (role, delta) = (Role::Evaluator, self.delta);
+        let p = unpack(&tables[64 * ands..], ands, "point-and-permute bits")?;
+        let slots = segment.slots();
+        if self.labels.len() < slots {
+            self.labels.resize(slots, Block::ZERO);
+            self.lam.resize(slots, false);
+            self.slots.resize(slots, AuthShare::default());
+            self.group.grow(slots);
+        }
+        let segment_tables = (&tables[..64 * ands], &p[..], self.ands);
         let mut expected = Vec::with_capacity(ands);
-        let mut outputs_b = Vec::new();
-        let mut outputs_a = Vec::new();
-        let mut group = AndGroup::<QueuedEval>::new(c.slots);
-        for gate in &c.gates {
+        let mut masks = material.masks.iter().zip(&material.sigma);
+        let (hash, group) = (&mut self.hash, &mut self.group);
+        for gate in segment.gates() {
             if group.waits(gate) {
-                group.flush(&mut hash, role, delta, tables, &p, &mut labels, &mut lam, &mut expected);
+                group.flush(hash, role, delta, segment_tables, &mut self.labels, &mut self.lam, &mut expected);
             }
             match *gate {
                 Gate::Input { party, out } => {
-                    let mask = *next_mask.next().unwrap_or(&AuthShare::default());
-                    labels[out as usize] = read(labels_at + 16 * input_i);
-                    input_i += 1;
-                    lam[out as usize] = if party == Party::Garbler {
-                        garbler_i += 1;
-                        garbler_masked[garbler_i - 1]
-                    } else {
-                        evaluator_i += 1;
-                        self.y[evaluator_i - 1] ^ lambda_inputs[evaluator_i - 1]
-                    };
-                    slots[out as usize] = mask;
+                    let (mask, i) = next_input(&self.inputs, &mut self.inputs_seen, party)?;
+                    let p = party_index(party);
+                    self.labels[out as usize] = self.input_labels[p].get(i).copied().unwrap_or_default();
+                    self.lam[out as usize] = self.input_lam[p].get(i).copied().unwrap_or_default();
+                    self.slots[out as usize] = mask;
                 }
                 Gate::Xor { a, b, out } => {
-                    labels[out as usize] = labels[a as usize] ^ labels[b as usize];
-                    lam[out as usize] = lam[a as usize] ^ lam[b as usize];
-                    slots[out as usize] = slots[a as usize] ^ slots[b as usize];
+                    self.labels[out as usize] = self.labels[a as usize] ^ self.labels[b as usize];
+                    self.lam[out as usize] = self.lam[a as usize] ^ self.lam[b as usize];
+                    self.slots[out as usize] = self.slots[a as usize] ^ self.slots[b as usize];
                 }
                 Gate::Not { a, out } => {
-                    labels[out as usize] = labels[a as usize];
-                    lam[out as usize] = lam[a as usize];
-                    slots[out as usize] = slots[a as usize].xor_public(true, role, delta);
+                    self.labels[out as usize] = self.labels[a as usize];
+                    self.lam[out as usize] = self.lam[a as usize];
+                    self.slots[out as usize] = self.slots[a as usize].xor_public(true, role, delta);
                 }
                 Gate::And { a, b, out } => {
-                    let mask = *next_mask.next().unwrap_or(&AuthShare::default());
+                    let (&mask, &sigma) = masks.next().ok_or(AuthError::BadCircuit)?;
                     group.push(QueuedEval {
-                        and_i,
-                        la: labels[a as usize],
-                        lb: labels[b as usize],
-                        va: lam[a as usize],
-                        vb: lam[b as usize],
-                        ma: slots[a as usize],
-                        mb: slots[b as usize],
-                        s: self.material.sigma[and_i] ^ mask,
+                        and_i: self.ands,
+                        la: self.labels[a as usize],
+                        lb: self.labels[b as usize],
+                        va: self.lam[a as usize],
+                        vb: self.lam[b as usize],
+                        ma: self.slots[a as usize],
+                        mb: self.slots[b as usize],
+                        s: sigma ^ mask,
                         out,
                     });
-                    slots[out as usize] = mask;
-                    and_i += 1;
+                    self.slots[out as usize] = mask;
+                    self.ands += 1;
                     if group.is_full() {
-                        group.flush(&mut hash, role, delta, tables, &p, &mut labels, &mut lam, &mut expected);
+                        group.flush(hash, role, delta, segment_tables, &mut self.labels, &mut self.lam, &mut expected);
                     }
                 }
                 Gate::Output { a, to } => {
                     if to.to_evaluator() {
-                        outputs_b.push((lam[a as usize], slots[a as usize]));
+                        self.outputs_b.push((self.lam[a as usize], self.slots[a as usize]));
+                        self.order.push(None);
                     }
                     if to.to_garbler() {
-                        outputs_a.push((labels[a as usize], slots[a as usize]));
+                        self.outputs_a.push((self.labels[a as usize], self.slots[a as usize]));
                     }
                 }
-                Gate::OutputConst { .. } => {}
+                Gate::OutputConst { value, to } => {
+                    if to.to_evaluator() {
+                        self.order.push(Some(value));
+                    }
+                }
             }
         }
-        group.flush(&mut hash, role, delta, tables, &p, &mut labels, &mut lam, &mut expected);
+        group.flush(hash, role, delta, segment_tables, &mut self.labels, &mut self.lam, &mut expected);
+        super::update_blocks(&mut self.check, expected.into_iter());
+        self.segments += 1;
+        Ok(())
+    }
+
+    /// Bytes of A's closing message ([`finish`](Self::finish)), once every segment is in.
+    pub fn closing_len(&self) -> usize {
+        32 + opening_len(self.outputs_b.len())
+    }
+
+    /// Takes A's closing message: runs the consistency check and only if it passed returns B's
+    /// outputs (in gate order, constants included) and the message with A's outputs.
+    pub fn finish(&mut self, message: &[u8]) -> Result<(Vec<bool>, Vec<u8>), AuthError> {
+        if !matches!(self.stage, EvaluatorStage::Evaluating) || self.segments == 0 {
+            return Err(AuthError::OutOfOrder { expected: "a segment's tables", got: "the garbler's closing message" });
+        }
+        expect_len(message, self.closing_len(), "the garbler's closing message")?;
+        self.stage = EvaluatorStage::Done;
+        if self.inputs_seen != [self.inputs.masks[0].len(), self.inputs.masks[1].len()] {
+            return Err(AuthError::MaterialCount { what: "input wires", needed: self.inputs.masks[0].len() + self.inputs.masks[1].len(), given: self.inputs_seen[0] + self.inputs_seen[1] });
+        }
+        let (role, delta, transcript) = (Role::Evaluator, self.delta, self.transcript);
         #[allow(unused_mut)]
         let mut enforce = true;
         #[cfg(feature = "insecure-switches")]
         if self.switches.skip_consistency_check {
             enforce = false;
         }
-        if enforce && macs_digest(CHECK, &scope(&transcript, self.index, purpose::CONSISTENCY_CHECK), Role::Garbler, expected.into_iter())[..] != check_digest[..] {
+        if enforce && self.check.finalize().as_bytes()[..] != message[..32] {
             return Err(AuthError::ConsistencyCheckFailed);
         }
-        let my_output_masks: Vec<AuthShare> = outputs_b.iter().map(|o| o.1).collect();
-        let peer = receive_opening(
-            &my_output_masks,
-            output_opening,
-            &scope(&transcript, self.index, purpose::EVALUATOR_OUTPUT_MASKS),
-            Role::Garbler,
-            delta,
-            "output-mask opening",
-            enforce_macs(&self.switches),
-        )?;
-        let values: Vec<bool> = outputs_b.iter().zip(&peer).map(|(o, &p)| o.0 ^ o.1.bit ^ p).collect();
+        let my_output_masks: Vec<AuthShare> = self.outputs_b.iter().map(|o| o.1).collect();
+        let scope_b = scope(&transcript, self.index, purpose::EVALUATOR_OUTPUT_MASKS);
+        let peer = receive_opening(&my_output_masks, &message[32..], &scope_b, Role::Garbler, delta, "output-mask opening", enforce_macs(&self.switches))?;
+        let values: Vec<bool> = self.outputs_b.iter().zip(&peer).map(|(o, &p)| o.0 ^ o.1.bit ^ p).collect();
         let mut reply = Vec::new();
-        outputs_a.iter().for_each(|o| reply.extend(o.0.to_bytes()));
-        let masks_a: Vec<AuthShare> = outputs_a.iter().map(|o| o.1).collect();
-        reply.extend(open(&masks_a, &scope(&transcript, self.index, purpose::GARBLER_OUTPUT_MASKS), Role::Evaluator));
-        Ok((with_constants(c, values, true), reply))
+        self.outputs_a.iter().for_each(|o| reply.extend(o.0.to_bytes()));
+        let masks_a: Vec<AuthShare> = self.outputs_a.iter().map(|o| o.1).collect();
+        reply.extend(open(&masks_a, &scope(&transcript, self.index, purpose::GARBLER_OUTPUT_MASKS), role));
+        Ok((with_constants(&self.order, values), reply))
     }
 }

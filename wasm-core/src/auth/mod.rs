@@ -36,8 +36,11 @@
 //!   random authenticated AND triples; [`triples::bucket_size`] states the bucket-size rule.
 //! * [`beaver`]: the function-dependent step — random authenticated wire masks, and the AND of
 //!   two authenticated bits by one triple (Beaver's multiplication with MAC-checked openings).
-//! * [`prepare`]: a party's whole preprocessing for one circuit — batches of triples, masks,
-//!   ANDs — as one sequence of messages crossing the peer's, for a transport to drive.
+//! * [`segment`]: the circuit cut into segments of at most [`segment::SEGMENT_AND_GATES`] AND
+//!   gates, the unit in which the preprocessing and the garbling stream.
+//! * [`prepare`]: a party's preprocessing for one computation — the input masks, then per
+//!   segment a batch of triples, the masks of its AND outputs and its ANDs — as one sequence of
+//!   messages crossing the peer's, for a transport to drive.
 //! * `state.rs`: what a party holds between the steps above (the batch, the masks or ANDs in
 //!   flight), as data below them.
 //! * [`garble`]: the distributed garbling (half-gates under Δ_A over the masked values), the
@@ -83,6 +86,7 @@ pub mod abit;
 pub mod beaver;
 pub mod garble;
 pub mod prepare;
+pub mod segment;
 mod state;
 pub mod triples;
 
@@ -93,7 +97,7 @@ use crate::block::Block;
 use crate::ot::OtError;
 
 pub use abit::{AuthParty, EvaluatorSetup, GarblerSetup};
-pub use prepare::Preparation;
+pub use prepare::Preprocessor;
 pub use state::AuthTriple;
 pub use triples::{bucket_size, Progress};
 

@@ -1,120 +1,197 @@
-//! A party's whole preprocessing for one circuit, as one sequence of messages: the triples (in
-//! batches of at most [`MAX_TRIPLES`]), the random masks, then the ANDs that give each AND gate
-//! its σ = λ_α ∧ λ_β. Both parties run the same sequence; each message of a party answers the
-//! peer's previous one, so a transport passes every message of the peer to
-//! [`Preparation::step`] in order and sends back whatever it returns.
+//! A party's preprocessing for one computation, as a sequence of messages: first the random
+//! masks of every input wire, then, segment by segment ([`super::segment`]), a batch of
+//! triples, the random masks of the segment's AND outputs, and the ANDs that give each of its
+//! AND gates σ = λ_α ∧ λ_β. Both parties run the same sequence; each message of a party
+//! answers the peer's previous one, so a transport passes every message of the peer to
+//! [`Preprocessor::step`] in order and sends back whatever it returns.
 //!
 //! ```text
-//! batch 1 round 1 … round 6, [batch 2 …], masks, ANDs   (each side, crossing the peer's)
+//! input masks, then per segment: batch round 1 … round 6, masks, ANDs   (each side, crossing the peer's)
 //! ```
 //!
-//! A circuit without AND gates skips the triples and the ANDs. The order of the messages on
-//! each side is the order in which the correlated-OT streams are consumed, the same on both.
+//! A segment without AND gates (only a circuit without any has one) takes no message. The
+//! order of the messages on each side is the order in which the correlated-OT streams are
+//! consumed, the same on both.
+//!
+//! **Why a segment may be preprocessed after the inputs.** A streamed computation preprocesses
+//! each segment only once the inputs are masked and the earlier segments garbled, not all of it
+//! before the inputs as a whole computation would. That changes nothing either party can learn:
+//! every message and every check of a segment's preprocessing is a function of fresh randomness
+//! (its triples, the masks of its AND outputs) and of the peer's messages of the same step, and
+//! never of a party's input, its masked values or the evaluation so far — the Beaver openings
+//! d = λ ⊕ x are masked by a fresh triple bit whatever λ is. So whether an honest party aborts
+//! during a segment's preprocessing does not depend on its input, and its messages there can be
+//! simulated without it, as before; the peer's knowledge of the masked inputs Λ = v ⊕ λ adds
+//! nothing to what those messages show, since each opening stays masked by a bit the peer does
+//! not hold. B still checks the garbling once, after the last segment
+//! ([`super::garble`]), and releases nothing before.
+//!
+//! Each segment's triples are one batch, sized for 2^−40 over all of the computation's segments
+//! ([`super::triples::bucket_size_of`]): the number of segments is fixed before the first, from
+//! the AND gates the computation announces, and a circuit that turns out to have more segments
+//! than announced is refused before the extra one's preprocessing starts.
 
-use super::garble::{Circuit, Material};
-use super::triples::MAX_TRIPLES;
+use super::garble::{InputMaterial, SegmentMaterial};
+use super::segment::{segments_of, MaskWalk, Segment};
 use super::{AuthError, AuthParty, AuthShare, AuthTriple, Progress};
 
 enum Stage {
-    /// A batch of triples in flight; `done` holds the earlier batches', `left` the triples
-    /// still to start.
-    Triples { done: Vec<AuthTriple>, left: usize },
-    Masks { triples: Vec<AuthTriple> },
-    Ands { masks: Vec<AuthShare> },
-    Ready(Material),
-    /// Failed, or its material taken.
+    /// The input masks in flight.
+    Inputs,
+    InputsReady(InputMaterial),
+    /// Waiting for the next segment.
+    Idle,
+    Triples(Segment),
+    Masks(Segment, Vec<AuthTriple>),
+    Ands(Segment, Vec<AuthShare>),
+    Ready(Segment, SegmentMaterial),
+    /// Failed.
     Over,
 }
 
-/// One party's preprocessing for a circuit.
-pub struct Preparation {
-    circuit: Circuit,
+/// One party's preprocessing for a computation.
+pub struct Preprocessor {
     stage: Stage,
     /// The party's computation the material is for.
     computation: u64,
-    /// Batches of triples the circuit takes: each batch's bucket size is chosen so that all of
-    /// them together fail with probability at most 2^−40.
-    batches: usize,
+    /// Segments the computation has, and those started.
+    segments: u64,
+    started: u64,
+    /// A's input bits: the first of the input masks are theirs.
+    garbler_inputs: usize,
+    /// Input masks, A's and B's, kept for the walk that pairs each AND gate's input masks.
+    inputs: [Vec<AuthShare>; 2],
+    walk: MaskWalk,
 }
 
-impl Preparation {
-    /// Starts the preprocessing of `circuit`: returns this party's first message.
-    pub fn start(party: &mut AuthParty, circuit: Circuit) -> Result<(Self, Vec<u8>), AuthError> {
-        let ands = circuit.ands();
-        let batches = ands.div_ceil(MAX_TRIPLES);
-        let (stage, message) = if ands > 0 {
-            let first = ands.min(MAX_TRIPLES);
-            // One batch's triples become the whole list as they are; more batches' are gathered.
-            let done = if ands > first { Vec::with_capacity(ands) } else { Vec::new() };
-            (Stage::Triples { done, left: ands - first }, party.start_triples_of(first, batches)?)
-        } else {
-            (Stage::Masks { triples: Vec::new() }, party.start_masks(circuit.masks_needed())?)
-        };
+impl Preprocessor {
+    /// Starts the preprocessing of a computation with `inputs` input bits (A's, B's) and
+    /// `and_gates` AND gates, cut into segments of `max_ands` of them: returns this party's first
+    /// message, its input masks.
+    pub fn start(party: &mut AuthParty, inputs: [usize; 2], and_gates: u64, max_ands: usize) -> Result<(Self, Vec<u8>), AuthError> {
+        let message = party.start_masks(inputs[0] + inputs[1])?;
         let computation = party.prepared;
         party.prepared += 1;
-        Ok((Preparation { circuit, stage, computation, batches }, message))
+        let me = Preprocessor {
+            stage: Stage::Inputs,
+            computation,
+            segments: segments_of(and_gates, max_ands),
+            started: 0,
+            garbler_inputs: inputs[0],
+            inputs: [Vec::new(), Vec::new()],
+            walk: MaskWalk::new(),
+        };
+        Ok((me, message))
     }
 
-    /// The length of the peer's next message, or `None` once the preprocessing is over.
+    /// The length of the peer's next message, or `None` while this party waits for none.
     pub fn awaited_len(&self, party: &mut AuthParty) -> Option<usize> {
         match self.stage {
-            Stage::Triples { .. } | Stage::Masks { .. } | Stage::Ands { .. } => party.awaited_len(),
-            Stage::Ready(_) | Stage::Over => None,
+            Stage::Inputs | Stage::Triples(_) | Stage::Masks(..) | Stage::Ands(..) => party.awaited_len(),
+            Stage::InputsReady(_) | Stage::Idle | Stage::Ready(..) | Stage::Over => None,
         }
     }
 
-    /// Takes the peer's next message: returns this party's next one, or `None` when its part
-    /// is over ([`material`](Self::material) then has the result).
+    /// Takes the peer's next message: returns this party's next one, or `None` when a step is
+    /// over ([`take_inputs`](Self::take_inputs) or [`take_segment`](Self::take_segment) then
+    /// has its result).
     pub fn step(&mut self, party: &mut AuthParty, peer: &[u8]) -> Result<Option<Vec<u8>>, AuthError> {
         match std::mem::replace(&mut self.stage, Stage::Over) {
-            Stage::Triples { mut done, left } => match party.triples_step(peer)? {
+            Stage::Inputs => {
+                let mut masks = party.finish_masks(peer)?;
+                let theirs = masks.split_off(self.garbler_inputs.min(masks.len()));
+                self.inputs = [masks.clone(), theirs.clone()];
+                self.stage = Stage::InputsReady(InputMaterial { masks: [masks, theirs], computation: self.computation });
+                Ok(None)
+            }
+            Stage::Triples(segment) => match party.triples_step(peer)? {
                 Progress::Send(message) => {
-                    self.stage = Stage::Triples { done, left };
+                    self.stage = Stage::Triples(segment);
                     Ok(Some(message))
                 }
                 Progress::Done(triples) => {
-                    if done.capacity() == 0 {
-                        done = triples;
-                    } else {
-                        done.extend(triples);
-                    }
-                    if left > 0 {
-                        let next = left.min(MAX_TRIPLES);
-                        self.stage = Stage::Triples { done, left: left - next };
-                        Ok(Some(party.start_triples_of(next, self.batches)?))
-                    } else {
-                        self.stage = Stage::Masks { triples: done };
-                        Ok(Some(party.start_masks(self.circuit.masks_needed())?))
-                    }
+                    let message = party.start_masks(segment.ands())?;
+                    self.stage = Stage::Masks(segment, triples);
+                    Ok(Some(message))
                 }
             },
-            Stage::Masks { triples } => {
+            Stage::Masks(segment, triples) => {
                 let masks = party.finish_masks(peer)?;
-                if triples.is_empty() {
-                    self.stage = Stage::Ready(Material { masks, sigma: Vec::new(), computation: self.computation });
-                    return Ok(None);
-                }
-                let pairs = self.circuit.and_inputs(&masks, party.role, party.delta)?;
+                let mut pairs = Vec::with_capacity(segment.ands());
+                let inputs = [&self.inputs[0][..], &self.inputs[1][..]];
+                self.walk.walk(&segment, inputs, &masks, party.role, party.delta, |gate, slots| {
+                    if let garblet_circuits::Gate::And { a, b, .. } = *gate {
+                        pairs.push((slots[a as usize], slots[b as usize]));
+                    }
+                })?;
                 let message = party.start_ands(&pairs, triples)?;
-                self.stage = Stage::Ands { masks };
+                self.stage = Stage::Ands(segment, masks);
                 Ok(Some(message))
             }
-            Stage::Ands { masks } => {
+            Stage::Ands(segment, masks) => {
                 let sigma = party.finish_ands(peer)?;
-                self.stage = Stage::Ready(Material { masks, sigma, computation: self.computation });
+                let material = SegmentMaterial { masks, sigma, computation: self.computation, segment: self.started - 1 };
+                self.stage = Stage::Ready(segment, material);
                 Ok(None)
             }
-            stage @ (Stage::Ready(_) | Stage::Over) => {
+            stage @ (Stage::InputsReady(_) | Stage::Idle | Stage::Ready(..) | Stage::Over) => {
                 self.stage = stage;
-                Err(AuthError::OutOfOrder { expected: "nothing (the preprocessing is over)", got: "a preprocessing message" })
+                Err(AuthError::OutOfOrder { expected: "nothing (no preprocessing step is in flight)", got: "a preprocessing message" })
             }
         }
     }
 
-    /// The circuit and its material once the preprocessing is over (once).
-    pub fn take(&mut self) -> Option<(Circuit, Material)> {
+    /// The masks of the input wires, once their step is over (once).
+    pub fn take_inputs(&mut self) -> Option<InputMaterial> {
         match std::mem::replace(&mut self.stage, Stage::Over) {
-            Stage::Ready(material) => Some((std::mem::replace(&mut self.circuit, Circuit { gates: Vec::new(), slots: 0 }), material)),
+            Stage::InputsReady(material) => {
+                self.stage = Stage::Idle;
+                Some(material)
+            }
+            stage => {
+                self.stage = stage;
+                None
+            }
+        }
+    }
+
+    /// Whether every segment the computation announced has been started.
+    pub fn all_started(&self) -> bool {
+        self.started == self.segments
+    }
+
+    /// Starts the preprocessing of the computation's next segment: returns this party's first
+    /// message for it, or `None` for a segment without AND gates, whose (empty) material is then
+    /// ready at once.
+    pub fn start_segment(&mut self, party: &mut AuthParty, segment: Segment) -> Result<Option<Vec<u8>>, AuthError> {
+        if !matches!(self.stage, Stage::Idle) {
+            return Err(AuthError::OutOfOrder { expected: "the step in flight to end", got: "a new segment" });
+        }
+        if self.started == self.segments {
+            return Err(AuthError::MaterialCount { what: "segments (more AND gates than announced)", needed: self.segments as usize + 1, given: self.segments as usize });
+        }
+        self.started += 1;
+        if segment.ands() == 0 {
+            let number = self.started - 1;
+            // Walked all the same: its input wires take their masks.
+            let inputs = [&self.inputs[0][..], &self.inputs[1][..]];
+            self.walk.walk(&segment, inputs, &[], party.role, party.delta, |_, _| {})?;
+            let material = SegmentMaterial { masks: Vec::new(), sigma: Vec::new(), computation: self.computation, segment: number };
+            self.stage = Stage::Ready(segment, material);
+            return Ok(None);
+        }
+        let message = party.start_triples_of(segment.ands(), self.segments as usize)?;
+        self.stage = Stage::Triples(segment);
+        Ok(Some(message))
+    }
+
+    /// The segment and its material once its preprocessing is over (once).
+    pub fn take_segment(&mut self) -> Option<(Segment, SegmentMaterial)> {
+        match std::mem::replace(&mut self.stage, Stage::Over) {
+            Stage::Ready(segment, material) => {
+                self.stage = Stage::Idle;
+                Some((segment, material))
+            }
             stage => {
                 self.stage = stage;
                 None

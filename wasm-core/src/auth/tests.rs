@@ -497,22 +497,48 @@ fn an_altered_check_value_is_caught_half_the_time() {
 
 mod computations {
     use super::*;
-    use crate::auth::garble::{Circuit, Material};
+    use crate::auth::garble::{InputMaterial, SegmentMaterial};
+    use crate::auth::segment::{Segment, Segmenter, SEGMENT_AND_GATES};
     use garblet_circuits::program::{Program, Runner};
     use garblet_circuits::testing::{bristol_corpus, run_plain, RandomCircuit, TestRng};
-    use garblet_circuits::{value, Gate, Reveal};
+    use garblet_circuits::{value, Gate, Party, Reveal};
 
-    fn circuit_of(program: Box<dyn Program + '_>) -> Circuit {
-        let mut runner = Runner::new(program);
-        let (mut gates, mut slots) = (Vec::new(), 0);
-        while let Some(batch) = runner.next_batch().unwrap() {
-            gates.extend_from_slice(&batch.gates);
-            slots = slots.max(batch.slots as usize);
-        }
-        Circuit { gates, slots }
+    /// AND gates of a segment in these tests: small, so that most circuits here have several.
+    const SEGMENT: usize = 97;
+
+    /// A circuit for the driver: its gates in order.
+    struct Circuit {
+        gates: Vec<Gate>,
     }
 
-    /// Which message a test alters: A's input-mask opening, or its tables.
+    impl Circuit {
+        fn of(program: Box<dyn Program + '_>) -> Circuit {
+            let mut runner = Runner::new(program);
+            let mut gates = Vec::new();
+            while let Some(batch) = runner.next_batch().unwrap() {
+                gates.extend_from_slice(&batch.gates);
+            }
+            Circuit { gates }
+        }
+
+        fn ands(&self) -> usize {
+            self.gates.iter().filter(|g| matches!(g, Gate::And { .. })).count()
+        }
+
+        fn inputs(&self) -> [usize; 2] {
+            let count = |party| self.gates.iter().filter(|g| matches!(g, Gate::Input { party: p, .. } if *p == party)).count();
+            [count(Party::Garbler), count(Party::Evaluator)]
+        }
+
+        fn segments(&self, max_ands: usize) -> Vec<Segment> {
+            let mut cutter = Segmenter::new(max_ands);
+            cutter.push(&self.gates);
+            cutter.end();
+            std::iter::from_fn(|| cutter.pop()).collect()
+        }
+    }
+
+    /// Which message a test alters: A's input-mask opening, or a segment's tables.
     #[derive(Clone, Copy, PartialEq, Eq)]
     enum Message {
         InputMasks,
@@ -524,37 +550,63 @@ mod computations {
         evaluator: Result<Vec<bool>, AuthError>,
     }
 
-    /// Both parties after the preprocessing for `circuit` (masks, triples, σ), its messages
-    /// crossing in memory.
-    fn prepare(circuit: &Circuit) -> (AuthParty, AuthParty, Material, Material) {
-        let (mut g, mut e) = connect(4);
-        let (mut pg, mut to_e) = Preparation::start(&mut g, circuit.clone()).unwrap();
-        let (mut pe, mut to_g) = Preparation::start(&mut e, circuit.clone()).unwrap();
+    /// Both parties after their preprocessing: the input masks, and each segment with its
+    /// material on either side.
+    struct Prepared {
+        g: AuthParty,
+        e: AuthParty,
+        inputs: (InputMaterial, InputMaterial),
+        segments: Vec<(Segment, SegmentMaterial, SegmentMaterial)>,
+    }
+
+    /// Passes the two preprocessors' messages across until both wait for none.
+    fn cross(g: &mut AuthParty, e: &mut AuthParty, pg: &mut Preprocessor, pe: &mut Preprocessor, mut to_e: Vec<u8>, mut to_g: Vec<u8>) {
         loop {
-            assert_eq!(pg.awaited_len(&mut g), Some(to_g.len()), "A's expected length");
-            assert_eq!(pe.awaited_len(&mut e), Some(to_e.len()), "B's expected length");
-            match (pg.step(&mut g, &to_g).unwrap(), pe.step(&mut e, &to_e).unwrap()) {
+            assert_eq!(pg.awaited_len(g), Some(to_g.len()), "A's expected length");
+            assert_eq!(pe.awaited_len(e), Some(to_e.len()), "B's expected length");
+            match (pg.step(g, &to_g).unwrap(), pe.step(e, &to_e).unwrap()) {
                 (Some(a), Some(b)) => (to_e, to_g) = (a, b),
-                (None, None) => break,
+                (None, None) => return,
                 _ => panic!("the two sides' sequences differ"),
             }
         }
-        let ((_, material_g), (_, material_e)) = (pg.take().unwrap(), pe.take().unwrap());
-        (g, e, material_g, material_e)
     }
 
-    /// Preprocessing and one computation of `circuit`, in memory.
-    fn compute(
+    /// The preprocessing for `circuit` cut at `max_ands`, its messages crossing in memory.
+    fn prepare(circuit: &Circuit, max_ands: usize) -> Prepared {
+        let (mut g, mut e) = connect(4);
+        let (inputs, ands) = (circuit.inputs(), circuit.ands() as u64);
+        let (mut pg, to_e) = Preprocessor::start(&mut g, inputs, ands, max_ands).unwrap();
+        let (mut pe, to_g) = Preprocessor::start(&mut e, inputs, ands, max_ands).unwrap();
+        cross(&mut g, &mut e, &mut pg, &mut pe, to_e, to_g);
+        let inputs = (pg.take_inputs().unwrap(), pe.take_inputs().unwrap());
+        let mut segments = Vec::new();
+        for segment in circuit.segments(max_ands) {
+            match (pg.start_segment(&mut g, segment.clone()).unwrap(), pe.start_segment(&mut e, segment).unwrap()) {
+                (Some(to_e), Some(to_g)) => cross(&mut g, &mut e, &mut pg, &mut pe, to_e, to_g),
+                (None, None) => {}
+                _ => panic!("the two sides' sequences differ"),
+            }
+            let ((segment, mg), (_, me)) = (pg.take_segment().unwrap(), pe.take_segment().unwrap());
+            segments.push((segment, mg, me));
+        }
+        assert!(pg.all_started() && pe.all_started());
+        Prepared { g, e, inputs, segments }
+    }
+
+    /// Preprocessing and one computation of `circuit`, in memory, segments of `max_ands`.
+    fn compute_in(
         circuit: &Circuit,
+        max_ands: usize,
         x: &[bool],
         y: &[bool],
         mut tamper: impl FnMut(Message, &mut Vec<u8>),
         skip_check: bool,
         skip_macs: bool,
     ) -> Ended {
-        let (mut g, mut e, material_g, material_e) = prepare(circuit);
-        let (mut gc, mut g1) = g.garbler_computation(circuit.clone(), material_g, x.to_vec()).unwrap();
-        let (mut ec, e1) = e.evaluator_computation(circuit.clone(), material_e, y.to_vec()).unwrap();
+        let Prepared { mut g, mut e, inputs, segments } = prepare(circuit, max_ands);
+        let (mut gc, mut g1) = g.garbler_computation(inputs.0, x.to_vec()).unwrap();
+        let (mut ec, e1) = e.evaluator_computation(inputs.1, y.to_vec()).unwrap();
         if skip_check {
             ec.switches().skip_consistency_check = true;
         }
@@ -566,12 +618,24 @@ mod computations {
             Ok(m) => m,
             Err(err) => return Ended { garbler: None, evaluator: Err(err) },
         };
-        let mut g2 = gc.garble(&e1, &e2).unwrap();
-        tamper(Message::Tables, &mut g2);
-        match ec.evaluate(&g2) {
+        let g2 = gc.inputs(&e1, &e2).unwrap();
+        ec.inputs(&g2).unwrap();
+        for (segment, mg, me) in segments {
+            let mut tables = gc.garble(&segment, mg).unwrap();
+            tamper(Message::Tables, &mut tables);
+            if let Err(err) = ec.evaluate(&segment, me, &tables) {
+                return Ended { garbler: None, evaluator: Err(err) };
+            }
+        }
+        let closing = gc.close().unwrap();
+        match ec.finish(&closing) {
             Ok((outputs, e3)) => Ended { garbler: Some(gc.finish(&e3)), evaluator: Ok(outputs) },
             Err(err) => Ended { garbler: None, evaluator: Err(err) },
         }
+    }
+
+    fn compute(circuit: &Circuit, x: &[bool], y: &[bool], tamper: impl FnMut(Message, &mut Vec<u8>), skip_check: bool, skip_macs: bool) -> Ended {
+        compute_in(circuit, SEGMENT, x, y, tamper, skip_check, skip_macs)
     }
 
     fn untouched(_: Message, _: &mut Vec<u8>) {}
@@ -581,7 +645,7 @@ mod computations {
         let mut rng = TestRng::new(7);
         for (seed, reveal) in [(1, Reveal::Both), (2, Reveal::Evaluator), (3, Reveal::Garbler)] {
             let make = || Box::new(RandomCircuit::new(seed, 12, 9, 600, 20, reveal)) as Box<dyn Program>;
-            let circuit = circuit_of(make());
+            let circuit = Circuit::of(make());
             let (x, y) = (rng.bits(12), rng.bits(9));
             let plain = run_plain(make(), x.clone(), y.clone());
             let ended = compute(&circuit, &x, &y, untouched, false, false);
@@ -591,13 +655,30 @@ mod computations {
         }
     }
 
+    /// However the circuit is cut — one AND gate a segment, a few, or one segment — the outputs
+    /// are the plaintext ones.
+    #[test]
+    fn every_cut_gives_the_plaintext_outputs() {
+        let make = || Box::new(RandomCircuit::new(5, 10, 10, 300, 16, Reveal::Both)) as Box<dyn Program>;
+        let circuit = Circuit::of(make());
+        let mut rng = TestRng::new(9);
+        let (x, y) = (rng.bits(10), rng.bits(10));
+        let plain = run_plain(make(), x.clone(), y.clone());
+        for max_ands in [1, 2, 64, circuit.ands() - 1, circuit.ands(), SEGMENT_AND_GATES] {
+            assert_eq!(circuit.segments(max_ands).len(), circuit.ands().div_ceil(max_ands), "{max_ands} a segment");
+            let ended = compute_in(&circuit, max_ands, &x, &y, untouched, false, false);
+            assert_eq!(ended.evaluator.unwrap(), plain, "{max_ands} a segment");
+            assert_eq!(ended.garbler.unwrap().unwrap(), plain, "{max_ands} a segment");
+        }
+    }
+
     #[test]
     fn bundled_bristol_circuits_match_plaintext_evaluation() {
         let mut rng = TestRng::new(2018);
         for circuit in bristol_corpus().iter().filter(|c| !c.name.starts_with("sha256")) {
             let (x, y) = circuit.inputs(&mut rng);
             let plain = run_plain(circuit.program(), x.clone(), y.clone());
-            let ended = compute(&circuit_of(circuit.program()), &x, &y, untouched, false, false);
+            let ended = compute_in(&Circuit::of(circuit.program()), SEGMENT_AND_GATES, &x, &y, untouched, false, false);
             assert_eq!(ended.evaluator.unwrap(), plain, "{}", circuit.name);
             assert_eq!(ended.garbler.unwrap().unwrap(), plain, "{}", circuit.name);
         }
@@ -632,25 +713,28 @@ mod computations {
             let params = spec.resolve(std::iter::empty()).unwrap();
             let make = || spec.instantiate(&params).unwrap();
             let shape = make().shape().clone();
-            let (x, y) = (rng.bits(shape.input_bits(garblet_circuits::Party::Garbler)), rng.bits(shape.input_bits(garblet_circuits::Party::Evaluator)));
-            let circuit = circuit_of(make());
+            let (x, y) = (rng.bits(shape.input_bits(Party::Garbler)), rng.bits(shape.input_bits(Party::Evaluator)));
+            let circuit = Circuit::of(make());
             let (want_e, want_g) = split_plain(&circuit, &run_plain(make(), x.clone(), y.clone()));
-            let ended = compute(&circuit, &x, &y, untouched, false, false);
+            let ended = compute_in(&circuit, 4096, &x, &y, untouched, false, false);
             assert_eq!(ended.evaluator.unwrap(), want_e, "{}: the evaluator's outputs", spec.name);
             assert_eq!(ended.garbler.unwrap().unwrap(), want_g, "{}: the garbler's outputs", spec.name);
         }
     }
 
-    /// FIPS-197 appendix C.1: AES-128 of 00112233…ff under key 00010203…0f.
+    /// FIPS-197 appendix C.1: AES-128 of 00112233…ff under key 00010203…0f, in one segment and
+    /// in segments of 97 AND gates.
     #[test]
     fn aes_128_gives_the_fips_197_ciphertext() {
         let aes = bristol_corpus().into_iter().find(|c| c.name == "aes_128.txt").unwrap();
         let key: Vec<u8> = (0..16).collect();
         let block: Vec<u8> = (0..16).map(|i| i * 0x11).collect();
-        let ended = compute(&circuit_of(aes.program()), &value::from_bytes(&key), &value::from_bytes(&block), untouched, false, false);
-        let out = ended.evaluator.unwrap();
-        assert_eq!(value::to_bytes(&out), [0x69, 0xc4, 0xe0, 0xd8, 0x6a, 0x7b, 0x04, 0x30, 0xd8, 0xcd, 0xb7, 0x80, 0x70, 0xb4, 0xc5, 0x5a]);
-        assert_eq!(ended.garbler.unwrap().unwrap(), out);
+        for max_ands in [SEGMENT_AND_GATES, SEGMENT] {
+            let ended = compute_in(&Circuit::of(aes.program()), max_ands, &value::from_bytes(&key), &value::from_bytes(&block), untouched, false, false);
+            let out = ended.evaluator.unwrap();
+            assert_eq!(value::to_bytes(&out), [0x69, 0xc4, 0xe0, 0xd8, 0x6a, 0x7b, 0x04, 0x30, 0xd8, 0xcd, 0xb7, 0x80, 0x70, 0xb4, 0xc5, 0x5a]);
+            assert_eq!(ended.garbler.unwrap().unwrap(), out);
+        }
     }
 
     fn small() -> (Circuit, Vec<bool>, Vec<bool>, Vec<bool>) {
@@ -658,23 +742,23 @@ mod computations {
         let mut rng = TestRng::new(3);
         let (x, y) = (rng.bits(16), rng.bits(16));
         let plain = run_plain(make(), x.clone(), y.clone());
-        (circuit_of(make()), x, y, plain)
+        (Circuit::of(make()), x, y, plain)
     }
 
-    /// A garbled row flipped (every table byte of the first AND gate's G₀): the consistency
+    /// AND gates of a segment's tables message of `len` bytes (64 bytes each and a p bit).
+    fn tables_ands(len: usize) -> usize {
+        (0..=len / 64).find(|&a| crate::auth::garble::tables_len(a) == len).expect("a tables message")
+    }
+
+    /// A garbled row flipped (every AND gate's G₀ and G₁ in every segment): the consistency
     /// check catches it; with the check off, the evaluator's outputs come out wrong.
     #[test]
     fn a_corrupted_garbled_row_fails_the_consistency_check() {
         let (circuit, x, y, plain) = small();
-        let garbler_inputs =
-            circuit.gates.iter().filter(|g| matches!(g, Gate::Input { party: garblet_circuits::Party::Garbler, .. })).count();
-        let inputs = circuit.gates.iter().filter(|g| matches!(g, Gate::Input { .. })).count();
-        let tables_at = garbler_inputs.div_ceil(8) + 16 * inputs;
-        // Every AND gate's G₀ and G₁ changed: some Λ on the evaluator's path goes wrong.
         let corrupt = |m: Message, bytes: &mut Vec<u8>| {
             if m == Message::Tables {
-                for gate in 0..circuit.ands() {
-                    bytes[tables_at + 64 * gate..tables_at + 64 * gate + 32].iter_mut().for_each(|b| *b ^= 0x01);
+                for gate in 0..tables_ands(bytes.len()) {
+                    bytes[64 * gate..64 * gate + 32].iter_mut().for_each(|b| *b ^= 0x01);
                 }
             }
         };
@@ -683,6 +767,26 @@ mod computations {
         assert!(ended.garbler.is_none(), "nothing went back to the garbler");
         let ended = compute(&circuit, &x, &y, corrupt, true, false);
         assert_ne!(ended.evaluator.unwrap(), plain, "without the check the corrupted tables give a wrong output");
+    }
+
+    /// Only the last segment's tables altered (each of its AND gates' G₀ and G₁, so that some
+    /// altered row is read): the check, over all segments, still catches it.
+    #[test]
+    fn a_corrupted_last_segment_fails_the_consistency_check() {
+        let (circuit, x, y, _) = small();
+        let segments = circuit.segments(SEGMENT).len();
+        let mut seen = 0;
+        let corrupt = |m: Message, bytes: &mut Vec<u8>| {
+            if m == Message::Tables {
+                seen += 1;
+                if seen == segments {
+                    for gate in 0..tables_ands(bytes.len()) {
+                        bytes[64 * gate..64 * gate + 32].iter_mut().for_each(|b| *b ^= 0x01);
+                    }
+                }
+            }
+        };
+        assert_eq!(compute(&circuit, &x, &y, corrupt, false, false).evaluator.unwrap_err(), AuthError::ConsistencyCheckFailed);
     }
 
     /// An evaluator that forges the garbler's output: a flipped bit in its opening of its mask
@@ -694,13 +798,16 @@ mod computations {
         let (circuit, x, y, plain) = small();
         let outputs_to_garbler = circuit.gates.iter().filter(|g| matches!(g, Gate::Output { to, .. } if to.to_garbler())).count();
         let run = |alter: &dyn Fn(&mut Vec<u8>), skip_macs: bool| {
-            let (mut g, mut e, material_g, material_e) = prepare(&circuit);
-            let (mut gc, g1) = g.garbler_computation(circuit.clone(), material_g, x.clone()).unwrap();
-            let (mut ec, e1) = e.evaluator_computation(circuit.clone(), material_e, y.clone()).unwrap();
+            let Prepared { mut g, mut e, inputs, segments } = prepare(&circuit, SEGMENT);
+            let (mut gc, g1) = g.garbler_computation(inputs.0, x.clone()).unwrap();
+            let (mut ec, e1) = e.evaluator_computation(inputs.1, y.clone()).unwrap();
             gc.switches().skip_mac_check = skip_macs;
             let e2 = ec.mask_inputs(&g1).unwrap();
-            let tables = gc.garble(&e1, &e2).unwrap();
-            let (_, mut reply) = ec.evaluate(&tables).unwrap();
+            ec.inputs(&gc.inputs(&e1, &e2).unwrap()).unwrap();
+            for (segment, mg, me) in segments {
+                ec.evaluate(&segment, me, &gc.garble(&segment, mg).unwrap()).unwrap();
+            }
+            let (_, mut reply) = ec.finish(&gc.close().unwrap()).unwrap();
             alter(&mut reply);
             gc.finish(&reply)
         };
@@ -732,30 +839,73 @@ mod computations {
         assert_ne!(ended.evaluator.unwrap(), plain);
     }
 
-    /// Steps out of order, messages of the wrong length, and an opening from another session.
+    /// Steps out of order, messages of the wrong length, material of another computation or
+    /// segment, and an opening from another session.
     #[test]
     fn computation_steps_refuse_order_lengths_and_other_sessions() {
         let (circuit, x, y, plain) = small();
-        let (mut g, mut e, material_g, material_e) = prepare(&circuit);
-        let (mut g_other, _, material_other, _) = prepare(&circuit);
-        let (mut gc, g1) = g.garbler_computation(circuit.clone(), material_g, x.clone()).unwrap();
-        let (mut ec, e1) = e.evaluator_computation(circuit.clone(), material_e, y.clone()).unwrap();
-        assert!(matches!(ec.evaluate(&[]), Err(AuthError::OutOfOrder { .. })));
+        let Prepared { mut g, mut e, inputs, segments } = prepare(&circuit, SEGMENT);
+        let (mut gc, g1) = g.garbler_computation(inputs.0, x.clone()).unwrap();
+        let (mut ec, e1) = e.evaluator_computation(inputs.1, y.clone()).unwrap();
+        let empty = |segment| SegmentMaterial { masks: vec![], sigma: vec![], computation: 0, segment };
+        let first = &segments[0].0;
+        assert!(matches!(ec.evaluate(first, empty(0), &[]), Err(AuthError::OutOfOrder { .. })));
+        assert!(matches!(gc.garble(first, empty(0)), Err(AuthError::OutOfOrder { .. })));
+        assert!(matches!(gc.close(), Err(AuthError::OutOfOrder { .. })));
         assert!(matches!(gc.finish(&[]), Err(AuthError::OutOfOrder { .. })));
         assert!(matches!(ec.mask_inputs(&g1[1..]), Err(AuthError::WrongLength { .. })));
-        assert!(matches!(gc.garble(&e1, &[]), Err(AuthError::WrongLength { .. })));
-        assert!(g.evaluator_computation(circuit.clone(), Material { masks: vec![], sigma: vec![], computation: 1 }, vec![]).is_err());
+        assert!(matches!(gc.inputs(&e1, &[]), Err(AuthError::WrongLength { .. })));
+        let no_inputs = |computation| InputMaterial { masks: [vec![], vec![]], computation };
+        assert!(g.evaluator_computation(no_inputs(1), vec![]).is_err());
         // Material is for one computation: the next computation refuses any other's.
-        let stale = Material { masks: vec![AuthShare::default(); circuit.masks_needed()], sigma: vec![AuthShare::default(); circuit.ands()], computation: 0 };
-        assert_eq!(e.evaluator_computation(circuit.clone(), stale, y.clone()).err(), Some(AuthError::MaterialReuse { made_for: 0, computation: 1 }));
+        assert_eq!(e.evaluator_computation(no_inputs(0), vec![]).err(), Some(AuthError::MaterialReuse { made_for: 0, computation: 1 }));
+
+        // Each segment's material is for its place: the second segment's is refused first, and
+        // a segment's tables of the wrong length are refused.
+        let e2 = ec.mask_inputs(&g1).unwrap();
+        ec.inputs(&gc.inputs(&e1, &e2).unwrap()).unwrap();
+        let mut segments = segments.into_iter();
+        let (s0, mg0, me0) = segments.next().unwrap();
+        let (s1, mg1, _) = segments.next().unwrap();
+        assert!(matches!(gc.garble(&s1, mg1), Err(AuthError::OutOfOrder { .. })));
+        let tables = gc.garble(&s0, mg0).unwrap();
+        assert!(matches!(ec.evaluate(&s0, me0, &tables[1..]), Err(AuthError::WrongLength { .. })));
 
         // The same step of another session: its MACs are under other keys, its digest bound
         // to another session id.
-        let (_, g1_other) = g_other.garbler_computation(circuit.clone(), material_other, x.clone()).unwrap();
-        assert_eq!(ec.mask_inputs(&g1_other).unwrap_err(), AuthError::MacCheckFailed { what: "input-mask opening" });
-        assert!(matches!(ec.mask_inputs(&g1), Err(AuthError::OutOfOrder { .. })), "a failed check ends the computation");
+        let Prepared { g: mut g_other, inputs: inputs_other, .. } = prepare(&circuit, SEGMENT);
+        let (_, g1_other) = g_other.garbler_computation(inputs_other.0, x.clone()).unwrap();
+        let Prepared { e: mut e_fresh, inputs: inputs_fresh, .. } = prepare(&circuit, SEGMENT);
+        let (mut ec_fresh, _) = e_fresh.evaluator_computation(inputs_fresh.1, y.clone()).unwrap();
+        assert_eq!(ec_fresh.mask_inputs(&g1_other).unwrap_err(), AuthError::MacCheckFailed { what: "input-mask opening" });
+        assert!(matches!(ec_fresh.mask_inputs(&g1_other), Err(AuthError::OutOfOrder { .. })), "a failed check ends the computation");
 
         // The honest computation of another pair still gives the plaintext result.
         assert_eq!(compute(&circuit, &x, &y, untouched, false, false).evaluator.unwrap(), plain);
+    }
+
+    /// The AND gates a computation announces fix its number of segments, and with it every
+    /// batch's bucket size: a segment past them is refused on both sides before its
+    /// preprocessing starts.
+    #[test]
+    fn a_segment_past_the_announced_and_gates_is_refused() {
+        let (circuit, ..) = small();
+        let (mut g, mut e) = connect(4);
+        let announced = SEGMENT as u64;
+        let (mut pg, to_e) = Preprocessor::start(&mut g, circuit.inputs(), announced, SEGMENT).unwrap();
+        let (mut pe, to_g) = Preprocessor::start(&mut e, circuit.inputs(), announced, SEGMENT).unwrap();
+        assert!(matches!(pg.start_segment(&mut g, Segment::default()), Err(AuthError::OutOfOrder { .. })), "the inputs' masks come first");
+        cross(&mut g, &mut e, &mut pg, &mut pe, to_e, to_g);
+        pg.take_inputs().unwrap();
+        pe.take_inputs().unwrap();
+        let mut segments = circuit.segments(SEGMENT).into_iter();
+        let first = segments.next().unwrap();
+        let (to_e, to_g) = (pg.start_segment(&mut g, first.clone()).unwrap().unwrap(), pe.start_segment(&mut e, first).unwrap().unwrap());
+        cross(&mut g, &mut e, &mut pg, &mut pe, to_e, to_g);
+        assert!(pg.take_segment().is_some() && pe.take_segment().is_some());
+        assert!(pg.all_started());
+        let second = segments.next().unwrap();
+        assert!(matches!(pg.start_segment(&mut g, second.clone()), Err(AuthError::MaterialCount { .. })));
+        assert!(matches!(pe.start_segment(&mut e, second), Err(AuthError::MaterialCount { .. })));
     }
 }

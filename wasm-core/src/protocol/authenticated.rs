@@ -9,15 +9,15 @@
 //!
 //! ```text
 //! B (client)                                     A (server)
-//! Compute ───────────────────────────────────────▶ plan, circuit built; Δ_A drawn
+//! Compute ───────────────────────────────────────▶ plan; AND gates counted; Δ_A drawn
 //! Δ_B drawn; 1: 128 OTs of the session's extension (Δ_B) ──▶
-//!         ◀── 1: topology (a streamed circuit's records, checked by its hash; empty for a built-in one)
-//!         ◀── 2: direction 1's first chunk: 128 OTs (Δ_A); 3: preprocessing message 1
-//! 2: preprocessing message 1 ───────────────────▶ 4: preprocessing message 2
-//!   … each message answers the peer's previous one: triples batch by batch, masks, ANDs …
-//!         ◀── A's opening of its masks of B's inputs
-//! B's opening of its masks of A's inputs ‖ B's masked inputs ──▶
-//!         ◀── tables (inputs, garbled ANDs, consistency digest, B's output masks); Done
+//!         ◀── 1: AND gates (8 bytes) ‖ topology (a streamed circuit's records, checked by its hash)
+//!         ◀── 2: direction 1's first chunk: 128 OTs (Δ_A); 3: input masks
+//! 2: input masks ───────────────────────────────▶ 4: A's opening of its masks of B's inputs
+//! 3: B's opening of its masks of A's inputs ‖ B's masked inputs ──▶
+//!         ◀── A's masked inputs ‖ input labels
+//!   per segment (crossing): triples rounds 1–6, masks, ANDs; then ◀── the segment's tables
+//!         ◀── closing: consistency digest ‖ A's masks of B's outputs; Done
 //! B: check, then outputs; the labels and masks of A's outputs ──▶ (if A learns any)
 //! ```
 //!
@@ -25,70 +25,82 @@
 //! OTs are done (the first computation of a connection does them, as the standard mode's
 //! does), and crosses A's flight 1. Each computation runs its own set-up — fresh global keys,
 //! both directions derived from the session's correlated OT with no public-key operation
-//! ([`crate::auth::abit`]) — and holds its whole circuit and preprocessing in memory on both
-//! sides: a circuit of n AND gates costs each side a few hundred bytes per AND gate while it
-//! runs.
+//! ([`crate::auth::abit`]).
+//!
+//! The circuit streams in segments ([`crate::auth::segment`]): each side cuts its gates (A
+//! from its plan, B from its program or A's topology) into segments of at most
+//! [`SEGMENT_AND_GATES`] AND gates, and preprocesses, garbles or evaluates one at a time, so
+//! that its memory is bounded by a segment and the circuit's width, whatever its length. B
+//! starts a segment's preprocessing as soon as the previous one's is over, while it waits for
+//! that one's tables. The bucket size of every segment's triples depends on the number of
+//! segments, which A's AND count in flight 1 fixes: a circuit with more AND gates than that is
+//! refused before the extra segment is preprocessed, and one with fewer only paid larger
+//! buckets than it needed.
 //!
 //! Everything up to the end of the preprocessing needs only the circuit, so it can run ahead: a
-//! request of phase [`Phase::Prepare`] runs the set-up and the preprocessing, then each side
-//! parks its party, the circuit and the material on the session ([`Parked`]) and A ends the run
-//! with `Done`. A later request of phase [`Phase::Prepared`] takes the oldest preparation of its
-//! service, parameters and circuit id — the number it names must be A's oldest — and starts at
-//! A's opening, its flights numbered from 1 again. The material stays bound to the one
-//! computation of its party ([`crate::auth::AuthError::MaterialReuse`]), and the session's limits
-//! charge the preparation, not the computation that uses it.
+//! request of phase [`Phase::Prepare`] runs the set-up and the preprocessing of every segment,
+//! then each side parks its party, the segments and their material on the session
+//! ([`Parked`]) and A ends the run with `Done`. A later request of phase [`Phase::Prepared`]
+//! takes the oldest preparation of its service, parameters and circuit id — the number it names
+//! must be A's oldest — and starts at A's opening, its flights numbered from 1 again; A then
+//! sends every segment's tables behind its inputs. A preparation holds its whole circuit's
+//! material, so the session's limit on prepared AND gates bounds it. The material stays bound
+//! to the one computation of its party ([`crate::auth::AuthError::MaterialReuse`]), and the
+//! session's limits charge the preparation, not the computation that uses it.
 
 use super::catalog::{ResolvedCircuit, Security};
 use super::frame::{ComputeRequest, Frame, Phase};
 use super::mode::{output_values, send_done, send_flight, ComputationResult, Ended, EvaluatorEnded, EvaluatorMode, EvaluatorParts, EvaluatorStart, GarblerMode, GarblerParts, Gathering, Parked, PreparedKey, Progress, Start, StartContext};
-use super::plan::{GateSource, Plan};
+use super::plan::{GateSource, Plan, RecordedCircuit};
 use super::session::{Counters, Outbox};
 use super::stats::Stats;
 use super::topology::{encode_record, end_record, StreamStep, TopologyReader, HEADER_BYTES};
 use super::SessionError;
-use crate::auth::garble::{Circuit, EvaluatorComputation, GarblerComputation, Material};
+use crate::auth::garble::{tables_len, EvaluatorComputation, GarblerComputation, InputMaterial, SegmentMaterial};
+use crate::auth::segment::{segments_of, Segment, Segmenter, SEGMENT_AND_GATES};
 use crate::auth::triples::bucket_size_of;
-use crate::auth::{AuthParty, EvaluatorSetup, GarblerSetup, Preparation};
-use garblet_circuits::{Batch, Runner, Shape};
+use crate::auth::{AuthParty, EvaluatorSetup, GarblerSetup, Preprocessor};
+use garblet_circuits::{Gate, Party, Runner, Shape};
+use std::collections::VecDeque;
+use std::sync::Arc;
 
-/// Gates of a streamed circuit the client takes in this mode: it holds the whole circuit.
+/// Gates of a streamed circuit the client takes in this mode: it holds the whole topology.
 pub const MAX_CIRCUIT_GATES: u64 = 1 << 22;
-
-/// AND gates of one computation a server takes in this mode unless configured otherwise
-/// ([`super::GarblerConfig::max_authenticated_and_gates`]): the mode holds the whole computation
-/// in memory, about 1.3 KB per AND gate on each side, so this is about 130 MB a session.
-pub const DEFAULT_MAX_AUTHENTICATED_AND_GATES: u64 = 100_000;
 
 /// Bytes of a streamed circuit's topology per gate at most (an operation and three slots of
 /// five LEB128 bytes), and per record header.
 const TOPOLOGY_BYTES_PER_GATE: u64 = 16;
 
+/// Bytes of A's AND count at the head of its first flight.
+const COUNT_BYTES: usize = 8;
+
 /// What the session's limits charge for a circuit of `and_gates` AND gates: each garbled once,
-/// and the leaky ANDs its triples are made from (B per triple, [`bucket_size_of`] of its first
-/// batch, the largest B but for a smaller last batch).
+/// and the leaky ANDs its triples are made from (B per triple, the bucket size of a full
+/// segment, the largest but for a smaller last one).
 pub(super) fn charged(and_gates: u64) -> u64 {
-    let max = crate::auth::triples::MAX_TRIPLES as u64;
-    let batches = and_gates.div_ceil(max).max(1) as usize;
-    let batch = and_gates.min(max).max(1) as usize;
-    and_gates.saturating_mul(1 + bucket_size_of(batch, batches) as u64)
+    let segment = and_gates.min(SEGMENT_AND_GATES as u64).max(1) as usize;
+    let segments = segments_of(and_gates, SEGMENT_AND_GATES) as usize;
+    and_gates.saturating_mul(1 + bucket_size_of(segment, segments) as u64)
 }
 
 /// The most AND gates a server lets a session hold prepared ahead unless configured otherwise
-/// ([`super::GarblerConfig::max_prepared_and_gates`]): four computations of the largest size.
-pub const DEFAULT_MAX_PREPARED_AND_GATES: u64 = 4 * DEFAULT_MAX_AUTHENTICATED_AND_GATES;
+/// ([`super::GarblerConfig::max_prepared_and_gates`]): a preparation holds the material of all
+/// its segments (96 bytes per AND gate) and their gates on each side until a computation uses it.
+pub const DEFAULT_MAX_PREPARED_AND_GATES: u64 = 400_000;
 
 /// A preparation parked on a session ([`Parked`]): the computation's party after its set-up
-/// and preprocessing, the circuit, and the material, which is bound to the party's next
-/// computation ([`crate::auth::AuthError::MaterialReuse`]) and moved into it when used.
+/// and preprocessing, and the material of its inputs and of each segment, which is bound to the
+/// party's next computation ([`crate::auth::AuthError::MaterialReuse`]) and moved into it when
+/// used.
 struct Prepared {
     party: Box<AuthParty>,
-    circuit: Circuit,
-    material: Material,
+    inputs: InputMaterial,
+    segments: VecDeque<(Segment, SegmentMaterial)>,
 }
 
-fn park(parked: &mut Parked, key: PreparedKey, party: Box<AuthParty>, circuit: Circuit, material: Material) {
-    let and_gates = circuit.ands() as u64;
-    parked.park(key, and_gates, Box::new(Prepared { party, circuit, material }));
+fn park(parked: &mut Parked, key: PreparedKey, party: Box<AuthParty>, inputs: InputMaterial, segments: VecDeque<(Segment, SegmentMaterial)>) {
+    let and_gates = segments.iter().map(|(s, _)| s.ands() as u64).sum();
+    parked.park(key, and_gates, Box::new(Prepared { party, inputs, segments }));
 }
 
 /// Takes the oldest preparation parked for `request`, which names its number.
@@ -147,87 +159,132 @@ impl Receiver {
     }
 }
 
-/// What a computation may take: the AND gates left of the session's limit, and this mode's
-/// limit per computation.
-struct AndGateLimits {
-    session: u64,
-    computation: u64,
+/// Where a computation's gates come from, a batch at a time.
+enum Source {
+    Program(Runner<'static>),
+    Recorded { circuit: Arc<dyn RecordedCircuit>, next: usize },
+    /// Gates held whole: a topology read from A, or a program that could run only once.
+    Kept(Option<Vec<Gate>>),
 }
 
-impl AndGateLimits {
-    /// For a circuit the client builds from its own parameters: its size is its own choice.
-    const NONE: AndGateLimits = AndGateLimits { session: u64::MAX, computation: u64::MAX };
+/// A computation's gates, cut into segments as they are needed.
+struct Segments {
+    source: Source,
+    cutter: Segmenter,
 }
 
-/// The circuit of a plan, whole, and its topology records if the client needs them. Building
-/// stops with a limit error as soon as it has more AND gates than `limits` allow, so nothing past
-/// them is held.
-fn circuit_of(gates: GateSource, topology: bool, limits: AndGateLimits) -> Result<(Circuit, Vec<u8>), SessionError> {
-    let mut circuit = Circuit { gates: Vec::new(), slots: 0 };
+impl Segments {
+    fn new(source: Source) -> Self {
+        Segments { source, cutter: Segmenter::new(SEGMENT_AND_GATES) }
+    }
+
+    /// The next segment, or `None` after the last.
+    fn next(&mut self) -> Result<Option<Segment>, SessionError> {
+        loop {
+            if let Some(segment) = self.cutter.pop() {
+                return Ok(Some(segment));
+            }
+            if self.cutter.done() {
+                return Ok(None);
+            }
+            match &mut self.source {
+                Source::Program(runner) => match runner.next_batch()? {
+                    Some(batch) => self.cutter.push(&batch.gates),
+                    None => self.cutter.end(),
+                },
+                Source::Recorded { circuit, next } => match circuit.batch(*next) {
+                    Some((batch, _)) => {
+                        *next += 1;
+                        self.cutter.push(&batch.gates);
+                    }
+                    None => self.cutter.end(),
+                },
+                Source::Kept(gates) => match gates.take() {
+                    Some(gates) => self.cutter.push(&gates),
+                    None => self.cutter.end(),
+                },
+            }
+        }
+    }
+}
+
+/// The circuit of a plan for A: its AND gates, the topology records if the client needs them,
+/// and the source the segments will come from. The count is the plan's where it has one and
+/// the client needs no topology; otherwise one pass over the gates counts them (a program that
+/// can run only once is kept whole for it), stopping with a limit error as soon as there are
+/// more than `limit`, so nothing past it is held.
+fn survey(gates: GateSource, known: Option<u64>, topology: bool, limit: u64) -> Result<(u64, Vec<u8>, Source), SessionError> {
+    let over = |n: u64| if n > limit { Err(SessionError::AndGateLimit { limit, requested: None }) } else { Ok(()) };
     let mut records = Vec::new();
     let mut and_gates = 0u64;
-    let mut take = |batch: &Batch, record: Option<&[u8]>| {
+    // Counts one batch, keeps its record if the client needs the topology.
+    let mut take = |batch: &garblet_circuits::Batch, record: Option<&[u8]>| {
         and_gates += batch.counts.and;
-        if and_gates > limits.computation {
-            return Err(SessionError::AuthenticatedAndGateLimit { limit: limits.computation, requested: None });
-        }
-        if and_gates > limits.session {
-            return Err(SessionError::AndGateLimit { limit: limits.session, requested: None });
-        }
-        circuit.gates.extend_from_slice(&batch.gates);
-        circuit.slots = circuit.slots.max(batch.slots as usize);
         if topology {
             match record {
                 Some(record) => records.extend_from_slice(record),
                 None => encode_record(batch, &mut records),
             }
         }
-        Ok(())
+        over(and_gates)
     };
-    match gates {
-        GateSource::Recorded(recorded) => {
+    let counted = known.is_none() || topology;
+    let source = match gates {
+        GateSource::Recorded(circuit) => {
             let mut i = 0;
-            while let Some((batch, record)) = recorded.batch(i) {
+            while let Some((batch, record)) = circuit.batch(i) {
                 take(batch, Some(record))?;
                 i += 1;
             }
-        }
-        GateSource::Program(program) => {
-            let mut runner = Runner::new(program);
-            while let Some(batch) = runner.next_batch()? {
-                take(batch, None)?;
-            }
+            Source::Recorded { circuit, next: 0 }
         }
         GateSource::Factory(make) => {
-            let mut runner = Runner::new(make()?);
+            if counted {
+                let mut runner = Runner::new(make()?);
+                while let Some(batch) = runner.next_batch()? {
+                    take(batch, None)?;
+                }
+            }
+            Source::Program(Runner::new(make()?))
+        }
+        GateSource::Program(program) if !counted => Source::Program(Runner::new(program)),
+        GateSource::Program(program) => {
+            let mut runner = Runner::new(program);
+            let mut kept = Vec::new();
             while let Some(batch) = runner.next_batch()? {
+                kept.extend_from_slice(&batch.gates);
                 take(batch, None)?;
             }
+            Source::Kept(Some(kept))
         }
-    }
+    };
     if topology {
         records.extend_from_slice(&end_record());
     }
-    Ok((circuit, records))
+    let and_gates = match known {
+        Some(n) if !counted => n,
+        _ => and_gates,
+    };
+    over(and_gates)?;
+    Ok((and_gates, records, source))
 }
 
 /// A streamed circuit from its records (each with an empty payload), checked against the
 /// identity the catalog announced.
-fn read_topology(bytes: &[u8], circuit_id: [u8; 32], max_slots: u32) -> Result<Circuit, SessionError> {
+fn read_topology(bytes: &[u8], circuit_id: [u8; 32], max_slots: u32) -> Result<Vec<Gate>, SessionError> {
     let mut reader = TopologyReader::new(circuit_id, max_slots);
-    let mut circuit = Circuit { gates: Vec::new(), slots: 0 };
+    let mut gates = Vec::new();
     let mut at = 0;
     loop {
         match reader.step(&bytes[at..])? {
             StreamStep::NeedBytes => {
-                return Err(SessionError::FlightLength { flight: 1, expected: (at + HEADER_BYTES) as u64, got: bytes.len() as u64 })
+                return Err(SessionError::FlightLength { flight: 1, expected: (COUNT_BYTES + at + HEADER_BYTES) as u64, got: bytes.len() as u64 })
             }
             StreamStep::Header => at += HEADER_BYTES,
             StreamStep::Decoded(n) => {
                 at += n;
-                circuit.gates.extend_from_slice(&reader.batch().gates);
-                circuit.slots = circuit.slots.max(reader.batch().slots as usize);
-                if circuit.gates.len() as u64 > MAX_CIRCUIT_GATES {
+                gates.extend_from_slice(&reader.batch().gates);
+                if gates.len() as u64 > MAX_CIRCUIT_GATES {
                     return Err(SessionError::KeptCircuit { limit: MAX_CIRCUIT_GATES });
                 }
             }
@@ -241,18 +298,31 @@ fn read_topology(bytes: &[u8], circuit_id: [u8; 32], max_slots: u32) -> Result<C
     if at != bytes.len() {
         return Err(SessionError::DataAfterEnd { extra: (bytes.len() - at) as u64 });
     }
-    Ok(circuit)
+    Ok(gates)
 }
 
 // ---- The garbler (party A, the server) ----
 
+/// A side's preprocessing as it streams: its party, its preprocessor, and the segments to come.
+struct Work {
+    party: Box<AuthParty>,
+    pre: Preprocessor,
+    segments: Segments,
+}
+
 enum GarblerStage {
     /// Waiting for B's chunk of the session's extension.
-    Setup(Box<GarblerSetup>, Circuit),
-    Preparing(Box<AuthParty>, Preparation),
-    /// Waiting for B's opening of its masks of A's inputs and B's masked inputs.
-    Inputs(GarblerComputation),
-    /// The tables and `Done` sent; waiting for B's message with A's outputs.
+    Setup(Box<GarblerSetup>, Segments),
+    /// Waiting for B's input masks.
+    InputMasks(Box<Work>),
+    /// Waiting for B's opening of its masks of A's inputs and B's masked inputs; `work` is
+    /// `None` for a computation on a preparation, whose segments are all in `ready`.
+    Inputs { work: Option<Box<Work>>, computation: GarblerComputation, ready: VecDeque<(Segment, SegmentMaterial)> },
+    /// A segment's preprocessing in flight; garbled as soon as it is over.
+    Garbling(Box<Work>, GarblerComputation),
+    /// A [`Phase::Prepare`] run: the segments' preprocessing in flight, each kept.
+    Preparing(Box<Work>, InputMaterial, VecDeque<(Segment, SegmentMaterial)>),
+    /// The closing message and `Done` sent; waiting for B's message with A's outputs.
     Outputs(GarblerComputation, Stats),
     Ended,
 }
@@ -261,6 +331,8 @@ pub(super) struct AuthGarbler {
     service: String,
     stage: GarblerStage,
     x: Vec<bool>,
+    /// Input bits, A's and B's.
+    input_bits: [usize; 2],
     sender: Sender,
     receiver: Receiver,
     and_gates: u64,
@@ -288,38 +360,34 @@ impl AuthGarbler {
     pub fn deviate(&mut self, known_masks: bool, corrupt_input_check: bool) {
         self.deviation = (known_masks, corrupt_input_check);
         // A computation on a preparation made its computation at its start.
-        if let GarblerStage::Inputs(computation) = &mut self.stage {
+        if let GarblerStage::Inputs { computation, .. } = &mut self.stage {
             computation.switches().corrupt_input_check = corrupt_input_check;
         }
     }
 
-    /// Builds the circuit and starts the set-up: Δ_A drawn, and the topology of a streamed
-    /// circuit sent (an empty flight for a built-in one).
+    /// Counts the circuit's AND gates and starts the set-up: Δ_A drawn, and the count and the
+    /// topology of a streamed circuit sent.
     pub fn start(request: ComputeRequest, plan: Plan, context: StartContext, parts: &mut GarblerParts<'_>) -> Result<Self, SessionError> {
         let mut sender = Sender { numbering: Numbering::default(), max_frame: parts.limits.max_frame };
         let prepare = (request.phase == Phase::Prepare).then(|| PreparedKey::of(&request));
+        let input_bits = [plan.shape.input_bits(Party::Garbler), plan.shape.input_bits(Party::Evaluator)];
         #[cfg(feature = "insecure-switches")]
         let mut delta = None;
         let (stage, x, and_gates, charge) = if let Phase::Prepared { number } = request.phase {
             // Set-up and preprocessing were done ahead: the opening goes at once. The limits
             // charged the preparation's run.
-            let Prepared { mut party, circuit, material } = unpark(parts.parked, &request, number)?;
-            let and_gates = circuit.ands() as u64;
+            let Prepared { mut party, inputs, segments } = unpark(parts.parked, &request, number)?;
+            let and_gates = segments.iter().map(|(s, _)| s.ands() as u64).sum();
             #[cfg(feature = "insecure-switches")]
             {
                 delta = Some(party.delta());
             }
-            let (computation, opening) = party.garbler_computation(circuit, material, plan.garbler_inputs)?;
+            let (computation, opening) = party.garbler_computation(inputs, plan.garbler_inputs)?;
             sender.send(parts.outbox, &opening);
-            (GarblerStage::Inputs(computation), Vec::new(), and_gates, 0)
+            (GarblerStage::Inputs { work: None, computation, ready: segments }, Vec::new(), and_gates, 0)
         } else {
-            let limit = parts.authenticated_and_gate_limit;
-            if let Some(n) = plan.and_gates.filter(|&n| n > limit) {
-                return Err(SessionError::AuthenticatedAndGateLimit { limit, requested: Some(n) });
-            }
-            let limits = AndGateLimits { session: parts.and_gate_limit.saturating_sub(parts.and_gates_before), computation: limit };
-            let (circuit, topology) = circuit_of(plan.gates, plan.stream_topology, limits)?;
-            let and_gates = circuit.ands() as u64;
+            let limit = parts.and_gate_limit.saturating_sub(parts.and_gates_before);
+            let (and_gates, topology, source) = survey(plan.gates, plan.and_gates, plan.stream_topology, limit)?;
             parts.check_and_gates(charged(and_gates))?;
             if prepare.is_some() {
                 let parked = parts.parked.and_gates();
@@ -328,13 +396,14 @@ impl AuthGarbler {
                 }
             }
             let setup = GarblerSetup::new(parts.ot, context.index, context.ot_k[0])?;
-            sender.send(parts.outbox, &topology);
-            (GarblerStage::Setup(Box::new(setup), circuit), plan.garbler_inputs, and_gates, charged(and_gates))
+            sender.send(parts.outbox, &[&and_gates.to_le_bytes()[..], &topology].concat());
+            (GarblerStage::Setup(Box::new(setup), Segments::new(source)), plan.garbler_inputs, and_gates, charged(and_gates))
         };
         Ok(AuthGarbler {
             service: request.service,
             stage,
             x,
+            input_bits,
             sender,
             receiver: Receiver::default(),
             and_gates,
@@ -354,8 +423,8 @@ impl AuthGarbler {
     fn awaited_len(&mut self) -> usize {
         match &mut self.stage {
             GarblerStage::Setup(setup, _) => setup.reply_len(),
-            GarblerStage::Preparing(party, preparation) => preparation.awaited_len(party).unwrap_or(0),
-            GarblerStage::Inputs(computation) => {
+            GarblerStage::InputMasks(work) | GarblerStage::Garbling(work, _) | GarblerStage::Preparing(work, ..) => work.pre.awaited_len(&mut work.party).unwrap_or(0),
+            GarblerStage::Inputs { computation, .. } => {
                 let (opening, masked) = computation.inputs_len();
                 opening + masked
             }
@@ -365,12 +434,11 @@ impl AuthGarbler {
     }
 
     fn message(&mut self, message: Vec<u8>, parts: &mut GarblerParts<'_>) -> Result<(), SessionError> {
-        let outbox = &mut *parts.outbox;
         self.stage = match std::mem::replace(&mut self.stage, GarblerStage::Ended) {
-            GarblerStage::Setup(setup, circuit) => {
+            GarblerStage::Setup(setup, segments) => {
                 #[allow(unused_mut)]
                 let (mut party, chunk) = setup.finish(parts.ot, &message)?;
-                self.sender.send(outbox, &chunk);
+                self.sender.send(parts.outbox, &chunk);
                 #[cfg(feature = "insecure-switches")]
                 {
                     self.delta = Some(party.delta());
@@ -378,45 +446,66 @@ impl AuthGarbler {
                         party.known_masks();
                     }
                 }
-                let (preparation, first) = Preparation::start(&mut party, circuit)?;
-                self.sender.send(outbox, &first);
-                GarblerStage::Preparing(Box::new(party), preparation)
+                let (pre, first) = Preprocessor::start(&mut party, self.input_bits, self.and_gates, SEGMENT_AND_GATES)?;
+                self.sender.send(parts.outbox, &first);
+                GarblerStage::InputMasks(Box::new(Work { party: Box::new(party), pre, segments }))
             }
-            GarblerStage::Preparing(mut party, mut preparation) => {
-                if let Some(next) = preparation.step(&mut party, &message)? {
-                    self.sender.send(outbox, &next);
+            GarblerStage::InputMasks(mut work) => {
+                if let Some(next) = work.pre.step(&mut work.party, &message)? {
+                    self.sender.send(parts.outbox, &next);
                 }
-                match preparation.take() {
-                    None => GarblerStage::Preparing(party, preparation),
-                    Some((circuit, material)) if self.prepare.is_some() => {
-                        let key = self.prepare.take().expect("checked by the guard");
-                        park(parts.parked, key, party, circuit, material);
-                        let stats = send_done(outbox, parts.clock, &self.start, self.and_gates);
-                        self.ended = Some(Ended { stats, garbler_outputs: Vec::new(), produced: 0, consumed: 0 });
-                        GarblerStage::Ended
-                    }
-                    Some((circuit, material)) => {
+                match work.pre.take_inputs() {
+                    None => GarblerStage::InputMasks(work),
+                    Some(inputs) if self.prepare.is_some() => self.prepare_next(work, inputs, VecDeque::new(), parts)?,
+                    Some(inputs) => {
                         #[allow(unused_mut)]
-                        let (mut computation, opening) = party.garbler_computation(circuit, material, std::mem::take(&mut self.x))?;
+                        let (mut computation, opening) = work.party.garbler_computation(inputs, std::mem::take(&mut self.x))?;
                         #[cfg(feature = "insecure-switches")]
                         {
                             computation.switches().corrupt_input_check = self.deviation.1;
                         }
-                        self.sender.send(outbox, &opening);
-                        GarblerStage::Inputs(computation)
+                        self.sender.send(parts.outbox, &opening);
+                        GarblerStage::Inputs { work: Some(work), computation, ready: VecDeque::new() }
                     }
                 }
             }
-            GarblerStage::Inputs(mut computation) => {
+            GarblerStage::Inputs { work, mut computation, ready } => {
                 let (opening, _) = computation.inputs_len();
-                let tables = computation.garble(&message[..opening.min(message.len())], &message[opening.min(message.len())..])?;
-                self.sender.send(outbox, &tables);
-                let stats = send_done(outbox, parts.clock, &self.start, self.and_gates);
-                if computation.learns_outputs() {
-                    GarblerStage::Outputs(computation, stats)
-                } else {
-                    self.ended = Some(Ended { stats, garbler_outputs: Vec::new(), produced: 0, consumed: 0 });
-                    GarblerStage::Ended
+                let at = opening.min(message.len());
+                let inputs = computation.inputs(&message[..at], &message[at..])?;
+                self.sender.send(parts.outbox, &inputs);
+                for (segment, material) in ready {
+                    let tables = computation.garble(&segment, material)?;
+                    self.sender.send(parts.outbox, &tables);
+                }
+                match work {
+                    Some(work) => self.garble_next(work, computation, parts)?,
+                    None => self.close(computation, parts)?,
+                }
+            }
+            GarblerStage::Garbling(mut work, mut computation) => {
+                if let Some(next) = work.pre.step(&mut work.party, &message)? {
+                    self.sender.send(parts.outbox, &next);
+                }
+                match work.pre.take_segment() {
+                    None => GarblerStage::Garbling(work, computation),
+                    Some((segment, material)) => {
+                        let tables = computation.garble(&segment, material)?;
+                        self.sender.send(parts.outbox, &tables);
+                        self.garble_next(work, computation, parts)?
+                    }
+                }
+            }
+            GarblerStage::Preparing(mut work, inputs, mut ready) => {
+                if let Some(next) = work.pre.step(&mut work.party, &message)? {
+                    self.sender.send(parts.outbox, &next);
+                }
+                match work.pre.take_segment() {
+                    None => GarblerStage::Preparing(work, inputs, ready),
+                    Some(done) => {
+                        ready.push_back(done);
+                        self.prepare_next(work, inputs, ready, parts)?
+                    }
                 }
             }
             GarblerStage::Outputs(mut computation, stats) => {
@@ -427,6 +516,51 @@ impl AuthGarbler {
             GarblerStage::Ended => return Err(SessionError::Unexpected { frame: "Flight", state: "finished" }),
         };
         Ok(())
+    }
+
+    /// Starts the next segment's preprocessing, garbling at once those without AND gates; after
+    /// the last, the closing message.
+    fn garble_next(&mut self, mut work: Box<Work>, mut computation: GarblerComputation, parts: &mut GarblerParts<'_>) -> Result<GarblerStage, SessionError> {
+        while let Some(segment) = work.segments.next()? {
+            if let Some(first) = work.pre.start_segment(&mut work.party, segment)? {
+                self.sender.send(parts.outbox, &first);
+                return Ok(GarblerStage::Garbling(work, computation));
+            }
+            if let Some((segment, material)) = work.pre.take_segment() {
+                let tables = computation.garble(&segment, material)?;
+                self.sender.send(parts.outbox, &tables);
+            }
+        }
+        self.close(computation, parts)
+    }
+
+    /// The closing message and `Done`.
+    fn close(&mut self, mut computation: GarblerComputation, parts: &mut GarblerParts<'_>) -> Result<GarblerStage, SessionError> {
+        let closing = computation.close()?;
+        self.sender.send(parts.outbox, &closing);
+        let stats = send_done(parts.outbox, parts.clock, &self.start, self.and_gates);
+        if computation.learns_outputs() {
+            return Ok(GarblerStage::Outputs(computation, stats));
+        }
+        self.ended = Some(Ended { stats, garbler_outputs: computation.constant_outputs(), produced: 0, consumed: 0 });
+        Ok(GarblerStage::Ended)
+    }
+
+    /// A [`Phase::Prepare`] run: starts the next segment's preprocessing; after the last, parks
+    /// the preparation and ends the run.
+    fn prepare_next(&mut self, mut work: Box<Work>, inputs: InputMaterial, mut ready: VecDeque<(Segment, SegmentMaterial)>, parts: &mut GarblerParts<'_>) -> Result<GarblerStage, SessionError> {
+        while let Some(segment) = work.segments.next()? {
+            if let Some(first) = work.pre.start_segment(&mut work.party, segment)? {
+                self.sender.send(parts.outbox, &first);
+                return Ok(GarblerStage::Preparing(work, inputs, ready));
+            }
+            ready.extend(work.pre.take_segment());
+        }
+        let key = self.prepare.take().ok_or(SessionError::NotReady { state: "without a preparation's key" })?;
+        park(parts.parked, key, work.party, inputs, ready);
+        let stats = send_done(parts.outbox, parts.clock, &self.start, self.and_gates);
+        self.ended = Some(Ended { stats, garbler_outputs: Vec::new(), produced: 0, consumed: 0 });
+        Ok(GarblerStage::Ended)
     }
 }
 
@@ -442,8 +576,9 @@ impl GarblerMode for AuthGarbler {
     fn stage(&self) -> &'static str {
         match self.stage {
             GarblerStage::Setup(..) => "awaiting the authenticated mode's set-up",
-            GarblerStage::Preparing(..) => "preprocessing an authenticated computation",
-            GarblerStage::Inputs(_) => "awaiting the client's masked inputs",
+            GarblerStage::InputMasks(_) | GarblerStage::Preparing(..) => "preprocessing an authenticated computation",
+            GarblerStage::Inputs { .. } => "awaiting the client's masked inputs",
+            GarblerStage::Garbling(..) => "preprocessing and garbling an authenticated computation",
             GarblerStage::Outputs(..) => "awaiting the garbler's outputs",
             GarblerStage::Ended => "finished",
         }
@@ -495,18 +630,35 @@ impl GarblerMode for AuthGarbler {
 
 // ---- The evaluator (party B, the client) ----
 
+/// B's computation once its inputs are masked: A's inputs and the segments' tables to take,
+/// while the next segment's preprocessing runs.
+struct Evaluating {
+    /// `None` once every segment's preprocessing is over (and for a computation on a
+    /// preparation).
+    work: Option<Box<Work>>,
+    computation: EvaluatorComputation,
+    /// Whether A's inputs message is in.
+    inputs_in: bool,
+    /// Segments preprocessed, waiting for their tables, in order.
+    ready: VecDeque<(Segment, SegmentMaterial)>,
+}
+
 enum EvaluatorStage {
-    /// Waiting, in either order, for A's first flight (a streamed circuit's topology, empty for
-    /// a built-in circuit) — `topology` says whether it is in — and for the session's OT
-    /// extension, which runs the set-up's first step (`None` until then).
-    Setup { setup: Option<Box<EvaluatorSetup>>, circuit: Option<Circuit>, topology: bool },
+    /// Waiting, in either order, for A's first flight (its AND count, and a streamed circuit's
+    /// topology) — `and_gates` is in once it is — and for the session's OT extension, which
+    /// runs the set-up's first step (`setup` is `None` until then). `source` is the circuit's:
+    /// a built-in program's from the start, a streamed circuit's from A's first flight.
+    Setup { setup: Option<Box<EvaluatorSetup>>, source: Option<Source>, and_gates: Option<u64> },
     /// Both done: waiting for A's chunk on direction 1.
-    SetupReply(Box<EvaluatorSetup>, Circuit),
-    Preparing(Box<AuthParty>, Preparation),
+    SetupReply(Box<EvaluatorSetup>, Segments),
+    /// Waiting for A's input masks.
+    InputMasks(Box<Work>),
     /// Waiting for A's opening of its masks of B's inputs; B's own opening waits to go with
     /// its masked inputs.
-    InputMasks(EvaluatorComputation, Vec<u8>),
-    Tables(EvaluatorComputation),
+    Opening { work: Option<Box<Work>>, computation: Box<EvaluatorComputation>, opening: Vec<u8>, ready: VecDeque<(Segment, SegmentMaterial)> },
+    Evaluating(Box<Evaluating>),
+    /// A [`Phase::Prepare`] run: the segments' preprocessing in flight, each kept.
+    Preparing(Box<Work>, InputMaterial, VecDeque<(Segment, SegmentMaterial)>),
     /// Checked and evaluated: B's outputs, waiting for A's `Done`.
     Evaluated(Vec<bool>),
     /// A [`Phase::Prepare`] run's preprocessing parked: waiting for A's `Done`.
@@ -527,7 +679,7 @@ pub(super) struct AuthEvaluator {
     k: usize,
     sender: Sender,
     receiver: Receiver,
-    /// AND gates of the circuit, once known; evaluated once the tables are in.
+    /// AND gates of the circuit, once A announced them, and those evaluated.
     and_total: Option<u64>,
     and_gates: u64,
     start: Start,
@@ -545,7 +697,7 @@ pub(super) struct AuthEvaluator {
 impl AuthEvaluator {
     /// Sends the request; the set-up's first step (Δ_B, and its chunk of the session's OT
     /// extension) waits for the session to run the extension ([`EvaluatorMode::extend`]). A
-    /// built-in circuit is built now; a streamed one comes in A's first flight.
+    /// built-in circuit's program is made now; a streamed circuit comes in A's first flight.
     pub fn start(start: EvaluatorStart<'_>, parts: &mut EvaluatorParts<'_>) -> Result<Self, SessionError> {
         let EvaluatorStart { service, resolved, request, inputs, context, max_slots, defences, .. } = start;
         // A production build has no switches: the defences are all on.
@@ -557,17 +709,17 @@ impl AuthEvaluator {
         let mut delta = None;
         let (stage, and_total, y) = if let Phase::Prepared { number } = phase {
             // Set-up and preprocessing were done ahead: A's opening is the next message.
-            let Prepared { mut party, circuit, material } = unpark(parts.parked, &request, number)?;
-            let and_total = Some(circuit.ands() as u64);
+            let Prepared { mut party, inputs: material, segments } = unpark(parts.parked, &request, number)?;
+            let and_total = Some(segments.iter().map(|(s, _)| s.ands() as u64).sum());
             #[cfg(feature = "insecure-switches")]
             {
                 delta = Some(party.delta());
             }
-            let (computation, opening) = party.evaluator_computation(circuit, material, inputs)?;
-            (EvaluatorStage::InputMasks(computation, opening), and_total, Vec::new())
+            let (computation, opening) = party.evaluator_computation(material, inputs)?;
+            (EvaluatorStage::Opening { work: None, computation: Box::new(computation), opening, ready: segments }, and_total, Vec::new())
         } else {
-            let circuit = match resolved.circuit {
-                ResolvedCircuit::Builtin { spec, params } => Some(circuit_of(GateSource::Program(spec.instantiate(&params)?), false, AndGateLimits::NONE)?.0),
+            let source = match resolved.circuit {
+                ResolvedCircuit::Builtin { spec, params } => Some(Source::Program(Runner::new(spec.instantiate(&params)?))),
                 ResolvedCircuit::Streamed { max_live } => {
                     if max_live > max_slots {
                         return Err(SessionError::SlotLimit { service: service.into(), slots: max_live, limit: max_slots });
@@ -575,8 +727,7 @@ impl AuthEvaluator {
                     None
                 }
             };
-            let and_total = circuit.as_ref().map(|c| c.ands() as u64);
-            (EvaluatorStage::Setup { setup: None, circuit, topology: false }, and_total, inputs)
+            (EvaluatorStage::Setup { setup: None, source, and_gates: None }, None, inputs)
         };
         parts.outbox.push(Frame::Compute(request).encode());
         Ok(AuthEvaluator {
@@ -607,37 +758,48 @@ impl AuthEvaluator {
     /// topology has no length known in advance).
     fn awaited_len(&mut self) -> usize {
         match &mut self.stage {
-            EvaluatorStage::Setup { topology: false, circuit: None, .. } => (TOPOLOGY_BYTES_PER_GATE * MAX_CIRCUIT_GATES) as usize,
-            // A built-in circuit's empty first flight; nothing, once it is in, until B's chunk
-            // has gone.
+            EvaluatorStage::Setup { and_gates: None, source: Some(_), .. } => COUNT_BYTES,
+            EvaluatorStage::Setup { and_gates: None, source: None, .. } => COUNT_BYTES + (TOPOLOGY_BYTES_PER_GATE * MAX_CIRCUIT_GATES) as usize,
+            // Nothing, once A's first flight is in, until B's chunk has gone.
             EvaluatorStage::Setup { .. } => 0,
             EvaluatorStage::SetupReply(setup, _) => setup.reply_len(),
-            EvaluatorStage::Preparing(party, preparation) => preparation.awaited_len(party).unwrap_or(0),
-            EvaluatorStage::InputMasks(computation, _) => computation.input_masks_len(),
-            EvaluatorStage::Tables(computation) => computation.tables_len(),
+            EvaluatorStage::InputMasks(work) | EvaluatorStage::Preparing(work, ..) => work.pre.awaited_len(&mut work.party).unwrap_or(0),
+            EvaluatorStage::Opening { computation, .. } => computation.input_masks_len(),
+            EvaluatorStage::Evaluating(e) => {
+                if !e.inputs_in {
+                    e.computation.inputs_len()
+                } else if let Some((segment, _)) = e.ready.front() {
+                    tables_len(segment.ands())
+                } else if let Some(work) = &mut e.work {
+                    work.pre.awaited_len(&mut work.party).unwrap_or(0)
+                } else {
+                    e.computation.closing_len()
+                }
+            }
             EvaluatorStage::Evaluated(_) | EvaluatorStage::Parked | EvaluatorStage::Ended => 0,
         }
     }
 
     fn message(&mut self, message: Vec<u8>, parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError> {
-        let outbox = &mut *parts.outbox;
         self.stage = match std::mem::replace(&mut self.stage, EvaluatorStage::Ended) {
-            EvaluatorStage::Setup { setup, circuit, topology: false } => {
-                let circuit = match circuit {
-                    Some(circuit) if message.is_empty() => circuit,
-                    Some(_) => return Err(SessionError::DataAfterEnd { extra: message.len() as u64 }),
-                    None => read_topology(&message, self.circuit_id, self.max_slots)?,
+            EvaluatorStage::Setup { setup, source, and_gates: None } => {
+                let Some((count, topology)) = message.split_first_chunk::<COUNT_BYTES>() else {
+                    return Err(SessionError::FlightLength { flight: 1, expected: COUNT_BYTES as u64, got: message.len() as u64 });
                 };
-                self.and_total = Some(circuit.ands() as u64);
+                let and_gates = u64::from_le_bytes(*count);
+                self.and_total = Some(and_gates);
+                let source = match source {
+                    Some(source) if topology.is_empty() => source,
+                    Some(_) => return Err(SessionError::DataAfterEnd { extra: topology.len() as u64 }),
+                    None => Source::Kept(Some(read_topology(topology, self.circuit_id, self.max_slots)?)),
+                };
                 match setup {
-                    Some(setup) => EvaluatorStage::SetupReply(setup, circuit),
-                    None => EvaluatorStage::Setup { setup: None, circuit: Some(circuit), topology: true },
+                    Some(setup) => EvaluatorStage::SetupReply(setup, Segments::new(source)),
+                    None => EvaluatorStage::Setup { setup: None, source: Some(source), and_gates: Some(and_gates) },
                 }
             }
-            EvaluatorStage::Setup { topology: true, .. } => {
-                return Err(SessionError::Unexpected { frame: "Flight", state: "awaiting the session's OT extension" })
-            }
-            EvaluatorStage::SetupReply(setup, circuit) => {
+            EvaluatorStage::Setup { .. } => return Err(SessionError::Unexpected { frame: "Flight", state: "awaiting the session's OT extension" }),
+            EvaluatorStage::SetupReply(setup, segments) => {
                 #[allow(unused_mut)]
                 let mut party = setup.finish(&message)?;
                 #[cfg(feature = "insecure-switches")]
@@ -647,46 +809,113 @@ impl AuthEvaluator {
                         party.known_masks();
                     }
                 }
-                let (preparation, first) = Preparation::start(&mut party, circuit)?;
-                self.sender.send(outbox, &first);
-                EvaluatorStage::Preparing(Box::new(party), preparation)
+                let input_bits = [self.shape.input_bits(Party::Garbler), self.shape.input_bits(Party::Evaluator)];
+                let (pre, first) = Preprocessor::start(&mut party, input_bits, self.and_total.unwrap_or(0), SEGMENT_AND_GATES)?;
+                self.sender.send(parts.outbox, &first);
+                EvaluatorStage::InputMasks(Box::new(Work { party: Box::new(party), pre, segments }))
             }
-            EvaluatorStage::Preparing(mut party, mut preparation) => {
-                if let Some(next) = preparation.step(&mut party, &message)? {
-                    self.sender.send(outbox, &next);
+            EvaluatorStage::InputMasks(mut work) => {
+                if let Some(next) = work.pre.step(&mut work.party, &message)? {
+                    self.sender.send(parts.outbox, &next);
                 }
-                match preparation.take() {
-                    None => EvaluatorStage::Preparing(party, preparation),
-                    Some((circuit, material)) if self.prepare.is_some() => {
-                        let key = self.prepare.take().expect("checked by the guard");
-                        park(parts.parked, key, party, circuit, material);
-                        EvaluatorStage::Parked
+                match work.pre.take_inputs() {
+                    None => EvaluatorStage::InputMasks(work),
+                    Some(inputs) if self.prepare.is_some() => {
+                        let mut ready = VecDeque::new();
+                        match self.prepare_next(&mut work, &mut ready, parts)? {
+                            true => EvaluatorStage::Preparing(work, inputs, ready),
+                            false => self.park(work, inputs, ready, parts),
+                        }
                     }
-                    Some((circuit, material)) => {
-                        let (computation, opening) = party.evaluator_computation(circuit, material, std::mem::take(&mut self.y))?;
-                        EvaluatorStage::InputMasks(computation, opening)
+                    Some(inputs) => {
+                        let (computation, opening) = work.party.evaluator_computation(inputs, std::mem::take(&mut self.y))?;
+                        EvaluatorStage::Opening { work: Some(work), computation: Box::new(computation), opening, ready: VecDeque::new() }
                     }
                 }
             }
-            EvaluatorStage::InputMasks(mut computation, opening) => {
+            EvaluatorStage::Opening { work, mut computation, opening, ready } => {
                 let masked = computation.mask_inputs(&message)?;
-                self.sender.send(outbox, &[opening, masked].concat());
-                EvaluatorStage::Tables(computation)
+                self.sender.send(parts.outbox, &[opening, masked].concat());
+                let mut evaluating = Box::new(Evaluating { work, computation: *computation, inputs_in: false, ready });
+                self.prepare_ahead(&mut evaluating, parts)?;
+                EvaluatorStage::Evaluating(evaluating)
             }
-            EvaluatorStage::Tables(mut computation) => {
-                // The consistency check runs inside: nothing comes out unless it passed.
-                let (outputs, reply) = computation.evaluate(&message)?;
-                self.and_gates = self.and_total.unwrap_or(0);
-                if self.shape.outputs.iter().any(|o| o.reveal.to_garbler()) {
-                    self.sender.send(outbox, &reply);
+            EvaluatorStage::Evaluating(mut e) => {
+                if !e.inputs_in {
+                    e.computation.inputs(&message)?;
+                    e.inputs_in = true;
+                    EvaluatorStage::Evaluating(e)
+                } else if let Some((segment, material)) = e.ready.pop_front() {
+                    e.computation.evaluate(&segment, material, &message)?;
+                    self.and_gates += segment.ands() as u64;
+                    EvaluatorStage::Evaluating(e)
+                } else if let Some(work) = &mut e.work {
+                    if let Some(next) = work.pre.step(&mut work.party, &message)? {
+                        self.sender.send(parts.outbox, &next);
+                    }
+                    if let Some(done) = work.pre.take_segment() {
+                        e.ready.push_back(done);
+                        self.prepare_ahead(&mut e, parts)?;
+                    }
+                    EvaluatorStage::Evaluating(e)
+                } else {
+                    // The consistency check runs inside: nothing comes out unless it passed.
+                    let (outputs, reply) = e.computation.finish(&message)?;
+                    if self.shape.outputs.iter().any(|o| o.reveal.to_garbler()) {
+                        self.sender.send(parts.outbox, &reply);
+                    }
+                    EvaluatorStage::Evaluated(outputs)
                 }
-                EvaluatorStage::Evaluated(outputs)
+            }
+            EvaluatorStage::Preparing(mut work, inputs, mut ready) => {
+                if let Some(next) = work.pre.step(&mut work.party, &message)? {
+                    self.sender.send(parts.outbox, &next);
+                }
+                match work.pre.take_segment() {
+                    None => EvaluatorStage::Preparing(work, inputs, ready),
+                    Some(done) => {
+                        ready.push_back(done);
+                        match self.prepare_next(&mut work, &mut ready, parts)? {
+                            true => EvaluatorStage::Preparing(work, inputs, ready),
+                            false => self.park(work, inputs, ready, parts),
+                        }
+                    }
+                }
             }
             EvaluatorStage::Evaluated(_) | EvaluatorStage::Parked | EvaluatorStage::Ended => {
                 return Err(SessionError::Unexpected { frame: "Flight", state: "evaluated" })
             }
         };
         Ok(())
+    }
+
+    /// Starts the next segment's preprocessing (those without AND gates are ready at once):
+    /// whether one is in flight; `false` after the last.
+    fn prepare_next(&mut self, work: &mut Work, ready: &mut VecDeque<(Segment, SegmentMaterial)>, parts: &mut EvaluatorParts<'_>) -> Result<bool, SessionError> {
+        while let Some(segment) = work.segments.next()? {
+            if let Some(first) = work.pre.start_segment(&mut work.party, segment)? {
+                self.sender.send(parts.outbox, &first);
+                return Ok(true);
+            }
+            ready.extend(work.pre.take_segment());
+        }
+        Ok(false)
+    }
+
+    /// During the evaluation: the next segment's preprocessing, or none left to do.
+    fn prepare_ahead(&mut self, e: &mut Evaluating, parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError> {
+        if let Some(mut work) = e.work.take() {
+            if self.prepare_next(&mut work, &mut e.ready, parts)? {
+                e.work = Some(work);
+            }
+        }
+        Ok(())
+    }
+
+    fn park(&mut self, work: Box<Work>, inputs: InputMaterial, ready: VecDeque<(Segment, SegmentMaterial)>, parts: &mut EvaluatorParts<'_>) -> EvaluatorStage {
+        let key = self.prepare.take().expect("a Prepare run has its key until it parks");
+        park(parts.parked, key, work.party, inputs, ready);
+        EvaluatorStage::Parked
     }
 
     fn progress_at(&self, counters: &Counters) -> Progress {
@@ -699,9 +928,9 @@ impl EvaluatorMode for AuthEvaluator {
     fn stage(&self) -> &'static str {
         match self.stage {
             EvaluatorStage::Setup { .. } | EvaluatorStage::SetupReply(..) => "awaiting the authenticated mode's set-up",
-            EvaluatorStage::Preparing(..) => "preprocessing an authenticated computation",
-            EvaluatorStage::InputMasks(..) => "awaiting the garbler's input masks",
-            EvaluatorStage::Tables(_) => "awaiting the garbled tables",
+            EvaluatorStage::InputMasks(_) | EvaluatorStage::Preparing(..) => "preprocessing an authenticated computation",
+            EvaluatorStage::Opening { .. } => "awaiting the garbler's input masks",
+            EvaluatorStage::Evaluating(_) => "preprocessing and evaluating an authenticated computation",
             EvaluatorStage::Evaluated(_) | EvaluatorStage::Parked => "awaiting the garbler's statistics",
             EvaluatorStage::Ended => "finished",
         }
@@ -744,12 +973,12 @@ impl EvaluatorMode for AuthEvaluator {
     /// The set-up's first step: Δ_B drawn, 128 OTs of the session's extension carrying it, sent
     /// as B's flight 1. Both directions then run on OTs of their own, within the flights.
     fn extend(&mut self, parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError> {
-        let EvaluatorStage::Setup { setup: setup @ None, circuit, topology } = &mut self.stage else { return Ok(()) };
+        let EvaluatorStage::Setup { setup: setup @ None, source, and_gates } = &mut self.stage else { return Ok(()) };
         let (ready, chunk) = EvaluatorSetup::new(parts.ot, self.index, self.k)?;
         self.sender.send(parts.outbox, &chunk);
-        if *topology {
-            let circuit = circuit.take().ok_or(SessionError::NotReady { state: "without the circuit" })?;
-            self.stage = EvaluatorStage::SetupReply(Box::new(ready), circuit);
+        if and_gates.is_some() {
+            let source = source.take().ok_or(SessionError::NotReady { state: "without the circuit" })?;
+            self.stage = EvaluatorStage::SetupReply(Box::new(ready), Segments::new(source));
         } else {
             *setup = Some(Box::new(ready));
         }

@@ -105,11 +105,6 @@ pub enum SessionError {
     /// known up front; `None` when the stream ran past the limit.
     #[error("{}", and_gate_limit(*limit, *requested))]
     AndGateLimit { limit: u64, requested: Option<u64> },
-    /// A computation in the authenticated mode, which holds the whole computation in memory,
-    /// larger than the server takes in it: `requested`, the computation's own count, when it is
-    /// known up front; `None` when building the circuit ran past the limit.
-    #[error("{}", authenticated_and_gate_limit(*limit, *requested))]
-    AuthenticatedAndGateLimit { limit: u64, requested: Option<u64> },
     /// Preparing ahead would park more AND gates on the session than the server allows:
     /// `parked` already, `requested` more.
     #[error("{parked} AND gates prepared ahead and {requested} more exceed this server's limit of {limit} per session")]
@@ -173,14 +168,6 @@ fn and_gate_limit(limit: u64, requested: Option<u64>) -> String {
     match requested {
         Some(n) => format!("{n} AND gates exceed this server's limit of {limit} per session"),
         None => format!("the session exceeded this server's limit of {limit} AND gates"),
-    }
-}
-
-fn authenticated_and_gate_limit(limit: u64, requested: Option<u64>) -> String {
-    let why = "the authenticated mode holds the whole computation in memory; the standard mode and cut-and-choose stream it";
-    match requested {
-        Some(n) => format!("{n} AND gates exceed this server's limit of {limit} per computation in the authenticated mode ({why})"),
-        None => format!("the computation has more than this server's limit of {limit} AND gates per computation in the authenticated mode ({why})"),
     }
 }
 
@@ -291,7 +278,7 @@ impl SessionError {
             Resolve(ResolveError::UnknownService { .. }) => ErrorCode::UnknownService,
             Resolve(e) if e.is_malformed_catalog() => ErrorCode::Protocol,
             Resolve(_) | InputBits { .. } | CircuitMismatch { .. } | ParamValue { .. } | ParamsNotObject | PackedBits { .. } | NotReady { .. } | SecurityNotOffered { .. } | NothingPrepared { .. } | PhaseNotOffered { .. } => ErrorCode::BadRequest,
-            AndGateLimit { .. } | AuthenticatedAndGateLimit { .. } | PreparedLimit { .. } | SlotLimit { .. } | KeptCircuit { .. } => ErrorCode::Limit,
+            AndGateLimit { .. } | PreparedLimit { .. } | SlotLimit { .. } | KeptCircuit { .. } => ErrorCode::Limit,
             Build(_) | Program { .. } | Service { .. } | Random(_) | BaseOtShare { .. } => ErrorCode::Internal,
             Remote { code, .. } => ErrorCode::from_u16(*code).unwrap_or(ErrorCode::Protocol),
         }
@@ -421,13 +408,6 @@ impl SessionError {
                     f.num("requested", *n);
                 }
                 "and-gate-limit"
-            }
-            AuthenticatedAndGateLimit { limit, requested } => {
-                f.num("limit", *limit);
-                if let Some(n) = requested {
-                    f.num("requested", *n);
-                }
-                "authenticated-and-gate-limit"
             }
             KeptCircuit { limit } => {
                 f.num("limit", *limit);
@@ -796,7 +776,6 @@ mod tests {
             ),
             (ResolveError::CatalogJson { line: 1, column: 2 }.into(), ErrorCode::Protocol, ErrorKind::Protocol, "catalog-json"),
             (SessionError::AndGateLimit { limit: 10, requested: Some(11) }, ErrorCode::Limit, ErrorKind::Protocol, "and-gate-limit"),
-            (SessionError::AuthenticatedAndGateLimit { limit: 10, requested: Some(11) }, ErrorCode::Limit, ErrorKind::Protocol, "authenticated-and-gate-limit"),
             (SessionError::PreparedLimit { limit: 10, parked: 6, requested: 6 }, ErrorCode::Limit, ErrorKind::Protocol, "prepared-limit"),
             (SessionError::NothingPrepared { service: "s".into() }, ErrorCode::BadRequest, ErrorKind::Input, "nothing-prepared"),
             (SessionError::PhaseNotOffered { security: Security::Standard, phase: "prepare" }, ErrorCode::BadRequest, ErrorKind::Input, "phase-not-offered"),

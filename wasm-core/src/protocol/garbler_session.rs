@@ -36,9 +36,6 @@ pub struct GarblerConfig {
     pub data_frame: usize,
     /// AND gates per session (all its computations together).
     pub max_and_gates: u64,
-    /// AND gates of one computation in the authenticated mode, which holds the whole computation
-    /// in memory (about 1.3 KB per AND gate on this side).
-    pub max_authenticated_and_gates: u64,
     /// AND gates of the circuits a session holds prepared ahead, not yet used (a mode that
     /// prepares holds their whole preprocessing in memory until then).
     pub max_prepared_and_gates: u64,
@@ -49,7 +46,7 @@ pub struct GarblerConfig {
 
 impl Default for GarblerConfig {
     fn default() -> Self {
-        GarblerConfig { max_window: super::frame::DEFAULT_WINDOW, max_frame: 1 << 20, data_frame: 256 << 10, max_and_gates: 1 << 40, max_authenticated_and_gates: super::authenticated::DEFAULT_MAX_AUTHENTICATED_AND_GATES, max_prepared_and_gates: super::authenticated::DEFAULT_MAX_PREPARED_AND_GATES, ot_k: [crate::ot::DEFAULT_K_OFFER.to_vec(), crate::ot::DEFAULT_K_OFFER.to_vec()] }
+        GarblerConfig { max_window: super::frame::DEFAULT_WINDOW, max_frame: 1 << 20, data_frame: 256 << 10, max_and_gates: 1 << 40, max_prepared_and_gates: super::authenticated::DEFAULT_MAX_PREPARED_AND_GATES, ot_k: [crate::ot::DEFAULT_K_OFFER.to_vec(), crate::ot::DEFAULT_K_OFFER.to_vec()] }
     }
 }
 
@@ -487,7 +484,6 @@ impl GarblerSession {
             limits: Limits { max_frame: self.config.max_frame as usize, data_frame: self.config.data_frame, window: self.window as u64 },
             and_gate_limit: self.config.max_and_gates,
             and_gates_before: self.ended_and_gates,
-            authenticated_and_gate_limit: self.config.max_authenticated_and_gates,
             parked: &mut self.parked,
             prepared_and_gate_limit: self.config.max_prepared_and_gates,
         }

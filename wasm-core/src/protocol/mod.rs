@@ -40,7 +40,7 @@ mod standard;
 pub mod stats;
 pub mod topology;
 
-pub use authenticated::{DEFAULT_MAX_AUTHENTICATED_AND_GATES, DEFAULT_MAX_PREPARED_AND_GATES};
+pub use authenticated::DEFAULT_MAX_PREPARED_AND_GATES;
 pub use catalog::{Catalog, ResolveError, Security, ServiceInfo};
 pub use error::{ErrorKind, ErrorReport, ServiceError, ServiceFailure, SessionError};
 pub use evaluator_session::{EvaluatorConfig, EvaluatorEvent, EvaluatorSession};

@@ -198,8 +198,6 @@ pub(super) struct GarblerParts<'a> {
     /// The session's AND-gate limit, and the AND gates its earlier computations garbled.
     pub and_gate_limit: u64,
     pub and_gates_before: u64,
-    /// AND gates of one computation in the authenticated mode ([`super::GarblerConfig`]).
-    pub authenticated_and_gate_limit: u64,
     /// The preparations parked on the session, and the most AND gates it may hold parked.
     pub parked: &'a mut Parked,
     pub prepared_and_gate_limit: u64,
@@ -408,6 +406,10 @@ pub(super) fn send_flight(outbox: &mut Outbox, number: u8, bytes: &[u8], max_fra
     }
 }
 
+/// The largest flight [`Gathering`] reserves in full on its first piece (larger limits, such
+/// as a streamed topology's, are bounds, not lengths).
+const MAX_RESERVED: usize = 16 << 20;
+
 /// A flight being gathered from its pieces.
 #[derive(Default)]
 pub(super) struct Gathering {
@@ -424,6 +426,13 @@ impl Gathering {
         let got = self.bytes.len() + bytes.len();
         if got > limit {
             return Err(SessionError::FlightLength { flight: number, expected: limit as u64, got: got as u64 });
+        }
+        if self.bytes.is_empty() && more && limit <= MAX_RESERVED {
+            // A flight of several pieces is gathered into one buffer of its final size, not
+            // grown piece by piece: a stream of large flights would otherwise leave a trail of
+            // freed smaller buffers, which an allocator that never returns memory (WebAssembly's)
+            // cannot always reuse.
+            self.bytes.reserve_exact(limit);
         }
         self.bytes.extend_from_slice(bytes);
         Ok((!more).then(|| std::mem::take(&mut self.bytes)))
