@@ -30,3 +30,18 @@ test('the evaluator’s WebAssembly memory is the same at 10^6 and 10^8 AND gate
   // A page or two of slack (64 KiB each) for allocator noise; growth with the circuit would be GiBs.
   expect(large - small).toBeLessThanOrEqual(2 * 64 * 1024);
 });
+
+test('in the authenticated mode too, the evaluator’s WebAssembly memory is the same at 10^6 and 10^7 AND gates @slow', async ({ page }) => {
+  test.setTimeout(15 * 60_000);
+  await openDemo(page, 'any');
+  await page.getByTestId('service').selectOption('synthetic');
+  await page.getByTestId('input-evaluator').fill('0');
+  await page.getByTestId('protect').check();
+  await page.getByTestId('protect-authenticated').check();
+  // The circuit streams in segments of 65,536 AND gates: 16 of them, then 153.
+  const small = await wasmMemoryAfter(page, 1e6, 3 * 60_000);
+  const large = await wasmMemoryAfter(page, 1e7, 12 * 60_000);
+  console.log(`WebAssembly memory, authenticated: ${(small / MiB).toFixed(2)} MiB after 10^6 AND gates, ${(large / MiB).toFixed(2)} MiB after 10^7`);
+  expect(small).toBeGreaterThan(0);
+  expect(large - small).toBeLessThanOrEqual(2 * 64 * 1024);
+});

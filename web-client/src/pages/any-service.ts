@@ -4,6 +4,7 @@ import { services } from '../connection';
 import { h, replace } from '../dom';
 import { integer, parseHex } from '../format';
 import { header, type Page } from '../page';
+import { Protection } from '../protection';
 import { alphabetName, lengthParam, plural, rolesBox, sizeOf } from '../roles';
 import { RunPanel, type RunSpec } from '../run-panel';
 
@@ -155,6 +156,7 @@ function mount(root: HTMLElement): void {
   let prepare: () => RunSpec = () => {
     throw new Error('Pick a service first.');
   };
+  const protection = new Protection();
   const panel = new RunPanel({
     label: 'Run privately',
     prepare: () => prepare(),
@@ -168,10 +170,12 @@ function mount(root: HTMLElement): void {
       });
       panel.result.replaceChildren(h('table', { class: 'outputs' }, h('thead', {}, h('tr', {}, h('th', {}, 'output'), h('th', {}, 'value'), h('th', {}, 'hex'))), h('tbody', {}, ...rows)));
     },
+    finished: (result) => protection.record(result),
   });
 
   const show = (info: ServiceInfo) => {
     panel.reset();
+    protection.showService(info.name, info);
     doc.textContent = info.doc;
     replace(roles, rolesBox(info));
     const inputs = info.inputs.filter((f) => f.party === 'evaluator').map((f) => ({ field: f, control: inputControl(info, f) }));
@@ -196,7 +200,7 @@ function mount(root: HTMLElement): void {
         const set = control.param?.();
         if (set) chosen[set[0]] = set[1];
       }
-      return { service: info.name, inputs: values, params: chosen };
+      return { service: info.name, inputs: values, params: chosen, security: protection.security };
     };
   };
 
@@ -206,6 +210,7 @@ function mount(root: HTMLElement): void {
     doc,
     roles,
     form,
+    protection.element,
     panel.element,
   );
 
