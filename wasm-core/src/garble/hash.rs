@@ -230,6 +230,8 @@ impl GarblingHash {
         schedules.clear();
         expand_keys(&keys, schedules);
         *first = lo;
+        #[cfg(any(test, feature = "insecure-switches"))]
+        counts.retire_below(lo);
     }
 
     /// The most hash calls any one key has served in this instance, with the key's index:
@@ -272,20 +274,48 @@ fn for_each_run(first_tweak: u128, start: usize, len: usize, layout: TweakLayout
 
 /// Calls served per key, counted in test builds only (a run at a time), for the test that no
 /// key serves more than [`MAX_CALLS_PER_KEY`]; empty in other builds.
+///
+/// A protocol's tweaks only go up, so once the held keys move past a key it serves no more
+/// calls: its count is folded into the most so far and dropped, which keeps a streamed
+/// computation's test builds in bounded memory too. A call under a dropped key (the hash allows
+/// any tweak; the protocols never go back) would be counted afresh, so asking for the most then
+/// panics: the answer is exact or none.
 #[derive(Clone, Default)]
 struct CallCounts {
     #[cfg(any(test, feature = "insecure-switches"))]
     per_key: std::collections::HashMap<u128, usize>,
+    /// Keys below this one are dropped.
+    #[cfg(any(test, feature = "insecure-switches"))]
+    floor: u128,
+    #[cfg(any(test, feature = "insecure-switches"))]
+    most: Option<(u128, usize)>,
+    /// A dropped key was hashed under again.
+    #[cfg(any(test, feature = "insecure-switches"))]
+    went_back: bool,
 }
 
 #[cfg(any(test, feature = "insecure-switches"))]
 impl CallCounts {
     fn add(&mut self, key: u128, calls: usize) {
-        *self.per_key.entry(key).or_default() += calls;
+        self.went_back |= key < self.floor;
+        let n = self.per_key.entry(key).or_default();
+        *n += calls;
+        if self.most.is_none_or(|(_, most)| *n > most) {
+            self.most = Some((key, *n));
+        }
+    }
+
+    /// The held keys moved on to `lo`: the keys below it are done.
+    fn retire_below(&mut self, lo: u128) {
+        if lo > self.floor {
+            self.floor = lo;
+            self.per_key.retain(|&k, _| k >= lo);
+        }
     }
 
     fn most(&self) -> Option<(u128, usize)> {
-        self.per_key.iter().map(|(&k, &n)| (k, n)).max_by_key(|&(_, n)| n)
+        assert!(!self.went_back, "the instance went back to a key it had moved past: its calls are not counted exactly");
+        self.most
     }
 }
 
