@@ -140,7 +140,10 @@ function isErrorCode(code: unknown): code is ErrorCode {
  *   circuit wider than this client allows: `slots`, `limit`);
  * - the security mode: `security-not-offered` (the service offers less protection than the run
  *   needs: `service`, `offered`, `required`), `security-below-required` (the run asked for less
- *   than the connection's `require`: `requested`, `required`).
+ *   than the connection's `require`: `requested`, `required`);
+ * - preparing ahead (`session.prepare`): `nothing-prepared` (a run on a preparation done
+ *   ahead, with none parked for its service and parameters: `service`), `phase-not-offered` (a
+ *   mode that does not prepare ahead was asked to: `requested`, the mode, and `phase`).
  */
 export type InputErrorReason =
   | 'unknown-service'
@@ -162,7 +165,9 @@ export type InputErrorReason =
   | 'not-ready'
   | 'slot-limit'
   | 'security-not-offered'
-  | 'security-below-required';
+  | 'security-below-required'
+  | 'nothing-prepared'
+  | 'phase-not-offered';
 
 /** The fields an {@link InputError} may carry; which ones depends on its `reason`. */
 export interface InputErrorFields {
@@ -197,8 +202,10 @@ export interface InputErrorFields {
   offered?: Security;
   /** The protection the run needs (`security-not-offered`) or the connection requires (`security-below-required`). */
   required?: Security;
-  /** The protection the run asked for (`security-below-required`). */
+  /** The protection the run asked for (`security-below-required`, `phase-not-offered`). */
   requested?: Security;
+  /** The part of a computation asked of a mode that does not prepare ahead (`phase-not-offered`). */
+  phase?: 'prepare' | 'prepared';
 }
 
 /** The wire code an {@link InputError} is filed under. */
@@ -230,6 +237,7 @@ export class InputError extends GarbletError {
   readonly offered?: Security;
   readonly required?: Security;
   readonly requested?: Security;
+  readonly phase?: InputErrorFields['phase'];
 
   constructor(message: string, fields: InputErrorFields) {
     super(message);
@@ -248,7 +256,7 @@ export class InputError extends GarbletError {
   }
 }
 
-const INPUT_FIELDS = ['service', 'input', 'param', 'program', 'value', 'min', 'max', 'limit', 'expected', 'got', 'unit', 'symbol', 'slots', 'offered', 'required', 'requested'] as const;
+const INPUT_FIELDS = ['service', 'input', 'param', 'program', 'value', 'min', 'max', 'limit', 'expected', 'got', 'unit', 'symbol', 'slots', 'offered', 'required', 'requested', 'phase'] as const;
 
 /**
  * Why an {@link IntegrityError} happened: `mismatch`, a file's bytes do not have the pinned
@@ -362,6 +370,8 @@ const CORE_INPUT_REASONS: Record<string, { reason: InputErrorReason; unit?: Inpu
   'slot-limit': { reason: 'slot-limit' },
   'not-ready': { reason: 'not-ready' },
   'security-not-offered': { reason: 'security-not-offered' },
+  'nothing-prepared': { reason: 'nothing-prepared' },
+  'phase-not-offered': { reason: 'phase-not-offered' },
 };
 
 /** Turns an error thrown by the WebAssembly core into a typed error. */
@@ -400,6 +410,9 @@ export function fromCoreError(e: unknown): GarbletError {
         offered: str('offered') as Security | undefined,
         // The core says what the run asked for; for this check that is what it needs.
         required: str('requested') as Security | undefined,
+        // The mode asked to prepare ahead, which it does not.
+        requested: str('security') as Security | undefined,
+        phase: str('phase') as InputErrorFields['phase'],
       });
     }
     case 'cheating':

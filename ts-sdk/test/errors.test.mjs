@@ -234,4 +234,30 @@ describe("the core's error reports, mapped", () => {
     assert.ok(crossed instanceof InputError);
     assert.deepEqual(crossed.fields(), e.fields());
   });
+
+  // The core raises both before anything is sent; the server's own refusals of such requests
+  // cross the wire as a code only (a ServerError with code bad-request).
+  const PREPARE_AHEAD = [
+    [
+      'nothing-prepared',
+      { service: 'aes128' },
+      { reason: 'nothing-prepared', code: 'bad-request', service: 'aes128' },
+    ],
+    [
+      'phase-not-offered',
+      { security: 'standard', phase: 'prepare' },
+      { reason: 'phase-not-offered', code: 'bad-request', requested: 'standard', phase: 'prepare' },
+    ],
+  ];
+  for (const [reason, fields, expected] of PREPARE_AHEAD) {
+    test(`the core's ${reason} is an InputError with that reason, also across a worker boundary`, () => {
+      const e = fromCoreError(coreError({ kind: 'input', code: 'bad-request', wireCode: 3, reason, message: reason, fields }));
+      const crossed = fromErrorData(structuredClone(toErrorData(e)));
+      for (const error of [e, crossed]) {
+        assert.ok(error instanceof InputError && error instanceof GarbletError, `${error.name}: ${error.message}`);
+        for (const [name, value] of Object.entries(expected)) assert.equal(error[name], value, name);
+      }
+      assert.deepEqual(crossed.fields(), e.fields());
+    });
+  }
 });
