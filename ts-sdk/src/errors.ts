@@ -143,7 +143,9 @@ function isErrorCode(code: unknown): code is ErrorCode {
  *   than the connection's `require`: `requested`, `required`);
  * - preparing ahead (`session.prepare`): `nothing-prepared` (a run on a preparation done
  *   ahead, with none parked for its service and parameters: `service`), `phase-not-offered` (a
- *   mode that does not prepare ahead was asked to: `requested`, the mode, and `phase`).
+ *   mode that does not prepare ahead was asked to: `requested`, the mode, and `phase`),
+ *   `prepared-limit` (the preparation would take what this client holds prepared ahead on the
+ *   connection past its limit: `limit`, `parked`, `andGates`, all in AND gates).
  */
 export type InputErrorReason =
   | 'unknown-service'
@@ -167,7 +169,8 @@ export type InputErrorReason =
   | 'security-not-offered'
   | 'security-below-required'
   | 'nothing-prepared'
-  | 'phase-not-offered';
+  | 'phase-not-offered'
+  | 'prepared-limit';
 
 /** The fields an {@link InputError} may carry; which ones depends on its `reason`. */
 export interface InputErrorFields {
@@ -186,7 +189,7 @@ export interface InputErrorFields {
   min?: number | bigint;
   /** The largest value allowed. */
   max?: number | bigint;
-  /** The limit that was passed: the largest value (`out-of-range`), or wire slots (`slot-limit`). */
+  /** The limit that was passed: the largest value (`out-of-range`), wire slots (`slot-limit`), or AND gates held prepared ahead (`prepared-limit`). */
   limit?: number | bigint;
   /** How many were expected: inputs, or `unit`s of one input. */
   expected?: number;
@@ -206,11 +209,16 @@ export interface InputErrorFields {
   requested?: Security;
   /** The part of a computation asked of a mode that does not prepare ahead (`phase-not-offered`). */
   phase?: 'prepare' | 'prepared';
+  /** AND gates already prepared ahead on the connection (`prepared-limit`). */
+  parked?: number;
+  /** AND gates of the circuit the refused preparation was for (`prepared-limit`). */
+  andGates?: number;
 }
 
 /** The wire code an {@link InputError} is filed under. */
 function inputCode(reason: InputErrorReason): ErrorCode {
-  return reason === 'unknown-service' ? 'unknown-service' : reason === 'slot-limit' ? 'limit' : 'bad-request';
+  if (reason === 'unknown-service') return 'unknown-service';
+  return reason === 'slot-limit' || reason === 'prepared-limit' ? 'limit' : 'bad-request';
 }
 
 /**
@@ -238,6 +246,8 @@ export class InputError extends GarbletError {
   readonly required?: Security;
   readonly requested?: Security;
   readonly phase?: InputErrorFields['phase'];
+  readonly parked?: number;
+  readonly andGates?: number;
 
   constructor(message: string, fields: InputErrorFields) {
     super(message);
@@ -256,7 +266,7 @@ export class InputError extends GarbletError {
   }
 }
 
-const INPUT_FIELDS = ['service', 'input', 'param', 'program', 'value', 'min', 'max', 'limit', 'expected', 'got', 'unit', 'symbol', 'slots', 'offered', 'required', 'requested', 'phase'] as const;
+const INPUT_FIELDS = ['service', 'input', 'param', 'program', 'value', 'min', 'max', 'limit', 'expected', 'got', 'unit', 'symbol', 'slots', 'offered', 'required', 'requested', 'phase', 'parked', 'andGates'] as const;
 
 /**
  * Why an {@link IntegrityError} happened: `mismatch`, a file's bytes do not have the pinned
@@ -372,6 +382,7 @@ const CORE_INPUT_REASONS: Record<string, { reason: InputErrorReason; unit?: Inpu
   'security-not-offered': { reason: 'security-not-offered' },
   'nothing-prepared': { reason: 'nothing-prepared' },
   'phase-not-offered': { reason: 'phase-not-offered' },
+  'prepared-limit': { reason: 'prepared-limit' },
 };
 
 /** Turns an error thrown by the WebAssembly core into a typed error. */
@@ -413,6 +424,9 @@ export function fromCoreError(e: unknown): GarbletError {
         // The mode asked to prepare ahead, which it does not.
         requested: str('security') as Security | undefined,
         phase: str('phase') as InputErrorFields['phase'],
+        parked: num('parked'),
+        // The AND gates of the preparation refused (the core's `requested`).
+        andGates: parsed.reason === 'prepared-limit' ? num('requested') : undefined,
       });
     }
     case 'cheating':

@@ -260,4 +260,22 @@ describe("the core's error reports, mapped", () => {
       assert.deepEqual(crossed.fields(), e.fields());
     });
   }
+
+  test("the core's prepared-limit (the client's own cap) is an InputError with code limit and the counts", () => {
+    const e = fromCoreError(
+      coreError({
+        kind: 'input',
+        code: 'limit',
+        wireCode: 4,
+        reason: 'prepared-limit',
+        message: "396000 AND gates prepared ahead and 6400 more exceed this client's limit of 400000 per session",
+        fields: { limit: 400_000, parked: 396_000, requested: 6400 },
+      }),
+    );
+    const crossed = fromErrorData(structuredClone(toErrorData(e)));
+    for (const error of [e, crossed]) {
+      assert.ok(error instanceof InputError, `${error.name}: ${error.message}`);
+      assert.deepEqual([error.reason, error.code, error.limit, error.parked, error.andGates], ['prepared-limit', 'limit', 400_000, 396_000, 6400]);
+    }
+  });
 });

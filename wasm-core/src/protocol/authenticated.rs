@@ -75,6 +75,7 @@ pub(super) fn charged(and_gates: u64) -> u64 {
 
 /// The most AND gates a server lets a session hold prepared ahead unless configured otherwise
 /// ([`super::GarblerConfig::max_prepared_and_gates`]): four computations of the largest size.
+/// A client holds as much at most by default ([`super::EvaluatorConfig::max_prepared_and_gates`]).
 pub const DEFAULT_MAX_PREPARED_AND_GATES: u64 = 4 * DEFAULT_MAX_AUTHENTICATED_AND_GATES;
 
 /// A preparation parked on a session ([`Parked`]): the computation's party after its set-up
@@ -89,6 +90,16 @@ struct Prepared {
 fn park(parked: &mut Parked, key: PreparedKey, party: Box<AuthParty>, circuit: Circuit, material: Material) {
     let and_gates = circuit.ands() as u64;
     parked.park(key, and_gates, Box::new(Prepared { party, circuit, material }));
+}
+
+/// Refuses a preparation of `and_gates` AND gates that would take what the evaluator holds
+/// prepared ahead past its limit ([`super::EvaluatorConfig::max_prepared_and_gates`]).
+fn check_prepared_room(parked: &Parked, limit: u64, and_gates: u64) -> Result<(), SessionError> {
+    let held = parked.and_gates();
+    if held.saturating_add(and_gates) > limit {
+        return Err(SessionError::ClientPreparedLimit { limit, parked: held, requested: and_gates });
+    }
+    Ok(())
 }
 
 /// Takes the oldest preparation parked for `request`, which names its number.
@@ -547,7 +558,7 @@ impl AuthEvaluator {
     /// extension) waits for the session to run the extension ([`EvaluatorMode::extend`]). A
     /// built-in circuit is built now; a streamed one comes in A's first flight.
     pub fn start(start: EvaluatorStart<'_>, parts: &mut EvaluatorParts<'_>) -> Result<Self, SessionError> {
-        let EvaluatorStart { service, resolved, request, inputs, context, max_slots, defences, .. } = start;
+        let EvaluatorStart { service, resolved, request, inputs, context, max_slots, defences, catalog_and_gates, .. } = start;
         // A production build has no switches: the defences are all on.
         #[cfg(not(feature = "insecure-switches"))]
         let _ = defences;
@@ -576,6 +587,11 @@ impl AuthEvaluator {
                 }
             };
             let and_total = circuit.as_ref().map(|c| c.ands() as u64);
+            // A streamed circuit's count is the catalog's until its topology arrives (and is
+            // checked again then).
+            if let Some(and_gates) = and_total.or(catalog_and_gates).filter(|_| prepare.is_some()) {
+                check_prepared_room(parts.parked, parts.prepared_and_gate_limit, and_gates)?;
+            }
             (EvaluatorStage::Setup { setup: None, circuit, topology: false }, and_total, inputs)
         };
         parts.outbox.push(Frame::Compute(request).encode());
@@ -629,6 +645,9 @@ impl AuthEvaluator {
                     None => read_topology(&message, self.circuit_id, self.max_slots)?,
                 };
                 self.and_total = Some(circuit.ands() as u64);
+                if self.prepare.is_some() {
+                    check_prepared_room(parts.parked, parts.prepared_and_gate_limit, circuit.ands() as u64)?;
+                }
                 match setup {
                     Some(setup) => EvaluatorStage::SetupReply(setup, circuit),
                     None => EvaluatorStage::Setup { setup: None, circuit: Some(circuit), topology: true },
