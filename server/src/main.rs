@@ -10,7 +10,7 @@ use clap::{Args, Parser, Subcommand};
 use garblet_server::circuit_cmd::{self, CircuitArg, CmdError};
 use garblet_server::client::commands::{self as client_cmd, RunArgs, INPUT_HELP};
 use garblet_server::client::ConnectOptions;
-use garblet_core::garble::Garbling;
+use garblet_core::garble::{Garbling, Scheme};
 use garblet_core::protocol::frame::{DEFAULT_WINDOW, MIN_WINDOW};
 use garblet_core::protocol::Security;
 use garblet_server::link::{LinkSpec, Relay};
@@ -147,12 +147,25 @@ enum Command {
     },
 }
 
+/// A security mode by its name; the error lists the modes, as `Security` defines them.
 fn parse_security(name: &str) -> Result<Security, String> {
-    Security::from_name(name).ok_or_else(|| format!("{name:?} is not standard, cut-and-choose or authenticated"))
+    Security::from_name(name).ok_or_else(|| format!("{name:?} is not {}", one_of(Security::ALL.map(Security::name))))
 }
 
+/// A garbling scheme by its name, or `auto`; the error lists the names, as `Scheme` defines them.
 fn parse_garbling(name: &str) -> Result<Garbling, String> {
-    Garbling::from_name(name).ok_or_else(|| format!("{name:?} is not half-gates, three-halves or auto"))
+    let names = Scheme::ALL.map(Scheme::name).into_iter().chain(["auto"]);
+    Garbling::from_name(name).ok_or_else(|| format!("{name:?} is not {}", one_of(names)))
+}
+
+/// `a, b or c`.
+fn one_of<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
+    let names: Vec<&str> = names.into_iter().collect();
+    match names.split_last() {
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
 }
 
 /// Which server to talk to.
@@ -447,4 +460,30 @@ fn run_circuit(command: CircuitCommand) -> Result<(), CmdError> {
         CircuitCommand::List { json } => print!("{}", circuit_cmd::list(json)),
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_security_mode_parses_and_a_wrong_name_lists_them_all() {
+        for mode in Security::ALL {
+            assert_eq!(parse_security(mode.name()), Ok(mode));
+        }
+        let error = parse_security("paranoid").unwrap_err();
+        assert_eq!(error, "\"paranoid\" is not standard, cut-and-choose or authenticated");
+        for mode in Security::ALL {
+            assert!(error.contains(mode.name()), "{error} names {}", mode.name());
+        }
+    }
+
+    #[test]
+    fn every_garbling_scheme_parses_and_a_wrong_name_lists_them_all() {
+        for scheme in Scheme::ALL {
+            assert_eq!(parse_garbling(scheme.name()), Ok(Garbling::Only(scheme)));
+        }
+        assert_eq!(parse_garbling("auto"), Ok(Garbling::Auto));
+        assert_eq!(parse_garbling("yao").unwrap_err(), "\"yao\" is not half-gates, three-halves or auto");
+    }
 }

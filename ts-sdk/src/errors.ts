@@ -140,7 +140,12 @@ function isErrorCode(code: unknown): code is ErrorCode {
  *   circuit wider than this client allows: `slots`, `limit`);
  * - the security mode: `security-not-offered` (the service offers less protection than the run
  *   needs: `service`, `offered`, `required`), `security-below-required` (the run asked for less
- *   than the connection's `require`: `requested`, `required`).
+ *   than the connection's `require`: `requested`, `required`);
+ * - preparing ahead (`session.prepare`): `nothing-prepared` (a run on a preparation done
+ *   ahead, with none parked for its service and parameters: `service`), `phase-not-offered` (a
+ *   mode that does not prepare ahead was asked to: `requested`, the mode, and `phase`),
+ *   `prepared-limit` (the preparation would take what this client holds prepared ahead on the
+ *   connection past its limit: `limit`, `parked`, `andGates`, all in AND gates).
  */
 export type InputErrorReason =
   | 'unknown-service'
@@ -162,7 +167,10 @@ export type InputErrorReason =
   | 'not-ready'
   | 'slot-limit'
   | 'security-not-offered'
-  | 'security-below-required';
+  | 'security-below-required'
+  | 'nothing-prepared'
+  | 'phase-not-offered'
+  | 'prepared-limit';
 
 /** The fields an {@link InputError} may carry; which ones depends on its `reason`. */
 export interface InputErrorFields {
@@ -181,7 +189,7 @@ export interface InputErrorFields {
   min?: number | bigint;
   /** The largest value allowed. */
   max?: number | bigint;
-  /** The limit that was passed: the largest value (`out-of-range`), or wire slots (`slot-limit`). */
+  /** The limit that was passed: the largest value (`out-of-range`), wire slots (`slot-limit`), or AND gates held prepared ahead (`prepared-limit`). */
   limit?: number | bigint;
   /** How many were expected: inputs, or `unit`s of one input. */
   expected?: number;
@@ -197,13 +205,20 @@ export interface InputErrorFields {
   offered?: Security;
   /** The protection the run needs (`security-not-offered`) or the connection requires (`security-below-required`). */
   required?: Security;
-  /** The protection the run asked for (`security-below-required`). */
+  /** The protection the run asked for (`security-below-required`, `phase-not-offered`). */
   requested?: Security;
+  /** The part of a computation asked of a mode that does not prepare ahead (`phase-not-offered`). */
+  phase?: 'prepare' | 'prepared';
+  /** AND gates already prepared ahead on the connection (`prepared-limit`). */
+  parked?: number;
+  /** AND gates of the circuit the refused preparation was for (`prepared-limit`). */
+  andGates?: number;
 }
 
 /** The wire code an {@link InputError} is filed under. */
 function inputCode(reason: InputErrorReason): ErrorCode {
-  return reason === 'unknown-service' ? 'unknown-service' : reason === 'slot-limit' ? 'limit' : 'bad-request';
+  if (reason === 'unknown-service') return 'unknown-service';
+  return reason === 'slot-limit' || reason === 'prepared-limit' ? 'limit' : 'bad-request';
 }
 
 /**
@@ -230,6 +245,9 @@ export class InputError extends GarbletError {
   readonly offered?: Security;
   readonly required?: Security;
   readonly requested?: Security;
+  readonly phase?: InputErrorFields['phase'];
+  readonly parked?: number;
+  readonly andGates?: number;
 
   constructor(message: string, fields: InputErrorFields) {
     super(message);
@@ -248,7 +266,7 @@ export class InputError extends GarbletError {
   }
 }
 
-const INPUT_FIELDS = ['service', 'input', 'param', 'program', 'value', 'min', 'max', 'limit', 'expected', 'got', 'unit', 'symbol', 'slots', 'offered', 'required', 'requested'] as const;
+const INPUT_FIELDS = ['service', 'input', 'param', 'program', 'value', 'min', 'max', 'limit', 'expected', 'got', 'unit', 'symbol', 'slots', 'offered', 'required', 'requested', 'phase', 'parked', 'andGates'] as const;
 
 /**
  * Why an {@link IntegrityError} happened: `mismatch`, a file's bytes do not have the pinned
@@ -362,6 +380,9 @@ const CORE_INPUT_REASONS: Record<string, { reason: InputErrorReason; unit?: Inpu
   'slot-limit': { reason: 'slot-limit' },
   'not-ready': { reason: 'not-ready' },
   'security-not-offered': { reason: 'security-not-offered' },
+  'nothing-prepared': { reason: 'nothing-prepared' },
+  'phase-not-offered': { reason: 'phase-not-offered' },
+  'prepared-limit': { reason: 'prepared-limit' },
 };
 
 /** Turns an error thrown by the WebAssembly core into a typed error. */
@@ -400,6 +421,12 @@ export function fromCoreError(e: unknown): GarbletError {
         offered: str('offered') as Security | undefined,
         // The core says what the run asked for; for this check that is what it needs.
         required: str('requested') as Security | undefined,
+        // The mode asked to prepare ahead, which it does not.
+        requested: str('security') as Security | undefined,
+        phase: str('phase') as InputErrorFields['phase'],
+        parked: num('parked'),
+        // The AND gates of the preparation refused (the core's `requested`).
+        andGates: parsed.reason === 'prepared-limit' ? num('requested') : undefined,
       });
     }
     case 'cheating':

@@ -100,7 +100,10 @@ export class Session {
    * later `run` of the same service and parameters in the authenticated mode uses the oldest
    * parked one (`prepared: true` in its result), so only its online phase runs after the
    * request. Each preparation serves one run. A service that does not offer the authenticated
-   * mode rejects with an `InputError` (`security-not-offered`) before anything is sent.
+   * mode rejects with an `InputError` (`security-not-offered`) before anything is sent. The
+   * connection holds at most 400,000 AND gates prepared ahead (the core's cap): a preparation
+   * past it rejects with an `InputError` (`prepared-limit`) before anything of it is sent, and
+   * what is parked stays usable. The preparations run in order and stop at the first that fails.
    */
   prepare(service: string, options: PrepareOptions = {}): Promise<void> {
     const count = options.count ?? 1;
@@ -108,13 +111,12 @@ export class Session {
       const reason = Number.isInteger(count) ? 'out-of-range' : 'not-an-integer';
       return Promise.reject(new InputError(`prepare's count must be a positive integer, not ${String(count)}`, { reason, value: typeof count === 'number' ? count : undefined, min: 1 }));
     }
-    const tasks: Promise<void>[] = [];
-    for (let i = 0; i < count; i++) {
-      const task = this.queue.then(() => this.prepareNow(service, options));
-      this.queue = task.catch(() => undefined);
-      tasks.push(task);
-    }
-    return Promise.all(tasks).then(() => undefined);
+    // One queued task for all of them: a large count holds one promise, not one per preparation.
+    const task = this.queue.then(async () => {
+      for (let i = 0; i < count; i++) await this.prepareNow(service, options);
+    });
+    this.queue = task.catch(() => undefined);
+    return task;
   }
 
   private async prepareNow(service: string, options: PrepareOptions): Promise<void> {

@@ -234,4 +234,48 @@ describe("the core's error reports, mapped", () => {
     assert.ok(crossed instanceof InputError);
     assert.deepEqual(crossed.fields(), e.fields());
   });
+
+  // The core raises both before anything is sent; the server's own refusals of such requests
+  // cross the wire as a code only (a ServerError with code bad-request).
+  const PREPARE_AHEAD = [
+    [
+      'nothing-prepared',
+      { service: 'aes128' },
+      { reason: 'nothing-prepared', code: 'bad-request', service: 'aes128' },
+    ],
+    [
+      'phase-not-offered',
+      { security: 'standard', phase: 'prepare' },
+      { reason: 'phase-not-offered', code: 'bad-request', requested: 'standard', phase: 'prepare' },
+    ],
+  ];
+  for (const [reason, fields, expected] of PREPARE_AHEAD) {
+    test(`the core's ${reason} is an InputError with that reason, also across a worker boundary`, () => {
+      const e = fromCoreError(coreError({ kind: 'input', code: 'bad-request', wireCode: 3, reason, message: reason, fields }));
+      const crossed = fromErrorData(structuredClone(toErrorData(e)));
+      for (const error of [e, crossed]) {
+        assert.ok(error instanceof InputError && error instanceof GarbletError, `${error.name}: ${error.message}`);
+        for (const [name, value] of Object.entries(expected)) assert.equal(error[name], value, name);
+      }
+      assert.deepEqual(crossed.fields(), e.fields());
+    });
+  }
+
+  test("the core's prepared-limit (the client's own cap) is an InputError with code limit and the counts", () => {
+    const e = fromCoreError(
+      coreError({
+        kind: 'input',
+        code: 'limit',
+        wireCode: 4,
+        reason: 'prepared-limit',
+        message: "396000 AND gates prepared ahead and 6400 more exceed this client's limit of 400000 per session",
+        fields: { limit: 400_000, parked: 396_000, requested: 6400 },
+      }),
+    );
+    const crossed = fromErrorData(structuredClone(toErrorData(e)));
+    for (const error of [e, crossed]) {
+      assert.ok(error instanceof InputError, `${error.name}: ${error.message}`);
+      assert.deepEqual([error.reason, error.code, error.limit, error.parked, error.andGates], ['prepared-limit', 'limit', 400_000, 396_000, 6400]);
+    }
+  });
 });

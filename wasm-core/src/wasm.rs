@@ -195,7 +195,9 @@ impl WasmEvaluator {
     /// object of integers) in the authenticated mode, which need no input, and parks it on the
     /// session: the next `start` of the same service and parameters in that mode uses it. The
     /// run ends with a `finished` event without outputs, its `phase` "prepare". A service that
-    /// does not offer the authenticated mode throws `security-not-offered` (nothing was sent).
+    /// does not offer the authenticated mode throws `security-not-offered`, and a preparation
+    /// past what the session holds prepared ahead (`EvaluatorConfig::max_prepared_and_gates`)
+    /// throws `prepared-limit` (kind `input`, code `limit`); nothing was sent.
     pub fn prepare(&mut self, service: &str, params: &str) -> Result<(), JsError> {
         let params = parse_params(params)?;
         let _busy = self.busy.enter();

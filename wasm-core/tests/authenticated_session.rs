@@ -554,6 +554,77 @@ fn the_prepared_limit_refuses_what_it_would_park() {
     assert!(matches!(Frame::decode(&reply), Ok(Frame::Error { code, .. }) if code == ErrorCode::Limit as u16));
 }
 
+/// The client holds at most its limit of AND gates prepared ahead: a preparation past it is
+/// refused with a typed error before anything is sent — by the built circuit's count for a
+/// built-in program, the catalog's for a streamed circuit — and the session goes on; using a
+/// preparation makes room again.
+#[test]
+fn the_client_s_prepared_limit_refuses_before_anything_is_sent() {
+    use garblet_core::protocol::{EvaluatorConfig, EvaluatorSession, GarblerConfig, GarblerSession, NoClock};
+    let services = support::services();
+    let client = EvaluatorConfig { max_prepared_and_gates: 10_000, ..EvaluatorConfig::default() };
+    let mut pair = Pair { garbler: GarblerSession::new(GarblerConfig::default(), Box::new(NoClock), services.clone()).unwrap(), evaluator: EvaluatorSession::new(client, Box::new(NoClock)).unwrap(), services };
+    pair.pump().unwrap();
+    assert_eq!(pair.evaluator.poll_event(), Some(EvaluatorEvent::Ready));
+    let and_gates = |n: u64| vec![("and_gates".to_string(), n)];
+    prepare(&mut pair, "aes128", vec![]);
+    let refused = |pair: &mut Pair, service: &str, params: Vec<(String, u64)>| {
+        let err = pair.evaluator.prepare(service, params).unwrap_err();
+        assert_eq!((err.kind(), err.code(), err.report().reason), (ErrorKind::Input, ErrorCode::Limit, "prepared-limit"), "{err}");
+        assert!(pair.evaluator.poll_transmit().unwrap().is_none(), "nothing was sent");
+        err
+    };
+    let err = refused(&mut pair, "aes128", vec![]);
+    assert!(matches!(err, SessionError::ClientPreparedLimit { limit: 10_000, parked: 6400, requested: 6400 }), "{err}");
+    let err = refused(&mut pair, "synthetic_protected", and_gates(3601));
+    assert!(matches!(err, SessionError::ClientPreparedLimit { limit: 10_000, parked: 6400, requested: 3601 }), "{err}");
+    prepare(&mut pair, "synthetic_protected", and_gates(3600));
+    assert_eq!(pair.garbler.parked().and_gates(), 10_000, "the server holds what the client holds");
+    // The session goes on: a run uses its preparation, which makes room for another.
+    let result = run(&mut pair, "aes128", vec![], aes_block());
+    assert_eq!((value::to_hex(&result.outputs[0].bits).as_str(), result.phase), (FIPS_197, Phase::Prepared { number: 0 }));
+    garbler_outputs(&mut pair);
+    prepare(&mut pair, "aes128", vec![]);
+    assert_eq!((pair.evaluator.prepared_count("aes128"), pair.evaluator.prepared_count("synthetic_protected")), (1, 1));
+}
+
+/// A streamed circuit whose catalog entry gives no AND-gate count is checked against the
+/// client's limit when its topology arrives: past it, the session ends with the typed error
+/// before any preprocessing is parked.
+#[test]
+fn the_client_s_prepared_limit_checks_a_streamed_circuit_s_topology() {
+    use garblet_core::protocol::{EvaluatorConfig, EvaluatorSession, GarblerConfig, GarblerSession, NoClock};
+    let services = support::services();
+    let mut garbler = GarblerSession::new(GarblerConfig::default(), Box::new(NoClock), services.clone()).unwrap();
+    let mut evaluator = EvaluatorSession::new(EvaluatorConfig { max_prepared_and_gates: 6000, ..EvaluatorConfig::default() }, Box::new(NoClock)).unwrap();
+    for frame in support::drain(&mut evaluator).unwrap() {
+        garbler.handle(&frame).unwrap();
+    }
+    let mut hello = Frame::decode(&garbler.poll_transmit().unwrap().unwrap()).unwrap();
+    let Frame::ServerHello { catalog, .. } = &mut hello else { panic!("a ServerHello") };
+    let mut json: serde_json::Value = serde_json::from_str(catalog).unwrap();
+    for service in json["services"].as_array_mut().unwrap() {
+        service.as_object_mut().unwrap().remove("and_gates");
+    }
+    *catalog = json.to_string();
+    evaluator.handle(&hello.encode()).unwrap();
+    let mut pair = Pair { garbler, evaluator, services };
+    pair.pump().unwrap();
+    assert_eq!(pair.evaluator.poll_event(), Some(EvaluatorEvent::Ready));
+    pair.evaluator.prepare("aes128", vec![]).unwrap();
+    let err = loop {
+        for frame in support::drain(&mut pair.evaluator).unwrap() {
+            pair.garbler.handle(&frame).unwrap();
+        }
+        let frame = pair.garbler.poll_transmit().unwrap().expect("the server has more to send");
+        if let Err(e) = pair.evaluator.handle(&frame) {
+            break e;
+        }
+    };
+    assert!(matches!(err, SessionError::ClientPreparedLimit { limit: 6000, parked: 0, requested: 6400 }), "{err}");
+    assert_eq!(pair.evaluator.prepared_count("aes128"), 0);
+}
+
 /// Requests for a preparation that is not there, of a mode that does not prepare, or naming
 /// another preparation than the oldest, and a phase this build does not know: typed errors.
 #[test]

@@ -49,18 +49,18 @@ pub struct Options {
 }
 
 /// A service of the benchmark's server.
-struct ServiceDef {
+struct BenchService {
     name: &'static str,
     program: &'static str,
     params: &'static [(&'static str, u64)],
 }
 
 /// The applications `--mix` adds, at small sizes (a session each is milliseconds).
-const MIX: &[ServiceDef] = &[
-    ServiceDef { name: "hamming", program: "hamming", params: &[("n", 900)] },
-    ServiceDef { name: "aes128", program: "aes128_bp", params: &[("blocks", 1)] },
-    ServiceDef { name: "levenshtein", program: "levenshtein", params: &[("n", 40), ("m", 40), ("sigma", 2)] },
-    ServiceDef { name: "millionaires", program: "millionaires", params: &[("n", 32)] },
+const MIX: &[BenchService] = &[
+    BenchService { name: "hamming", program: "hamming", params: &[("n", 900)] },
+    BenchService { name: "aes128", program: "aes128_bp", params: &[("blocks", 1)] },
+    BenchService { name: "levenshtein", program: "levenshtein", params: &[("n", 40), ("m", 40), ("sigma", 2)] },
+    BenchService { name: "millionaires", program: "millionaires", params: &[("n", 32)] },
 ];
 
 /// A service as configured: its program at its size, and the server's input.
@@ -317,7 +317,7 @@ fn clear_outputs(s: &Served, evaluator_bits: &[bool]) -> Result<Vec<bool>, Strin
 
 /// The benchmark's services with random server inputs.
 fn services(options: &Options, rng: &mut Rng) -> Result<Vec<Served>, String> {
-    let synthetic = ServiceDef { name: "synthetic", program: "synthetic", params: &[("width", 512)] };
+    let synthetic = BenchService { name: "synthetic", program: "synthetic", params: &[("width", 512)] };
     let defs = std::iter::once(&synthetic).chain(if options.mix { MIX } else { &[] });
     let mut served = Vec::new();
     for def in defs {

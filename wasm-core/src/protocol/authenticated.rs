@@ -86,6 +86,7 @@ pub(super) fn charged(and_gates: u64) -> u64 {
 /// The most AND gates a server lets a session hold prepared ahead unless configured otherwise
 /// ([`super::GarblerConfig::max_prepared_and_gates`]): a preparation holds the material of all
 /// its segments (96 bytes per AND gate) and their gates on each side until a computation uses it.
+/// A client holds as much at most by default ([`super::EvaluatorConfig::max_prepared_and_gates`]).
 pub const DEFAULT_MAX_PREPARED_AND_GATES: u64 = 400_000;
 
 /// A preparation parked on a session ([`Parked`]): the computation's party after its set-up
@@ -101,6 +102,16 @@ struct Prepared {
 fn park(parked: &mut Parked, key: PreparedKey, party: Box<AuthParty>, inputs: InputMaterial, segments: VecDeque<(Segment, SegmentMaterial)>) {
     let and_gates = segments.iter().map(|(s, _)| s.ands() as u64).sum();
     parked.park(key, and_gates, Box::new(Prepared { party, inputs, segments }));
+}
+
+/// Refuses a preparation of `and_gates` AND gates that would take what the evaluator holds
+/// prepared ahead past its limit ([`super::EvaluatorConfig::max_prepared_and_gates`]).
+fn check_prepared_room(parked: &Parked, limit: u64, and_gates: u64) -> Result<(), SessionError> {
+    let held = parked.and_gates();
+    if held.saturating_add(and_gates) > limit {
+        return Err(SessionError::ClientPreparedLimit { limit, parked: held, requested: and_gates });
+    }
+    Ok(())
 }
 
 /// Takes the oldest preparation parked for `request`, which names its number.
@@ -699,7 +710,7 @@ impl AuthEvaluator {
     /// extension) waits for the session to run the extension ([`EvaluatorMode::extend`]). A
     /// built-in circuit's program is made now; a streamed circuit comes in A's first flight.
     pub fn start(start: EvaluatorStart<'_>, parts: &mut EvaluatorParts<'_>) -> Result<Self, SessionError> {
-        let EvaluatorStart { service, resolved, request, inputs, context, max_slots, defences, .. } = start;
+        let EvaluatorStart { service, resolved, request, inputs, context, max_slots, defences, catalog_and_gates, .. } = start;
         // A production build has no switches: the defences are all on.
         #[cfg(not(feature = "insecure-switches"))]
         let _ = defences;
@@ -727,6 +738,15 @@ impl AuthEvaluator {
                     None
                 }
             };
+            // The room a preparation needs: the program's own count or the catalog's, until the
+            // server's count arrives in its first flight (and is checked again then).
+            let hint = match &source {
+                Some(Source::Program(runner)) => runner.and_gates_hint(),
+                _ => None,
+            };
+            if let Some(and_gates) = hint.or(catalog_and_gates).filter(|_| prepare.is_some()) {
+                check_prepared_room(parts.parked, parts.prepared_and_gate_limit, and_gates)?;
+            }
             (EvaluatorStage::Setup { setup: None, source, and_gates: None }, None, inputs)
         };
         parts.outbox.push(Frame::Compute(request).encode());
@@ -793,6 +813,9 @@ impl AuthEvaluator {
                     Some(_) => return Err(SessionError::DataAfterEnd { extra: topology.len() as u64 }),
                     None => Source::Kept(Some(read_topology(topology, self.circuit_id, self.max_slots)?)),
                 };
+                if self.prepare.is_some() {
+                    check_prepared_room(parts.parked, parts.prepared_and_gate_limit, and_gates)?;
+                }
                 match setup {
                     Some(setup) => EvaluatorStage::SetupReply(setup, Segments::new(source)),
                     None => EvaluatorStage::Setup { setup: None, source: Some(source), and_gates: Some(and_gates) },

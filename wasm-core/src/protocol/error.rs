@@ -109,6 +109,10 @@ pub enum SessionError {
     /// `parked` already, `requested` more.
     #[error("{parked} AND gates prepared ahead and {requested} more exceed this server's limit of {limit} per session")]
     PreparedLimit { limit: u64, parked: u64, requested: u64 },
+    /// Preparing ahead would park more AND gates on the session than this client holds
+    /// ([`super::EvaluatorConfig::max_prepared_and_gates`]): `parked` already, `requested` more.
+    #[error("{parked} AND gates prepared ahead and {requested} more exceed this client's limit of {limit} per session")]
+    ClientPreparedLimit { limit: u64, parked: u64, requested: u64 },
     /// A computation on a preparation done ahead, with none parked for its service, params and
     /// circuit.
     #[error("nothing is prepared ahead for {service} with these parameters on this session")]
@@ -278,7 +282,7 @@ impl SessionError {
             Resolve(ResolveError::UnknownService { .. }) => ErrorCode::UnknownService,
             Resolve(e) if e.is_malformed_catalog() => ErrorCode::Protocol,
             Resolve(_) | InputBits { .. } | CircuitMismatch { .. } | ParamValue { .. } | ParamsNotObject | PackedBits { .. } | NotReady { .. } | SecurityNotOffered { .. } | NothingPrepared { .. } | PhaseNotOffered { .. } => ErrorCode::BadRequest,
-            AndGateLimit { .. } | PreparedLimit { .. } | SlotLimit { .. } | KeptCircuit { .. } => ErrorCode::Limit,
+            AndGateLimit { .. } | PreparedLimit { .. } | ClientPreparedLimit { .. } | SlotLimit { .. } | KeptCircuit { .. } => ErrorCode::Limit,
             Build(_) | Program { .. } | Service { .. } | Random(_) | BaseOtShare { .. } => ErrorCode::Internal,
             Remote { code, .. } => ErrorCode::from_u16(*code).unwrap_or(ErrorCode::Protocol),
         }
@@ -292,7 +296,7 @@ impl SessionError {
             Cheating(_) => ErrorKind::Cheating,
             Authenticated(e) if caught_cheating(e) => ErrorKind::Cheating,
             Resolve(e) if !e.is_malformed_catalog() => ErrorKind::Input,
-            InputBits { .. } | SlotLimit { .. } | KeptCircuit { .. } | ParamValue { .. } | ParamsNotObject | PackedBits { .. } | NotReady { .. } | SecurityNotOffered { .. } | NothingPrepared { .. } | PhaseNotOffered { .. } => ErrorKind::Input,
+            InputBits { .. } | SlotLimit { .. } | KeptCircuit { .. } | ClientPreparedLimit { .. } | ParamValue { .. } | ParamsNotObject | PackedBits { .. } | NotReady { .. } | SecurityNotOffered { .. } | NothingPrepared { .. } | PhaseNotOffered { .. } => ErrorKind::Input,
             _ => ErrorKind::Protocol,
         }
     }
@@ -373,7 +377,7 @@ impl SessionError {
             }
             Cheating(e) => describe_cheating(e, f),
             Authenticated(e) => describe_authenticated(e, f),
-            PreparedLimit { limit, parked, requested } => {
+            PreparedLimit { limit, parked, requested } | ClientPreparedLimit { limit, parked, requested } => {
                 f.num("limit", *limit).num("parked", *parked).num("requested", *requested);
                 "prepared-limit"
             }
@@ -777,6 +781,7 @@ mod tests {
             (ResolveError::CatalogJson { line: 1, column: 2 }.into(), ErrorCode::Protocol, ErrorKind::Protocol, "catalog-json"),
             (SessionError::AndGateLimit { limit: 10, requested: Some(11) }, ErrorCode::Limit, ErrorKind::Protocol, "and-gate-limit"),
             (SessionError::PreparedLimit { limit: 10, parked: 6, requested: 6 }, ErrorCode::Limit, ErrorKind::Protocol, "prepared-limit"),
+            (SessionError::ClientPreparedLimit { limit: 10, parked: 6, requested: 6 }, ErrorCode::Limit, ErrorKind::Input, "prepared-limit"),
             (SessionError::NothingPrepared { service: "s".into() }, ErrorCode::BadRequest, ErrorKind::Input, "nothing-prepared"),
             (SessionError::PhaseNotOffered { security: Security::Standard, phase: "prepare" }, ErrorCode::BadRequest, ErrorKind::Input, "phase-not-offered"),
             (SessionError::PreparedMismatch { expected: 1, got: 2 }, ErrorCode::Protocol, ErrorKind::Protocol, "prepared-mismatch"),

@@ -41,11 +41,16 @@ pub struct EvaluatorConfig {
     /// SoftSpoken's k accepted for each OT direction (0: the server's Δ, 1: this side's), as
     /// masks ([`crate::ot::k_mask`]).
     pub ot_k: [u8; 2],
+    /// The most AND gates of circuits prepared ahead that the session holds at once
+    /// ([`EvaluatorSession::prepare`]): each preparation keeps its preprocessing in memory
+    /// until a computation uses it. A preparation past it is refused with
+    /// [`SessionError::ClientPreparedLimit`].
+    pub max_prepared_and_gates: u64,
 }
 
 impl Default for EvaluatorConfig {
     fn default() -> Self {
-        EvaluatorConfig { window: super::frame::DEFAULT_WINDOW, max_window: super::frame::DEFAULT_MAX_WINDOW, max_slots: 1 << 22, ot_k: [crate::ot::ALL_K; 2] }
+        EvaluatorConfig { window: super::frame::DEFAULT_WINDOW, max_window: super::frame::DEFAULT_MAX_WINDOW, max_slots: 1 << 22, ot_k: [crate::ot::ALL_K; 2], max_prepared_and_gates: super::authenticated::DEFAULT_MAX_PREPARED_AND_GATES }
     }
 }
 
@@ -284,6 +289,7 @@ impl EvaluatorSession {
             max_window: self.max_window,
             max_frame: self.max_frame,
             parked: &mut self.parked,
+            prepared_and_gate_limit: self.config.max_prepared_and_gates,
         }
     }
 

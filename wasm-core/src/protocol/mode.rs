@@ -325,6 +325,8 @@ pub(super) struct EvaluatorParts<'a> {
     pub max_frame: usize,
     /// The preparations parked on the session.
     pub parked: &'a mut Parked,
+    /// The most AND gates the session holds prepared ahead.
+    pub prepared_and_gate_limit: u64,
 }
 
 /// A computation that has ended, on the evaluator's side: its result, and where it ended for
