@@ -9,7 +9,7 @@ import { expect, test, type Page } from '@playwright/test';
 import { FIPS197 } from '../../web-client/src/demo-values';
 import { finishedState, resultValue, runToCompletion, waitForRoles } from '../support/demo-page';
 import { aes128, levenshtein, popcount, randomString } from '../support/references';
-import { openDemo } from '../support/servers';
+import { openDemo, startPrivateServer } from '../support/servers';
 import { serverBytes, serverInteger, serverText } from '../support/server-values';
 
 type Mode = 'standard' | 'authenticated' | 'cut-and-choose';
@@ -137,16 +137,21 @@ test('an edit distance too large to hold for the authenticated mode is refused i
 });
 
 test('the switch is off for a service that offers only the standard mode, and only on the AES, Hamming and edit-distance pages', async ({ page }) => {
-  await openDemo(page, 'aes');
-  await page.getByTestId('circuit-aes128_bp').check();
-  await waitForRoles(page);
-  await expect(page.getByTestId('protect-note')).toContainText('standard mode only');
-  await expect(page.getByTestId('protect')).toBeDisabled();
-  await expect(page.getByTestId('protect-authenticated')).toBeDisabled();
-  await page.getByTestId('circuit-aes128').check();
-  await expect(page.getByTestId('protect')).toBeEnabled();
-  await expect(page.getByTestId('protect-authenticated')).toBeEnabled();
-  await expect(page.getByTestId('protect-cut-and-choose')).toBeEnabled();
+  const server = await startPrivateServer({ standardOnly: ['aes128_bp'] });
+  try {
+    await openDemo(page, 'aes', server.url);
+    await page.getByTestId('circuit-aes128_bp').check();
+    await waitForRoles(page);
+    await expect(page.getByTestId('protect-note')).toContainText('standard mode only');
+    await expect(page.getByTestId('protect')).toBeDisabled();
+    await expect(page.getByTestId('protect-authenticated')).toBeDisabled();
+    await page.getByTestId('circuit-aes128').check();
+    await expect(page.getByTestId('protect')).toBeEnabled();
+    await expect(page.getByTestId('protect-authenticated')).toBeEnabled();
+    await expect(page.getByTestId('protect-cut-and-choose')).toBeEnabled();
+  } finally {
+    await server.stop();
+  }
 
   for (const other of ['smith-waterman', 'any']) {
     await openDemo(page, other);

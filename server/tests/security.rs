@@ -85,6 +85,44 @@ fn the_default_offers_every_mode_for_aes128_and_hamming_and_refuses_a_protected_
     }
 }
 
+/// The library's AES (`aes128_bp`, 5,120 AND gates a block, the client choosing how many
+/// blocks) in the authenticated mode under the default limits: two blocks give FIPS-197's
+/// ciphertext twice, run fresh and on a preparation; 20 blocks (102,400 AND gates) pass
+/// `max_authenticated_and_gates` and are refused with that limit's typed error (a built-in
+/// program's count is not known ahead: building stops as it passes the limit), where the
+/// standard mode runs them.
+#[test]
+fn the_library_aes_runs_authenticated_within_the_limit_and_is_refused_past_it() {
+    let server = Server::start_with(&default_config(), &FIPS197_KEYS);
+    let blocks = |n: u64| vec![("blocks".to_string(), n)];
+    let fips_blocks = |n: usize| (0..n).flat_map(|_| fips_block()).collect::<Vec<bool>>();
+    let mut raw = RawClient::connect(&server.url());
+    let mut session = raw.hello();
+    assert_eq!(session.catalog().unwrap().service("aes128_bp").unwrap().security, Security::Authenticated);
+    let twice = FIPS_CIPHERTEXT.to_string() + &FIPS_CIPHERTEXT[2..];
+    session.start_with("aes128_bp", blocks(2), fips_blocks(2), Security::Authenticated).unwrap();
+    let result = finish(&mut raw, &mut session).unwrap();
+    assert_eq!((value::to_hex(&result.outputs[0].bits), result.security, result.evaluator.and_gates), (twice.clone(), Security::Authenticated, 10_240));
+    session.prepare("aes128_bp", blocks(2)).unwrap();
+    assert_eq!(finish(&mut raw, &mut session).unwrap().phase, Phase::Prepare);
+    session.start_with("aes128_bp", blocks(2), fips_blocks(2), Security::Authenticated).unwrap();
+    let result = finish(&mut raw, &mut session).unwrap();
+    assert_eq!((value::to_hex(&result.outputs[0].bits), result.phase), (twice, Phase::Prepared { number: 0 }));
+    session.start_with("aes128_bp", blocks(20), fips_blocks(20), Security::Standard).unwrap();
+    assert_eq!(finish(&mut raw, &mut session).unwrap().evaluator.and_gates, 102_400);
+
+    session.start_with("aes128_bp", blocks(20), fips_blocks(20), Security::Authenticated).unwrap();
+    for frame in common::drain(&mut session) {
+        raw.send(frame);
+    }
+    let (code, message) = raw.expect_error();
+    let want = SessionError::AuthenticatedAndGateLimit { limit: 100_000, requested: None };
+    assert_eq!((code, message), (ErrorCode::Limit as u16, want.to_string()));
+    drop(raw);
+    let log = server.stop();
+    assert!(log.contains("authenticated-and-gate-limit"), "the log names the check: {log}");
+}
+
 #[test]
 fn a_client_that_reports_cheating_is_counted_as_a_failed_session() {
     let server = Server::start(&common::honest_services(1_000_000));
