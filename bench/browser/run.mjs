@@ -15,9 +15,10 @@
  *   - the latency of one private AES block, from `Garblet.connect` to the result (median of 20);
  *   - private AES in the standard mode, the authenticated mode and under cut-and-choose (both schemes), each run on a
  *     fresh connection: from `run` to the result, and the bytes each way (median and p99 of
- *     `--cnc-runs`, 12), then, on one warm connection, standard runs beside authenticated runs
- *     whose preprocessing was done ahead (`session.prepare`); `--only-cut-and-choose` measures
- *     that alone;
+ *     `--cnc-runs`, 12), the library's circuit (`aes128_bp`) beside the Bristol one in the
+ *     standard and the authenticated mode, then, on one warm connection, standard runs beside
+ *     authenticated runs whose preprocessing was done ahead (`session.prepare`), for each
+ *     circuit; `--only-cut-and-choose` measures that alone;
  *   - `--only-kernels` measures the kernels alone (AES, the evaluators, the OT extension), with
  *     their targets;
  *   - with `--link RATE,RTT` (repeatable), the same through `garblet relay`'s emulated link:
@@ -260,16 +261,24 @@ async function logProfiles(page, address) {
 
 /**
  * Private AES in the standard mode, the authenticated mode, and under cut-and-choose with each
- * garbling scheme (`aesSecurityCost`, `cncRuns` runs each): logs them, and returns the median
- * and p99 — the largest of so few runs — of the time from `run` to the result, from
- * `Garblet.connect`, and of the bytes both ways, as
- * `aes128_{standard,authenticated,cnc}_{scheme}_…`.
+ * garbling scheme (`aesSecurityCost`, `cncRuns` runs each), on the Bristol circuit (`aes128`),
+ * and in the standard and the authenticated mode on the library's (`aes128_bp`): logs them, and
+ * returns the median and p99 — the largest of so few runs — of the time from `run` to the
+ * result, from `Garblet.connect`, and of the bytes both ways, as
+ * `{aes128,aes128_bp}_{standard,authenticated,cnc}_{scheme}_…`.
  */
 async function securityCosts(measure, address) {
   const figures = {};
-  for (const [security, garbling] of [['standard', 'half-gates'], ['authenticated', 'half-gates'], ['cut-and-choose', 'half-gates'], ['cut-and-choose', 'three-halves']]) {
-    const samples = await measure('aesSecurityCost', address, security, garbling, cncRuns);
-    const prefix = `aes128_${{ standard: 'standard', authenticated: 'authenticated', 'cut-and-choose': 'cnc' }[security]}_${garbling.replace('-', '_')}`;
+  for (const [service, security, garbling] of [
+    ['aes128', 'standard', 'half-gates'],
+    ['aes128', 'authenticated', 'half-gates'],
+    ['aes128_bp', 'standard', 'half-gates'],
+    ['aes128_bp', 'authenticated', 'half-gates'],
+    ['aes128', 'cut-and-choose', 'half-gates'],
+    ['aes128', 'cut-and-choose', 'three-halves'],
+  ]) {
+    const samples = await measure('aesSecurityCost', address, security, garbling, cncRuns, service);
+    const prefix = `${service}_${{ standard: 'standard', authenticated: 'authenticated', 'cut-and-choose': 'cnc' }[security]}_${garbling.replace('-', '_')}`;
     const of = (f) => {
       const values = samples.map(f).sort((a, b) => a - b);
       return { median: values[values.length >> 1], p99: values[Math.min(values.length - 1, Math.ceil(0.99 * values.length) - 1)] };
@@ -279,19 +288,26 @@ async function securityCosts(measure, address) {
       figures[`${prefix}_${name}_median`] = Number(median.toFixed(2));
       figures[`${prefix}_${name}_p99`] = Number(p99.toFixed(2));
     }
-    log(`aes128, ${security}, ${garbling}, in Chromium: ${fmt(figures[`${prefix}_ms_median`])} ms median (p99 ${fmt(figures[`${prefix}_ms_p99`])}) from run to result, ${fmt(figures[`${prefix}_bytes_total_median`] / 1e6)} MB both ways (p99 ${fmt(figures[`${prefix}_bytes_total_p99`] / 1e6)}); ${cncRuns} runs on fresh connections`);
+    log(`${service}, ${security}, ${garbling}, in Chromium: ${fmt(figures[`${prefix}_ms_median`])} ms median (p99 ${fmt(figures[`${prefix}_ms_p99`])}) from run to result, ${fmt(figures[`${prefix}_bytes_total_median`] / 1e6)} MB both ways (p99 ${fmt(figures[`${prefix}_bytes_total_p99`] / 1e6)}); ${cncRuns} runs on fresh connections`);
   }
+  // The authenticated mode on the library's circuit against the Bristol one, fresh connections.
+  const ratio = (key) => Number((figures[`aes128_bp_authenticated_half_gates_${key}_median`] / figures[`aes128_authenticated_half_gates_${key}_median`]).toFixed(3));
+  figures.aes128_bp_vs_aes128_authenticated_ms = ratio('ms');
+  figures.aes128_bp_vs_aes128_authenticated_bytes = ratio('bytes_total');
+  log(`authenticated, aes128_bp against aes128: ${fmt(figures.aes128_bp_vs_aes128_authenticated_ms)}× the time, ${fmt(figures.aes128_bp_vs_aes128_authenticated_bytes)}× the bytes`);
   // The online phase of an authenticated run prepared ahead, beside a standard run, on one warm connection.
-  const pairs = await measure('aesPreparedOnline', address, cncRuns);
-  const mid = (f) => {
-    const values = pairs.map(f).sort((a, b) => a - b);
-    return values[values.length >> 1];
-  };
-  figures.aes128_standard_warm_ms_median = Number(mid((p) => p.standardMs).toFixed(2));
-  figures.aes128_authenticated_online_ms_median = Number(mid((p) => p.onlineMs).toFixed(2));
-  figures.aes128_authenticated_online_vs_standard_warm = Number(mid((p) => p.onlineMs / p.standardMs).toFixed(3));
-  figures.aes128_authenticated_online_bytes_total_median = mid((p) => p.onlineBytes);
-  log(`aes128 on a warm connection in Chromium: standard ${fmt(figures.aes128_standard_warm_ms_median)} ms, authenticated with its preprocessing done ahead ${fmt(figures.aes128_authenticated_online_ms_median)} ms online (${fmt(figures.aes128_authenticated_online_vs_standard_warm)}× standard, ${fmt(figures.aes128_authenticated_online_bytes_total_median / 1e6)} MB); medians of ${cncRuns} pairs`);
+  for (const service of ['aes128', 'aes128_bp']) {
+    const pairs = await measure('aesPreparedOnline', address, cncRuns, service);
+    const mid = (f) => {
+      const values = pairs.map(f).sort((a, b) => a - b);
+      return values[values.length >> 1];
+    };
+    figures[`${service}_standard_warm_ms_median`] = Number(mid((p) => p.standardMs).toFixed(2));
+    figures[`${service}_authenticated_online_ms_median`] = Number(mid((p) => p.onlineMs).toFixed(2));
+    figures[`${service}_authenticated_online_vs_standard_warm`] = Number(mid((p) => p.onlineMs / p.standardMs).toFixed(3));
+    figures[`${service}_authenticated_online_bytes_total_median`] = mid((p) => p.onlineBytes);
+    log(`${service} on a warm connection in Chromium: standard ${fmt(figures[`${service}_standard_warm_ms_median`])} ms, authenticated with its preprocessing done ahead ${fmt(figures[`${service}_authenticated_online_ms_median`])} ms online (${fmt(figures[`${service}_authenticated_online_vs_standard_warm`])}× standard, ${fmt(figures[`${service}_authenticated_online_bytes_total_median`] / 1e6)} MB); medians of ${cncRuns} pairs`);
+  }
   return figures;
 }
 

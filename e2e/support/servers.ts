@@ -26,8 +26,17 @@ export async function openDemo(page: Page, path: string, server = serverUrl()): 
 
 /**
  * A server of the test's own, with the default services, to stop or kill mid-test;
- * `allowedOrigins` replaces the default list (localhost pages on any port).
+ * `allowedOrigins` replaces the default list (localhost pages on any port), `limits` adds to the
+ * tests' own, and the services in `standardOnly` offer the standard mode only (their `security`
+ * line taken out).
  */
-export function startPrivateServer({ allowedOrigins }: { allowedOrigins?: string[] } = {}) {
-  return startServer({ config: configWith({ listen: '127.0.0.1:0', allowedOrigins, limits: E2E_LIMITS }) });
+export function startPrivateServer({ allowedOrigins, limits = {}, standardOnly = [] }: { allowedOrigins?: string[]; limits?: Record<string, number>; standardOnly?: string[] } = {}) {
+  let config = configWith({ listen: '127.0.0.1:0', allowedOrigins, limits: { ...E2E_LIMITS, ...limits } });
+  for (const name of standardOnly) {
+    // From the service's name to its security line, within the one [[service]] table.
+    const line = new RegExp(`(\\nname = "${name}"\\n(?:(?!\\[\\[service\\]\\])[\\s\\S])*?)\\nsecurity = "[a-z-]+"`);
+    if (!line.test(config)) throw new Error(`the default configuration's ${name} has no security line to take out`);
+    config = config.replace(line, '$1');
+  }
+  return startServer({ config });
 }

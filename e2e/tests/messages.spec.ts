@@ -8,7 +8,7 @@ import { expect, test, type Page } from '@playwright/test';
 import { FIPS197 } from '../../web-client/src/demo-values';
 import { finishedState, resultValue, runToCompletion, waitForRoles } from '../support/demo-page';
 import { aes128 } from '../support/references';
-import { openDemo } from '../support/servers';
+import { openDemo, startPrivateServer } from '../support/servers';
 import { serverBytes, serverInteger } from '../support/server-values';
 
 async function refused(page: Page, sentence: string): Promise<void> {
@@ -52,19 +52,24 @@ test("a wide output reads as hex, a number as a number, and millionaires names t
 });
 
 test('the protection switch is unticked where the service runs standard only, and ticked again where it is offered', async ({ page }) => {
-  await openDemo(page, 'aes');
-  await waitForRoles(page);
-  const toggle = page.getByTestId('protect');
-  await toggle.check();
-  await page.getByTestId('circuit-aes128_bp').check();
-  await expect(page.getByTestId('protect-note')).toContainText('standard mode only');
-  await expect(toggle).toBeDisabled();
-  await expect(toggle).not.toBeChecked();
-  await runToCompletion(page);
-  await expect(page.getByTestId('stats')).toContainText('standard mode');
-  await page.getByTestId('circuit-aes128').check();
-  await expect(toggle).toBeEnabled();
-  await expect(toggle).toBeChecked();
+  const server = await startPrivateServer({ standardOnly: ['aes128_bp'] });
+  try {
+    await openDemo(page, 'aes', server.url);
+    await waitForRoles(page);
+    const toggle = page.getByTestId('protect');
+    await toggle.check();
+    await page.getByTestId('circuit-aes128_bp').check();
+    await expect(page.getByTestId('protect-note')).toContainText('standard mode only');
+    await expect(toggle).toBeDisabled();
+    await expect(toggle).not.toBeChecked();
+    await runToCompletion(page);
+    await expect(page.getByTestId('stats')).toContainText('standard mode');
+    await page.getByTestId('circuit-aes128').check();
+    await expect(toggle).toBeEnabled();
+    await expect(toggle).toBeChecked();
+  } finally {
+    await server.stop();
+  }
 });
 
 test("both parties' CPU time is shown", async ({ page }) => {

@@ -3,13 +3,15 @@
  * pages: with the switch on, a run computes in the protected mode chosen — authenticated garbling
  * by default where the service offers it, or cut-and-choose — and gives the reference result; the
  * cost table shows the last run of each mode side by side, each protected mode's bytes above
- * standard's and authenticated garbling's below cut-and-choose's.
+ * standard's and authenticated garbling's below cut-and-choose's. On the private-AES page an
+ * authenticated run leaves the next one prepared ahead: that one computes its online phase only,
+ * with either circuit, and a server that holds no preparations gets whole runs.
  */
 import { expect, test, type Page } from '@playwright/test';
 import { FIPS197 } from '../../web-client/src/demo-values';
 import { resultValue, runToCompletion, waitForRoles } from '../support/demo-page';
 import { aes128, levenshtein, popcount, randomString } from '../support/references';
-import { openDemo } from '../support/servers';
+import { openDemo, startPrivateServer } from '../support/servers';
 import { serverBytes, serverInteger, serverText } from '../support/server-values';
 
 type Mode = 'standard' | 'authenticated' | 'cut-and-choose';
@@ -20,8 +22,8 @@ interface Cost {
   received: number;
 }
 
-/** The cost table's row for `mode`, as raw numbers (its data attributes). */
-async function cost(page: Page, mode: Mode): Promise<Cost> {
+/** The cost table's row for `mode` (or the authenticated mode's online phase), as raw numbers (its data attributes). */
+async function cost(page: Page, mode: Mode | 'authenticated-online'): Promise<Cost> {
   const row = page.getByTestId(`cost-${mode}`);
   await expect(row).toHaveAttribute('data-ms', /./);
   const read = async (name: string) => Number(await row.getAttribute(`data-${name}`));
@@ -132,17 +134,97 @@ test('an edit distance of several segments is the dynamic programme’s, authent
   expect(Number(await resultValue(page))).toBe(levenshtein(serverText('levenshtein', 'a'), mine));
 });
 
+for (const circuit of ['aes128', 'aes128_bp']) {
+  test(`private AES (${circuit}) authenticated leaves the next run prepared ahead: it gives FIPS-197 from its online phase only`, async ({ page }) => {
+    const fips = aes128(serverBytes(circuit, 'key'), Buffer.from(FIPS197.plaintext, 'hex')).toString('hex');
+    await openDemo(page, 'aes');
+    await page.getByTestId(`circuit-${circuit}`).check();
+    await waitForRoles(page);
+    await protect(page, true);
+
+    // The first authenticated run computes whole: the cost table shows the mode's whole price.
+    await runToCompletion(page);
+    expect(await resultValue(page)).toBe(fips);
+    await expect(page.getByTestId('stats')).toContainText('authenticated mode)');
+    await expect(page.getByTestId('prepared')).toHaveCount(0);
+
+    // Idle again, the page prepared the next one: this run is its online phase.
+    for (let i = 0; i < 2; i++) {
+      await runToCompletion(page);
+      expect(await resultValue(page)).toBe(fips);
+      await expect(page.getByTestId('stats')).toContainText('authenticated mode, online phase only');
+      await expect(page.getByTestId('prepared')).toContainText('Online phase only');
+    }
+    const whole = await cost(page, 'authenticated');
+    const online = await cost(page, 'authenticated-online');
+    expect(total(online)).toBeLessThan(total(whole));
+
+    // Standard again: no preparation is used, nor claimed.
+    await protect(page, false);
+    await runToCompletion(page);
+    expect(await resultValue(page)).toBe(fips);
+    await expect(page.getByTestId('stats')).toContainText('standard mode)');
+    await expect(page.getByTestId('prepared')).toHaveCount(0);
+  });
+}
+
+test('private AES against a server that holds no preparations: each authenticated run computes whole, and gives FIPS-197', async ({ page }) => {
+  const server = await startPrivateServer({ limits: { max_prepared_and_gates: 1000 } });
+  try {
+    const fips = aes128(serverBytes('aes128_bp', 'key'), Buffer.from(FIPS197.plaintext, 'hex')).toString('hex');
+    await openDemo(page, 'aes', server.url);
+    await page.getByTestId('circuit-aes128_bp').check();
+    await waitForRoles(page);
+    await protect(page, true);
+    for (let i = 0; i < 2; i++) {
+      await runToCompletion(page);
+      expect(await resultValue(page)).toBe(fips);
+      await expect(page.getByTestId('stats')).toContainText('authenticated mode)');
+      await expect(page.getByTestId('prepared')).toHaveCount(0);
+    }
+  } finally {
+    await server.stop();
+  }
+});
+
+test('a preparation whose session the server closed while it waited (idle timeout) costs only the speed-up: the run computes whole and gives FIPS-197', async ({ page }) => {
+  const server = await startPrivateServer({ limits: { idle_timeout_secs: 2 } });
+  try {
+    const fips = aes128(serverBytes('aes128_bp', 'key'), Buffer.from(FIPS197.plaintext, 'hex')).toString('hex');
+    await openDemo(page, 'aes', server.url);
+    await page.getByTestId('circuit-aes128_bp').check();
+    await waitForRoles(page);
+    await protect(page, true);
+    await runToCompletion(page); // whole; the page then prepares the next one
+    // The parked session waits longer than the server's idle timeout, which closes it.
+    await page.waitForTimeout(4000);
+    await runToCompletion(page);
+    expect(await resultValue(page)).toBe(fips);
+    await expect(page.getByTestId('stats')).toContainText('authenticated mode)');
+    await expect(page.getByTestId('prepared')).toHaveCount(0);
+    const reclaimed = async () => (await (await fetch(`${server.url.replace(/^ws:/, 'http:')}/metrics.json`)).json()).reclaimed_idle;
+    expect(await reclaimed()).toBeGreaterThanOrEqual(1);
+  } finally {
+    await server.stop();
+  }
+});
+
 test('the switch is off for a service that offers only the standard mode, on every page but Smith–Waterman’s', async ({ page }) => {
-  await openDemo(page, 'aes');
-  await page.getByTestId('circuit-aes128_bp').check();
-  await waitForRoles(page);
-  await expect(page.getByTestId('protect-note')).toContainText('standard mode only');
-  await expect(page.getByTestId('protect')).toBeDisabled();
-  await expect(page.getByTestId('protect-authenticated')).toBeDisabled();
-  await page.getByTestId('circuit-aes128').check();
-  await expect(page.getByTestId('protect')).toBeEnabled();
-  await expect(page.getByTestId('protect-authenticated')).toBeEnabled();
-  await expect(page.getByTestId('protect-cut-and-choose')).toBeEnabled();
+  const server = await startPrivateServer({ standardOnly: ['aes128_bp'] });
+  try {
+    await openDemo(page, 'aes', server.url);
+    await page.getByTestId('circuit-aes128_bp').check();
+    await waitForRoles(page);
+    await expect(page.getByTestId('protect-note')).toContainText('standard mode only');
+    await expect(page.getByTestId('protect')).toBeDisabled();
+    await expect(page.getByTestId('protect-authenticated')).toBeDisabled();
+    await page.getByTestId('circuit-aes128').check();
+    await expect(page.getByTestId('protect')).toBeEnabled();
+    await expect(page.getByTestId('protect-authenticated')).toBeEnabled();
+    await expect(page.getByTestId('protect-cut-and-choose')).toBeEnabled();
+  } finally {
+    await server.stop();
+  }
 
   // The any-service page offers it per service.
   await openDemo(page, 'any');

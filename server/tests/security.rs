@@ -85,6 +85,34 @@ fn the_default_offers_every_mode_for_aes128_and_hamming_and_refuses_a_protected_
     }
 }
 
+/// The library's AES (`aes128_bp`, 5,120 AND gates a block, the client choosing how many
+/// blocks) in the authenticated mode under the default configuration: two blocks give FIPS-197's
+/// ciphertext twice, run fresh and on a preparation; 20 blocks (102,400 AND gates, two segments)
+/// give it twenty times, as in the standard mode.
+#[test]
+fn the_library_aes_runs_authenticated_fresh_prepared_and_over_several_segments() {
+    let server = Server::start_with(&default_config(), &FIPS197_KEYS);
+    let blocks = |n: u64| vec![("blocks".to_string(), n)];
+    let fips_blocks = |n: usize| (0..n).flat_map(|_| fips_block()).collect::<Vec<bool>>();
+    let fips_times = |n: usize| "0x".to_string() + &FIPS_CIPHERTEXT[2..].repeat(n);
+    let mut raw = RawClient::connect(&server.url());
+    let mut session = raw.hello();
+    assert_eq!(session.catalog().unwrap().service("aes128_bp").unwrap().security, Security::Authenticated);
+    session.start_with("aes128_bp", blocks(2), fips_blocks(2), Security::Authenticated).unwrap();
+    let result = finish(&mut raw, &mut session).unwrap();
+    assert_eq!((value::to_hex(&result.outputs[0].bits), result.security, result.evaluator.and_gates), (fips_times(2), Security::Authenticated, 10_240));
+    session.prepare("aes128_bp", blocks(2)).unwrap();
+    assert_eq!(finish(&mut raw, &mut session).unwrap().phase, Phase::Prepare);
+    session.start_with("aes128_bp", blocks(2), fips_blocks(2), Security::Authenticated).unwrap();
+    let result = finish(&mut raw, &mut session).unwrap();
+    assert_eq!((value::to_hex(&result.outputs[0].bits), result.phase), (fips_times(2), Phase::Prepared { number: 0 }));
+    for security in [Security::Standard, Security::Authenticated] {
+        session.start_with("aes128_bp", blocks(20), fips_blocks(20), security).unwrap();
+        let result = finish(&mut raw, &mut session).unwrap();
+        assert_eq!((value::to_hex(&result.outputs[0].bits), result.security, result.evaluator.and_gates), (fips_times(20), security, 102_400));
+    }
+}
+
 #[test]
 fn a_client_that_reports_cheating_is_counted_as_a_failed_session() {
     let server = Server::start(&common::honest_services(1_000_000));

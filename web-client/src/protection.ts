@@ -3,7 +3,8 @@
  * mode — authenticated garbling where the service offers it (recommended: it protects both
  * sides, for a fraction of cut-and-choose's cost), or cut-and-choose — one line on what each
  * buys, and what each mode cost on the last run of each, side by side, so the price of the
- * protection is plain.
+ * protection is plain. An authenticated run on preprocessing done ahead has a row of its own:
+ * its cost is its online phase's.
  */
 import { SECURITY_MODES, type RunResult, type Security, type ServiceInfo } from 'garblet';
 import { h, replace } from './dom';
@@ -19,6 +20,9 @@ interface Cost {
 
 type Protected = Exclude<Security, 'standard'>;
 
+/** A row of the cost table: a mode, or the authenticated mode's online phase alone. */
+type Row = Security | 'authenticated-online';
+
 /** The protected modes, recommended first, with what each buys. */
 const PROTECTED: { mode: Protected; label: string; hint: string }[] = [
   {
@@ -33,9 +37,10 @@ const PROTECTED: { mode: Protected; label: string; hint: string }[] = [
   },
 ];
 
-const LABELS: Record<Security, string> = {
+const LABELS: Record<Row, string> = {
   standard: 'standard',
   authenticated: 'authenticated (protected)',
+  'authenticated-online': 'authenticated, online phase only (prepared ahead)',
   'cut-and-choose': 'cut-and-choose (protected)',
 };
 
@@ -56,7 +61,9 @@ export class Protection {
   /** The protected mode the user picked last, kept across services that offer it. */
   private preferred: Protected = 'authenticated';
   /** The last run of each mode, by service. */
-  private readonly last = new Map<string, Partial<Record<Security, Cost>>>();
+  private readonly last = new Map<string, Partial<Record<Row, Cost>>>();
+  /** Called when the mode the next run asks for may have changed (the page's preparation ahead). */
+  onChange?: () => void;
 
   constructor() {
     const modes = PROTECTED.map(({ mode, label }) => {
@@ -64,6 +71,7 @@ export class Protection {
       radio.addEventListener('change', () => {
         this.preferred = mode;
         this.showChoice();
+        this.onChange?.();
       });
       this.radios.set(mode, radio);
       return h('label', {}, radio, ' ', label);
@@ -81,6 +89,7 @@ export class Protection {
     this.checkbox.addEventListener('change', () => {
       this.wanted = this.checkbox.checked;
       this.showChoice();
+      this.onChange?.();
     });
     this.showChoice();
     this.showCosts();
@@ -114,13 +123,18 @@ export class Protection {
     this.note.textContent = info && !any ? `The server offers ${name} in the standard mode only: its runs are not protected.` : '';
     this.showChoice();
     this.showCosts();
+    this.onChange?.();
   }
 
-  /** A run finished: its mode's cost replaces that mode's last one. */
+  /**
+   * A run finished: its mode's cost replaces that mode's last one (an authenticated run on
+   * preprocessing done ahead, its online phase's row).
+   */
   record(result: RunResult): void {
     const costs = this.last.get(result.service) ?? {};
     const e = result.stats.evaluator;
-    costs[result.security] = { ms: e.wall_ms, sent: e.bytes_sent, received: e.bytes_received };
+    const row: Row = result.prepared ? 'authenticated-online' : result.security;
+    costs[row] = { ms: e.wall_ms, sent: e.bytes_sent, received: e.bytes_received };
     this.last.set(result.service, costs);
     this.showCosts();
   }
@@ -139,7 +153,7 @@ export class Protection {
 
   private showCosts(): void {
     const costs = (this.service && this.last.get(this.service)) || {};
-    const modes = (['standard', 'authenticated', 'cut-and-choose'] as Security[]).filter((mode) => this.offered.includes(mode) || costs[mode]);
+    const modes = (['standard', 'authenticated', 'authenticated-online', 'cut-and-choose'] as Row[]).filter((mode) => (mode !== 'authenticated-online' && this.offered.includes(mode)) || costs[mode]);
     const rows = modes.map((mode) => {
       const c = costs[mode];
       const data = c ? { 'data-ms': c.ms, 'data-sent': c.sent, 'data-received': c.received } : {};
@@ -148,10 +162,11 @@ export class Protection {
     });
     const standard = costs.standard;
     const total = (c: Cost) => c.sent + c.received;
-    const ratios = PROTECTED.flatMap(({ mode, label }) => {
+    const labels: [Row, string][] = [...PROTECTED.map(({ mode, label }): [Row, string] => [mode, label.replace(' (recommended)', '')]), ['authenticated-online', 'authenticated garbling’s online phase (prepared ahead)']];
+    const ratios = labels.flatMap(([mode, label]) => {
       const c = costs[mode];
       if (!c || !standard) return [];
-      return [`${label.replace(' (recommended)', '')} cost ${(c.ms / standard.ms).toFixed(1)}× the time and ${(total(c) / total(standard)).toFixed(0)}× the bytes (${integer(total(c))} against ${integer(total(standard))})`];
+      return [`${label} cost ${(c.ms / standard.ms).toFixed(1)}× the time and ${(total(c) / total(standard)).toFixed(1)}× the bytes (${integer(total(c))} against ${integer(total(standard))})`];
     });
     replace(
       this.costs,

@@ -4,7 +4,7 @@
  * measured. The page supplies what to run and how to show the result.
  */
 import { AbortError, CheatingDetected, ConnectionError, InputError, ServerError, type Inputs, type Progress, type RoleStats, type RunResult, type Security, type Stats } from 'garblet';
-import { run, UnreachableError } from './connection';
+import { run, UnreachableError, type PreparedAhead } from './connection';
 import { h, replace } from './dom';
 import { bytes, count, duration, integer } from './format';
 
@@ -15,6 +15,8 @@ export interface RunSpec {
   params?: Record<string, number>;
   /** The mode to compute in (default: standard). */
   security?: Security;
+  /** Where an authenticated run finds a preparation done ahead, if the page made one. */
+  ahead?: PreparedAhead;
 }
 
 export interface RunPanelOptions {
@@ -26,6 +28,8 @@ export interface RunPanelOptions {
   show: (result: RunResult) => void;
   /** Called with every finished run, after `show` (the page's cost table). */
   finished?: (result: RunResult) => void;
+  /** Called when a run has ended, whichever way: the page is idle again. */
+  ended?: () => void;
 }
 
 type State = 'idle' | 'connecting' | 'running' | 'done' | 'cancelled' | 'error';
@@ -128,6 +132,7 @@ export class RunPanel {
       const result = await run(spec.service, spec.inputs, {
         params: spec.params,
         security: spec.security,
+        ahead: spec.ahead,
         signal: controller.signal,
         onConnected: () => this.setState('running'),
         onProgress: (p) => this.showProgress(p),
@@ -136,7 +141,7 @@ export class RunPanel {
       this.showComplete();
       this.options.show(result);
       if (result.recovered) this.showRecovered();
-      this.showStats(result.stats, result.security);
+      this.showStats(result.stats, result.security, result.prepared);
       this.options.finished?.(result);
     } catch (e) {
       if (e instanceof AbortError) {
@@ -152,6 +157,7 @@ export class RunPanel {
       }
     } finally {
       this.controller = undefined;
+      this.options.ended?.();
     }
   }
 
@@ -215,7 +221,8 @@ export class RunPanel {
     this.recovered.hidden = false;
   }
 
-  private showStats(stats: Stats, security: Security): void {
+  /** `prepared`: the run used preprocessing done ahead, and its figures are its online phase's. */
+  private showStats(stats: Stats, security: Security, prepared: boolean): void {
     const rows: [string, (s: RoleStats) => string][] = [
       ['wall time', (s) => duration(s.wall_ms)],
       ['CPU time', (s) => (s.cpu_ms === null ? '—' : duration(s.cpu_ms))],
@@ -229,7 +236,7 @@ export class RunPanel {
       h(
         'table',
         {},
-        h('caption', {}, `What each party measured (${security} mode)`),
+        h('caption', {}, `What each party measured (${security} mode${prepared ? ', online phase only: its preprocessing was done ahead' : ''})`),
         h('thead', {}, h('tr', {}, h('th', {}), h('th', { scope: 'col' }, 'You (evaluator)'), h('th', { scope: 'col' }, 'Server (garbler)'))),
         h('tbody', {}, ...rows.map(([name, cell]) => h('tr', {}, h('th', { scope: 'row' }, name), h('td', {}, cell(stats.evaluator)), h('td', {}, cell(stats.garbler))))),
       ),

@@ -53,20 +53,20 @@ export async function aesLatency(server, runs = 20) {
 }
 
 /**
- * Private AES of one block in the mode `security` (`standard` or `cut-and-choose`) under the
- * garbling scheme `garbling`, each run on a fresh connection: from `run` to the ciphertext (a
- * connection's first cut-and-choose computation includes its chosen OT's base OT, as the native
- * loopback figures do), from `Garblet.connect`, and the bytes each way as the evaluator counted
- * them; `runs` runs after one not counted.
+ * Private AES of one block with `service` (`aes128`, the Bristol circuit, or `aes128_bp`, the
+ * library's) in the mode `security` under the garbling scheme `garbling`, each run on a fresh
+ * connection: from `run` to the ciphertext (a connection's first cut-and-choose computation
+ * includes its chosen OT's base OT, as the native loopback figures do), from `Garblet.connect`,
+ * and the bytes each way as the evaluator counted them; `runs` runs after one not counted.
  */
-export async function aesSecurityCost(server, security, garbling, runs = 12) {
+export async function aesSecurityCost(server, security, garbling, runs = 12, service = 'aes128') {
   const samples = [];
   for (let i = 0; i <= runs; i++) {
     const start = now();
     const session = await Garblet.connect(`ws://${server}/`, { garbling });
     try {
       const connected = now();
-      const { stats } = await session.run('aes128', { plaintext: randomBlock() }, { security });
+      const { stats } = await session.run(service, { plaintext: randomBlock() }, { security });
       const done = now();
       if (i > 0) samples.push({ runMs: done - connected, withConnectMs: done - start, received: stats.evaluator.bytes_received, sent: stats.evaluator.bytes_sent });
     } finally {
@@ -125,23 +125,23 @@ export async function windowSweep(server, andGates, windows, rounds) {
 }
 
 /**
- * Private AES on one warm connection: `runs` pairs of a standard run and an authenticated run
- * whose preprocessing `session.prepare` did just before it; milliseconds from `run` to the
- * result of each (the online phase of the authenticated one) and the bytes of each.
+ * Private AES with `service` on one warm connection: `runs` pairs of a standard run and an
+ * authenticated run whose preprocessing `session.prepare` did just before it; milliseconds from
+ * `run` to the result of each (the online phase of the authenticated one) and the bytes of each.
  */
-export async function aesPreparedOnline(server, runs = 12) {
+export async function aesPreparedOnline(server, runs = 12, service = 'aes128') {
   const session = await Garblet.connect(`ws://${server}/`);
   try {
     // The connection's base OTs and the workers, before anything is timed.
-    await session.run('aes128', { plaintext: randomBlock() });
+    await session.run(service, { plaintext: randomBlock() });
     const samples = [];
     for (let i = 0; i < runs; i++) {
       let start = now();
-      const standard = await session.run('aes128', { plaintext: randomBlock() });
+      const standard = await session.run(service, { plaintext: randomBlock() });
       const standardMs = now() - start;
-      await session.prepare('aes128');
+      await session.prepare(service);
       start = now();
-      const online = await session.run('aes128', { plaintext: randomBlock() }, { security: 'authenticated' });
+      const online = await session.run(service, { plaintext: randomBlock() }, { security: 'authenticated' });
       const onlineMs = now() - start;
       if (!online.prepared) throw new Error('the authenticated run did not use the preprocessing done ahead');
       const bytes = (r) => r.stats.evaluator.bytes_sent + r.stats.evaluator.bytes_received;

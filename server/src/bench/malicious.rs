@@ -409,9 +409,11 @@ struct Loopback {
     garbling: Garbling,
 }
 
-const LOOPBACK: [Loopback; 7] = [
+const LOOPBACK: [Loopback; 9] = [
     Loopback { key: "aes128_standard", service: "aes128", security: Security::Standard, garbling: Garbling::Only(Scheme::HalfGates) },
     Loopback { key: "aes128_authenticated", service: "aes128", security: Security::Authenticated, garbling: Garbling::Only(Scheme::HalfGates) },
+    Loopback { key: "aes128_bp_standard", service: "aes128_bp", security: Security::Standard, garbling: Garbling::Only(Scheme::HalfGates) },
+    Loopback { key: "aes128_bp_authenticated", service: "aes128_bp", security: Security::Authenticated, garbling: Garbling::Only(Scheme::HalfGates) },
     Loopback { key: "aes128_cnc", service: "aes128", security: Security::CutAndChoose, garbling: Garbling::Only(Scheme::HalfGates) },
     Loopback { key: "aes128_cnc_three_halves", service: "aes128", security: Security::CutAndChoose, garbling: Garbling::Only(Scheme::ThreeHalves) },
     Loopback { key: "hamming_standard", service: "hamming", security: Security::Standard, garbling: Garbling::Only(Scheme::HalfGates) },
@@ -439,8 +441,9 @@ struct ServerData {
 }
 
 /// The embedded default configuration on a free loopback port, with an AES key drawn for this
-/// run, handshakes unthrottled (the benchmark opens a connection per computation), and the
-/// protected services offering the authenticated mode (and so every mode).
+/// run (for `aes128` and `aes128_bp` alike), handshakes unthrottled (the benchmark opens a
+/// connection per computation), and the protected services offering the authenticated mode (and
+/// so every mode).
 fn loopback_config(rng: &mut AesCtr) -> Result<(Config, ServerData), String> {
     let mut config = Config::embedded_default().map_err(|e| e.to_string())?;
     config.server.listen = "127.0.0.1:0".into();
@@ -450,9 +453,12 @@ fn loopback_config(rng: &mut AesCtr) -> Result<(Config, ServerData), String> {
     let service = |config: &mut Config, name: &str| config.services.iter().position(|s| s.name == name).ok_or_else(|| format!("the default configuration has no {name} service"));
     let aes = service(&mut config, "aes128")?;
     let key_input = config.services[aes].inputs.iter_mut().find(|i| matches!(i.party, InputOwner::Garbler)).ok_or("the aes128 service has no server input")?;
-    key_input.value = Some(ValueSource { hex: Some(aes_key.iter().map(|b| format!("{b:02x}")).collect()), ..ValueSource::default() });
+    let key_hex: String = aes_key.iter().map(|b| format!("{b:02x}")).collect();
+    key_input.value = Some(ValueSource { hex: Some(key_hex.clone()), ..ValueSource::default() });
+    let aes_bp = service(&mut config, "aes128_bp")?;
+    config.services[aes_bp].garbler_inputs.insert("key".into(), ValueSource { hex: Some(key_hex), ..ValueSource::default() });
     let hamming = service(&mut config, "hamming")?;
-    for i in [aes, hamming] {
+    for i in [aes, aes_bp, hamming] {
         config.services[i].security = Some(Security::Authenticated.name().into());
     }
     let hamming_hex = config.services[hamming].garbler_inputs.get("x").and_then(|v| v.hex.clone()).ok_or("the hamming service's x is not written in hex")?;
@@ -467,6 +473,8 @@ fn loopback(report: &mut Report, rng: &mut AesCtr, only: &Only) -> Result<(), St
     let busy = MachineBusy::start();
     let started = Instant::now();
     let mut hamming_bits = 0;
+    // Each configuration's median wall and bytes, for the ratios of the two AES circuits.
+    let mut medians = std::collections::HashMap::new();
     for l in &LOOPBACK {
         if !only.runs("loopback") && !only.runs(&format!("loopback_{}", l.key)) {
             continue;
@@ -484,6 +492,7 @@ fn loopback(report: &mut Report, rng: &mut AesCtr, only: &Only) -> Result<(), St
         }
         let of = |f: fn(&Measured) -> f64| runs.iter().map(f).collect::<Vec<f64>>();
         let k = l.key;
+        medians.insert(k, (median(of(|m| m.wall_ms)), median(of(|m| m.bytes_to_client + m.bytes_to_server))));
         for (what, values) in [
             ("wall_ms", of(|m| m.wall_ms)),
             ("with_connect_ms", of(|m| m.with_connect_ms)),
@@ -493,6 +502,12 @@ fn loopback(report: &mut Report, rng: &mut AesCtr, only: &Only) -> Result<(), St
             ("bytes_to_server", of(|m| m.bytes_to_server)),
         ] {
             report.set(&format!("loopback_{k}_{what}_median"), median(values.clone())).set(&format!("loopback_{k}_{what}_p99"), p99(values));
+        }
+    }
+    // The library's circuit against the Bristol one, mode by mode: medians' ratios.
+    for mode in ["standard", "authenticated"] {
+        if let (Some(bp), Some(bristol)) = (medians.get(format!("aes128_bp_{mode}").as_str()), medians.get(format!("aes128_{mode}").as_str())) {
+            report.set(&format!("loopback_aes128_bp_vs_aes128_{mode}_wall"), bp.0 / bristol.0).set(&format!("loopback_aes128_bp_vs_aes128_{mode}_bytes"), bp.1 / bristol.1);
         }
     }
     if only.runs("loopback") || only.runs(WARM_KEY) {
@@ -522,7 +537,7 @@ fn loopback_once(url: &str, connect: &ConnectOptions, l: &Loopback, data: &Serve
     let output_bits = info.outputs.first().map_or(0, |o| o.bits);
     let y = rng.bits(bits);
     let want: Vec<bool> = match l.service {
-        "aes128" => {
+        "aes128" | "aes128_bp" => {
             let mut block = aes::Block::from(<[u8; 16]>::try_from(value::to_bytes(&y)).map_err(|_| fail("not a 16-byte block".into()))?);
             aes::Aes128::new(&data.aes_key.into()).encrypt_block(&mut block);
             value::from_bytes(&block)

@@ -534,7 +534,7 @@ mod tests {
     fn the_default_offers_the_protected_modes_for_the_demos_protected_services_only() {
         let config = Config::embedded_default().unwrap();
         for service in &config.services {
-            let protected = ["aes128", "hamming", "hamming_threshold", "levenshtein", "levenshtein_text"];
+            let protected = ["aes128", "aes128_bp", "hamming", "hamming_threshold", "levenshtein", "levenshtein_text"];
             let expected = if protected.contains(&service.name.as_str()) { Security::Authenticated } else { Security::Standard };
             assert_eq!(service.security(), Ok(expected), "{}", service.name);
         }

@@ -304,7 +304,7 @@ mod tests {
     }
 
     #[test]
-    fn the_default_catalog_announces_the_authenticated_mode_for_aes128() {
+    fn the_default_catalog_announces_the_authenticated_mode_for_both_aes128_circuits() {
         use garblet_core::protocol::Services as _;
         let services = build(&Config::embedded_default().unwrap()).unwrap();
         let catalog: serde_json::Value = serde_json::from_str(services.table.catalog_json()).unwrap();
@@ -313,6 +313,7 @@ mod tests {
             entry["security"].as_str().unwrap_or_else(|| panic!("{name}'s security in {entry}")).to_string()
         };
         assert_eq!(security("aes128"), "authenticated");
+        assert_eq!(security("aes128_bp"), "authenticated");
         assert_eq!(security("hamming"), "authenticated");
         assert_eq!(security("levenshtein"), "authenticated");
         assert_eq!(security("aes192"), "standard");
