@@ -168,14 +168,19 @@ for (const circuit of ['aes128', 'aes128_bp']) {
   });
 }
 
+/** The AES page on `url` with the library circuit and the switch on: FIPS-197's ciphertext under its key. */
+async function protectedLibraryAes(page: Page, url: string): Promise<string> {
+  await openDemo(page, 'aes', url);
+  await page.getByTestId('circuit-aes128_bp').check();
+  await waitForRoles(page);
+  await protect(page, true);
+  return aes128(serverBytes('aes128_bp', 'key'), Buffer.from(FIPS197.plaintext, 'hex')).toString('hex');
+}
+
 test('private AES against a server that holds no preparations: each authenticated run computes whole, and gives FIPS-197', async ({ page }) => {
   const server = await startPrivateServer({ limits: { max_prepared_and_gates: 1000 } });
   try {
-    const fips = aes128(serverBytes('aes128_bp', 'key'), Buffer.from(FIPS197.plaintext, 'hex')).toString('hex');
-    await openDemo(page, 'aes', server.url);
-    await page.getByTestId('circuit-aes128_bp').check();
-    await waitForRoles(page);
-    await protect(page, true);
+    const fips = await protectedLibraryAes(page, server.url);
     for (let i = 0; i < 2; i++) {
       await runToCompletion(page);
       expect(await resultValue(page)).toBe(fips);
@@ -190,11 +195,7 @@ test('private AES against a server that holds no preparations: each authenticate
 test('a preparation whose session the server closed while it waited (idle timeout) costs only the speed-up: the run computes whole and gives FIPS-197', async ({ page }) => {
   const server = await startPrivateServer({ limits: { idle_timeout_secs: 2 } });
   try {
-    const fips = aes128(serverBytes('aes128_bp', 'key'), Buffer.from(FIPS197.plaintext, 'hex')).toString('hex');
-    await openDemo(page, 'aes', server.url);
-    await page.getByTestId('circuit-aes128_bp').check();
-    await waitForRoles(page);
-    await protect(page, true);
+    const fips = await protectedLibraryAes(page, server.url);
     await runToCompletion(page); // whole; the page then prepares the next one
     // The parked session waits longer than the server's idle timeout, which closes it.
     await page.waitForTimeout(4000);
