@@ -531,10 +531,10 @@ mod tests {
     }
 
     #[test]
-    fn the_default_offers_the_protected_modes_for_the_demos_protected_services_only() {
+    fn the_default_offers_the_protected_modes_for_the_demos_protected_services_and_the_benchmark_circuit_only() {
         let config = Config::embedded_default().unwrap();
         for service in &config.services {
-            let protected = ["aes128", "aes128_bp", "hamming", "hamming_threshold", "levenshtein", "levenshtein_text"];
+            let protected = ["aes128", "aes128_bp", "hamming", "hamming_threshold", "levenshtein", "levenshtein_text", "synthetic"];
             let expected = if protected.contains(&service.name.as_str()) { Security::Authenticated } else { Security::Standard };
             assert_eq!(service.security(), Ok(expected), "{}", service.name);
         }

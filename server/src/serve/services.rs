@@ -316,8 +316,9 @@ mod tests {
         assert_eq!(security("aes128_bp"), "authenticated");
         assert_eq!(security("hamming"), "authenticated");
         assert_eq!(security("levenshtein"), "authenticated");
+        assert_eq!(security("synthetic"), "authenticated");
         assert_eq!(security("aes192"), "standard");
-        assert_eq!(security("synthetic"), "standard");
+        assert_eq!(security("millionaires"), "standard");
     }
 
     #[test]
