@@ -969,8 +969,14 @@ impl EvaluatorComputation {
 
     /// Takes A's masked inputs and the input labels.
     pub fn inputs(&mut self, message: &[u8]) -> Result<(), AuthError> {
-        if !matches!(self.stage, EvaluatorStage::AwaitingInputs) {
-            return Err(AuthError::OutOfOrder { expected: "not the garbler's inputs", got: "the garbler's inputs" });
+        let expected = match self.stage {
+            EvaluatorStage::AwaitingInputs => None,
+            EvaluatorStage::AwaitingInputMasks => Some("the garbler's input-mask opening"),
+            EvaluatorStage::Evaluating => Some("a segment's tables"),
+            EvaluatorStage::Done => Some("nothing (the computation ended)"),
+        };
+        if let Some(expected) = expected {
+            return Err(AuthError::OutOfOrder { expected, got: "the garbler's inputs" });
         }
         expect_len(message, self.inputs_len(), "the garbler's inputs")?;
         self.stage = EvaluatorStage::Done;

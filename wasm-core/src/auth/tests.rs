@@ -853,6 +853,7 @@ mod computations {
         assert!(matches!(gc.garble(first, empty(0)), Err(AuthError::OutOfOrder { .. })));
         assert!(matches!(gc.close(), Err(AuthError::OutOfOrder { .. })));
         assert!(matches!(gc.finish(&[]), Err(AuthError::OutOfOrder { .. })));
+        assert_eq!(ec.inputs(&[]), Err(AuthError::OutOfOrder { expected: "the garbler's input-mask opening", got: "the garbler's inputs" }));
         assert!(matches!(ec.mask_inputs(&g1[1..]), Err(AuthError::WrongLength { .. })));
         assert!(matches!(gc.inputs(&e1, &[]), Err(AuthError::WrongLength { .. })));
         let no_inputs = |computation| InputMaterial { masks: [vec![], vec![]], computation };
