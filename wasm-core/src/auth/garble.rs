@@ -532,6 +532,15 @@ fn next_input(inputs: &InputMaterial, seen: &mut [usize; 2], party: Party) -> Re
     Ok((mask, i))
 }
 
+/// Refuses a circuit that, all its segments walked, has other input wires than its input masks.
+fn all_inputs_taken(inputs: &InputMaterial, seen: [usize; 2]) -> Result<(), AuthError> {
+    let [a, b] = [inputs.masks[0].len(), inputs.masks[1].len()];
+    if seen != [a, b] {
+        return Err(AuthError::MaterialCount { what: "input wires", needed: a + b, given: seen[0] + seen[1] });
+    }
+    Ok(())
+}
+
 /// Bytes of a segment's tables: four blocks per AND gate, then its p bits.
 pub fn tables_len(ands: usize) -> usize {
     64 * ands + ands.div_ceil(8)
@@ -872,9 +881,7 @@ impl GarblerComputation {
         if !matches!(self.stage, GarblerStage::Garbling) || self.segments == 0 {
             return Err(AuthError::OutOfOrder { expected: "a segment", got: "the end of the garbling" });
         }
-        if self.inputs_seen != [self.inputs.masks[0].len(), self.inputs.masks[1].len()] {
-            return Err(AuthError::MaterialCount { what: "input wires", needed: self.inputs.masks[0].len() + self.inputs.masks[1].len(), given: self.inputs_seen[0] + self.inputs_seen[1] });
-        }
+        all_inputs_taken(&self.inputs, self.inputs_seen)?;
         let mut message = self.check.finalize().as_bytes().to_vec();
         message.extend(open(&self.to_b, &scope(&self.transcript, self.index, purpose::EVALUATOR_OUTPUT_MASKS), Role::Garbler));
         self.to_b = Vec::new();
@@ -1089,9 +1096,7 @@ impl EvaluatorComputation {
         }
         expect_len(message, self.closing_len(), "the garbler's closing message")?;
         self.stage = EvaluatorStage::Done;
-        if self.inputs_seen != [self.inputs.masks[0].len(), self.inputs.masks[1].len()] {
-            return Err(AuthError::MaterialCount { what: "input wires", needed: self.inputs.masks[0].len() + self.inputs.masks[1].len(), given: self.inputs_seen[0] + self.inputs_seen[1] });
-        }
+        all_inputs_taken(&self.inputs, self.inputs_seen)?;
         let (role, delta, transcript) = (Role::Evaluator, self.delta, self.transcript);
         #[allow(unused_mut)]
         let mut enforce = true;

@@ -96,10 +96,10 @@ pub const DEFAULT_MAX_PREPARED_AND_GATES: u64 = 400_000;
 struct Prepared {
     party: Box<AuthParty>,
     inputs: InputMaterial,
-    segments: VecDeque<(Segment, SegmentMaterial)>,
+    segments: VecDeque<Prepped>,
 }
 
-fn park(parked: &mut Parked, key: PreparedKey, party: Box<AuthParty>, inputs: InputMaterial, segments: VecDeque<(Segment, SegmentMaterial)>) {
+fn park(parked: &mut Parked, key: PreparedKey, party: Box<AuthParty>, inputs: InputMaterial, segments: VecDeque<Prepped>) {
     let and_gates = segments.iter().map(|(s, _)| s.ands() as u64).sum();
     parked.park(key, and_gates, Box::new(Prepared { party, inputs, segments }));
 }
@@ -321,6 +321,41 @@ struct Work {
     segments: Segments,
 }
 
+/// A segment and its material, preprocessed.
+type Prepped = (Segment, SegmentMaterial);
+
+impl Work {
+    /// Starts the preprocessing of a computation of `and_gates` AND gates on `party`, set up:
+    /// its first message (the input masks) sent.
+    fn start(mut party: AuthParty, input_bits: [usize; 2], and_gates: u64, segments: Segments, sender: &mut Sender, outbox: &mut Outbox) -> Result<Box<Work>, SessionError> {
+        let (pre, first) = Preprocessor::start(&mut party, input_bits, and_gates, SEGMENT_AND_GATES)?;
+        sender.send(outbox, &first);
+        Ok(Box::new(Work { party: Box::new(party), pre, segments }))
+    }
+
+    /// Takes the peer's next preprocessing message, and sends this side's answer if it has one.
+    fn step(&mut self, message: &[u8], sender: &mut Sender, outbox: &mut Outbox) -> Result<(), SessionError> {
+        if let Some(next) = self.pre.step(&mut self.party, message)? {
+            sender.send(outbox, &next);
+        }
+        Ok(())
+    }
+
+    /// Starts the next segment's preprocessing, its first message sent: whether one is in
+    /// flight, `false` after the last. A segment without AND gates is ready at once and goes to
+    /// `ready` (only a circuit without any has one, and it is its only segment).
+    fn start_next(&mut self, ready: &mut VecDeque<Prepped>, sender: &mut Sender, outbox: &mut Outbox) -> Result<bool, SessionError> {
+        while let Some(segment) = self.segments.next()? {
+            if let Some(first) = self.pre.start_segment(&mut self.party, segment)? {
+                sender.send(outbox, &first);
+                return Ok(true);
+            }
+            ready.extend(self.pre.take_segment());
+        }
+        Ok(false)
+    }
+}
+
 enum GarblerStage {
     /// Waiting for B's chunk of the session's extension.
     Setup(Box<GarblerSetup>, Segments),
@@ -328,11 +363,11 @@ enum GarblerStage {
     InputMasks(Box<Work>),
     /// Waiting for B's opening of its masks of A's inputs and B's masked inputs; `work` is
     /// `None` for a computation on a preparation, whose segments are all in `ready`.
-    Inputs { work: Option<Box<Work>>, computation: GarblerComputation, ready: VecDeque<(Segment, SegmentMaterial)> },
+    Inputs { work: Option<Box<Work>>, computation: GarblerComputation, ready: VecDeque<Prepped> },
     /// A segment's preprocessing in flight; garbled as soon as it is over.
     Garbling(Box<Work>, GarblerComputation),
     /// A [`Phase::Prepare`] run: the segments' preprocessing in flight, each kept.
-    Preparing(Box<Work>, InputMaterial, VecDeque<(Segment, SegmentMaterial)>),
+    Preparing(Box<Work>, InputMaterial, VecDeque<Prepped>),
     /// The closing message and `Done` sent; waiting for B's message with A's outputs.
     Outputs(GarblerComputation, Stats),
     Ended,
@@ -457,14 +492,10 @@ impl AuthGarbler {
                         party.known_masks();
                     }
                 }
-                let (pre, first) = Preprocessor::start(&mut party, self.input_bits, self.and_gates, SEGMENT_AND_GATES)?;
-                self.sender.send(parts.outbox, &first);
-                GarblerStage::InputMasks(Box::new(Work { party: Box::new(party), pre, segments }))
+                GarblerStage::InputMasks(Work::start(party, self.input_bits, self.and_gates, segments, &mut self.sender, parts.outbox)?)
             }
             GarblerStage::InputMasks(mut work) => {
-                if let Some(next) = work.pre.step(&mut work.party, &message)? {
-                    self.sender.send(parts.outbox, &next);
-                }
+                work.step(&message, &mut self.sender, parts.outbox)?;
                 match work.pre.take_inputs() {
                     None => GarblerStage::InputMasks(work),
                     Some(inputs) if self.prepare.is_some() => self.prepare_next(work, inputs, VecDeque::new(), parts)?,
@@ -495,9 +526,7 @@ impl AuthGarbler {
                 }
             }
             GarblerStage::Garbling(mut work, mut computation) => {
-                if let Some(next) = work.pre.step(&mut work.party, &message)? {
-                    self.sender.send(parts.outbox, &next);
-                }
+                work.step(&message, &mut self.sender, parts.outbox)?;
                 match work.pre.take_segment() {
                     None => GarblerStage::Garbling(work, computation),
                     Some((segment, material)) => {
@@ -508,9 +537,7 @@ impl AuthGarbler {
                 }
             }
             GarblerStage::Preparing(mut work, inputs, mut ready) => {
-                if let Some(next) = work.pre.step(&mut work.party, &message)? {
-                    self.sender.send(parts.outbox, &next);
-                }
+                work.step(&message, &mut self.sender, parts.outbox)?;
                 match work.pre.take_segment() {
                     None => GarblerStage::Preparing(work, inputs, ready),
                     Some(done) => {
@@ -532,15 +559,14 @@ impl AuthGarbler {
     /// Starts the next segment's preprocessing, garbling at once those without AND gates; after
     /// the last, the closing message.
     fn garble_next(&mut self, mut work: Box<Work>, mut computation: GarblerComputation, parts: &mut GarblerParts<'_>) -> Result<GarblerStage, SessionError> {
-        while let Some(segment) = work.segments.next()? {
-            if let Some(first) = work.pre.start_segment(&mut work.party, segment)? {
-                self.sender.send(parts.outbox, &first);
-                return Ok(GarblerStage::Garbling(work, computation));
-            }
-            if let Some((segment, material)) = work.pre.take_segment() {
-                let tables = computation.garble(&segment, material)?;
-                self.sender.send(parts.outbox, &tables);
-            }
+        let mut ready = VecDeque::new();
+        let in_flight = work.start_next(&mut ready, &mut self.sender, parts.outbox)?;
+        for (segment, material) in ready {
+            let tables = computation.garble(&segment, material)?;
+            self.sender.send(parts.outbox, &tables);
+        }
+        if in_flight {
+            return Ok(GarblerStage::Garbling(work, computation));
         }
         self.close(computation, parts)
     }
@@ -559,13 +585,9 @@ impl AuthGarbler {
 
     /// A [`Phase::Prepare`] run: starts the next segment's preprocessing; after the last, parks
     /// the preparation and ends the run.
-    fn prepare_next(&mut self, mut work: Box<Work>, inputs: InputMaterial, mut ready: VecDeque<(Segment, SegmentMaterial)>, parts: &mut GarblerParts<'_>) -> Result<GarblerStage, SessionError> {
-        while let Some(segment) = work.segments.next()? {
-            if let Some(first) = work.pre.start_segment(&mut work.party, segment)? {
-                self.sender.send(parts.outbox, &first);
-                return Ok(GarblerStage::Preparing(work, inputs, ready));
-            }
-            ready.extend(work.pre.take_segment());
+    fn prepare_next(&mut self, mut work: Box<Work>, inputs: InputMaterial, mut ready: VecDeque<Prepped>, parts: &mut GarblerParts<'_>) -> Result<GarblerStage, SessionError> {
+        if work.start_next(&mut ready, &mut self.sender, parts.outbox)? {
+            return Ok(GarblerStage::Preparing(work, inputs, ready));
         }
         let key = self.prepare.take().ok_or(SessionError::NotReady { state: "without a preparation's key" })?;
         park(parts.parked, key, work.party, inputs, ready);
@@ -651,7 +673,7 @@ struct Evaluating {
     /// Whether A's inputs message is in.
     inputs_in: bool,
     /// Segments preprocessed, waiting for their tables, in order.
-    ready: VecDeque<(Segment, SegmentMaterial)>,
+    ready: VecDeque<Prepped>,
 }
 
 enum EvaluatorStage {
@@ -666,10 +688,10 @@ enum EvaluatorStage {
     InputMasks(Box<Work>),
     /// Waiting for A's opening of its masks of B's inputs; B's own opening waits to go with
     /// its masked inputs.
-    Opening { work: Option<Box<Work>>, computation: Box<EvaluatorComputation>, opening: Vec<u8>, ready: VecDeque<(Segment, SegmentMaterial)> },
+    Opening { work: Option<Box<Work>>, computation: Box<EvaluatorComputation>, opening: Vec<u8>, ready: VecDeque<Prepped> },
     Evaluating(Box<Evaluating>),
     /// A [`Phase::Prepare`] run: the segments' preprocessing in flight, each kept.
-    Preparing(Box<Work>, InputMaterial, VecDeque<(Segment, SegmentMaterial)>),
+    Preparing(Box<Work>, InputMaterial, VecDeque<Prepped>),
     /// Checked and evaluated: B's outputs, waiting for A's `Done`.
     Evaluated(Vec<bool>),
     /// A [`Phase::Prepare`] run's preprocessing parked: waiting for A's `Done`.
@@ -833,19 +855,15 @@ impl AuthEvaluator {
                     }
                 }
                 let input_bits = [self.shape.input_bits(Party::Garbler), self.shape.input_bits(Party::Evaluator)];
-                let (pre, first) = Preprocessor::start(&mut party, input_bits, self.and_total.unwrap_or(0), SEGMENT_AND_GATES)?;
-                self.sender.send(parts.outbox, &first);
-                EvaluatorStage::InputMasks(Box::new(Work { party: Box::new(party), pre, segments }))
+                EvaluatorStage::InputMasks(Work::start(party, input_bits, self.and_total.unwrap_or(0), segments, &mut self.sender, parts.outbox)?)
             }
             EvaluatorStage::InputMasks(mut work) => {
-                if let Some(next) = work.pre.step(&mut work.party, &message)? {
-                    self.sender.send(parts.outbox, &next);
-                }
+                work.step(&message, &mut self.sender, parts.outbox)?;
                 match work.pre.take_inputs() {
                     None => EvaluatorStage::InputMasks(work),
                     Some(inputs) if self.prepare.is_some() => {
                         let mut ready = VecDeque::new();
-                        match self.prepare_next(&mut work, &mut ready, parts)? {
+                        match work.start_next(&mut ready, &mut self.sender, parts.outbox)? {
                             true => EvaluatorStage::Preparing(work, inputs, ready),
                             false => self.park(work, inputs, ready, parts),
                         }
@@ -873,9 +891,7 @@ impl AuthEvaluator {
                     self.and_gates += segment.ands() as u64;
                     EvaluatorStage::Evaluating(e)
                 } else if let Some(work) = &mut e.work {
-                    if let Some(next) = work.pre.step(&mut work.party, &message)? {
-                        self.sender.send(parts.outbox, &next);
-                    }
+                    work.step(&message, &mut self.sender, parts.outbox)?;
                     if let Some(done) = work.pre.take_segment() {
                         e.ready.push_back(done);
                         self.prepare_ahead(&mut e, parts)?;
@@ -891,14 +907,12 @@ impl AuthEvaluator {
                 }
             }
             EvaluatorStage::Preparing(mut work, inputs, mut ready) => {
-                if let Some(next) = work.pre.step(&mut work.party, &message)? {
-                    self.sender.send(parts.outbox, &next);
-                }
+                work.step(&message, &mut self.sender, parts.outbox)?;
                 match work.pre.take_segment() {
                     None => EvaluatorStage::Preparing(work, inputs, ready),
                     Some(done) => {
                         ready.push_back(done);
-                        match self.prepare_next(&mut work, &mut ready, parts)? {
+                        match work.start_next(&mut ready, &mut self.sender, parts.outbox)? {
                             true => EvaluatorStage::Preparing(work, inputs, ready),
                             false => self.park(work, inputs, ready, parts),
                         }
@@ -912,30 +926,17 @@ impl AuthEvaluator {
         Ok(())
     }
 
-    /// Starts the next segment's preprocessing (those without AND gates are ready at once):
-    /// whether one is in flight; `false` after the last.
-    fn prepare_next(&mut self, work: &mut Work, ready: &mut VecDeque<(Segment, SegmentMaterial)>, parts: &mut EvaluatorParts<'_>) -> Result<bool, SessionError> {
-        while let Some(segment) = work.segments.next()? {
-            if let Some(first) = work.pre.start_segment(&mut work.party, segment)? {
-                self.sender.send(parts.outbox, &first);
-                return Ok(true);
-            }
-            ready.extend(work.pre.take_segment());
-        }
-        Ok(false)
-    }
-
     /// During the evaluation: the next segment's preprocessing, or none left to do.
     fn prepare_ahead(&mut self, e: &mut Evaluating, parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError> {
         if let Some(mut work) = e.work.take() {
-            if self.prepare_next(&mut work, &mut e.ready, parts)? {
+            if work.start_next(&mut e.ready, &mut self.sender, parts.outbox)? {
                 e.work = Some(work);
             }
         }
         Ok(())
     }
 
-    fn park(&mut self, work: Box<Work>, inputs: InputMaterial, ready: VecDeque<(Segment, SegmentMaterial)>, parts: &mut EvaluatorParts<'_>) -> EvaluatorStage {
+    fn park(&mut self, work: Box<Work>, inputs: InputMaterial, ready: VecDeque<Prepped>, parts: &mut EvaluatorParts<'_>) -> EvaluatorStage {
         let key = self.prepare.take().expect("a Prepare run has its key until it parks");
         park(parts.parked, key, work.party, inputs, ready);
         EvaluatorStage::Parked
