@@ -120,7 +120,7 @@ pub fn protocol_frame(data: &[u8]) {
 /// others stay in the offer, so a mutated hello still reaches each of them.
 pub fn garbler_config() -> GarblerConfig {
     let ot_k = vec![2, 4, 8, 1];
-    GarblerConfig { max_window: 256 << 10, max_frame: 1 << 20, data_frame: 8 << 10, max_and_gates: 1 << 22, max_prepared_and_gates: 1 << 22, ot_k: [ot_k.clone(), ot_k] }
+    GarblerConfig { max_window: 256 << 10, max_frame: 1 << 20, data_frame: 8 << 10, max_and_gates: 1 << 22, max_prepared_and_gates: 1 << 22, ot_k: [ot_k.clone(), ot_k], ..GarblerConfig::default() }
 }
 
 /// The session targets' client: the smallest window to start with, room to grow it.

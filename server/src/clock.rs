@@ -1,20 +1,25 @@
 //! The [`Clock`] the drivers lend their sessions: wall time since the session started, and the
-//! CPU time of the thread the session runs on.
+//! CPU time of the thread the session runs on and of the helper threads its steps spread over.
 //!
 //! Each session runs on a thread of its own (the server's session threads, the client's main
-//! thread), so the thread's CPU time is exactly what that session cost, whatever else the
-//! process does at the same time.
+//! thread), and its helpers ([`garblet_core::spread`]) count their own CPU time into the clock's
+//! meter, so the sum is exactly what that session cost, whatever else the process does at the
+//! same time.
 
 use garblet_core::protocol::Clock;
+use garblet_core::spread::Meter;
+use std::sync::Arc;
 use std::time::Instant;
 
 pub struct ThreadClock {
     start: Instant,
+    /// The CPU of the helper threads the session's steps spread over.
+    helpers: Arc<Meter>,
 }
 
 impl ThreadClock {
     pub fn new() -> Self {
-        ThreadClock { start: Instant::now() }
+        ThreadClock { start: Instant::now(), helpers: Meter::new(thread_cpu_ms) }
     }
 }
 
@@ -30,7 +35,11 @@ impl Clock for ThreadClock {
     }
 
     fn cpu_ms(&self) -> Option<f64> {
-        thread_cpu_ms()
+        thread_cpu_ms().map(|own| own + self.helpers.helper_ms())
+    }
+
+    fn meter(&self) -> Option<Arc<Meter>> {
+        Some(self.helpers.clone())
     }
 }
 

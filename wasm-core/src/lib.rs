@@ -28,6 +28,7 @@ pub mod garble;
 pub mod ot;
 pub mod protocol;
 pub mod random;
+pub mod spread;
 
 #[cfg(target_arch = "wasm32")]
 mod wasm;

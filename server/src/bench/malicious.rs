@@ -49,6 +49,7 @@ use garblet_core::aes::AesCtr;
 use garblet_core::cnc::exchange::{split_outputs, Exchange, Report as CncReport};
 use garblet_core::cnc::params::{fixed_check_cheat_bound, sample_fixed_check_set, sample_main_check_set, FIXED_CIRCUITS, FIXED_EVALUATED, MAIN_CIRCUITS, RECOVERY_CHECKS, RECOVERY_CIRCUITS};
 use garblet_core::garble::{Garbling, Scheme};
+use garblet_core::spread::Threads;
 use garblet_core::protocol::{EvaluatorConfig, EvaluatorEvent, EvaluatorSession, GarblerConfig, GarblerSession, NoClock, Security, Session};
 use aes::cipher::{BlockCipherEncrypt, KeyInit};
 use garblet_circuits::value;
@@ -163,10 +164,12 @@ struct Totals {
     evaluator: Side,
 }
 
-/// One side's CPU milliseconds and bytes sent.
+/// One side's CPU milliseconds (its own thread's), its wall milliseconds (which count the
+/// helper threads' work where its steps spread, [`garblet_core::spread`]), and bytes sent.
 #[derive(Default)]
 struct Side {
     ms: f64,
+    wall_ms: f64,
     bytes: f64,
 }
 
@@ -174,15 +177,17 @@ struct Side {
 fn deliver(from: &mut impl Session, from_side: &mut Side, to: &mut impl Session, to_side: &mut Side) -> Result<bool, String> {
     let mut moved = false;
     loop {
-        let start = cpu();
+        let (start, wall) = (cpu(), Instant::now());
         let frame = from.poll_transmit().map_err(|e| e.to_string())?;
-        let sent = cpu();
+        let (sent, sent_wall) = (cpu(), Instant::now());
         from_side.ms += sent - start;
+        from_side.wall_ms += (sent_wall - wall).as_secs_f64() * 1e3;
         let Some(frame) = frame else { return Ok(moved) };
         moved = true;
         from_side.bytes += frame.len() as f64;
         to.handle(&frame).map_err(|e| e.to_string())?;
         to_side.ms += cpu() - sent;
+        to_side.wall_ms += sent_wall.elapsed().as_secs_f64() * 1e3;
     }
 }
 
@@ -194,12 +199,17 @@ fn pump(garbler: &mut GarblerSession, evaluator: &mut EvaluatorSession, t: &mut 
 
 /// One computation through the two sessions in `security` (the standard or the authenticated
 /// mode) on a fresh connection, its hellos and base OTs included; `secret` is the service's
-/// garbler input (an AES key, which the service expands).
+/// garbler input (an AES key, which the service expands). Each party on one thread.
 fn sessions(key: &str, service: CircuitSource, secret: &[bool], y: &[bool], want: &[bool], security: Security) -> Result<Totals, String> {
+    sessions_over(key, service, secret, y, want, security, Threads::ONE)
+}
+
+/// [`sessions`] with the garbler's steps spread over `garbler_threads`.
+fn sessions_over(key: &str, service: CircuitSource, secret: &[bool], y: &[bool], want: &[bool], security: Security, garbler_threads: Threads) -> Result<Totals, String> {
     let services = Arc::new(ServiceTable::new(vec![ServiceDef { name: key.into(), doc: String::new(), source: service, garbler_input: secret.to_vec(), security }]).map_err(|e| e.to_string())?);
     let mut t = Totals::default();
     let start = cpu();
-    let config = GarblerConfig { max_and_gates: u64::MAX, ..GarblerConfig::default() };
+    let config = GarblerConfig { max_and_gates: u64::MAX, threads: garbler_threads, ..GarblerConfig::default() };
     let mut garbler = GarblerSession::new(config, Box::new(NoClock), services).map_err(|e| e.to_string())?;
     let made = cpu();
     t.garbler.ms += made - start;
@@ -349,6 +359,10 @@ pub fn run(json: bool) -> Result<(), String> {
 /// AND gates of the large authenticated computation.
 const SYNTHETIC_AND_GATES: u64 = 10_000_000;
 
+/// The server's thread counts the large computation runs again with, where the machine has
+/// the cores.
+const SPREAD_THREADS: [usize; 4] = [2, 4, 8, 16];
+
 /// One authenticated computation of `synthetic` with [`SYNTHETIC_AND_GATES`] AND gates through
 /// the sessions, against what correlated OT alone would allow: the checked extension's CPU per
 /// OT (forward direction, both roles), measured in this run, times the correlated OTs an AND
@@ -366,6 +380,13 @@ fn synthetic(report: &mut Report) -> Result<(), String> {
     let started = Instant::now();
     let t = sessions("synthetic", (prepared.service)(), &secret, &y, &want, Security::Authenticated)?;
     let wall = started.elapsed().as_secs_f64();
+    // The server's own work spread over its threads: the garbler's wall time in its calls (the
+    // evaluator, on the same thread in turn, left out), against its one-thread run above.
+    let mut spread = Vec::new();
+    for threads in SPREAD_THREADS.into_iter().filter(|&n| n <= Threads::available(usize::MAX).count()) {
+        let spread_run = sessions_over("synthetic", (prepared.service)(), &secret, &y, &want, Security::Authenticated, Threads::new(threads))?;
+        spread.push((threads, spread_run.garbler.wall_ms));
+    }
     let k = super::ot::DEFAULT_K;
     let segment = garblet_core::auth::segment::SEGMENT_AND_GATES;
     let segments = garblet_core::auth::segment::segments_of(and_gates, segment);
@@ -385,7 +406,13 @@ fn synthetic(report: &mut Report) -> Result<(), String> {
         .set("authenticated_synthetic_segments", segments)
         // Both parties in one process; the whole process's peak (the benchmarks run before it
         // included when not run alone).
-        .set("authenticated_synthetic_max_rss_mb", super::max_rss_mb());
+        .set("authenticated_synthetic_max_rss_mb", super::max_rss_mb())
+        .set("authenticated_synthetic_server_wall_ms_threads_1", t.garbler.wall_ms);
+    for (threads, wall_ms) in spread {
+        report
+            .set(&format!("authenticated_synthetic_server_wall_ms_threads_{threads}"), wall_ms)
+            .set(&format!("authenticated_synthetic_server_speedup_threads_{threads}"), t.garbler.wall_ms / wall_ms);
+    }
     if let Some(cot_ns) = super::ot::checked_cot_cpu_ns_per_ot(k) {
         let bound = 1e9 / (cot_ns * cots_per_and);
         report

@@ -14,6 +14,8 @@ pub use error::ClientError;
 pub use transport::ConnectOptions;
 
 use crate::clock::ThreadClock;
+use crate::serve::config::AUTO_THREADS;
+use garblet_core::spread::Threads;
 use garblet_core::protocol::{Catalog, ComputationResult, ErrorCode, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, Security, SessionError};
 use crate::ws;
 use transport::ClientSocket;
@@ -43,7 +45,7 @@ impl Client {
     }
 
     fn hello(ws: ClientSocket, options: &ConnectOptions) -> Result<Client, ClientError> {
-        let session = EvaluatorSession::with_garbling(EvaluatorConfig { window: options.window, ot_k: options.ot_k, ..EvaluatorConfig::default() }, options.garbling, Box::new(ThreadClock::new()))?;
+        let session = EvaluatorSession::with_garbling(EvaluatorConfig { window: options.window, ot_k: options.ot_k, threads: Threads::available(AUTO_THREADS), ..EvaluatorConfig::default() }, options.garbling, Box::new(ThreadClock::new()))?;
         let mut client = Client { ws, session };
         match client.next_event()? {
             EvaluatorEvent::Ready => Ok(client),

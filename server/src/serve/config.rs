@@ -89,7 +89,17 @@ pub struct ServerConfig {
     /// or 8. A larger k uploads 128/k bits per OT and costs 2^k/k PRG blocks per OT; the client
     /// accepts any of them unless told otherwise.
     pub ot_k: Vec<u8>,
+    /// Threads each authenticated computation's preprocessing spreads over (its correlated
+    /// OTs, leaky ANDs and bucketing; `garblet_core::spread`): 0 for this machine's cores, at
+    /// most [`AUTO_THREADS`]. The session's own thread is one of them.
+    pub computation_threads: usize,
 }
+
+/// The most threads `computation_threads = 0` takes.
+pub const AUTO_THREADS: usize = 8;
+
+/// The most threads `computation_threads` may name.
+pub const MAX_COMPUTATION_THREADS: usize = 64;
 
 impl Default for ServerConfig {
     fn default() -> Self {
@@ -105,6 +115,7 @@ impl Default for ServerConfig {
             client_address_header: "X-Forwarded-For".into(),
             garbling: "auto".into(),
             ot_k: garblet_core::ot::DEFAULT_K_OFFER.to_vec(),
+            computation_threads: 0,
         }
     }
 }
@@ -426,6 +437,16 @@ impl Config {
     }
 
     /// `server.ot_k`, checked: one or more of the supported k, none twice.
+    /// What `server.computation_threads` names: this machine's cores (at most [`AUTO_THREADS`])
+    /// for 0.
+    pub fn computation_threads(&self) -> Result<garblet_core::spread::Threads, String> {
+        match self.server.computation_threads {
+            0 => Ok(garblet_core::spread::Threads::available(AUTO_THREADS)),
+            n if n > MAX_COMPUTATION_THREADS => Err(format!("server.computation_threads: {n} is more than {MAX_COMPUTATION_THREADS}")),
+            n => Ok(garblet_core::spread::Threads::new(n)),
+        }
+    }
+
     pub fn ot_k(&self) -> Result<Vec<u8>, String> {
         let offer = &self.server.ot_k;
         let supported = garblet_core::ot::SUPPORTED_K.map(|k| k as u8);

@@ -212,6 +212,7 @@ async fn listen(config: &Config, services: ServiceTable, options: ServeOptions) 
         raw_throughput_endpoint: config.server.raw_throughput_endpoint,
         garbling: config.garbling().map_err(|message| ConfigError::Invalid { origin: config.origin.clone(), message })?,
         ot_k: config.ot_k().map_err(|message| ConfigError::Invalid { origin: config.origin.clone(), message })?,
+        computation_threads: config.computation_threads().map_err(|message| ConfigError::Invalid { origin: config.origin.clone(), message })?,
         session_hook: options.session_hook,
         metrics,
         shutdown: shutdown_rx,

@@ -43,6 +43,8 @@ pub struct Server {
     pub garbling: garblet_core::garble::Garbling,
     /// SoftSpoken's k offered for both OT directions (`server.ot_k`).
     pub ot_k: Vec<u8>,
+    /// What each authenticated computation spreads over (`server.computation_threads`).
+    pub computation_threads: garblet_core::spread::Threads,
     /// Called on each new session's garbler ([`SessionHook`]); none in `garblet serve`.
     pub session_hook: Option<SessionHook>,
     pub metrics: Arc<Metrics>,
@@ -94,6 +96,7 @@ impl Server {
             max_and_gates: self.limits.max_and_gates_per_session,
             max_prepared_and_gates: self.limits.max_prepared_and_gates,
             ot_k: [self.ot_k.clone(), self.ot_k.clone()],
+            threads: self.computation_threads.clone(),
         }
     }
 }

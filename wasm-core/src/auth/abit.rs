@@ -86,6 +86,7 @@ use super::state::TripleState;
 use super::{AuthError, Role};
 use crate::block::Block;
 use crate::ot::{self, base, Binding, OtError, OtReceiver, OtSender, SessionId, MAX_CHUNK};
+use crate::spread::Threads;
 use sha2::{Digest, Sha256};
 
 /// A random global key with lsb 1 (point-and-permute): 127 random bits.
@@ -246,6 +247,8 @@ pub struct AuthParty {
     pub(crate) prepared: u64,
     /// Rounds of ANDs started in this session: what binds their openings' digests.
     pub(crate) and_rounds: u64,
+    /// What its heavy steps spread over ([`crate::spread`]).
+    pub(crate) threads: Threads,
     #[cfg(feature = "insecure-switches")]
     pub(crate) switches: super::state::Switches,
 }
@@ -264,9 +267,15 @@ impl AuthParty {
             computations: 0,
             prepared: 0,
             and_rounds: 0,
+            threads: Threads::ONE,
             #[cfg(feature = "insecure-switches")]
             switches: Default::default(),
         }
+    }
+
+    /// Spreads this party's heavy steps over `threads`; its messages stay the same.
+    pub fn spread_over(&mut self, threads: Threads) {
+        self.threads = threads;
     }
 
     /// Which party this is.
@@ -315,26 +324,14 @@ impl AuthParty {
         // Room for the whole message at once (the first chunk's counts its set-up, if due).
         let first = bits.len().min(MAX_CHUNK);
         message.reserve(self.mine.message_len(first) + (bits.len() - first).div_ceil(MAX_CHUNK) * ot::message_len(self.k, MAX_CHUNK));
-        macs.reserve(bits.len());
-        for chunk in bits.chunks(MAX_CHUNK) {
-            self.mine.extend(chunk, message, macs)?;
-        }
+        self.mine.extend_chunks(bits, message, macs, &self.threads)?;
         Ok(())
     }
 
-    /// Bytes of the peer's message for `count` of its bits: direction's set-up with the first
-    /// chunk if it has not gone yet, then whole chunks.
+    /// Bytes of the peer's message for `count` of its bits: the direction's set-up with the
+    /// first chunk if it has not gone yet, then whole chunks.
     pub(crate) fn peer_bits_len(&mut self, count: usize) -> usize {
-        let mut len = 0;
-        let mut left = count;
-        let mut first = true;
-        while left > 0 {
-            let chunk = left.min(MAX_CHUNK);
-            len += if first { self.theirs.message_len(chunk) } else { ot::message_len(self.k, chunk) };
-            first = false;
-            left -= chunk;
-        }
-        len
+        self.theirs.chunks_len(count)
     }
 
     /// The peer's bits' keys from its message; the whole length is checked before any chunk is
@@ -342,17 +339,7 @@ impl AuthParty {
     pub(crate) fn receive_bits(&mut self, count: usize, message: &[u8], keys: &mut Vec<Block>) -> Result<(), AuthError> {
         let expected = self.peer_bits_len(count);
         super::expect_len(message, expected, "authenticated bits")?;
-        let mut at = 0;
-        let mut left = count;
-        let mut first = true;
-        while left > 0 {
-            let chunk = left.min(MAX_CHUNK);
-            let len = if first { self.theirs.message_len(chunk) } else { ot::message_len(self.k, chunk) };
-            first = false;
-            self.theirs.extend(chunk, &message[at..at + len], keys)?;
-            at += len;
-            left -= chunk;
-        }
+        self.theirs.extend_chunks(count, message, keys, &self.threads)?;
         Ok(())
     }
 }

@@ -94,9 +94,8 @@ impl AuthParty {
         if triples.len() != inputs.len() {
             return Err(AuthError::TripleCount { needed: inputs.len(), given: triples.len() });
         }
-        let mut openings: Vec<AuthShare> = Vec::with_capacity(2 * inputs.len());
-        openings.extend(inputs.iter().zip(&triples).map(|((a, _), t)| *a ^ t.x));
-        openings.extend(inputs.iter().zip(&triples).map(|((_, b), t)| *b ^ t.y));
+        let m = inputs.len();
+        let openings: Vec<AuthShare> = self.threads.collect(2 * m, 1, |i| if i < m { inputs[i].0 ^ triples[i].x } else { inputs[i - m].1 ^ triples[i - m].y });
         let mut message = vec![0u8; openings.len().div_ceil(8)];
         for (i, o) in openings.iter().enumerate() {
             set_bit(&mut message, i, o.bit);
@@ -138,15 +137,12 @@ impl AuthParty {
         self.and_rounds += 1;
         let m = pending.triples.len();
         let open = |i: usize| pending.openings[i].bit ^ bit(peer_bits, i);
-        let products = pending
-            .triples
-            .iter()
-            .enumerate()
-            .map(|(i, t)| {
-                let (d, e) = (open(i), open(m + i));
-                (t.z ^ t.y.times(d) ^ t.x.times(e)).xor_public(d & e, self.role, delta)
-            })
-            .collect();
+        let role = self.role;
+        let products = self.threads.collect(m, 1, |i| {
+            let t = &pending.triples[i];
+            let (d, e) = (open(i), open(m + i));
+            (t.z ^ t.y.times(d) ^ t.x.times(e)).xor_public(d & e, role, delta)
+        });
         self.state = TripleState::Idle;
         Ok(products)
     }

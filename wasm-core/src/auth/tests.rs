@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::ot::{OtError, OtReceiver, OtSender, MAX_CHUNK};
+use crate::spread::Threads;
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test;
 
@@ -207,6 +208,30 @@ fn triples_are_and_triples_authenticated_on_both_sides() {
             let ones = tg.iter().zip(&te).filter(|(g, e)| g.x.bit ^ e.x.bit).count();
             assert!(ones > n / 4 && ones < 3 * n / 4, "{ones} of {n} x bits are 1");
         }
+    }
+}
+
+/// Each party's steps spread over threads, as many or as few as it likes: the triples are the
+/// same kind, and a lie in a share far into the batch is still caught.
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn triples_spread_over_threads_are_authenticated_and_triples() {
+    for threads in [[3, 1], [1, 2], [4, 4]] {
+        let (mut g, mut e) = connect(4);
+        g.spread_over(Threads::new(threads[0]));
+        e.spread_over(Threads::new(threads[1]));
+        for n in [9, 4000, 30_000] {
+            let (tg, te) = run_batch(&mut g, &mut e, n, honest);
+            let (tg, te) = (tg.unwrap().unwrap(), te.unwrap().unwrap());
+            assert_eq!(bad_triples(&tg, &te, g.delta(), e.delta()), 0, "{threads:?}, n = {n}");
+        }
+        let (mut g, mut e) = connect(4);
+        g.spread_over(Threads::new(threads[0]));
+        e.spread_over(Threads::new(threads[1]));
+        g.lie_in_triple_share(15_000);
+        let (tg, te) = run_batch(&mut g, &mut e, 4000, honest);
+        assert_eq!(te.unwrap().unwrap_err(), AuthError::EqualityCheckFailed, "{threads:?}");
+        assert_eq!(tg.unwrap().unwrap_err(), AuthError::EqualityCheckFailed, "{threads:?}");
     }
 }
 
@@ -574,7 +599,14 @@ mod computations {
 
     /// The preprocessing for `circuit` cut at `max_ands`, its messages crossing in memory.
     fn prepare(circuit: &Circuit, max_ands: usize) -> Prepared {
+        prepare_over(circuit, max_ands, [1, 1])
+    }
+
+    /// [`prepare`] with A's and B's heavy steps spread over `threads`.
+    fn prepare_over(circuit: &Circuit, max_ands: usize, threads: [usize; 2]) -> Prepared {
         let (mut g, mut e) = connect(4);
+        g.spread_over(Threads::new(threads[0]));
+        e.spread_over(Threads::new(threads[1]));
         let (inputs, ands) = (circuit.inputs(), circuit.ands() as u64);
         let (mut pg, to_e) = Preprocessor::start(&mut g, inputs, ands, max_ands).unwrap();
         let (mut pe, to_g) = Preprocessor::start(&mut e, inputs, ands, max_ands).unwrap();
@@ -595,16 +627,18 @@ mod computations {
     }
 
     /// Preprocessing and one computation of `circuit`, in memory, segments of `max_ands`.
+    #[allow(clippy::too_many_arguments)]
     fn compute_in(
         circuit: &Circuit,
         max_ands: usize,
+        threads: [usize; 2],
         x: &[bool],
         y: &[bool],
         mut tamper: impl FnMut(Message, &mut Vec<u8>),
         skip_check: bool,
         skip_macs: bool,
     ) -> Ended {
-        let Prepared { mut g, mut e, inputs, segments } = prepare(circuit, max_ands);
+        let Prepared { mut g, mut e, inputs, segments } = prepare_over(circuit, max_ands, threads);
         let (mut gc, mut g1) = g.garbler_computation(inputs.0, x.to_vec()).unwrap();
         let (mut ec, e1) = e.evaluator_computation(inputs.1, y.to_vec()).unwrap();
         if skip_check {
@@ -635,7 +669,7 @@ mod computations {
     }
 
     fn compute(circuit: &Circuit, x: &[bool], y: &[bool], tamper: impl FnMut(Message, &mut Vec<u8>), skip_check: bool, skip_macs: bool) -> Ended {
-        compute_in(circuit, SEGMENT, x, y, tamper, skip_check, skip_macs)
+        compute_in(circuit, SEGMENT, [1, 1], x, y, tamper, skip_check, skip_macs)
     }
 
     fn untouched(_: Message, _: &mut Vec<u8>) {}
@@ -666,7 +700,7 @@ mod computations {
         let plain = run_plain(make(), x.clone(), y.clone());
         for max_ands in [1, 2, 64, circuit.ands() - 1, circuit.ands(), SEGMENT_AND_GATES] {
             assert_eq!(circuit.segments(max_ands).len(), circuit.ands().div_ceil(max_ands), "{max_ands} a segment");
-            let ended = compute_in(&circuit, max_ands, &x, &y, untouched, false, false);
+            let ended = compute_in(&circuit, max_ands, [1, 1], &x, &y, untouched, false, false);
             assert_eq!(ended.evaluator.unwrap(), plain, "{max_ands} a segment");
             assert_eq!(ended.garbler.unwrap().unwrap(), plain, "{max_ands} a segment");
         }
@@ -678,7 +712,7 @@ mod computations {
         for circuit in bristol_corpus().iter().filter(|c| !c.name.starts_with("sha256")) {
             let (x, y) = circuit.inputs(&mut rng);
             let plain = run_plain(circuit.program(), x.clone(), y.clone());
-            let ended = compute_in(&Circuit::of(circuit.program()), SEGMENT_AND_GATES, &x, &y, untouched, false, false);
+            let ended = compute_in(&Circuit::of(circuit.program()), SEGMENT_AND_GATES, [1, 1], &x, &y, untouched, false, false);
             assert_eq!(ended.evaluator.unwrap(), plain, "{}", circuit.name);
             assert_eq!(ended.garbler.unwrap().unwrap(), plain, "{}", circuit.name);
         }
@@ -716,21 +750,22 @@ mod computations {
             let (x, y) = (rng.bits(shape.input_bits(Party::Garbler)), rng.bits(shape.input_bits(Party::Evaluator)));
             let circuit = Circuit::of(make());
             let (want_e, want_g) = split_plain(&circuit, &run_plain(make(), x.clone(), y.clone()));
-            let ended = compute_in(&circuit, 4096, &x, &y, untouched, false, false);
+            let ended = compute_in(&circuit, 4096, [1, 1], &x, &y, untouched, false, false);
             assert_eq!(ended.evaluator.unwrap(), want_e, "{}: the evaluator's outputs", spec.name);
             assert_eq!(ended.garbler.unwrap().unwrap(), want_g, "{}: the garbler's outputs", spec.name);
         }
     }
 
     /// FIPS-197 appendix C.1: AES-128 of 00112233…ff under key 00010203…0f, in one segment and
-    /// in segments of 97 AND gates.
+    /// in segments of 97 AND gates, and with each party's steps spread over threads (counts
+    /// that differ: the messages do not depend on them).
     #[test]
     fn aes_128_gives_the_fips_197_ciphertext() {
         let aes = bristol_corpus().into_iter().find(|c| c.name == "aes_128.txt").unwrap();
         let key: Vec<u8> = (0..16).collect();
         let block: Vec<u8> = (0..16).map(|i| i * 0x11).collect();
-        for max_ands in [SEGMENT_AND_GATES, SEGMENT] {
-            let ended = compute_in(&Circuit::of(aes.program()), max_ands, &value::from_bytes(&key), &value::from_bytes(&block), untouched, false, false);
+        for (max_ands, threads) in [(SEGMENT_AND_GATES, [1, 1]), (SEGMENT, [1, 1]), (SEGMENT_AND_GATES, [3, 2]), (SEGMENT, [1, 4])] {
+            let ended = compute_in(&Circuit::of(aes.program()), max_ands, threads, &value::from_bytes(&key), &value::from_bytes(&block), untouched, false, false);
             let out = ended.evaluator.unwrap();
             assert_eq!(value::to_bytes(&out), [0x69, 0xc4, 0xe0, 0xd8, 0x6a, 0x7b, 0x04, 0x30, 0xd8, 0xcd, 0xb7, 0x80, 0x70, 0xb4, 0xc5, 0x5a]);
             assert_eq!(ended.garbler.unwrap().unwrap(), out);

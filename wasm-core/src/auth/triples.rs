@@ -107,6 +107,8 @@ use super::{bit, check_padding, commit, expect_len, nonce, set_bit, AuthError, A
 use crate::aes::AesCtr;
 use crate::block::Block;
 use crate::garble::{derive_seed, GarblingHash};
+use crate::spread::{split_mut, Threads};
+use core::ops::Range;
 
 /// Most triples in one batch: 2^20 (3 · 2^20 leaky ones at B = 3).
 pub const MAX_TRIPLES: usize = 1 << 20;
@@ -314,45 +316,20 @@ impl AuthParty {
         let mut keys = Vec::with_capacity(3 * leaky);
         self.receive_bits(3 * leaky, peer, &mut keys)?;
         b.keys = keys;
-        let delta = self.delta;
         let bits_len = leaky.div_ceil(8);
-        // h₀ bits ‖ h₁ bits ‖ U blocks, written in place.
+        // h₀ bits ‖ h₁ bits ‖ U blocks, written in place, range by range.
         let mut message = vec![0u8; 2 * bits_len + 16 * leaky];
         let (bits, u) = message.split_at_mut(2 * bits_len);
         let (h0_bits, h1_bits) = bits.split_at_mut(bits_len);
-        let mut h1 = instance(&self.transcript, HALF_AND, self.role);
-        let mut h2 = instance(&self.transcript, LEAKY_AND_CHECK, self.role);
         // Kept for round 3: x·Φ ⊕ T, to which S is added there.
-        let mut kept = Vec::with_capacity(leaky);
-        // K[x'] and K[x'] ⊕ Δ, hashed under this party's instances, a piece at a time.
-        let mut buffer = vec![Block::ZERO; 4 * PIECE];
-        for start in (0..leaky).step_by(PIECE) {
-            let len = PIECE.min(leaky - start);
-            let (zero, rest) = buffer.split_at_mut(PIECE);
-            let (one, rest) = rest.split_at_mut(PIECE);
-            let (zero2, one2) = rest.split_at_mut(PIECE);
-            let (zero, one, zero2, one2) = (&mut zero[..len], &mut one[..len], &mut zero2[..len], &mut one2[..len]);
-            for (k, &key) in b.keys[start..start + len].iter().enumerate() {
-                zero[k] = key;
-                one[k] = key ^ delta;
-            }
-            zero2.copy_from_slice(zero);
-            one2.copy_from_slice(one);
-            let tweak = b.first_tweak + start as u128;
-            h1.hash_in_place(zero, tweak);
-            h1.hash_in_place(one, tweak);
-            h2.hash_in_place(zero2, tweak);
-            h2.hash_in_place(one2, tweak);
-            for k in 0..len {
-                let i = start + k;
-                let (x, y, s) = (b.bits[i], b.share(leaky + i), b.s[i]);
-                set_bit(h0_bits, i, zero[k].lsb() ^ s);
-                set_bit(h1_bits, i, one[k].lsb() ^ s ^ y.bit);
-                let phi = y.key ^ y.mac ^ delta.select(y.bit);
-                u[16 * i..16 * i + 16].copy_from_slice(&(zero2[k] ^ one2[k] ^ phi).to_bytes());
-                kept.push(phi.select(x) ^ zero2[k]);
-            }
-        }
+        let mut kept = vec![Block::ZERO; leaky];
+        let ranges = self.threads.ranges(leaky, PIECE);
+        let bytes = bit_ranges(&ranges);
+        let hashes = (instance(&self.transcript, HALF_AND, self.role), instance(&self.transcript, LEAKY_AND_CHECK, self.role));
+        let (b_ref, delta, hashes) = (&*b, self.delta, &hashes);
+        let parts = split_mut(h0_bits, &bytes, 1).into_iter().zip(split_mut(h1_bits, &bytes, 1)).zip(split_mut(u, &ranges, 16)).zip(split_mut(&mut kept, &ranges, 1));
+        let jobs: Vec<_> = parts.zip(ranges.iter().cloned()).map(|((((h0, h1), u), kept), range)| move || half_and(b_ref, delta, hashes, range, h0, h1, u, kept)).collect();
+        self.threads.run(jobs);
         b.phi = kept;
         self.state = TripleState::AwaitingHalfAnd(b);
         Ok(Progress::Send(message))
@@ -366,39 +343,25 @@ impl AuthParty {
         check_padding(h0, leaky, "round 2: h₀ bits")?;
         check_padding(h1, leaky, "round 2: h₁ bits")?;
         let u = &peer[2 * bits_len..];
-        // M[x], hashed under the peer's instances, a piece at a time.
         let peer_role = self.role.peer();
-        let mut hash1 = instance(&self.transcript, HALF_AND, peer_role);
-        let mut hash2 = instance(&self.transcript, LEAKY_AND_CHECK, peer_role);
+        let hashes = (instance(&self.transcript, HALF_AND, peer_role), instance(&self.transcript, LEAKY_AND_CHECK, peer_role));
+        #[cfg(feature = "insecure-switches")]
+        let lie = self.switches.lie_in_triple;
+        #[cfg(not(feature = "insecure-switches"))]
+        let lie = None;
         let mut message = vec![0u8; bits_len];
-        let mut buffer = vec![Block::ZERO; 2 * PIECE];
-        for start in (0..leaky).step_by(PIECE) {
-            let len = PIECE.min(leaky - start);
-            let (m1, m2) = buffer.split_at_mut(PIECE);
-            let (m1, m2) = (&mut m1[..len], &mut m2[..len]);
-            m1.copy_from_slice(&b.macs[start..start + len]);
-            m2.copy_from_slice(m1);
-            let tweak = b.first_tweak + start as u128;
-            hash1.hash_in_place(m1, tweak);
-            hash2.hash_in_place(m2, tweak);
-            for k in 0..len {
-                let i = start + k;
-                let x = b.bits[i];
-                let received = if x { bit(h1, i) } else { bit(h0, i) };
-                let v = b.s[i] ^ received ^ m1[k].lsb();
-                #[allow(unused_mut)]
-                let mut zb = (x & b.bits[leaky + i]) ^ v;
-                #[cfg(feature = "insecure-switches")]
-                if self.switches.lie_in_triple == Some(i) {
-                    zb = !zb;
-                }
-                // ⟨z⟩ := ⟨r⟩ ⊕ d: r's MAC and key stay (in r's place), the bit becomes z.
-                set_bit(&mut message, i, zb ^ b.bits[2 * leaky + i]);
-                b.bits[2 * leaky + i] = zb;
-                let u_peer = Block::read(&u[16 * i..]).unwrap_or_default();
-                b.phi[i] ^= m2[k] ^ u_peer.select(x);
-            }
-        }
+        let ranges = self.threads.ranges(leaky, PIECE);
+        let bytes = bit_ranges(&ranges);
+        let batch = &mut *b;
+        let (xy, r) = batch.bits.split_at_mut(2 * leaky);
+        let (xy, macs, s, first_tweak, hashes) = (&*xy, &batch.macs[..leaky], &batch.s, batch.first_tweak, &hashes);
+        let peer_half = &HalfAndMessage { h0, h1, u };
+        let parts = split_mut(&mut message, &bytes, 1).into_iter().zip(split_mut(r, &ranges, 1)).zip(split_mut(&mut batch.phi, &ranges, 1));
+        let jobs: Vec<_> = parts
+            .zip(ranges.iter().cloned())
+            .map(|(((d, r), phi), range)| move || leaky_and(xy, macs, s, first_tweak, hashes, peer_half, lie, range, d, r, phi))
+            .collect();
+        self.threads.run(jobs);
         b.s = Vec::new();
         b.coin = nonce()?;
         b.coin_nonce = nonce()?;
@@ -415,19 +378,20 @@ impl AuthParty {
         let d = &peer[..bits_len];
         check_padding(d, leaky, "round 3: d bits")?;
         b.peer_coin_commitment.copy_from_slice(&peer[bits_len..]);
-        let delta = self.delta;
-        // z's keys move by d'·Δ; the leaky triples gathered into one array as they go by.
-        let mut h = Vec::with_capacity(leaky);
-        b.leaky = Vec::with_capacity(leaky);
-        b.leaky_bits = Vec::with_capacity(leaky);
-        for i in 0..leaky {
-            let (x, y, zi) = (i, leaky + i, 2 * leaky + i);
-            let z_key = b.keys[zi] ^ delta.select(bit(d, i));
-            let z_bit = b.bits[zi];
-            h.push(delta.select(z_bit) ^ z_key ^ b.macs[zi] ^ b.phi[i]);
-            b.leaky.push([b.macs[x], b.keys[x], b.macs[y], b.keys[y], b.macs[zi], z_key]);
-            b.leaky_bits.push(b.bits[x] as u8 | (b.bits[y] as u8) << 1 | (z_bit as u8) << 2);
-        }
+        // z's keys move by d'·Δ; the leaky triples gathered into one array as they go by,
+        // range by range.
+        let (bits, macs, keys, phi, delta) = (&b.bits, &b.macs, &b.keys, &b.phi, self.delta);
+        let z_key = |i: usize| keys[2 * leaky + i] ^ delta.select(bit(d, i));
+        let h = self.threads.collect(leaky, PIECE, |i| {
+            let zi = 2 * leaky + i;
+            delta.select(bits[zi]) ^ z_key(i) ^ macs[zi] ^ phi[i]
+        });
+        let triples = self.threads.collect(leaky, PIECE, |i| {
+            let (y, zi) = (leaky + i, 2 * leaky + i);
+            [macs[i], keys[i], macs[y], keys[y], macs[zi], z_key(i)]
+        });
+        b.leaky_bits = self.threads.collect(leaky, PIECE, |i| bits[i] as u8 | (bits[leaky + i] as u8) << 1 | (bits[2 * leaky + i] as u8) << 2);
+        b.leaky = triples;
         (b.bits, b.macs, b.keys) = (Vec::new(), Vec::new(), Vec::new());
         // Both parties hash their values under the same context and the garbler's role, so that
         // equal values give equal digests.
@@ -461,8 +425,7 @@ impl AuthParty {
         // The leaky triples put in bucket order once, so that the openings and the combining
         // below run through them in sequence: bucket k is the triples k·B … k·B + B − 1.
         let permutation = permutation(h.finalize().as_bytes(), b.leaky_count());
-        b.leaky = gather(&b.leaky, &permutation);
-        b.leaky_bits = permutation.iter().map(|&i| b.leaky_bits[i as usize]).collect();
+        (b.leaky, b.leaky_bits) = gather(&b.leaky, &b.leaky_bits, &permutation, &self.threads);
         let mut message = b.digest_nonce.to_vec();
         message.extend(b.digest);
         self.state = TripleState::AwaitingCheckOpening(b);
@@ -485,18 +448,32 @@ impl AuthParty {
         if enforce && peer_digest != b.digest {
             return Err(AuthError::EqualityCheckFailed);
         }
-        let count = b.n * (b.bucket - 1);
+        let (bucket, count) = (b.bucket, b.n * (b.bucket - 1));
         let mut message = vec![0u8; count.div_ceil(8)];
-        let mut macs = Vec::with_capacity(count);
-        let mut i = 0;
-        for (members, bits) in b.leaky.chunks_exact(b.bucket).zip(b.leaky_bits.chunks_exact(b.bucket)) {
-            for (m, &m_bits) in members[1..].iter().zip(&bits[1..]) {
-                // y₁ ⊕ y_j: its bit and MAC.
-                set_bit(&mut message, i, (bits[0] ^ m_bits) & 2 != 0);
-                macs.push(members[0][2] ^ m[2]);
-                i += 1;
-            }
-        }
+        let mut macs = vec![Block::ZERO; count];
+        // Buckets a multiple of 8 at a time, so that each range's bits start on a byte.
+        let ranges = self.threads.ranges(b.n, 8);
+        let openings: Vec<_> = ranges.iter().map(|r| r.start * (bucket - 1)..r.end * (bucket - 1)).collect();
+        let (leaky, leaky_bits) = (&b.leaky, &b.leaky_bits);
+        let parts = split_mut(&mut message, &bit_ranges(&openings), 1).into_iter().zip(split_mut(&mut macs, &openings, 1));
+        let jobs: Vec<_> = parts
+            .zip(ranges.iter().cloned())
+            .map(|((bits_out, macs), range)| {
+                move || {
+                    let buckets = leaky[range.start * bucket..range.end * bucket].chunks_exact(bucket).zip(leaky_bits[range.start * bucket..range.end * bucket].chunks_exact(bucket));
+                    let mut i = 0;
+                    for (members, bits) in buckets {
+                        for (m, &m_bits) in members[1..].iter().zip(&bits[1..]) {
+                            // y₁ ⊕ y_j: its bit and MAC.
+                            set_bit(bits_out, i, (bits[0] ^ m_bits) & 2 != 0);
+                            macs[i] = members[0][2] ^ m[2];
+                            i += 1;
+                        }
+                    }
+                }
+            })
+            .collect();
+        self.threads.run(jobs);
         message.extend(digest_blocks(OPENING_MACS, &self.transcript, self.role, macs.into_iter()));
         self.state = TripleState::AwaitingBucketing(b);
         Ok(Progress::Send(message))
@@ -508,15 +485,21 @@ impl AuthParty {
         let bits_len = count.div_ceil(8);
         let peer_bits = &peer[..bits_len];
         check_padding(peer_bits, count, "round 6: bucketing bits")?;
-        let delta = self.delta;
-        let mut keys = Vec::with_capacity(count);
-        for members in b.leaky.chunks_exact(b.bucket) {
-            for m in &members[1..] {
-                // This party's key of the peer's share of y₁ ⊕ y_j.
-                keys.push(members[0][3] ^ m[3] ^ delta.select(bit(peer_bits, keys.len())));
+        let (delta, bucket) = (self.delta, b.bucket);
+        let (leaky, leaky_bits) = (&b.leaky, &b.leaky_bits);
+        // This party's key of the peer's share of each y₁ ⊕ y_j.
+        let keys: Vec<Vec<Block>> = self.threads.map(b.n, 1, |range| {
+            let mut keys = Vec::with_capacity(range.len() * (bucket - 1));
+            let mut o = range.start * (bucket - 1);
+            for members in leaky[range.start * bucket..range.end * bucket].chunks_exact(bucket) {
+                for m in &members[1..] {
+                    keys.push(members[0][3] ^ m[3] ^ delta.select(bit(peer_bits, o)));
+                    o += 1;
+                }
             }
-        }
-        let expected = digest_blocks(OPENING_MACS, &self.transcript, self.role.peer(), keys.into_iter());
+            keys
+        });
+        let expected = digest_blocks(OPENING_MACS, &self.transcript, self.role.peer(), keys.into_iter().flatten());
         #[allow(unused_mut)]
         let mut enforce = true;
         #[cfg(feature = "insecure-switches")]
@@ -526,37 +509,118 @@ impl AuthParty {
         if enforce && expected[..] != peer[bits_len..] {
             return Err(AuthError::MacCheckFailed { what: "bucketing openings" });
         }
-        let mut triples = Vec::with_capacity(b.n);
-        for (bucket, (members, bits)) in b.leaky.chunks_exact(b.bucket).zip(b.leaky_bits.chunks_exact(b.bucket)).enumerate() {
+        let triples = self.threads.collect(b.n, 1, |k| {
+            let (members, bits) = (&leaky[k * bucket..(k + 1) * bucket], &leaky_bits[k * bucket..(k + 1) * bucket]);
             let AuthTriple { mut x, y, mut z } = leaky_triple(&members[0], bits[0]);
             for (j, (m, &m_bits)) in members[1..].iter().zip(&bits[1..]).enumerate() {
                 let m = leaky_triple(m, m_bits);
-                let o = bucket * (b.bucket - 1) + j;
-                let d = (y ^ m.y).bit ^ bit(peer_bits, o);
+                let d = (y ^ m.y).bit ^ bit(peer_bits, k * (bucket - 1) + j);
                 z = z ^ m.z ^ m.x.times(d);
                 x = x ^ m.x;
             }
-            triples.push(AuthTriple { x, y, z });
-        }
+            AuthTriple { x, y, z }
+        });
         self.triples_done += b.leaky_count() as u64;
         self.state = TripleState::Idle;
         Ok(triples)
     }
 }
 
+/// The byte ranges of packed bits for leaky-triple `ranges` whose starts are multiples of 8.
+fn bit_ranges(ranges: &[Range<usize>]) -> Vec<Range<usize>> {
+    ranges.iter().map(|r| r.start / 8..r.end.div_ceil(8)).collect()
+}
+
+/// The peer's round-2 message: its h₀ and h₁ bits and U blocks.
+struct HalfAndMessage<'a> {
+    h0: &'a [u8],
+    h1: &'a [u8],
+    u: &'a [u8],
+}
+
+/// Round 2 on leaky triples `range` (its start a multiple of [`PIECE`]), a piece at a time:
+/// K[x'] and K[x'] ⊕ Δ hashed under this party's instances (`hashes`: H₁, H₂); h₀, h₁ and U
+/// written to the range's parts of the message, x·Φ ⊕ T to `kept`.
+#[allow(clippy::too_many_arguments)]
+fn half_and(b: &Batch, delta: Block, hashes: &(GarblingHash, GarblingHash), range: Range<usize>, h0_bits: &mut [u8], h1_bits: &mut [u8], u: &mut [u8], kept: &mut [Block]) {
+    let leaky = b.leaky_count();
+    let (mut h1, mut h2) = hashes.clone();
+    let mut buffer = vec![Block::ZERO; 4 * PIECE];
+    for start in range.clone().step_by(PIECE) {
+        let len = PIECE.min(range.end - start);
+        let (zero, rest) = buffer.split_at_mut(PIECE);
+        let (one, rest) = rest.split_at_mut(PIECE);
+        let (zero2, one2) = rest.split_at_mut(PIECE);
+        let (zero, one, zero2, one2) = (&mut zero[..len], &mut one[..len], &mut zero2[..len], &mut one2[..len]);
+        for (k, &key) in b.keys[start..start + len].iter().enumerate() {
+            zero[k] = key;
+            one[k] = key ^ delta;
+        }
+        zero2.copy_from_slice(zero);
+        one2.copy_from_slice(one);
+        let tweak = b.first_tweak + start as u128;
+        h1.hash_in_place(zero, tweak);
+        h1.hash_in_place(one, tweak);
+        h2.hash_in_place(zero2, tweak);
+        h2.hash_in_place(one2, tweak);
+        for k in 0..len {
+            let (i, local) = (start + k, start - range.start + k);
+            let (x, y, s) = (b.bits[i], b.share(leaky + i), b.s[i]);
+            set_bit(h0_bits, local, zero[k].lsb() ^ s);
+            set_bit(h1_bits, local, one[k].lsb() ^ s ^ y.bit);
+            let phi = y.key ^ y.mac ^ delta.select(y.bit);
+            u[16 * local..16 * local + 16].copy_from_slice(&(zero2[k] ^ one2[k] ^ phi).to_bytes());
+            kept[local] = phi.select(x) ^ zero2[k];
+        }
+    }
+}
+
+/// Round 3 on leaky triples `range` (its start a multiple of [`PIECE`]), a piece at a time:
+/// M[x] hashed under the peer's instances (`hashes`, tweaks from the batch's `first_tweak`); z into `r` (the range's part of the r
+/// bits, which become z), d = z ⊕ r into `d`, and S added to `phi`. `lie` flips one triple's z
+/// (test builds' attack only).
+#[allow(clippy::too_many_arguments)]
+fn leaky_and(xy: &[bool], macs: &[Block], s: &[bool], first_tweak: u128, hashes: &(GarblingHash, GarblingHash), peer: &HalfAndMessage<'_>, lie: Option<usize>, range: Range<usize>, d: &mut [u8], r: &mut [bool], phi: &mut [Block]) {
+    let leaky = macs.len();
+    let (mut hash1, mut hash2) = hashes.clone();
+    let mut buffer = vec![Block::ZERO; 2 * PIECE];
+    for start in range.clone().step_by(PIECE) {
+        let len = PIECE.min(range.end - start);
+        let (m1, m2) = buffer.split_at_mut(PIECE);
+        let (m1, m2) = (&mut m1[..len], &mut m2[..len]);
+        m1.copy_from_slice(&macs[start..start + len]);
+        m2.copy_from_slice(m1);
+        let tweak = first_tweak + start as u128;
+        hash1.hash_in_place(m1, tweak);
+        hash2.hash_in_place(m2, tweak);
+        for k in 0..len {
+            let (i, local) = (start + k, start - range.start + k);
+            let x = xy[i];
+            let received = if x { bit(peer.h1, i) } else { bit(peer.h0, i) };
+            let v = s[i] ^ received ^ m1[k].lsb();
+            let zb = (x & xy[leaky + i]) ^ v ^ (lie == Some(i));
+            // ⟨z⟩ := ⟨r⟩ ⊕ d: r's MAC and key stay (in r's place), the bit becomes z.
+            set_bit(d, local, zb ^ r[local]);
+            r[local] = zb;
+            let u_peer = Block::read(&peer.u[16 * i..]).unwrap_or_default();
+            phi[local] ^= m2[k] ^ u_peer.select(x);
+        }
+    }
+}
+
 /// How many elements ahead [`gather`] announces its reads.
 const PREFETCH_AHEAD: usize = 16;
 
-/// `v` in the order `permutation` gives: element k of the result is `v[permutation[k]]`. The
-/// reads are at random across an array larger than the caches, so each is announced to the
-/// processor [`PREFETCH_AHEAD`] iterations ahead where it can be.
-fn gather(v: &[[Block; 6]], permutation: &[u32]) -> Vec<[Block; 6]> {
-    let mut out = Vec::with_capacity(permutation.len());
-    for (k, &i) in permutation.iter().enumerate() {
+/// The leaky triples `v` and their bits in the order `permutation` gives: element k of each
+/// result is element `permutation[k]` of the input, spread over `threads` by output ranges.
+/// The reads are at random across an array larger than the caches, so each is announced to
+/// the processor [`PREFETCH_AHEAD`] iterations ahead where it can be.
+fn gather(v: &[[Block; 6]], bits: &[u8], permutation: &[u32], threads: &Threads) -> (Vec<[Block; 6]>, Vec<u8>) {
+    let out = threads.collect(permutation.len(), PIECE, |k| {
         prefetch(permutation.get(k + PREFETCH_AHEAD).and_then(|&j| v.get(j as usize)));
-        out.push(v[i as usize]);
-    }
-    out
+        v[permutation[k] as usize]
+    });
+    (out, threads.collect(permutation.len(), PIECE, |k| bits[permutation[k] as usize]))
 }
 
 /// Announces a read of `ahead` (two cache lines) to the processor.

@@ -41,6 +41,7 @@ pub struct BareReceiver {
     vole: VoleReceiver,
     packed: Vec<Block>,
     columns: Vec<Block>,
+    streams: Vec<Block>,
 }
 
 impl BareReceiver {
@@ -50,7 +51,10 @@ impl BareReceiver {
         self.packed.extend(choices.chunks(128).map(pack_bits));
         let stride = column_stride(self.packed.len());
         self.columns.resize(128 * stride, Block::ZERO);
-        self.vole.extend(&self.packed, message, &mut self.columns, stride);
+        let start = message.len();
+        message.resize(start + self.vole.message_bytes(self.packed.len()), 0);
+        let at = self.vole.claim(self.packed.len());
+        self.vole.extend(at, &self.packed, &mut message[start..], &mut self.columns, stride, &mut self.streams);
         columns_to_rows(&self.columns, stride, choices.len(), labels);
     }
 }
@@ -59,6 +63,7 @@ impl BareReceiver {
 pub struct BareSender {
     vole: VoleSender,
     columns: Vec<Block>,
+    streams: Vec<Block>,
 }
 
 impl BareSender {
@@ -67,7 +72,8 @@ impl BareSender {
         let blocks = count.div_ceil(128);
         let stride = column_stride(blocks);
         self.columns.resize(128 * stride, Block::ZERO);
-        self.vole.extend(message, blocks, &mut self.columns, stride)?;
+        let at = self.vole.claim(blocks);
+        self.vole.extend(at, message, blocks, &mut self.columns, stride, &mut self.streams)?;
         columns_to_rows(&self.columns, stride, count, labels);
         Ok(())
     }
@@ -81,7 +87,7 @@ pub fn bare_pair(k: usize) -> Result<(BareReceiver, BareSender, Block), OtError>
     let roots: Vec<Block> = (0..shape.trees).map(|_| random.next_block()).collect();
     let (vole, setup) = VoleReceiver::new(shape, &base.pairs, &roots, &base.binding.transcript, base.binding.direction);
     let sender = VoleSender::new(shape, base.delta, &base.chosen, &setup, &base.binding.transcript, base.binding.direction, false)?;
-    Ok((BareReceiver { vole, packed: Vec::new(), columns: Vec::new() }, BareSender { vole: sender, columns: Vec::new() }, base.delta))
+    Ok((BareReceiver { vole, packed: Vec::new(), columns: Vec::new(), streams: Vec::new() }, BareSender { vole: sender, columns: Vec::new(), streams: Vec::new() }, base.delta))
 }
 
 /// One direction's receiver and sender, a chunk at a time.

@@ -193,11 +193,11 @@ pub fn fold(challenge: &Challenge, columns: &[Block], stride: usize, rows: &[Blo
     }
 }
 
-/// The receiver's check values x ‖ t_0 ‖ … ‖ t_127, appended to `out`.
-pub fn write_check(x: Block, t: &[Block; 128], out: &mut Vec<u8>) {
-    out.extend_from_slice(&x.to_bytes());
-    for t in t {
-        out.extend_from_slice(&t.to_bytes());
+/// The receiver's check values x ‖ t_0 ‖ … ‖ t_127, written to `out` ([`CHECK_BYTES`]).
+pub fn write_check(x: Block, t: &[Block; 128], out: &mut [u8]) {
+    let (out, _) = out.as_chunks_mut::<{ Block::BYTES }>();
+    for (out, value) in out.iter_mut().zip(core::iter::once(&x).chain(t)) {
+        *out = value.to_bytes();
     }
 }
 
@@ -266,9 +266,8 @@ mod tests {
         }
         let q_columns: Vec<Block> = t_columns.iter().enumerate().map(|(p, &t)| if p % stride < blocks { t ^ choices[p % stride].select((delta.0 >> (p / stride)) & 1 == 1) } else { t }).collect();
         let challenge = Challenge::new(ChunkId { transcript: &transcript, direction: 1, k: 2, index: 0, count: 300 }, blocks, b"u");
-        let mut check = Vec::new();
+        let mut check = vec![0u8; CHECK_BYTES];
         write_check(challenge.fold_choices(&choices), &challenge.fold_columns(&t_columns, stride), &mut check);
-        assert_eq!(check.len(), CHECK_BYTES);
         let q = challenge.fold_columns(&q_columns, stride);
         assert!(verify(delta, &q, &check));
         for c in [0, 5, 127] {

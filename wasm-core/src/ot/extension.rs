@@ -22,6 +22,7 @@ use super::transpose::{column_stride, columns_to_rows};
 use super::OtError;
 use crate::aes::AesCtr;
 use crate::block::Block;
+use crate::spread::{split_mut, Threads};
 
 /// Most OTs per chunk: 2^14 — small enough that a chunk's columns (a 256 KiB matrix) stay in a
 /// core's L2 cache and its message is one frame of the session's stream, large enough that the
@@ -85,10 +86,8 @@ pub struct CheckedReceiver {
     setup: Option<Vec<u8>>,
     /// Random choice bits of the padding OTs.
     padding: AesCtr,
-    // Scratch, kept between calls:
-    choices: Vec<Block>,
-    columns: Vec<Block>,
-    rows: Vec<Block>,
+    /// One per thread of the last extension, kept between calls.
+    scratch: Vec<Scratch>,
     /// Test builds only: the protocol variant whose challenge leaves the message out.
     #[cfg(feature = "insecure-switches")]
     unbound_challenge: bool,
@@ -109,9 +108,7 @@ impl CheckedReceiver {
             chunk: 0,
             setup: Some(setup),
             padding: random,
-            choices: Vec::new(),
-            columns: Vec::new(),
-            rows: Vec::new(),
+            scratch: Vec::new(),
             #[cfg(feature = "insecure-switches")]
             unbound_challenge: false,
         })
@@ -142,43 +139,98 @@ impl CheckedReceiver {
     /// ([`CheckedReceiver::message_len`] bytes) to `message` and one row t_i per choice bit to
     /// `labels`.
     pub fn extend(&mut self, choices: &[bool], message: &mut Vec<u8>, labels: &mut Vec<Block>) -> Result<(), OtError> {
-        let count = check_count(choices.len())?;
-        if count == 0 {
-            return Ok(());
+        check_count(choices.len())?;
+        self.extend_chunks(choices, message, labels, &Threads::ONE);
+        Ok(())
+    }
+
+    /// Extends `choices.len()` correlated OTs of any number, in chunks of [`MAX_CHUNK`] (the
+    /// last one shorter) spread over `threads`: appends each chunk's message in turn — the
+    /// same bytes as one [`CheckedReceiver::extend`] per chunk — and one row per choice bit.
+    pub fn extend_chunks(&mut self, choices: &[bool], message: &mut Vec<u8>, labels: &mut Vec<Block>, threads: &Threads) {
+        if choices.is_empty() {
+            return;
         }
         if let Some(setup) = self.setup.take() {
             message.extend_from_slice(&setup);
         }
-        self.choices.clear();
-        self.choices.extend(choices.chunks(128).map(pack_bits));
-        for _ in 0..PADDING_BLOCKS {
-            let random = self.padding.next_block();
-            self.choices.push(random);
-        }
-        let blocks = self.choices.len();
-        let stride = column_stride(blocks);
-        self.columns.resize(128 * stride, Block::ZERO);
-        let start = message.len();
-        self.vole.extend(&self.choices, message, &mut self.columns, stride);
-        self.rows.clear();
-        columns_to_rows(&self.columns, stride, 128 * blocks, &mut self.rows);
+        // Each chunk's place in the streams, its index and padding, drawn in chunk order.
+        let chunks: Vec<ReceiverChunk> = choices
+            .chunks(MAX_CHUNK)
+            .map(|choices| {
+                let blocks = chunk_blocks(choices.len());
+                let mut packed: Vec<Block> = choices.chunks(128).map(pack_bits).collect();
+                packed.extend((0..PADDING_BLOCKS).map(|_| self.padding.next_block()));
+                let chunk = ReceiverChunk { at: self.vole.claim(blocks), index: self.chunk, count: choices.len(), choices: packed };
+                self.chunk += 1;
+                chunk
+            })
+            .collect();
+        let (start, first_label) = (message.len(), labels.len());
+        let lens: Vec<_> = chunks.iter().map(|c| 0..message_len(self.k, c.count)).collect();
+        message.resize(start + lens.iter().map(|l| l.end).sum::<usize>(), 0);
+        labels.resize(first_label + choices.len(), Block::ZERO);
+        let messages = split_mut(&mut message[start..], &lens, 1);
+        let rows = labels[first_label..].chunks_mut(MAX_CHUNK);
+        let work: Vec<_> = chunks.iter().zip(messages).zip(rows).collect();
+        let groups = threads.ranges(work.len(), 1);
+        self.scratch.resize_with(groups.len().max(self.scratch.len()), Scratch::default);
+        let (vole, binding, k) = (&self.vole, self.binding, self.k);
         #[allow(unused_mut)]
-        let mut hashed = &message[start..];
+        let mut bound = true;
         #[cfg(feature = "insecure-switches")]
-        if self.unbound_challenge {
-            hashed = &[];
+        {
+            bound &= !self.unbound_challenge;
         }
-        let challenge = Challenge::new(self.chunk_id(count), blocks, hashed);
-        self.chunk += 1;
-        let t = check::fold(&challenge, &self.columns, stride, &self.rows);
-        check::write_check(challenge.fold_choices(&self.choices), &t, message);
-        labels.extend_from_slice(&self.rows[..count]);
-        Ok(())
+        let mut work = work.into_iter();
+        let jobs: Vec<_> = groups
+            .iter()
+            .zip(self.scratch.iter_mut())
+            .map(|(range, scratch)| {
+                let group: Vec<_> = work.by_ref().take(range.len()).collect();
+                move || {
+                    for ((chunk, message), rows) in group {
+                        let id = ChunkId { transcript: &binding.transcript, direction: binding.direction, k, index: chunk.index, count: rows.len() };
+                        extend_chunk(vole, chunk, id, bound, message, rows, scratch);
+                    }
+                }
+            })
+            .collect();
+        threads.run(jobs);
     }
+}
+/// Scratch of one thread's chunks: the VOLE's streams, the chunk's columns and rows.
+#[derive(Default)]
+struct Scratch {
+    streams: Vec<Block>,
+    columns: Vec<Block>,
+    rows: Vec<Block>,
+}
 
-    fn chunk_id(&self, count: usize) -> ChunkId<'_> {
-        ChunkId { transcript: &self.binding.transcript, direction: self.binding.direction, k: self.k, index: self.chunk, count }
-    }
+/// One chunk of a receiver's extension: where its streams start, its index in the direction,
+/// its OTs, and its packed choice bits with the padding.
+struct ReceiverChunk {
+    at: u128,
+    index: u64,
+    count: usize,
+    choices: Vec<Block>,
+}
+
+/// The receiver's work on one chunk: the VOLE, the rows, the challenge (over the chunk's
+/// message, unless `bound` is off in a test build) and the check values, written to `message`
+/// (the chunk's [`message_len`] bytes); its `count` rows to `rows`.
+fn extend_chunk(vole: &VoleReceiver, chunk: &ReceiverChunk, id: ChunkId<'_>, bound: bool, message: &mut [u8], rows: &mut [Block], scratch: &mut Scratch) {
+    let blocks = chunk.choices.len();
+    let stride = column_stride(blocks);
+    scratch.columns.resize(128 * stride, Block::ZERO);
+    let (d, check) = message.split_at_mut(vole.message_bytes(blocks));
+    vole.extend(chunk.at, &chunk.choices, d, &mut scratch.columns, stride, &mut scratch.streams);
+    scratch.rows.clear();
+    columns_to_rows(&scratch.columns, stride, 128 * blocks, &mut scratch.rows);
+    let challenge = Challenge::new(id, blocks, if bound { d } else { &[] });
+    let t = check::fold(&challenge, &scratch.columns, stride, &scratch.rows);
+    check::write_check(challenge.fold_choices(&chunk.choices), &t, check);
+    rows.copy_from_slice(&scratch.rows[..rows.len()]);
 }
 
 /// Up to 128 bits as a block, bit i = `bits[i]`, a byte at a time.
@@ -197,8 +249,8 @@ pub struct CheckedSender {
     binding: Binding,
     state: SenderState,
     chunk: u64,
-    columns: Vec<Block>,
-    rows: Vec<Block>,
+    /// One per thread of the last extension, kept between calls.
+    scratch: Vec<Scratch>,
     /// Test builds only: accept every chunk, to show what the check prevents.
     #[cfg(feature = "insecure-switches")]
     skip_check: bool,
@@ -227,8 +279,7 @@ impl CheckedSender {
             binding,
             state: SenderState::AwaitingSetup(Box::new(*chosen)),
             chunk: 0,
-            columns: Vec::new(),
-            rows: Vec::new(),
+            scratch: Vec::new(),
             #[cfg(feature = "insecure-switches")]
             skip_check: false,
             #[cfg(feature = "insecure-switches")]
@@ -285,8 +336,24 @@ impl CheckedSender {
     /// the caller must end the connection.
     pub fn extend(&mut self, count: usize, message: &[u8], labels: &mut Vec<Block>) -> Result<(), OtError> {
         check_count(count)?;
-        if message.len() != self.message_len(count) {
-            return Err(OtError::WrongLength { what: "OT extension message", expected: self.message_len(count), actual: message.len() });
+        self.extend_chunks(count, message, labels, &Threads::ONE)
+    }
+
+    /// Bytes of the messages for `count` OTs of any number in chunks of [`MAX_CHUNK`] (the
+    /// last one shorter), the set-up with the first if it has not come.
+    pub fn chunks_len(&self, count: usize) -> usize {
+        let (whole, last) = (count / MAX_CHUNK, count % MAX_CHUNK);
+        self.message_len(count.min(MAX_CHUNK)) + whole.saturating_sub(1) * message_len(self.k, MAX_CHUNK) + if whole > 0 { message_len(self.k, last) } else { 0 }
+    }
+
+    /// Takes the messages of `count` OTs of any number in chunks of [`MAX_CHUNK`]
+    /// ([`CheckedSender::chunks_len`] bytes, the receiver's
+    /// [`CheckedReceiver::extend_chunks`]), checks every chunk, spread over `threads`, and only
+    /// if all passed appends the `count` 0-labels. Errors as [`CheckedSender::extend`]; a
+    /// failure names the first chunk that failed, and appends nothing.
+    pub fn extend_chunks(&mut self, count: usize, message: &[u8], labels: &mut Vec<Block>, threads: &Threads) -> Result<(), OtError> {
+        if message.len() != self.chunks_len(count) {
+            return Err(OtError::WrongLength { what: "OT extension message", expected: self.chunks_len(count), actual: message.len() });
         }
         if count == 0 {
             return Ok(());
@@ -307,35 +374,78 @@ impl CheckedSender {
         let SenderState::Extending(vole) = &mut self.state else {
             unreachable!("the set-up was just taken");
         };
-        let blocks = chunk_blocks(count);
-        let (d, checks) = message.split_at(message.len() - CHECK_BYTES);
-        let stride = column_stride(blocks);
-        self.columns.resize(128 * stride, Block::ZERO);
-        vole.extend(d, blocks, &mut self.columns, stride)?;
-        self.rows.clear();
-        columns_to_rows(&self.columns, stride, 128 * blocks, &mut self.rows);
-        let chunk = self.chunk;
-        #[allow(unused_mut)]
-        let mut hashed = d;
-        #[cfg(feature = "insecure-switches")]
-        if self.unbound_challenge {
-            hashed = &[];
+        // Each chunk's place in the streams, its index and its message, in chunk order.
+        let mut chunks = Vec::with_capacity(count.div_ceil(MAX_CHUNK));
+        let mut rest = message;
+        for first in (0..count).step_by(MAX_CHUNK) {
+            let n = MAX_CHUNK.min(count - first);
+            let (chunk, after) = rest.split_at(message_len(self.k, n));
+            chunks.push(SenderChunk { at: vole.claim(chunk_blocks(n)), index: self.chunk, message: chunk });
+            self.chunk += 1;
+            rest = after;
         }
-        let challenge = Challenge::new(ChunkId { transcript: &self.binding.transcript, direction: self.binding.direction, k: self.k, index: chunk, count }, blocks, hashed);
-        self.chunk += 1;
-        let q = check::fold(&challenge, &self.columns, stride, &self.rows);
+        let first_label = labels.len();
+        labels.resize(first_label + count, Block::ZERO);
+        let work: Vec<_> = chunks.iter().zip(labels[first_label..].chunks_mut(MAX_CHUNK)).collect();
+        let groups = threads.ranges(work.len(), 1);
+        self.scratch.resize_with(groups.len().max(self.scratch.len()), Scratch::default);
+        let (vole, binding, k, delta) = (&**vole, self.binding, self.k, self.delta);
         #[allow(unused_mut)]
-        let mut passed = check::verify(self.delta, &q, checks);
+        let (mut bound, mut enforce) = (true, true);
         #[cfg(feature = "insecure-switches")]
         {
-            passed |= self.skip_check;
+            bound &= !self.unbound_challenge;
+            enforce &= !self.skip_check;
         }
-        if !passed {
-            return Err(OtError::CheckFailed { chunk });
+        let mut work = work.into_iter();
+        let jobs: Vec<_> = groups
+            .iter()
+            .zip(self.scratch.iter_mut())
+            .map(|(range, scratch)| {
+                let group: Vec<_> = work.by_ref().take(range.len()).collect();
+                move || {
+                    group.into_iter().try_for_each(|(chunk, rows)| {
+                        let id = ChunkId { transcript: &binding.transcript, direction: binding.direction, k, index: chunk.index, count: rows.len() };
+                        check_chunk(vole, delta, chunk, id, bound, enforce, rows, scratch)
+                    })
+                }
+            })
+            .collect();
+        // Groups are in chunk order, so the first error is the first failed chunk's.
+        if let Some(e) = threads.run(jobs).into_iter().find_map(Result::err) {
+            labels.truncate(first_label);
+            return Err(e);
         }
-        labels.extend_from_slice(&self.rows[..count]);
         Ok(())
     }
+}
+
+/// One chunk of a sender's extension: where its streams start, its index in the direction,
+/// and its message.
+struct SenderChunk<'m> {
+    at: u128,
+    index: u64,
+    message: &'m [u8],
+}
+
+/// The sender's work on one chunk: the VOLE, the rows, the challenge and the check (passed if
+/// `enforce` is off in a test build); only then its rows (the 0-labels) to `rows`.
+#[allow(clippy::too_many_arguments)]
+fn check_chunk(vole: &VoleSender, delta: Block, chunk: &SenderChunk<'_>, id: ChunkId<'_>, bound: bool, enforce: bool, rows: &mut [Block], scratch: &mut Scratch) -> Result<(), OtError> {
+    let blocks = chunk_blocks(rows.len());
+    let (d, checks) = chunk.message.split_at(chunk.message.len() - CHECK_BYTES);
+    let stride = column_stride(blocks);
+    scratch.columns.resize(128 * stride, Block::ZERO);
+    vole.extend(chunk.at, d, blocks, &mut scratch.columns, stride, &mut scratch.streams)?;
+    scratch.rows.clear();
+    columns_to_rows(&scratch.columns, stride, 128 * blocks, &mut scratch.rows);
+    let challenge = Challenge::new(id, blocks, if bound { d } else { &[] });
+    let q = check::fold(&challenge, &scratch.columns, stride, &scratch.rows);
+    if !check::verify(delta, &q, checks) && enforce {
+        return Err(OtError::CheckFailed { chunk: id.index });
+    }
+    rows.copy_from_slice(&scratch.rows[..rows.len()]);
+    Ok(())
 }
 
 #[cfg(test)]
@@ -382,6 +492,54 @@ pub(crate) mod tests {
                 }
             }
         }
+    }
+
+    /// Many chunks at once, spread over threads on either side or neither: the messages are
+    /// those of one chunk at a time, so any thread counts talk to each other, and the rows
+    /// correlate.
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+    fn chunks_spread_over_threads_are_the_chunks_one_at_a_time() {
+        let mut prg = AesCtr::new([12; 16]);
+        let count = 3 * MAX_CHUNK + 1000;
+        let delta = Block(prg.next_block().0 | 1);
+        for (sent, checked) in [(1, 3), (3, 1), (2, 2), (4, 1)] {
+            let (mut receiver, mut sender) = pair(4, delta, BINDING, &mut prg);
+            let choices = bits(count, &mut prg);
+            let (mut message, mut t, mut q) = (Vec::new(), vec![Block(7)], vec![Block(7)]);
+            let expected = sender.chunks_len(count);
+            receiver.extend_chunks(&choices, &mut message, &mut t, &Threads::new(sent));
+            assert_eq!(message.len(), expected, "{sent}/{checked}");
+            sender.extend_chunks(count, &message, &mut q, &Threads::new(checked)).unwrap();
+            assert_eq!((t.len(), q.len()), (count + 1, count + 1));
+            for i in 0..count {
+                assert_eq!(t[1 + i], q[1 + i] ^ delta.select(choices[i]), "{sent}/{checked}: OT {i}");
+            }
+            // The next chunk, one at a time, follows on in the streams and the chunk indices.
+            let more = bits(300, &mut prg);
+            let (mut message, mut t, mut q) = (Vec::new(), Vec::new(), Vec::new());
+            receiver.extend(&more, &mut message, &mut t).unwrap();
+            sender.extend(300, &message, &mut q).unwrap();
+            assert!((0..300).all(|i| t[i] == q[i] ^ delta.select(more[i])));
+        }
+    }
+
+    /// A spread extension with one bad chunk fails naming it, and releases no row at all.
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+    fn a_bad_chunk_among_spread_ones_fails_them_all() {
+        let mut prg = AesCtr::new([13; 16]);
+        let delta = Block(prg.next_block().0 | 1);
+        let (mut receiver, mut sender) = pair(4, delta, BINDING, &mut prg);
+        let count = 4 * MAX_CHUNK;
+        let mut message = Vec::new();
+        receiver.extend_chunks(&bits(count, &mut prg), &mut message, &mut Vec::new(), &Threads::new(2));
+        // A byte of chunk 2's d (past the set-up and chunks 0 and 1).
+        let at = setup_len(4) + 2 * message_len(4, MAX_CHUNK) + 5;
+        message[at] ^= 1;
+        let mut q = Vec::new();
+        assert!(matches!(sender.extend_chunks(count, &message, &mut q, &Threads::new(3)), Err(OtError::CheckFailed { chunk: 2 })));
+        assert!(q.is_empty());
     }
 
     /// 128/k bits of upload per OT, the padding and the check values; the set-up once.

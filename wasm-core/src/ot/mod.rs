@@ -67,6 +67,7 @@ pub use extension::{max_message_len, message_len, pack_bits, setup_len, Binding,
 
 use crate::block::Block;
 use crate::garble::{derive_seed, GarblingHash};
+use crate::spread::Threads;
 use extension::{CheckedReceiver, CheckedSender};
 use sha2::{Digest, Sha256};
 
@@ -234,6 +235,19 @@ impl OtReceiver {
     pub fn extend(&mut self, choices: &[bool], message: &mut Vec<u8>, labels: &mut Vec<Block>) -> Result<(), OtError> {
         match &mut self.state {
             ReceiverState::Extending(extension) => extension.extend(choices, message, labels),
+            other => Err(OtError::OutOfOrder { expected: other.expecting(), got: "an OT extension" }),
+        }
+    }
+
+    /// Extends `choices.len()` correlated OTs of any number, in chunks of [`MAX_CHUNK`] spread
+    /// over `threads` ([`extension::CheckedReceiver::extend_chunks`]): the same message as one
+    /// [`extend`](Self::extend) per chunk.
+    pub fn extend_chunks(&mut self, choices: &[bool], message: &mut Vec<u8>, labels: &mut Vec<Block>, threads: &Threads) -> Result<(), OtError> {
+        match &mut self.state {
+            ReceiverState::Extending(extension) => {
+                extension.extend_chunks(choices, message, labels, threads);
+                Ok(())
+            }
             other => Err(OtError::OutOfOrder { expected: other.expecting(), got: "an OT extension" }),
         }
     }
@@ -420,6 +434,30 @@ impl OtSender {
         self.finish_base_ot();
         let result = match &mut self.state {
             SenderState::Extending(extension) => extension.extend(count, message, labels),
+            other => Err(OtError::OutOfOrder { expected: other.expecting(), got: "an OT extension" }),
+        };
+        if let Err(OtError::CheckFailed { .. } | OtError::SetupCheckFailed) = result {
+            self.state = SenderState::Failed;
+        }
+        result
+    }
+
+    /// Bytes of the messages [`OtSender::extend_chunks`] expects for `count` OTs.
+    pub fn chunks_len(&mut self, count: usize) -> usize {
+        self.finish_base_ot();
+        match &self.state {
+            SenderState::Extending(extension) => extension.chunks_len(count),
+            _ => 0,
+        }
+    }
+
+    /// Takes the messages of `count` OTs of any number in chunks of [`MAX_CHUNK`], checks every
+    /// chunk spread over `threads`, and appends the 0-labels only if all passed
+    /// ([`extension::CheckedSender::extend_chunks`]). Errors as [`OtSender::extend`].
+    pub fn extend_chunks(&mut self, count: usize, message: &[u8], labels: &mut Vec<Block>, threads: &Threads) -> Result<(), OtError> {
+        self.finish_base_ot();
+        let result = match &mut self.state {
+            SenderState::Extending(extension) => extension.extend_chunks(count, message, labels, threads),
             other => Err(OtError::OutOfOrder { expected: other.expecting(), got: "an OT extension" }),
         };
         if let Err(OtError::CheckFailed { .. } | OtError::SetupCheckFailed) = result {

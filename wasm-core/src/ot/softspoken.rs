@@ -82,10 +82,8 @@ pub struct VoleReceiver {
     shape: Shape,
     /// Every leaf's AES key, tree by tree.
     keys: Vec<KeySchedule>,
-    /// The streams' next block.
+    /// The streams' next unclaimed block.
     next: u128,
-    /// Scratch: a pass's stream blocks.
-    streams: Vec<Block>,
 }
 
 impl VoleReceiver {
@@ -103,30 +101,47 @@ impl VoleReceiver {
         ggm::commit(shape, transcript, direction, &checks, &mut setup);
         let mut keys = Vec::with_capacity(seeds.len());
         expand_keys(&seeds, &mut keys);
-        (VoleReceiver { shape, keys, next: 0, streams: Vec::new() }, setup)
+        (VoleReceiver { shape, keys, next: 0 }, setup)
+    }
+
+    /// Bytes of the d^{(i)} for `blocks` blocks of OTs.
+    pub fn message_bytes(&self, blocks: usize) -> usize {
+        self.shape.trees * blocks * Block::BYTES
+    }
+
+    /// Claims the streams' next `blocks` blocks for one extension: where they start. The
+    /// sender claims the same blocks in the same order.
+    pub fn claim(&mut self, blocks: usize) -> u128 {
+        let at = self.next;
+        self.next += blocks as u128;
+        at
     }
 
     /// Extends a block of 128 OTs per block of `choices` (bit i of block j: the choice bit of
-    /// OT 128·j + i): appends d^{(0)} ‖ … ‖ d^{(trees−1)} (each `choices.len()` blocks) to
-    /// `message`, and writes column c of the receiver's matrix to `columns[c·stride ..]`.
-    pub fn extend(&mut self, choices: &[Block], message: &mut Vec<u8>, columns: &mut [Block], stride: usize) {
+    /// OT 128·j + i) from the streams' blocks at `at` (claimed): writes d^{(0)} ‖ … ‖
+    /// d^{(trees−1)} (each `choices.len()` blocks, [`VoleReceiver::message_bytes`] in all) to
+    /// `message`, and column c of the receiver's matrix to `columns[c·stride ..]`; `streams`
+    /// is scratch. Extensions of distinct claims may run at once.
+    pub fn extend(&self, at: u128, choices: &[Block], message: &mut [u8], columns: &mut [Block], stride: usize, streams: &mut Vec<Block>) {
         let (k, q, blocks) = (self.shape.k, self.shape.leaves(), choices.len());
+        debug_assert_eq!(message.len(), self.message_bytes(blocks));
         let mut v = [[Block::ZERO; WINDOW]; 8];
-        message.reserve(self.shape.trees * blocks * Block::BYTES);
         let mut runs = Vec::with_capacity(q);
+        let (d_blocks, _) = message.as_chunks_mut::<{ Block::BYTES }>();
         for (i, keys) in self.keys.chunks_exact(q).enumerate() {
             for first in (0..blocks).step_by(WINDOW) {
                 let width = WINDOW.min(blocks - first);
-                expand_pass(keys, self.next + first as u128, width, &mut self.streams, &mut runs);
-                fold_pass(&mut self.streams, width, k, &mut v);
+                expand_pass(keys, at + first as u128, width, streams, &mut runs);
+                fold_pass(streams, width, k, &mut v);
                 for (b, v) in v.iter().enumerate().take(k) {
                     columns[(i * k + b) * stride + first..][..width].copy_from_slice(&v[..width]);
                 }
-                let u = &self.streams[..width];
-                message.extend(u.iter().zip(&choices[first..first + width]).flat_map(|(&u, &r)| (u ^ r).to_bytes()));
+                let d = &mut d_blocks[i * blocks + first..][..width];
+                for ((d, &u), &r) in d.iter_mut().zip(&streams[..width]).zip(&choices[first..first + width]) {
+                    *d = (u ^ r).to_bytes();
+                }
             }
         }
-        self.next += blocks as u128;
     }
 }
 
@@ -136,8 +151,8 @@ pub struct VoleSender {
     delta: Block,
     /// Every leaf's AES key, tree by tree (garbage at each tree's α_i).
     keys: Vec<KeySchedule>,
+    /// The streams' next unclaimed block.
     next: u128,
-    streams: Vec<Block>,
 }
 
 impl VoleSender {
@@ -159,7 +174,7 @@ impl VoleSender {
         }
         let mut keys = Vec::with_capacity(seeds.len());
         expand_keys(&seeds, &mut keys);
-        Ok(VoleSender { shape, delta, keys, next: 0, streams: Vec::new() })
+        Ok(VoleSender { shape, delta, keys, next: 0 })
     }
 
     /// Bytes of the d^{(i)} for `blocks` blocks of OTs.
@@ -167,10 +182,18 @@ impl VoleSender {
         self.shape.trees * blocks * Block::BYTES
     }
 
+    /// Claims the streams' next `blocks` blocks, as the receiver did for the same extension.
+    pub fn claim(&mut self, blocks: usize) -> u128 {
+        let at = self.next;
+        self.next += blocks as u128;
+        at
+    }
+
     /// Takes the receiver's d^{(0)} ‖ … ‖ d^{(trees−1)} for `blocks` blocks of 128 OTs
-    /// ([`VoleSender::message_bytes`] of them) and writes column c of the sender's matrix to
-    /// `columns[c·stride ..]`.
-    pub fn extend(&mut self, message: &[u8], blocks: usize, columns: &mut [Block], stride: usize) -> Result<(), OtError> {
+    /// ([`VoleSender::message_bytes`] of them) from the streams' blocks at `at` (claimed) and
+    /// writes column c of the sender's matrix to `columns[c·stride ..]`; `streams` is scratch.
+    /// Extensions of distinct claims may run at once.
+    pub fn extend(&self, at: u128, message: &[u8], blocks: usize, columns: &mut [Block], stride: usize, streams: &mut Vec<Block>) -> Result<(), OtError> {
         if message.len() != self.message_bytes(blocks) {
             return Err(OtError::WrongLength { what: "SoftSpoken extension message", expected: self.message_bytes(blocks), actual: message.len() });
         }
@@ -182,15 +205,15 @@ impl VoleSender {
             let alpha = ggm::alpha(self.shape, self.delta, i);
             for first in (0..blocks).step_by(WINDOW) {
                 let width = WINDOW.min(blocks - first);
-                expand_pass(keys, self.next + first as u128, width, &mut self.streams, &mut runs);
+                expand_pass(keys, at + first as u128, width, streams, &mut runs);
                 // The stream of the seed this side lacks, zeroed through a mask on every stream.
-                for (x, stream) in self.streams.chunks_exact_mut(width).enumerate() {
+                for (x, stream) in streams.chunks_exact_mut(width).enumerate() {
                     let keep = SimdBlock::from_block(Block(!ggm::eq_mask(x, alpha).0));
                     stream.iter_mut().for_each(|g| *g = SimdBlock::from_block(*g).and(keep).to_block());
                 }
-                fold_pass(&mut self.streams, width, k, &mut v);
+                fold_pass(streams, width, k, &mut v);
                 // w_b ⊕ α_b·d = v'_b ⊕ α_b·(u' ⊕ d).
-                for (j, (u, &g)) in u[..width].iter_mut().zip(&self.streams[..width]).enumerate() {
+                for (j, (u, &g)) in u[..width].iter_mut().zip(&streams[..width]).enumerate() {
                     *u = g ^ Block::from_bytes(d_blocks[i * blocks + first + j]);
                 }
                 for (b, v) in v.iter().enumerate().take(k) {
@@ -203,7 +226,6 @@ impl VoleSender {
                 }
             }
         }
-        self.next += blocks as u128;
         Ok(())
     }
 }
@@ -242,10 +264,12 @@ mod tests {
                 let choices: Vec<Block> = (0..blocks).map(|_| prg.next_block()).collect();
                 let stride = column_stride(blocks);
                 let (mut t_columns, mut q_columns) = (vec![Block::ZERO; 128 * stride], vec![Block::ZERO; 128 * stride]);
-                let mut message = Vec::new();
-                receiver.extend(&choices, &mut message, &mut t_columns, stride);
+                let mut message = vec![0u8; receiver.message_bytes(blocks)];
                 assert_eq!(message.len(), (128 / k) * blocks * 16, "k {k}: 128/k bits per OT");
-                sender.extend(&message, blocks, &mut q_columns, stride).unwrap();
+                let mut streams = Vec::new();
+                let (at, at_sender) = (receiver.claim(blocks), sender.claim(blocks));
+                receiver.extend(at, &choices, &mut message, &mut t_columns, stride, &mut streams);
+                sender.extend(at_sender, &message, blocks, &mut q_columns, stride, &mut streams).unwrap();
                 let (mut t, mut q) = (Vec::new(), Vec::new());
                 columns_to_rows(&t_columns, stride, 128 * blocks, &mut t);
                 columns_to_rows(&q_columns, stride, 128 * blocks, &mut q);
@@ -261,8 +285,8 @@ mod tests {
     #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
     fn a_message_of_the_wrong_length_is_refused() {
         let mut prg = AesCtr::new([9; 16]);
-        let (_, mut sender) = pair(4, Block(3), &mut prg);
+        let (_, sender) = pair(4, Block(3), &mut prg);
         let mut columns = vec![Block::ZERO; 128 * 8];
-        assert!(matches!(sender.extend(&[0; 100], 1, &mut columns, 8), Err(OtError::WrongLength { .. })));
+        assert!(matches!(sender.extend(0, &[0; 100], 1, &mut columns, 8, &mut Vec::new()), Err(OtError::WrongLength { .. })));
     }
 }

@@ -484,6 +484,7 @@ impl AuthGarbler {
             GarblerStage::Setup(setup, segments) => {
                 #[allow(unused_mut)]
                 let (mut party, chunk) = setup.finish(parts.ot, &message)?;
+                party.spread_over(parts.threads.clone());
                 self.sender.send(parts.outbox, &chunk);
                 #[cfg(feature = "insecure-switches")]
                 {
@@ -847,6 +848,7 @@ impl AuthEvaluator {
             EvaluatorStage::SetupReply(setup, segments) => {
                 #[allow(unused_mut)]
                 let mut party = setup.finish(&message)?;
+                party.spread_over(parts.threads.clone());
                 #[cfg(feature = "insecure-switches")]
                 {
                     self.delta = Some(party.delta());

@@ -23,6 +23,7 @@ use crate::garble::{Evaluator, Garbling, GarblingHash, Scheme};
 use crate::ot::base::BASE_OT_COUNT;
 use crate::ot::chosen::ChosenReceiver;
 use crate::ot::OtReceiver;
+use crate::spread::Threads;
 use garblet_circuits::Party;
 use std::collections::{BTreeMap, VecDeque};
 use std::ops::Range;
@@ -46,11 +47,14 @@ pub struct EvaluatorConfig {
     /// until a computation uses it. A preparation past it is refused with
     /// [`SessionError::ClientPreparedLimit`].
     pub max_prepared_and_gates: u64,
+    /// What the authenticated mode's preprocessing spreads over ([`crate::spread`]); one
+    /// thread in WebAssembly, whatever it says.
+    pub threads: Threads,
 }
 
 impl Default for EvaluatorConfig {
     fn default() -> Self {
-        EvaluatorConfig { window: super::frame::DEFAULT_WINDOW, max_window: super::frame::DEFAULT_MAX_WINDOW, max_slots: 1 << 22, ot_k: [crate::ot::ALL_K; 2], max_prepared_and_gates: super::authenticated::DEFAULT_MAX_PREPARED_AND_GATES }
+        EvaluatorConfig { window: super::frame::DEFAULT_WINDOW, max_window: super::frame::DEFAULT_MAX_WINDOW, max_slots: 1 << 22, ot_k: [crate::ot::ALL_K; 2], max_prepared_and_gates: super::authenticated::DEFAULT_MAX_PREPARED_AND_GATES, threads: Threads::ONE }
     }
 }
 
@@ -128,7 +132,8 @@ impl EvaluatorSession {
 
     /// [`EvaluatorSession::new`] accepting only the garbling schemes `garbling` allows; a server
     /// that offers none of them ends the session with [`SessionError::Garbling`].
-    pub fn with_garbling(config: EvaluatorConfig, garbling: Garbling, clock: Box<dyn Clock>) -> Result<Self, SessionError> {
+    pub fn with_garbling(mut config: EvaluatorConfig, garbling: Garbling, clock: Box<dyn Clock>) -> Result<Self, SessionError> {
+        config.threads = config.threads.metered(clock.meter());
         let (ot, base_ot) = OtReceiver::new()?;
         let mut outbox = Outbox::default();
         outbox.push(Frame::ClientHello { version: VERSION, window: config.window, base_ot, garbling: garbling.mask(), ot_k: config.ot_k }.encode());
@@ -290,6 +295,7 @@ impl EvaluatorSession {
             max_frame: self.max_frame,
             parked: &mut self.parked,
             prepared_and_gate_limit: self.config.max_prepared_and_gates,
+            threads: &self.config.threads,
         }
     }
 

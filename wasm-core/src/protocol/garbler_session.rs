@@ -22,6 +22,7 @@ use crate::block::Block;
 use crate::garble::{random_delta, Garbler, Garbling, GarblingHash, Scheme};
 use crate::ot::chosen::ChosenSender;
 use crate::ot::OtSender;
+use crate::spread::Threads;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
@@ -42,11 +43,13 @@ pub struct GarblerConfig {
     /// SoftSpoken's k offered for each OT direction (0: this side's Δ, 1: the client's), most
     /// preferred first.
     pub ot_k: [Vec<u8>; 2],
+    /// What the authenticated mode's preprocessing spreads over ([`crate::spread`]).
+    pub threads: Threads,
 }
 
 impl Default for GarblerConfig {
     fn default() -> Self {
-        GarblerConfig { max_window: super::frame::DEFAULT_WINDOW, max_frame: 1 << 20, data_frame: 256 << 10, max_and_gates: 1 << 40, max_prepared_and_gates: super::authenticated::DEFAULT_MAX_PREPARED_AND_GATES, ot_k: [crate::ot::DEFAULT_K_OFFER.to_vec(), crate::ot::DEFAULT_K_OFFER.to_vec()] }
+        GarblerConfig { max_window: super::frame::DEFAULT_WINDOW, max_frame: 1 << 20, data_frame: 256 << 10, max_and_gates: 1 << 40, max_prepared_and_gates: super::authenticated::DEFAULT_MAX_PREPARED_AND_GATES, ot_k: [crate::ot::DEFAULT_K_OFFER.to_vec(), crate::ot::DEFAULT_K_OFFER.to_vec()], threads: Threads::ONE }
     }
 }
 
@@ -169,7 +172,8 @@ impl GarblerSession {
     }
 
     /// [`GarblerSession::with_garbling`] with its Δ and base-OT points `prepared` ahead.
-    pub fn with_prepared(config: GarblerConfig, garbling: Garbling, prepared: PreparedOt, clock: Box<dyn Clock>, services: Arc<dyn Services>) -> Result<Self, SessionError> {
+    pub fn with_prepared(mut config: GarblerConfig, garbling: Garbling, prepared: PreparedOt, clock: Box<dyn Clock>, services: Arc<dyn Services>) -> Result<Self, SessionError> {
+        config.threads = config.threads.metered(clock.meter());
         let PreparedOt { delta, hash_seed, ot, points } = prepared;
         let mut outbox = Outbox::default();
         let offer: Vec<u8> = garbling.offer().iter().map(|s| s.id()).collect();
@@ -486,6 +490,7 @@ impl GarblerSession {
             and_gates_before: self.ended_and_gates,
             parked: &mut self.parked,
             prepared_and_gate_limit: self.config.max_prepared_and_gates,
+            threads: &self.config.threads,
         }
     }
 

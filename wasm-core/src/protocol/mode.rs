@@ -26,6 +26,7 @@ use crate::cnc::encoding::EncodingKind;
 use crate::garble::{Evaluator, Garbler};
 use crate::ot::chosen::{ChosenReceiver, ChosenSender};
 use crate::ot::{OtReceiver, OtSender};
+use crate::spread::Threads;
 use garblet_circuits::Shape;
 
 /// What a computation's statistics start from.
@@ -201,6 +202,8 @@ pub(super) struct GarblerParts<'a> {
     /// The preparations parked on the session, and the most AND gates it may hold parked.
     pub parked: &'a mut Parked,
     pub prepared_and_gate_limit: u64,
+    /// What a mode's heavy steps spread over ([`crate::spread`]).
+    pub threads: &'a Threads,
 }
 
 impl GarblerParts<'_> {
@@ -327,6 +330,8 @@ pub(super) struct EvaluatorParts<'a> {
     pub parked: &'a mut Parked,
     /// The most AND gates the session holds prepared ahead.
     pub prepared_and_gate_limit: u64,
+    /// What a mode's heavy steps spread over ([`crate::spread`]).
+    pub threads: &'a Threads,
 }
 
 /// A computation that has ended, on the evaluator's side: its result, and where it ended for

@@ -1,13 +1,16 @@
 //! Per-role statistics of a computation, and the clock the driver lends the session.
 
+use crate::spread::Meter;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// What one party measured for one computation.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Stats {
     /// From the computation's request to its end.
     pub wall_ms: f64,
-    /// CPU time of the thread that ran the session, where the platform can tell.
+    /// CPU time of the thread that ran the session and of the helper threads its steps spread
+    /// over ([`crate::spread`]), where the platform can tell.
     pub cpu_ms: Option<f64>,
     pub bytes_sent: u64,
     pub bytes_received: u64,
@@ -20,8 +23,13 @@ pub struct Stats {
 pub trait Clock {
     /// Milliseconds since some fixed point.
     fn now_ms(&self) -> f64;
-    /// CPU time of the current thread in milliseconds, if the platform can tell.
+    /// CPU time of the current thread in milliseconds, if the platform can tell, and of the
+    /// helper threads its [`meter`](Clock::meter) counted.
     fn cpu_ms(&self) -> Option<f64>;
+    /// Where the session's helper threads count their CPU time, if this clock adds it.
+    fn meter(&self) -> Option<Arc<Meter>> {
+        None
+    }
 }
 
 /// A clock that never moves, for tests and for drivers that do not care.

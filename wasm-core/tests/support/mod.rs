@@ -189,7 +189,8 @@ impl Pair {
         Pair::with_configs(GarblerConfig { ot_k: offer, ..GarblerConfig::default() }, Garbling::Auto, client, Garbling::Auto)
     }
 
-    fn with_configs(server_config: GarblerConfig, server: Garbling, client_config: EvaluatorConfig, client: Garbling) -> Pair {
+    /// A pair with these configurations (the server's window raised as for every pair).
+    pub fn with_configs(server_config: GarblerConfig, server: Garbling, client_config: EvaluatorConfig, client: Garbling) -> Pair {
         let config = GarblerConfig { max_window: 64 << 20, ..server_config };
         let services = services();
         let mut pair = Pair {

@@ -1,0 +1,260 @@
+//! Spreading one party's heavy steps over threads: the authenticated mode's correlated OTs
+//! (chunk by chunk), its leaky ANDs and bucketing (range by range), and its Beaver ANDs.
+//!
+//! Every spread step cuts its work into pieces that read shared inputs and write disjoint parts
+//! of its outputs, so the messages it produces are the same, byte for byte, whatever the
+//! number of threads: the two parties need not agree on it, and a browser (one thread per
+//! worker) talks to a server that spreads. The pieces run on scoped threads
+//! ([`std::thread::scope`]), the first on the calling thread; a step waits for all of them.
+//!
+//! WebAssembly in a page has no threads without SharedArrayBuffer, so on `wasm32` every step
+//! runs its pieces in turn on the calling thread, whatever the count says.
+//!
+//! A [`Meter`] counts the CPU time of the helper threads, so that a session's statistics charge
+//! a computation for all of it, not only for its own thread's share.
+
+use core::num::NonZeroUsize;
+use core::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// How many threads a party's steps spread over, and where their helpers' CPU is counted.
+#[derive(Clone, Debug)]
+pub struct Threads {
+    count: NonZeroUsize,
+    meter: Option<Arc<Meter>>,
+}
+
+impl Default for Threads {
+    fn default() -> Self {
+        Threads::ONE
+    }
+}
+
+impl PartialEq for Threads {
+    fn eq(&self, other: &Self) -> bool {
+        self.count == other.count
+    }
+}
+
+impl Threads {
+    /// Everything on the calling thread.
+    pub const ONE: Threads = Threads { count: NonZeroUsize::MIN, meter: None };
+
+    /// `count` threads (0 counts as 1).
+    pub fn new(count: usize) -> Self {
+        Threads { count: NonZeroUsize::new(count).unwrap_or(NonZeroUsize::MIN), meter: None }
+    }
+
+    /// This machine's cores, at most `cap` (1 where the platform cannot tell, and on `wasm32`).
+    pub fn available(cap: usize) -> Self {
+        let cores = if cfg!(target_arch = "wasm32") { 1 } else { std::thread::available_parallelism().map_or(1, NonZeroUsize::get) };
+        Threads::new(cores.min(cap))
+    }
+
+    /// The same count, its helpers' CPU counted by `meter`.
+    pub fn metered(self, meter: Option<Arc<Meter>>) -> Self {
+        Threads { meter, ..self }
+    }
+
+    /// How many threads a step may use.
+    pub fn count(&self) -> usize {
+        self.count.get()
+    }
+
+    /// `0..len` cut into at most [`count`](Self::count) contiguous ranges of about equal size,
+    /// each but the last a multiple of `align` (≥ 1) items; none for `len` 0.
+    pub fn ranges(&self, len: usize, align: usize) -> Vec<Range<usize>> {
+        let align = align.max(1);
+        let units = len.div_ceil(align);
+        let pieces = self.count().min(units);
+        let mut ranges = Vec::with_capacity(pieces);
+        let mut start = 0;
+        for p in 0..pieces {
+            // Units p·units/pieces … (p+1)·units/pieces: sizes differ by one unit at most.
+            let end = ((p + 1) * units / pieces * align).min(len);
+            ranges.push(start..end);
+            start = end;
+        }
+        ranges
+    }
+
+    /// Runs every job, each on its own thread but the first (on the calling thread), and
+    /// returns their results in order. On `wasm32`, or with one job, they run in turn here.
+    pub fn run<R: Send, F: FnOnce() -> R + Send>(&self, jobs: Vec<F>) -> Vec<R> {
+        if cfg!(target_arch = "wasm32") || jobs.len() <= 1 {
+            return jobs.into_iter().map(|job| job()).collect();
+        }
+        let mut jobs = jobs.into_iter();
+        let first = jobs.next();
+        std::thread::scope(|scope| {
+            let helpers: Vec<_> = jobs
+                .map(|job| {
+                    let meter = self.meter.clone();
+                    scope.spawn(move || match meter {
+                        Some(meter) => meter.measure(job),
+                        None => job(),
+                    })
+                })
+                .collect();
+            let mut results = Vec::with_capacity(helpers.len() + 1);
+            results.extend(first.map(|job| job()));
+            // A helper that panicked takes the caller down with it, as it would have in turn.
+            results.extend(helpers.into_iter().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))));
+            results
+        })
+    }
+
+    /// `(0..len).map(item).collect()`, the items made range by range as [`map`](Self::map)
+    /// spreads them, each written once into its place: nothing is filled beforehand (a
+    /// zeroing pass over a large array would be work on one thread).
+    pub fn collect<T: Send>(&self, len: usize, align: usize, item: impl Fn(usize) -> T + Sync) -> Vec<T> {
+        let mut out = Vec::with_capacity(len);
+        let ranges = self.ranges(len, align);
+        let item = &item;
+        let jobs: Vec<_> = split_mut(&mut out.spare_capacity_mut()[..len], &ranges, 1)
+            .into_iter()
+            .zip(ranges.iter().cloned())
+            .map(|(slots, range)| {
+                move || {
+                    for (slot, i) in slots.iter_mut().zip(range) {
+                        slot.write(item(i));
+                    }
+                }
+            })
+            .collect();
+        self.run(jobs);
+        // SAFETY: the ranges cover 0..len exactly ([`Threads::ranges`]), each job wrote every
+        // slot of its range (the zip is over equal lengths: a part of `split_mut` is its
+        // range's length), and `run` returned only after every job did: the first `len`
+        // elements are initialised. Had an `item` panicked, the panic would have left this
+        // function before here, and `out`, still of length 0, drops nothing.
+        unsafe { out.set_len(len) };
+        out
+    }
+
+    /// Runs `job` on each of [`ranges`](Self::ranges)`(len, align)`, spread as [`run`](Self::run).
+    pub fn map<R: Send>(&self, len: usize, align: usize, job: impl Fn(Range<usize>) -> R + Sync) -> Vec<R> {
+        let job = &job;
+        self.run(self.ranges(len, align).into_iter().map(|range| move || job(range)).collect())
+    }
+}
+
+/// `slice` cut at `ranges` (contiguous, from 0) scaled by `per_item` elements per item: the
+/// disjoint parts that spread jobs write.
+pub fn split_mut<'a, T>(mut slice: &'a mut [T], ranges: &[Range<usize>], per_item: usize) -> Vec<&'a mut [T]> {
+    let mut parts = Vec::with_capacity(ranges.len());
+    for range in ranges {
+        let (part, rest) = core::mem::take(&mut slice).split_at_mut(range.len() * per_item);
+        parts.push(part);
+        slice = rest;
+    }
+    parts
+}
+
+/// The CPU time of a party's helper threads, for its statistics: read on each helper, before
+/// and after its job, by the platform's per-thread clock.
+#[derive(Debug)]
+pub struct Meter {
+    thread_cpu_ms: fn() -> Option<f64>,
+    helper_ns: AtomicU64,
+}
+
+impl Meter {
+    /// A meter that reads each helper thread's CPU time with `thread_cpu_ms`.
+    pub fn new(thread_cpu_ms: fn() -> Option<f64>) -> Arc<Self> {
+        Arc::new(Meter { thread_cpu_ms, helper_ns: AtomicU64::new(0) })
+    }
+
+    /// Milliseconds of CPU the helpers used so far.
+    pub fn helper_ms(&self) -> f64 {
+        self.helper_ns.load(Ordering::Relaxed) as f64 / 1e6
+    }
+
+    fn measure<R>(&self, job: impl FnOnce() -> R) -> R {
+        let before = (self.thread_cpu_ms)();
+        let result = job();
+        if let (Some(before), Some(after)) = (before, (self.thread_cpu_ms)()) {
+            self.helper_ns.fetch_add(((after - before).max(0.0) * 1e6) as u64, Ordering::Relaxed);
+        }
+        result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_cover_everything_once_in_aligned_pieces() {
+        for count in 1..6 {
+            let threads = Threads::new(count);
+            for len in [0, 1, 7, 8, 9, 100, 2048, 2049, 10_000] {
+                for align in [1, 8, 2048] {
+                    let ranges = threads.ranges(len, align);
+                    assert!(ranges.len() <= count);
+                    assert_eq!(ranges.first().map_or(0, |r| r.start), 0);
+                    assert_eq!(ranges.last().map_or(0, |r| r.end), len);
+                    for pair in ranges.windows(2) {
+                        assert_eq!(pair[0].end, pair[1].start);
+                    }
+                    for r in &ranges[..ranges.len().saturating_sub(1)] {
+                        assert!(!r.is_empty() && r.len() % align == 0, "{count} {len} {align}: {ranges:?}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn run_returns_results_in_order_and_split_mut_gives_disjoint_parts() {
+        let threads = Threads::new(3);
+        let mut out = vec![0u32; 1000];
+        let ranges = threads.ranges(out.len() / 2, 7);
+        let parts = split_mut(&mut out, &ranges, 2);
+        let sums = threads.run(
+            parts
+                .into_iter()
+                .zip(ranges.clone())
+                .map(|(part, range)| {
+                    move || {
+                        for (j, v) in part.iter_mut().enumerate() {
+                            *v = (2 * range.start + j) as u32;
+                        }
+                        range.len()
+                    }
+                })
+                .collect(),
+        );
+        assert_eq!(sums, ranges.iter().map(Range::len).collect::<Vec<_>>());
+        assert!(out.iter().enumerate().all(|(i, &v)| v == i as u32));
+    }
+
+    #[test]
+    fn collect_is_the_sequential_collect() {
+        for count in [1, 2, 5] {
+            for len in [0, 1, 9, 4099] {
+                let got = Threads::new(count).collect(len, 64, |i| (i as u64) * 3 + 1);
+                assert_eq!(got, (0..len as u64).map(|i| i * 3 + 1).collect::<Vec<_>>());
+            }
+        }
+    }
+
+    #[test]
+    fn the_meter_counts_the_helpers_only() {
+        fn busy_clock() -> Option<f64> {
+            // A clock that moves 1 ms per reading: every helper's job takes 1 ms by it.
+            static TICKS: AtomicU64 = AtomicU64::new(0);
+            Some(TICKS.fetch_add(1, Ordering::Relaxed) as f64)
+        }
+        let meter = Meter::new(busy_clock);
+        let threads = Threads::new(4).metered(Some(meter.clone()));
+        threads.map(4, 1, |_| ());
+        // Three helpers, two readings each, one tick apart at least.
+        assert!(meter.helper_ms() >= 3.0, "{}", meter.helper_ms());
+        Threads::new(4).map(4, 1, |_| ());
+        let before = meter.helper_ms();
+        Threads::ONE.metered(Some(meter.clone())).map(4, 1, |_| ());
+        assert_eq!(meter.helper_ms(), before);
+    }
+}
