@@ -63,16 +63,21 @@ impl Threads {
     }
 
     /// `0..len` cut into at most [`count`](Self::count) contiguous ranges of about equal size,
-    /// each but the last a multiple of `align` (≥ 1) items; none for `len` 0.
+    /// each but the last a multiple of `align` (≥ 1) items, and none shorter than `align` unless
+    /// `len` is: `align` is also the least work worth a thread. None for `len` 0.
     pub fn ranges(&self, len: usize, align: usize) -> Vec<Range<usize>> {
+        if len == 0 {
+            return Vec::new();
+        }
         let align = align.max(1);
-        let units = len.div_ceil(align);
+        let units = (len / align).max(1);
         let pieces = self.count().min(units);
         let mut ranges = Vec::with_capacity(pieces);
         let mut start = 0;
         for p in 0..pieces {
-            // Units p·units/pieces … (p+1)·units/pieces: sizes differ by one unit at most.
-            let end = ((p + 1) * units / pieces * align).min(len);
+            // Units p·units/pieces … (p+1)·units/pieces, the last taking the remainder too:
+            // sizes differ by one unit and the remainder at most.
+            let end = if p + 1 == pieces { len } else { (p + 1) * units / pieces * align };
             ranges.push(start..end);
             start = end;
         }
@@ -109,28 +114,112 @@ impl Threads {
     /// spreads them, each written once into its place: nothing is filled beforehand (a
     /// zeroing pass over a large array would be work on one thread).
     pub fn collect<T: Send>(&self, len: usize, align: usize, item: impl Fn(usize) -> T + Sync) -> Vec<T> {
-        let mut out = Vec::with_capacity(len);
+        self.collect3(len, align, |i| (item(i), (), ())).0
+    }
+
+    /// [`collect`](Self::collect) into two arrays at once, in one pass.
+    pub fn collect2<A: Send, B: Send>(&self, len: usize, align: usize, item: impl Fn(usize) -> (A, B) + Sync) -> (Vec<A>, Vec<B>) {
+        let (a, b, _) = self.collect3(len, align, |i| {
+            let (a, b) = item(i);
+            (a, b, ())
+        });
+        (a, b)
+    }
+
+    /// [`collect`](Self::collect) into three arrays at once, in one pass.
+    pub fn collect3<A: Send, B: Send, C: Send>(&self, len: usize, align: usize, item: impl Fn(usize) -> (A, B, C) + Sync) -> (Vec<A>, Vec<B>, Vec<C>) {
+        let (mut a, mut b, mut c) = (Vec::with_capacity(len), Vec::with_capacity(len), Vec::with_capacity(len));
         let ranges = self.ranges(len, align);
         let item = &item;
-        let jobs: Vec<_> = split_mut(&mut out.spare_capacity_mut()[..len], &ranges, 1)
+        let parts = split_mut(&mut a.spare_capacity_mut()[..len], &ranges, 1)
             .into_iter()
+            .zip(split_mut(&mut b.spare_capacity_mut()[..len], &ranges, 1))
+            .zip(split_mut(&mut c.spare_capacity_mut()[..len], &ranges, 1));
+        let jobs: Vec<_> = parts
             .zip(ranges.iter().cloned())
-            .map(|(slots, range)| {
+            .map(|(((a, b), c), range)| {
                 move || {
-                    for (slot, i) in slots.iter_mut().zip(range) {
-                        slot.write(item(i));
+                    for (((a, b), c), i) in a.iter_mut().zip(b.iter_mut()).zip(c.iter_mut()).zip(range) {
+                        let (x, y, z) = item(i);
+                        a.write(x);
+                        b.write(y);
+                        c.write(z);
                     }
                 }
             })
             .collect();
         self.run(jobs);
-        // SAFETY: the ranges cover 0..len exactly ([`Threads::ranges`]), each job wrote every
-        // slot of its range (the zip is over equal lengths: a part of `split_mut` is its
-        // range's length), and `run` returned only after every job did: the first `len`
-        // elements are initialised. Had an `item` panicked, the panic would have left this
-        // function before here, and `out`, still of length 0, drops nothing.
-        unsafe { out.set_len(len) };
-        out
+        // SAFETY: the ranges cover 0..len exactly ([`Threads::ranges`]), and each job wrote
+        // every slot of its range in all three arrays (the zips are over equal lengths: a part
+        // of `split_mut` is its range's length), and `run` returned only after every job did:
+        // the first `len` elements of each array are initialised. Had an `item` panicked, the
+        // panic would have left this function before here, and the arrays, still of length 0,
+        // drop nothing.
+        unsafe {
+            a.set_len(len);
+            b.set_len(len);
+            c.set_len(len);
+        }
+        (a, b, c)
+    }
+
+    /// Appends to `out` the parts that `fill` makes from `parts` (each a work item and the
+    /// length of what it makes), in order, the parts spread over the threads in contiguous
+    /// groups of at least `align` parts ([`ranges`](Self::ranges)), each group with a `scratch` of its own (grown to the groups' number). Each part's
+    /// items are copied once into their place: `out` is not filled beforehand. If a part fails,
+    /// nothing is appended and the first failed part's error (in part order) is returned.
+    ///
+    /// Panics if `fill` makes a part of another length than announced.
+    pub fn append_parts<T: Copy + Send + Sync, W: Send, S: Default + Send, E: Send>(&self, out: &mut Vec<T>, parts: Vec<(W, usize)>, align: usize, scratch: &mut Vec<S>, fill: impl for<'s> Fn(W, &'s mut S) -> Result<&'s [T], E> + Sync) -> Result<(), E> {
+        let total: usize = parts.iter().map(|(_, len)| len).sum();
+        out.reserve(total);
+        let groups = self.ranges(parts.len(), align);
+        if scratch.len() < groups.len() {
+            scratch.resize_with(groups.len(), S::default);
+        }
+        // Each group's slots, the sum of its parts' lengths.
+        let lens: Vec<usize> = parts.iter().map(|(_, len)| *len).collect();
+        let group_slots: Vec<Range<usize>> = {
+            let mut at = 0;
+            groups
+                .iter()
+                .map(|g| {
+                    let n: usize = lens[g.clone()].iter().sum();
+                    at += n;
+                    at - n..at
+                })
+                .collect()
+        };
+        let fill = &fill;
+        let mut parts = parts.into_iter();
+        let jobs: Vec<_> = split_mut(&mut out.spare_capacity_mut()[..total], &group_slots, 1)
+            .into_iter()
+            .zip(groups.iter())
+            .zip(scratch.iter_mut())
+            .map(|((mut slots, group), scratch)| {
+                let group: Vec<(W, usize)> = parts.by_ref().take(group.len()).collect();
+                move || {
+                    for (work, len) in group {
+                        let made = fill(work, scratch)?;
+                        assert_eq!(made.len(), len, "a part of another length than announced");
+                        let (here, rest) = core::mem::take(&mut slots).split_at_mut(len);
+                        for (slot, &item) in here.iter_mut().zip(made) {
+                            slot.write(item);
+                        }
+                        slots = rest;
+                    }
+                    Ok(())
+                }
+            })
+            .collect();
+        self.run(jobs).into_iter().collect::<Result<(), E>>()?;
+        let len = out.len();
+        // SAFETY: every job returned Ok, so each wrote all its group's slots (each part's `len`
+        // items, checked above, in turn, the group's slots being the sum of its parts' lengths),
+        // and the groups' slots cover the `total` slots after `len` in order. On an error or a
+        // panic this line is not reached and `out` keeps its length.
+        unsafe { out.set_len(len + total) };
+        Ok(())
     }
 
     /// Runs `job` on each of [`ranges`](Self::ranges)`(len, align)`, spread as [`run`](Self::run).
@@ -199,7 +288,10 @@ mod tests {
                         assert_eq!(pair[0].end, pair[1].start);
                     }
                     for r in &ranges[..ranges.len().saturating_sub(1)] {
-                        assert!(!r.is_empty() && r.len() % align == 0, "{count} {len} {align}: {ranges:?}");
+                        assert!(r.len() >= align && r.len() % align == 0, "{count} {len} {align}: {ranges:?}");
+                    }
+                    if len < 2 * align {
+                        assert!(ranges.len() <= 1, "less than two aligns of work stays on one thread");
                     }
                 }
             }
@@ -237,6 +329,41 @@ mod tests {
                 let got = Threads::new(count).collect(len, 64, |i| (i as u64) * 3 + 1);
                 assert_eq!(got, (0..len as u64).map(|i| i * 3 + 1).collect::<Vec<_>>());
             }
+        }
+    }
+
+    #[test]
+    fn collect3_is_three_sequential_collects() {
+        for count in [1, 3] {
+            let (a, b, c) = Threads::new(count).collect3(5000, 16, |i| (i, i as u8, i * 2));
+            assert!((0..5000).all(|i| a[i] == i && b[i] == i as u8 && c[i] == 2 * i));
+        }
+    }
+
+    #[test]
+    fn append_parts_appends_in_order_or_nothing() {
+        for count in [1, 2, 4] {
+            let threads = Threads::new(count);
+            let mut out = vec![7u32];
+            let mut scratch: Vec<Vec<u32>> = Vec::new();
+            let parts: Vec<(u32, usize)> = (0..9).map(|p| (p, 100 + p as usize)).collect();
+            fn make(p: u32, s: &mut Vec<u32>) -> Result<&[u32], u32> {
+                s.clear();
+                s.extend((0..100 + p).map(|i| p * 1000 + i));
+                Ok(&s[..])
+            }
+            fn failing(p: u32, s: &mut Vec<u32>) -> Result<&[u32], u32> {
+                if p == 3 || p == 6 {
+                    Err(p)
+                } else {
+                    make(p, s)
+                }
+            }
+            threads.append_parts(&mut out, parts.clone(), 2, &mut scratch, make).unwrap();
+            let want: Vec<u32> = core::iter::once(7).chain((0..9).flat_map(|p| (0..100 + p).map(move |i| p * 1000 + i))).collect();
+            assert_eq!(out, want);
+            assert_eq!(threads.append_parts(&mut out, parts, 1, &mut scratch, failing), Err(3));
+            assert_eq!(out, want, "nothing appended");
         }
     }
 

@@ -5,7 +5,9 @@
 //! but for edit distance, under cut-and-choose (Lindell 2013, `garblet_core::cnc`), each party's
 //! CPU time and the bytes each way, every result checked against the plaintext circuit; then one
 //! authenticated computation of 10^7 AND gates (`synthetic`) against what the correlated OTs it
-//! consumes cost alone, measured in the same run.
+//! consumes cost alone, measured in the same run, and again with the server's steps spread over
+//! 2, 4, … threads where the machine has the cores ([`garblet_core::spread`]): the server's wall
+//! time in its own calls against its one-thread run, the client's work left out of it.
 //!
 //! Both parties run in this process, one thread, taking turns (thread CPU time per party, so
 //! another process's burst on a shared machine is not charged to either), with nothing between

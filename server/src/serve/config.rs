@@ -418,6 +418,7 @@ impl Config {
         config.trusted_proxies().map_err(invalid)?;
         config.garbling().map_err(invalid)?;
         config.ot_k().map_err(invalid)?;
+        config.computation_threads().map_err(invalid)?;
         if config.services.is_empty() {
             return Err(invalid("no [[service]] is defined".into()));
         }
@@ -530,9 +531,20 @@ mod tests {
         assert!(err("[server]\not_k = []\n[[service]]\nname='x'\ncircuit={builtin='synthetic'}").contains("server.ot_k is empty"));
         assert!(err("[server]\not_k = [4, 4]\n[[service]]\nname='x'\ncircuit={builtin='synthetic'}").contains("offered twice"));
         assert!(err("[server]\not_k = [300]\n[[service]]\nname='x'\ncircuit={builtin='synthetic'}").contains("ot_k"));
+        assert!(err("[server]\ncomputation_threads = 65\n[[service]]\nname='x'\ncircuit={builtin='synthetic'}").contains("server.computation_threads: 65 is more than 64"));
+        assert!(err("[server]\ncomputation_threads = -1\n[[service]]\nname='x'\ncircuit={builtin='synthetic'}").contains("computation_threads"));
         assert!(err("").contains("no [[service]]"));
         assert!(err("[server]\ntrusted_proxies = ['nginx']\n[[service]]\nname='x'\ncircuit={builtin='synthetic'}").contains("server.trusted_proxies: 'nginx'"));
         assert!(err("[server]\nclient_address_header = 'Forwarded'\n[[service]]\nname='x'\ncircuit={builtin='synthetic'}").contains("client_address_header"));
+    }
+
+    #[test]
+    fn computation_threads_name_a_count_or_the_cores() {
+        let threads = |text: &str| Config::parse(&format!("[server]\n{text}\n[[service]]\nname='x'\ncircuit={{builtin='synthetic'}}"), "test.toml", PathBuf::new()).unwrap().computation_threads().unwrap();
+        assert_eq!(threads("computation_threads = 3").count(), 3);
+        assert_eq!(threads("computation_threads = 1").count(), 1);
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(threads("").count(), cores.min(AUTO_THREADS));
     }
 
     #[test]

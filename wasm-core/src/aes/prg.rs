@@ -84,7 +84,13 @@ pub struct AesCtr {
 
 impl AesCtr {
     pub fn new(key: [u8; 16]) -> Self {
-        AesCtr { aes: CtrEngine::new(key), counter: 0, ahead: [Block::ZERO; AHEAD], ready: 0 }
+        Self::at(key, 0)
+    }
+
+    /// The stream under `key` from its block `block` on: what [`AesCtr::new`] gives after
+    /// `block` blocks, so that parts of one stream can be made apart.
+    pub fn at(key: [u8; 16], block: u128) -> Self {
+        AesCtr { aes: CtrEngine::new(key), counter: block, ahead: [Block::ZERO; AHEAD], ready: 0 }
     }
 
     /// The engine's name: "bitsliced-simd128" or "aes-crate".
@@ -147,9 +153,13 @@ impl AesCtr {
     /// last block is consumed entirely): coins for sampling.
     pub fn bits(&mut self, n: usize) -> Vec<bool> {
         let mut out = Vec::with_capacity(n);
+        let mut blocks = [Block::ZERO; AHEAD];
         while out.len() < n {
-            let block = self.next_block().0;
-            out.extend((0..128.min(n - out.len())).map(|i| (block >> i) & 1 == 1));
+            let wanted = (n - out.len()).div_ceil(128).min(AHEAD);
+            self.fill(&mut blocks[..wanted]);
+            for block in &blocks[..wanted] {
+                out.extend((0..128.min(n - out.len())).map(|i| (block.0 >> i) & 1 == 1));
+            }
         }
         out
     }
@@ -224,6 +234,23 @@ mod tests {
             }
             assert_eq!(got, expect[..got.len()], "{key:02x?}");
         }
+    }
+
+    /// A stream started at a block is the stream's rest from there, and bits made in parts
+    /// that start on blocks are the stream's bits.
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+    fn a_stream_started_at_a_block_is_the_rest_of_the_stream() {
+        let key = [3u8; 16];
+        let aes = Aes128::new(key);
+        for k in [0u128, 1, 7, 100] {
+            let mut expect = [Block(k)];
+            aes.encrypt_blocks(&mut expect);
+            assert_eq!(AesCtr::at(key, k).next_block(), expect[0]);
+        }
+        let whole = AesCtr::new(key).bits(1000);
+        let parts = [AesCtr::at(key, 0).bits(256), AesCtr::at(key, 2).bits(640), AesCtr::at(key, 7).bits(104)].concat();
+        assert_eq!(whole, parts);
     }
 
     #[cfg_attr(not(target_arch = "wasm32"), test)]

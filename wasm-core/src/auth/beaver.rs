@@ -26,10 +26,13 @@
 use super::abit::AuthParty;
 use super::state::{Pending, PendingAnds, TripleState};
 use super::{bit, check_padding, expect_len, set_bit, AuthError, AuthShare, AuthTriple, Role};
-use crate::aes::AesCtr;
 use crate::block::Block;
 
 const OPENING_MACS: &str = "garblet Beaver opening MACs v1";
+
+/// The fewest openings (or products) a thread takes in a spread step: each is a few XORs, so a
+/// part must be large to be worth a thread.
+const SPREAD: usize = 1 << 15;
 
 /// The digest of an opener's MACs in the session's AND round `round`.
 fn macs_digest(transcript: &[u8; 32], round: u64, role: Role, macs: impl Iterator<Item = Block>) -> [u8; 32] {
@@ -59,7 +62,7 @@ impl AuthParty {
     pub fn start_masks(&mut self, n: usize) -> Result<Vec<u8>, AuthError> {
         self.idle_for_step("random masks")?;
         #[allow(unused_mut)]
-        let mut bits = AesCtr::from_os_rng()?.bits(n);
+        let mut bits = super::random_bits(&self.threads, n)?;
         #[cfg(feature = "insecure-switches")]
         if self.switches.known_masks {
             bits.fill(false);
@@ -95,7 +98,7 @@ impl AuthParty {
             return Err(AuthError::TripleCount { needed: inputs.len(), given: triples.len() });
         }
         let m = inputs.len();
-        let openings: Vec<AuthShare> = self.threads.collect(2 * m, 1, |i| if i < m { inputs[i].0 ^ triples[i].x } else { inputs[i - m].1 ^ triples[i - m].y });
+        let openings: Vec<AuthShare> = self.threads.collect(2 * m, SPREAD, |i| if i < m { inputs[i].0 ^ triples[i].x } else { inputs[i - m].1 ^ triples[i - m].y });
         let mut message = vec![0u8; openings.len().div_ceil(8)];
         for (i, o) in openings.iter().enumerate() {
             set_bit(&mut message, i, o.bit);
@@ -138,7 +141,7 @@ impl AuthParty {
         let m = pending.triples.len();
         let open = |i: usize| pending.openings[i].bit ^ bit(peer_bits, i);
         let role = self.role;
-        let products = self.threads.collect(m, 1, |i| {
+        let products = self.threads.collect(m, SPREAD, |i| {
             let t = &pending.triples[i];
             let (d, e) = (open(i), open(m + i));
             (t.z ^ t.y.times(d) ^ t.x.times(e)).xor_public(d & e, role, delta)

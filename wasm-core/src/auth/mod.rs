@@ -93,8 +93,10 @@ pub mod triples;
 #[cfg(test)]
 mod tests;
 
+use crate::aes::AesCtr;
 use crate::block::Block;
 use crate::ot::OtError;
+use crate::spread::Threads;
 
 pub use abit::{AuthParty, EvaluatorSetup, GarblerSetup};
 pub use prepare::Preprocessor;
@@ -294,6 +296,16 @@ pub(crate) fn commit(transcript: &[u8; 32], role: Role, purpose: &str, nonce: &[
     h.update(&(value.len() as u64).to_le_bytes());
     h.update(value);
     *h.finalize().as_bytes()
+}
+
+/// `n` random bits from a key the OS random source draws, made in parts over `threads`: bits
+/// `128·j …` of the result are block j of the key's AES-CTR stream ([`AesCtr::at`]), however the
+/// parts fall.
+pub(crate) fn random_bits(threads: &Threads, n: usize) -> Result<Vec<bool>, AuthError> {
+    let key = Block::random()?.to_bytes();
+    // Parts a multiple of 128 bits, so that each starts on a block of the stream, and large
+    // enough (2^18 bits) to be worth a thread.
+    Ok(threads.map(n, 1 << 18, |range| AesCtr::at(key, (range.start / 128) as u128).bits(range.len())).concat())
 }
 
 /// A fresh commitment nonce from the OS.

@@ -103,7 +103,7 @@
 
 use super::abit::AuthParty;
 use super::state::{Batch, TripleState};
-use super::{bit, check_padding, commit, expect_len, nonce, set_bit, AuthError, AuthShare, AuthTriple, Role, COMMITMENT_BYTES};
+use super::{bit, check_padding, commit, expect_len, nonce, random_bits, set_bit, AuthError, AuthShare, AuthTriple, Role, COMMITMENT_BYTES};
 use crate::aes::AesCtr;
 use crate::block::Block;
 use crate::garble::{derive_seed, GarblingHash};
@@ -115,6 +115,10 @@ pub const MAX_TRIPLES: usize = 1 << 20;
 
 /// Leaky triples hashed at a time in rounds 2 and 3.
 const PIECE: usize = 2048;
+
+/// The fewest leaky triples (or buckets) a thread takes in a spread step: about a millisecond of
+/// the hashing rounds' work, well above what starting a thread costs. A multiple of [`PIECE`].
+const SPREAD: usize = 8 * PIECE;
 
 /// The statistical security parameter: the bucketing's failure probability is at most 2^−40.
 pub const STATISTICAL_SECURITY: f64 = 40.0;
@@ -219,8 +223,7 @@ impl AuthParty {
         }
         let bucket = bucket_size_of(n, batches);
         let leaky = n * bucket;
-        let mut prg = AesCtr::from_os_rng()?;
-        let bits = prg.bits(3 * leaky);
+        let bits = random_bits(&self.threads, 3 * leaky)?;
         let (mut message, mut macs) = (Vec::new(), Vec::with_capacity(3 * leaky));
         if let Err(e) = self.send_bits(&bits, &mut message, &mut macs) {
             self.state = TripleState::Failed;
@@ -233,7 +236,7 @@ impl AuthParty {
             bits,
             macs,
             keys: Vec::new(),
-            s: prg.bits(leaky),
+            s: random_bits(&self.threads, leaky)?,
             phi: Vec::new(),
             leaky: Vec::new(),
             leaky_bits: Vec::new(),
@@ -323,7 +326,7 @@ impl AuthParty {
         let (h0_bits, h1_bits) = bits.split_at_mut(bits_len);
         // Kept for round 3: x·Φ ⊕ T, to which S is added there.
         let mut kept = vec![Block::ZERO; leaky];
-        let ranges = self.threads.ranges(leaky, PIECE);
+        let ranges = self.threads.ranges(leaky, SPREAD);
         let bytes = bit_ranges(&ranges);
         let hashes = (instance(&self.transcript, HALF_AND, self.role), instance(&self.transcript, LEAKY_AND_CHECK, self.role));
         let (b_ref, delta, hashes) = (&*b, self.delta, &hashes);
@@ -350,7 +353,7 @@ impl AuthParty {
         #[cfg(not(feature = "insecure-switches"))]
         let lie = None;
         let mut message = vec![0u8; bits_len];
-        let ranges = self.threads.ranges(leaky, PIECE);
+        let ranges = self.threads.ranges(leaky, SPREAD);
         let bytes = bit_ranges(&ranges);
         let batch = &mut *b;
         let (xy, r) = batch.bits.split_at_mut(2 * leaky);
@@ -381,17 +384,13 @@ impl AuthParty {
         // z's keys move by d'·Δ; the leaky triples gathered into one array as they go by,
         // range by range.
         let (bits, macs, keys, phi, delta) = (&b.bits, &b.macs, &b.keys, &b.phi, self.delta);
-        let z_key = |i: usize| keys[2 * leaky + i] ^ delta.select(bit(d, i));
-        let h = self.threads.collect(leaky, PIECE, |i| {
-            let zi = 2 * leaky + i;
-            delta.select(bits[zi]) ^ z_key(i) ^ macs[zi] ^ phi[i]
-        });
-        let triples = self.threads.collect(leaky, PIECE, |i| {
+        let (h, triples, triple_bits) = self.threads.collect3(leaky, SPREAD, |i| {
             let (y, zi) = (leaky + i, 2 * leaky + i);
-            [macs[i], keys[i], macs[y], keys[y], macs[zi], z_key(i)]
+            let z_key = keys[zi] ^ delta.select(bit(d, i));
+            let h = delta.select(bits[zi]) ^ z_key ^ macs[zi] ^ phi[i];
+            (h, [macs[i], keys[i], macs[y], keys[y], macs[zi], z_key], bits[i] as u8 | (bits[y] as u8) << 1 | (bits[zi] as u8) << 2)
         });
-        b.leaky_bits = self.threads.collect(leaky, PIECE, |i| bits[i] as u8 | (bits[leaky + i] as u8) << 1 | (bits[2 * leaky + i] as u8) << 2);
-        b.leaky = triples;
+        (b.leaky, b.leaky_bits) = (triples, triple_bits);
         (b.bits, b.macs, b.keys) = (Vec::new(), Vec::new(), Vec::new());
         // Both parties hash their values under the same context and the garbler's role, so that
         // equal values give equal digests.
@@ -452,7 +451,7 @@ impl AuthParty {
         let mut message = vec![0u8; count.div_ceil(8)];
         let mut macs = vec![Block::ZERO; count];
         // Buckets a multiple of 8 at a time, so that each range's bits start on a byte.
-        let ranges = self.threads.ranges(b.n, 8);
+        let ranges = self.threads.ranges(b.n, SPREAD / 4);
         let openings: Vec<_> = ranges.iter().map(|r| r.start * (bucket - 1)..r.end * (bucket - 1)).collect();
         let (leaky, leaky_bits) = (&b.leaky, &b.leaky_bits);
         let parts = split_mut(&mut message, &bit_ranges(&openings), 1).into_iter().zip(split_mut(&mut macs, &openings, 1));
@@ -488,7 +487,7 @@ impl AuthParty {
         let (delta, bucket) = (self.delta, b.bucket);
         let (leaky, leaky_bits) = (&b.leaky, &b.leaky_bits);
         // This party's key of the peer's share of each y₁ ⊕ y_j.
-        let keys: Vec<Vec<Block>> = self.threads.map(b.n, 1, |range| {
+        let keys: Vec<Vec<Block>> = self.threads.map(b.n, SPREAD / 4, |range| {
             let mut keys = Vec::with_capacity(range.len() * (bucket - 1));
             let mut o = range.start * (bucket - 1);
             for members in leaky[range.start * bucket..range.end * bucket].chunks_exact(bucket) {
@@ -509,7 +508,7 @@ impl AuthParty {
         if enforce && expected[..] != peer[bits_len..] {
             return Err(AuthError::MacCheckFailed { what: "bucketing openings" });
         }
-        let triples = self.threads.collect(b.n, 1, |k| {
+        let triples = self.threads.collect(b.n, SPREAD / 4, |k| {
             let (members, bits) = (&leaky[k * bucket..(k + 1) * bucket], &leaky_bits[k * bucket..(k + 1) * bucket]);
             let AuthTriple { mut x, y, mut z } = leaky_triple(&members[0], bits[0]);
             for (j, (m, &m_bits)) in members[1..].iter().zip(&bits[1..]).enumerate() {
@@ -616,11 +615,11 @@ const PREFETCH_AHEAD: usize = 16;
 /// The reads are at random across an array larger than the caches, so each is announced to
 /// the processor [`PREFETCH_AHEAD`] iterations ahead where it can be.
 fn gather(v: &[[Block; 6]], bits: &[u8], permutation: &[u32], threads: &Threads) -> (Vec<[Block; 6]>, Vec<u8>) {
-    let out = threads.collect(permutation.len(), PIECE, |k| {
+    threads.collect2(permutation.len(), SPREAD, |k| {
         prefetch(permutation.get(k + PREFETCH_AHEAD).and_then(|&j| v.get(j as usize)));
-        v[permutation[k] as usize]
-    });
-    (out, threads.collect(permutation.len(), PIECE, |k| bits[permutation[k] as usize]))
+        let i = permutation[k] as usize;
+        (v[i], bits[i])
+    })
 }
 
 /// Announces a read of `ahead` (two cache lines) to the processor.

@@ -29,6 +29,10 @@ use crate::spread::{split_mut, Threads};
 /// per-chunk costs (padding, check values, the hash's set-up) vanish.
 pub const MAX_CHUNK: usize = 1 << 14;
 
+/// The fewest chunks a thread takes in a spread extension: 2^16 OTs, a few milliseconds of
+/// work, well above what starting a thread costs.
+const SPREAD_CHUNKS: usize = 4;
+
 /// The SoftSpoken parameters supported: k = 1 (IKNP), 2, 4, 8.
 pub const SUPPORTED_K: [usize; 4] = [1, 2, 4, 8];
 
@@ -166,15 +170,11 @@ impl CheckedReceiver {
                 chunk
             })
             .collect();
-        let (start, first_label) = (message.len(), labels.len());
+        let start = message.len();
         let lens: Vec<_> = chunks.iter().map(|c| 0..message_len(self.k, c.count)).collect();
         message.resize(start + lens.iter().map(|l| l.end).sum::<usize>(), 0);
-        labels.resize(first_label + choices.len(), Block::ZERO);
         let messages = split_mut(&mut message[start..], &lens, 1);
-        let rows = labels[first_label..].chunks_mut(MAX_CHUNK);
-        let work: Vec<_> = chunks.iter().zip(messages).zip(rows).collect();
-        let groups = threads.ranges(work.len(), 1);
-        self.scratch.resize_with(groups.len().max(self.scratch.len()), Scratch::default);
+        let parts: Vec<_> = chunks.iter().zip(messages).map(|(chunk, message)| ((chunk, message), chunk.count)).collect();
         let (vole, binding, k) = (&self.vole, self.binding, self.k);
         #[allow(unused_mut)]
         let mut bound = true;
@@ -182,23 +182,15 @@ impl CheckedReceiver {
         {
             bound &= !self.unbound_challenge;
         }
-        let mut work = work.into_iter();
-        let jobs: Vec<_> = groups
-            .iter()
-            .zip(self.scratch.iter_mut())
-            .map(|(range, scratch)| {
-                let group: Vec<_> = work.by_ref().take(range.len()).collect();
-                move || {
-                    for ((chunk, message), rows) in group {
-                        let id = ChunkId { transcript: &binding.transcript, direction: binding.direction, k, index: chunk.index, count: rows.len() };
-                        extend_chunk(vole, chunk, id, bound, message, rows, scratch);
-                    }
-                }
-            })
-            .collect();
-        threads.run(jobs);
+        let extended = threads.append_parts(labels, parts, SPREAD_CHUNKS, &mut self.scratch, |(chunk, message), scratch| {
+            let id = ChunkId { transcript: &binding.transcript, direction: binding.direction, k, index: chunk.index, count: chunk.count };
+            extend_chunk(vole, chunk, id, bound, message, scratch);
+            Ok::<_, core::convert::Infallible>(&scratch.rows[..chunk.count])
+        });
+        let Ok(()) = extended;
     }
 }
+
 /// Scratch of one thread's chunks: the VOLE's streams, the chunk's columns and rows.
 #[derive(Default)]
 struct Scratch {
@@ -216,10 +208,10 @@ struct ReceiverChunk {
     choices: Vec<Block>,
 }
 
-/// The receiver's work on one chunk: the VOLE, the rows, the challenge (over the chunk's
-/// message, unless `bound` is off in a test build) and the check values, written to `message`
-/// (the chunk's [`message_len`] bytes); its `count` rows to `rows`.
-fn extend_chunk(vole: &VoleReceiver, chunk: &ReceiverChunk, id: ChunkId<'_>, bound: bool, message: &mut [u8], rows: &mut [Block], scratch: &mut Scratch) {
+/// The receiver's work on one chunk: the VOLE, the rows (to `scratch.rows`, padding included),
+/// the challenge (over the chunk's message, unless `bound` is off in a test build) and the
+/// check values, written to `message` (the chunk's [`message_len`] bytes).
+fn extend_chunk(vole: &VoleReceiver, chunk: &ReceiverChunk, id: ChunkId<'_>, bound: bool, message: &mut [u8], scratch: &mut Scratch) {
     let blocks = chunk.choices.len();
     let stride = column_stride(blocks);
     scratch.columns.resize(128 * stride, Block::ZERO);
@@ -230,7 +222,6 @@ fn extend_chunk(vole: &VoleReceiver, chunk: &ReceiverChunk, id: ChunkId<'_>, bou
     let challenge = Challenge::new(id, blocks, if bound { d } else { &[] });
     let t = check::fold(&challenge, &scratch.columns, stride, &scratch.rows);
     check::write_check(challenge.fold_choices(&chunk.choices), &t, check);
-    rows.copy_from_slice(&scratch.rows[..rows.len()]);
 }
 
 /// Up to 128 bits as a block, bit i = `bits[i]`, a byte at a time.
@@ -380,15 +371,11 @@ impl CheckedSender {
         for first in (0..count).step_by(MAX_CHUNK) {
             let n = MAX_CHUNK.min(count - first);
             let (chunk, after) = rest.split_at(message_len(self.k, n));
-            chunks.push(SenderChunk { at: vole.claim(chunk_blocks(n)), index: self.chunk, message: chunk });
+            chunks.push(SenderChunk { at: vole.claim(chunk_blocks(n)), index: self.chunk, count: n, message: chunk });
             self.chunk += 1;
             rest = after;
         }
-        let first_label = labels.len();
-        labels.resize(first_label + count, Block::ZERO);
-        let work: Vec<_> = chunks.iter().zip(labels[first_label..].chunks_mut(MAX_CHUNK)).collect();
-        let groups = threads.ranges(work.len(), 1);
-        self.scratch.resize_with(groups.len().max(self.scratch.len()), Scratch::default);
+        let parts: Vec<_> = chunks.iter().map(|chunk| (chunk, chunk.count)).collect();
         let (vole, binding, k, delta) = (&**vole, self.binding, self.k, self.delta);
         #[allow(unused_mut)]
         let (mut bound, mut enforce) = (true, true);
@@ -397,26 +384,12 @@ impl CheckedSender {
             bound &= !self.unbound_challenge;
             enforce &= !self.skip_check;
         }
-        let mut work = work.into_iter();
-        let jobs: Vec<_> = groups
-            .iter()
-            .zip(self.scratch.iter_mut())
-            .map(|(range, scratch)| {
-                let group: Vec<_> = work.by_ref().take(range.len()).collect();
-                move || {
-                    group.into_iter().try_for_each(|(chunk, rows)| {
-                        let id = ChunkId { transcript: &binding.transcript, direction: binding.direction, k, index: chunk.index, count: rows.len() };
-                        check_chunk(vole, delta, chunk, id, bound, enforce, rows, scratch)
-                    })
-                }
-            })
-            .collect();
-        // Groups are in chunk order, so the first error is the first failed chunk's.
-        if let Some(e) = threads.run(jobs).into_iter().find_map(Result::err) {
-            labels.truncate(first_label);
-            return Err(e);
-        }
-        Ok(())
+        // Nothing is appended unless every chunk passed; the first failed chunk is reported.
+        threads.append_parts(labels, parts, SPREAD_CHUNKS, &mut self.scratch, |chunk, scratch| {
+            let id = ChunkId { transcript: &binding.transcript, direction: binding.direction, k, index: chunk.index, count: chunk.count };
+            check_chunk(vole, delta, chunk, id, bound, enforce, scratch)?;
+            Ok(&scratch.rows[..chunk.count])
+        })
     }
 }
 
@@ -425,14 +398,14 @@ impl CheckedSender {
 struct SenderChunk<'m> {
     at: u128,
     index: u64,
+    count: usize,
     message: &'m [u8],
 }
 
-/// The sender's work on one chunk: the VOLE, the rows, the challenge and the check (passed if
-/// `enforce` is off in a test build); only then its rows (the 0-labels) to `rows`.
-#[allow(clippy::too_many_arguments)]
-fn check_chunk(vole: &VoleSender, delta: Block, chunk: &SenderChunk<'_>, id: ChunkId<'_>, bound: bool, enforce: bool, rows: &mut [Block], scratch: &mut Scratch) -> Result<(), OtError> {
-    let blocks = chunk_blocks(rows.len());
+/// The sender's work on one chunk: the VOLE, the rows (to `scratch.rows`; the 0-labels), the
+/// challenge and the check (passed if `enforce` is off in a test build).
+fn check_chunk(vole: &VoleSender, delta: Block, chunk: &SenderChunk<'_>, id: ChunkId<'_>, bound: bool, enforce: bool, scratch: &mut Scratch) -> Result<(), OtError> {
+    let blocks = chunk_blocks(chunk.count);
     let (d, checks) = chunk.message.split_at(chunk.message.len() - CHECK_BYTES);
     let stride = column_stride(blocks);
     scratch.columns.resize(128 * stride, Block::ZERO);
@@ -444,7 +417,6 @@ fn check_chunk(vole: &VoleSender, delta: Block, chunk: &SenderChunk<'_>, id: Chu
     if !check::verify(delta, &q, checks) && enforce {
         return Err(OtError::CheckFailed { chunk: id.index });
     }
-    rows.copy_from_slice(&scratch.rows[..rows.len()]);
     Ok(())
 }
 
@@ -501,7 +473,8 @@ pub(crate) mod tests {
     #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
     fn chunks_spread_over_threads_are_the_chunks_one_at_a_time() {
         let mut prg = AesCtr::new([12; 16]);
-        let count = 3 * MAX_CHUNK + 1000;
+        // Ten chunks: two groups of SPREAD_CHUNKS or more, so that two threads take part.
+        let count = 9 * MAX_CHUNK + 1000;
         let delta = Block(prg.next_block().0 | 1);
         for (sent, checked) in [(1, 3), (3, 1), (2, 2), (4, 1)] {
             let (mut receiver, mut sender) = pair(4, delta, BINDING, &mut prg);
@@ -531,14 +504,16 @@ pub(crate) mod tests {
         let mut prg = AesCtr::new([13; 16]);
         let delta = Block(prg.next_block().0 | 1);
         let (mut receiver, mut sender) = pair(4, delta, BINDING, &mut prg);
-        let count = 4 * MAX_CHUNK;
+        let count = 12 * MAX_CHUNK;
         let mut message = Vec::new();
         receiver.extend_chunks(&bits(count, &mut prg), &mut message, &mut Vec::new(), &Threads::new(2));
-        // A byte of chunk 2's d (past the set-up and chunks 0 and 1).
-        let at = setup_len(4) + 2 * message_len(4, MAX_CHUNK) + 5;
-        message[at] ^= 1;
+        // A byte of chunk 9's d (past the set-up and chunks 0 … 8), and one of chunk 10's: in
+        // the third group of four.
+        for chunk in [9, 10] {
+            message[setup_len(4) + chunk * message_len(4, MAX_CHUNK) + 5] ^= 1;
+        }
         let mut q = Vec::new();
-        assert!(matches!(sender.extend_chunks(count, &message, &mut q, &Threads::new(3)), Err(OtError::CheckFailed { chunk: 2 })));
+        assert!(matches!(sender.extend_chunks(count, &message, &mut q, &Threads::new(3)), Err(OtError::CheckFailed { chunk: 9 })));
         assert!(q.is_empty());
     }
 
