@@ -2,24 +2,29 @@
 //! CPU time of the thread the session runs on and of the helper threads its steps spread over.
 //!
 //! Each session runs on a thread of its own (the server's session threads, the client's main
-//! thread), and its helpers ([`garblet_core::spread`]) count their own CPU time into the clock's
-//! meter, so the sum is exactly what that session cost, whatever else the process does at the
-//! same time.
+//! thread), and its helpers ([`crate::threads`]) add their own CPU time to the clock's, so the
+//! sum is exactly what that session cost, whatever else the process does at the same time.
 
 use garblet_core::protocol::Clock;
-use garblet_core::spread::Meter;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
 pub struct ThreadClock {
     start: Instant,
-    /// The CPU of the helper threads the session's steps spread over.
-    helpers: Arc<Meter>,
+    /// The CPU time of the helper threads the session's steps spread over, in nanoseconds
+    /// ([`crate::threads`]).
+    helpers: Arc<AtomicU64>,
 }
 
 impl ThreadClock {
     pub fn new() -> Self {
-        ThreadClock { start: Instant::now(), helpers: Meter::new(thread_cpu_ms) }
+        ThreadClock { start: Instant::now(), helpers: Arc::default() }
+    }
+
+    /// Where the session's helper threads add their CPU time.
+    pub fn helpers(&self) -> Arc<AtomicU64> {
+        self.helpers.clone()
     }
 }
 
@@ -35,11 +40,7 @@ impl Clock for ThreadClock {
     }
 
     fn cpu_ms(&self) -> Option<f64> {
-        thread_cpu_ms().map(|own| own + self.helpers.helper_ms())
-    }
-
-    fn meter(&self) -> Option<Arc<Meter>> {
-        Some(self.helpers.clone())
+        thread_cpu_ms().map(|own| own + self.helpers.load(Ordering::Relaxed) as f64 / 1e6)
     }
 }
 

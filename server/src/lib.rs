@@ -9,4 +9,5 @@ pub mod clock;
 pub mod link;
 pub mod serve;
 pub mod service_table;
+pub mod threads;
 pub mod ws;

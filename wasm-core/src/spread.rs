@@ -1,28 +1,33 @@
 //! Spreading one party's heavy steps over threads: the authenticated mode's correlated OTs
 //! (chunk by chunk), its leaky ANDs and bucketing (range by range), and its Beaver ANDs.
 //!
-//! Every spread step cuts its work into pieces that read shared inputs and write disjoint parts
+//! Every spread step cuts its work into parts that read shared inputs and write disjoint parts
 //! of its outputs, so the messages it produces are the same, byte for byte, whatever the
-//! number of threads: the two parties need not agree on it, and a browser (one thread per
-//! worker) talks to a server that spreads. The pieces run on scoped threads
-//! ([`std::thread::scope`]), the first on the calling thread; a step waits for all of them.
+//! number of threads: the two parties need not agree on it, and a browser on one thread talks
+//! to a server that spreads.
 //!
-//! WebAssembly in a page has no threads without SharedArrayBuffer, so on `wasm32` every step
-//! runs its pieces in turn on the calling thread, whatever the count says.
-//!
-//! A [`Meter`] counts the CPU time of the helper threads, so that a session's statistics charge
-//! a computation for all of it, not only for its own thread's share.
+//! The core starts no thread itself, as it reads no clock: the driver lends it a [`Spawner`]
+//! (the server's and the native client's run the parts on scoped threads and count their CPU
+//! time into the session's clock). Without one — in WebAssembly, where a page has no threads
+//! without SharedArrayBuffer — a step runs its parts in turn on the calling thread, cut the
+//! same way.
 
 use core::num::NonZeroUsize;
 use core::ops::Range;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-/// How many threads a party's steps spread over, and where their helpers' CPU is counted.
+/// Runs a step's parts at once, for [`Threads`]: the driver's threads.
+pub trait Spawner: Send + Sync + core::fmt::Debug {
+    /// Runs every job, the first on the calling thread, and returns once all have run. A job
+    /// that panics makes this panic too, after every other job has ended.
+    fn run_all<'a>(&self, jobs: Vec<Box<dyn FnOnce() + Send + 'a>>);
+}
+
+/// How many parts a party's steps are cut into, and what runs them at once (if anything).
 #[derive(Clone, Debug)]
 pub struct Threads {
     count: NonZeroUsize,
-    meter: Option<Arc<Meter>>,
+    spawner: Option<Arc<dyn Spawner>>,
 }
 
 impl Default for Threads {
@@ -38,23 +43,18 @@ impl PartialEq for Threads {
 }
 
 impl Threads {
-    /// Everything on the calling thread.
-    pub const ONE: Threads = Threads { count: NonZeroUsize::MIN, meter: None };
+    /// Everything on the calling thread, uncut.
+    pub const ONE: Threads = Threads { count: NonZeroUsize::MIN, spawner: None };
 
-    /// `count` threads (0 counts as 1).
-    pub fn new(count: usize) -> Self {
-        Threads { count: NonZeroUsize::new(count).unwrap_or(NonZeroUsize::MIN), meter: None }
+    /// Steps cut into up to `count` parts (0 counts as 1), run at once by `spawner`.
+    pub fn new(count: usize, spawner: Arc<dyn Spawner>) -> Self {
+        Threads { count: NonZeroUsize::new(count).unwrap_or(NonZeroUsize::MIN), spawner: Some(spawner) }
     }
 
-    /// This machine's cores, at most `cap` (1 where the platform cannot tell, and on `wasm32`).
-    pub fn available(cap: usize) -> Self {
-        let cores = if cfg!(target_arch = "wasm32") { 1 } else { std::thread::available_parallelism().map_or(1, NonZeroUsize::get) };
-        Threads::new(cores.min(cap))
-    }
-
-    /// The same count, its helpers' CPU counted by `meter`.
-    pub fn metered(self, meter: Option<Arc<Meter>>) -> Self {
-        Threads { meter, ..self }
+    /// Steps cut into up to `count` parts as on `count` threads, but run in turn on the calling
+    /// thread: what WebAssembly does, and how tests cut steps without threads.
+    pub fn in_turn(count: usize) -> Self {
+        Threads { count: NonZeroUsize::new(count).unwrap_or(NonZeroUsize::MIN), spawner: None }
     }
 
     /// How many threads a step may use.
@@ -84,30 +84,21 @@ impl Threads {
         ranges
     }
 
-    /// Runs every job, each on its own thread but the first (on the calling thread), and
-    /// returns their results in order. On `wasm32`, or with one job, they run in turn here.
+    /// Runs every job, the first on the calling thread and the others on the spawner's threads,
+    /// and returns their results in order. Without a spawner, or with one job, they run in turn
+    /// here.
     pub fn run<R: Send, F: FnOnce() -> R + Send>(&self, jobs: Vec<F>) -> Vec<R> {
-        if cfg!(target_arch = "wasm32") || jobs.len() <= 1 {
+        let Some(spawner) = self.spawner.as_ref().filter(|_| jobs.len() > 1) else {
             return jobs.into_iter().map(|job| job()).collect();
-        }
-        let mut jobs = jobs.into_iter();
-        let first = jobs.next();
-        std::thread::scope(|scope| {
-            let helpers: Vec<_> = jobs
-                .map(|job| {
-                    let meter = self.meter.clone();
-                    scope.spawn(move || match meter {
-                        Some(meter) => meter.measure(job),
-                        None => job(),
-                    })
-                })
-                .collect();
-            let mut results = Vec::with_capacity(helpers.len() + 1);
-            results.extend(first.map(|job| job()));
-            // A helper that panicked takes the caller down with it, as it would have in turn.
-            results.extend(helpers.into_iter().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))));
-            results
-        })
+        };
+        let mut results: Vec<Option<R>> = jobs.iter().map(|_| None).collect();
+        let boxed: Vec<Box<dyn FnOnce() + Send + '_>> = jobs
+            .into_iter()
+            .zip(results.iter_mut())
+            .map(|(job, slot)| Box::new(move || *slot = Some(job())) as Box<dyn FnOnce() + Send + '_>)
+            .collect();
+        spawner.run_all(boxed);
+        results.into_iter().map(|r| r.expect("a spawner runs every job before it returns")).collect()
     }
 
     /// `(0..len).map(item).collect()`, the items made range by range as [`map`](Self::map)
@@ -241,43 +232,33 @@ pub fn split_mut<'a, T>(mut slice: &'a mut [T], ranges: &[Range<usize>], per_ite
     parts
 }
 
-/// The CPU time of a party's helper threads, for its statistics: read on each helper, before
-/// and after its job, by the platform's per-thread clock.
-#[derive(Debug)]
-pub struct Meter {
-    thread_cpu_ms: fn() -> Option<f64>,
-    helper_ns: AtomicU64,
-}
-
-impl Meter {
-    /// A meter that reads each helper thread's CPU time with `thread_cpu_ms`.
-    pub fn new(thread_cpu_ms: fn() -> Option<f64>) -> Arc<Self> {
-        Arc::new(Meter { thread_cpu_ms, helper_ns: AtomicU64::new(0) })
-    }
-
-    /// Milliseconds of CPU the helpers used so far.
-    pub fn helper_ms(&self) -> f64 {
-        self.helper_ns.load(Ordering::Relaxed) as f64 / 1e6
-    }
-
-    fn measure<R>(&self, job: impl FnOnce() -> R) -> R {
-        let before = (self.thread_cpu_ms)();
-        let result = job();
-        if let (Some(before), Some(after)) = (before, (self.thread_cpu_ms)()) {
-            self.helper_ns.fetch_add(((after - before).max(0.0) * 1e6) as u64, Ordering::Relaxed);
-        }
-        result
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A spawner that runs the jobs last first, on the calling thread, counting its calls: the
+    /// results must come back in the jobs' order all the same.
+    #[derive(Debug, Default)]
+    struct Backwards(AtomicUsize);
+
+    impl Spawner for Backwards {
+        fn run_all<'a>(&self, jobs: Vec<Box<dyn FnOnce() + Send + 'a>>) {
+            self.0.fetch_add(1, Ordering::Relaxed);
+            for job in jobs.into_iter().rev() {
+                job();
+            }
+        }
+    }
+
+    fn backwards(count: usize) -> Threads {
+        Threads::new(count, Arc::new(Backwards::default()))
+    }
 
     #[test]
     fn ranges_cover_everything_once_in_aligned_pieces() {
         for count in 1..6 {
-            let threads = Threads::new(count);
+            let threads = Threads::in_turn(count);
             for len in [0, 1, 7, 8, 9, 100, 2048, 2049, 10_000] {
                 for align in [1, 8, 2048] {
                     let ranges = threads.ranges(len, align);
@@ -300,7 +281,7 @@ mod tests {
 
     #[test]
     fn run_returns_results_in_order_and_split_mut_gives_disjoint_parts() {
-        let threads = Threads::new(3);
+        let threads = backwards(3);
         let mut out = vec![0u32; 1000];
         let ranges = threads.ranges(out.len() / 2, 7);
         let parts = split_mut(&mut out, &ranges, 2);
@@ -326,7 +307,7 @@ mod tests {
     fn collect_is_the_sequential_collect() {
         for count in [1, 2, 5] {
             for len in [0, 1, 9, 4099] {
-                let got = Threads::new(count).collect(len, 64, |i| (i as u64) * 3 + 1);
+                let got = backwards(count).collect(len, 64, |i| (i as u64) * 3 + 1);
                 assert_eq!(got, (0..len as u64).map(|i| i * 3 + 1).collect::<Vec<_>>());
             }
         }
@@ -335,7 +316,7 @@ mod tests {
     #[test]
     fn collect3_is_three_sequential_collects() {
         for count in [1, 3] {
-            let (a, b, c) = Threads::new(count).collect3(5000, 16, |i| (i, i as u8, i * 2));
+            let (a, b, c) = backwards(count).collect3(5000, 16, |i| (i, i as u8, i * 2));
             assert!((0..5000).all(|i| a[i] == i && b[i] == i as u8 && c[i] == 2 * i));
         }
     }
@@ -343,7 +324,7 @@ mod tests {
     #[test]
     fn append_parts_appends_in_order_or_nothing() {
         for count in [1, 2, 4] {
-            let threads = Threads::new(count);
+            let threads = backwards(count);
             let mut out = vec![7u32];
             let mut scratch: Vec<Vec<u32>> = Vec::new();
             let parts: Vec<(u32, usize)> = (0..9).map(|p| (p, 100 + p as usize)).collect();
@@ -368,20 +349,12 @@ mod tests {
     }
 
     #[test]
-    fn the_meter_counts_the_helpers_only() {
-        fn busy_clock() -> Option<f64> {
-            // A clock that moves 1 ms per reading: every helper's job takes 1 ms by it.
-            static TICKS: AtomicU64 = AtomicU64::new(0);
-            Some(TICKS.fetch_add(1, Ordering::Relaxed) as f64)
-        }
-        let meter = Meter::new(busy_clock);
-        let threads = Threads::new(4).metered(Some(meter.clone()));
-        threads.map(4, 1, |_| ());
-        // Three helpers, two readings each, one tick apart at least.
-        assert!(meter.helper_ms() >= 3.0, "{}", meter.helper_ms());
-        Threads::new(4).map(4, 1, |_| ());
-        let before = meter.helper_ms();
-        Threads::ONE.metered(Some(meter.clone())).map(4, 1, |_| ());
-        assert_eq!(meter.helper_ms(), before);
+    fn the_spawner_runs_only_steps_of_several_parts() {
+        let spawner = Arc::new(Backwards::default());
+        let threads = Threads::new(4, spawner.clone());
+        assert_eq!(threads.map(4, 1, |r| r.start), vec![0, 1, 2, 3]);
+        assert_eq!(threads.map(1, 1, |r| r.start), vec![0]);
+        assert_eq!(spawner.0.load(Ordering::Relaxed), 1, "a step of one part runs here");
+        assert_eq!(Threads::in_turn(4).map(4, 1, |r| r.start), vec![0, 1, 2, 3]);
     }
 }

@@ -213,15 +213,14 @@ fn parties_spread_over_threads_compute_together() {
     use garblet_core::auth::segment::SEGMENT_AND_GATES;
     use garblet_core::garble::Garbling;
     use garblet_core::protocol::{EvaluatorConfig, GarblerConfig};
-    use garblet_core::spread::Threads;
     let and_gates = SEGMENT_AND_GATES as u64 + 3000;
     let spec = garblet_circuits::registry::builtins().iter().find(|s| s.name == "synthetic").unwrap();
     let resolved = spec.resolve([("width", 256u64), ("and_gates", and_gates)]).unwrap();
     let y: Vec<bool> = (0..128).map(|i| i % 5 == 0).collect();
     let want = run_plain(spec.instantiate(&resolved).unwrap(), vec![true; 128], y.clone());
     for (server, client) in [(3, 1), (1, 2), (2, 4)] {
-        let server_config = GarblerConfig { threads: Threads::new(server), ..GarblerConfig::default() };
-        let client_config = EvaluatorConfig { window: 4 << 20, threads: Threads::new(client), ..EvaluatorConfig::default() };
+        let server_config = GarblerConfig { threads: support::threads(server), ..GarblerConfig::default() };
+        let client_config = EvaluatorConfig { window: 4 << 20, threads: support::threads(client), ..EvaluatorConfig::default() };
         let mut pair = Pair::with_configs(server_config, Garbling::Auto, client_config, Garbling::Auto);
         let result = run(&mut pair, "synthetic_protected", vec![("and_gates".to_string(), and_gates)], y.clone());
         assert_eq!(result.outputs[0].bits, want, "server {server}, client {client} threads");

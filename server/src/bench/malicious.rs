@@ -385,8 +385,8 @@ fn synthetic(report: &mut Report) -> Result<(), String> {
     // The server's own work spread over its threads: the garbler's wall time in its calls (the
     // evaluator, on the same thread in turn, left out), against its one-thread run above.
     let mut spread = Vec::new();
-    for threads in SPREAD_THREADS.into_iter().filter(|&n| n <= Threads::available(usize::MAX).count()) {
-        let spread_run = sessions_over("synthetic", (prepared.service)(), &secret, &y, &want, Security::Authenticated, Threads::new(threads))?;
+    for threads in SPREAD_THREADS.into_iter().filter(|&n| n <= crate::threads::cores(usize::MAX)) {
+        let spread_run = sessions_over("synthetic", (prepared.service)(), &secret, &y, &want, Security::Authenticated, crate::threads::unmetered(threads))?;
         spread.push((threads, spread_run.garbler.wall_ms));
     }
     let k = super::ot::DEFAULT_K;

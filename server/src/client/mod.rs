@@ -15,7 +15,6 @@ pub use transport::ConnectOptions;
 
 use crate::clock::ThreadClock;
 use crate::serve::config::AUTO_THREADS;
-use garblet_core::spread::Threads;
 use garblet_core::protocol::{Catalog, ComputationResult, ErrorCode, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, Security, SessionError};
 use crate::ws;
 use transport::ClientSocket;
@@ -45,7 +44,9 @@ impl Client {
     }
 
     fn hello(ws: ClientSocket, options: &ConnectOptions) -> Result<Client, ClientError> {
-        let session = EvaluatorSession::with_garbling(EvaluatorConfig { window: options.window, ot_k: options.ot_k, threads: Threads::available(AUTO_THREADS), ..EvaluatorConfig::default() }, options.garbling, Box::new(ThreadClock::new()))?;
+        let clock = ThreadClock::new();
+        let threads = crate::threads::metered(crate::threads::cores(AUTO_THREADS), &clock);
+        let session = EvaluatorSession::with_garbling(EvaluatorConfig { window: options.window, ot_k: options.ot_k, threads, ..EvaluatorConfig::default() }, options.garbling, Box::new(clock))?;
         let mut client = Client { ws, session };
         match client.next_event()? {
             EvaluatorEvent::Ready => Ok(client),

@@ -438,13 +438,13 @@ impl Config {
     }
 
     /// `server.ot_k`, checked: one or more of the supported k, none twice.
-    /// What `server.computation_threads` names: this machine's cores (at most [`AUTO_THREADS`])
-    /// for 0.
-    pub fn computation_threads(&self) -> Result<garblet_core::spread::Threads, String> {
+    /// How many threads `server.computation_threads` names: this machine's cores (at most
+    /// [`AUTO_THREADS`]) for 0.
+    pub fn computation_threads(&self) -> Result<usize, String> {
         match self.server.computation_threads {
-            0 => Ok(garblet_core::spread::Threads::available(AUTO_THREADS)),
+            0 => Ok(crate::threads::cores(AUTO_THREADS)),
             n if n > MAX_COMPUTATION_THREADS => Err(format!("server.computation_threads: {n} is more than {MAX_COMPUTATION_THREADS}")),
-            n => Ok(garblet_core::spread::Threads::new(n)),
+            n => Ok(n),
         }
     }
 
@@ -541,10 +541,10 @@ mod tests {
     #[test]
     fn computation_threads_name_a_count_or_the_cores() {
         let threads = |text: &str| Config::parse(&format!("[server]\n{text}\n[[service]]\nname='x'\ncircuit={{builtin='synthetic'}}"), "test.toml", PathBuf::new()).unwrap().computation_threads().unwrap();
-        assert_eq!(threads("computation_threads = 3").count(), 3);
-        assert_eq!(threads("computation_threads = 1").count(), 1);
+        assert_eq!(threads("computation_threads = 3"), 3);
+        assert_eq!(threads("computation_threads = 1"), 1);
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        assert_eq!(threads("").count(), cores.min(AUTO_THREADS));
+        assert_eq!(threads(""), cores.min(AUTO_THREADS));
     }
 
     #[test]

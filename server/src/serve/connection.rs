@@ -174,6 +174,7 @@ where
     let garbler = server.garbler_config();
     let settings = SessionSettings {
         garbler,
+        computation_threads: server.computation_threads,
         garbling: server.garbling,
         hello_deadline: deadline,
         idle_timeout: server.limits.idle_timeout(),

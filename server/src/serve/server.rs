@@ -43,8 +43,8 @@ pub struct Server {
     pub garbling: garblet_core::garble::Garbling,
     /// SoftSpoken's k offered for both OT directions (`server.ot_k`).
     pub ot_k: Vec<u8>,
-    /// What each authenticated computation spreads over (`server.computation_threads`).
-    pub computation_threads: garblet_core::spread::Threads,
+    /// The threads each authenticated computation spreads over (`server.computation_threads`).
+    pub computation_threads: usize,
     /// Called on each new session's garbler ([`SessionHook`]); none in `garblet serve`.
     pub session_hook: Option<SessionHook>,
     pub metrics: Arc<Metrics>,
@@ -96,7 +96,8 @@ impl Server {
             max_and_gates: self.limits.max_and_gates_per_session,
             max_prepared_and_gates: self.limits.max_prepared_and_gates,
             ot_k: [self.ot_k.clone(), self.ot_k.clone()],
-            threads: self.computation_threads.clone(),
+            // Each session's own: its helpers count into its clock (`session::spawn`).
+            threads: garblet_core::spread::Threads::ONE,
         }
     }
 }

@@ -55,6 +55,8 @@ pub const SHUTDOWN_MESSAGE: &str = "the server is shutting down";
 
 pub struct SessionSettings {
     pub garbler: GarblerConfig,
+    /// The threads an authenticated computation spreads over (`server.computation_threads`).
+    pub computation_threads: usize,
     /// The garbling schemes offered in the hello (`server.garbling`).
     pub garbling: garblet_core::garble::Garbling,
     /// When the client's hello must have arrived.
@@ -105,9 +107,12 @@ pub fn spawn(id: u64, settings: SessionSettings, services: Arc<ServiceTable>, me
         let SessionPlaces { slot, address, window } = places;
         let activity = slot.activity.clone();
         // The Δ and base OT made ahead for this session, or its own.
-        let (garbler, garbling) = (settings.garbler.clone(), settings.garbling);
+        // The session's clock counts its helper threads' CPU too.
+        let clock = ThreadClock::new();
+        let garbler = GarblerConfig { threads: crate::threads::metered(settings.computation_threads, &clock), ..settings.garbler.clone() };
+        let garbling = settings.garbling;
         let prepared = settings.prepared_ot.take();
-        let start = move |prepared: PreparedOt| GarblerSession::with_prepared(garbler, garbling, prepared, Box::new(ThreadClock::new()), services);
+        let start = move |prepared: PreparedOt| GarblerSession::with_prepared(garbler, garbling, prepared, Box::new(clock), services);
         // A bug must end this session only: catch it here, count it, and let the channels drop
         // (which closes the connection).
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match prepared.map_or_else(PreparedOt::new, Ok).and_then(start) {

@@ -218,16 +218,16 @@ fn triples_are_and_triples_authenticated_on_both_sides() {
 fn triples_spread_over_threads_are_authenticated_and_triples() {
     for threads in [[3, 1], [1, 2], [4, 4]] {
         let (mut g, mut e) = connect(4);
-        g.spread_over(Threads::new(threads[0]));
-        e.spread_over(Threads::new(threads[1]));
+        g.spread_over(Threads::in_turn(threads[0]));
+        e.spread_over(Threads::in_turn(threads[1]));
         for n in [9, 4000, 30_000] {
             let (tg, te) = run_batch(&mut g, &mut e, n, honest);
             let (tg, te) = (tg.unwrap().unwrap(), te.unwrap().unwrap());
             assert_eq!(bad_triples(&tg, &te, g.delta(), e.delta()), 0, "{threads:?}, n = {n}");
         }
         let (mut g, mut e) = connect(4);
-        g.spread_over(Threads::new(threads[0]));
-        e.spread_over(Threads::new(threads[1]));
+        g.spread_over(Threads::in_turn(threads[0]));
+        e.spread_over(Threads::in_turn(threads[1]));
         g.lie_in_triple_share(15_000);
         let (tg, te) = run_batch(&mut g, &mut e, 4000, honest);
         assert_eq!(te.unwrap().unwrap_err(), AuthError::EqualityCheckFailed, "{threads:?}");
@@ -605,8 +605,8 @@ mod computations {
     /// [`prepare`] with A's and B's heavy steps spread over `threads`.
     fn prepare_over(circuit: &Circuit, max_ands: usize, threads: [usize; 2]) -> Prepared {
         let (mut g, mut e) = connect(4);
-        g.spread_over(Threads::new(threads[0]));
-        e.spread_over(Threads::new(threads[1]));
+        g.spread_over(Threads::in_turn(threads[0]));
+        e.spread_over(Threads::in_turn(threads[1]));
         let (inputs, ands) = (circuit.inputs(), circuit.ands() as u64);
         let (mut pg, to_e) = Preprocessor::start(&mut g, inputs, ands, max_ands).unwrap();
         let (mut pe, to_g) = Preprocessor::start(&mut e, inputs, ands, max_ands).unwrap();

@@ -186,20 +186,60 @@ const COIN: &str = "garblet bucketing permutation seed v1";
 
 /// A uniform permutation of 0 … len−1 from a seed both parties hold: Fisher–Yates with
 /// rejection sampling, on AES-CTR under the seed.
-fn permutation(seed: &[u8; 32], len: usize) -> Vec<u32> {
-    debug_assert!(len <= u32::MAX as usize);
+fn permutation(seed: &[u8; 32], len: usize, threads: &Threads) -> Vec<u32> {
+    debug_assert!(len < u32::MAX as usize);
     let mut key = [0u8; 16];
     key.copy_from_slice(&seed[..16]);
-    let mut prg = AesCtr::new(key);
+    let draws = draws(key, len, threads);
+    shuffle(key, len, &draws)
+}
+
+/// Marks a draw that [`draws`] found rejected.
+const REJECTED: u32 = u32::MAX;
+
+/// Whether Fisher–Yates takes `v` for an index below `bound`: only below the largest multiple
+/// of `bound`, so each index is equally likely. That multiple, `zone`, is above u64::MAX − bound
+/// (u64::MAX % bound < bound): a v at or below that is accepted without computing it, the same
+/// decision at one division less.
+fn accepted(v: u64, bound: u64) -> bool {
+    v <= u64::MAX - bound || v < u64::MAX - u64::MAX % bound
+}
+
+/// The draws of [`shuffle`] made ahead, spread over `threads`, for the case that none is
+/// rejected: draw k is block k of the AES-CTR stream under `key`, for the index below
+/// `len − k`; its index, or [`REJECTED`].
+fn draws(key: [u8; 16], len: usize, threads: &Threads) -> Vec<u32> {
+    // About a millisecond of AES and divisions a part.
+    let parts = threads.map(len.saturating_sub(1), 1 << 17, |range| {
+        let mut blocks = vec![Block::ZERO; range.len()];
+        AesCtr::at(key, range.start as u128).fill(&mut blocks);
+        let start = range.start;
+        blocks.iter().enumerate().map(|(o, b)| {
+            let (v, bound) = (b.0 as u64, (len - start - o) as u64);
+            if accepted(v, bound) { (v % bound) as u32 } else { REJECTED }
+        }).collect::<Vec<u32>>()
+    });
+    parts.concat()
+}
+
+/// Fisher–Yates from the last index down, each swap partner drawn from the next block of the
+/// AES-CTR stream under `key` (its low 64 bits, rejected outside the zone [`accepted`] gives):
+/// the draws made ahead (`draws`) while they line up with the stream, that is until a draw is
+/// rejected (each is with probability below len/2^64), and from the stream itself after.
+fn shuffle(key: [u8; 16], len: usize, draws: &[u32]) -> Vec<u32> {
     let mut p: Vec<u32> = (0..len as u32).collect();
+    // The stream's next block.
+    let mut k = 0;
     for i in (1..len).rev() {
         let bound = (i + 1) as u64;
-        // Accept only below the largest multiple of `bound`, so each index is equally likely.
-        // That multiple, `zone`, is above u64::MAX − bound (u64::MAX % bound < bound): a v at or
-        // below that is accepted without computing it, the same decision at one division less.
         let j = loop {
-            let v = prg.next_block().0 as u64;
-            if v <= u64::MAX - bound || v < u64::MAX - u64::MAX % bound {
+            if k == len - 1 - i && draws[k] != REJECTED {
+                k += 1;
+                break draws[k - 1] as usize;
+            }
+            let v = AesCtr::at(key, k as u128).next_block().0 as u64;
+            k += 1;
+            if accepted(v, bound) {
                 break (v % bound) as usize;
             }
         };
@@ -423,7 +463,7 @@ impl AuthParty {
         h.update(&bb);
         // The leaky triples put in bucket order once, so that the openings and the combining
         // below run through them in sequence: bucket k is the triples k·B … k·B + B − 1.
-        let permutation = permutation(h.finalize().as_bytes(), b.leaky_count());
+        let permutation = permutation(h.finalize().as_bytes(), b.leaky_count(), &self.threads);
         (b.leaky, b.leaky_bits) = gather(&b.leaky, &b.leaky_bits, &permutation, &self.threads);
         let mut message = b.digest_nonce.to_vec();
         message.extend(b.digest);
@@ -676,5 +716,59 @@ impl AuthParty {
     /// sends the d that goes with it, so its MAC stays consistent).
     pub fn lie_in_triple_share(&mut self, index: usize) {
         self.switches.lie_in_triple = Some(index);
+    }
+}
+
+
+#[cfg(test)]
+mod permutation_tests {
+    use super::*;
+
+    /// Fisher–Yates drawing each partner from the stream as it goes: what [`permutation`] must
+    /// give, however its draws are made.
+    fn drawn_in_turn(key: [u8; 16], len: usize) -> Vec<u32> {
+        let mut prg = AesCtr::new(key);
+        let mut p: Vec<u32> = (0..len as u32).collect();
+        for i in (1..len).rev() {
+            let bound = (i + 1) as u64;
+            let j = loop {
+                let v = prg.next_block().0 as u64;
+                if accepted(v, bound) {
+                    break (v % bound) as usize;
+                }
+            };
+            p.swap(i, j);
+        }
+        p
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    fn draws_made_ahead_give_the_permutation_drawn_in_turn() {
+        for (s, len) in [(1u8, 0), (2, 1), (3, 2), (4, 3), (5, 1000), (6, 300_000)] {
+            let seed = [s; 32];
+            let key: [u8; 16] = seed[..16].try_into().unwrap();
+            let want = drawn_in_turn(key, len);
+            for threads in [1, 3] {
+                assert_eq!(permutation(&seed, len, &Threads::in_turn(threads)), want, "len {len}, {threads} threads");
+            }
+            let mut sorted = want.clone();
+            sorted.sort_unstable();
+            assert!(sorted.iter().enumerate().all(|(i, &v)| v == i as u32), "a permutation of 0..{len}");
+        }
+    }
+
+    /// A draw made ahead that was rejected is drawn again from the stream, and the ones after
+    /// it too: marked rejected here (no real one turns up in a test's draws), the result is
+    /// still the permutation drawn in turn.
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
+    fn a_rejected_draw_is_drawn_again_from_the_stream() {
+        let key = [9u8; 16];
+        let mut draws = draws(key, 500, &Threads::ONE);
+        for k in [0, 17, 18, 498] {
+            draws[k] = REJECTED;
+        }
+        assert_eq!(shuffle(key, 500, &draws), drawn_in_turn(key, 500));
     }
 }

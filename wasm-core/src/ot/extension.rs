@@ -481,9 +481,9 @@ pub(crate) mod tests {
             let choices = bits(count, &mut prg);
             let (mut message, mut t, mut q) = (Vec::new(), vec![Block(7)], vec![Block(7)]);
             let expected = sender.chunks_len(count);
-            receiver.extend_chunks(&choices, &mut message, &mut t, &Threads::new(sent));
+            receiver.extend_chunks(&choices, &mut message, &mut t, &Threads::in_turn(sent));
             assert_eq!(message.len(), expected, "{sent}/{checked}");
-            sender.extend_chunks(count, &message, &mut q, &Threads::new(checked)).unwrap();
+            sender.extend_chunks(count, &message, &mut q, &Threads::in_turn(checked)).unwrap();
             assert_eq!((t.len(), q.len()), (count + 1, count + 1));
             for i in 0..count {
                 assert_eq!(t[1 + i], q[1 + i] ^ delta.select(choices[i]), "{sent}/{checked}: OT {i}");
@@ -506,14 +506,14 @@ pub(crate) mod tests {
         let (mut receiver, mut sender) = pair(4, delta, BINDING, &mut prg);
         let count = 12 * MAX_CHUNK;
         let mut message = Vec::new();
-        receiver.extend_chunks(&bits(count, &mut prg), &mut message, &mut Vec::new(), &Threads::new(2));
+        receiver.extend_chunks(&bits(count, &mut prg), &mut message, &mut Vec::new(), &Threads::in_turn(2));
         // A byte of chunk 9's d (past the set-up and chunks 0 … 8), and one of chunk 10's: in
         // the third group of four.
         for chunk in [9, 10] {
             message[setup_len(4) + chunk * message_len(4, MAX_CHUNK) + 5] ^= 1;
         }
         let mut q = Vec::new();
-        assert!(matches!(sender.extend_chunks(count, &message, &mut q, &Threads::new(3)), Err(OtError::CheckFailed { chunk: 9 })));
+        assert!(matches!(sender.extend_chunks(count, &message, &mut q, &Threads::in_turn(3)), Err(OtError::CheckFailed { chunk: 9 })));
         assert!(q.is_empty());
     }
 

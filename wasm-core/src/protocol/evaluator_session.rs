@@ -47,8 +47,8 @@ pub struct EvaluatorConfig {
     /// until a computation uses it. A preparation past it is refused with
     /// [`SessionError::ClientPreparedLimit`].
     pub max_prepared_and_gates: u64,
-    /// What the authenticated mode's preprocessing spreads over ([`crate::spread`]); one
-    /// thread in WebAssembly, whatever it says.
+    /// What the authenticated mode's preprocessing spreads over ([`crate::spread`]): the
+    /// driver's threads, if it lends a spawner.
     pub threads: Threads,
 }
 
@@ -132,8 +132,7 @@ impl EvaluatorSession {
 
     /// [`EvaluatorSession::new`] accepting only the garbling schemes `garbling` allows; a server
     /// that offers none of them ends the session with [`SessionError::Garbling`].
-    pub fn with_garbling(mut config: EvaluatorConfig, garbling: Garbling, clock: Box<dyn Clock>) -> Result<Self, SessionError> {
-        config.threads = config.threads.metered(clock.meter());
+    pub fn with_garbling(config: EvaluatorConfig, garbling: Garbling, clock: Box<dyn Clock>) -> Result<Self, SessionError> {
         let (ot, base_ot) = OtReceiver::new()?;
         let mut outbox = Outbox::default();
         outbox.push(Frame::ClientHello { version: VERSION, window: config.window, base_ot, garbling: garbling.mask(), ot_k: config.ot_k }.encode());

@@ -43,7 +43,8 @@ pub struct GarblerConfig {
     /// SoftSpoken's k offered for each OT direction (0: this side's Δ, 1: the client's), most
     /// preferred first.
     pub ot_k: [Vec<u8>; 2],
-    /// What the authenticated mode's preprocessing spreads over ([`crate::spread`]).
+    /// What the authenticated mode's preprocessing spreads over ([`crate::spread`]): the
+    /// driver's threads, if it lends a spawner.
     pub threads: Threads,
 }
 
@@ -172,8 +173,7 @@ impl GarblerSession {
     }
 
     /// [`GarblerSession::with_garbling`] with its Δ and base-OT points `prepared` ahead.
-    pub fn with_prepared(mut config: GarblerConfig, garbling: Garbling, prepared: PreparedOt, clock: Box<dyn Clock>, services: Arc<dyn Services>) -> Result<Self, SessionError> {
-        config.threads = config.threads.metered(clock.meter());
+    pub fn with_prepared(config: GarblerConfig, garbling: Garbling, prepared: PreparedOt, clock: Box<dyn Clock>, services: Arc<dyn Services>) -> Result<Self, SessionError> {
         let PreparedOt { delta, hash_seed, ot, points } = prepared;
         let mut outbox = Outbox::default();
         let offer: Vec<u8> = garbling.offer().iter().map(|s| s.id()).collect();

@@ -1,8 +1,6 @@
 //! Per-role statistics of a computation, and the clock the driver lends the session.
 
-use crate::spread::Meter;
 use serde::{Deserialize, Serialize};
-use std::sync::Arc;
 
 /// What one party measured for one computation.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -24,12 +22,9 @@ pub trait Clock {
     /// Milliseconds since some fixed point.
     fn now_ms(&self) -> f64;
     /// CPU time of the current thread in milliseconds, if the platform can tell, and of the
-    /// helper threads its [`meter`](Clock::meter) counted.
+    /// helper threads the driver's [`crate::spread::Spawner`] ran the session's steps on, if
+    /// it counts them.
     fn cpu_ms(&self) -> Option<f64>;
-    /// Where the session's helper threads count their CPU time, if this clock adds it.
-    fn meter(&self) -> Option<Arc<Meter>> {
-        None
-    }
 }
 
 /// A clock that never moves, for tests and for drivers that do not care.

@@ -248,3 +248,23 @@ pub fn drain(evaluator: &mut EvaluatorSession) -> Result<Vec<Vec<u8>>, SessionEr
     }
 }
 
+
+/// Runs a step's parts on scoped threads, as the server does (`garblet_server::threads`).
+#[derive(Debug)]
+pub struct ScopedThreads;
+
+impl garblet_core::spread::Spawner for ScopedThreads {
+    fn run_all<'a>(&self, jobs: Vec<Box<dyn FnOnce() + Send + 'a>>) {
+        std::thread::scope(|scope| {
+            let helpers: Vec<_> = jobs.into_iter().map(|job| scope.spawn(job)).collect();
+            for helper in helpers {
+                helper.join().unwrap();
+            }
+        });
+    }
+}
+
+/// `count` threads of [`ScopedThreads`].
+pub fn threads(count: usize) -> garblet_core::spread::Threads {
+    garblet_core::spread::Threads::new(count, std::sync::Arc::new(ScopedThreads))
+}
