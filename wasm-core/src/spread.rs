@@ -36,12 +36,6 @@ impl Default for Threads {
     }
 }
 
-impl PartialEq for Threads {
-    fn eq(&self, other: &Self) -> bool {
-        self.count == other.count
-    }
-}
-
 impl Threads {
     /// Everything on the calling thread, uncut.
     pub const ONE: Threads = Threads { count: NonZeroUsize::MIN, spawner: None };

@@ -214,10 +214,15 @@ fn draws(key: [u8; 16], len: usize, threads: &Threads) -> Vec<u32> {
         let mut blocks = vec![Block::ZERO; range.len()];
         AesCtr::at(key, range.start as u128).fill(&mut blocks);
         let start = range.start;
-        blocks.iter().enumerate().map(|(o, b)| {
+        let draw = |(o, b): (usize, &Block)| {
             let (v, bound) = (b.0 as u64, (len - start - o) as u64);
-            if accepted(v, bound) { (v % bound) as u32 } else { REJECTED }
-        }).collect::<Vec<u32>>()
+            if accepted(v, bound) {
+                (v % bound) as u32
+            } else {
+                REJECTED
+            }
+        };
+        blocks.iter().enumerate().map(draw).collect::<Vec<u32>>()
     });
     parts.concat()
 }
