@@ -85,7 +85,7 @@
 use super::state::TripleState;
 use super::{AuthError, Role};
 use crate::block::Block;
-use crate::ot::{self, base, Binding, OtError, OtReceiver, OtSender, SessionId, MAX_CHUNK};
+use crate::ot::{self, base, Binding, OtError, OtReceiver, OtSender, SessionId};
 use crate::spread::Threads;
 use sha2::{Digest, Sha256};
 
@@ -179,7 +179,7 @@ impl GarblerSetup {
         let mut message = Vec::new();
         let keys = mine.extend_reverse_base_ots(delta, &mut message, &derived.transcripts[0], derived.steps[1])?;
         let theirs = OtSender::from_base_keys(delta, &keys, k, derived.binding(0))?;
-        Ok((AuthParty::new(Role::Garbler, delta, derived.computation, k, mine, theirs), message))
+        Ok((AuthParty::new(Role::Garbler, delta, derived.computation, mine, theirs), message))
     }
 }
 
@@ -223,7 +223,7 @@ impl EvaluatorSetup {
         let EvaluatorSetup { delta, derived, k, mut theirs } = self;
         let pairs = theirs.extend_reverse_base_ots(chunk, &derived.transcripts[0], derived.steps[1])?;
         let mine = OtReceiver::from_base_keys(&pairs, k, derived.binding(0))?;
-        Ok(AuthParty::new(Role::Evaluator, delta, derived.computation, k, mine, theirs))
+        Ok(AuthParty::new(Role::Evaluator, delta, derived.computation, mine, theirs))
     }
 }
 
@@ -233,7 +233,6 @@ pub struct AuthParty {
     pub(crate) role: Role,
     pub(crate) delta: Block,
     pub(crate) transcript: [u8; 32],
-    k: usize,
     /// The OT receiver whose choices are this party's bits (direction 0 for B, 1 for A).
     mine: OtReceiver,
     /// The OT sender with this party's Δ, for the peer's bits.
@@ -254,12 +253,11 @@ pub struct AuthParty {
 }
 
 impl AuthParty {
-    fn new(role: Role, delta: Block, transcript: [u8; 32], k: usize, mine: OtReceiver, theirs: OtSender) -> Self {
+    fn new(role: Role, delta: Block, transcript: [u8; 32], mine: OtReceiver, theirs: OtSender) -> Self {
         AuthParty {
             role,
             delta,
             transcript,
-            k,
             mine,
             theirs,
             state: TripleState::Idle,
@@ -321,9 +319,7 @@ impl AuthParty {
     }
 
     pub(crate) fn send_bits(&mut self, bits: &[bool], message: &mut Vec<u8>, macs: &mut Vec<Block>) -> Result<(), AuthError> {
-        // Room for the whole message at once (the first chunk's counts its set-up, if due).
-        let first = bits.len().min(MAX_CHUNK);
-        message.reserve(self.mine.message_len(first) + (bits.len() - first).div_ceil(MAX_CHUNK) * ot::message_len(self.k, MAX_CHUNK));
+        // The extension sizes the message once, to its exact length.
         self.mine.extend_chunks(bits, message, macs, &self.threads)?;
         Ok(())
     }

@@ -25,7 +25,7 @@
 
 use super::abit::AuthParty;
 use super::state::{Pending, PendingAnds, TripleState};
-use super::{bit, check_padding, expect_len, AuthError, AuthShare, AuthTriple, Role};
+use super::{bit, check_padding, expect_len, set_bit, AuthError, AuthShare, AuthTriple, Role};
 use crate::block::Block;
 
 const OPENING_MACS: &str = "garblet Beaver opening MACs v1";
@@ -99,10 +99,10 @@ impl AuthParty {
         }
         let m = inputs.len();
         let openings: Vec<AuthShare> = self.threads.collect(2 * m, SPREAD, |i| if i < m { inputs[i].0 ^ triples[i].x } else { inputs[i - m].1 ^ triples[i - m].y });
-        // The opened bits, packed a byte at a time (bit i of the message is opening i's).
-        let mut message = self.threads.collect(openings.len().div_ceil(8), SPREAD / 8, |byte| {
-            openings[8 * byte..openings.len().min(8 * byte + 8)].iter().enumerate().fold(0u8, |acc, (b, o)| acc | (o.bit as u8) << b)
-        });
+        let mut message = vec![0u8; openings.len().div_ceil(8)];
+        for (i, o) in openings.iter().enumerate() {
+            set_bit(&mut message, i, o.bit);
+        }
         message.extend(macs_digest(&self.transcript, self.and_rounds, self.role, openings.iter().map(|o| o.mac)));
         self.state = TripleState::AwaitingAnds(Box::new(PendingAnds { triples, openings }));
         Ok(message)

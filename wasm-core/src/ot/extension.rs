@@ -199,6 +199,26 @@ struct Scratch {
     rows: Vec<Block>,
 }
 
+impl Scratch {
+    /// Room for the columns of a chunk of `blocks` blocks of rows: their stride.
+    fn columns_for(&mut self, blocks: usize) -> usize {
+        let stride = column_stride(blocks);
+        self.columns.resize(128 * stride, Block::ZERO);
+        stride
+    }
+
+    /// Once the VOLE has written the columns: the chunk's rows (padding included), and the
+    /// check's sums under the challenge of chunk `id`, drawn over `hashed` (its message, or
+    /// nothing in a test build's unbound variant). Both sides run the same.
+    fn rows_and_sums(&mut self, id: ChunkId<'_>, blocks: usize, stride: usize, hashed: &[u8]) -> (Challenge, [Block; 128]) {
+        self.rows.clear();
+        columns_to_rows(&self.columns, stride, 128 * blocks, &mut self.rows);
+        let challenge = Challenge::new(id, blocks, hashed);
+        let sums = check::fold(&challenge, &self.columns, stride, &self.rows);
+        (challenge, sums)
+    }
+}
+
 /// One chunk of a receiver's extension: where its streams start, its index in the direction,
 /// its OTs, and its packed choice bits with the padding.
 struct ReceiverChunk {
@@ -213,14 +233,10 @@ struct ReceiverChunk {
 /// check values, written to `message` (the chunk's [`message_len`] bytes).
 fn extend_chunk(vole: &VoleReceiver, chunk: &ReceiverChunk, id: ChunkId<'_>, bound: bool, message: &mut [u8], scratch: &mut Scratch) {
     let blocks = chunk.choices.len();
-    let stride = column_stride(blocks);
-    scratch.columns.resize(128 * stride, Block::ZERO);
+    let stride = scratch.columns_for(blocks);
     let (d, check) = message.split_at_mut(vole.message_bytes(blocks));
     vole.extend(chunk.at, &chunk.choices, d, &mut scratch.columns, stride, &mut scratch.streams);
-    scratch.rows.clear();
-    columns_to_rows(&scratch.columns, stride, 128 * blocks, &mut scratch.rows);
-    let challenge = Challenge::new(id, blocks, if bound { d } else { &[] });
-    let t = check::fold(&challenge, &scratch.columns, stride, &scratch.rows);
+    let (challenge, t) = scratch.rows_and_sums(id, blocks, stride, if bound { d } else { &[] });
     check::write_check(challenge.fold_choices(&chunk.choices), &t, check);
 }
 
@@ -407,13 +423,9 @@ struct SenderChunk<'m> {
 fn check_chunk(vole: &VoleSender, delta: Block, chunk: &SenderChunk<'_>, id: ChunkId<'_>, bound: bool, enforce: bool, scratch: &mut Scratch) -> Result<(), OtError> {
     let blocks = chunk_blocks(chunk.count);
     let (d, checks) = chunk.message.split_at(chunk.message.len() - CHECK_BYTES);
-    let stride = column_stride(blocks);
-    scratch.columns.resize(128 * stride, Block::ZERO);
+    let stride = scratch.columns_for(blocks);
     vole.extend(chunk.at, d, blocks, &mut scratch.columns, stride, &mut scratch.streams)?;
-    scratch.rows.clear();
-    columns_to_rows(&scratch.columns, stride, 128 * blocks, &mut scratch.rows);
-    let challenge = Challenge::new(id, blocks, if bound { d } else { &[] });
-    let q = check::fold(&challenge, &scratch.columns, stride, &scratch.rows);
+    let (_, q) = scratch.rows_and_sums(id, blocks, stride, if bound { d } else { &[] });
     if !check::verify(delta, &q, checks) && enforce {
         return Err(OtError::CheckFailed { chunk: id.index });
     }
