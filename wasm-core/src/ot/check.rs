@@ -133,16 +133,21 @@ impl Challenge {
         // tables[g][s]: the XOR of rows 4g + r of the block for the bits r of s.
         let mut tables = [[SimdBlock::ZERO; 16]; 32];
         // The index into a group's table for the coefficient y above its first row,
-        // Σ_{r<4} bit y − r of χ_j · 2^r, at quads[y div 4][y mod 4] (y = 0 … 131): coefficient
-        // 4q + m takes from group g the entry at y = 4(q − g) + m, so the four coefficients
-        // 4q … 4q + 3 take theirs from one quad.
+        // Σ_{r<4} bit y − r of χ_j · 2^r, at quads[32 − y div 4][y mod 4] (y = 0 … 131):
+        // coefficient 4q + m takes from group g the entry at y = 4(q − g) + m, so the four
+        // coefficients 4q … 4q + 3 take theirs from one quad, and the groups' quads for one q
+        // lie in order of g.
         let mut quads = [[0u8; 4]; 33];
         for (chi, rows) in self.chi.iter().zip(rows.chunks_exact(128)) {
-            let bit = |p: isize| -> u8 { if (0..128).contains(&p) { ((chi.0 >> p) & 1) as u8 } else { 0 } };
-            for (i, quad) in quads.iter_mut().enumerate() {
+            // Bits y, y − 1, y − 2, y − 3 of χ_j are bits 127 − y … 130 − y of χ_j reversed, in
+            // that order: one shift each (bits outside 0 … 127 of χ_j come in as zeros).
+            let reversed = chi.0.reverse_bits();
+            for (i, quad) in quads.iter_mut().rev().enumerate() {
                 for (m, n) in quad.iter_mut().enumerate() {
-                    let y = (4 * i + m) as isize;
-                    *n = bit(y) | bit(y - 1) << 1 | bit(y - 2) << 2 | bit(y - 3) << 3;
+                    let y = 4 * i + m;
+                    let window = if y <= 127 { reversed >> (127 - y) } else { reversed << (y - 127) };
+                    // Kept times 16, the entry's byte offset: a lookup masks it, shifting nothing.
+                    *n = ((window & 15) << 4) as u8;
                 }
             }
             for (table, four) in tables.iter_mut().zip(rows.chunks_exact(4)) {
@@ -157,9 +162,9 @@ impl Challenge {
                 // Groups g with 0 ≤ q − g ≤ 32 (past y = 130 an index is 0, whose entry is zero).
                 let (first, last) = (q.saturating_sub(32), q.min(31));
                 let mut acc: [SimdBlock; 4] = [u[0], u[1], u[2], u[3]];
-                for (table, quad) in tables[first..=last].iter().zip(quads[q - last..=q - first].iter().rev()) {
+                for (table, quad) in tables[first..=last].iter().zip(&quads[32 + first - q..=32 + last - q]) {
                     for (acc, &n) in acc.iter_mut().zip(quad) {
-                        *acc = acc.xor(table[usize::from(n & 15)]);
+                        *acc = acc.xor(table[usize::from(n >> 4)]);
                     }
                 }
                 u.copy_from_slice(&acc);
