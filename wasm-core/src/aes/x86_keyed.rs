@@ -7,11 +7,14 @@
 //! the rotated last word broadcast to all four columns (ShiftRows is then the identity), the
 //! usual trick; the schedule is constant-time like the instruction.
 //!
-//! Encryption runs on the widest kernel the CPU has ([`Kernel`]). A stretch of blocks under one
-//! key runs on the fixed-key kernels of [`super::x86`], round keys held in registers. A stretch
-//! where keys change runs with round keys per vector: each 128-bit lane broadcast from its
-//! block's schedule (two keys per vector at most, blended by a lane mask; a vector holding
-//! three or more keys, which only runs shorter than a vector give, is finished block by block).
+//! Encryption runs on the widest kernel the CPU has ([`Kernel`]). Stretches of blocks under one
+//! key run on the fixed-key kernels of [`super::x86`], round keys held in registers, as many
+//! stretches per call as the run covers. A stretch where the key changes once — the garbling
+//! hash's usual case, one run ending and the next beginning — runs on VAES-512 with both keys'
+//! round keys in registers. A stretch with more keys runs with round keys per vector: each
+//! 128-bit lane broadcast from its block's schedule (two keys per vector at most, blended by a
+//! lane mask; a vector holding three or more keys, which only runs shorter than a vector give,
+//! is finished block by block).
 
 use super::expand::RoundKeys;
 use super::x86::Kernel;
@@ -79,22 +82,33 @@ pub(super) fn encrypt_runs(kernel: Kernel, blocks: &mut [Block], runs: &[(&Round
         return;
     };
     let mut keys: [&RoundKeys; CHUNK] = [key; CHUNK];
-    for chunk in blocks.chunks_mut(CHUNK) {
+    let mut at = 0;
+    while at < blocks.len() {
         if left == 0 {
             (key, left) = runs.next().expect("the runs cover every block");
         }
-        if left >= chunk.len() {
-            // One key for the whole stretch, the common case: the fixed-key kernel.
-            left -= chunk.len();
+        let rest = blocks.len() - at;
+        if left >= rest.min(CHUNK) {
+            // One key for whole stretches, the common case: the fixed-key kernel, in one call
+            // for every stretch the run covers (`at` stays a multiple of CHUNK).
+            let n = if left >= rest { rest } else { left - left % CHUNK };
+            left -= n;
             // SAFETY: `kernel` comes from `kernel()`, which takes it from `Kernel::available`:
             // the CPU has the features of the kernel's function.
-            unsafe { super::x86::encrypt_with(kernel, key, chunk) };
+            unsafe { super::x86::encrypt_with(kernel, key, &mut blocks[at..at + n]) };
+            at += n;
             continue;
         }
         // The keys change within the stretch: its keys block by block.
-        for slot in keys.iter_mut().take(chunk.len()) {
+        let chunk = &mut blocks[at..at + rest.min(CHUNK)];
+        at += chunk.len();
+        // Where the keys change: the common case is once (a run's end, the next one's start).
+        let (mut changes, mut split) = (0, 0);
+        for (i, slot) in keys.iter_mut().take(chunk.len()).enumerate() {
             if left == 0 {
                 (key, left) = runs.next().expect("the runs cover every block");
+                changes += 1;
+                split = i;
             }
             *slot = key;
             left -= 1;
@@ -102,12 +116,45 @@ pub(super) fn encrypt_runs(kernel: Kernel, blocks: &mut [Block], runs: &[(&Round
         // SAFETY: as above; `keys` holds one schedule per block of `chunk`.
         unsafe {
             match kernel {
+                Kernel::Vaes512 if changes == 1 => two_keys_vaes512(chunk, keys[0], keys[split], split),
                 Kernel::Vaes512 => mixed_vaes512(chunk, &keys[..chunk.len()]),
                 Kernel::Vaes256 => mixed_vaes256(chunk, &keys[..chunk.len()]),
                 Kernel::AesNi => mixed_aesni(chunk, &keys[..chunk.len()]),
             }
         }
     }
+}
+
+/// A stretch of at most [`CHUNK`] blocks under two keys: `a` for the first `split` blocks, `b`
+/// for the rest — where one run ends and the next begins. Both keys' round keys stay in
+/// registers, and each vector takes its own from them by a lane mask (a blend per vector and
+/// round, beside the AES instruction), so the stretch costs little more than one under one key.
+#[target_feature(enable = "aes,avx512f,vaes")]
+fn two_keys_vaes512(blocks: &mut [Block], a: &RoundKeys, b: &RoundKeys, split: usize) {
+    let mut padded = [Block::ZERO; CHUNK];
+    padded[..blocks.len()].copy_from_slice(blocks);
+    // The lanes (32-bit elements) of each vector whose block is at or past `split`.
+    let masks: [__mmask16; 8] = core::array::from_fn(|v| (0..4).filter(|lane| 4 * v + lane >= split).fold(0, |m, lane| m | 0xf << (4 * lane)));
+    // SAFETY: each round key is 16 readable bytes; `loadu` has no alignment requirement.
+    let broadcast = |rk: &RoundKeys| -> [__m512i; 11] { core::array::from_fn(|r| _mm512_broadcast_i32x4(unsafe { _mm_loadu_si128(rk[r].as_ptr().cast()) })) };
+    let (ka, kb) = (broadcast(a), broadcast(b));
+    let key = |v: usize, r: usize| _mm512_mask_blend_epi32(masks[v], ka[r], kb[r]);
+    let vectors = blocks.len().div_ceil(4);
+    let p = padded.as_mut_ptr().cast::<__m512i>();
+    // SAFETY: `padded` is 32 blocks = 8 × 64 bytes, so `p.add(v)` for v < 8 stays in bounds;
+    // unaligned loads and stores.
+    unsafe {
+        let mut x: [__m512i; 8] = core::array::from_fn(|v| _mm512_xor_si512(_mm512_loadu_si512(p.add(v)), key(v, 0)));
+        for r in 1..10 {
+            for (v, x) in x.iter_mut().enumerate().take(vectors) {
+                *x = _mm512_aesenc_epi128(*x, key(v, r));
+            }
+        }
+        for (v, x) in x.iter().enumerate().take(vectors) {
+            _mm512_storeu_si512(p.add(v), _mm512_aesenclast_epi128(*x, key(v, 10)));
+        }
+    }
+    blocks.copy_from_slice(&padded[..blocks.len()]);
 }
 
 /// A stretch of at most [`CHUNK`] blocks whose keys change, four blocks a vector.
@@ -243,7 +290,8 @@ mod tests {
     }
 
     /// Every kernel the CPU has, on runs of every shape around the vector and chunk sizes —
-    /// one key, a key per block, runs of 1 to 5 blocks, long runs — against the `aes` crate.
+    /// one key, a key per block, runs of 1 to 14 blocks, runs of 20 and 45 (stretches under two
+    /// keys), long runs — against the `aes` crate.
     #[test]
     fn every_kernel_encrypts_each_run_under_its_key() {
         let mut next = random_blocks();
@@ -254,7 +302,7 @@ mod tests {
         let mut schedules = vec![[[0u8; 16]; 11]; keys.len()];
         expand_keys(&keys, &mut schedules);
         for kernel in Kernel::available() {
-            for pattern in 0..12usize {
+            for pattern in 0..14usize {
                 for len in [0, 1, 3, 4, 5, 8, 15, 16, 17, 31, 32, 33, 64, 100] {
                     // Run lengths cycling through a pattern; keys reused out of order too.
                     let mut runs: Vec<(usize, usize)> = Vec::new();
@@ -263,6 +311,9 @@ mod tests {
                         let run = match pattern {
                             0 => len,
                             1 => 1,
+                            // Runs longer than half a stretch: stretches under exactly two keys.
+                            12 => 20,
+                            13 => 45,
                             _ => 1 + (runs.len() * pattern) % (pattern + 3),
                         }
                         .min(len - covered);

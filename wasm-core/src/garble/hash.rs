@@ -156,8 +156,9 @@ impl GarblingHash {
 
     /// π applied in place to hash inputs `σ(x) ⊕ j`, input `i` under the key of its tweak in
     /// `layout` from `first` (the caller XORs σ(x) into each result to finish H(x, j), often
-    /// folded into what it computes next).
-    #[inline]
+    /// folded into what it computes next). Inlined into each caller, so that its layout is a
+    /// constant and finding the runs divides by none.
+    #[inline(always)]
     pub fn permute(&mut self, y: &mut [Block], first: u128, layout: TweakLayout) {
         if let Keying::Fixed(pi) = &self.keying {
             pi.encrypt_blocks(y);
@@ -209,8 +210,9 @@ impl GarblingHash {
     /// Makes sure the schedules of every key that inputs `start..start + len` need are held,
     /// expanding [`KEYS_AHEAD`] at a time from the first one missing (and, in test builds,
     /// counts the calls they will serve).
+    #[inline(always)]
     fn hold_keys(&mut self, first_tweak: u128, start: usize, len: usize, layout: TweakLayout) {
-        let Keying::MultiInstance { seed, first, schedules, counts } = &mut self.keying else {
+        let Keying::MultiInstance { first, schedules, counts, .. } = &mut self.keying else {
             return;
         };
         if len == 0 {
@@ -225,6 +227,16 @@ impl GarblingHash {
         if held.contains(&lo) && held.contains(&hi) {
             return;
         }
+        self.expand_from(lo, hi);
+    }
+
+    /// Expands the schedules of keys `lo..=hi`, at least [`KEYS_AHEAD`] of them, in place of
+    /// those held. Out of line: it runs once per 512 tweaks or so.
+    #[inline(never)]
+    fn expand_from(&mut self, lo: u128, hi: u128) {
+        let Keying::MultiInstance { seed, first, schedules, counts } = &mut self.keying else {
+            return;
+        };
         let count = (hi - lo + 1).max(KEYS_AHEAD);
         let keys: Vec<Block> = (0..count).map(|i| Block(seed.0 ^ (lo + i))).collect();
         schedules.clear();
@@ -232,6 +244,8 @@ impl GarblingHash {
         *first = lo;
         #[cfg(any(test, feature = "insecure-switches"))]
         counts.retire_below(lo);
+        #[cfg(not(any(test, feature = "insecure-switches")))]
+        let _ = counts;
     }
 
     /// The most hash calls any one key has served in this instance, with the key's index:
