@@ -2,8 +2,8 @@
 //! ([`super::multi_key`]) encrypts runs of blocks under keys that change every few hundred
 //! blocks, and in lock-step garbling under a different key for every circuit's few blocks.
 //!
-//! Keys are expanded eight at a time with AES-NI, the eight schedules interleaved so that the
-//! AESENCLAST latency of one hides behind the others' work. SubWord comes from AESENCLAST on
+//! Keys are expanded eight at a time, the schedules interleaved so that the AESENCLAST latency
+//! of one hides behind the others' work: on VAES two keys a 256-bit vector, else with AES-NI. SubWord comes from AESENCLAST on
 //! the rotated last word broadcast to all four columns (ShiftRows is then the identity), the
 //! usual trick; the schedule is constant-time like the instruction.
 //!
@@ -31,27 +31,33 @@ pub(super) fn kernel() -> Option<Kernel> {
     *KERNEL.get_or_init(|| if std::is_x86_feature_detected!("ssse3") { Kernel::available().pop() } else { None })
 }
 
-/// Expands `keys` into `out` (equal lengths). `kernel` must come from [`kernel`].
+/// Expands `keys` into `out` (equal lengths), eight at a time: on VAES two keys a 256-bit
+/// vector, else with AES-NI.
 pub(super) fn expand_keys(keys: &[Block], out: &mut [RoundKeys]) {
     assert_eq!(keys.len(), out.len());
+    let vaes = matches!(kernel(), Some(Kernel::Vaes256 | Kernel::Vaes512));
     for (keys, out) in keys.chunks(8).zip(out.chunks_mut(8)) {
-        let mut batch = [Block::ZERO; 8];
-        batch[..keys.len()].copy_from_slice(keys);
         // SAFETY: `kernel()` returned a kernel, so the CPU has AES-NI, SSE2 and SSSE3, the
-        // features `expand8` is compiled with (every caller holds a kernel from `kernel()`).
-        let expanded = unsafe { expand8(&batch) };
-        out.copy_from_slice(&expanded[..keys.len()]);
+        // features `expand8` is compiled with (every caller holds a kernel from `kernel()`);
+        // a VAES kernel means VAES and AVX2 too, `expand8_vaes`'s.
+        unsafe {
+            if vaes {
+                expand8_vaes(keys, out);
+            } else {
+                expand8(keys, out);
+            }
+        }
     }
 }
 
+/// The key schedules of up to eight `keys` into `out`, with AES-NI, the eight interleaved.
 #[target_feature(enable = "aes,sse2,ssse3")]
-fn expand8(keys: &[Block; 8]) -> [RoundKeys; 8] {
+fn expand8(keys: &[Block], out: &mut [RoundKeys]) {
     // RotWord of the last word (bytes 12..16), in all four columns.
     let rot_last_word = _mm_setr_epi8(13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15, 12);
     // SAFETY (for the loads and stores below): each `Block` and each round key is 16 bytes,
     // read and written unaligned.
-    let mut k: [__m128i; 8] = keys.map(|b| unsafe { _mm_loadu_si128((&b as *const Block).cast()) });
-    let mut out = [[[0u8; 16]; 11]; 8];
+    let mut k: [__m128i; 8] = core::array::from_fn(|i| unsafe { _mm_loadu_si128((&keys[i.min(keys.len() - 1)] as *const Block).cast()) });
     for (o, k) in out.iter_mut().zip(&k) {
         unsafe { _mm_storeu_si128(o[0].as_mut_ptr().cast(), *k) };
     }
@@ -68,7 +74,40 @@ fn expand8(keys: &[Block; 8]) -> [RoundKeys; 8] {
             unsafe { _mm_storeu_si128(o[round + 1].as_mut_ptr().cast(), *k) };
         }
     }
-    out
+}
+
+/// The same schedules on VAES, two keys a 256-bit vector (the same steps per 128-bit lane):
+/// four chains instead of eight, each of half the instructions per key.
+#[target_feature(enable = "aes,avx2,vaes")]
+fn expand8_vaes(keys: &[Block], out: &mut [RoundKeys]) {
+    let rot_last_word = _mm256_broadcastsi128_si256(_mm_setr_epi8(13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15, 12));
+    let mut batch = [Block::ZERO; 8];
+    batch[..keys.len()].copy_from_slice(keys);
+    let p = batch.as_ptr().cast::<__m256i>();
+    // SAFETY: `batch` is 8 blocks = 4 × 32 bytes, so `p.add(v)` for v < 4 stays in bounds;
+    // unaligned loads.
+    let mut k: [__m256i; 4] = core::array::from_fn(|v| unsafe { _mm256_loadu_si256(p.add(v)) });
+    // Round key `round` of every key in `out`: key 2v + lane is lane `lane` of vector v.
+    let store = |out: &mut [RoundKeys], k: &[__m256i; 4], round: usize| {
+        for (pair, k) in out.chunks_mut(2).zip(k) {
+            let lanes = [_mm256_castsi256_si128(*k), _mm256_extracti128_si256::<1>(*k)];
+            for (o, lane) in pair.iter_mut().zip(lanes) {
+                // SAFETY: a round key is 16 writable bytes; unaligned store.
+                unsafe { _mm_storeu_si128(o[round].as_mut_ptr().cast(), lane) };
+            }
+        }
+    };
+    store(out, &k, 0);
+    for (round, &rcon) in RCON.iter().enumerate() {
+        let rcon = _mm256_set1_epi32(rcon);
+        for k in k.iter_mut() {
+            let t = _mm256_aesenclast_epi128(_mm256_shuffle_epi8(*k, rot_last_word), rcon);
+            let mut x = _mm256_xor_si256(*k, _mm256_bslli_epi128::<4>(*k));
+            x = _mm256_xor_si256(x, _mm256_bslli_epi128::<8>(x));
+            *k = _mm256_xor_si256(x, t);
+        }
+        store(out, &k, round + 1);
+    }
 }
 
 /// Blocks per stretch whose keys are looked at together: one 512-bit kernel pass (8 vectors).
@@ -279,12 +318,27 @@ mod tests {
         if kernel().is_none() {
             return;
         }
-        for n in [1, 7, 8, 9, 20] {
+        let vaes = Kernel::available().contains(&Kernel::Vaes256);
+        for n in [1, 2, 7, 8, 9, 20] {
             let keys: Vec<Block> = (0..n).map(|_| next()).collect();
             let mut out = vec![[[0u8; 16]; 11]; n];
             expand_keys(&keys, &mut out);
-            for (key, schedule) in keys.iter().zip(&out) {
-                assert_eq!(*schedule, expand_key(key.to_bytes()));
+            // Both engines, whichever `expand_keys` picks here.
+            let (mut aesni, mut by_vaes) = (out.clone(), out.clone());
+            for ((keys, aesni), by_vaes) in keys.chunks(8).zip(aesni.chunks_mut(8)).zip(by_vaes.chunks_mut(8)) {
+                // SAFETY: `kernel()` found AES-NI and SSSE3; VAES and AVX2 where `vaes`.
+                unsafe {
+                    expand8(keys, aesni);
+                    if vaes {
+                        expand8_vaes(keys, by_vaes);
+                    }
+                }
+            }
+            for (i, key) in keys.iter().enumerate() {
+                let schedule = expand_key(key.to_bytes());
+                assert_eq!(out[i], schedule, "key {i} of {n}");
+                assert_eq!(aesni[i], schedule, "AES-NI, key {i} of {n}");
+                assert_eq!(by_vaes[i], schedule, "VAES, key {i} of {n}");
             }
         }
     }

@@ -24,8 +24,8 @@
 //! keys K ever used, probability at most K² / 2^129, and a collision only doubles the calls under
 //! one key. docs/architecture.md states the bound with its parameters.
 //!
-//! What it costs: one key schedule per 64 tweaks, eight expanded at a time (AES-NI natively,
-//! one bitsliced pass in WebAssembly) — a few percent of the hashing it serves.
+//! What it costs: one key schedule per 64 tweaks, eight expanded at a time (VAES or AES-NI
+//! natively, one bitsliced pass in WebAssembly) — a few percent of the hashing it serves.
 
 use crate::aes::{encrypt_runs, expand_keys, FixedKeyAes, KeySchedule};
 use crate::block::Block;
@@ -237,10 +237,13 @@ impl GarblingHash {
         let Keying::MultiInstance { seed, first, schedules, counts } = &mut self.keying else {
             return;
         };
-        let count = (hi - lo + 1).max(KEYS_AHEAD);
-        let keys: Vec<Block> = (0..count).map(|i| Block(seed.0 ^ (lo + i))).collect();
+        let end = lo + (hi - lo + 1).max(KEYS_AHEAD);
         schedules.clear();
-        expand_keys(&keys, schedules);
+        // Eight keys at a time from the stack: nothing allocated once `schedules` has grown.
+        for at in (lo..end).step_by(8) {
+            let keys: [Block; 8] = core::array::from_fn(|i| Block(seed.0 ^ (at + i as u128)));
+            expand_keys(&keys[..(end - at).min(8) as usize], schedules);
+        }
         *first = lo;
         #[cfg(any(test, feature = "insecure-switches"))]
         counts.retire_below(lo);
