@@ -177,23 +177,28 @@ fn two_keys_vaes512(blocks: &mut [Block], a: &RoundKeys, b: &RoundKeys, split: u
     // SAFETY: each round key is 16 readable bytes; `loadu` has no alignment requirement.
     let broadcast = |rk: &RoundKeys| -> [__m512i; 11] { core::array::from_fn(|r| _mm512_broadcast_i32x4(unsafe { _mm_loadu_si128(rk[r].as_ptr().cast()) })) };
     let (ka, kb) = (broadcast(a), broadcast(b));
-    let key = |v: usize, r: usize| _mm512_mask_blend_epi32(masks[v], ka[r], kb[r]);
-    let vectors = blocks.len().div_ceil(4);
+    rounds_vaes512(&mut padded, blocks.len().div_ceil(4), |v, r| _mm512_mask_blend_epi32(masks[v], ka[r], kb[r]));
+    blocks.copy_from_slice(&padded[..blocks.len()]);
+}
+
+/// AES-128 on the first `vectors` vectors (four blocks each) of `padded`, vector v's round key
+/// r being `round_key(v, r)`: the stretch kernels' rounds, whatever their keys.
+#[target_feature(enable = "aes,avx512f,vaes")]
+fn rounds_vaes512(padded: &mut [Block; CHUNK], vectors: usize, round_key: impl Fn(usize, usize) -> __m512i) {
     let p = padded.as_mut_ptr().cast::<__m512i>();
     // SAFETY: `padded` is 32 blocks = 8 × 64 bytes, so `p.add(v)` for v < 8 stays in bounds;
     // unaligned loads and stores.
     unsafe {
-        let mut x: [__m512i; 8] = core::array::from_fn(|v| _mm512_xor_si512(_mm512_loadu_si512(p.add(v)), key(v, 0)));
+        let mut x: [__m512i; 8] = core::array::from_fn(|v| _mm512_xor_si512(_mm512_loadu_si512(p.add(v)), round_key(v, 0)));
         for r in 1..10 {
             for (v, x) in x.iter_mut().enumerate().take(vectors) {
-                *x = _mm512_aesenc_epi128(*x, key(v, r));
+                *x = _mm512_aesenc_epi128(*x, round_key(v, r));
             }
         }
         for (v, x) in x.iter().enumerate().take(vectors) {
-            _mm512_storeu_si512(p.add(v), _mm512_aesenclast_epi128(*x, key(v, 10)));
+            _mm512_storeu_si512(p.add(v), _mm512_aesenclast_epi128(*x, round_key(v, 10)));
         }
     }
-    blocks.copy_from_slice(&padded[..blocks.len()]);
 }
 
 /// A stretch of at most [`CHUNK`] blocks whose keys change, four blocks a vector.
@@ -220,24 +225,11 @@ fn mixed_vaes512(blocks: &mut [Block], keys: &[&RoundKeys]) {
             }
         }
     }
-    let p = padded.as_mut_ptr().cast::<__m512i>();
-    // SAFETY: `padded` is 32 blocks = 8 × 64 bytes, so `p.add(v)` for v < 8 stays in bounds;
-    // unaligned loads and stores; each round key is 16 readable bytes.
-    unsafe {
-        let round_key = |v: usize, r: usize| {
-            let a = _mm512_broadcast_i32x4(_mm_loadu_si128(first[v][r].as_ptr().cast()));
-            _mm512_mask_broadcast_i32x4(a, lanes_of_last[v], _mm_loadu_si128(last[v][r].as_ptr().cast()))
-        };
-        let mut x: [__m512i; 8] = core::array::from_fn(|v| _mm512_xor_si512(_mm512_loadu_si512(p.add(v)), round_key(v, 0)));
-        for r in 1..10 {
-            for (v, x) in x.iter_mut().enumerate().take(vectors) {
-                *x = _mm512_aesenc_epi128(*x, round_key(v, r));
-            }
-        }
-        for (v, x) in x.iter().enumerate().take(vectors) {
-            _mm512_storeu_si512(p.add(v), _mm512_aesenclast_epi128(*x, round_key(v, 10)));
-        }
-    }
+    rounds_vaes512(&mut padded, vectors, |v, r| {
+        // SAFETY: each round key is 16 readable bytes; unaligned loads.
+        let (a, d) = unsafe { (_mm_loadu_si128(first[v][r].as_ptr().cast()), _mm_loadu_si128(last[v][r].as_ptr().cast())) };
+        _mm512_mask_broadcast_i32x4(_mm512_broadcast_i32x4(a), lanes_of_last[v], d)
+    });
     for v in (0..vectors).filter(|&v| third_key[v]) {
         let end = (4 * v + 4).min(blocks.len());
         padded[4 * v..end].copy_from_slice(&blocks[4 * v..end]);
