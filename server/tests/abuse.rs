@@ -312,11 +312,8 @@ fn paced_compute<S: Read + Write>(raw: &mut RawClient<S>, session: &mut Evaluato
     }
 }
 
-// The slowest test in the suite — over two minutes of waiting on paced readers — named to sort
-// first: libtest starts a binary's tests in name order, so it starts at once and the others run
-// beside it instead of before it.
 #[test]
-fn a_client_at_the_minimum_progress_rate_keeps_its_session_and_a_slower_one_does_not() {
+fn readers_at_the_minimum_progress_rate_keep_their_sessions_and_slower_ones_do_not() {
     // The default limits: credit at 32 KiB/s at least, 20 s of grace, 15 s of write timeout.
     // Readers at 40 and 48 KB/s with small receive buffers, so that the server's writes wait on
     // them, each for a computation that takes 128 s at its pace — the last window of it read
