@@ -290,13 +290,32 @@ impl Driver<'_> {
             // garbler is done, the rest of its stream — up to a window — only waits for the
             // client to read it, which the writer watches (a client that takes nothing for the
             // write timeout is dropped): here each frame may wait the idle timeout.
-            let started = Instant::now();
-            let computing = !self.session.is_idle();
-            let limit = if computing { self.settings.idle_timeout.min(Duration::from_secs_f64(self.pace.allowance.max(0.0))) } else { self.settings.idle_timeout };
-            let sent = self.outbox.send_timeout(frame, limit);
-            if computing {
-                self.pace.allowance -= started.elapsed().as_secs_f64();
-            }
+            let mut frame = frame;
+            let sent = loop {
+                let started = Instant::now();
+                let computing = !self.session.is_idle();
+                let limit = if computing { self.settings.idle_timeout.min(Duration::from_secs_f64(self.pace.allowance.max(0.0))) } else { self.settings.idle_timeout };
+                let sent = self.outbox.send_timeout(frame, limit);
+                if computing {
+                    self.pace.allowance -= started.elapsed().as_secs_f64();
+                }
+                let Err(SendTimeoutError::Timeout(back)) = sent else { break sent };
+                // This thread reads the client's frames only between sends, and one send can wait
+                // for a whole socket write (up to a megabyte and a frame: tens of seconds to a
+                // reader at tens of KB/s). Credit that came meanwhile is applied before the
+                // client is judged, and the wait goes on if it moved the session on: a wait that
+                // began with the allowance part spent must not outlast credit already received.
+                let progress = self.pace.progress;
+                while let Ok(message) = self.inbox.try_recv() {
+                    if let Some(end) = self.apply(message) {
+                        return Some(end);
+                    }
+                }
+                if self.pace.progress == progress {
+                    break Err(SendTimeoutError::Timeout(back));
+                }
+                frame = back;
+            };
             match sent {
                 Ok(()) => {}
                 // The WebSocket task could not write for the whole time: the client does not
