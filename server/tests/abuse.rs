@@ -346,6 +346,50 @@ fn readers_at_the_minimum_progress_rate_keep_their_sessions_and_slower_ones_do_n
     server.stop();
 }
 
+/// A client whose OT extension reaches the server late — a slow device's base OTs, say — finds
+/// its input labels behind a window of the stream, and can evaluate, so credit, nothing until it
+/// has read through it. Read above the minimum rate, that costs it nothing. (Smaller limits: a
+/// 512 KiB window, 128 KiB/s, 2 s of grace, read at 160 KB/s. Without the first credit's
+/// allowance for that window the server reclaimed this client before its labels reached it,
+/// 4.5 s in.)
+#[test]
+fn input_labels_behind_a_window_of_the_stream_cost_a_reader_above_the_minimum_rate_nothing() {
+    let server = server("progress_grace_secs = 2\nmin_credit_bytes_per_sec = 131072\nmax_window_bytes = 524288");
+    let start = Instant::now();
+    let mut raw = connect_with_receive_buffer(&server.url(), "127.0.0.5", 8 << 10, |tcp| Paced::new(tcp, 160_000.0));
+    let mut session = raw.hello_with_window(524288);
+    let and_gates = 40_000;
+    let e_bits = garblet_circuits::testing::TestRng::new(5).bits(256);
+    session.start("synthetic", vec![("and_gates".into(), and_gates)], e_bits.clone()).unwrap();
+    // Everything but the OT extension goes now; the extension a second later, when the garbler
+    // has filled the window.
+    let (late, now): (Vec<_>, Vec<_>) = drain(&mut session).into_iter().partition(|frame| frame[0] == 0x03);
+    assert_eq!(late.len(), 1, "one OtChunk for 256 input bits");
+    for frame in now {
+        raw.ws.send(tungstenite::Message::Binary(frame.into())).unwrap();
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    for frame in late {
+        raw.ws.send(tungstenite::Message::Binary(frame.into())).unwrap();
+    }
+    let result = loop {
+        if let Some(EvaluatorEvent::Finished(result)) = session.poll_event() {
+            break *result;
+        }
+        let frame = raw.next_binary().expect("the connection closed");
+        if let Ok(Frame::Error { message, .. }) = Frame::decode(&frame) {
+            panic!("after {:.1} s: {message}", start.elapsed().as_secs_f64());
+        }
+        session.handle(&frame).unwrap();
+        for frame in drain(&mut session) {
+            raw.ws.send(tungstenite::Message::Binary(frame.into())).unwrap();
+        }
+    };
+    assert_eq!(result.outputs[0].bits, common::synthetic_plain(and_gates, e_bits));
+    assert_eq!(server.metric("reclaimed_no_progress"), 0);
+    server.stop();
+}
+
 #[test]
 fn a_client_that_never_reads_is_dropped_at_the_write_timeout() {
     // The server's writes stall only once the kernel holds all it will take: the server's send

@@ -109,9 +109,12 @@ fn bad_clients_end_only_their_own_sessions() {
 }
 
 #[test]
-fn a_client_that_stops_reading_is_held_by_the_window_and_dropped_at_the_idle_timeout() {
+fn a_client_that_stops_reading_is_held_by_the_window_and_dropped_when_its_progress_allowance_runs_out() {
     let window: u64 = 1 << 20;
-    let server = Server::start(&config(&format!("max_window_bytes = {window}\nidle_timeout_secs = 2.0")));
+    // Mid-computation, waiting for credit, the progress allowance judges the client, not the
+    // idle timeout (which then bounds how long the ended connection waits for the client to
+    // close): 3 s of grace, and at 4 MiB/s a window and a quarter's time on top, 0.3 s.
+    let server = Server::start(&config(&format!("max_window_bytes = {window}\nidle_timeout_secs = 2.0\nprogress_grace_secs = 3\nmin_credit_bytes_per_sec = 4194304")));
     let mut raw = RawClient::connect(&server.url());
     let mut session = raw.hello_with_window(window as u32);
     let before = server.metric("bytes_out");
@@ -127,7 +130,7 @@ fn a_client_that_stops_reading_is_held_by_the_window_and_dropped_at_the_idle_tim
         rss.push(server.rss_kb());
         std::thread::sleep(Duration::from_millis(100));
     }
-    assert_eq!(server.metric("sessions_active"), 1, "held, not dropped, before the idle timeout");
+    assert_eq!(server.metric("sessions_active"), 1, "held, not dropped, before its allowance runs out");
     let sent = server.metric("bytes_out") - before;
     // The window, plus the one batch that may cross it (4,096 ANDs of 32 bytes), plus framing.
     assert!(sent <= window + (160 << 10), "{sent} bytes sent with a {window}-byte window");
@@ -135,13 +138,14 @@ fn a_client_that_stops_reading_is_held_by_the_window_and_dropped_at_the_idle_tim
     let (low, high) = (rss.iter().min().unwrap(), rss.iter().max().unwrap());
     assert!(high - low < 2048, "server RSS moved from {low} to {high} KiB while the client was stalled");
 
-    // The idle timeout drops it; another client is served meanwhile and after.
+    // The allowance runs out; another client is served meanwhile and after.
     honest_client(server.url(), 1, 200_000).join().unwrap();
     server.wait_for_active(0, Duration::from_secs(10));
     assert_eq!(server.metric("sessions_failed"), 1);
     // What the stalled client finds when it reads at last: the data, then the reason.
     let (code, message) = raw.expect_error();
-    assert_eq!((code, message.contains("idle timeout")), (ErrorCode::Timeout as u16, true), "{message}");
+    assert_eq!((code, message.contains("minimum progress rate")), (ErrorCode::Timeout as u16, true), "{message}");
+    assert_eq!(server.metric("reclaimed_no_progress"), 1);
     honest_client(server.url(), 1, 1000).join().unwrap();
     server.stop();
 }

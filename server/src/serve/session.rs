@@ -225,13 +225,15 @@ impl Driver<'_> {
                 continue;
             }
             // The session has nothing to send until the client says something: wait for it —
-            // until the hello's deadline, the idle timeout, or, while the window is full, the
-            // progress allowance runs out.
+            // until the hello's deadline or the idle timeout, or, while the window is full,
+            // until the progress allowance runs out.
             let now = Instant::now();
             let stalled = self.session.is_waiting_for_credit();
             let mut wait = if self.hello_received { (self.pace.idle_since + self.settings.idle_timeout).saturating_duration_since(now) } else { self.settings.hello_deadline.saturating_duration_since(now) };
+            // Waiting for credit the allowance judges alone: the first credit of a computation
+            // can take longer than the idle timeout (`labels_wait`).
             if stalled {
-                wait = wait.min(Duration::from_secs_f64(self.pace.allowance.max(0.0)));
+                wait = Duration::from_secs_f64(self.pace.allowance.max(0.0));
             }
             let received = self.inbox.recv_timeout(wait);
             if stalled {
@@ -270,6 +272,17 @@ impl Driver<'_> {
         self.settings.progress_grace.as_secs_f64() + f64::from(self.session.window()) / CREDIT_EVERY / self.settings.min_credit_bytes_per_sec
     }
 
+    /// What a computation's first credit may wait for besides: the time a whole window takes at
+    /// the minimum rate. The garbler streams from the request on, before the evaluator's
+    /// labels exist, and the label corrections queue behind what is already on its way — up to
+    /// a window, when the session thread was waiting on a slow reader's socket as the client's
+    /// OT extension came in. The client evaluates nothing, so credits nothing, until it has
+    /// read through that. (A 40 KB/s reader credited first after 30.6 s on an idle machine; on
+    /// a busy one it had credited nothing when the allowance without this ran out, at 52 s.)
+    fn labels_wait(&self) -> f64 {
+        f64::from(self.session.window()) / self.settings.min_credit_bytes_per_sec
+    }
+
     /// Sends everything the session has to say — garbling happens in `poll_transmit`, a frame
     /// at a time, within the credit window — and applies what the client sends meanwhile
     /// (credit, mostly) without waiting for it. `Some` when the connection is unusable.
@@ -294,7 +307,7 @@ impl Driver<'_> {
             let sent = loop {
                 let started = Instant::now();
                 let computing = !self.session.is_idle();
-                let limit = if computing { self.settings.idle_timeout.min(Duration::from_secs_f64(self.pace.allowance.max(0.0))) } else { self.settings.idle_timeout };
+                let limit = if computing { Duration::from_secs_f64(self.pace.allowance.max(0.0)) } else { self.settings.idle_timeout };
                 let sent = self.outbox.send_timeout(frame, limit);
                 if computing {
                     self.pace.allowance -= started.elapsed().as_secs_f64();
@@ -379,7 +392,9 @@ impl Driver<'_> {
         let progress = self.session.progress();
         if progress > self.pace.progress {
             let earned = (progress - self.pace.progress) as f64 / self.settings.min_credit_bytes_per_sec;
-            self.pace.allowance = (self.pace.allowance + earned).min(self.allowance_cap());
+            // Earning never takes away: what a computation started with above the cap (its first
+            // credit's wait) stays until spent, whatever progress comes first (the OT extension).
+            self.pace.allowance = (self.pace.allowance + earned).min(self.allowance_cap().max(self.pace.allowance));
             self.activity.progressed(progress - self.pace.progress);
             self.pace.progress = progress;
             self.pace.idle_since = Instant::now();
@@ -388,8 +403,9 @@ impl Driver<'_> {
         if self.session.is_idle() {
             self.pace.request = None;
         } else if was_idle {
-            // A computation starts: with a full allowance, and only within the address's budget.
-            self.pace.allowance = self.allowance_cap();
+            // A computation starts: with a full allowance and the first credit's wait, and only
+            // within the address's budget.
+            self.pace.allowance = self.allowance_cap() + self.labels_wait();
             if let Err(busy) = self.address.may_compute() {
                 info!(message = %busy.message, "computation refused");
                 self.session.refuse(ErrorCode::Busy, &busy.message, Some(retry_after_ms(busy.retry_after)));
