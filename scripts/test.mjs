@@ -4,16 +4,18 @@
 // summary with each step's time (wall and CPU) and the load average, and exits non-zero if any
 // failed.
 //
-// Two lanes run side by side, each one step at a time: the Rust lane (compile and run the Rust
-// tests, then the WebAssembly ones), which needs nothing built, and the JavaScript lane (the
-// build, then the SDK's tests, the fresh apps and the browser tests). They use different cargo
-// profiles, so neither waits for the other's lock, and the Rust lane runs at a lower priority:
-// on two cores it takes what the build's single-threaded stretches and the browser tests leave,
-// and the JavaScript lane, whose steps wait for the build and whose tests time things, is not
-// slowed by it. (Those tests' limits are generous, and none measures speed.)
+// Three lanes run side by side, each one step at a time: the Rust lane (compile and run the Rust
+// tests, then the WebAssembly ones), which needs nothing built; the JavaScript lane (the build,
+// then the SDK's tests, the fresh apps and the browser tests); and, once the Rust tests are
+// compiled, the clock lane (the server's tests against slow and abusive clients, which wait).
+// The Rust and JavaScript lanes use different cargo profiles, so neither waits for the other's
+// lock, and the Rust lane runs at a lower priority: on two cores it takes what the build's
+// single-threaded stretches and the browser tests leave, and the JavaScript lane, whose steps
+// wait for the build and whose tests time things, is not slowed by it. (Those tests' limits
+// are generous, and none measures speed.)
 //   npm test -- --serial        one step at a time, output as it comes (to time the steps alone)
 //   npm test -- --only NAME…    just these steps (after set-up), e.g. --only 'Rust tests'
-import { spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { getPriority, loadavg, setPriority } from 'node:os';
 import { join } from 'node:path';
@@ -35,13 +37,50 @@ const command = (cmd, args, options = {}) => () => spawnSync(cmd, args, { cwd: r
  */
 const TEST_PROFILE = ['--profile', 'release-tests'];
 
+/**
+ * The server's tests against slow and abusive clients (`server/tests/abuse.rs`): more than two
+ * minutes, nearly all of it spent waiting on timeouts and on clients that read at a few tens of
+ * KB/s, which must get the CPU when they wake. They run in a lane of their own, beside the other
+ * Rust tests and the WebAssembly ones rather than after them.
+ */
+const CLOCK_TESTS = { package: 'garblet-server', test: 'abuse' };
+
+/**
+ * `cargo test` arguments that select every workspace target `cargo test` runs by default but the
+ * integration test `except`: the libraries' and binaries' unit tests and each integration test by
+ * name (a name two packages share selects both). The doc-tests are left to `--doc`.
+ */
+function testTargetsExcept(except) {
+  const metadata = JSON.parse(execFileSync('cargo', ['metadata', '--no-deps', '--format-version', '1'], { cwd: root, encoding: 'utf8' }));
+  const tests = new Set();
+  for (const pkg of metadata.packages) {
+    for (const target of pkg.targets) {
+      if (target.kind.includes('test') && target.test !== false && !(pkg.name === except.package && target.name === except.test)) tests.add(target.name);
+    }
+  }
+  const shared = metadata.packages.some((pkg) => pkg.name !== except.package && pkg.targets.some((t) => t.kind.includes('test') && t.name === except.test));
+  if (shared) throw new Error(`another package has an integration test named ${except.test}: selecting by name would leave it out`);
+  return ['--lib', '--bins', ...[...tests].sort().flatMap((name) => ['--test', name])];
+}
+
 /** The steps, each with its lane; a step that needs the build is skipped if the build failed. */
 const STEPS = [
   { name: 'build', lane: 'js', run: () => (build(), true) },
   // Compiling them builds the examples too: the cheating server the end-to-end tests start.
   { name: 'Rust build', lane: 'rust', run: command('cargo', ['test', ...TEST_PROFILE, '--workspace', '--no-run']) },
-  // --no-fail-fast: one failing test binary must not hide the results of the others.
-  { name: 'Rust tests', lane: 'rust', run: command('cargo', ['test', ...TEST_PROFILE, '--workspace', '--no-fail-fast']) },
+  // --no-fail-fast: one failing test binary must not hide the results of the others. The
+  // doc-tests are a cargo command of their own: `--doc` takes no other target.
+  {
+    name: 'Rust tests',
+    lane: 'rust',
+    run: () =>
+      [command('cargo', ['test', ...TEST_PROFILE, '--workspace', '--no-fail-fast', ...testTargetsExcept(CLOCK_TESTS)]), command('cargo', ['test', ...TEST_PROFILE, '--workspace', '--doc'])]
+        .map((run) => run())
+        .every(Boolean),
+  },
+  // Beside the Rust lane, at the JavaScript lane's priority: its tests spend minutes waiting on
+  // the clock with little CPU, and their paced clients must keep their pace.
+  { name: 'Rust clock tests', lane: 'clock', after: 'Rust build', run: command('cargo', ['test', ...TEST_PROFILE, '-p', CLOCK_TESTS.package, '--test', CLOCK_TESTS.test]) },
   // Runs under node through wasm-bindgen-test-runner (.cargo/config.toml).
   { name: 'WebAssembly tests', lane: 'rust', run: command('cargo', ['test', ...TEST_PROFILE, '--target', 'wasm32-unknown-unknown', '-p', 'garblet-core']) },
   { name: 'SDK tests', lane: 'js', needsBuild: true, run: command('npm', ['run', 'test:sdk']) },
@@ -223,6 +262,6 @@ for (const r of results) {
 }
 const failed = results.filter((r) => !r.ok).length;
 const steps = results.length - 1; // set-up is not a step of its own
-console.log(`  total ${minutes(Date.now() - started)}${serial ? '' : ' (the Rust and JavaScript lanes side by side)'}`);
+console.log(`  total ${minutes(Date.now() - started)}${serial ? '' : ' (the lanes side by side)'}`);
 console.log(`steps: ${steps - failed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);
