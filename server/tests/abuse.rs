@@ -317,14 +317,19 @@ fn readers_at_the_minimum_progress_rate_keep_their_sessions_and_slower_ones_do_n
     // The default limits: credit at 32 KiB/s at least, 20 s of grace, 15 s of write timeout.
     // Readers at 40 and 48 KB/s with small receive buffers, so that the server's writes wait on
     // them, each for a computation that takes 128 s at its pace — the last window of it read
-    // long after the garbler is done — and then another on the same session; one at 20 KB/s,
-    // which must lose its session for its slow progress — not as a client that does not read.
-    let server = Server::start(&format!("[server]\ngarbling = \"three-halves\"\n{}", services()));
+    // long after the garbler is done — and then another on the same session. One at 20 KB/s,
+    // which must lose its session for its slow progress — not as a client that does not read —
+    // on a server of its own with 1 MiB windows: with the default 4 MiB, a computation's first
+    // credit may wait for a window and a quarter at the minimum rate (160 s), and this test
+    // for the slow one's end.
+    let config = |limits: &str| format!("[server]\ngarbling = \"three-halves\"\n[limits]\n{limits}\n{}", services());
+    let server = Server::start(&config(""));
+    let small_windows = Server::start(&config("max_window_bytes = 1048576"));
     // The slow one's computation is far longer than its window, so that the garbler waits on it
     // mid-computation, where the progress rate judges.
-    let readers: Vec<_> = [(40_000.0, "127.0.0.2", 128.0), (48_000.0, "127.0.0.3", 128.0), (20_000.0, "127.0.0.4", 1000.0)]
+    let readers: Vec<_> = [(40_000.0, "127.0.0.2", 128.0, &server), (48_000.0, "127.0.0.3", 128.0, &server), (20_000.0, "127.0.0.4", 1000.0, &small_windows)]
         .into_iter()
-        .map(|(rate, local, seconds)| {
+        .map(|(rate, local, seconds, server)| {
             let url = server.url();
             (rate, std::thread::spawn(move || paced_computation(&url, local, rate, seconds)))
         })
@@ -338,12 +343,15 @@ fn readers_at_the_minimum_progress_rate_keep_their_sessions_and_slower_ones_do_n
             (false, Err(why)) => assert!(why.contains("minimum progress rate") || why.ends_with("the connection closed"), "{rate} B/s: {why}"),
         }
     }
-    let metrics = server.metrics();
     // The slow one only, and for its progress; the others' two computations each.
-    for (key, n) in [("reclaimed_no_progress", 1), ("reclaimed_not_reading", 0), ("reclaimed_idle", 0), ("reclaimed_pressure", 0), ("computations", 4)] {
-        assert_eq!(metrics[key], n, "{key}: {metrics}");
+    for (server, expected) in [(&server, [0, 0, 0, 0, 4]), (&small_windows, [1, 0, 0, 0, 0])] {
+        let metrics = server.metrics();
+        for (key, n) in ["reclaimed_no_progress", "reclaimed_not_reading", "reclaimed_idle", "reclaimed_pressure", "computations"].into_iter().zip(expected) {
+            assert_eq!(metrics[key], n, "{key}: {metrics}");
+        }
     }
     server.stop();
+    small_windows.stop();
 }
 
 /// A client whose OT extension reaches the server late — a slow device's base OTs, say — finds
