@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const root = dirname(dirname(fileURLToPath(import.meta.url)));
-const targetDir = process.env.CARGO_TARGET_DIR ?? join(root, 'target');
+export const targetDir = process.env.CARGO_TARGET_DIR ?? join(root, 'target');
 /** The server binary: $GARBLET_BIN, or the workspace's release build. */
 export const garbletBinary = process.env.GARBLET_BIN ?? join(targetDir, 'release', 'garblet');
 

@@ -21,7 +21,7 @@ import { getPriority, loadavg, setPriority } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setup } from './setup.mjs';
-import { build, root } from './stack.mjs';
+import { build, root, targetDir } from './stack.mjs';
 
 /** Runs a command in the foreground; true if it exited 0. */
 const command = (cmd, args, options = {}) => () => spawnSync(cmd, args, { cwd: root, stdio: 'inherit', ...options, env: { ...process.env, ...options.env } }).status === 0;
@@ -68,7 +68,7 @@ function testTargetsExcept(except) {
  * `cargo test` holds the build folder's lock while its tests run, and the Rust tests' would keep
  * a second cargo waiting until they end.
  */
-const CLOCK_TESTS_EXECUTABLE = join(root, 'target', 'release-tests', 'clock-tests.json');
+const CLOCK_TESTS_EXECUTABLE = join(targetDir, 'release-tests', 'clock-tests.json');
 
 /** Compiles every Rust test (`cargo test --no-run`) and records the clock tests' executable. */
 function buildRustTests() {
@@ -78,7 +78,8 @@ function buildRustTests() {
     .split('\n')
     .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line))
-    .find((m) => m.reason === 'compiler-artifact' && m.profile?.test && m.target.name === CLOCK_TESTS.test && m.manifest_path.endsWith(join(CLOCK_TESTS.package === 'garblet-server' ? 'server' : CLOCK_TESTS.package, 'Cargo.toml')));
+    // A package id reads `path+file:///…/server#garblet-server@0.1.0`.
+    .find((m) => m.reason === 'compiler-artifact' && m.profile?.test && m.target.name === CLOCK_TESTS.test && m.package_id.includes(`#${CLOCK_TESTS.package}@`));
   if (!artifact?.executable) throw new Error(`cargo built no test executable ${CLOCK_TESTS.test} of ${CLOCK_TESTS.package}`);
   writeFileSync(CLOCK_TESTS_EXECUTABLE, JSON.stringify({ executable: artifact.executable, cwd: dirname(artifact.manifest_path) }));
   return true;
