@@ -3,6 +3,7 @@
 // does `kill` of this process or of the npm that runs it.
 //   GARBLET_PORT=9090 npm run demo    the server on another port (the page is told where)
 //   WEB_PORT=5000 npm run demo        the web client on another port (default 4173, or the next free)
+import { readFileSync } from 'node:fs';
 import { setup } from './setup.mjs';
 import { build, configWith, startServer, startWebClient } from './stack.mjs';
 
@@ -47,10 +48,21 @@ async function stop(code) {
 process.on('SIGINT', () => void stop(0));
 process.on('SIGTERM', () => void stop(0));
 process.on('SIGHUP', () => void stop(0));
-// `npm run demo` runs this under a shell: `kill` of npm's process ends the shell, and nothing
-// passes the signal on to this one, which is left to init. Stop when that happens, so that the
+// `npm run demo` runs this under a shell, which does not pass signals on. `kill` of npm's process
+// usually ends the shell too, leaving this one to init; but npm does not always pass the signal
+// to the shell, which then stays, its own parent gone. Stop when either happens, so that the
 // server and the web client do not stay behind, listening.
+const parentOf = (pid) => {
+  try {
+    // /proc/PID/stat: "pid (comm) state ppid …"; comm may hold spaces and parentheses.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return null; // not Linux, or gone
+  }
+};
 const parent = process.ppid;
-setInterval(() => process.ppid !== parent && void stop(0), 500).unref();
+const grandparent = parentOf(parent);
+setInterval(() => (process.ppid !== parent || parentOf(parent) !== grandparent) && void stop(0), 500).unref();
 server.exited.then(() => !stopping && (console.error('[demo] garblet serve exited'), stop(1)));
 web.exited.then(() => !stopping && (console.error('[demo] the web client exited'), stop(1)));
