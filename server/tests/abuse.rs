@@ -295,8 +295,13 @@ fn paced_computation(url: &str, local: &str, bytes_per_sec: f64, seconds: f64) -
 /// One computation over `raw` as an honest evaluator: its result, or why it ended (`start`: when
 /// the client connected).
 fn paced_compute<S: Read + Write>(raw: &mut RawClient<S>, session: &mut EvaluatorSession, start: Instant, service: &str, params: Vec<(String, u64)>, inputs: Vec<bool>) -> Result<ComputationResult, String> {
+    session.start(service, params, inputs).map_err(|e| format!("{service}, after {:.1} s: {e}", start.elapsed().as_secs_f64()))?;
+    run_to_its_end(raw, session, start, service)
+}
+
+/// Drives the started computation of `service` over `raw` to its result, or says why it ended.
+fn run_to_its_end<S: Read + Write>(raw: &mut RawClient<S>, session: &mut EvaluatorSession, start: Instant, service: &str) -> Result<ComputationResult, String> {
     let after = || format!("{service}, after {:.1} s", start.elapsed().as_secs_f64());
-    session.start(service, params, inputs).map_err(|e| format!("{}: {e}", after()))?;
     loop {
         for frame in drain(session) {
             raw.ws.send(tungstenite::Message::Binary(frame.into())).map_err(|e| format!("{}: {e}", after()))?;
@@ -371,7 +376,7 @@ fn input_labels_behind_a_window_of_the_stream_cost_a_reader_above_the_minimum_ra
     session.start("synthetic", vec![("and_gates".into(), and_gates)], e_bits.clone()).unwrap();
     // Everything but the OT extension goes now; the extension a second later, when the garbler
     // has filled the window.
-    let (late, now): (Vec<_>, Vec<_>) = drain(&mut session).into_iter().partition(|frame| frame[0] == 0x03);
+    let (late, now): (Vec<_>, Vec<_>) = drain(&mut session).into_iter().partition(|frame| matches!(Frame::decode(frame), Ok(Frame::OtChunk(_))));
     assert_eq!(late.len(), 1, "one OtChunk for 256 input bits");
     for frame in now {
         raw.ws.send(tungstenite::Message::Binary(frame.into())).unwrap();
@@ -380,19 +385,7 @@ fn input_labels_behind_a_window_of_the_stream_cost_a_reader_above_the_minimum_ra
     for frame in late {
         raw.ws.send(tungstenite::Message::Binary(frame.into())).unwrap();
     }
-    let result = loop {
-        if let Some(EvaluatorEvent::Finished(result)) = session.poll_event() {
-            break *result;
-        }
-        let frame = raw.next_binary().expect("the connection closed");
-        if let Ok(Frame::Error { message, .. }) = Frame::decode(&frame) {
-            panic!("after {:.1} s: {message}", start.elapsed().as_secs_f64());
-        }
-        session.handle(&frame).unwrap();
-        for frame in drain(&mut session) {
-            raw.ws.send(tungstenite::Message::Binary(frame.into())).unwrap();
-        }
-    };
+    let result = run_to_its_end(&mut raw, &mut session, start, "synthetic").unwrap_or_else(|why| panic!("{why}"));
     assert_eq!(result.outputs[0].bits, common::synthetic_plain(and_gates, e_bits));
     assert_eq!(server.metric("reclaimed_no_progress"), 0);
     server.stop();
