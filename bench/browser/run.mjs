@@ -18,7 +18,10 @@
  *     `--cnc-runs`, 12), the library's circuit (`aes128_bp`) beside the Bristol one in the
  *     standard and the authenticated mode, then, on one warm connection, standard runs beside
  *     authenticated runs whose preprocessing was done ahead (`session.prepare`), for each
- *     circuit; `--only-cut-and-choose` measures that alone;
+ *     circuit; then the OT helper's share of the authenticated mode's work: `synthetic` with
+ *     `--helper-and-gates` AND gates (10^6) with the helper expanding the OT streams ahead and
+ *     without, alternately, `--rounds` pairs (the engine's own time per AND gate, and the wall
+ *     time); `--only-cut-and-choose` measures that alone;
  *   - `--only-kernels` measures the kernels alone (AES, the evaluators, the OT extension), with
  *     their targets;
  *   - with `--link RATE,RTT` (repeatable), the same through `garblet relay`'s emulated link:
@@ -28,7 +31,7 @@
  *     the cores the end-to-end run would need, at that CPU cost, to meet its target.
  *
  * It prints a report, then the numbers as one JSON object on its last line.
- * Usage: node bench/browser/run.mjs [--and-gates N] [--rounds N] [--latency-runs N] [--cnc-runs N] [--only-cut-and-choose] [--only-kernels] [--profile] [--without-devtools]
+ * Usage: node bench/browser/run.mjs [--and-gates N] [--rounds N] [--latency-runs N] [--cnc-runs N] [--helper-and-gates N] [--only-cut-and-choose] [--only-kernels] [--profile] [--without-devtools]
  *          [--link RATE,RTT ...] [--link-runs N] [--window-sweep MIB,MIB,...]
  *   --profile adds CPU profiles of in-page aes128 sessions in the standard and the authenticated mode (self time per function), also after --only-cut-and-choose.
  *   --without-devtools also runs the network measurements in a Chromium with no DevTools client
@@ -69,6 +72,7 @@ const { values: options } = parseArgs({
     rounds: { type: 'string', default: '3' },
     'latency-runs': { type: 'string', default: '20' },
     'cnc-runs': { type: 'string', default: '12' },
+    'helper-and-gates': { type: 'string', default: '1000000' },
     'only-cut-and-choose': { type: 'boolean', default: false },
     'only-kernels': { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
@@ -81,6 +85,7 @@ const { values: options } = parseArgs({
 const andGates = Number(options['and-gates']);
 const latencyRuns = Number(options['latency-runs']);
 const cncRuns = Number(options['cnc-runs']);
+const helperAndGates = Number(options['helper-and-gates']);
 if (!(cncRuns >= 1)) throw new Error('--cnc-runs must be at least 1');
 const rounds = Number(options.rounds);
 if (!(rounds >= 1)) throw new Error('--rounds must be at least 1');
@@ -308,6 +313,17 @@ async function securityCosts(measure, address) {
     figures[`${service}_authenticated_online_bytes_total_median`] = mid((p) => p.onlineBytes);
     log(`${service} on a warm connection in Chromium: standard ${fmt(figures[`${service}_standard_warm_ms_median`])} ms, authenticated with its preprocessing done ahead ${fmt(figures[`${service}_authenticated_online_ms_median`])} ms online (${fmt(figures[`${service}_authenticated_online_vs_standard_warm`])}× standard, ${fmt(figures[`${service}_authenticated_online_bytes_total_median`] / 1e6)} MB); medians of ${cncRuns} pairs`);
   }
+  // The OT helper's share of the authenticated mode's work in the browser, on a long computation.
+  const share = await measure('helperShare', address, helperAndGates, rounds);
+  const perAnd = (ms) => Number(((ms * 1e6) / share.andGates).toFixed(1));
+  figures.authenticated_synthetic_helper_and_gates = share.andGates;
+  figures.authenticated_synthetic_engine_ns_per_and_alone = perAnd(share.alone.engineMs);
+  figures.authenticated_synthetic_engine_ns_per_and_with_helper = perAnd(share.ahead.engineMs);
+  figures.authenticated_synthetic_engine_speedup_with_helper = Number((share.alone.engineMs / share.ahead.engineMs).toFixed(3));
+  figures.authenticated_synthetic_wall_ms_alone = Number(share.alone.wallMs.toFixed(1));
+  figures.authenticated_synthetic_wall_ms_with_helper = Number(share.ahead.wallMs.toFixed(1));
+  figures.authenticated_synthetic_wall_speedup_with_helper = Number((share.alone.wallMs / share.ahead.wallMs).toFixed(3));
+  log(`authenticated synthetic, ${fmt(share.andGates)} AND gates in Chromium: the engine's own work ${fmt(figures.authenticated_synthetic_engine_ns_per_and_alone)} ns per AND gate alone, ${fmt(figures.authenticated_synthetic_engine_ns_per_and_with_helper)} with the OT helper expanding the streams ahead (${fmt(figures.authenticated_synthetic_engine_speedup_with_helper)}×); wall ${fmt(share.alone.wallMs)} and ${fmt(share.ahead.wallMs)} ms (${fmt(figures.authenticated_synthetic_wall_speedup_with_helper)}×), server CPU ${fmt(share.alone.serverMs)} and ${fmt(share.ahead.serverMs)} ms; medians of ${rounds} alternating pairs on fresh connections`);
   return figures;
 }
 

@@ -16,9 +16,12 @@ export interface Transport {
   onClose?: (reason: string) => void;
 }
 
-/** Another thread that can run a share of the base OTs (`runBaseOtShare` in its own wasm instance). */
-export interface BaseOtHelper {
-  run(job: Uint8Array): Promise<Uint8Array>;
+/** Another thread with its own wasm instance: the OT helper worker. */
+export interface OtHelper {
+  /** Runs a share of the base OTs (`runBaseOtShare`). */
+  baseOts(job: Uint8Array): Promise<Uint8Array>;
+  /** Expands the OT extension's streams ahead (`runAheadJob`). */
+  ahead(job: Uint8Array): Promise<Uint8Array>;
 }
 
 /**
@@ -41,11 +44,12 @@ export interface WasmEvaluator {
   start(service: string, params: string, bits: Uint8Array, bitCount: number, security?: string): void;
   prepare(service: string, params: string): void;
   takeBaseOtShare(count: number): Uint8Array | undefined;
+  supplyAhead(result: Uint8Array): void;
 }
 
 /** The generated bindings the engine needs. */
 export interface WasmApi {
-  WasmEvaluator: new (window: number, garbling?: string, maxWindow?: number) => WasmEvaluator;
+  WasmEvaluator: new (window: number, garbling?: string, maxWindow?: number, postAhead?: (job: Uint8Array) => void) => WasmEvaluator;
   /** Runs a base-OT share in this thread: when the OT helper does not answer. */
   runBaseOtShare?: (job: Uint8Array) => Uint8Array;
   /** The instance's linear memory, for progress reports. */
@@ -126,10 +130,10 @@ export class Engine {
     wasm: WasmApi,
     private readonly transport: Transport,
     { window, maxWindow, garbling }: EvaluatorSettings,
-    /** Takes half of the base OTs, where there is one (a browser's OT helper worker). */
-    private readonly otHelper?: BaseOtHelper,
+    /** Takes half of the base OTs and expands streams ahead, where there is one (a browser's OT helper worker). */
+    private readonly otHelper?: OtHelper,
   ) {
-    this.evaluator = new wasm.WasmEvaluator(window, garbling, maxWindow);
+    this.evaluator = new wasm.WasmEvaluator(window, garbling, maxWindow, otHelper && ((job) => this.expandAhead(otHelper, job)));
     this.memory = wasm.memory;
     this.runBaseOtShare = wasm.runBaseOtShare;
     transport.onFrame = (frame) => this.onFrame(frame);
@@ -281,7 +285,27 @@ export class Engine {
     };
     const inThisThread = () => complete(() => this.runBaseOtShare!(job));
     const timer = setTimeout(inThisThread, OT_HELPER_TIMEOUT_MS);
-    this.otHelper.run(job.slice()).then((products) => complete(() => products), inThisThread);
+    this.otHelper.baseOts(job.slice()).then((products) => complete(() => products), inThisThread);
+  }
+
+  /**
+   * Hands the OT helper a job of expanding the OT extension's streams ahead: the session posts
+   * them as soon as they exist, even in the middle of a call (so this only passes the job on),
+   * and takes each result back between its calls. It never waits for them: a sum it needs
+   * before its result came, it computes itself; if the helper fails, all of them.
+   */
+  private expandAhead(helper: OtHelper, job: Uint8Array): void {
+    helper.ahead(job).then(
+      (result) => {
+        if (this.failure) return;
+        try {
+          this.evaluator.supplyAhead(result);
+        } catch (e) {
+          this.fail(fromCoreError(e));
+        }
+      },
+      () => {},
+    );
   }
 
   private drainEvents(): void {

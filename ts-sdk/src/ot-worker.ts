@@ -2,11 +2,12 @@
 /**
  * The OT helper worker: computes half of the session's base-OT multiplications while the
  * engine's worker computes the other half (the browser's one expensive step of set-up, about
- * 10 ms of curve arithmetic in one thread). It only runs jobs the engine gives it over a
- * MessagePort (see ot-helper.ts); the jobs hold a secret scalar of this page's session, which
- * never leaves the page.
+ * 10 ms of curve arithmetic in one thread), and in the authenticated mode expands the PRG
+ * streams of the OT extension the engine checks, ahead of the server's messages. It only runs
+ * jobs the engine gives it over a MessagePort (see ot-helper.ts); the jobs hold secrets of
+ * this page's session (a scalar, the streams' seeds), which never leave the page.
  */
-import { initSync, runBaseOtShare } from '../wasm/garblet_core.js';
+import { initSync, runAheadJob, runBaseOtShare } from '../wasm/garblet_core.js';
 import type { FromOtHelper, ToOtHelper } from './protocol.js';
 
 declare const self: DedicatedWorkerGlobalScope;
@@ -22,11 +23,11 @@ self.onmessage = (ev: MessageEvent<{ port: MessagePort }>) => {
     }
     let reply: FromOtHelper;
     try {
-      const products = runBaseOtShare(new Uint8Array(m.job));
-      reply = { type: 'done', id: m.id, products: products.buffer as ArrayBuffer };
+      const result = (m.work === 'ahead' ? runAheadJob : runBaseOtShare)(new Uint8Array(m.job));
+      reply = { type: 'done', id: m.id, result: result.buffer as ArrayBuffer };
     } catch (e) {
       reply = { type: 'failed', id: m.id, message: String((e as Error)?.message ?? e) };
     }
-    port.postMessage(reply, reply.type === 'done' ? [reply.products] : []);
+    port.postMessage(reply, reply.type === 'done' ? [reply.result] : []);
   };
 };

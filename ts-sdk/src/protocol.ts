@@ -33,11 +33,14 @@ export type FromSocket =
   | { type: 'frame'; sid: number; frame: ArrayBuffer }
   | { type: 'closed'; sid: number; reason: string };
 
-/** The engine's worker to its OT helper worker. */
-export type ToOtHelper = { type: 'init'; module: WebAssembly.Module } | { type: 'run'; id: number; job: ArrayBuffer };
+/**
+ * The engine's worker to its OT helper worker: a share of the base OTs (`runBaseOtShare`), or
+ * the OT extension's streams expanded ahead (`runAheadJob`).
+ */
+export type ToOtHelper = { type: 'init'; module: WebAssembly.Module } | { type: 'run'; id: number; job: ArrayBuffer; work: 'base-ots' | 'ahead' };
 
-/** The OT helper to the engine's worker: a job's products (64 bytes per OT), or why not. */
-export type FromOtHelper = { type: 'done'; id: number; products: ArrayBuffer } | { type: 'failed'; id: number; message: string };
+/** The OT helper to the engine's worker: a job's result, or why not. */
+export type FromOtHelper = { type: 'done'; id: number; result: ArrayBuffer } | { type: 'failed'; id: number; message: string };
 
 /**
  * A helper worker joined to this thread by a MessageChannel: the worker gets one end as its

@@ -2,12 +2,13 @@
 /**
  * The Web Worker that runs the WebAssembly evaluator, so evaluation never blocks the page. Its
  * WebSocket lives in a socket worker of its own (socket-worker.ts), which keeps reading while
- * this one computes; frames move between the two without copies. Half of the base OTs go to
- * an OT helper worker (ot-worker.ts). Spoken to by `browser.ts`.
+ * this one computes; frames move between the two without copies. Half of the base OTs, and
+ * the OT extension's streams ahead, go to an OT helper worker (ot-worker.ts). Spoken to by
+ * `browser.ts`.
  */
 import { initSync } from '../wasm/garblet_core.js';
 import * as wasm from '../wasm/garblet_core.js';
-import { Engine, type BaseOtHelper } from './engine.js';
+import { Engine, type OtHelper } from './engine.js';
 import { ConnectionError, fromCoreError, toErrorData, type GarbletError } from './errors.js';
 import type { FromWorker, ToWorker } from './protocol.js';
 import { otHelperOver } from './ot-helper.js';
@@ -22,7 +23,7 @@ const postError = (e: unknown, id?: number) => post({ type: 'error', id, error: 
 /** The socket worker (socket-worker.ts) and the OT helper (ot-worker.ts), through the ports the page gave us. */
 let socketPort: MessagePort | undefined;
 let otHelperPort: MessagePort | undefined;
-let otHelper: BaseOtHelper | undefined;
+let otHelper: OtHelper | undefined;
 
 self.onmessage = async (ev: MessageEvent<ToWorker>) => {
   const msg = ev.data;

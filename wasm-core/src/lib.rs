@@ -9,6 +9,8 @@
 //! * [`cnc`]: cut-and-choose against a cheating garbler — the evaluator's input encoding, the
 //!   check sets and their bounds, the garbler's input-consistency hash.
 //! * [`random`]: the one random source (the OS's; a seeded one in fuzzing builds only).
+//! * [`spread`] and [`ahead`]: what a driver lends a party's steps — threads to spread them
+//!   over, and a worker that expands the OT extension's streams ahead (a browser's).
 //! * `wasm` (WebAssembly only): the evaluator session for JavaScript; `wasm_bench` (WebAssembly
 //!   with the `bench` feature, for the browser benchmark only): timing exports.
 //!
@@ -21,6 +23,7 @@
 //!   bit *i* of every byte of eight blocks, not a block — for AES in WebAssembly.
 
 pub mod aes;
+pub mod ahead;
 pub mod auth;
 pub mod block;
 pub mod cnc;

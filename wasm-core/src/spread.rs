@@ -10,8 +10,10 @@
 //! (the server's and the native client's run the parts on scoped threads and count their CPU
 //! time into the session's clock). Without one — in WebAssembly, where a page has no threads
 //! without SharedArrayBuffer — a step runs its parts in turn on the calling thread, cut the
-//! same way.
+//! same way; what a page's spare worker can do there is work handed over as bytes, ahead of
+//! time ([`crate::ahead`], which a driver lends here too).
 
+use crate::ahead::Ahead;
 use core::num::NonZeroUsize;
 use core::ops::Range;
 use std::sync::Arc;
@@ -23,11 +25,13 @@ pub trait Spawner: Send + Sync + core::fmt::Debug {
     fn run_all<'a>(&self, jobs: Vec<Box<dyn FnOnce() + Send + 'a>>);
 }
 
-/// How many parts a party's steps are cut into, and what runs them at once (if anything).
+/// How many parts a party's steps are cut into, what runs them at once (if anything), and
+/// the worker that expands OT streams ahead (if any).
 #[derive(Clone, Debug)]
 pub struct Threads {
     count: NonZeroUsize,
     spawner: Option<Arc<dyn Spawner>>,
+    ahead: Option<Arc<Ahead>>,
 }
 
 impl Default for Threads {
@@ -38,17 +42,33 @@ impl Default for Threads {
 
 impl Threads {
     /// Everything on the calling thread, uncut.
-    pub const ONE: Threads = Threads { count: NonZeroUsize::MIN, spawner: None };
+    pub const ONE: Threads = Threads { count: NonZeroUsize::MIN, spawner: None, ahead: None };
 
     /// Steps cut into up to `count` parts (0 counts as 1), run at once by `spawner`.
     pub fn new(count: usize, spawner: Arc<dyn Spawner>) -> Self {
-        Threads { count: NonZeroUsize::new(count).unwrap_or(NonZeroUsize::MIN), spawner: Some(spawner) }
+        Threads { count: NonZeroUsize::new(count).unwrap_or(NonZeroUsize::MIN), spawner: Some(spawner), ahead: None }
     }
 
     /// Steps cut into up to `count` parts as on `count` threads, but run in turn on the calling
     /// thread: what WebAssembly does, and how tests cut steps without threads.
     pub fn in_turn(count: usize) -> Self {
-        Threads { count: NonZeroUsize::new(count).unwrap_or(NonZeroUsize::MIN), spawner: None }
+        Threads { count: NonZeroUsize::new(count).unwrap_or(NonZeroUsize::MIN), spawner: None, ahead: None }
+    }
+
+    /// These threads, and a worker that expands the OT extension's streams ahead: the correlated
+    /// OTs' senders register theirs with `ahead`, whose driver hands its jobs to the worker.
+    pub fn with_ahead(self, ahead: Arc<Ahead>) -> Self {
+        Threads { ahead: Some(ahead), ..self }
+    }
+
+    /// The worker that expands streams ahead, if the driver lent one.
+    pub fn ahead(&self) -> Option<&Arc<Ahead>> {
+        self.ahead.as_ref()
+    }
+
+    /// These threads, without the worker that expands streams ahead.
+    pub fn without_ahead(&self) -> Self {
+        Threads { ahead: None, ..self.clone() }
     }
 
     /// How many threads a step may use.

@@ -12,11 +12,14 @@
 #[cfg(fuzzing)]
 compile_error!("the WebAssembly evaluator cannot be built with cfg(fuzzing): that build's randomness is predictable and its base OT insecure");
 
+use crate::ahead::Ahead;
 use crate::garble::Garbling;
 use crate::protocol::{Clock, ErrorCode, ErrorKind, ErrorReport, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, Security, SessionError};
 use serde_json::json;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
 use std::rc::Rc;
+use std::sync::Arc;
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen]
@@ -24,13 +27,42 @@ extern "C" {
     /// `performance.now()`, available in windows and workers alike.
     #[wasm_bindgen(js_namespace = performance, js_name = now)]
     fn performance_now() -> f64;
+
+    /// The page's function that hands a job to its OT helper worker.
+    #[wasm_bindgen(typescript_type = "(job: Uint8Array) => void")]
+    pub type PostAheadJob;
+
+    #[wasm_bindgen(method, js_name = call)]
+    fn call(this: &PostAheadJob, this_arg: &JsValue, job: Vec<u8>);
+}
+
+thread_local! {
+    /// Each session's function that posts its jobs ahead, by the session's number: the hub
+    /// ([`crate::ahead`]) is shared the way threads share it, and a JavaScript function cannot
+    /// be, so the hub's poster holds the number and finds the function here (WebAssembly runs
+    /// this module on one thread).
+    static POSTERS: RefCell<BTreeMap<u64, PostAheadJob>> = const { RefCell::new(BTreeMap::new()) };
+    static NEXT_POSTER: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Registers `post` for a new session: the hub that calls it, and the number to remove it by.
+fn ahead_posting_to(post: PostAheadJob) -> (Arc<Ahead>, u64) {
+    let id = NEXT_POSTER.with(|n| n.replace(n.get() + 1));
+    POSTERS.with(|posters| posters.borrow_mut().insert(id, post));
+    let hub = Ahead::new(Box::new(move |job| POSTERS.with(|posters| {
+        if let Some(post) = posters.borrow().get(&id) {
+            post.call(&JsValue::UNDEFINED, job);
+        }
+    })));
+    (hub, id)
 }
 
 /// Wall time from `performance.now()`, and for CPU time the time spent inside this session's
 /// calls ([`Busy`]): JavaScript exposes no CPU clock of a thread, and the engine's thread does
 /// nothing else but run those calls and wait, so their time is the CPU time it spent on the
-/// session (without the OT helper worker's share of the base OTs, and without what the thread
-/// lost to other processes, which only a real CPU clock could leave out).
+/// session (without the OT helper worker's work — its share of the base OTs, the OT streams it
+/// expands ahead — and without what the thread lost to other processes, which only a real CPU
+/// clock could leave out).
 struct PerformanceClock {
     busy: Rc<Busy>,
 }
@@ -82,6 +114,17 @@ fn js_error(e: &SessionError) -> JsError {
 pub struct WasmEvaluator {
     session: EvaluatorSession,
     busy: Rc<Busy>,
+    /// The OT helper worker's jobs, where the page has one ([`crate::ahead`]), and its poster's
+    /// number in `POSTERS`.
+    ahead: Option<(Arc<Ahead>, u64)>,
+}
+
+impl Drop for WasmEvaluator {
+    fn drop(&mut self) {
+        if let Some((_, id)) = self.ahead {
+            POSTERS.with(|posters| posters.borrow_mut().remove(&id));
+        }
+    }
 }
 
 #[wasm_bindgen]
@@ -90,18 +133,26 @@ impl WasmEvaluator {
     /// `max_window` bytes (the default: [`EvaluatorConfig`]'s; never below `window`), and
     /// accepting the garbling schemes `garbling` names ("half-gates", "three-halves" or "auto",
     /// the default: the server's offer decides). Its first frame (the hello) is ready in
-    /// `pollTransmit`.
+    /// `pollTransmit`. With `post_ahead`, another worker of the page expands the OT extension's
+    /// streams ahead: the session calls `post_ahead` with each job for it (`runAheadJob` there;
+    /// even in the middle of a call, so the function must only pass the job on), and
+    /// `supplyAhead` takes the results.
     #[wasm_bindgen(constructor)]
-    pub fn new(window: u32, garbling: Option<String>, max_window: Option<u32>) -> Result<WasmEvaluator, JsError> {
+    pub fn new(window: u32, garbling: Option<String>, max_window: Option<u32>, post_ahead: Option<PostAheadJob>) -> Result<WasmEvaluator, JsError> {
         let defaults = EvaluatorConfig::default();
-        let config = EvaluatorConfig { window, max_window: max_window.unwrap_or(defaults.max_window), ..defaults };
+        let ahead = post_ahead.map(ahead_posting_to);
+        let threads = match &ahead {
+            Some((hub, _)) => defaults.threads.clone().with_ahead(hub.clone()),
+            None => defaults.threads.clone(),
+        };
+        let config = EvaluatorConfig { window, max_window: max_window.unwrap_or(defaults.max_window), threads, ..defaults };
         let garbling = match garbling.as_deref() {
             None => Garbling::Auto,
             Some(name) => Garbling::from_name(name).ok_or_else(|| JsError::new(&format!("unknown garbling scheme {name:?}: half-gates, three-halves or auto")))?,
         };
         let busy = Rc::new(Busy::default());
         let session = EvaluatorSession::with_garbling(config, garbling, Box::new(PerformanceClock { busy: busy.clone() })).map_err(|e| js_error(&e))?;
-        Ok(WasmEvaluator { session, busy })
+        Ok(WasmEvaluator { session, busy, ahead })
     }
 
     /// The garbling scheme the hellos settled ("half-gates" or "three-halves").
@@ -241,6 +292,24 @@ impl WasmEvaluator {
         let _busy = self.busy.enter();
         self.session.complete_base_ot_share(products).map_err(|e| js_error(&e))
     }
+
+    /// What `runAheadJob` returned for a job the session posted (jobs hold the secret seeds of
+    /// the OT extension's streams, results their sums: neither may leave the page). A result
+    /// the session did not ask for, or of the wrong length, throws (the helper is broken).
+    #[wasm_bindgen(js_name = supplyAhead)]
+    pub fn supply_ahead(&self, result: &[u8]) -> Result<(), JsError> {
+        let Some((ahead, _)) = &self.ahead else {
+            return Err(JsError::new("this session has no OT helper worker"));
+        };
+        let _busy = self.busy.enter();
+        ahead.supply(result).map_err(|e| JsError::new(&e.to_string()))
+    }
+}
+
+/// Runs a job a session posted for the OT helper worker: the sums of the streams it names.
+#[wasm_bindgen(js_name = runAheadJob)]
+pub fn run_ahead_job(job: &[u8]) -> Result<Vec<u8>, JsError> {
+    crate::ot::run_ahead_job(job).map_err(|e| js_error(&SessionError::Ot(e)))
 }
 
 /// Runs a shared base-OT job (in another worker): its products, 64 bytes per OT.

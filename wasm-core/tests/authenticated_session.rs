@@ -227,6 +227,69 @@ fn parties_spread_over_threads_compute_together() {
     }
 }
 
+/// A client lent a worker that expands its OT streams ahead (`garblet_core::ahead`, what the
+/// browser's OT helper does), the worker's results handed back between the client's calls as
+/// the SDK's engine does, computes a circuit of two segments with a server that has none: the
+/// outputs are the plaintext ones. The worker's sums are taken: altered, the computation fails.
+#[test]
+fn a_client_whose_worker_expands_its_ot_streams_ahead_computes_across_segments() {
+    use garblet_circuits::testing::run_plain;
+    use garblet_core::ahead::{Ahead, HEADER_BYTES};
+    use garblet_core::auth::segment::SEGMENT_AND_GATES;
+    use garblet_core::garble::Garbling;
+    use garblet_core::protocol::{EvaluatorConfig, GarblerConfig};
+    use garblet_core::spread::Threads;
+    use std::sync::{Arc, Mutex};
+    let and_gates = SEGMENT_AND_GATES as u64 + 3000;
+    let spec = garblet_circuits::registry::builtins().iter().find(|s| s.name == "synthetic").unwrap();
+    let resolved = spec.resolve([("width", 256u64), ("and_gates", and_gates)]).unwrap();
+    let y: Vec<bool> = (0..128).map(|i| i % 7 == 2).collect();
+    let want = run_plain(spec.instantiate(&resolved).unwrap(), vec![true; 128], y.clone());
+    for altered in [false, true] {
+        let posted = Arc::new(Mutex::new(Vec::<Vec<u8>>::new()));
+        let queue = posted.clone();
+        let hub = Ahead::new(Box::new(move |job| queue.lock().unwrap().push(job)));
+        let client_config = EvaluatorConfig { window: 4 << 20, threads: Threads::ONE.with_ahead(hub.clone()), ..EvaluatorConfig::default() };
+        let mut pair = Pair::with_configs(GarblerConfig::default(), Garbling::Auto, client_config, Garbling::Auto);
+        pair.evaluator.start_with("synthetic_protected", vec![("and_gates".to_string(), and_gates)], y.clone(), Security::Authenticated).unwrap();
+        let mut jobs = 0;
+        let outcome = (|| -> Result<(), SessionError> {
+            loop {
+                let mut moved = false;
+                for frame in support::drain(&mut pair.evaluator)? {
+                    moved = true;
+                    pair.garbler.handle(&frame)?;
+                }
+                while let Some(frame) = pair.garbler.poll_transmit()? {
+                    moved = true;
+                    pair.evaluator.handle(&frame)?;
+                }
+                // The worker, between the client's calls.
+                let batch: Vec<Vec<u8>> = posted.lock().unwrap().drain(..).collect();
+                for job in batch {
+                    let mut result = garblet_core::ot::run_ahead_job(&job).unwrap();
+                    if altered {
+                        result[HEADER_BYTES + 17] ^= 4;
+                    }
+                    hub.supply(&result).unwrap();
+                    jobs += 1;
+                }
+                if !moved {
+                    return Ok(());
+                }
+            }
+        })();
+        assert!(jobs > 0, "the client posted jobs");
+        if altered {
+            // A chunk's check fails: the sums were taken.
+            assert!(matches!(outcome, Err(SessionError::Authenticated(_))), "altered sums were not taken: {outcome:?}");
+        } else {
+            outcome.unwrap();
+            assert_eq!(finished(&mut pair).outputs[0].bits, want);
+        }
+    }
+}
+
 /// A circuit of several segments streams through the sessions: the client's outputs are the
 /// plaintext ones, and its progress counts the AND gates evaluated as each segment's tables
 /// arrive, before the last is in.

@@ -103,6 +103,41 @@ function workerSession(worker, module, server, t0) {
 }
 
 /**
+ * The OT helper's share of the authenticated mode's work: `rounds` pairs of `synthetic` runs
+ * with `andGates` AND gates on fresh connections, one with the helper expanding both OT
+ * directions' streams ahead and one without (helper-worker.js), in the SDK's three workers
+ * kept warm; medians of each. `engineMs` is the engine worker's own work, the measure of
+ * what a second worker takes off it whatever the machine's spare cores; `wallMs` also shows
+ * whether the machine had a core for the helper (here the server and Chromium's own threads
+ * share two).
+ */
+export async function helperShare(server, andGates, rounds = 3) {
+  const module = await WebAssembly.compileStreaming(fetch(WASM_URL));
+  const worker = new Worker('/page/helper-worker.js', { type: 'module' });
+  const socket = startSocketWorker();
+  const otHelper = startOtHelper();
+  worker.postMessage({ ports: [socket.port, otHelper.port] }, [socket.port, otHelper.port]);
+  const run = (ahead) =>
+    new Promise((resolve, reject) => {
+      worker.onmessage = ({ data }) => (data.error ? reject(new Error(data.error)) : resolve(data));
+      worker.postMessage({ module, url: `ws://${server}/`, andGates, ahead });
+    });
+  try {
+    const runs = { ahead: [], alone: [] };
+    for (let i = 0; i < rounds; i++) {
+      runs.ahead.push(await run(true));
+      runs.alone.push(await run(false));
+    }
+    const medians = (rs) => ({ wallMs: median(rs.map((r) => r.wallMs)), engineMs: median(rs.map((r) => r.engineMs)), serverMs: median(rs.map((r) => r.serverMs)) });
+    return { andGates, ahead: medians(runs.ahead), alone: medians(runs.alone), runs };
+  } finally {
+    worker.terminate();
+    socket.worker.terminate();
+    otHelper.worker.terminate();
+  }
+}
+
+/**
  * One aes128 session the way the SDK's worker runs it: in fresh workers (engine, socket, OT
  * helper) each time, as `Garblet.connect` starts them, and in ones kept warm; medians of `runs`, milliseconds
  * from the start (`new Worker`, or posting to the warm worker) to each step.

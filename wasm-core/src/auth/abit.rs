@@ -271,8 +271,12 @@ impl AuthParty {
         }
     }
 
-    /// Spreads this party's heavy steps over `threads`; its messages stay the same.
+    /// Spreads this party's heavy steps over `threads`, and has the worker they lend (if any)
+    /// expand both directions' streams ahead, the peer's first (its bits come first); the
+    /// messages stay the same.
     pub fn spread_over(&mut self, threads: Threads) {
+        self.theirs.expand_ahead(&threads);
+        self.mine.expand_ahead(&threads);
         self.threads = threads;
     }
 

@@ -6,7 +6,7 @@
 
 use super::extension::{pack_bits, Binding, CheckedReceiver, CheckedSender, MAX_CHUNK};
 use super::ggm::Shape;
-use super::softspoken::{VoleReceiver, VoleSender};
+use super::softspoken::{Claim, VoleReceiver, VoleSender};
 use super::transpose::{column_stride, columns_to_rows};
 use super::OtError;
 use crate::aes::AesCtr;
@@ -54,7 +54,7 @@ impl BareReceiver {
         let start = message.len();
         message.resize(start + self.vole.message_bytes(self.packed.len()), 0);
         let at = self.vole.claim(self.packed.len());
-        self.vole.extend(at, &self.packed, &mut message[start..], &mut self.columns, stride, &mut self.streams);
+        self.vole.extend(Claim { at, ahead: None }, &self.packed, &mut message[start..], &mut self.columns, stride, &mut self.streams);
         columns_to_rows(&self.columns, stride, choices.len(), labels);
     }
 }
@@ -73,7 +73,7 @@ impl BareSender {
         let stride = column_stride(blocks);
         self.columns.resize(128 * stride, Block::ZERO);
         let at = self.vole.claim(blocks);
-        self.vole.extend(at, message, blocks, &mut self.columns, stride, &mut self.streams)?;
+        self.vole.extend(Claim { at, ahead: None }, message, blocks, &mut self.columns, stride, &mut self.streams)?;
         columns_to_rows(&self.columns, stride, count, labels);
         Ok(())
     }

@@ -17,10 +17,11 @@
 
 use super::check::{self, Challenge, ChunkId, CHECK_BYTES, PADDING_BLOCKS};
 use super::ggm::Shape;
-use super::softspoken::{VoleReceiver, VoleSender};
+use super::softspoken::{ahead_rows, Claim, VoleReceiver, VoleSender};
 use super::transpose::{column_stride, columns_to_rows};
 use super::OtError;
 use crate::aes::AesCtr;
+use crate::ahead::Ticket;
 use crate::block::Block;
 use crate::spread::{split_mut, Threads};
 
@@ -35,6 +36,9 @@ const SPREAD_CHUNKS: usize = 4;
 
 /// The SoftSpoken parameters supported: k = 1 (IKNP), 2, 4, 8.
 pub const SUPPORTED_K: [usize; 4] = [1, 2, 4, 8];
+
+// A worker computes a chunk's sums ahead in one job (`crate::ahead`, jobs of a chunk).
+const _: () = assert!(chunk_blocks(MAX_CHUNK) <= super::softspoken::MAX_AHEAD_BLOCKS);
 
 /// Blocks of rows in a chunk of `count` OTs: whole blocks, and the padding.
 pub const fn chunk_blocks(count: usize) -> usize {
@@ -92,6 +96,8 @@ pub struct CheckedReceiver {
     padding: AesCtr,
     /// One per thread of the last extension, kept between calls.
     scratch: Vec<Scratch>,
+    /// The streams' registration with a worker that expands them ahead, if the driver lent one.
+    ahead: Option<Ticket>,
     /// Test builds only: the protocol variant whose challenge leaves the message out.
     #[cfg(feature = "insecure-switches")]
     unbound_challenge: bool,
@@ -113,9 +119,19 @@ impl CheckedReceiver {
             setup: Some(setup),
             padding: random,
             scratch: Vec::new(),
+            ahead: None,
             #[cfg(feature = "insecure-switches")]
             unbound_challenge: false,
         })
+    }
+
+    /// Registers this receiver's streams with the worker `threads` lends to expand them ahead
+    /// ([`crate::ahead`]), if it lends one (once): their sums need none of the choice bits, so
+    /// the worker computes them before the bits exist.
+    pub fn expand_ahead(&mut self, threads: &Threads) {
+        if let (None, Some(ahead)) = (&self.ahead, threads.ahead()) {
+            self.ahead = Some(ahead.register(self.vole.ahead_spec(), ahead_rows(self.vole.shape()), chunk_blocks(MAX_CHUNK), self.vole.next()));
+        }
     }
 
     /// Draws each chunk's challenge without its message, as [`CheckedSender::unbind_challenge`]
@@ -165,11 +181,16 @@ impl CheckedReceiver {
                 let blocks = chunk_blocks(choices.len());
                 let mut packed: Vec<Block> = choices.chunks(128).map(pack_bits).collect();
                 packed.extend((0..PADDING_BLOCKS).map(|_| self.padding.next_block()));
-                let chunk = ReceiverChunk { at: self.vole.claim(blocks), index: self.chunk, count: choices.len(), choices: packed };
+                let at = self.vole.claim(blocks);
+                let ahead = self.ahead.as_ref().and_then(|ticket| ticket.take(at, blocks));
+                let chunk = ReceiverChunk { at, index: self.chunk, count: choices.len(), choices: packed, ahead };
                 self.chunk += 1;
                 chunk
             })
             .collect();
+        if let Some(ticket) = &self.ahead {
+            ticket.keep_ahead(chunks.iter().map(|c| c.choices.len()).sum());
+        }
         let start = message.len();
         let lens: Vec<_> = chunks.iter().map(|c| 0..message_len(self.k, c.count)).collect();
         message.resize(start + lens.iter().map(|l| l.end).sum::<usize>(), 0);
@@ -226,6 +247,8 @@ struct ReceiverChunk {
     index: u64,
     count: usize,
     choices: Vec<Block>,
+    /// Its streams' sums, where a worker computed them ahead.
+    ahead: Option<Vec<Block>>,
 }
 
 /// The receiver's work on one chunk: the VOLE, the rows (to `scratch.rows`, padding included),
@@ -235,7 +258,7 @@ fn extend_chunk(vole: &VoleReceiver, chunk: &ReceiverChunk, id: ChunkId<'_>, bou
     let blocks = chunk.choices.len();
     let stride = scratch.columns_for(blocks);
     let (d, check) = message.split_at_mut(vole.message_bytes(blocks));
-    vole.extend(chunk.at, &chunk.choices, d, &mut scratch.columns, stride, &mut scratch.streams);
+    vole.extend(Claim { at: chunk.at, ahead: chunk.ahead.as_deref() }, &chunk.choices, d, &mut scratch.columns, stride, &mut scratch.streams);
     let (challenge, t) = scratch.rows_and_sums(id, blocks, stride, if bound { d } else { &[] });
     check::write_check(challenge.fold_choices(&chunk.choices), &t, check);
 }
@@ -258,6 +281,8 @@ pub struct CheckedSender {
     chunk: u64,
     /// One per thread of the last extension, kept between calls.
     scratch: Vec<Scratch>,
+    /// The streams' registration with a worker that expands them ahead, if the driver lent one.
+    ahead: Option<Ticket>,
     /// Test builds only: accept every chunk, to show what the check prevents.
     #[cfg(feature = "insecure-switches")]
     skip_check: bool,
@@ -287,6 +312,7 @@ impl CheckedSender {
             state: SenderState::AwaitingSetup(Box::new(*chosen)),
             chunk: 0,
             scratch: Vec::new(),
+            ahead: None,
             #[cfg(feature = "insecure-switches")]
             skip_check: false,
             #[cfg(feature = "insecure-switches")]
@@ -346,6 +372,16 @@ impl CheckedSender {
         self.extend_chunks(count, message, labels, &Threads::ONE)
     }
 
+    /// Registers this sender's streams with the worker `threads` lends to expand them ahead
+    /// ([`crate::ahead`]), if it lends one, once the set-up has come (and once): the sums of
+    /// the chunks to come need nothing the receiver sends, so the worker computes them while
+    /// this side waits for its messages.
+    pub fn expand_ahead(&mut self, threads: &Threads) {
+        if let (None, Some(ahead), SenderState::Extending(vole)) = (&self.ahead, threads.ahead(), &self.state) {
+            self.ahead = Some(ahead.register(vole.ahead_spec(), ahead_rows(vole.shape()), chunk_blocks(MAX_CHUNK), vole.next()));
+        }
+    }
+
     /// Bytes of the messages for `count` OTs of any number in chunks of [`MAX_CHUNK`] (the
     /// last one shorter), the set-up with the first if it has not come.
     pub fn chunks_len(&self, count: usize) -> usize {
@@ -387,9 +423,14 @@ impl CheckedSender {
         for first in (0..count).step_by(MAX_CHUNK) {
             let n = MAX_CHUNK.min(count - first);
             let (chunk, after) = rest.split_at(message_len(self.k, n));
-            chunks.push(SenderChunk { at: vole.claim(chunk_blocks(n)), index: self.chunk, count: n, message: chunk });
+            let at = vole.claim(chunk_blocks(n));
+            let ahead = self.ahead.as_ref().and_then(|ticket| ticket.take(at, chunk_blocks(n)));
+            chunks.push(SenderChunk { at, index: self.chunk, count: n, message: chunk, ahead });
             self.chunk += 1;
             rest = after;
+        }
+        if let Some(ticket) = &self.ahead {
+            ticket.keep_ahead(chunks.iter().map(|c| chunk_blocks(c.count)).sum());
         }
         let parts: Vec<_> = chunks.iter().map(|chunk| (chunk, chunk.count)).collect();
         let (vole, binding, k, delta) = (&**vole, self.binding, self.k, self.delta);
@@ -416,6 +457,8 @@ struct SenderChunk<'m> {
     index: u64,
     count: usize,
     message: &'m [u8],
+    /// Its streams' sums, where a worker computed them ahead.
+    ahead: Option<Vec<Block>>,
 }
 
 /// The sender's work on one chunk: the VOLE, the rows (to `scratch.rows`; the 0-labels), the
@@ -424,7 +467,7 @@ fn check_chunk(vole: &VoleSender, delta: Block, chunk: &SenderChunk<'_>, id: Chu
     let blocks = chunk_blocks(chunk.count);
     let (d, checks) = chunk.message.split_at(chunk.message.len() - CHECK_BYTES);
     let stride = scratch.columns_for(blocks);
-    vole.extend(chunk.at, d, blocks, &mut scratch.columns, stride, &mut scratch.streams)?;
+    vole.extend(Claim { at: chunk.at, ahead: chunk.ahead.as_deref() }, d, blocks, &mut scratch.columns, stride, &mut scratch.streams)?;
     let (_, q) = scratch.rows_and_sums(id, blocks, stride, if bound { d } else { &[] });
     if !check::verify(delta, &q, checks) && enforce {
         return Err(OtError::CheckFailed { chunk: id.index });
@@ -435,6 +478,7 @@ fn check_chunk(vole: &VoleSender, delta: Block, chunk: &SenderChunk<'_>, id: Chu
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use std::sync::Arc;
     #[cfg(target_arch = "wasm32")]
     use wasm_bindgen_test::wasm_bindgen_test;
 
@@ -506,6 +550,70 @@ pub(crate) mod tests {
             receiver.extend(&more, &mut message, &mut t).unwrap();
             sender.extend(300, &message, &mut q).unwrap();
             assert!((0..300).all(|i| t[i] == q[i] ^ delta.select(more[i])));
+        }
+    }
+
+    /// A worker that runs every job a hub posts, as a browser's OT helper does, once
+    /// [`Worker::run`] is called; `alter` may change each result's rows (given its stream).
+    struct Worker {
+        posted: Arc<std::sync::Mutex<Vec<Vec<u8>>>>,
+        hub: Arc<crate::ahead::Ahead>,
+    }
+
+    impl Worker {
+        fn new() -> Self {
+            let posted = Arc::new(std::sync::Mutex::new(Vec::new()));
+            let queue = posted.clone();
+            Worker { posted, hub: crate::ahead::Ahead::new(Box::new(move |job| queue.lock().unwrap().push(job))) }
+        }
+
+        /// Runs the jobs posted so far: how many.
+        fn run(&self, alter: impl Fn(u64, &mut [u8])) -> usize {
+            let jobs: Vec<_> = self.posted.lock().unwrap().drain(..).collect();
+            for job in &jobs {
+                let mut result = super::super::softspoken::run_ahead_job(job).unwrap();
+                let (header, _) = crate::ahead::Header::split(&result).unwrap();
+                alter(header.stream, &mut result[crate::ahead::HEADER_BYTES..]);
+                self.hub.supply(&result).unwrap();
+            }
+            jobs.len()
+        }
+    }
+
+    /// Both sides lent a worker take the sums it computed ahead: the rows correlate as without
+    /// it, and wrong sums from the worker fail the chunk's check (so they were taken, and the
+    /// check covers them).
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+    fn both_sides_take_the_sums_a_worker_expanded_ahead() {
+        let mut prg = AesCtr::new([14; 16]);
+        let delta = Block(prg.next_block().0 | 1);
+        for (receiver_ahead, sender_ahead) in [(true, false), (false, true), (true, true)] {
+            let (mut receiver, mut sender) = pair(4, delta, BINDING, &mut prg);
+            let worker = Worker::new();
+            let threads = Threads::ONE.with_ahead(worker.hub.clone());
+            let (for_receiver, for_sender) = (if receiver_ahead { &threads } else { &Threads::ONE }, if sender_ahead { &threads } else { &Threads::ONE });
+            let mut extend = |count: usize, receiver: &mut CheckedReceiver, sender: &mut CheckedSender| {
+                let choices = bits(count, &mut prg);
+                let (mut message, mut t, mut q) = (Vec::new(), Vec::new(), Vec::new());
+                receiver.extend_chunks(&choices, &mut message, &mut t, for_receiver);
+                sender.extend_chunks(count, &message, &mut q, for_sender)?;
+                assert!((0..count).all(|i| t[i] == q[i] ^ delta.select(choices[i])));
+                Ok::<_, OtError>(())
+            };
+            // The set-up first; then each side registers, and the worker runs ahead.
+            extend(100, &mut receiver, &mut sender).unwrap();
+            receiver.expand_ahead(for_receiver);
+            sender.expand_ahead(for_sender);
+            let sides = receiver_ahead as usize + sender_ahead as usize;
+            assert_eq!(worker.run(|_, _| ()), sides * crate::ahead::MIN_LOOKAHEAD_JOBS);
+            extend(3 * MAX_CHUNK + 5, &mut receiver, &mut sender).unwrap();
+            // Further ahead, with a bit of each result's rows flipped, for the first stream
+            // registered only (the same flip on both sides' streams would cancel out): the
+            // lookahead's last chunks take them.
+            assert!(worker.run(|stream, rows| rows[40] ^= (stream == 0) as u8) > 0);
+            let lookahead = crate::ahead::MIN_LOOKAHEAD_JOBS * MAX_CHUNK;
+            assert!(matches!(extend(lookahead, &mut receiver, &mut sender), Err(OtError::CheckFailed { .. })), "{receiver_ahead}/{sender_ahead}");
         }
     }
 

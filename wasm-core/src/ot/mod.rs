@@ -64,6 +64,7 @@ pub mod transpose;
 
 pub use error::{BasePoint, OtError};
 pub use extension::{max_message_len, message_len, pack_bits, setup_len, Binding, MAX_CHUNK, SUPPORTED_K};
+pub use softspoken::run_ahead_job;
 
 use crate::block::Block;
 use crate::garble::{derive_seed, GarblingHash};
@@ -236,6 +237,14 @@ impl OtReceiver {
         match &mut self.state {
             ReceiverState::Extending(extension) => extension.extend(choices, message, labels),
             other => Err(OtError::OutOfOrder { expected: other.expecting(), got: "an OT extension" }),
+        }
+    }
+
+    /// Has the worker `threads` lends expand this receiver's streams ahead, once its extension
+    /// is set up ([`extension::CheckedReceiver::expand_ahead`]).
+    pub fn expand_ahead(&mut self, threads: &Threads) {
+        if let ReceiverState::Extending(extension) = &mut self.state {
+            extension.expand_ahead(threads);
         }
     }
 
@@ -448,6 +457,14 @@ impl OtSender {
         match &self.state {
             SenderState::Extending(extension) => extension.chunks_len(count),
             _ => 0,
+        }
+    }
+
+    /// Has the worker `threads` lends expand this sender's streams ahead, once its extension is
+    /// set up ([`extension::CheckedSender::expand_ahead`]).
+    pub fn expand_ahead(&mut self, threads: &Threads) {
+        if let SenderState::Extending(extension) = &mut self.state {
+            extension.expand_ahead(threads);
         }
     }
 

@@ -77,10 +77,128 @@ fn expand_pass<'k>(keys: &'k [KeySchedule], first: u128, width: usize, streams: 
     encrypt_runs(streams, runs);
 }
 
+/// One tree's sums at positions `first … first + width` (≤ [`WINDOW`]): u into
+/// `streams[..width]`, v_b into `v[b]`. A sender's stream at its leaf `alpha` (which it lacks)
+/// is zeroed first, through a mask on every stream.
+fn window_sums<'k>(keys: &'k [KeySchedule], alpha: Option<usize>, k: usize, first: u128, width: usize, scratch: &mut (Vec<Block>, Vec<(&'k KeySchedule, usize)>), v: &mut [[Block; WINDOW]; 8]) {
+    let (streams, runs) = scratch;
+    expand_pass(keys, first, width, streams, runs);
+    if let Some(alpha) = alpha {
+        for (x, stream) in streams.chunks_exact_mut(width).enumerate() {
+            let keep = SimdBlock::from_block(Block(!ggm::eq_mask(x, alpha).0));
+            stream.iter_mut().for_each(|g| *g = SimdBlock::from_block(*g).and(keep).to_block());
+        }
+    }
+    fold_pass(streams, width, k, v);
+}
+
+/// Blocks per position of a stream's sums as a worker computes them ahead
+/// ([`run_ahead_job`]): for each tree, u and then v_0 … v_{k−1}.
+pub fn ahead_rows(shape: Shape) -> usize {
+    shape.trees * (shape.k + 1)
+}
+
+/// A claimed range of the streams for one extension: where it starts, and the sums a worker
+/// computed for exactly its positions ahead ([`run_ahead_job`]; [`ahead_rows`] rows), if any.
+#[derive(Clone, Copy, Debug)]
+pub struct Claim<'a> {
+    pub at: u128,
+    pub ahead: Option<&'a [Block]>,
+}
+
+/// A worker's sums for a claim of `blocks` positions at SoftSpoken⟨`k`⟩.
+struct AheadRows<'a> {
+    rows: &'a [Block],
+    blocks: usize,
+    k: usize,
+}
+
+impl AheadRows<'_> {
+    /// Tree `tree`'s sums at `first … first + width`, into the places [`window_sums`] uses.
+    fn window(&self, tree: usize, first: usize, width: usize, streams: &mut Vec<Block>, v: &mut [[Block; WINDOW]; 8]) {
+        let row = |c: usize| &self.rows[(tree * (self.k + 1) + c) * self.blocks + first..][..width];
+        streams.clear();
+        streams.extend_from_slice(row(0));
+        for (b, v) in v.iter_mut().enumerate().take(self.k) {
+            v[..width].copy_from_slice(row(b + 1));
+        }
+    }
+}
+
+/// Positions a job of [`run_ahead_job`] may ask for: more than a chunk of the extension has
+/// (which [`super::extension`] asserts), few enough to bound what a job's result takes.
+pub const MAX_AHEAD_BLOCKS: usize = 256;
+
+/// A stream's spec for a worker ([`crate::ahead`]): k; whether it is a sender's, and then each
+/// tree's α_i (the leaf it lacks, a byte) from `delta`; every leaf's seed. As secret as the
+/// seeds and Δ: it must not leave the page.
+fn ahead_spec(shape: Shape, delta: Option<Block>, seeds: &[Block]) -> Vec<u8> {
+    let mut spec = Vec::with_capacity(2 + shape.trees + seeds.len() * Block::BYTES);
+    spec.push(shape.k as u8);
+    spec.push(delta.is_some() as u8);
+    if let Some(delta) = delta {
+        spec.extend((0..shape.trees).map(|i| ggm::alpha(shape, delta, i) as u8));
+    }
+    for seed in seeds {
+        spec.extend_from_slice(&seed.to_bytes());
+    }
+    spec
+}
+
+/// Runs a job of [`crate::ahead`] for a receiver's or a sender's streams
+/// ([`VoleReceiver::ahead_spec`], [`VoleSender::ahead_spec`]): the sums at the job's positions,
+/// as its `extend` would compute them, in the result's layout ([`ahead_rows`] rows). What a
+/// browser's OT helper worker runs.
+pub fn run_ahead_job(job: &[u8]) -> Result<Vec<u8>, OtError> {
+    let malformed = |expected: usize, actual: usize| OtError::WrongLength { what: "OT helper job", expected, actual };
+    let (header, spec) = crate::ahead::Header::split(job).ok_or(malformed(crate::ahead::HEADER_BYTES, job.len()))?;
+    let (&[k, sender], spec) = spec.split_first_chunk::<2>().ok_or(malformed(2, spec.len()))?;
+    let k = k as usize;
+    // The shapes SoftSpoken has: k dividing 128, at most 8.
+    if !(1..=8).contains(&k) || 128 % k != 0 {
+        return Err(OtError::UnsupportedK { k });
+    }
+    let shape = Shape::new(k);
+    let (alphas, seeds) = match sender {
+        0 => (None, spec),
+        1 => spec.split_at_checked(shape.trees).map(|(a, s)| (Some(a), s)).ok_or(malformed(shape.trees, spec.len()))?,
+        _ => return Err(malformed(1, sender as usize)),
+    };
+    if seeds.len() != shape.trees * shape.leaves() * Block::BYTES {
+        return Err(malformed(shape.trees * shape.leaves() * Block::BYTES, seeds.len()));
+    }
+    if header.blocks > MAX_AHEAD_BLOCKS {
+        return Err(OtError::ChunkTooLarge { count: header.blocks, max: MAX_AHEAD_BLOCKS });
+    }
+    let seeds: Vec<Block> = seeds.chunks_exact(Block::BYTES).map(|b| Block::read(b).unwrap_or_default()).collect();
+    let mut keys = Vec::with_capacity(seeds.len());
+    expand_keys(&seeds, &mut keys);
+    let blocks = header.blocks;
+    let mut rows = vec![Block::ZERO; ahead_rows(shape) * blocks];
+    let mut v = [[Block::ZERO; WINDOW]; 8];
+    let mut scratch = (Vec::new(), Vec::with_capacity(shape.leaves()));
+    for (i, keys) in keys.chunks_exact(shape.leaves()).enumerate() {
+        // A leaf index out of range zeroes no stream: the sums are then wrong, as a wrong Δ
+        // would make them, and the check fails.
+        let alpha = alphas.map(|a| a[i] as usize);
+        for first in (0..blocks).step_by(WINDOW) {
+            let width = WINDOW.min(blocks - first);
+            window_sums(keys, alpha, k, header.at + first as u128, width, &mut scratch, &mut v);
+            let tree = &mut rows[i * (k + 1) * blocks..][..(k + 1) * blocks];
+            tree[first..][..width].copy_from_slice(&scratch.0[..width]);
+            for (b, v) in v.iter().enumerate().take(k) {
+                tree[(b + 1) * blocks + first..][..width].copy_from_slice(&v[..width]);
+            }
+        }
+    }
+    Ok(header.result(&rows))
+}
+
 /// The receiver of the correlated OTs: every tree in full.
 pub struct VoleReceiver {
     shape: Shape,
-    /// Every leaf's AES key, tree by tree.
+    /// Every leaf's PRG seed and AES key, tree by tree.
+    seeds: Vec<Block>,
     keys: Vec<KeySchedule>,
     /// The streams' next unclaimed block.
     next: u128,
@@ -101,7 +219,21 @@ impl VoleReceiver {
         ggm::commit(shape, transcript, direction, &checks, &mut setup);
         let mut keys = Vec::with_capacity(seeds.len());
         expand_keys(&seeds, &mut keys);
-        (VoleReceiver { shape, keys, next: 0 }, setup)
+        (VoleReceiver { shape, seeds, keys, next: 0 }, setup)
+    }
+
+    pub fn shape(&self) -> Shape {
+        self.shape
+    }
+
+    /// The streams' next unclaimed block.
+    pub fn next(&self) -> u128 {
+        self.next
+    }
+
+    /// What a worker needs to compute this receiver's sums ahead ([`run_ahead_job`]).
+    pub fn ahead_spec(&self) -> Vec<u8> {
+        ahead_spec(self.shape, None, &self.seeds)
     }
 
     /// Bytes of the d^{(i)} for `blocks` blocks of OTs.
@@ -118,30 +250,35 @@ impl VoleReceiver {
     }
 
     /// Extends a block of 128 OTs per block of `choices` (bit i of block j: the choice bit of
-    /// OT 128·j + i) from the streams' blocks at `at` (claimed): writes d^{(0)} ‖ … ‖
+    /// OT 128·j + i) from the streams' blocks at `claim.at` (claimed): writes d^{(0)} ‖ … ‖
     /// d^{(trees−1)} (each `choices.len()` blocks, [`VoleReceiver::message_bytes`] in all) to
     /// `message`, and column c of the receiver's matrix to `columns[c·stride ..]`; `streams`
-    /// is scratch. Extensions of distinct claims may run at once.
-    pub fn extend(&self, at: u128, choices: &[Block], message: &mut [u8], columns: &mut [Block], stride: usize, streams: &mut Vec<Block>) {
-        let (k, q, blocks) = (self.shape.k, self.shape.leaves(), choices.len());
+    /// is scratch. The sums come from the claim's worker where it computed them, and are
+    /// computed here otherwise. Extensions of distinct claims may run at once.
+    pub fn extend(&self, claim: Claim<'_>, choices: &[Block], message: &mut [u8], columns: &mut [Block], stride: usize, streams: &mut Vec<Block>) {
+        let (k, q, blocks, at) = (self.shape.k, self.shape.leaves(), choices.len(), claim.at);
+        let ahead = claim.ahead.map(|rows| AheadRows { rows, blocks, k });
         debug_assert_eq!(message.len(), self.message_bytes(blocks));
         let mut v = [[Block::ZERO; WINDOW]; 8];
-        let mut runs = Vec::with_capacity(q);
+        let mut scratch = (core::mem::take(streams), Vec::with_capacity(q));
         let (d_blocks, _) = message.as_chunks_mut::<{ Block::BYTES }>();
         for (i, keys) in self.keys.chunks_exact(q).enumerate() {
             for first in (0..blocks).step_by(WINDOW) {
                 let width = WINDOW.min(blocks - first);
-                expand_pass(keys, at + first as u128, width, streams, &mut runs);
-                fold_pass(streams, width, k, &mut v);
+                match &ahead {
+                    Some(rows) => rows.window(i, first, width, &mut scratch.0, &mut v),
+                    None => window_sums(keys, None, k, at + first as u128, width, &mut scratch, &mut v),
+                }
                 for (b, v) in v.iter().enumerate().take(k) {
                     columns[(i * k + b) * stride + first..][..width].copy_from_slice(&v[..width]);
                 }
                 let d = &mut d_blocks[i * blocks + first..][..width];
-                for ((d, &u), &r) in d.iter_mut().zip(&streams[..width]).zip(&choices[first..first + width]) {
+                for ((d, &u), &r) in d.iter_mut().zip(&scratch.0[..width]).zip(&choices[first..first + width]) {
                     *d = (u ^ r).to_bytes();
                 }
             }
         }
+        *streams = scratch.0;
     }
 }
 
@@ -149,7 +286,8 @@ impl VoleReceiver {
 pub struct VoleSender {
     shape: Shape,
     delta: Block,
-    /// Every leaf's AES key, tree by tree (garbage at each tree's α_i).
+    /// Every leaf's PRG seed and AES key, tree by tree (garbage at each tree's α_i).
+    seeds: Vec<Block>,
     keys: Vec<KeySchedule>,
     /// The streams' next unclaimed block.
     next: u128,
@@ -174,7 +312,21 @@ impl VoleSender {
         }
         let mut keys = Vec::with_capacity(seeds.len());
         expand_keys(&seeds, &mut keys);
-        Ok(VoleSender { shape, delta, keys, next: 0 })
+        Ok(VoleSender { shape, delta, seeds, keys, next: 0 })
+    }
+
+    pub fn shape(&self) -> Shape {
+        self.shape
+    }
+
+    /// The streams' next unclaimed block.
+    pub fn next(&self) -> u128 {
+        self.next
+    }
+
+    /// What a worker needs to compute this sender's sums ahead ([`run_ahead_job`]).
+    pub fn ahead_spec(&self) -> Vec<u8> {
+        ahead_spec(self.shape, Some(self.delta), &self.seeds)
     }
 
     /// Bytes of the d^{(i)} for `blocks` blocks of OTs.
@@ -190,28 +342,28 @@ impl VoleSender {
     }
 
     /// Takes the receiver's d^{(0)} ‖ … ‖ d^{(trees−1)} for `blocks` blocks of 128 OTs
-    /// ([`VoleSender::message_bytes`] of them) from the streams' blocks at `at` (claimed) and
-    /// writes column c of the sender's matrix to `columns[c·stride ..]`; `streams` is scratch.
-    /// Extensions of distinct claims may run at once.
-    pub fn extend(&self, at: u128, message: &[u8], blocks: usize, columns: &mut [Block], stride: usize, streams: &mut Vec<Block>) -> Result<(), OtError> {
+    /// ([`VoleSender::message_bytes`] of them) from the streams' blocks at `claim.at` (claimed)
+    /// and writes column c of the sender's matrix to `columns[c·stride ..]`; `streams` is
+    /// scratch. The sums come from the claim's worker where it computed them, and are computed
+    /// here otherwise. Extensions of distinct claims may run at once.
+    pub fn extend(&self, claim: Claim<'_>, message: &[u8], blocks: usize, columns: &mut [Block], stride: usize, streams: &mut Vec<Block>) -> Result<(), OtError> {
         if message.len() != self.message_bytes(blocks) {
             return Err(OtError::WrongLength { what: "SoftSpoken extension message", expected: self.message_bytes(blocks), actual: message.len() });
         }
-        let (k, q) = (self.shape.k, self.shape.leaves());
+        let (k, q, at) = (self.shape.k, self.shape.leaves(), claim.at);
+        let ahead = claim.ahead.map(|rows| AheadRows { rows, blocks, k });
         let (d_blocks, _) = message.as_chunks::<{ Block::BYTES }>();
         let (mut u, mut v) = ([Block::ZERO; WINDOW], [[Block::ZERO; WINDOW]; 8]);
-        let mut runs = Vec::with_capacity(q);
+        let mut scratch = (core::mem::take(streams), Vec::with_capacity(q));
         for (i, keys) in self.keys.chunks_exact(q).enumerate() {
             let alpha = ggm::alpha(self.shape, self.delta, i);
             for first in (0..blocks).step_by(WINDOW) {
                 let width = WINDOW.min(blocks - first);
-                expand_pass(keys, at + first as u128, width, streams, &mut runs);
-                // The stream of the seed this side lacks, zeroed through a mask on every stream.
-                for (x, stream) in streams.chunks_exact_mut(width).enumerate() {
-                    let keep = SimdBlock::from_block(Block(!ggm::eq_mask(x, alpha).0));
-                    stream.iter_mut().for_each(|g| *g = SimdBlock::from_block(*g).and(keep).to_block());
+                match &ahead {
+                    Some(rows) => rows.window(i, first, width, &mut scratch.0, &mut v),
+                    None => window_sums(keys, Some(alpha), k, at + first as u128, width, &mut scratch, &mut v),
                 }
-                fold_pass(streams, width, k, &mut v);
+                let streams = &scratch.0;
                 // w_b ⊕ α_b·d = v'_b ⊕ α_b·(u' ⊕ d).
                 for (j, (u, &g)) in u[..width].iter_mut().zip(&streams[..width]).enumerate() {
                     *u = g ^ Block::from_bytes(d_blocks[i * blocks + first + j]);
@@ -226,6 +378,7 @@ impl VoleSender {
                 }
             }
         }
+        *streams = scratch.0;
         Ok(())
     }
 }
@@ -268,8 +421,8 @@ mod tests {
                 assert_eq!(message.len(), (128 / k) * blocks * 16, "k {k}: 128/k bits per OT");
                 let mut streams = Vec::new();
                 let (at, at_sender) = (receiver.claim(blocks), sender.claim(blocks));
-                receiver.extend(at, &choices, &mut message, &mut t_columns, stride, &mut streams);
-                sender.extend(at_sender, &message, blocks, &mut q_columns, stride, &mut streams).unwrap();
+                receiver.extend(Claim { at, ahead: None }, &choices, &mut message, &mut t_columns, stride, &mut streams);
+                sender.extend(Claim { at: at_sender, ahead: None }, &message, blocks, &mut q_columns, stride, &mut streams).unwrap();
                 let (mut t, mut q) = (Vec::new(), Vec::new());
                 columns_to_rows(&t_columns, stride, 128 * blocks, &mut t);
                 columns_to_rows(&q_columns, stride, 128 * blocks, &mut q);
@@ -281,12 +434,83 @@ mod tests {
         }
     }
 
+    /// A job of `blocks` positions at `at` of the stream `spec` describes, as [`crate::ahead`]
+    /// writes one.
+    fn job(spec: Vec<u8>, at: u128, blocks: usize) -> Vec<u8> {
+        let mut job = Vec::new();
+        job.extend_from_slice(&7u64.to_le_bytes());
+        job.extend_from_slice(&at.to_le_bytes());
+        job.extend_from_slice(&(blocks as u32).to_le_bytes());
+        job.extend_from_slice(&spec);
+        job
+    }
+
+    /// A worker's result for positions `at … at + blocks`, from a job that starts one earlier:
+    /// the rows of the claim alone.
+    fn rows_from_worker(spec: Vec<u8>, at: u128, blocks: usize) -> Vec<Block> {
+        let result = run_ahead_job(&job(spec, at - 1, blocks + 1)).unwrap();
+        let (header, body) = crate::ahead::Header::split(&result).unwrap();
+        assert_eq!((header.stream, header.at, header.blocks), (7, at - 1, blocks + 1));
+        let all: Vec<Block> = body.chunks_exact(16).map(|b| Block::read(b).unwrap()).collect();
+        all.chunks_exact(blocks + 1).flat_map(|row| row[1..].to_vec()).collect()
+    }
+
+    /// A worker's sums, taken in place of each side's own, give the same message and columns
+    /// for every k, at a position other than the first and for a claim that starts inside a job.
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+    fn a_workers_sums_are_each_sides_own() {
+        let mut prg = AesCtr::new([10; 16]);
+        for k in [1, 2, 4, 8] {
+            let delta = Block(prg.next_block().0 | 1);
+            let (mut receiver, mut sender) = pair(k, delta, &mut prg);
+            let _ = (receiver.claim(3), sender.claim(3));
+            let blocks = 40;
+            let choices: Vec<Block> = (0..blocks).map(|_| prg.next_block()).collect();
+            let stride = column_stride(blocks);
+            let (at, _) = (receiver.claim(blocks), sender.claim(blocks));
+            let zero = vec![Block::ZERO; 128 * stride];
+            let (mut message, mut taken_message) = (vec![0u8; receiver.message_bytes(blocks)], vec![0u8; receiver.message_bytes(blocks)]);
+            let (mut own, mut taken) = (zero.clone(), zero.clone());
+            let rows = rows_from_worker(receiver.ahead_spec(), at, blocks);
+            assert_eq!(rows.len(), ahead_rows(Shape::new(k)) * blocks);
+            receiver.extend(Claim { at, ahead: None }, &choices, &mut message, &mut own, stride, &mut Vec::new());
+            receiver.extend(Claim { at, ahead: Some(&rows) }, &choices, &mut taken_message, &mut taken, stride, &mut Vec::new());
+            assert_eq!((&message, &own), (&taken_message, &taken), "receiver, k {k}");
+            let rows = rows_from_worker(sender.ahead_spec(), at, blocks);
+            let (mut own, mut taken) = (zero.clone(), zero.clone());
+            sender.extend(Claim { at, ahead: None }, &message, blocks, &mut own, stride, &mut Vec::new()).unwrap();
+            sender.extend(Claim { at, ahead: Some(&rows) }, &message, blocks, &mut taken, stride, &mut Vec::new()).unwrap();
+            assert_eq!(own, taken, "sender, k {k}");
+            assert_ne!(own, zero);
+        }
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+    fn malformed_worker_jobs_are_refused() {
+        let mut prg = AesCtr::new([12; 16]);
+        let (_, sender) = pair(4, Block(5), &mut prg);
+        let good = job(sender.ahead_spec(), 0, 2);
+        assert!(run_ahead_job(&good).is_ok());
+        assert!(matches!(run_ahead_job(&good[..20]), Err(OtError::WrongLength { .. })));
+        assert!(matches!(run_ahead_job(&good[..good.len() - 1]), Err(OtError::WrongLength { .. })));
+        let mut bad_k = good.clone();
+        bad_k[crate::ahead::HEADER_BYTES] = 3;
+        assert_eq!(run_ahead_job(&bad_k), Err(OtError::UnsupportedK { k: 3 }));
+        let mut bad_role = good.clone();
+        bad_role[crate::ahead::HEADER_BYTES + 1] = 2;
+        assert!(matches!(run_ahead_job(&bad_role), Err(OtError::WrongLength { .. })));
+        let huge = job(sender.ahead_spec(), 0, MAX_AHEAD_BLOCKS + 1);
+        assert!(matches!(run_ahead_job(&huge), Err(OtError::ChunkTooLarge { .. })));
+    }
+
     #[cfg_attr(not(target_arch = "wasm32"), test)]
     #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
     fn a_message_of_the_wrong_length_is_refused() {
         let mut prg = AesCtr::new([9; 16]);
         let (_, sender) = pair(4, Block(3), &mut prg);
         let mut columns = vec![Block::ZERO; 128 * 8];
-        assert!(matches!(sender.extend(0, &[0; 100], 1, &mut columns, 8, &mut Vec::new()), Err(OtError::WrongLength { .. })));
+        assert!(matches!(sender.extend(Claim { at: 0, ahead: None }, &[0; 100], 1, &mut columns, 8, &mut Vec::new()), Err(OtError::WrongLength { .. })));
     }
 }

@@ -848,7 +848,12 @@ impl AuthEvaluator {
             EvaluatorStage::SetupReply(setup, segments) => {
                 #[allow(unused_mut)]
                 let mut party = setup.finish(&message)?;
-                party.spread_over(parts.threads.clone());
+                // A worker that expands the OT streams ahead (a browser's) gains nothing in a
+                // computation of one segment: each direction's first large extension comes
+                // right after the set-up, before the worker could be ahead, and what it
+                // computed after that would go unused.
+                let ahead_pays = segments_of(self.and_total.unwrap_or(0), SEGMENT_AND_GATES) > 1;
+                party.spread_over(if ahead_pays { parts.threads.clone() } else { parts.threads.without_ahead() });
                 #[cfg(feature = "insecure-switches")]
                 {
                     self.delta = Some(party.delta());
