@@ -32,8 +32,8 @@ extern "C" {
     #[wasm_bindgen(typescript_type = "(job: Uint8Array) => void")]
     pub type PostAheadJob;
 
-    #[wasm_bindgen(method, js_name = call)]
-    fn call(this: &PostAheadJob, this_arg: &JsValue, job: Vec<u8>);
+    #[wasm_bindgen(method, catch, js_name = call)]
+    fn call(this: &PostAheadJob, this_arg: &JsValue, job: Vec<u8>) -> Result<JsValue, JsValue>;
 }
 
 thread_local! {
@@ -51,7 +51,8 @@ fn ahead_posting_to(post: PostAheadJob) -> (Arc<Ahead>, u64) {
     POSTERS.with(|posters| posters.borrow_mut().insert(id, post));
     let hub = Ahead::new(Box::new(move |job| POSTERS.with(|posters| {
         if let Some(post) = posters.borrow().get(&id) {
-            post.call(&JsValue::UNDEFINED, job);
+            // A function that throws loses the job: the session computes those sums itself.
+            let _ = post.call(&JsValue::UNDEFINED, job);
         }
     })));
     (hub, id)
