@@ -205,19 +205,24 @@ fn the_and_gate_limit_charges_the_preprocessing() {
     assert!(err.contains("exceed this server's limit of 20000"), "{err}");
 }
 
+/// `synthetic_protected`'s circuit (`synthetic`, width 256) of two segments in the authenticated
+/// mode: its AND gates, and its plaintext outputs for the server's all-true input and `y`.
+fn two_segments(y: &[bool]) -> (u64, Vec<bool>) {
+    use garblet_circuits::testing::run_plain;
+    let and_gates = garblet_core::auth::segment::SEGMENT_AND_GATES as u64 + 3000;
+    let spec = garblet_circuits::registry::builtins().iter().find(|s| s.name == "synthetic").unwrap();
+    let resolved = spec.resolve([("width", 256u64), ("and_gates", and_gates)]).unwrap();
+    (and_gates, run_plain(spec.instantiate(&resolved).unwrap(), vec![true; 128], y.to_vec()))
+}
+
 /// A server and a client that spread their preprocessing over different numbers of threads
 /// compute a circuit of two segments: the messages do not depend on the counts.
 #[test]
 fn parties_spread_over_threads_compute_together() {
-    use garblet_circuits::testing::run_plain;
-    use garblet_core::auth::segment::SEGMENT_AND_GATES;
     use garblet_core::garble::Garbling;
     use garblet_core::protocol::{EvaluatorConfig, GarblerConfig};
-    let and_gates = SEGMENT_AND_GATES as u64 + 3000;
-    let spec = garblet_circuits::registry::builtins().iter().find(|s| s.name == "synthetic").unwrap();
-    let resolved = spec.resolve([("width", 256u64), ("and_gates", and_gates)]).unwrap();
     let y: Vec<bool> = (0..128).map(|i| i % 5 == 0).collect();
-    let want = run_plain(spec.instantiate(&resolved).unwrap(), vec![true; 128], y.clone());
+    let (and_gates, want) = two_segments(&y);
     for (server, client) in [(3, 1), (1, 2), (2, 4)] {
         let server_config = GarblerConfig { threads: support::threads(server), ..GarblerConfig::default() };
         let client_config = EvaluatorConfig { window: 4 << 20, threads: support::threads(client), ..EvaluatorConfig::default() };
@@ -233,18 +238,13 @@ fn parties_spread_over_threads_compute_together() {
 /// outputs are the plaintext ones. The worker's sums are taken: altered, the computation fails.
 #[test]
 fn a_client_whose_worker_expands_its_ot_streams_ahead_computes_across_segments() {
-    use garblet_circuits::testing::run_plain;
     use garblet_core::ahead::{Ahead, HEADER_BYTES};
-    use garblet_core::auth::segment::SEGMENT_AND_GATES;
     use garblet_core::garble::Garbling;
     use garblet_core::protocol::{EvaluatorConfig, GarblerConfig};
     use garblet_core::spread::Threads;
     use std::sync::{Arc, Mutex};
-    let and_gates = SEGMENT_AND_GATES as u64 + 3000;
-    let spec = garblet_circuits::registry::builtins().iter().find(|s| s.name == "synthetic").unwrap();
-    let resolved = spec.resolve([("width", 256u64), ("and_gates", and_gates)]).unwrap();
     let y: Vec<bool> = (0..128).map(|i| i % 7 == 2).collect();
-    let want = run_plain(spec.instantiate(&resolved).unwrap(), vec![true; 128], y.clone());
+    let (and_gates, want) = two_segments(&y);
     for altered in [false, true] {
         let posted = Arc::new(Mutex::new(Vec::<Vec<u8>>::new()));
         let queue = posted.clone();
@@ -295,14 +295,10 @@ fn a_client_whose_worker_expands_its_ot_streams_ahead_computes_across_segments()
 /// arrive, before the last is in.
 #[test]
 fn a_circuit_of_several_segments_streams_through_the_sessions() {
-    use garblet_circuits::testing::run_plain;
     use garblet_core::auth::segment::SEGMENT_AND_GATES;
-    let and_gates = SEGMENT_AND_GATES as u64 + 3000;
-    let params = vec![("and_gates".to_string(), and_gates)];
-    let spec = garblet_circuits::registry::builtins().iter().find(|s| s.name == "synthetic").unwrap();
-    let resolved = spec.resolve([("width", 256u64), ("and_gates", and_gates)]).unwrap();
     let y: Vec<bool> = (0..128).map(|i| i % 3 == 0).collect();
-    let want = run_plain(spec.instantiate(&resolved).unwrap(), vec![true; 128], y.clone());
+    let (and_gates, want) = two_segments(&y);
+    let params = vec![("and_gates".to_string(), and_gates)];
 
     let mut pair = Pair::new(4 << 20);
     pair.evaluator.start_with("synthetic_protected", params, y, Security::Authenticated).unwrap();
