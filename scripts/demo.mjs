@@ -9,6 +9,24 @@ import { build, configWith, startServer, startWebClient } from './stack.mjs';
 
 const DEFAULT_SERVER = 'ws://127.0.0.1:8080';
 
+// `npm run demo` runs this under a shell, which does not pass signals on. `kill` of npm's process
+// usually ends the shell too, leaving this one to init; but npm does not always pass the signal
+// to the shell, which then stays, its own parent gone. The demo stops when either happens, so
+// that the server and the web client do not stay behind, listening. Who the parents are is read
+// first thing: read after the banner, a kill of npm that the banner prompted could come first,
+// and the orphaned shell's new parent would pass for npm.
+const parentOf = (pid) => {
+  try {
+    // /proc/PID/stat: "pid (comm) state ppid …"; comm may hold spaces and parentheses.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return null; // not Linux, or gone
+  }
+};
+const parent = process.ppid;
+const grandparent = parentOf(parent);
+
 // GARBLET_PREBUILT=1: everything is built already (the end-to-end test of stopping the demo
 // runs after `npm test`'s build): start at once.
 if (!process.env.GARBLET_PREBUILT) {
@@ -48,21 +66,7 @@ async function stop(code) {
 process.on('SIGINT', () => void stop(0));
 process.on('SIGTERM', () => void stop(0));
 process.on('SIGHUP', () => void stop(0));
-// `npm run demo` runs this under a shell, which does not pass signals on. `kill` of npm's process
-// usually ends the shell too, leaving this one to init; but npm does not always pass the signal
-// to the shell, which then stays, its own parent gone. Stop when either happens, so that the
-// server and the web client do not stay behind, listening.
-const parentOf = (pid) => {
-  try {
-    // /proc/PID/stat: "pid (comm) state ppid …"; comm may hold spaces and parentheses.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-  } catch {
-    return null; // not Linux, or gone
-  }
-};
-const parent = process.ppid;
-const grandparent = parentOf(parent);
+// Stop when the shell or the npm above it goes (see the top).
 setInterval(() => (process.ppid !== parent || parentOf(parent) !== grandparent) && void stop(0), 500).unref();
 server.exited.then(() => !stopping && (console.error('[demo] garblet serve exited'), stop(1)));
 web.exited.then(() => !stopping && (console.error('[demo] the web client exited'), stop(1)));
