@@ -157,7 +157,8 @@ impl Stream {
 struct Ready {
     at: u128,
     blocks: usize,
-    rows: Vec<Block>,
+    /// The result as it came: its header, then its rows' blocks as bytes.
+    result: Vec<u8>,
 }
 
 impl Ready {
@@ -202,11 +203,11 @@ impl Ahead {
         Ticket { hub: Arc::downgrade(self), id }
     }
 
-    /// Takes a result of the worker. One for a stream that has ended, or for positions the
-    /// session has already claimed, is dropped; one that no job asked for, or of the wrong
-    /// length, is refused.
-    pub fn supply(&self, result: &[u8]) -> Result<(), AheadError> {
-        let (header, body) = Header::split(result).ok_or(AheadError::Malformed("shorter than its header"))?;
+    /// Takes a result of the worker (kept as it is: the rows are read from it when claimed).
+    /// One for a stream that has ended, or for positions the session has already claimed, is
+    /// dropped; one that no job asked for, or of the wrong length, is refused.
+    pub fn supply(&self, result: Vec<u8>) -> Result<(), AheadError> {
+        let (header, body) = Header::split(&result).ok_or(AheadError::Malformed("shorter than its header"))?;
         let mut state = self.lock();
         let Some(stream) = state.streams.get_mut(&header.stream) else {
             return Ok(());
@@ -222,9 +223,8 @@ impl Ahead {
         if end <= stream.used {
             return Ok(());
         }
-        let rows = body.chunks_exact(Block::BYTES).map(|b| Block::read(b).unwrap_or_default()).collect();
         let place = stream.ready.iter().position(|r| r.at > header.at).unwrap_or(stream.ready.len());
-        stream.ready.insert(place, Ready { at: header.at, blocks: header.blocks, rows });
+        stream.ready.insert(place, Ready { at: header.at, blocks: header.blocks, result });
         Ok(())
     }
 
@@ -277,8 +277,10 @@ impl Ticket {
                     let (lo, hi) = (r.at.max(at), r.end().min(end));
                     let len = (hi - lo) as usize;
                     let (from, to) = ((lo - r.at) as usize, (lo - at) as usize);
+                    let (rows, _) = r.result[HEADER_BYTES..].as_chunks::<{ Block::BYTES }>();
                     for row in 0..stream.rows {
-                        out[row * blocks + to..][..len].copy_from_slice(&r.rows[row * r.blocks + from..][..len]);
+                        let (out, rows) = (&mut out[row * blocks + to..][..len], &rows[row * r.blocks + from..][..len]);
+                        out.iter_mut().zip(rows).for_each(|(o, b)| *o = Block::from_bytes(*b));
                     }
                 }
                 out
@@ -353,7 +355,7 @@ mod tests {
         assert!(jobs.iter().all(|job| &job[HEADER_BYTES..] == b"spec"));
         // Results in any order.
         for job in jobs.iter().rev() {
-            hub.supply(&work(job, 3)).unwrap();
+            hub.supply(work(job, 3)).unwrap();
         }
         // A claim inside one job, one across two, one to the end.
         assert_eq!(ticket.take(5, 4), Some(expected(3, 5, 4)));
@@ -376,10 +378,10 @@ mod tests {
         let (hub, queue) = hub();
         let ticket = hub.register(Vec::new(), 1, JOB, 0);
         let jobs = posted(&queue);
-        hub.supply(&work(&jobs[1], 1)).unwrap();
+        hub.supply(work(&jobs[1], 1)).unwrap();
         // The first job has not come: the claim is the caller's, and what it covered is gone.
         assert_eq!(ticket.take(0, JOB + 1), None);
-        hub.supply(&work(&jobs[0], 1)).unwrap();
+        hub.supply(work(&jobs[0], 1)).unwrap();
         assert_eq!(ticket.take(JOB as u128 + 1, 2), Some(expected(1, JOB as u128 + 1, 2)));
     }
 
@@ -422,14 +424,14 @@ mod tests {
         let job = posted(&queue).remove(0);
         let mut forged = work(&job, 2);
         forged[8] ^= 1;
-        assert!(matches!(hub.supply(&forged), Err(AheadError::NotAsked { .. })));
+        assert!(matches!(hub.supply(forged), Err(AheadError::NotAsked { .. })));
         let mut short = work(&job, 2);
         short.pop();
-        assert_eq!(hub.supply(&short), Err(AheadError::Malformed("its length is not its rows'")));
-        assert_eq!(hub.supply(&[0; 3]), Err(AheadError::Malformed("shorter than its header")));
-        hub.supply(&work(&job, 2)).unwrap();
+        assert_eq!(hub.supply(short), Err(AheadError::Malformed("its length is not its rows'")));
+        assert_eq!(hub.supply(vec![0; 3]), Err(AheadError::Malformed("shorter than its header")));
+        hub.supply(work(&job, 2)).unwrap();
         // Once taken, the same result again was not asked for.
-        assert!(matches!(hub.supply(&work(&job, 2)), Err(AheadError::NotAsked { .. })));
+        assert!(matches!(hub.supply(work(&job, 2)), Err(AheadError::NotAsked { .. })));
     }
 
     #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
@@ -441,6 +443,6 @@ mod tests {
         drop(ticket);
         assert_eq!(hub.outstanding(), 0);
         // A result of an ended stream is dropped quietly.
-        hub.supply(&work(&job, 1)).unwrap();
+        hub.supply(work(&job, 1)).unwrap();
     }
 }

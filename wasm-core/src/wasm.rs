@@ -298,7 +298,7 @@ impl WasmEvaluator {
     /// the OT extension's streams, results their sums: neither may leave the page). A result
     /// the session did not ask for, or of the wrong length, throws (the helper is broken).
     #[wasm_bindgen(js_name = supplyAhead)]
-    pub fn supply_ahead(&self, result: &[u8]) -> Result<(), JsError> {
+    pub fn supply_ahead(&self, result: Vec<u8>) -> Result<(), JsError> {
         let Some((ahead, _)) = &self.ahead else {
             return Err(JsError::new("this session has no OT helper worker"));
         };

@@ -271,7 +271,7 @@ fn a_client_whose_worker_expands_its_ot_streams_ahead_computes_across_segments()
                     if altered {
                         result[HEADER_BYTES + 17] ^= 4;
                     }
-                    hub.supply(&result).unwrap();
+                    hub.supply(result).unwrap();
                     jobs += 1;
                 }
                 if !moved {

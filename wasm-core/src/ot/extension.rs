@@ -574,7 +574,7 @@ pub(crate) mod tests {
                 let mut result = super::super::softspoken::run_ahead_job(job).unwrap();
                 let (header, _) = crate::ahead::Header::split(&result).unwrap();
                 alter(header.stream, &mut result[crate::ahead::HEADER_BYTES..]);
-                self.hub.supply(&result).unwrap();
+                self.hub.supply(result).unwrap();
             }
             jobs.len()
         }

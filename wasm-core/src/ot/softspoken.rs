@@ -113,15 +113,33 @@ struct AheadRows<'a> {
     k: usize,
 }
 
-impl AheadRows<'_> {
-    /// Tree `tree`'s sums at `first … first + width`, into the places [`window_sums`] uses.
-    fn window(&self, tree: usize, first: usize, width: usize, streams: &mut Vec<Block>, v: &mut [[Block; WINDOW]; 8]) {
-        let row = |c: usize| &self.rows[(tree * (self.k + 1) + c) * self.blocks + first..][..width];
-        streams.clear();
-        streams.extend_from_slice(row(0));
-        for (b, v) in v.iter_mut().enumerate().take(self.k) {
-            v[..width].copy_from_slice(row(b + 1));
+/// One tree's sums over a window of positions: u, and v_b for b < k (the rest empty).
+struct WindowSums<'a> {
+    u: &'a [Block],
+    v: [&'a [Block]; 8],
+}
+
+impl<'a> WindowSums<'a> {
+    /// The sums [`window_sums`] computed into `streams` and `v`, `width` positions.
+    fn computed(streams: &'a [Block], v: &'a [[Block; WINDOW]; 8], k: usize, width: usize) -> Self {
+        let mut sums = WindowSums { u: &streams[..width], v: [&[]; 8] };
+        for (b, v) in v.iter().enumerate().take(k) {
+            sums.v[b] = &v[..width];
         }
+        sums
+    }
+}
+
+impl<'a> AheadRows<'a> {
+    /// Tree `tree`'s sums at `first … first + width`, read in place.
+    fn window(&self, tree: usize, first: usize, width: usize) -> WindowSums<'a> {
+        let rows = self.rows;
+        let row = |c: usize| &rows[(tree * (self.k + 1) + c) * self.blocks + first..][..width];
+        let mut sums = WindowSums { u: row(0), v: [&[]; 8] };
+        for b in 0..self.k {
+            sums.v[b] = row(b + 1);
+        }
+        sums
     }
 }
 
@@ -265,15 +283,18 @@ impl VoleReceiver {
         for (i, keys) in self.keys.chunks_exact(q).enumerate() {
             for first in (0..blocks).step_by(WINDOW) {
                 let width = WINDOW.min(blocks - first);
-                match &ahead {
-                    Some(rows) => rows.window(i, first, width, &mut scratch.0, &mut v),
-                    None => window_sums(keys, None, k, at + first as u128, width, &mut scratch, &mut v),
-                }
-                for (b, v) in v.iter().enumerate().take(k) {
-                    columns[(i * k + b) * stride + first..][..width].copy_from_slice(&v[..width]);
+                let sums = match &ahead {
+                    Some(rows) => rows.window(i, first, width),
+                    None => {
+                        window_sums(keys, None, k, at + first as u128, width, &mut scratch, &mut v);
+                        WindowSums::computed(&scratch.0, &v, k, width)
+                    }
+                };
+                for (b, v) in sums.v.iter().enumerate().take(k) {
+                    columns[(i * k + b) * stride + first..][..width].copy_from_slice(v);
                 }
                 let d = &mut d_blocks[i * blocks + first..][..width];
-                for ((d, &u), &r) in d.iter_mut().zip(&scratch.0[..width]).zip(&choices[first..first + width]) {
+                for ((d, &u), &r) in d.iter_mut().zip(sums.u).zip(&choices[first..first + width]) {
                     *d = (u ^ r).to_bytes();
                 }
             }
@@ -359,20 +380,22 @@ impl VoleSender {
             let alpha = ggm::alpha(self.shape, self.delta, i);
             for first in (0..blocks).step_by(WINDOW) {
                 let width = WINDOW.min(blocks - first);
-                match &ahead {
-                    Some(rows) => rows.window(i, first, width, &mut scratch.0, &mut v),
-                    None => window_sums(keys, Some(alpha), k, at + first as u128, width, &mut scratch, &mut v),
-                }
-                let streams = &scratch.0;
+                let sums = match &ahead {
+                    Some(rows) => rows.window(i, first, width),
+                    None => {
+                        window_sums(keys, Some(alpha), k, at + first as u128, width, &mut scratch, &mut v);
+                        WindowSums::computed(&scratch.0, &v, k, width)
+                    }
+                };
                 // w_b ⊕ α_b·d = v'_b ⊕ α_b·(u' ⊕ d).
-                for (j, (u, &g)) in u[..width].iter_mut().zip(&streams[..width]).enumerate() {
+                for (j, (u, &g)) in u[..width].iter_mut().zip(sums.u).enumerate() {
                     *u = g ^ Block::from_bytes(d_blocks[i * blocks + first + j]);
                 }
-                for (b, v) in v.iter().enumerate().take(k) {
+                for (b, v) in sums.v.iter().enumerate().take(k) {
                     let alpha_b = Block(0u128.wrapping_sub(((alpha >> b) & 1) as u128));
                     let column = &mut columns[(i * k + b) * stride + first..][..width];
                     let alpha_b = SimdBlock::from_block(alpha_b);
-                    for ((c, &v), &u) in column.iter_mut().zip(&v[..width]).zip(&u[..width]) {
+                    for ((c, &v), &u) in column.iter_mut().zip(*v).zip(&u[..width]) {
                         *c = SimdBlock::from_block(v).xor(SimdBlock::from_block(u).and(alpha_b)).to_block();
                     }
                 }
