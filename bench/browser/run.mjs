@@ -33,7 +33,8 @@
  * It prints a report, then the numbers as one JSON object on its last line.
  * Usage: node bench/browser/run.mjs [--and-gates N] [--rounds N] [--latency-runs N] [--cnc-runs N] [--helper-and-gates N] [--only-cut-and-choose] [--only-kernels] [--profile] [--without-devtools]
  *          [--link RATE,RTT ...] [--link-runs N] [--window-sweep MIB,MIB,...]
- *   --profile adds CPU profiles of in-page aes128 sessions in the standard and the authenticated mode (self time per function), also after --only-cut-and-choose.
+ *   --profile adds CPU profiles of in-page aes128 sessions in the standard and the authenticated mode (self time per function), and of an in-page engine
+ *   computing authenticated `synthetic` (--helper-and-gates) with its OT helper in a worker, also after --only-cut-and-choose.
  *   --without-devtools also runs the network measurements in a Chromium with no DevTools client
  *   attached (undisturbed.mjs): Playwright's reports every WebSocket frame, which costs most of
  *   the machine during a transfer. Informative; the targets are judged on the Playwright run.
@@ -50,7 +51,7 @@ import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
 import { startGarbletServer, startRelay } from './garblet-server.mjs';
 import { startStaticServer } from './static-server.mjs';
-import { profileAesSessions } from './profile.mjs';
+import { profileAesSessions, profileAuthenticatedEngine } from './profile.mjs';
 import { kernelTargetsOf, linkFigures, linkTargetsOf, printPhases, printTimeline, sweepFigures, targetsOf } from './report.mjs';
 import { measureWithoutDevtools } from './undisturbed.mjs';
 import { cores, withMachineCpu } from './machine-cpu.mjs';
@@ -262,6 +263,9 @@ async function logProfiles(page, address) {
     log(`CPU profile of in-page aes128 sessions in the ${security} mode, self time per session:`);
     for (const f of (await profileAesSessions(page, address, 20, security)).slice(0, 20)) log(`  ${f.msPerSession.toFixed(2).padStart(7)} ms  ${f.name.slice(0, 110)}`);
   }
+  const { engineMs, functions } = await profileAuthenticatedEngine(page, address, helperAndGates);
+  log(`CPU profile of an in-page engine computing authenticated synthetic, ${fmt(helperAndGates)} AND gates, its OT helper in a worker (${fmt(engineMs)} ms in the engine's calls), self time:`);
+  for (const f of functions.slice(0, 25)) log(`  ${f.msPerSession.toFixed(0).padStart(7)} ms  ${f.name.slice(0, 110)}`);
 }
 
 /**

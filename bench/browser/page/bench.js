@@ -4,7 +4,7 @@
  */
 import { kernelThroughput } from './kernels.js';
 import { aesColdWarm, aesLatency, aesPreparedOnline, aesSecurityCost, endToEndThroughput, rawWebSocketThroughput } from './network.js';
-import { aesTimeline, helperShare, wasmSetup, workerTimeline } from './phases.js';
+import { aesTimeline, authenticatedInPage, helperShare, wasmSetup, workerTimeline } from './phases.js';
 
-window.garbletBench = { kernelThroughput, rawWebSocketThroughput, endToEndThroughput, aesLatency, aesSecurityCost, aesPreparedOnline, aesColdWarm, aesTimeline, workerTimeline, wasmSetup, helperShare };
+window.garbletBench = { kernelThroughput, rawWebSocketThroughput, endToEndThroughput, aesLatency, aesSecurityCost, aesPreparedOnline, aesColdWarm, aesTimeline, workerTimeline, wasmSetup, helperShare, authenticatedInPage };
 document.getElementById('status').textContent = 'ready';

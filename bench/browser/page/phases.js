@@ -7,7 +7,7 @@
  * The same steps in a worker, fresh (as a first `Garblet.connect`) and warm, show what it adds.
  */
 import { Engine } from '/sdk/dist/engine.js';
-import { startOtHelper } from '/sdk/dist/ot-helper.js';
+import { otHelperOver, startOtHelper } from '/sdk/dist/ot-helper.js';
 import { startSocketWorker } from '/sdk/dist/socket-port.js';
 import init, * as wasm from '/sdk/wasm/garblet_core.js';
 import { median, now } from './timing.js';
@@ -92,6 +92,29 @@ export async function aesTimeline(server, runs = 15, security = 'standard') {
   const timeline = Object.fromEntries(marks.map((m) => [m, medianOf(all, (r) => r[m])]));
   const engineMs = Object.fromEntries(Object.keys(all[0].engineMs).map((k) => [k, medianOf(all, (r) => r.engineMs[k])]));
   return { timeline, engineMs, dataFrames: all[0].dataFrames, runs: all };
+}
+
+/**
+ * One authenticated `synthetic` computation of `andGates` AND gates with the SDK's engine on
+ * this thread (for a CPU profile of it) and its OT helper in a worker, as the SDK pairs them:
+ * the engine's time in its own calls, in milliseconds.
+ */
+export async function authenticatedInPage(server, andGates) {
+  const { memory } = await init();
+  const module = await WebAssembly.compileStreaming(fetch(WASM_URL));
+  const ws = await openSocket(`ws://${server}/`);
+  const transport = new TimedTransport(ws, now());
+  const helper = startOtHelper();
+  try {
+    const engine = new Engine({ WasmEvaluator: wasm.WasmEvaluator, memory, runBaseOtShare: wasm.runBaseOtShare }, transport, { window: 4 << 20 }, otHelperOver(helper.port, module));
+    await engine.ready();
+    const request = { service: 'synthetic', inputs: { evaluator: 0n }, params: { and_gates: andGates }, progressInterval: 1e9, security: 'authenticated' };
+    const { stats } = await engine.run(request, () => {});
+    engine.close();
+    return stats.evaluator.cpu_ms;
+  } finally {
+    helper.worker.terminate();
+  }
 }
 
 /** Runs one aes128 session in `worker`; milliseconds from `t0` (absolute) to each step. */
