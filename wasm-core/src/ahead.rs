@@ -32,7 +32,11 @@
 //! | then | | in a job, the stream's spec; in a result, its rows (`rows` × `blocks` blocks, row by row) |
 //!
 //! The spec holds the stream's secret seeds: jobs and results never leave the page (the
-//! driver's own worker, over a MessagePort), as the base OT's shared job does.
+//! driver's own worker, over a MessagePort), as the base OT's shared job does. The results are
+//! not checked: the worker runs the very WebAssembly module the session runs (the engine hands
+//! it its module), so they are what the session would compute, and code in the page that could
+//! change them could as well read the inputs they protect. (Wrong sums would make the sender's
+//! chunk check fail, or — all-zero ones — put a receiver's choice bits in its message.)
 
 use crate::block::Block;
 use std::collections::{BTreeMap, VecDeque};
