@@ -86,6 +86,14 @@ impl Header {
         out.extend_from_slice(&(self.blocks as u32).to_le_bytes());
     }
 
+    /// The job for these positions of a stream described by `spec`: the header, then the spec.
+    pub fn job(&self, spec: &[u8]) -> Vec<u8> {
+        let mut job = Vec::with_capacity(HEADER_BYTES + spec.len());
+        self.write(&mut job);
+        job.extend_from_slice(spec);
+        job
+    }
+
     /// The result of this job: the header, then `rows` (row by row, `blocks` blocks each).
     pub fn result(&self, rows: &[Block]) -> Vec<u8> {
         let mut out = Vec::with_capacity(HEADER_BYTES + rows.len() * Block::BYTES);
@@ -148,10 +156,7 @@ impl Stream {
             let (at, blocks) = (self.asked, self.job.min((self.used + self.lookahead - self.asked) as usize));
             self.asked += blocks as u128;
             self.outstanding.push_back((at, blocks));
-            let mut job = Vec::with_capacity(HEADER_BYTES + self.spec.len());
-            Header { stream: id, at, blocks }.write(&mut job);
-            job.extend_from_slice(&self.spec);
-            jobs.push(job);
+            jobs.push(Header { stream: id, at, blocks }.job(&self.spec));
         }
         jobs
     }

@@ -98,6 +98,12 @@ pub fn ahead_rows(shape: Shape) -> usize {
     shape.trees * (shape.k + 1)
 }
 
+/// Where row `c` of tree `tree` (0: u, b + 1: v_b) starts among a worker's rows for `blocks`
+/// positions at SoftSpoken⟨`k`⟩.
+fn row_start(k: usize, blocks: usize, tree: usize, c: usize) -> usize {
+    (tree * (k + 1) + c) * blocks
+}
+
 /// A claimed range of the streams for one extension: where it starts, and the sums a worker
 /// computed for exactly its positions ahead ([`run_ahead_job`]; [`ahead_rows`] rows), if any.
 #[derive(Clone, Copy, Debug)]
@@ -134,7 +140,7 @@ impl<'a> AheadRows<'a> {
     /// Tree `tree`'s sums at `first … first + width`, read in place.
     fn window(&self, tree: usize, first: usize, width: usize) -> WindowSums<'a> {
         let rows = self.rows;
-        let row = |c: usize| &rows[(tree * (self.k + 1) + c) * self.blocks + first..][..width];
+        let row = |c: usize| &rows[row_start(self.k, self.blocks, tree, c) + first..][..width];
         let mut sums = WindowSums { u: row(0), v: [&[]; 8] };
         for b in 0..self.k {
             sums.v[b] = row(b + 1);
@@ -202,10 +208,9 @@ pub fn run_ahead_job(job: &[u8]) -> Result<Vec<u8>, OtError> {
         for first in (0..blocks).step_by(WINDOW) {
             let width = WINDOW.min(blocks - first);
             window_sums(keys, alpha, k, header.at + first as u128, width, &mut scratch, &mut v);
-            let tree = &mut rows[i * (k + 1) * blocks..][..(k + 1) * blocks];
-            tree[first..][..width].copy_from_slice(&scratch.0[..width]);
-            for (b, v) in v.iter().enumerate().take(k) {
-                tree[(b + 1) * blocks + first..][..width].copy_from_slice(&v[..width]);
+            let sums = WindowSums::computed(&scratch.0, &v, k, width);
+            for (c, sum) in [sums.u].iter().chain(&sums.v[..k]).enumerate() {
+                rows[row_start(k, blocks, i, c) + first..][..width].copy_from_slice(sum);
             }
         }
     }
@@ -457,15 +462,9 @@ mod tests {
         }
     }
 
-    /// A job of `blocks` positions at `at` of the stream `spec` describes, as [`crate::ahead`]
-    /// writes one.
+    /// A job of `blocks` positions at `at` of the stream `spec` describes.
     fn job(spec: Vec<u8>, at: u128, blocks: usize) -> Vec<u8> {
-        let mut job = Vec::new();
-        job.extend_from_slice(&7u64.to_le_bytes());
-        job.extend_from_slice(&at.to_le_bytes());
-        job.extend_from_slice(&(blocks as u32).to_le_bytes());
-        job.extend_from_slice(&spec);
-        job
+        crate::ahead::Header { stream: 7, at, blocks }.job(&spec)
     }
 
     /// A worker's result for positions `at … at + blocks`, from a job that starts one earlier:
