@@ -277,8 +277,8 @@ impl Driver<'_> {
     /// labels exist, and the label corrections queue behind what is already on its way — up to
     /// a window, when the session thread was waiting on a slow reader's socket as the client's
     /// OT extension came in. The client evaluates nothing, so credits nothing, until it has
-    /// read through that. (A 40 KB/s reader credited first after 30.6 s on an idle machine; on
-    /// a busy one it had credited nothing when the allowance without this ran out, at 52 s.)
+    /// read through that. (A 40 KB/s reader first credits about 30 s in on an idle machine, and
+    /// more than the allowance alone, 52 s, later on a busy one.)
     fn labels_wait(&self) -> f64 {
         f64::from(self.session.window()) / self.settings.min_credit_bytes_per_sec
     }
