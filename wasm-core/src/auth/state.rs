@@ -25,6 +25,9 @@ pub(crate) struct Switches {
     /// Wire masks of this party drawn as zeros, not at random: what the peer then knows of
     /// every masked value.
     pub(crate) known_masks: bool,
+    /// The leaky AND's check value U carries bit 0 of the hash too, which the half-AND uses: the
+    /// leak that clearing it prevents.
+    pub(crate) check_hash_lsb: bool,
 }
 
 /// A batch in progress.

@@ -3,6 +3,7 @@
 use super::*;
 use crate::ot::{OtError, OtReceiver, OtSender, MAX_CHUNK};
 use crate::spread::Threads;
+use state::TripleState;
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test;
 
@@ -518,6 +519,47 @@ fn an_altered_check_value_is_caught_half_the_time() {
     }
     // Binomial(30, 1/2): outside 3 … 27 with probability below 10^−6.
     assert!((3..=27).contains(&caught), "caught {caught} of {runs}");
+}
+
+/// One hash call per input serves the half-AND (its lsb) and the check (bits 1 … 127). The
+/// evaluator's guess of each of the garbler's y shares from round 2 alone — lsb U ⊕ h₀ ⊕ h₁ ⊕
+/// lsb M[y'] ⊕ y' ⊕ lsb K'[y], the module docs' attack — is right every time when the check's
+/// hash keeps bit 0, and about half the time (a coin flip) as the protocol has it.
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn the_check_value_hides_the_half_and_bit() {
+    // How many of the garbler's y shares the evaluator guesses right out of the leaky triples
+    // of a batch of `n`.
+    let guessed = |leak: bool, n: usize| -> (usize, usize) {
+        let (mut g, mut e) = connect(4);
+        if leak {
+            g.leave_hash_lsb_in_check();
+        }
+        let (to_e, to_g) = (g.start_triples(n).unwrap(), e.start_triples(n).unwrap());
+        let Ok(Progress::Send(half_and)) = g.triples_step(&to_g) else { panic!("round 2") };
+        let Ok(Progress::Send(_)) = e.triples_step(&to_e) else { panic!("round 2") };
+        let (TripleState::AwaitingHalfAnd(gb), TripleState::AwaitingHalfAnd(eb)) = (&g.state, &e.state) else { panic!("both after round 2") };
+        let leaky = gb.leaky_count();
+        let bits_len = leaky.div_ceil(8);
+        let right = (0..leaky)
+            .filter(|&i| {
+                let u = Block::read(&half_and[2 * bits_len + 16 * i..]).unwrap();
+                let (h0, h1) = (bit(&half_and[..bits_len], i), bit(&half_and[bits_len..], i));
+                // The evaluator's own: its y share with its MAC, its key of the garbler's y.
+                let mine = eb.share(leaky + i);
+                let guess = u.lsb() ^ h0 ^ h1 ^ mine.mac.lsb() ^ mine.bit ^ mine.key.lsb();
+                guess == gb.bits[leaky + i]
+            })
+            .count();
+        (right, leaky)
+    };
+    let (right, leaky) = guessed(true, 1000);
+    assert_eq!(right, leaky, "with bit 0 in the check, every y share is read off the message");
+    let (right, leaky) = guessed(false, 1000);
+    // 1,000 triples at B = 5. Binomial(5000, 1/2): outside 2,250 … 2,750 with probability
+    // below 10^−11.
+    assert_eq!(leaky, 5000);
+    assert!((2250..=2750).contains(&right), "{right} of {leaky} guessed right");
 }
 
 mod computations {

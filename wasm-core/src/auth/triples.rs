@@ -11,19 +11,21 @@
 //! # One leaky triple (Π_HaAND and Π_LaAND)
 //!
 //! Written for one party ("me", with Δ; the peer's quantities primed where they differ), the
-//! same code for A and B. Both hold aBits ⟨x⟩, ⟨y⟩, ⟨r⟩ (round 1). H₁ and H₂ are the garbling
-//! hash ([`crate::garble::GarblingHash`]) under two instances per Δ owner, keyed by the session
-//! ([`crate::garble::derive_seed`] of the session id), tweak = the triple's index in the session:
+//! same code for A and B. Both hold aBits ⟨x⟩, ⟨y⟩, ⟨r⟩ (round 1). H is the garbling hash
+//! ([`crate::garble::GarblingHash`]) under an instance per Δ owner, keyed by the session
+//! ([`crate::garble::derive_seed`] of the session id), tweak = the triple's index in the session;
+//! each input is hashed once, and its output serves twice: its lsb for the half-AND, the rest,
+//! H̄(X) = H(X) with bit 0 cleared, for the check.
 //!
 //! ```text
 //! round 2  HaAND, as the sender for the peer's x:  s random,
-//!            h₀ = lsb H₁(K[x']) ⊕ s,   h₁ = lsb H₁(K[x'] ⊕ Δ) ⊕ s ⊕ y
-//!          check:  Φ = K[y'] ⊕ M[y] ⊕ y·Δ,   T = H₂(K[x']),
-//!            U = H₂(K[x']) ⊕ H₂(K[x'] ⊕ Δ) ⊕ Φ                         ── h₀, h₁, U ──►
-//! round 3  v = s ⊕ h'_x ⊕ lsb H₁'(M[x])      (so v ⊕ v' = x·y' ⊕ x'·y)
+//!            h₀ = lsb H(K[x']) ⊕ s,   h₁ = lsb H(K[x'] ⊕ Δ) ⊕ s ⊕ y
+//!          check:  Φ = K[y'] ⊕ M[y] ⊕ y·Δ,   T = H̄(K[x']),
+//!            U = H̄(K[x']) ⊕ H̄(K[x'] ⊕ Δ) ⊕ Φ                           ── h₀, h₁, U ──►
+//! round 3  v = s ⊕ h'_x ⊕ lsb H'(M[x])       (so v ⊕ v' = x·y' ⊕ x'·y)
 //!          z = x·y ⊕ v,   d = z ⊕ r;  ⟨z⟩ := ⟨r⟩ ⊕ d  (the MAC stays, the key of the
 //!          peer's share moves by d'·Δ)                                  ── d ──►
-//!          S = H₂'(M[x]) ⊕ x·U'              (so S ⊕ T' = x·Φ')
+//!          S = H̄'(M[x]) ⊕ x·U'               (so S ⊕ T' = x·Φ')
 //! round 4  H = z·Δ ⊕ K[z'] ⊕ M[z] ⊕ x·Φ ⊕ S ⊕ T                         ── commit(digest of all H) ──►
 //! round 5  open; each party checks the peer's opening against its commitment and the peer's
 //!          digest against its own
@@ -36,8 +38,15 @@
 //! honest party's x share is 1 — it learns that bit, and is caught with probability 1/2 per
 //! triple it attacks. That is the leaky AND's leakage, which bucketing removes.
 //!
-//! H₁ and H₂ are separate instances because, with one hash, lsb(U) ⊕ h₀ ⊕ h₁ would give the peer
-//! lsb(Φ) ⊕ y, from which, with the lsb of its own key, it could read the honest y share.
+//! Why one hash call per input hides y and Φ. The peer holds M[x'] = K[x'] ⊕ x'·Δ, so it knows
+//! one of the two outputs, H(K[x'] ⊕ x'·Δ), whole; the other, H(K[x'] ⊕ (1 ⊕ x')·Δ), is to it a
+//! uniform 128-bit value (the hash's circular correlation robustness), whose lsb masks y in h₀ or
+//! h₁ and whose bits 1 … 127 mask those of Φ in U: disjoint bits of a uniform value, so the two
+//! masks are independent. Bit 0 of U is lsb Φ = lsb K[y'] ⊕ lsb M[y] ⊕ y, which with lsb Δ =
+//! lsb Δ' = 1 equals lsb M[y'] ⊕ y' ⊕ lsb K'[y]: all the peer's own, so U tells it nothing there.
+//! Were bit 0 of the check's hash not cleared, lsb U ⊕ h₀ ⊕ h₁ would give the peer lsb Φ ⊕ y,
+//! and so y (`the_check_value_hides_the_half_and_bit` shows it). The identity above holds bit
+//! for bit whatever H̄ is, as long as both parties use the same one.
 //!
 //! The check is committed, then opened (BLAKE3 with 32 fresh random bytes, bound to the session
 //! and the committer; `commit` in the module root): neither party sees the other's value before
@@ -168,8 +177,7 @@ fn instance(transcript: &[u8; 32], purpose: &str, owner: Role) -> GarblingHash {
     GarblingHash::new(derive_seed(Block::from_bytes(seed), purpose, owner.byte() as u64))
 }
 
-const HALF_AND: &str = "authenticated garbling: half-AND";
-const LEAKY_AND_CHECK: &str = "authenticated garbling: leaky-AND check";
+const LEAKY_AND: &str = "authenticated garbling: leaky AND";
 
 /// BLAKE3 (key-derivation mode, `context`) over the session, a party and blocks.
 fn digest_blocks(context: &str, transcript: &[u8; 32], role: Role, blocks: impl Iterator<Item = Block>) -> [u8; 32] {
@@ -373,10 +381,14 @@ impl AuthParty {
         let mut kept = vec![Block::ZERO; leaky];
         let ranges = self.threads.ranges(leaky, SPREAD);
         let bytes = bit_ranges(&ranges);
-        let hashes = (instance(&self.transcript, HALF_AND, self.role), instance(&self.transcript, LEAKY_AND_CHECK, self.role));
-        let (b_ref, delta, hashes) = (&*b, self.delta, &hashes);
+        let hash = instance(&self.transcript, LEAKY_AND, self.role);
+        #[cfg(feature = "insecure-switches")]
+        let check_hash_lsb = self.switches.check_hash_lsb;
+        #[cfg(not(feature = "insecure-switches"))]
+        let check_hash_lsb = false;
+        let (b_ref, delta, hash) = (&*b, self.delta, &hash);
         let parts = split_mut(h0_bits, &bytes, 1).into_iter().zip(split_mut(h1_bits, &bytes, 1)).zip(split_mut(u, &ranges, 16)).zip(split_mut(&mut kept, &ranges, 1));
-        let jobs: Vec<_> = parts.zip(ranges.iter().cloned()).map(|((((h0, h1), u), kept), range)| move || half_and(b_ref, delta, hashes, range, h0, h1, u, kept)).collect();
+        let jobs: Vec<_> = parts.zip(ranges.iter().cloned()).map(|((((h0, h1), u), kept), range)| move || half_and(b_ref, delta, hash, check_hash_lsb, range, h0, h1, u, kept)).collect();
         self.threads.run(jobs);
         b.phi = kept;
         self.state = TripleState::AwaitingHalfAnd(b);
@@ -392,7 +404,7 @@ impl AuthParty {
         check_padding(h1, leaky, "round 2: h₁ bits")?;
         let u = &peer[2 * bits_len..];
         let peer_role = self.role.peer();
-        let hashes = (instance(&self.transcript, HALF_AND, peer_role), instance(&self.transcript, LEAKY_AND_CHECK, peer_role));
+        let hash = instance(&self.transcript, LEAKY_AND, peer_role);
         #[cfg(feature = "insecure-switches")]
         let lie = self.switches.lie_in_triple;
         #[cfg(not(feature = "insecure-switches"))]
@@ -402,12 +414,12 @@ impl AuthParty {
         let bytes = bit_ranges(&ranges);
         let batch = &mut *b;
         let (xy, r) = batch.bits.split_at_mut(2 * leaky);
-        let (xy, macs, s, first_tweak, hashes) = (&*xy, &batch.macs[..leaky], &batch.s, batch.first_tweak, &hashes);
+        let (xy, macs, s, first_tweak, hash) = (&*xy, &batch.macs[..leaky], &batch.s, batch.first_tweak, &hash);
         let peer_half = &HalfAndMessage { h0, h1, u };
         let parts = split_mut(&mut message, &bytes, 1).into_iter().zip(split_mut(r, &ranges, 1)).zip(split_mut(&mut batch.phi, &ranges, 1));
         let jobs: Vec<_> = parts
             .zip(ranges.iter().cloned())
-            .map(|(((d, r), phi), range)| move || leaky_and(xy, macs, s, first_tweak, hashes, peer_half, lie, range, d, r, phi))
+            .map(|(((d, r), phi), range)| move || leaky_and(xy, macs, s, first_tweak, hash, peer_half, lie, range, d, r, phi))
             .collect();
         self.threads.run(jobs);
         b.s = Vec::new();
@@ -583,71 +595,68 @@ struct HalfAndMessage<'a> {
 }
 
 /// Round 2 on leaky triples `range` (its start a multiple of [`PIECE`]), a piece at a time:
-/// K[x'] and K[x'] ⊕ Δ hashed under this party's instances (`hashes`: H₁, H₂); h₀, h₁ and U
-/// written to the range's parts of the message, x·Φ ⊕ T to `kept`.
+/// K[x'] and K[x'] ⊕ Δ hashed once each under this party's instance; h₀, h₁ (the outputs' lsbs)
+/// and U (the rest) written to the range's parts of the message, x·Φ ⊕ T to `kept`.
+/// `check_hash_lsb` leaves bit 0 in the check's hash (test builds' leak only).
 #[allow(clippy::too_many_arguments)]
-fn half_and(b: &Batch, delta: Block, hashes: &(GarblingHash, GarblingHash), range: Range<usize>, h0_bits: &mut [u8], h1_bits: &mut [u8], u: &mut [u8], kept: &mut [Block]) {
+fn half_and(b: &Batch, delta: Block, hash: &GarblingHash, check_hash_lsb: bool, range: Range<usize>, h0_bits: &mut [u8], h1_bits: &mut [u8], u: &mut [u8], kept: &mut [Block]) {
     let leaky = b.leaky_count();
-    let (mut h1, mut h2) = hashes.clone();
-    let mut buffer = vec![Block::ZERO; 4 * PIECE];
+    let mut hash = hash.clone();
+    let check_mask = if check_hash_lsb { Block::ONES } else { CHECK_BITS };
+    let mut buffer = vec![Block::ZERO; 2 * PIECE];
     for start in range.clone().step_by(PIECE) {
         let len = PIECE.min(range.end - start);
-        let (zero, rest) = buffer.split_at_mut(PIECE);
-        let (one, rest) = rest.split_at_mut(PIECE);
-        let (zero2, one2) = rest.split_at_mut(PIECE);
-        let (zero, one, zero2, one2) = (&mut zero[..len], &mut one[..len], &mut zero2[..len], &mut one2[..len]);
+        let (zero, one) = buffer.split_at_mut(PIECE);
+        let (zero, one) = (&mut zero[..len], &mut one[..len]);
         for (k, &key) in b.keys[start..start + len].iter().enumerate() {
             zero[k] = key;
             one[k] = key ^ delta;
         }
-        zero2.copy_from_slice(zero);
-        one2.copy_from_slice(one);
         let tweak = b.first_tweak + start as u128;
-        h1.hash_in_place(zero, tweak);
-        h1.hash_in_place(one, tweak);
-        h2.hash_in_place(zero2, tweak);
-        h2.hash_in_place(one2, tweak);
+        hash.hash_in_place(zero, tweak);
+        hash.hash_in_place(one, tweak);
         for k in 0..len {
             let (i, local) = (start + k, start - range.start + k);
             let (x, y, s) = (b.bits[i], b.share(leaky + i), b.s[i]);
             set_bit(h0_bits, local, zero[k].lsb() ^ s);
             set_bit(h1_bits, local, one[k].lsb() ^ s ^ y.bit);
             let phi = y.key ^ y.mac ^ delta.select(y.bit);
-            u[16 * local..16 * local + 16].copy_from_slice(&(zero2[k] ^ one2[k] ^ phi).to_bytes());
-            kept[local] = phi.select(x) ^ zero2[k];
+            let (t0, t1) = (zero[k] & check_mask, one[k] & check_mask);
+            u[16 * local..16 * local + 16].copy_from_slice(&(t0 ^ t1 ^ phi).to_bytes());
+            kept[local] = phi.select(x) ^ t0;
         }
     }
 }
 
+/// The bits of a leaky-AND hash output that the check uses: all but bit 0, which the half-AND
+/// uses (the module docs say why they must not overlap).
+const CHECK_BITS: Block = Block(!1);
+
 /// Round 3 on leaky triples `range` (its start a multiple of [`PIECE`]), a piece at a time:
-/// M[x] hashed under the peer's instances (`hashes`, tweaks from the batch's `first_tweak`); z into `r` (the range's part of the r
-/// bits, which become z), d = z ⊕ r into `d`, and S added to `phi`. `lie` flips one triple's z
-/// (test builds' attack only).
+/// M[x] hashed once under the peer's instance (`hash`, tweaks from the batch's `first_tweak`);
+/// z into `r` (the range's part of the r bits, which become z), d = z ⊕ r into `d`, and S added
+/// to `phi`. `lie` flips one triple's z (test builds' attack only).
 #[allow(clippy::too_many_arguments)]
-fn leaky_and(xy: &[bool], macs: &[Block], s: &[bool], first_tweak: u128, hashes: &(GarblingHash, GarblingHash), peer: &HalfAndMessage<'_>, lie: Option<usize>, range: Range<usize>, d: &mut [u8], r: &mut [bool], phi: &mut [Block]) {
+fn leaky_and(xy: &[bool], macs: &[Block], s: &[bool], first_tweak: u128, hash: &GarblingHash, peer: &HalfAndMessage<'_>, lie: Option<usize>, range: Range<usize>, d: &mut [u8], r: &mut [bool], phi: &mut [Block]) {
     let leaky = macs.len();
-    let (mut hash1, mut hash2) = hashes.clone();
-    let mut buffer = vec![Block::ZERO; 2 * PIECE];
+    let mut hash = hash.clone();
+    let mut buffer = vec![Block::ZERO; PIECE];
     for start in range.clone().step_by(PIECE) {
         let len = PIECE.min(range.end - start);
-        let (m1, m2) = buffer.split_at_mut(PIECE);
-        let (m1, m2) = (&mut m1[..len], &mut m2[..len]);
-        m1.copy_from_slice(&macs[start..start + len]);
-        m2.copy_from_slice(m1);
-        let tweak = first_tweak + start as u128;
-        hash1.hash_in_place(m1, tweak);
-        hash2.hash_in_place(m2, tweak);
+        let m = &mut buffer[..len];
+        m.copy_from_slice(&macs[start..start + len]);
+        hash.hash_in_place(m, first_tweak + start as u128);
         for k in 0..len {
             let (i, local) = (start + k, start - range.start + k);
             let x = xy[i];
             let received = if x { bit(peer.h1, i) } else { bit(peer.h0, i) };
-            let v = s[i] ^ received ^ m1[k].lsb();
+            let v = s[i] ^ received ^ m[k].lsb();
             let zb = (x & xy[leaky + i]) ^ v ^ (lie == Some(i));
             // ⟨z⟩ := ⟨r⟩ ⊕ d: r's MAC and key stay (in r's place), the bit becomes z.
             set_bit(d, local, zb ^ r[local]);
             r[local] = zb;
             let u_peer = Block::read(&peer.u[16 * i..]).unwrap_or_default();
-            phi[local] ^= m2[k] ^ u_peer.select(x);
+            phi[local] ^= (m[k] & CHECK_BITS) ^ u_peer.select(x);
         }
     }
 }
@@ -721,6 +730,13 @@ impl AuthParty {
     /// sends the d that goes with it, so its MAC stays consistent).
     pub fn lie_in_triple_share(&mut self, index: usize) {
         self.switches.lie_in_triple = Some(index);
+    }
+
+    /// Leaves bit 0 of the hash in the leaky AND's check value U, where the half-AND's bits use
+    /// it too: the peer then reads this party's y shares off round 2 (and the equality check
+    /// fails, the peer clearing that bit).
+    pub fn leave_hash_lsb_in_check(&mut self) {
+        self.switches.check_hash_lsb = true;
     }
 }
 

@@ -40,8 +40,9 @@ pub const MAGIC: &[u8; 4] = b"GRBL";
 /// frames of cut-and-choose. 7: cut-and-choose's input encoding drawn per computation. 8: the
 /// garbling hash keyed per instance, its seed in `ServerHello`; SoftSpoken OT with the per-column
 /// check, its k per direction in the hellos. 9: the authenticated mode's set-up derived from the
-/// session's OT extension, its flights changed; the phase of a `Compute`.)
-pub const VERSION: u16 = 9;
+/// session's OT extension, its flights changed; the phase of a `Compute`. 10: the authenticated
+/// mode's leaky AND hashing each input once.)
+pub const VERSION: u16 = 10;
 
 /// The smallest credit window: room for a few batches of garbled data.
 pub const MIN_WINDOW: u32 = 64 << 10;
