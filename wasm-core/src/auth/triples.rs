@@ -646,17 +646,17 @@ fn leaky_and(xy: &[bool], macs: &[Block], s: &[bool], first_tweak: u128, hash: &
         let m = &mut buffer[..len];
         m.copy_from_slice(&macs[start..start + len]);
         hash.hash_in_place(m, first_tweak + start as u128);
-        for k in 0..len {
+        for (k, &m) in m.iter().enumerate() {
             let (i, local) = (start + k, start - range.start + k);
             let x = xy[i];
             let received = if x { bit(peer.h1, i) } else { bit(peer.h0, i) };
-            let v = s[i] ^ received ^ m[k].lsb();
+            let v = s[i] ^ received ^ m.lsb();
             let zb = (x & xy[leaky + i]) ^ v ^ (lie == Some(i));
             // ⟨z⟩ := ⟨r⟩ ⊕ d: r's MAC and key stay (in r's place), the bit becomes z.
             set_bit(d, local, zb ^ r[local]);
             r[local] = zb;
             let u_peer = Block::read(&peer.u[16 * i..]).unwrap_or_default();
-            phi[local] ^= (m[k] & CHECK_BITS) ^ u_peer.select(x);
+            phi[local] ^= (m & CHECK_BITS) ^ u_peer.select(x);
         }
     }
 }

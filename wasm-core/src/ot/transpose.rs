@@ -5,7 +5,8 @@
 //! one 128×128 tile at a time. It is, with the column PRGs, the hot loop of OT extension.
 //!
 //! Engines, chosen once per call by what the CPU has:
-//! * x86-64: AVX2 (runtime detection), else SSE2 (always present on x86-64);
+//! * x86-64: AVX-512 with VBMI and GFNI, else AVX2 (runtime detection), else SSE2 (always
+//!   present on x86-64);
 //! * wasm32 built with `simd128` (the repo's `.cargo/config.toml` enables it);
 //! * anywhere else: a portable block-swap transpose on `u128`.
 //!
@@ -14,6 +15,11 @@
 //! one bit of 16 (32) rows, i.e. a 16 (32)-bit piece of one output row — and a shift by one moves
 //! the next bit into place. We gather bytes with a 16×16 byte transpose made of `unpack`
 //! instructions rather than emp's byte-by-byte inserts.
+//!
+//! The AVX-512 engine works on 8×8 bit blocks instead: byte permutes (`vpermt2b`) gather byte
+//! `p` of eight consecutive rows into one 64-bit word, one `gf2p8affineqb` transposes every such
+//! 8×8 bit matrix in a vector at once, and a qword transpose and byte permutes put the bytes in
+//! their output rows: about 350 instructions a tile, against about 1,400 with movemasks.
 //!
 //! Convention: `rows[j]` bit `i` is entry (j, i); after transposition `out[i]` bit `j` is entry
 //! (j, i). Bits are numbered from the least significant bit of the `u128`.
@@ -67,7 +73,7 @@ pub const fn column_stride(width: usize) -> usize {
     (width.div_ceil(BLOCKS_PER_LINE) | 1) * BLOCKS_PER_LINE
 }
 
-/// The name of the engine this machine uses: "avx2", "sse2", "simd128" or "portable".
+/// The name of the engine this machine uses: "avx512", "avx2", "sse2", "simd128" or "portable".
 pub fn engine_name() -> &'static str {
     Engine::detect().name()
 }
@@ -86,6 +92,8 @@ pub(crate) enum Engine {
     Sse2,
     #[cfg(target_arch = "x86_64")]
     Avx2,
+    #[cfg(target_arch = "x86_64")]
+    Avx512,
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     Simd128,
 }
@@ -95,7 +103,9 @@ impl Engine {
     pub(crate) fn detect() -> Engine {
         #[cfg(target_arch = "x86_64")]
         {
-            if std::is_x86_feature_detected!("avx2") {
+            if avx512::available() {
+                Engine::Avx512
+            } else if std::is_x86_feature_detected!("avx2") {
                 Engine::Avx2
             } else {
                 Engine::Sse2
@@ -121,6 +131,9 @@ impl Engine {
             if std::is_x86_feature_detected!("avx2") {
                 engines.push(Engine::Avx2);
             }
+            if avx512::available() {
+                engines.push(Engine::Avx512);
+            }
         }
         #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
         engines.push(Engine::Simd128);
@@ -134,6 +147,8 @@ impl Engine {
             Engine::Sse2 => "sse2",
             #[cfg(target_arch = "x86_64")]
             Engine::Avx2 => "avx2",
+            #[cfg(target_arch = "x86_64")]
+            Engine::Avx512 => "avx512",
             #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
             Engine::Simd128 => "simd128",
         }
@@ -154,6 +169,10 @@ impl Engine {
             // `is_x86_feature_detected!("avx2")` returned true, so the CPU has AVX2.
             #[cfg(target_arch = "x86_64")]
             Engine::Avx2 => unsafe { avx2::transpose(src, stride, output) },
+            // SAFETY: `Engine::Avx512` is only produced by `detect` and `all_available`, both
+            // after `avx512::available()` found every feature its code is compiled for.
+            #[cfg(target_arch = "x86_64")]
+            Engine::Avx512 => unsafe { avx512::transpose(src, stride, output) },
             #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
             Engine::Simd128 => simd128::transpose(src, stride, output),
         }
@@ -311,6 +330,117 @@ mod avx2 {
     }
 }
 
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use super::Tile;
+    use crate::block::Block;
+    use core::arch::x86_64::*;
+
+    /// Whether the CPU has everything [`transpose`] is compiled for.
+    pub fn available() -> bool {
+        std::is_x86_feature_detected!("avx512f")
+            && std::is_x86_feature_detected!("avx512bw")
+            && std::is_x86_feature_detected!("avx512vbmi")
+            && std::is_x86_feature_detected!("gfni")
+    }
+
+    /// Rows `first … first + 3` of the source, row `first + s` in 128-bit lane `s`.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    fn load_four(src: &[Block], stride: usize, first: usize) -> __m512i {
+        let row = |s: usize| {
+            let row: &Block = &src[(first + s) * stride];
+            // SAFETY: `row` is a reference to 16 readable bytes; `loadu` needs no alignment.
+            unsafe { _mm_loadu_si128((row as *const Block).cast()) }
+        };
+        let v = _mm512_castsi128_si512(row(0));
+        let v = _mm512_inserti32x4::<1>(v, row(1));
+        let v = _mm512_inserti32x4::<2>(v, row(2));
+        _mm512_inserti32x4::<3>(v, row(3))
+    }
+
+    /// A byte-permute index: byte `i` of the result is byte `f(i)` of the two sources' 128.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    fn byte_index(f: impl Fn(usize) -> usize) -> __m512i {
+        let bytes: [u8; 64] = core::array::from_fn(|i| f(i) as u8);
+        // SAFETY: `bytes` is 64 readable bytes; `loadu` needs no alignment.
+        unsafe { _mm512_loadu_si512(bytes.as_ptr().cast()) }
+    }
+
+    /// A qword-permute index: qword `e` of the result is qword `f(e)` of the two sources' 16.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    fn qword_index(f: impl Fn(usize) -> usize) -> __m512i {
+        let q: [i64; 8] = core::array::from_fn(|e| f(e) as i64);
+        _mm512_setr_epi64(q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7])
+    }
+
+    /// Transposes 8 vectors seen as an 8×8 matrix of qwords: afterwards qword `e` of `v[w]` is
+    /// what was qword `w` of `v[e]`. Each stage swaps one bit of the vector's index with the
+    /// same bit of the qword's.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    fn transpose_qwords_8x8(v: &mut [__m512i; 8]) {
+        for bit in 0..3 {
+            let b = 1 << bit;
+            // Of the pair (w, w | b), w with the bit clear: qword e of the new v[w] is qword
+            // e with the bit cleared from v[w] (e's bit clear) or v[w | b] (set), and the new
+            // v[w | b] takes the same with the bit set.
+            let low = qword_index(|e| (e & b != 0) as usize * 8 + (e & !b));
+            let high = qword_index(|e| (e & b != 0) as usize * 8 + (e | b));
+            for w in (0..8).filter(|w| w & b == 0) {
+                let (x, y) = (v[w], v[w | b]);
+                v[w] = _mm512_permutex2var_epi64(x, low, y);
+                v[w | b] = _mm512_permutex2var_epi64(x, high, y);
+            }
+        }
+    }
+
+    /// Callers must check [`available`] (calling it is `unsafe` outside code compiled for these
+    /// features).
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,gfni")]
+    pub fn transpose(src: &[Block], stride: usize, output: &mut Tile) {
+        // Byte p of row j is B[j][p], and bit i of a row is bit i % 8 of its byte i / 8.
+        // 1. Per group R of rows 8R … 8R + 7 (128 bytes, row r at byte 16r): for each byte p, a
+        //    qword of B[8R + 7 − b][p] in its byte b; e[R][h] holds the qwords of p = 8h … 8h + 7.
+        let gather = [0, 1].map(|h| byte_index(|i| (7 - i % 8) * 16 + 8 * h + i / 8));
+        // 2. Each qword as an 8×8 bit matrix transposed: byte q of the result (bit r) is bit q
+        //    of row 8R + r, i.e. byte R of output row 8p + q (GF2P8AFFINEQB: bit r of result
+        //    byte q is the parity of byte q of the first operand, 1 << q, and byte 7 − r of the
+        //    matrix, which holds row 8R + r).
+        let bit_transpose = _mm512_set1_epi64(0x8040_2010_0804_0201_u64 as i64);
+        let mut f = [[_mm512_setzero_si512(); 2]; 16];
+        for (r, f) in f.iter_mut().enumerate() {
+            let (low, high) = (load_four(src, stride, 8 * r), load_four(src, stride, 8 * r + 4));
+            for (f, gather) in f.iter_mut().zip(&gather) {
+                let e = _mm512_permutex2var_epi8(low, *gather, high);
+                *f = _mm512_gf2p8affine_epi64_epi8::<0>(bit_transpose, e);
+            }
+        }
+        // 3. For each p, qword p of f[R][p / 8] for every R, side by side (a qword transpose of
+        //    each group of 8 R), then byte q of each in output row 8p + q, byte R.
+        let scatter = [0, 4].map(|q0| byte_index(|i| (i % 16) * 8 + q0 + i / 16));
+        let out = output.as_mut_ptr();
+        for h in [0, 1] {
+            let mut halves: [[__m512i; 8]; 2] = [0, 1].map(|g| core::array::from_fn(|t| f[8 * g + t][h]));
+            transpose_qwords_8x8(&mut halves[0]);
+            transpose_qwords_8x8(&mut halves[1]);
+            let [first, second] = &halves;
+            for (p_low, (&first, &second)) in first.iter().zip(second).enumerate() {
+                let p = 8 * h + p_low;
+                for (k, index) in scatter.iter().enumerate() {
+                    let rows = _mm512_permutex2var_epi8(first, *index, second);
+                    // SAFETY: rows 8p + 4k … 8p + 4k + 3 of the tile (p < 16, k < 2): 64 bytes
+                    // inside `output`, which this function borrows exclusively; `storeu`
+                    // needs no alignment.
+                    unsafe { _mm512_storeu_si512(out.add(8 * p + 4 * k).cast(), rows) };
+                }
+            }
+        }
+    }
+}
+
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod simd128 {
     use super::Tile;
@@ -451,6 +581,6 @@ mod tests {
         let mut out = [Block::ZERO; 128];
         transpose_128x128(&input, &mut out);
         assert_eq!(out, reference(&input));
-        assert!(["avx2", "sse2", "simd128", "portable"].contains(&engine_name()));
+        assert!(["avx512", "avx2", "sse2", "simd128", "portable"].contains(&engine_name()));
     }
 }
