@@ -19,7 +19,7 @@
  *     standard and the authenticated mode, then, on one warm connection, standard runs beside
  *     authenticated runs whose preprocessing was done ahead (`session.prepare`), for each
  *     circuit; then the OT helper's share of the authenticated mode's work: `synthetic` with
- *     `--helper-and-gates` AND gates (10^6) with the helper expanding the OT streams ahead and
+ *     `--helper-and-gates` AND gates (10^6) with the helper working ahead on the OT extension and
  *     without, alternately, `--rounds` pairs (the engine's own time per AND gate, and the wall
  *     time); `--only-cut-and-choose` measures that alone;
  *   - `--only-kernels` measures the kernels alone (AES, the evaluators, the OT extension), with
@@ -327,7 +327,7 @@ async function securityCosts(measure, address) {
   figures.authenticated_synthetic_wall_ms_alone = Number(share.alone.wallMs.toFixed(1));
   figures.authenticated_synthetic_wall_ms_with_helper = Number(share.ahead.wallMs.toFixed(1));
   figures.authenticated_synthetic_wall_speedup_with_helper = Number((share.alone.wallMs / share.ahead.wallMs).toFixed(3));
-  log(`authenticated synthetic, ${fmt(share.andGates)} AND gates in Chromium: the engine's own work ${fmt(figures.authenticated_synthetic_engine_ns_per_and_alone)} ns per AND gate alone, ${fmt(figures.authenticated_synthetic_engine_ns_per_and_with_helper)} with the OT helper expanding the streams ahead (${fmt(figures.authenticated_synthetic_engine_speedup_with_helper)}×); wall ${fmt(share.alone.wallMs)} and ${fmt(share.ahead.wallMs)} ms (${fmt(figures.authenticated_synthetic_wall_speedup_with_helper)}×), server CPU ${fmt(share.alone.serverMs)} and ${fmt(share.ahead.serverMs)} ms; medians of ${rounds} alternating pairs on fresh connections`);
+  log(`authenticated synthetic, ${fmt(share.andGates)} AND gates in Chromium: the engine's own work ${fmt(figures.authenticated_synthetic_engine_ns_per_and_alone)} ns per AND gate alone, ${fmt(figures.authenticated_synthetic_engine_ns_per_and_with_helper)} with the OT helper working ahead (${fmt(figures.authenticated_synthetic_engine_speedup_with_helper)}×); wall ${fmt(share.alone.wallMs)} and ${fmt(share.ahead.wallMs)} ms (${fmt(figures.authenticated_synthetic_wall_speedup_with_helper)}×), server CPU ${fmt(share.alone.serverMs)} and ${fmt(share.ahead.serverMs)} ms; medians of ${rounds} alternating pairs on fresh connections`);
   return figures;
 }
 

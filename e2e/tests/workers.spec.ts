@@ -31,8 +31,9 @@ async function authenticatedSynthetic(page: Page, andGates: number, input: strin
   return { out, expected };
 }
 
-test('across segments of the authenticated mode the OT helper expands both directions’ streams ahead, and the output is the plaintext one', async ({ page }) => {
-  // Three segments: the helper's sums serve the second and third (wasm-core/src/ahead.rs).
+test('across segments of the authenticated mode the OT helper works ahead in both directions, and the output is the plaintext one', async ({ page }) => {
+  // Three segments: the helper's sums of the server's bits and its whole chunks of the
+  // browser's own random bits serve the second and third (wasm-core/src/ahead.rs).
   const { out, expected } = await authenticatedSynthetic(page, 140_000, '0x0123456789abcdef0123456789abcdef');
   expect(out).toBe(expected);
   expect(out).not.toBe('0');

@@ -20,7 +20,7 @@ export interface Transport {
 export interface OtHelper {
   /** Runs a share of the base OTs (`runBaseOtShare`). */
   baseOts(job: Uint8Array): Promise<Uint8Array>;
-  /** Expands the OT extension's streams ahead (`runAheadJob`). */
+  /** Works ahead on the OT extension: streams' sums, whole chunks of random choices (`runAheadJob`). */
   ahead(job: Uint8Array): Promise<Uint8Array>;
 }
 
@@ -130,10 +130,10 @@ export class Engine {
     wasm: WasmApi,
     private readonly transport: Transport,
     { window, maxWindow, garbling }: EvaluatorSettings,
-    /** Takes half of the base OTs and expands streams ahead, where there is one (a browser's OT helper worker). */
+    /** Takes half of the base OTs and works ahead on the OT extension, where there is one (a browser's OT helper worker). */
     private readonly otHelper?: OtHelper,
   ) {
-    this.evaluator = new wasm.WasmEvaluator(window, garbling, maxWindow, otHelper && ((job) => this.expandAhead(otHelper, job)));
+    this.evaluator = new wasm.WasmEvaluator(window, garbling, maxWindow, otHelper && ((job) => this.workAhead(otHelper, job)));
     this.memory = wasm.memory;
     this.runBaseOtShare = wasm.runBaseOtShare;
     transport.onFrame = (frame) => this.onFrame(frame);
@@ -289,12 +289,13 @@ export class Engine {
   }
 
   /**
-   * Hands the OT helper a job of expanding the OT extension's streams ahead: the session posts
-   * them as soon as they exist, even in the middle of a call (so this only passes the job on),
-   * and takes each result back between its calls. It never waits for them: a sum it needs
-   * before its result came, it computes itself; if the helper fails, all of them.
+   * Hands the OT helper a job of work ahead on the OT extension (streams' sums, or a whole chunk
+   * of random choices): the session posts them as soon as they exist, even in the middle of a
+   * call (so this only passes the job on), and takes each result back between its calls. It
+   * never waits for them: what it needs before its result came, it computes itself; if the
+   * helper fails, all of it.
    */
-  private expandAhead(helper: OtHelper, job: Uint8Array): void {
+  private workAhead(helper: OtHelper, job: Uint8Array): void {
     helper.ahead(job).then(
       (result) => {
         if (this.failure) return;

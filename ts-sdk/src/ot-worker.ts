@@ -2,10 +2,12 @@
 /**
  * The OT helper worker: computes half of the session's base-OT multiplications while the
  * engine's worker computes the other half (the browser's one expensive step of set-up, about
- * 10 ms of curve arithmetic in one thread), and in the authenticated mode expands the PRG
- * streams of the OT extension the engine checks, ahead of the server's messages. It only runs
- * jobs the engine gives it over a MessagePort (see ot-helper.ts); the jobs hold secrets of
- * this page's session (a scalar, the streams' seeds), which never leave the page.
+ * 10 ms of curve arithmetic in one thread), and in the authenticated mode works ahead of the
+ * engine on the OT extension: the PRG streams of the OTs for the server's bits, ahead of its
+ * messages, and whole chunks of the browser's own random bits, drawn here. It only runs jobs
+ * the engine gives it over a MessagePort (see ot-helper.ts); the jobs and results hold secrets
+ * of this page's session (a scalar, the streams' seeds, choice bits), which never leave the
+ * page.
  */
 import { initSync, runAheadJob, runBaseOtShare } from '../wasm/garblet_core.js';
 import type { FromOtHelper, ToOtHelper } from './protocol.js';

@@ -35,7 +35,7 @@ export type FromSocket =
 
 /**
  * The engine's worker to its OT helper worker: a share of the base OTs (`runBaseOtShare`), or
- * the OT extension's streams expanded ahead (`runAheadJob`).
+ * work ahead on the OT extension (`runAheadJob`).
  */
 export type ToOtHelper = { type: 'init'; module: WebAssembly.Module } | { type: 'run'; id: number; job: ArrayBuffer; work: 'base-ots' | 'ahead' };
 

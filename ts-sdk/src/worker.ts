@@ -3,7 +3,7 @@
  * The Web Worker that runs the WebAssembly evaluator, so evaluation never blocks the page. Its
  * WebSocket lives in a socket worker of its own (socket-worker.ts), which keeps reading while
  * this one computes; frames move between the two without copies. Half of the base OTs, and
- * the OT extension's streams ahead, go to an OT helper worker (ot-worker.ts). Spoken to by
+ * work ahead on the OT extension, go to an OT helper worker (ot-worker.ts). Spoken to by
  * `browser.ts`.
  */
 import { initSync } from '../wasm/garblet_core.js';

@@ -16,6 +16,12 @@
 //! computes them itself otherwise: it never waits for the worker, and a result that comes too
 //! late is dropped. The messages do not change either way.
 //!
+//! A receiver's OTs on random choice bits — the authenticated mode's own bits — go further: the
+//! worker draws the bits too, from its own OS random source, and extends whole chunks (bits,
+//! message, check values and rows) ahead, a job per chunk ([`crate::ot::extension`]); the
+//! session takes such a result whole ([`Ticket::take_result`]) or draws and extends the chunk
+//! itself.
+//!
 //! How far ahead: at least [`MIN_LOOKAHEAD_JOBS`] jobs, and as far as the largest extension the
 //! session made at once ([`Ticket::keep_ahead`]), up to [`MAX_LOOKAHEAD_JOBS`], so that the
 //! next extension of that size finds its sums ready. What the hub holds for a stream (results
@@ -31,7 +37,8 @@
 //! | blocks | 4, little-endian | how many positions, at most the stream's job size |
 //! | then | | in a job, the stream's spec; in a result, its rows (`rows` × `blocks` blocks, row by row) |
 //!
-//! The spec holds the stream's secret seeds: jobs and results never leave the page (the
+//! The spec holds the stream's secret seeds, and a drawn chunk's result its secret choice bits:
+//! jobs and results never leave the page (the
 //! driver's own worker, over a MessagePort), as the base OT's shared job does. The results are
 //! not checked: the worker runs the very WebAssembly module the session runs (the engine hands
 //! it its module), so they are what the session would compute, and code in the page that could
@@ -47,7 +54,7 @@ pub const MIN_LOOKAHEAD_JOBS: usize = 8;
 
 /// The most jobs a stream is kept ahead by: 48 chunks of the OT extension, 786,432 OTs — the
 /// authenticated mode's largest extension at once (a segment's leaky ANDs' bits at bucket size
-/// 4) — about 16 MB of sums at SoftSpoken⟨4⟩.
+/// 4) — about 16 MB of sums, or of drawn chunks, at SoftSpoken⟨4⟩.
 pub const MAX_LOOKAHEAD_JOBS: usize = 48;
 
 /// Bytes of a job's and a result's header.
@@ -302,6 +309,20 @@ impl Ticket {
         .flatten()
     }
 
+    /// Claims the one position `at` of a stream whose jobs are a position each: the worker's
+    /// result for it as it came (its header first), or `None` for the caller to compute it.
+    pub fn take_result(&self, at: u128) -> Option<Vec<u8>> {
+        self.with_stream(|stream| {
+            let found = stream.ready.iter().position(|r| r.at == at && r.blocks == 1);
+            let result = found.and_then(|i| stream.ready.remove(i)).map(|r| r.result);
+            stream.used = stream.used.max(at + 1);
+            let used = stream.used;
+            stream.ready.retain(|r| r.end() > used);
+            result
+        })
+        .flatten()
+    }
+
     /// Keeps the stream at least `blocks` positions ahead of the session from now on (between
     /// [`MIN_LOOKAHEAD_JOBS`] and [`MAX_LOOKAHEAD_JOBS`] jobs): its user has just claimed that
     /// many at once, and the next claim may be as large.
@@ -379,6 +400,24 @@ mod tests {
         assert_eq!((first.at, last.at + last.blocks as u128), (end, end + (MIN_LOOKAHEAD_JOBS * JOB) as u128));
         // Not yet computed: the caller computes.
         assert_eq!(ticket.take(end, 1), None);
+    }
+
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    fn a_position_at_a_time_takes_each_result_whole() {
+        let (hub, queue) = hub();
+        let ticket = hub.register(b"spec".to_vec(), 3, 1, 4);
+        let jobs = posted(&queue);
+        assert_eq!(jobs.len(), MIN_LOOKAHEAD_JOBS);
+        for job in &jobs[1..] {
+            hub.supply(work(job, 3)).unwrap();
+        }
+        // Position 4's result has not come: the caller's. Then 5's as it came, header and all.
+        assert_eq!(ticket.take_result(4), None);
+        assert_eq!(ticket.take_result(5), Some(work(&jobs[1], 3)));
+        // A claim past a position skips it.
+        assert_eq!(ticket.take_result(7), Some(work(&jobs[3], 3)));
+        assert_eq!(posted(&queue).len(), 4, "each claim keeps the stream as far ahead");
     }
 
     #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]

@@ -51,7 +51,7 @@ fn ahead_posting_to(post: PostAheadJob) -> (Arc<Ahead>, u64) {
     POSTERS.with(|posters| posters.borrow_mut().insert(id, post));
     let hub = Ahead::new(Box::new(move |job| POSTERS.with(|posters| {
         if let Some(post) = posters.borrow().get(&id) {
-            // A function that throws loses the job: the session computes those sums itself.
+            // A function that throws loses the job: the session does that work itself.
             let _ = post.call(&JsValue::UNDEFINED, job);
         }
     })));
@@ -134,8 +134,9 @@ impl WasmEvaluator {
     /// `max_window` bytes (the default: [`EvaluatorConfig`]'s; never below `window`), and
     /// accepting the garbling schemes `garbling` names ("half-gates", "three-halves" or "auto",
     /// the default: the server's offer decides). Its first frame (the hello) is ready in
-    /// `pollTransmit`. With `post_ahead`, another worker of the page expands the OT extension's
-    /// streams ahead: the session calls `post_ahead` with each job for it (`runAheadJob` there;
+    /// `pollTransmit`. With `post_ahead`, another worker of the page works ahead on the OT
+    /// extension (the streams' sums, whole chunks of random choices): the session calls
+    /// `post_ahead` with each job for it (`runAheadJob` there;
     /// even in the middle of a call, so the function must only pass the job on), and
     /// `supplyAhead` takes the results.
     #[wasm_bindgen(constructor)]
@@ -295,7 +296,8 @@ impl WasmEvaluator {
     }
 
     /// What `runAheadJob` returned for a job the session posted (jobs hold the secret seeds of
-    /// the OT extension's streams, results their sums: neither may leave the page). A result
+    /// the OT extension's streams, results their sums or a chunk's secret choice bits: neither
+    /// may leave the page). A result
     /// the session did not ask for, or of the wrong length, throws (the helper is broken).
     #[wasm_bindgen(js_name = supplyAhead)]
     pub fn supply_ahead(&self, result: Vec<u8>) -> Result<(), JsError> {
@@ -307,7 +309,8 @@ impl WasmEvaluator {
     }
 }
 
-/// Runs a job a session posted for the OT helper worker: the sums of the streams it names.
+/// Runs a job a session posted for the OT helper worker: the sums of the streams it names, or
+/// a whole chunk of random choices drawn and extended ([`crate::ot::run_ahead_job`]).
 #[wasm_bindgen(js_name = runAheadJob)]
 pub fn run_ahead_job(job: &[u8]) -> Result<Vec<u8>, JsError> {
     crate::ot::run_ahead_job(job).map_err(|e| js_error(&SessionError::Ot(e)))

@@ -235,7 +235,8 @@ fn parties_spread_over_threads_compute_together() {
 /// A client lent a worker that expands its OT streams ahead (`garblet_core::ahead`, what the
 /// browser's OT helper does), the worker's results handed back between the client's calls as
 /// the SDK's engine does, computes a circuit of two segments with a server that has none: the
-/// outputs are the plaintext ones. The worker's sums are taken: altered, the computation fails.
+/// outputs are the plaintext ones. The worker's sums and the whole chunks of the client's own
+/// random bits it draws are taken: either altered, the computation fails.
 #[test]
 fn a_client_whose_worker_expands_its_ot_streams_ahead_computes_across_segments() {
     use garblet_core::ahead::{Ahead, HEADER_BYTES};
@@ -245,14 +246,17 @@ fn a_client_whose_worker_expands_its_ot_streams_ahead_computes_across_segments()
     use std::sync::{Arc, Mutex};
     let y: Vec<bool> = (0..128).map(|i| i % 7 == 2).collect();
     let (and_gates, want) = two_segments(&y);
-    for altered in [false, true] {
+    // Where a worker's result is altered: nowhere, in the sums for the server's bits (whose
+    // result starts with them), or in the message of a drawn chunk of the client's bits (after
+    // its 2,048 bytes of choice bits; a drawn chunk's job has 0 where a sums job has k).
+    for altered in [None, Some(false), Some(true)] {
         let posted = Arc::new(Mutex::new(Vec::<Vec<u8>>::new()));
         let queue = posted.clone();
         let hub = Ahead::new(Box::new(move |job| queue.lock().unwrap().push(job)));
         let client_config = EvaluatorConfig { window: 4 << 20, threads: Threads::ONE.with_ahead(hub.clone()), ..EvaluatorConfig::default() };
         let mut pair = Pair::with_configs(GarblerConfig::default(), Garbling::Auto, client_config, Garbling::Auto);
         pair.evaluator.start_with("synthetic_protected", vec![("and_gates".to_string(), and_gates)], y.clone(), Security::Authenticated).unwrap();
-        let mut jobs = 0;
+        let (mut jobs, mut drawn_jobs) = (0, 0);
         let outcome = (|| -> Result<(), SessionError> {
             loop {
                 let mut moved = false;
@@ -267,22 +271,24 @@ fn a_client_whose_worker_expands_its_ot_streams_ahead_computes_across_segments()
                 // The worker, between the client's calls.
                 let batch: Vec<Vec<u8>> = posted.lock().unwrap().drain(..).collect();
                 for job in batch {
+                    let drawn = job[HEADER_BYTES] == 0;
                     let mut result = garblet_core::ot::run_ahead_job(&job).unwrap();
-                    if altered {
-                        result[HEADER_BYTES + 17] ^= 4;
+                    if altered == Some(drawn) {
+                        result[HEADER_BYTES + if drawn { 2048 + 40 } else { 17 }] ^= 4;
                     }
                     hub.supply(result).unwrap();
                     jobs += 1;
+                    drawn_jobs += drawn as usize;
                 }
                 if !moved {
                     return Ok(());
                 }
             }
         })();
-        assert!(jobs > 0, "the client posted jobs");
-        if altered {
-            // A chunk's check fails: the sums were taken.
-            assert!(matches!(outcome, Err(SessionError::Authenticated(_))), "altered sums were not taken: {outcome:?}");
+        assert!(jobs > drawn_jobs && drawn_jobs > 0, "the client posted jobs of both kinds");
+        if altered.is_some() {
+            // A chunk's check fails: the worker's results were taken.
+            assert!(matches!(outcome, Err(SessionError::Authenticated(_))), "altered results ({altered:?}) were not taken: {outcome:?}");
         } else {
             outcome.unwrap();
             assert_eq!(finished(&mut pair).outputs[0].bits, want);

@@ -1,8 +1,8 @@
 /**
  * One authenticated `synthetic` run through the SDK's engine, as the SDK's worker runs it
- * (ts-sdk/src/worker.ts), with the OT helper expanding the OT extension's streams ahead or,
- * with `ahead` false, turning every such job down (the helper then takes only its half of the
- * base OTs, and the engine computes every stream itself). Posts the run's wall time from the
+ * (ts-sdk/src/worker.ts), with the OT helper working ahead on the OT extension or, with
+ * `ahead` false, turning every such job down (the helper then takes only its half of the base
+ * OTs, and the engine does all of the extension itself). Posts the run's wall time from the
  * request to the result, the engine's time in its own calls and the server's CPU time.
  */
 import { Engine } from '/sdk/dist/engine.js';

@@ -127,8 +127,8 @@ function workerSession(worker, module, server, t0) {
 
 /**
  * The OT helper's share of the authenticated mode's work: `rounds` pairs of `synthetic` runs
- * with `andGates` AND gates on fresh connections, one with the helper expanding both OT
- * directions' streams ahead and one without (helper-worker.js), in the SDK's three workers
+ * with `andGates` AND gates on fresh connections, one with the helper working ahead on both OT
+ * directions and one without (helper-worker.js), in the SDK's three workers
  * kept warm; medians of each. `engineMs` is the engine worker's own work, the measure of
  * what a second worker takes off it whatever the machine's spare cores; `wallMs` also shows
  * whether the machine had a core for the helper (here the server and Chromium's own threads

@@ -272,11 +272,12 @@ impl AuthParty {
     }
 
     /// Spreads this party's heavy steps over `threads`, and has the worker they lend (if any)
-    /// expand both directions' streams ahead, the peer's first (its bits come first); the
-    /// messages stay the same.
+    /// work ahead in both directions, the peer's first (its bits come first): expand the
+    /// streams of the OTs for the peer's bits, and draw and extend whole chunks of this
+    /// party's own random bits. The messages stay the same.
     pub fn spread_over(&mut self, threads: Threads) {
         self.theirs.expand_ahead(&threads);
-        self.mine.expand_ahead(&threads);
+        self.mine.draw_ahead(&threads);
         self.threads = threads;
     }
 
@@ -325,6 +326,14 @@ impl AuthParty {
     pub(crate) fn send_bits(&mut self, bits: &[bool], message: &mut Vec<u8>, macs: &mut Vec<Block>) -> Result<(), AuthError> {
         // The extension sizes the message once, to its exact length.
         self.mine.extend_chunks(bits, message, macs, &self.threads)?;
+        Ok(())
+    }
+
+    /// Authenticates `count` random bits of this party, appended to `bits`: as
+    /// [`send_bits`](Self::send_bits) on bits drawn from the OS, where a lent worker may have
+    /// drawn and extended whole chunks of them ahead.
+    pub(crate) fn send_random_bits(&mut self, count: usize, bits: &mut Vec<bool>, message: &mut Vec<u8>, macs: &mut Vec<Block>) -> Result<(), AuthError> {
+        self.mine.extend_random(count, bits, message, macs, &self.threads)?;
         Ok(())
     }
 

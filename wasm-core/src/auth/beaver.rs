@@ -61,14 +61,18 @@ impl AuthParty {
     /// [`finish_masks`](Self::finish_masks) with the peer's message.
     pub fn start_masks(&mut self, n: usize) -> Result<Vec<u8>, AuthError> {
         self.idle_for_step("random masks")?;
-        #[allow(unused_mut)]
-        let mut bits = super::random_bits(&self.threads, n)?;
+        let (mut bits, mut message, mut macs) = (Vec::with_capacity(n), Vec::new(), Vec::with_capacity(n));
         #[cfg(feature = "insecure-switches")]
-        if self.switches.known_masks {
-            bits.fill(false);
-        }
-        let (mut message, mut macs) = (Vec::new(), Vec::with_capacity(n));
-        self.send_bits(&bits, &mut message, &mut macs).inspect_err(|_| self.state = TripleState::Failed)?;
+        let known = self.switches.known_masks;
+        #[cfg(not(feature = "insecure-switches"))]
+        let known = false;
+        let sent = if known {
+            bits.resize(n, false);
+            self.send_bits(&bits, &mut message, &mut macs)
+        } else {
+            self.send_random_bits(n, &mut bits, &mut message, &mut macs)
+        };
+        sent.inspect_err(|_| self.state = TripleState::Failed)?;
         self.state = TripleState::AwaitingMasks(Box::new(Pending { bits, macs }));
         Ok(message)
     }

@@ -276,9 +276,8 @@ impl AuthParty {
         }
         let bucket = bucket_size_of(n, batches);
         let leaky = n * bucket;
-        let bits = random_bits(&self.threads, 3 * leaky)?;
-        let (mut message, mut macs) = (Vec::new(), Vec::with_capacity(3 * leaky));
-        if let Err(e) = self.send_bits(&bits, &mut message, &mut macs) {
+        let (mut bits, mut message, mut macs) = (Vec::with_capacity(3 * leaky), Vec::new(), Vec::with_capacity(3 * leaky));
+        if let Err(e) = self.send_random_bits(3 * leaky, &mut bits, &mut message, &mut macs) {
             self.state = TripleState::Failed;
             return Err(e);
         }

@@ -21,9 +21,10 @@ use super::softspoken::{ahead_rows, Claim, VoleReceiver, VoleSender};
 use super::transpose::{column_stride, columns_to_rows};
 use super::OtError;
 use crate::aes::AesCtr;
-use crate::ahead::Ticket;
+use crate::ahead::{Ahead, Header, Ticket, HEADER_BYTES};
 use crate::block::Block;
 use crate::spread::{split_mut, Threads};
+use std::sync::Arc;
 
 /// Most OTs per chunk: 2^14 — small enough that a chunk's columns (a 256 KiB matrix) stay in a
 /// core's L2 cache and its message is one frame of the session's stream, large enough that the
@@ -92,12 +93,15 @@ pub struct CheckedReceiver {
     chunk: u64,
     /// The set-up message, until it goes with the first chunk.
     setup: Option<Vec<u8>>,
-    /// Random choice bits of the padding OTs.
-    padding: AesCtr,
+    /// The receiver's random source: the padding OTs' choice bits, and those of its random
+    /// extensions ([`CheckedReceiver::extend_random`]) that no worker drew.
+    random: AesCtr,
     /// One per thread of the last extension, kept between calls.
     scratch: Vec<Scratch>,
     /// The streams' registration with a worker that expands them ahead, if the driver lent one.
     ahead: Option<Ticket>,
+    /// Whole random chunks a worker draws ahead, if the driver lent one.
+    drawing: Option<Drawing>,
     /// Test builds only: the protocol variant whose challenge leaves the message out.
     #[cfg(feature = "insecure-switches")]
     unbound_challenge: bool,
@@ -117,9 +121,10 @@ impl CheckedReceiver {
             binding,
             chunk: 0,
             setup: Some(setup),
-            padding: random,
+            random,
             scratch: Vec::new(),
             ahead: None,
+            drawing: None,
             #[cfg(feature = "insecure-switches")]
             unbound_challenge: false,
         })
@@ -131,6 +136,14 @@ impl CheckedReceiver {
     pub fn expand_ahead(&mut self, threads: &Threads) {
         if let (None, Some(ahead)) = (&self.ahead, threads.ahead()) {
             self.ahead = Some(ahead.register(self.vole.ahead_spec(), ahead_rows(self.vole.shape()), chunk_blocks(MAX_CHUNK), self.vole.next()));
+        }
+    }
+
+    /// Has the worker `threads` lends draw this receiver's random extensions ahead, a whole
+    /// chunk at a time ([`CheckedReceiver::extend_random`]), if it lends one (once).
+    pub fn draw_ahead(&mut self, threads: &Threads) {
+        if let (None, Some(hub)) = (&self.drawing, threads.ahead()) {
+            self.drawing = Some(Drawing::register(hub.clone(), &self.vole, self.binding, self.chunk));
         }
     }
 
@@ -168,34 +181,83 @@ impl CheckedReceiver {
     /// last one shorter) spread over `threads`: appends each chunk's message in turn — the
     /// same bytes as one [`CheckedReceiver::extend`] per chunk — and one row per choice bit.
     pub fn extend_chunks(&mut self, choices: &[bool], message: &mut Vec<u8>, labels: &mut Vec<Block>, threads: &Threads) {
-        if choices.is_empty() {
+        // Each chunk's place in the streams, its index and padding, drawn in chunk order.
+        let chunks: Vec<ReceiverChunk> = choices.chunks(MAX_CHUNK).map(|choices| self.claim_chunk(choices)).collect();
+        self.run_chunks(chunks, message, labels, threads);
+    }
+
+    /// Extends `count` correlated OTs on choice bits drawn at random, appended to `bits`, in
+    /// chunks as [`extend_chunks`](Self::extend_chunks) (the same message for those bits):
+    /// each full chunk a worker drew ahead ([`draw_ahead`](Self::draw_ahead)) is taken whole —
+    /// its bits, message and rows — and the others are drawn and extended here.
+    pub fn extend_random(&mut self, count: usize, bits: &mut Vec<bool>, message: &mut Vec<u8>, labels: &mut Vec<Block>, threads: &Threads) {
+        #[allow(unused_mut)]
+        let mut take_drawn = true;
+        #[cfg(feature = "insecure-switches")]
+        {
+            take_drawn &= !self.unbound_challenge;
+        }
+        let mut chunks = Vec::with_capacity(count.div_ceil(MAX_CHUNK));
+        let mut left = count;
+        while left > 0 {
+            let n = left.min(MAX_CHUNK);
+            left -= n;
+            let drawn = match &self.drawing {
+                Some(drawing) if take_drawn && n == MAX_CHUNK => drawing.take(self.chunk, self.vole.next()),
+                _ => None,
+            };
+            match drawn {
+                Some(drawn) => {
+                    bits.extend((0..MAX_CHUNK).map(|i| drawn.choice(i)));
+                    let at = self.vole.claim(chunk_blocks(MAX_CHUNK));
+                    chunks.push(ReceiverChunk { at, index: self.chunk, count: MAX_CHUNK, choices: Vec::new(), ahead: None, drawn: Some(drawn) });
+                    self.chunk += 1;
+                }
+                None => {
+                    let start = bits.len();
+                    bits.extend(self.random.bits(n));
+                    chunks.push(self.claim_chunk(&bits[start..]));
+                }
+            }
+        }
+        if let Some(drawing) = &mut self.drawing {
+            drawing.follow(self.chunk, self.vole.next(), chunks.len());
+        }
+        self.run_chunks(chunks, message, labels, threads);
+    }
+
+    /// Claims the next chunk's place in the streams, its index and padding, for `choices`.
+    fn claim_chunk(&mut self, choices: &[bool]) -> ReceiverChunk {
+        let blocks = chunk_blocks(choices.len());
+        let mut packed: Vec<Block> = choices.chunks(128).map(pack_bits).collect();
+        packed.extend((0..PADDING_BLOCKS).map(|_| self.random.next_block()));
+        let at = self.vole.claim(blocks);
+        let ahead = self.ahead.as_ref().and_then(|ticket| ticket.take(at, blocks));
+        let chunk = ReceiverChunk { at, index: self.chunk, count: choices.len(), choices: packed, ahead, drawn: None };
+        self.chunk += 1;
+        chunk
+    }
+
+    /// Extends the claimed `chunks` spread over `threads`, their messages appended to
+    /// `message` in turn (after the set-up, the first time) and their rows to `labels`.
+    fn run_chunks(&mut self, chunks: Vec<ReceiverChunk>, message: &mut Vec<u8>, labels: &mut Vec<Block>, threads: &Threads) {
+        if chunks.is_empty() {
             return;
         }
         if let Some(setup) = self.setup.take() {
             message.extend_from_slice(&setup);
         }
-        // Each chunk's place in the streams, its index and padding, drawn in chunk order.
-        let chunks: Vec<ReceiverChunk> = choices
-            .chunks(MAX_CHUNK)
-            .map(|choices| {
-                let blocks = chunk_blocks(choices.len());
-                let mut packed: Vec<Block> = choices.chunks(128).map(pack_bits).collect();
-                packed.extend((0..PADDING_BLOCKS).map(|_| self.padding.next_block()));
-                let at = self.vole.claim(blocks);
-                let ahead = self.ahead.as_ref().and_then(|ticket| ticket.take(at, blocks));
-                let chunk = ReceiverChunk { at, index: self.chunk, count: choices.len(), choices: packed, ahead };
-                self.chunk += 1;
-                chunk
-            })
-            .collect();
         if let Some(ticket) = &self.ahead {
-            ticket.keep_ahead(chunks.iter().map(|c| c.choices.len()).sum());
+            ticket.keep_ahead(chunks.iter().map(|c| chunk_blocks(c.count)).sum());
         }
         let start = message.len();
         let lens: Vec<_> = chunks.iter().map(|c| 0..message_len(self.k, c.count)).collect();
         message.resize(start + lens.iter().map(|l| l.end).sum::<usize>(), 0);
         let messages = split_mut(&mut message[start..], &lens, 1);
-        let parts: Vec<_> = chunks.iter().zip(messages).map(|(chunk, message)| ((chunk, message), chunk.count)).collect();
+        let parts: Vec<_> = chunks.into_iter().zip(messages).map(|(chunk, message)| {
+            let count = chunk.count;
+            ((chunk, message), count)
+        }).collect();
         let (vole, binding, k) = (&self.vole, self.binding, self.k);
         #[allow(unused_mut)]
         let mut bound = true;
@@ -204,8 +266,13 @@ impl CheckedReceiver {
             bound &= !self.unbound_challenge;
         }
         let extended = threads.append_parts(labels, parts, SPREAD_CHUNKS, &mut self.scratch, |(chunk, message), scratch| {
-            let id = ChunkId { transcript: &binding.transcript, direction: binding.direction, k, index: chunk.index, count: chunk.count };
-            extend_chunk(vole, chunk, id, bound, message, scratch);
+            match &chunk.drawn {
+                Some(drawn) => drawn.write(message, &mut scratch.rows),
+                None => {
+                    let id = ChunkId { transcript: &binding.transcript, direction: binding.direction, k, index: chunk.index, count: chunk.count };
+                    extend_chunk(vole, &chunk, id, bound, message, scratch);
+                }
+            }
             Ok::<_, core::convert::Infallible>(&scratch.rows[..chunk.count])
         });
         let Ok(()) = extended;
@@ -249,6 +316,8 @@ struct ReceiverChunk {
     choices: Vec<Block>,
     /// Its streams' sums, where a worker computed them ahead.
     ahead: Option<Vec<Block>>,
+    /// The whole chunk, where a worker drew and extended it ahead (`choices` then empty).
+    drawn: Option<Drawn>,
 }
 
 /// The receiver's work on one chunk: the VOLE, the rows (to `scratch.rows`, padding included),
@@ -261,6 +330,156 @@ fn extend_chunk(vole: &VoleReceiver, chunk: &ReceiverChunk, id: ChunkId<'_>, bou
     vole.extend(Claim { at: chunk.at, ahead: chunk.ahead.as_deref() }, &chunk.choices, d, &mut scratch.columns, stride, &mut scratch.streams);
     let (challenge, t) = scratch.rows_and_sums(id, blocks, stride, if bound { d } else { &[] });
     check::write_check(challenge.fold_choices(&chunk.choices), &t, check);
+}
+
+/// Blocks of stream positions a full chunk claims.
+const FULL_CHUNK_BLOCKS: usize = chunk_blocks(MAX_CHUNK);
+
+/// The first byte of a job for a whole random chunk, where a job for a stream's sums has
+/// SoftSpoken's k ([`super::softspoken::run_ahead_job`]), never 0.
+const DRAWN_CHUNK_JOB: u8 = 0;
+
+/// A receiver's random chunks a driver's worker draws ahead ([`crate::ahead`]): each a full
+/// chunk of [`MAX_CHUNK`] OTs whose choice bits the worker draws from its own OS random source,
+/// extended as the receiver would ([`run_drawn_chunk_job`]). A job is one chunk, its position
+/// in the hub's stream the chunk's index; its place in the VOLE streams follows from the
+/// index while every chunk from `index` on is full. A partial chunk moves the places of the
+/// ones after it: the stream is then registered again from there ([`Drawing::follow`]), and
+/// what the worker drew for the old places is dropped.
+///
+/// Why the worker may draw them: the bits of a random extension are the receiver's own random
+/// choice, which nothing else fixes; the worker draws them as the receiver would, from the OS,
+/// and they never leave the page (the job's seeds are as secret). The chunk it returns is what
+/// the receiver would have sent for those bits, so the sender's check covers it as any other.
+struct Drawing {
+    hub: Arc<Ahead>,
+    ticket: Ticket,
+    /// What the jobs' spec holds besides where the stream starts ([`drawn_spec`]).
+    binding: Binding,
+    vole_spec: Vec<u8>,
+    k: usize,
+    /// The chunk index and stream position the stream's jobs count from.
+    index: u64,
+    at: u128,
+}
+
+/// The chunk a worker drew and extended: its result (header first), read in place.
+struct Drawn {
+    result: Vec<u8>,
+    /// Bytes of its message.
+    message: usize,
+}
+
+impl Drawing {
+    /// Registers the receiver's random chunks from chunk `index` on (at its streams' next
+    /// position) with `hub`.
+    fn register(hub: Arc<Ahead>, vole: &VoleReceiver, binding: Binding, index: u64) -> Self {
+        let (vole_spec, k, at) = (vole.ahead_spec(), vole.shape().k, vole.next());
+        let ticket = hub.register(drawn_spec(binding, index, at, &vole_spec), drawn_result_blocks(k), 1, index as u128);
+        Drawing { hub, ticket, binding, vole_spec, k, index, at }
+    }
+
+    /// Whether the stream's job for chunk `index` is for stream position `at`.
+    fn places(&self, index: u64, at: u128) -> bool {
+        index >= self.index && at == self.at + (index - self.index) as u128 * FULL_CHUNK_BLOCKS as u128
+    }
+
+    /// The chunk the worker drew for chunk `index` at stream position `at`, if it drew it there
+    /// and it has come (the claim is made either way).
+    fn take(&self, index: u64, at: u128) -> Option<Drawn> {
+        let result = self.ticket.take_result(index as u128)?;
+        self.places(index, at).then_some(Drawn { result, message: message_len(self.k, MAX_CHUNK) })
+    }
+
+    /// After an extension of `chunks` chunks that leaves the receiver at chunk `index` and
+    /// stream position `at`: keeps the stream that far ahead, or registers it again from there
+    /// if its places no longer follow (dropping the old one ends it).
+    fn follow(&mut self, index: u64, at: u128, chunks: usize) {
+        if !self.places(index, at) {
+            self.ticket = self.hub.register(drawn_spec(self.binding, index, at, &self.vole_spec), drawn_result_blocks(self.k), 1, index as u128);
+            (self.index, self.at) = (index, at);
+        }
+        self.ticket.keep_ahead(chunks);
+    }
+}
+
+impl Drawn {
+    /// Choice bit `i` of the chunk.
+    fn choice(&self, i: usize) -> bool {
+        self.result[HEADER_BYTES + i / 8] >> (i % 8) & 1 == 1
+    }
+
+    /// Writes the chunk's message to `message` and its rows to `rows`.
+    fn write(&self, message: &mut [u8], rows: &mut Vec<Block>) {
+        let body = &self.result[HEADER_BYTES + MAX_CHUNK / 8..];
+        let (own, rest) = body.split_at(self.message);
+        message.copy_from_slice(own);
+        rows.clear();
+        rows.extend(rest.chunks_exact(Block::BYTES).map(|b| Block::read(b).unwrap_or_default()));
+    }
+}
+
+/// The job spec of a receiver's random chunks counted from chunk `index` at stream position
+/// `at`: [`DRAWN_CHUNK_JOB`] ‖ direction ‖ transcript ‖ index (8 bytes) ‖ at (16) ‖ the VOLE's
+/// spec ([`VoleReceiver::ahead_spec`]).
+fn drawn_spec(binding: Binding, index: u64, at: u128, vole_spec: &[u8]) -> Vec<u8> {
+    let mut spec = vec![DRAWN_CHUNK_JOB, binding.direction];
+    spec.extend_from_slice(&binding.transcript);
+    spec.extend_from_slice(&index.to_le_bytes());
+    spec.extend_from_slice(&at.to_le_bytes());
+    spec.extend_from_slice(vole_spec);
+    spec
+}
+
+/// Blocks of a drawn chunk's result at SoftSpoken⟨k⟩: its choice bits (packed), its message,
+/// its rows.
+fn drawn_result_blocks(k: usize) -> usize {
+    MAX_CHUNK / 128 + message_len(k, MAX_CHUNK) / Block::BYTES + MAX_CHUNK
+}
+
+// A drawn chunk's message fills whole blocks of its result.
+const _: () = assert!(message_len(1, MAX_CHUNK).is_multiple_of(Block::BYTES) && message_len(8, MAX_CHUNK).is_multiple_of(Block::BYTES));
+
+/// Runs a job of [`crate::ahead`] for the OT extension: a stream's sums
+/// ([`super::softspoken::run_ahead_job`]) or a receiver's whole random chunk: its choice bits,
+/// drawn here from the OS random source, its message and its rows, in the result's layout
+/// (bits packed, a byte per 8, then the message, then a block per row). What a browser's OT
+/// helper worker runs.
+pub fn run_ahead_job(job: &[u8]) -> Result<Vec<u8>, OtError> {
+    let malformed = |expected: usize, actual: usize| OtError::WrongLength { what: "OT helper job", expected, actual };
+    let (header, spec) = Header::split(job).ok_or(malformed(HEADER_BYTES, job.len()))?;
+    if spec.first() != Some(&DRAWN_CHUNK_JOB) {
+        return super::softspoken::run_ahead_job(job);
+    }
+    let fixed = 2 + 32 + 8 + 16;
+    let (head, vole_spec) = spec.split_at_checked(fixed).ok_or(malformed(fixed, spec.len()))?;
+    let direction = head[1];
+    let transcript: [u8; 32] = head[2..34].try_into().unwrap_or_default();
+    let base_index = u64::from_le_bytes(head[34..42].try_into().unwrap_or_default());
+    let base_at = u128::from_le_bytes(head[42..58].try_into().unwrap_or_default());
+    let vole = VoleReceiver::from_ahead_spec(vole_spec)?;
+    let index = u64::try_from(header.at).ok().filter(|&i| i >= base_index && header.blocks == 1).ok_or(malformed(1, header.blocks))?;
+    let at = base_at + (index - base_index) as u128 * FULL_CHUNK_BLOCKS as u128;
+    let k = vole.shape().k;
+    let mut random = AesCtr::from_os_rng().map_err(OtError::Random)?;
+    let choices: Vec<Block> = (0..FULL_CHUNK_BLOCKS).map(|_| random.next_block()).collect();
+    let chunk = ReceiverChunk { at, index, count: MAX_CHUNK, choices, ahead: None, drawn: None };
+    let mut body = Vec::with_capacity(drawn_result_blocks(k) * Block::BYTES);
+    for block in &chunk.choices[..MAX_CHUNK / 128] {
+        body.extend_from_slice(&block.to_bytes());
+    }
+    let mut message = vec![0u8; message_len(k, MAX_CHUNK)];
+    let mut scratch = Scratch::default();
+    let id = ChunkId { transcript: &transcript, direction, k, index, count: MAX_CHUNK };
+    extend_chunk(&vole, &chunk, id, true, &mut message, &mut scratch);
+    body.extend_from_slice(&message);
+    for row in &scratch.rows[..MAX_CHUNK] {
+        body.extend_from_slice(&row.to_bytes());
+    }
+    let mut result = Vec::with_capacity(HEADER_BYTES + body.len());
+    result.extend_from_slice(&job[..HEADER_BYTES]);
+    result.extend_from_slice(&body);
+    Ok(result)
 }
 
 /// Up to 128 bits as a block, bit i = `bits[i]`, a byte at a time.
@@ -571,7 +790,7 @@ pub(crate) mod tests {
         fn run(&self, alter: impl Fn(u64, &mut [u8])) -> usize {
             let jobs: Vec<_> = self.posted.lock().unwrap().drain(..).collect();
             for job in &jobs {
-                let mut result = super::super::softspoken::run_ahead_job(job).unwrap();
+                let mut result = run_ahead_job(job).unwrap();
                 let (header, _) = crate::ahead::Header::split(&result).unwrap();
                 alter(header.stream, &mut result[crate::ahead::HEADER_BYTES..]);
                 self.hub.supply(result).unwrap();
@@ -615,6 +834,65 @@ pub(crate) mod tests {
             let lookahead = crate::ahead::MIN_LOOKAHEAD_JOBS * MAX_CHUNK;
             assert!(matches!(extend(lookahead, &mut receiver, &mut sender), Err(OtError::CheckFailed { .. })), "{receiver_ahead}/{sender_ahead}");
         }
+    }
+
+    /// A receiver lent a worker takes the random chunks the worker drew ahead whole: the bits
+    /// it reports go with the rows on both sides, and a drawn chunk's message altered by the
+    /// worker fails the sender's check (so it was taken, and the check covers it). A partial
+    /// chunk moves the places of the next ones: the worker's stream follows, and the chunks it
+    /// draws from there are taken too.
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+    fn a_receiver_takes_the_random_chunks_a_worker_drew_ahead() {
+        let mut prg = AesCtr::new([15; 16]);
+        let delta = Block(prg.next_block().0 | 1);
+        // A byte of each drawn chunk's message (in its d part), flipped by the worker.
+        let flip = |_: u64, body: &mut [u8]| body[MAX_CHUNK / 8 + 40] ^= 1;
+        for altered in [false, true] {
+            let (mut receiver, mut sender) = pair(4, delta, BINDING, &mut prg);
+            let worker = Worker::new();
+            let threads = Threads::ONE.with_ahead(worker.hub.clone());
+            let extend = |count: usize, receiver: &mut CheckedReceiver, sender: &mut CheckedSender| {
+                let (mut bits, mut message, mut t, mut q) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+                receiver.extend_random(count, &mut bits, &mut message, &mut t, &threads);
+                assert_eq!((bits.len(), t.len()), (count, count));
+                sender.extend_chunks(count, &message, &mut q, &Threads::ONE)?;
+                assert!((0..count).all(|i| t[i] == q[i] ^ delta.select(bits[i])));
+                assert!(bits.iter().any(|&b| b) && bits.iter().any(|&b| !b));
+                Ok::<_, OtError>(())
+            };
+            // The set-up first, then the worker draws ahead.
+            extend(100, &mut receiver, &mut sender).unwrap();
+            receiver.draw_ahead(&threads);
+            if altered {
+                assert_eq!(worker.run(flip), crate::ahead::MIN_LOOKAHEAD_JOBS);
+                assert!(matches!(extend(3 * MAX_CHUNK + 5, &mut receiver, &mut sender), Err(OtError::CheckFailed { .. })));
+                continue;
+            }
+            assert_eq!(worker.run(|_, _| ()), crate::ahead::MIN_LOOKAHEAD_JOBS);
+            extend(3 * MAX_CHUNK + 5, &mut receiver, &mut sender).unwrap();
+            // The partial chunk moved the places: the stream starts again after it.
+            assert!(worker.run(flip) >= crate::ahead::MIN_LOOKAHEAD_JOBS);
+            assert!(matches!(extend(MAX_CHUNK, &mut receiver, &mut sender), Err(OtError::CheckFailed { .. })));
+        }
+    }
+
+    /// A job for a drawn chunk that is cut short, or names more than one chunk or one before
+    /// its stream's first, is refused.
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+    fn malformed_drawn_chunk_jobs_are_refused() {
+        let mut prg = AesCtr::new([16; 16]);
+        let (receiver, _) = pair(4, Block(5), BINDING, &mut prg);
+        let spec = drawn_spec(BINDING, 3, 400, &receiver.vole.ahead_spec());
+        let job = |at: u128, blocks: usize| Header { stream: 0, at, blocks }.job(&spec);
+        let result = run_ahead_job(&job(4, 1)).unwrap();
+        assert_eq!(result.len(), HEADER_BYTES + drawn_result_blocks(4) * Block::BYTES);
+        let good = job(4, 1);
+        assert!(matches!(run_ahead_job(&good[..HEADER_BYTES + 30]), Err(OtError::WrongLength { .. })));
+        assert!(matches!(run_ahead_job(&good[..good.len() - 1]), Err(OtError::WrongLength { .. })));
+        assert!(matches!(run_ahead_job(&job(4, 2)), Err(OtError::WrongLength { .. })));
+        assert!(matches!(run_ahead_job(&job(2, 1)), Err(OtError::WrongLength { .. })));
     }
 
     /// A spread extension with one bad chunk fails naming it, and releases no row at all.

@@ -64,7 +64,7 @@ pub mod transpose;
 
 pub use error::{BasePoint, OtError};
 pub use extension::{max_message_len, message_len, pack_bits, setup_len, Binding, MAX_CHUNK, SUPPORTED_K};
-pub use softspoken::run_ahead_job;
+pub use extension::run_ahead_job;
 
 use crate::block::Block;
 use crate::garble::{derive_seed, GarblingHash};
@@ -245,6 +245,27 @@ impl OtReceiver {
     pub fn expand_ahead(&mut self, threads: &Threads) {
         if let ReceiverState::Extending(extension) = &mut self.state {
             extension.expand_ahead(threads);
+        }
+    }
+
+    /// Has the worker `threads` lends draw this receiver's random extensions ahead, whole chunks
+    /// at a time, once its extension is set up ([`extension::CheckedReceiver::draw_ahead`]).
+    pub fn draw_ahead(&mut self, threads: &Threads) {
+        if let ReceiverState::Extending(extension) = &mut self.state {
+            extension.draw_ahead(threads);
+        }
+    }
+
+    /// Extends `count` correlated OTs on random choice bits, appended to `bits`
+    /// ([`extension::CheckedReceiver::extend_random`]): the message
+    /// [`extend_chunks`](Self::extend_chunks) would give for those bits.
+    pub fn extend_random(&mut self, count: usize, bits: &mut Vec<bool>, message: &mut Vec<u8>, labels: &mut Vec<Block>, threads: &Threads) -> Result<(), OtError> {
+        match &mut self.state {
+            ReceiverState::Extending(extension) => {
+                extension.extend_random(count, bits, message, labels, threads);
+                Ok(())
+            }
+            other => Err(OtError::OutOfOrder { expected: other.expecting(), got: "an OT extension" }),
         }
     }
 

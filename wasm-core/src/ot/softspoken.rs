@@ -259,6 +259,28 @@ impl VoleReceiver {
         ahead_spec(self.shape, None, &self.seeds)
     }
 
+    /// The receiver a receiver's [`ahead_spec`](Self::ahead_spec) describes, for a worker that
+    /// extends whole chunks of it ([`super::extension`]); its claims are the worker's caller's.
+    pub(crate) fn from_ahead_spec(spec: &[u8]) -> Result<Self, OtError> {
+        let malformed = |expected: usize, actual: usize| OtError::WrongLength { what: "OT helper job", expected, actual };
+        let (&[k, sender], seeds) = spec.split_first_chunk::<2>().ok_or(malformed(2, spec.len()))?;
+        let k = k as usize;
+        if !(1..=8).contains(&k) || 128 % k != 0 {
+            return Err(OtError::UnsupportedK { k });
+        }
+        let shape = Shape::new(k);
+        if sender != 0 {
+            return Err(malformed(0, sender as usize));
+        }
+        if seeds.len() != shape.trees * shape.leaves() * Block::BYTES {
+            return Err(malformed(shape.trees * shape.leaves() * Block::BYTES, seeds.len()));
+        }
+        let seeds: Vec<Block> = seeds.chunks_exact(Block::BYTES).map(|b| Block::read(b).unwrap_or_default()).collect();
+        let mut keys = Vec::with_capacity(seeds.len());
+        expand_keys(&seeds, &mut keys);
+        Ok(VoleReceiver { shape, seeds, keys, next: 0 })
+    }
+
     /// Bytes of the d^{(i)} for `blocks` blocks of OTs.
     pub fn message_bytes(&self, blocks: usize) -> usize {
         self.shape.trees * blocks * Block::BYTES
