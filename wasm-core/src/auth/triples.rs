@@ -193,70 +193,73 @@ const OPENING_MACS: &str = "garblet bucketing opening MACs v1";
 const COIN: &str = "garblet bucketing permutation seed v1";
 
 /// A uniform permutation of 0 … len−1 from a seed both parties hold: Fisher–Yates with
-/// rejection sampling, on AES-CTR under the seed.
+/// rejection sampling. Swap k (the partner of index len − 1 − k) takes word k of AES-CTR under
+/// the seed's first half (four 32-bit words to a block); a word outside the zone [`accepted`]
+/// gives is drawn again from its own retries ([`retry`]), so the other swaps' words stay where
+/// they are and all of them can be drawn ahead.
 fn permutation(seed: &[u8; 32], len: usize, threads: &Threads) -> Vec<u32> {
     debug_assert!(len < u32::MAX as usize);
-    let mut key = [0u8; 16];
-    key.copy_from_slice(&seed[..16]);
-    let draws = draws(key, len, threads);
-    shuffle(key, len, &draws)
+    let (first, second) = seed.split_at(16);
+    let key: [u8; 16] = first.try_into().unwrap_or_default();
+    let retry_key: [u8; 16] = second.try_into().unwrap_or_default();
+    shuffle(retry_key, len, &draws(key, len, threads))
 }
 
 /// Marks a draw that [`draws`] found rejected.
 const REJECTED: u32 = u32::MAX;
 
+/// Draws per block of the AES-CTR stream: a 32-bit word each, the stream's word k being bits
+/// 32·(k mod 4) … of block ⌊k/4⌋.
+const DRAWS_PER_BLOCK: usize = 4;
+
 /// Whether Fisher–Yates takes `v` for an index below `bound`: only below the largest multiple
-/// of `bound`, so each index is equally likely. That multiple, `zone`, is above u64::MAX − bound
-/// (u64::MAX % bound < bound): a v at or below that is accepted without computing it, the same
-/// decision at one division less.
-fn accepted(v: u64, bound: u64) -> bool {
-    v <= u64::MAX - bound || v < u64::MAX - u64::MAX % bound
+/// of `bound` a 32-bit word reaches, so each index is equally likely (`bound` < 2^32; a word is
+/// rejected with probability below bound/2^32: a few times in a batch of 2^18 leaky triples).
+fn accepted(v: u32, bound: u32) -> bool {
+    u64::from(v) < (1u64 << 32) - (1u64 << 32) % u64::from(bound)
 }
 
-/// The draws of [`shuffle`] made ahead, spread over `threads`, for the case that none is
-/// rejected: draw k is block k of the AES-CTR stream under `key`, for the index below
-/// `len − k`; its index, or [`REJECTED`].
+/// Retry `c` (from 1) of swap `k`, whose earlier words were rejected: the low 32 bits of block
+/// c·2^64 + k of AES-CTR under `retry_key`, a word no other swap or retry uses.
+fn retry(retry_key: [u8; 16], k: usize, c: u64) -> u32 {
+    AesCtr::at(retry_key, (u128::from(c) << 64) | k as u128).next_block().0 as u32
+}
+
+/// Each swap's partner from its word of the AES-CTR stream under `key`, spread over
+/// `threads`: for swap k the index below `len − k`, or [`REJECTED`].
 fn draws(key: [u8; 16], len: usize, threads: &Threads) -> Vec<u32> {
     // About a millisecond of AES and divisions a part.
-    let parts = threads.map(len.saturating_sub(1), 1 << 17, |range| {
-        let mut blocks = vec![Block::ZERO; range.len()];
-        AesCtr::at(key, range.start as u128).fill(&mut blocks);
-        let start = range.start;
-        let draw = |(o, b): (usize, &Block)| {
-            let (v, bound) = (b.0 as u64, (len - start - o) as u64);
+    let parts = threads.map(len.saturating_sub(1), 1 << 19, |range| {
+        let first = range.start / DRAWS_PER_BLOCK;
+        let mut blocks = vec![Block::ZERO; range.end.div_ceil(DRAWS_PER_BLOCK) - first];
+        AesCtr::at(key, first as u128).fill(&mut blocks);
+        let words = blocks.iter().flat_map(|b| (0..DRAWS_PER_BLOCK).map(move |w| (b.0 >> (32 * w)) as u32));
+        let draw = |(k, v): (usize, u32)| {
+            let bound = (len - k) as u32;
             if accepted(v, bound) {
-                (v % bound) as u32
+                v % bound
             } else {
                 REJECTED
             }
         };
-        blocks.iter().enumerate().map(draw).collect::<Vec<u32>>()
+        words.enumerate().skip(range.start - first * DRAWS_PER_BLOCK).take(range.len()).map(|(o, v)| draw((first * DRAWS_PER_BLOCK + o, v))).collect::<Vec<u32>>()
     });
     parts.concat()
 }
 
-/// Fisher–Yates from the last index down, each swap partner drawn from the next block of the
-/// AES-CTR stream under `key` (its low 64 bits, rejected outside the zone [`accepted`] gives):
-/// the draws made ahead (`draws`) while they line up with the stream, that is until a draw is
-/// rejected (each is with probability below len/2^64), and from the stream itself after.
-fn shuffle(key: [u8; 16], len: usize, draws: &[u32]) -> Vec<u32> {
+/// Fisher–Yates from the last index down, swap k with the partner `draws` gives, or, where its
+/// word was rejected, the first of its retries that is accepted.
+fn shuffle(retry_key: [u8; 16], len: usize, draws: &[u32]) -> Vec<u32> {
     let mut p: Vec<u32> = (0..len as u32).collect();
-    // The stream's next block.
-    let mut k = 0;
-    for i in (1..len).rev() {
-        let bound = (i + 1) as u64;
-        let j = loop {
-            if k == len - 1 - i && draws[k] != REJECTED {
-                k += 1;
-                break draws[k - 1] as usize;
-            }
-            let v = AesCtr::at(key, k as u128).next_block().0 as u64;
-            k += 1;
-            if accepted(v, bound) {
-                break (v % bound) as usize;
-            }
+    for (k, &drawn) in draws.iter().enumerate() {
+        let i = len - 1 - k;
+        let bound = (i + 1) as u32;
+        let j = if drawn != REJECTED {
+            drawn
+        } else {
+            (1..).map(|c| retry(retry_key, k, c)).find(|&v| accepted(v, bound)).map_or(0, |v| v % bound)
         };
-        p.swap(i, j);
+        p.swap(i, j as usize);
     }
     p
 }
@@ -744,20 +747,23 @@ impl AuthParty {
 mod permutation_tests {
     use super::*;
 
-    /// Fisher–Yates drawing each partner from the stream as it goes: what [`permutation`] must
-    /// give, however its draws are made.
-    fn drawn_in_turn(key: [u8; 16], len: usize) -> Vec<u32> {
+    /// Fisher–Yates drawing each partner in turn — word k of the stream under the seed's first
+    /// half for swap k, its retries after a rejection, and swaps `forced` treated as rejected
+    /// at their first word: what [`permutation`] must give, however its draws are made.
+    fn drawn_in_turn(seed: &[u8; 32], len: usize, forced: &[usize]) -> Vec<u32> {
+        let (key, retry_key): ([u8; 16], [u8; 16]) = (seed[..16].try_into().unwrap(), seed[16..].try_into().unwrap());
         let mut prg = AesCtr::new(key);
+        let mut words = core::iter::from_fn(|| Some(prg.next_block())).flat_map(|b| (0..4).map(move |w| (b.0 >> (32 * w)) as u32));
         let mut p: Vec<u32> = (0..len as u32).collect();
         for i in (1..len).rev() {
-            let bound = (i + 1) as u64;
-            let j = loop {
-                let v = prg.next_block().0 as u64;
-                if accepted(v, bound) {
-                    break (v % bound) as usize;
-                }
-            };
-            p.swap(i, j);
+            let (k, bound) = (len - 1 - i, (i + 1) as u32);
+            let mut v = words.next().unwrap();
+            let mut c = 0;
+            while !accepted(v, bound) || (c == 0 && forced.contains(&k)) {
+                c += 1;
+                v = retry(retry_key, k, c);
+            }
+            p.swap(i, (v % bound) as usize);
         }
         p
     }
@@ -765,10 +771,9 @@ mod permutation_tests {
     #[cfg_attr(not(target_arch = "wasm32"), test)]
     #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
     fn draws_made_ahead_give_the_permutation_drawn_in_turn() {
-        for (s, len) in [(1u8, 0), (2, 1), (3, 2), (4, 3), (5, 1000), (6, 300_000)] {
+        for (s, len) in [(1u8, 0), (2, 1), (3, 2), (4, 3), (5, 1000), (6, 300_000), (7, 1_200_001)] {
             let seed = [s; 32];
-            let key: [u8; 16] = seed[..16].try_into().unwrap();
-            let want = drawn_in_turn(key, len);
+            let want = drawn_in_turn(&seed, len, &[]);
             for threads in [1, 3] {
                 assert_eq!(permutation(&seed, len, &Threads::in_turn(threads)), want, "len {len}, {threads} threads");
             }
@@ -778,17 +783,24 @@ mod permutation_tests {
         }
     }
 
-    /// A draw made ahead that was rejected is drawn again from the stream, and the ones after
-    /// it too: marked rejected here (no real one turns up in a test's draws), the result is
-    /// still the permutation drawn in turn.
+    /// A draw that was rejected takes its own retries, and the swaps after it keep their words:
+    /// marked rejected here, the result is the permutation drawn in turn with those words
+    /// refused. Real rejections occur too in a batch this large (a word is refused with
+    /// probability up to 2^−14 here), and the permutation still matches.
     #[cfg_attr(not(target_arch = "wasm32"), test)]
     #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
-    fn a_rejected_draw_is_drawn_again_from_the_stream() {
-        let key = [9u8; 16];
-        let mut draws = draws(key, 500, &Threads::ONE);
-        for k in [0, 17, 18, 498] {
-            draws[k] = REJECTED;
+    fn a_rejected_draw_takes_its_own_retries() {
+        let seed = [9u8; 32];
+        let key: [u8; 16] = seed[..16].try_into().unwrap();
+        let retry_key: [u8; 16] = seed[16..].try_into().unwrap();
+        let len = 1 << 18;
+        let mut drawn = draws(key, len, &Threads::ONE);
+        let rejected = drawn.iter().filter(|&&d| d == REJECTED).count();
+        assert!(rejected > 0, "no real rejection among {len} draws");
+        let forced = [0, 17, 18, len - 2];
+        for &k in &forced {
+            drawn[k] = REJECTED;
         }
-        assert_eq!(shuffle(key, 500, &draws), drawn_in_turn(key, 500));
+        assert_eq!(shuffle(retry_key, len, &drawn), drawn_in_turn(&seed, len, &forced));
     }
 }

@@ -41,7 +41,8 @@ pub const MAGIC: &[u8; 4] = b"GRBL";
 /// garbling hash keyed per instance, its seed in `ServerHello`; SoftSpoken OT with the per-column
 /// check, its k per direction in the hellos. 9: the authenticated mode's set-up derived from the
 /// session's OT extension, its flights changed; the phase of a `Compute`. 10: the authenticated
-/// mode's leaky AND hashing each input once.)
+/// mode's leaky AND hashing each input once, and its bucketing permutation drawn from 32-bit
+/// words.)
 pub const VERSION: u16 = 10;
 
 /// The smallest credit window: room for a few batches of garbled data.
