@@ -1,5 +1,6 @@
 //! Work a driver's spare worker does ahead of the session: a browser's OT helper worker expands
-//! the PRG streams of the correlated OT before the session needs them.
+//! the PRG streams of the correlated OT, and extends whole chunks of it, before the session
+//! needs them.
 //!
 //! A page has no threads without SharedArrayBuffer, so the session (in the engine's worker)
 //! cannot hand its helper a closure the way [`crate::spread::Threads`] hands one to a thread.
@@ -16,8 +17,8 @@
 //! computes them itself otherwise: it never waits for the worker, and a result that comes too
 //! late is dropped. The messages do not change either way.
 //!
-//! A receiver's OTs on random choice bits — the authenticated mode's own bits — go further: the
-//! worker draws the bits too, from its own OS random source, and extends whole chunks (bits,
+//! A receiver's OTs on random choice bits — the authenticated mode's own bits — go further
+//! (the receiver registers no sums of its own): the worker draws the bits too, from its own OS random source, and extends whole chunks (bits,
 //! message, check values and rows) ahead, a job per chunk ([`crate::ot::extension`]); the
 //! session takes such a result whole ([`Ticket::take_result`]) or draws and extends the chunk
 //! itself.
@@ -115,7 +116,7 @@ impl Header {
 /// Hands a job to the driver's worker, at once (it must not call back into the session).
 pub type PostJob = Box<dyn Fn(Vec<u8>) + Send + Sync>;
 
-/// The streams a driver's worker expands ahead, shared by the session's OT directions and the
+/// The streams a driver's worker works ahead on, shared by the session's OT directions and the
 /// driver.
 pub struct Ahead {
     state: Mutex<State>,

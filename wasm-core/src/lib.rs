@@ -10,7 +10,7 @@
 //!   check sets and their bounds, the garbler's input-consistency hash.
 //! * [`random`]: the one random source (the OS's; a seeded one in fuzzing builds only).
 //! * [`spread`] and [`ahead`]: what a driver lends a party's steps — threads to spread them
-//!   over, and a worker that expands the OT extension's streams ahead (a browser's).
+//!   over, and a worker that works ahead on the OT extension (a browser's).
 //! * `wasm` (WebAssembly only): the evaluator session for JavaScript; `wasm_bench` (WebAssembly
 //!   with the `bench` feature, for the browser benchmark only): timing exports.
 //!

@@ -26,7 +26,7 @@ pub trait Spawner: Send + Sync + core::fmt::Debug {
 }
 
 /// How many parts a party's steps are cut into, what runs them at once (if anything), and
-/// the worker that expands OT streams ahead (if any).
+/// the worker that works ahead on the OT extension (if any).
 #[derive(Clone, Debug)]
 pub struct Threads {
     count: NonZeroUsize,
@@ -55,18 +55,19 @@ impl Threads {
         Threads { count: NonZeroUsize::new(count).unwrap_or(NonZeroUsize::MIN), spawner: None, ahead: None }
     }
 
-    /// These threads, and a worker that expands the OT extension's streams ahead: the correlated
-    /// OTs' senders register theirs with `ahead`, whose driver hands its jobs to the worker.
+    /// These threads, and a worker that works ahead on the OT extension: the correlated OTs'
+    /// senders register their streams with `ahead`, and receivers of random bits their chunks;
+    /// its driver hands the jobs to the worker.
     pub fn with_ahead(self, ahead: Arc<Ahead>) -> Self {
         Threads { ahead: Some(ahead), ..self }
     }
 
-    /// The worker that expands streams ahead, if the driver lent one.
+    /// The worker that works ahead on the OT extension, if the driver lent one.
     pub fn ahead(&self) -> Option<&Arc<Ahead>> {
         self.ahead.as_ref()
     }
 
-    /// These threads, without the worker that expands streams ahead.
+    /// These threads, without the worker that works ahead on the OT extension.
     pub fn without_ahead(&self) -> Self {
         Threads { ahead: None, ..self.clone() }
     }

@@ -136,9 +136,8 @@ impl WasmEvaluator {
     /// the default: the server's offer decides). Its first frame (the hello) is ready in
     /// `pollTransmit`. With `post_ahead`, another worker of the page works ahead on the OT
     /// extension (the streams' sums, whole chunks of random choices): the session calls
-    /// `post_ahead` with each job for it (`runAheadJob` there;
-    /// even in the middle of a call, so the function must only pass the job on), and
-    /// `supplyAhead` takes the results.
+    /// `post_ahead` with each job for it (`runAheadJob` there; even in the middle of a call, so
+    /// the function must only pass the job on), and `supplyAhead` takes the results.
     #[wasm_bindgen(constructor)]
     pub fn new(window: u32, garbling: Option<String>, max_window: Option<u32>, post_ahead: Option<PostAheadJob>) -> Result<WasmEvaluator, JsError> {
         let defaults = EvaluatorConfig::default();
@@ -297,8 +296,8 @@ impl WasmEvaluator {
 
     /// What `runAheadJob` returned for a job the session posted (jobs hold the secret seeds of
     /// the OT extension's streams, results their sums or a chunk's secret choice bits: neither
-    /// may leave the page). A result
-    /// the session did not ask for, or of the wrong length, throws (the helper is broken).
+    /// may leave the page). A result the session did not ask for, or of the wrong length,
+    /// throws (the helper is broken).
     #[wasm_bindgen(js_name = supplyAhead)]
     pub fn supply_ahead(&self, result: Vec<u8>) -> Result<(), JsError> {
         let Some((ahead, _)) = &self.ahead else {

@@ -42,8 +42,9 @@
 //! one of the two outputs, H(K[x'] ⊕ x'·Δ), whole; the other, H(K[x'] ⊕ (1 ⊕ x')·Δ), is to it a
 //! uniform 128-bit value (the hash's circular correlation robustness), whose lsb masks y in h₀ or
 //! h₁ and whose bits 1 … 127 mask those of Φ in U: disjoint bits of a uniform value, so the two
-//! masks are independent. Bit 0 of U is lsb Φ = lsb K[y'] ⊕ lsb M[y] ⊕ y, which with lsb Δ =
-//! lsb Δ' = 1 equals lsb M[y'] ⊕ y' ⊕ lsb K'[y]: all the peer's own, so U tells it nothing there.
+//! masks are independent. Bit 0 of U is `lsb Φ = lsb K[y'] ⊕ lsb M[y] ⊕ y`, which with
+//! `lsb Δ = lsb Δ' = 1` equals `lsb M[y'] ⊕ y' ⊕ lsb K'[y]`: all the peer's own, so U tells it
+//! nothing there.
 //! Were bit 0 of the check's hash not cleared, lsb U ⊕ h₀ ⊕ h₁ would give the peer lsb Φ ⊕ y,
 //! and so y (`the_check_value_hides_the_half_and_bit` shows it). The identity above holds bit
 //! for bit whatever H̄ is, as long as both parties use the same one.

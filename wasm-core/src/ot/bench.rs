@@ -54,7 +54,7 @@ impl BareReceiver {
         let start = message.len();
         message.resize(start + self.vole.message_bytes(self.packed.len()), 0);
         let at = self.vole.claim(self.packed.len());
-        self.vole.extend(Claim { at, ahead: None }, &self.packed, &mut message[start..], &mut self.columns, stride, &mut self.streams);
+        self.vole.extend(at, &self.packed, &mut message[start..], &mut self.columns, stride, &mut self.streams);
         columns_to_rows(&self.columns, stride, choices.len(), labels);
     }
 }

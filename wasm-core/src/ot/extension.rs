@@ -98,8 +98,6 @@ pub struct CheckedReceiver {
     random: AesCtr,
     /// One per thread of the last extension, kept between calls.
     scratch: Vec<Scratch>,
-    /// The streams' registration with a worker that expands them ahead, if the driver lent one.
-    ahead: Option<Ticket>,
     /// Whole random chunks a worker draws ahead, if the driver lent one.
     drawing: Option<Drawing>,
     /// Test builds only: the protocol variant whose challenge leaves the message out.
@@ -123,20 +121,10 @@ impl CheckedReceiver {
             setup: Some(setup),
             random,
             scratch: Vec::new(),
-            ahead: None,
             drawing: None,
             #[cfg(feature = "insecure-switches")]
             unbound_challenge: false,
         })
-    }
-
-    /// Registers this receiver's streams with the worker `threads` lends to expand them ahead
-    /// ([`crate::ahead`]), if it lends one (once): their sums need none of the choice bits, so
-    /// the worker computes them before the bits exist.
-    pub fn expand_ahead(&mut self, threads: &Threads) {
-        if let (None, Some(ahead)) = (&self.ahead, threads.ahead()) {
-            self.ahead = Some(ahead.register(self.vole.ahead_spec(), ahead_rows(self.vole.shape()), chunk_blocks(MAX_CHUNK), self.vole.next()));
-        }
     }
 
     /// Has the worker `threads` lends draw this receiver's random extensions ahead, a whole
@@ -152,6 +140,16 @@ impl CheckedReceiver {
     #[cfg(feature = "insecure-switches")]
     pub fn unbind_challenge(&mut self) {
         self.unbound_challenge = true;
+    }
+
+    /// Whether each chunk's challenge is drawn over its message: always, but in a test build's
+    /// unbound variant.
+    fn bound(&self) -> bool {
+        #[cfg(feature = "insecure-switches")]
+        if self.unbound_challenge {
+            return false;
+        }
+        true
     }
 
     pub fn k(&self) -> usize {
@@ -191,12 +189,8 @@ impl CheckedReceiver {
     /// each full chunk a worker drew ahead ([`draw_ahead`](Self::draw_ahead)) is taken whole —
     /// its bits, message and rows — and the others are drawn and extended here.
     pub fn extend_random(&mut self, count: usize, bits: &mut Vec<bool>, message: &mut Vec<u8>, labels: &mut Vec<Block>, threads: &Threads) {
-        #[allow(unused_mut)]
-        let mut take_drawn = true;
-        #[cfg(feature = "insecure-switches")]
-        {
-            take_drawn &= !self.unbound_challenge;
-        }
+        // A worker draws its chunks bound to their messages.
+        let take_drawn = self.bound();
         let mut chunks = Vec::with_capacity(count.div_ceil(MAX_CHUNK));
         let mut left = count;
         while left > 0 {
@@ -210,7 +204,7 @@ impl CheckedReceiver {
                 Some(drawn) => {
                     bits.extend((0..MAX_CHUNK).map(|i| drawn.choice(i)));
                     let at = self.vole.claim(chunk_blocks(MAX_CHUNK));
-                    chunks.push(ReceiverChunk { at, index: self.chunk, count: MAX_CHUNK, choices: Vec::new(), ahead: None, drawn: Some(drawn) });
+                    chunks.push(ReceiverChunk { at, index: self.chunk, count: MAX_CHUNK, choices: Vec::new(), drawn: Some(drawn) });
                     self.chunk += 1;
                 }
                 None => {
@@ -231,9 +225,7 @@ impl CheckedReceiver {
         let blocks = chunk_blocks(choices.len());
         let mut packed: Vec<Block> = choices.chunks(128).map(pack_bits).collect();
         packed.extend((0..PADDING_BLOCKS).map(|_| self.random.next_block()));
-        let at = self.vole.claim(blocks);
-        let ahead = self.ahead.as_ref().and_then(|ticket| ticket.take(at, blocks));
-        let chunk = ReceiverChunk { at, index: self.chunk, count: choices.len(), choices: packed, ahead, drawn: None };
+        let chunk = ReceiverChunk { at: self.vole.claim(blocks), index: self.chunk, count: choices.len(), choices: packed, drawn: None };
         self.chunk += 1;
         chunk
     }
@@ -247,9 +239,6 @@ impl CheckedReceiver {
         if let Some(setup) = self.setup.take() {
             message.extend_from_slice(&setup);
         }
-        if let Some(ticket) = &self.ahead {
-            ticket.keep_ahead(chunks.iter().map(|c| chunk_blocks(c.count)).sum());
-        }
         let start = message.len();
         let lens: Vec<_> = chunks.iter().map(|c| 0..message_len(self.k, c.count)).collect();
         message.resize(start + lens.iter().map(|l| l.end).sum::<usize>(), 0);
@@ -258,13 +247,7 @@ impl CheckedReceiver {
             let count = chunk.count;
             ((chunk, message), count)
         }).collect();
-        let (vole, binding, k) = (&self.vole, self.binding, self.k);
-        #[allow(unused_mut)]
-        let mut bound = true;
-        #[cfg(feature = "insecure-switches")]
-        {
-            bound &= !self.unbound_challenge;
-        }
+        let (vole, binding, k, bound) = (&self.vole, self.binding, self.k, self.bound());
         let extended = threads.append_parts(labels, parts, SPREAD_CHUNKS, &mut self.scratch, |(chunk, message), scratch| {
             match &chunk.drawn {
                 Some(drawn) => drawn.write(message, &mut scratch.rows),
@@ -314,8 +297,6 @@ struct ReceiverChunk {
     index: u64,
     count: usize,
     choices: Vec<Block>,
-    /// Its streams' sums, where a worker computed them ahead.
-    ahead: Option<Vec<Block>>,
     /// The whole chunk, where a worker drew and extended it ahead (`choices` then empty).
     drawn: Option<Drawn>,
 }
@@ -327,7 +308,7 @@ fn extend_chunk(vole: &VoleReceiver, chunk: &ReceiverChunk, id: ChunkId<'_>, bou
     let blocks = chunk.choices.len();
     let stride = scratch.columns_for(blocks);
     let (d, check) = message.split_at_mut(vole.message_bytes(blocks));
-    vole.extend(Claim { at: chunk.at, ahead: chunk.ahead.as_deref() }, &chunk.choices, d, &mut scratch.columns, stride, &mut scratch.streams);
+    vole.extend(chunk.at, &chunk.choices, d, &mut scratch.columns, stride, &mut scratch.streams);
     let (challenge, t) = scratch.rows_and_sums(id, blocks, stride, if bound { d } else { &[] });
     check::write_check(challenge.fold_choices(&chunk.choices), &t, check);
 }
@@ -341,7 +322,7 @@ const DRAWN_CHUNK_JOB: u8 = 0;
 
 /// A receiver's random chunks a driver's worker draws ahead ([`crate::ahead`]): each a full
 /// chunk of [`MAX_CHUNK`] OTs whose choice bits the worker draws from its own OS random source,
-/// extended as the receiver would ([`run_drawn_chunk_job`]). A job is one chunk, its position
+/// extended as the receiver would ([`run_ahead_job`]). A job is one chunk, its position
 /// in the hub's stream the chunk's index; its place in the VOLE streams follows from the
 /// index while every chunk from `index` on is full. A partial chunk moves the places of the
 /// ones after it: the stream is then registered again from there ([`Drawing::follow`]), and
@@ -375,7 +356,7 @@ impl Drawing {
     /// position) with `hub`.
     fn register(hub: Arc<Ahead>, vole: &VoleReceiver, binding: Binding, index: u64) -> Self {
         let (vole_spec, k, at) = (vole.ahead_spec(), vole.shape().k, vole.next());
-        let ticket = hub.register(drawn_spec(binding, index, at, &vole_spec), drawn_result_blocks(k), 1, index as u128);
+        let ticket = drawn_stream(&hub, binding, &vole_spec, k, index, at);
         Drawing { hub, ticket, binding, vole_spec, k, index, at }
     }
 
@@ -396,7 +377,7 @@ impl Drawing {
     /// if its places no longer follow (dropping the old one ends it).
     fn follow(&mut self, index: u64, at: u128, chunks: usize) {
         if !self.places(index, at) {
-            self.ticket = self.hub.register(drawn_spec(self.binding, index, at, &self.vole_spec), drawn_result_blocks(self.k), 1, index as u128);
+            self.ticket = drawn_stream(&self.hub, self.binding, &self.vole_spec, self.k, index, at);
             (self.index, self.at) = (index, at);
         }
         self.ticket.keep_ahead(chunks);
@@ -417,6 +398,12 @@ impl Drawn {
         rows.clear();
         rows.extend(rest.chunks_exact(Block::BYTES).map(|b| Block::read(b).unwrap_or_default()));
     }
+}
+
+/// Registers with `hub` a receiver's random chunks from chunk `index` on, at stream position
+/// `at`: a job per chunk.
+fn drawn_stream(hub: &Arc<Ahead>, binding: Binding, vole_spec: &[u8], k: usize, index: u64, at: u128) -> Ticket {
+    hub.register(drawn_spec(binding, index, at, vole_spec), drawn_result_blocks(k), 1, index as u128)
 }
 
 /// The job spec of a receiver's random chunks counted from chunk `index` at stream position
@@ -463,22 +450,21 @@ pub fn run_ahead_job(job: &[u8]) -> Result<Vec<u8>, OtError> {
     let k = vole.shape().k;
     let mut random = AesCtr::from_os_rng().map_err(OtError::Random)?;
     let choices: Vec<Block> = (0..FULL_CHUNK_BLOCKS).map(|_| random.next_block()).collect();
-    let chunk = ReceiverChunk { at, index, count: MAX_CHUNK, choices, ahead: None, drawn: None };
-    let mut body = Vec::with_capacity(drawn_result_blocks(k) * Block::BYTES);
+    let chunk = ReceiverChunk { at, index, count: MAX_CHUNK, choices, drawn: None };
+    // The header, the bits, then the message and the rows, each written in its place.
+    let mut result = Vec::with_capacity(HEADER_BYTES + drawn_result_blocks(k) * Block::BYTES);
+    result.extend_from_slice(&job[..HEADER_BYTES]);
     for block in &chunk.choices[..MAX_CHUNK / 128] {
-        body.extend_from_slice(&block.to_bytes());
+        result.extend_from_slice(&block.to_bytes());
     }
-    let mut message = vec![0u8; message_len(k, MAX_CHUNK)];
+    let message = result.len();
+    result.resize(message + message_len(k, MAX_CHUNK), 0);
     let mut scratch = Scratch::default();
     let id = ChunkId { transcript: &transcript, direction, k, index, count: MAX_CHUNK };
-    extend_chunk(&vole, &chunk, id, true, &mut message, &mut scratch);
-    body.extend_from_slice(&message);
+    extend_chunk(&vole, &chunk, id, true, &mut result[message..], &mut scratch);
     for row in &scratch.rows[..MAX_CHUNK] {
-        body.extend_from_slice(&row.to_bytes());
+        result.extend_from_slice(&row.to_bytes());
     }
-    let mut result = Vec::with_capacity(HEADER_BYTES + body.len());
-    result.extend_from_slice(&job[..HEADER_BYTES]);
-    result.extend_from_slice(&body);
     Ok(result)
 }
 
@@ -799,41 +785,35 @@ pub(crate) mod tests {
         }
     }
 
-    /// Both sides lent a worker take the sums it computed ahead: the rows correlate as without
+    /// A sender lent a worker takes the sums it computed ahead: the rows correlate as without
     /// it, and wrong sums from the worker fail the chunk's check (so they were taken, and the
     /// check covers them).
     #[cfg_attr(not(target_arch = "wasm32"), test)]
     #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
-    fn both_sides_take_the_sums_a_worker_expanded_ahead() {
+    fn a_sender_takes_the_sums_a_worker_expanded_ahead() {
         let mut prg = AesCtr::new([14; 16]);
         let delta = Block(prg.next_block().0 | 1);
-        for (receiver_ahead, sender_ahead) in [(true, false), (false, true), (true, true)] {
-            let (mut receiver, mut sender) = pair(4, delta, BINDING, &mut prg);
-            let worker = Worker::new();
-            let threads = Threads::ONE.with_ahead(worker.hub.clone());
-            let (for_receiver, for_sender) = (if receiver_ahead { &threads } else { &Threads::ONE }, if sender_ahead { &threads } else { &Threads::ONE });
-            let mut extend = |count: usize, receiver: &mut CheckedReceiver, sender: &mut CheckedSender| {
-                let choices = bits(count, &mut prg);
-                let (mut message, mut t, mut q) = (Vec::new(), Vec::new(), Vec::new());
-                receiver.extend_chunks(&choices, &mut message, &mut t, for_receiver);
-                sender.extend_chunks(count, &message, &mut q, for_sender)?;
-                assert!((0..count).all(|i| t[i] == q[i] ^ delta.select(choices[i])));
-                Ok::<_, OtError>(())
-            };
-            // The set-up first; then each side registers, and the worker runs ahead.
-            extend(100, &mut receiver, &mut sender).unwrap();
-            receiver.expand_ahead(for_receiver);
-            sender.expand_ahead(for_sender);
-            let sides = receiver_ahead as usize + sender_ahead as usize;
-            assert_eq!(worker.run(|_, _| ()), sides * crate::ahead::MIN_LOOKAHEAD_JOBS);
-            extend(3 * MAX_CHUNK + 5, &mut receiver, &mut sender).unwrap();
-            // Further ahead, with a bit of each result's rows flipped, for the first stream
-            // registered only (the same flip on both sides' streams would cancel out): the
-            // lookahead's last chunks take them.
-            assert!(worker.run(|stream, rows| rows[40] ^= (stream == 0) as u8) > 0);
-            let lookahead = crate::ahead::MIN_LOOKAHEAD_JOBS * MAX_CHUNK;
-            assert!(matches!(extend(lookahead, &mut receiver, &mut sender), Err(OtError::CheckFailed { .. })), "{receiver_ahead}/{sender_ahead}");
-        }
+        let (mut receiver, mut sender) = pair(4, delta, BINDING, &mut prg);
+        let worker = Worker::new();
+        let threads = Threads::ONE.with_ahead(worker.hub.clone());
+        let mut extend = |count: usize, receiver: &mut CheckedReceiver, sender: &mut CheckedSender| {
+            let choices = bits(count, &mut prg);
+            let (mut message, mut t, mut q) = (Vec::new(), Vec::new(), Vec::new());
+            receiver.extend_chunks(&choices, &mut message, &mut t, &Threads::ONE);
+            sender.extend_chunks(count, &message, &mut q, &threads)?;
+            assert!((0..count).all(|i| t[i] == q[i] ^ delta.select(choices[i])));
+            Ok::<_, OtError>(())
+        };
+        // The set-up first; then the sender registers, and the worker runs ahead.
+        extend(100, &mut receiver, &mut sender).unwrap();
+        sender.expand_ahead(&threads);
+        assert_eq!(worker.run(|_, _| ()), crate::ahead::MIN_LOOKAHEAD_JOBS);
+        extend(3 * MAX_CHUNK + 5, &mut receiver, &mut sender).unwrap();
+        // Further ahead, with a bit of each result's rows flipped: the lookahead's last chunks
+        // take them.
+        assert!(worker.run(|_, rows| rows[40] ^= 1) > 0);
+        let lookahead = crate::ahead::MIN_LOOKAHEAD_JOBS * MAX_CHUNK;
+        assert!(matches!(extend(lookahead, &mut receiver, &mut sender), Err(OtError::CheckFailed { .. })));
     }
 
     /// A receiver lent a worker takes the random chunks the worker drew ahead whole: the bits

@@ -240,14 +240,6 @@ impl OtReceiver {
         }
     }
 
-    /// Has the worker `threads` lends expand this receiver's streams ahead, once its extension
-    /// is set up ([`extension::CheckedReceiver::expand_ahead`]).
-    pub fn expand_ahead(&mut self, threads: &Threads) {
-        if let ReceiverState::Extending(extension) = &mut self.state {
-            extension.expand_ahead(threads);
-        }
-    }
-
     /// Has the worker `threads` lends draw this receiver's random extensions ahead, whole chunks
     /// at a time, once its extension is set up ([`extension::CheckedReceiver::draw_ahead`]).
     pub fn draw_ahead(&mut self, threads: &Threads) {

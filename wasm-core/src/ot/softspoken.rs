@@ -104,8 +104,9 @@ fn row_start(k: usize, blocks: usize, tree: usize, c: usize) -> usize {
     (tree * (k + 1) + c) * blocks
 }
 
-/// A claimed range of the streams for one extension: where it starts, and the sums a worker
-/// computed for exactly its positions ahead ([`run_ahead_job`]; [`ahead_rows`] rows), if any.
+/// A sender's claimed range of the streams for one extension: where it starts, and the sums a
+/// worker computed for exactly its positions ahead ([`run_ahead_job`]; [`ahead_rows`] rows), if
+/// any.
 #[derive(Clone, Copy, Debug)]
 pub struct Claim<'a> {
     pub at: u128,
@@ -169,13 +170,19 @@ fn ahead_spec(shape: Shape, delta: Option<Block>, seeds: &[Block]) -> Vec<u8> {
     spec
 }
 
-/// Runs a job of [`crate::ahead`] for a receiver's or a sender's streams
-/// ([`VoleReceiver::ahead_spec`], [`VoleSender::ahead_spec`]): the sums at the job's positions,
-/// as its `extend` would compute them, in the result's layout ([`ahead_rows`] rows). What a
-/// browser's OT helper worker runs.
-pub fn run_ahead_job(job: &[u8]) -> Result<Vec<u8>, OtError> {
+/// A stream's spec ([`ahead_spec`]) read back.
+struct Spec<'a> {
+    shape: Shape,
+    /// Each tree's α_i, if it is a sender's.
+    alphas: Option<&'a [u8]>,
+    /// Every leaf's seed and AES key, tree by tree.
+    seeds: Vec<Block>,
+    keys: Vec<KeySchedule>,
+}
+
+/// Reads back a stream's spec ([`ahead_spec`]), refusing a malformed one.
+fn read_spec(spec: &[u8]) -> Result<Spec<'_>, OtError> {
     let malformed = |expected: usize, actual: usize| OtError::WrongLength { what: "OT helper job", expected, actual };
-    let (header, spec) = crate::ahead::Header::split(job).ok_or(malformed(crate::ahead::HEADER_BYTES, job.len()))?;
     let (&[k, sender], spec) = spec.split_first_chunk::<2>().ok_or(malformed(2, spec.len()))?;
     let k = k as usize;
     // The shapes SoftSpoken has: k dividing 128, at most 8.
@@ -191,20 +198,32 @@ pub fn run_ahead_job(job: &[u8]) -> Result<Vec<u8>, OtError> {
     if seeds.len() != shape.trees * shape.leaves() * Block::BYTES {
         return Err(malformed(shape.trees * shape.leaves() * Block::BYTES, seeds.len()));
     }
-    if header.blocks > MAX_AHEAD_BLOCKS {
-        return Err(OtError::ChunkTooLarge { count: header.blocks, max: MAX_AHEAD_BLOCKS });
-    }
     let seeds: Vec<Block> = seeds.chunks_exact(Block::BYTES).map(|b| Block::read(b).unwrap_or_default()).collect();
     let mut keys = Vec::with_capacity(seeds.len());
     expand_keys(&seeds, &mut keys);
-    let blocks = header.blocks;
+    Ok(Spec { shape, alphas, seeds, keys })
+}
+
+/// Runs a job of [`crate::ahead`] for a sender's streams ([`VoleSender::ahead_spec`]): the sums
+/// at the job's positions, as its `extend` would compute them, in the result's layout
+/// ([`ahead_rows`] rows). What a browser's OT helper worker runs. (A receiver's streams go to
+/// the worker whole, chunk by chunk: [`super::extension`].)
+pub fn run_ahead_job(job: &[u8]) -> Result<Vec<u8>, OtError> {
+    let malformed = |expected: usize, actual: usize| OtError::WrongLength { what: "OT helper job", expected, actual };
+    let (header, spec) = crate::ahead::Header::split(job).ok_or(malformed(crate::ahead::HEADER_BYTES, job.len()))?;
+    let Spec { shape, alphas, keys, .. } = read_spec(spec)?;
+    let alphas = alphas.ok_or(malformed(1, 0))?;
+    if header.blocks > MAX_AHEAD_BLOCKS {
+        return Err(OtError::ChunkTooLarge { count: header.blocks, max: MAX_AHEAD_BLOCKS });
+    }
+    let (k, blocks) = (shape.k, header.blocks);
     let mut rows = vec![Block::ZERO; ahead_rows(shape) * blocks];
     let mut v = [[Block::ZERO; WINDOW]; 8];
     let mut scratch = (Vec::new(), Vec::with_capacity(shape.leaves()));
     for (i, keys) in keys.chunks_exact(shape.leaves()).enumerate() {
         // A leaf index out of range zeroes no stream: the sums are then wrong, as a wrong Δ
         // would make them, and the check fails.
-        let alpha = alphas.map(|a| a[i] as usize);
+        let alpha = Some(alphas[i] as usize);
         for first in (0..blocks).step_by(WINDOW) {
             let width = WINDOW.min(blocks - first);
             window_sums(keys, alpha, k, header.at + first as u128, width, &mut scratch, &mut v);
@@ -254,7 +273,8 @@ impl VoleReceiver {
         self.next
     }
 
-    /// What a worker needs to compute this receiver's sums ahead ([`run_ahead_job`]).
+    /// What a worker needs to extend this receiver's chunks ahead ([`super::extension`]'s
+    /// drawn chunks): k and every leaf's seed.
     pub fn ahead_spec(&self) -> Vec<u8> {
         ahead_spec(self.shape, None, &self.seeds)
     }
@@ -262,23 +282,10 @@ impl VoleReceiver {
     /// The receiver a receiver's [`ahead_spec`](Self::ahead_spec) describes, for a worker that
     /// extends whole chunks of it ([`super::extension`]); its claims are the worker's caller's.
     pub(crate) fn from_ahead_spec(spec: &[u8]) -> Result<Self, OtError> {
-        let malformed = |expected: usize, actual: usize| OtError::WrongLength { what: "OT helper job", expected, actual };
-        let (&[k, sender], seeds) = spec.split_first_chunk::<2>().ok_or(malformed(2, spec.len()))?;
-        let k = k as usize;
-        if !(1..=8).contains(&k) || 128 % k != 0 {
-            return Err(OtError::UnsupportedK { k });
+        match read_spec(spec)? {
+            Spec { shape, alphas: None, seeds, keys } => Ok(VoleReceiver { shape, seeds, keys, next: 0 }),
+            Spec { alphas: Some(_), .. } => Err(OtError::WrongLength { what: "OT helper job", expected: 0, actual: 1 }),
         }
-        let shape = Shape::new(k);
-        if sender != 0 {
-            return Err(malformed(0, sender as usize));
-        }
-        if seeds.len() != shape.trees * shape.leaves() * Block::BYTES {
-            return Err(malformed(shape.trees * shape.leaves() * Block::BYTES, seeds.len()));
-        }
-        let seeds: Vec<Block> = seeds.chunks_exact(Block::BYTES).map(|b| Block::read(b).unwrap_or_default()).collect();
-        let mut keys = Vec::with_capacity(seeds.len());
-        expand_keys(&seeds, &mut keys);
-        Ok(VoleReceiver { shape, seeds, keys, next: 0 })
     }
 
     /// Bytes of the d^{(i)} for `blocks` blocks of OTs.
@@ -295,14 +302,12 @@ impl VoleReceiver {
     }
 
     /// Extends a block of 128 OTs per block of `choices` (bit i of block j: the choice bit of
-    /// OT 128·j + i) from the streams' blocks at `claim.at` (claimed): writes d^{(0)} ‖ … ‖
+    /// OT 128·j + i) from the streams' blocks at `at` (claimed): writes d^{(0)} ‖ … ‖
     /// d^{(trees−1)} (each `choices.len()` blocks, [`VoleReceiver::message_bytes`] in all) to
     /// `message`, and column c of the receiver's matrix to `columns[c·stride ..]`; `streams`
-    /// is scratch. The sums come from the claim's worker where it computed them, and are
-    /// computed here otherwise. Extensions of distinct claims may run at once.
-    pub fn extend(&self, claim: Claim<'_>, choices: &[Block], message: &mut [u8], columns: &mut [Block], stride: usize, streams: &mut Vec<Block>) {
-        let (k, q, blocks, at) = (self.shape.k, self.shape.leaves(), choices.len(), claim.at);
-        let ahead = claim.ahead.map(|rows| AheadRows { rows, blocks, k });
+    /// is scratch. Extensions of distinct claims may run at once.
+    pub fn extend(&self, at: u128, choices: &[Block], message: &mut [u8], columns: &mut [Block], stride: usize, streams: &mut Vec<Block>) {
+        let (k, q, blocks) = (self.shape.k, self.shape.leaves(), choices.len());
         debug_assert_eq!(message.len(), self.message_bytes(blocks));
         let mut v = [[Block::ZERO; WINDOW]; 8];
         let mut scratch = (core::mem::take(streams), Vec::with_capacity(q));
@@ -310,13 +315,8 @@ impl VoleReceiver {
         for (i, keys) in self.keys.chunks_exact(q).enumerate() {
             for first in (0..blocks).step_by(WINDOW) {
                 let width = WINDOW.min(blocks - first);
-                let sums = match &ahead {
-                    Some(rows) => rows.window(i, first, width),
-                    None => {
-                        window_sums(keys, None, k, at + first as u128, width, &mut scratch, &mut v);
-                        WindowSums::computed(&scratch.0, &v, k, width)
-                    }
-                };
+                window_sums(keys, None, k, at + first as u128, width, &mut scratch, &mut v);
+                let sums = WindowSums::computed(&scratch.0, &v, k, width);
                 for (b, v) in sums.v.iter().enumerate().take(k) {
                     columns[(i * k + b) * stride + first..][..width].copy_from_slice(v);
                 }
@@ -471,7 +471,7 @@ mod tests {
                 assert_eq!(message.len(), (128 / k) * blocks * 16, "k {k}: 128/k bits per OT");
                 let mut streams = Vec::new();
                 let (at, at_sender) = (receiver.claim(blocks), sender.claim(blocks));
-                receiver.extend(Claim { at, ahead: None }, &choices, &mut message, &mut t_columns, stride, &mut streams);
+                receiver.extend(at, &choices, &mut message, &mut t_columns, stride, &mut streams);
                 sender.extend(Claim { at: at_sender, ahead: None }, &message, blocks, &mut q_columns, stride, &mut streams).unwrap();
                 let (mut t, mut q) = (Vec::new(), Vec::new());
                 columns_to_rows(&t_columns, stride, 128 * blocks, &mut t);
@@ -499,11 +499,11 @@ mod tests {
         all.chunks_exact(blocks + 1).flat_map(|row| row[1..].to_vec()).collect()
     }
 
-    /// A worker's sums, taken in place of each side's own, give the same message and columns
-    /// for every k, at a position other than the first and for a claim that starts inside a job.
+    /// A worker's sums, taken in place of the sender's own, give the same columns for every k,
+    /// at a position other than the first and for a claim that starts inside a job.
     #[cfg_attr(not(target_arch = "wasm32"), test)]
     #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
-    fn a_workers_sums_are_each_sides_own() {
+    fn a_workers_sums_are_the_senders_own() {
         let mut prg = AesCtr::new([10; 16]);
         for k in [1, 2, 4, 8] {
             let delta = Block(prg.next_block().0 | 1);
@@ -514,14 +514,10 @@ mod tests {
             let stride = column_stride(blocks);
             let (at, _) = (receiver.claim(blocks), sender.claim(blocks));
             let zero = vec![Block::ZERO; 128 * stride];
-            let (mut message, mut taken_message) = (vec![0u8; receiver.message_bytes(blocks)], vec![0u8; receiver.message_bytes(blocks)]);
-            let (mut own, mut taken) = (zero.clone(), zero.clone());
-            let rows = rows_from_worker(receiver.ahead_spec(), at, blocks);
-            assert_eq!(rows.len(), ahead_rows(Shape::new(k)) * blocks);
-            receiver.extend(Claim { at, ahead: None }, &choices, &mut message, &mut own, stride, &mut Vec::new());
-            receiver.extend(Claim { at, ahead: Some(&rows) }, &choices, &mut taken_message, &mut taken, stride, &mut Vec::new());
-            assert_eq!((&message, &own), (&taken_message, &taken), "receiver, k {k}");
+            let mut message = vec![0u8; receiver.message_bytes(blocks)];
+            receiver.extend(at, &choices, &mut message, &mut zero.clone(), stride, &mut Vec::new());
             let rows = rows_from_worker(sender.ahead_spec(), at, blocks);
+            assert_eq!(rows.len(), ahead_rows(Shape::new(k)) * blocks);
             let (mut own, mut taken) = (zero.clone(), zero.clone());
             sender.extend(Claim { at, ahead: None }, &message, blocks, &mut own, stride, &mut Vec::new()).unwrap();
             sender.extend(Claim { at, ahead: Some(&rows) }, &message, blocks, &mut taken, stride, &mut Vec::new()).unwrap();
@@ -534,9 +530,11 @@ mod tests {
     #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
     fn malformed_worker_jobs_are_refused() {
         let mut prg = AesCtr::new([12; 16]);
-        let (_, sender) = pair(4, Block(5), &mut prg);
+        let (receiver, sender) = pair(4, Block(5), &mut prg);
         let good = job(sender.ahead_spec(), 0, 2);
         assert!(run_ahead_job(&good).is_ok());
+        // A receiver's streams are not a sums job.
+        assert!(matches!(run_ahead_job(&job(receiver.ahead_spec(), 0, 2)), Err(OtError::WrongLength { .. })));
         assert!(matches!(run_ahead_job(&good[..20]), Err(OtError::WrongLength { .. })));
         assert!(matches!(run_ahead_job(&good[..good.len() - 1]), Err(OtError::WrongLength { .. })));
         let mut bad_k = good.clone();

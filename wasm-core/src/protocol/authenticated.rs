@@ -848,8 +848,8 @@ impl AuthEvaluator {
             EvaluatorStage::SetupReply(setup, segments) => {
                 #[allow(unused_mut)]
                 let mut party = setup.finish(&message)?;
-                // A worker that expands the OT streams ahead (a browser's) gains nothing in a
-                // computation of one segment: each direction's first large extension comes
+                // A worker that works ahead on the OT extension (a browser's) gains nothing in
+                // a computation of one segment: each direction's first large extension comes
                 // right after the set-up, before the worker could be ahead, and what it
                 // computed after that would go unused.
                 let ahead_pays = segments_of(self.and_total.unwrap_or(0), SEGMENT_AND_GATES) > 1;
