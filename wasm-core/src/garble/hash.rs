@@ -263,30 +263,39 @@ impl GarblingHash {
 }
 
 /// Calls `run(key index, length)` for each run of inputs `start..start + len` under one key,
-/// in order. Tweaks never decrease along the inputs, so a run ends at the first input of a
-/// later key, found by bisection.
+/// in order. Tweaks never decrease along the inputs, so a run ends at the first input whose
+/// tweak reaches the next key's first tweak, found in closed form from the layout (this runs
+/// for every group of hash inputs, so it divides only by the layout's constants).
 #[inline(always)]
 fn for_each_run(first_tweak: u128, start: usize, len: usize, layout: TweakLayout, mut run: impl FnMut(u128, usize)) {
     let end = start + len;
-    let key_at = |i: usize| key_index(layout.tweak(first_tweak, i));
     let mut at = start;
     while at < end {
-        let key = key_at(at);
-        let (mut lo, mut hi) = (at + 1, end);
-        if key_at(end - 1) == key {
-            lo = end;
-        }
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if key_at(mid) == key {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        run(key, lo - at);
-        at = lo;
+        let key = key_index(layout.tweak(first_tweak, at));
+        let next = first_within(first_tweak, (key + 1) << TWEAK_BITS_PER_KEY, end, layout).max(at + 1);
+        run(key, next - at);
+        at = next;
     }
+}
+
+/// The first input (at most `end`) whose tweak in `layout` from `first_tweak` is at least
+/// `bound`: for each position q in a unit, the first unit u with u·tweaks + offsets[q] ≥
+/// bound − first_tweak, the least of the inputs u·blocks + q. A bound past `end`'s tweaks
+/// gives `end`.
+#[inline(always)]
+fn first_within(first_tweak: u128, bound: u128, end: usize, layout: TweakLayout) -> usize {
+    let Some(rel) = bound.checked_sub(first_tweak) else {
+        return 0;
+    };
+    // Units past `end` clamp to `end`: cap the distance there, so the arithmetic fits a u64.
+    let cap = (end / layout.blocks + 1) as u128 * layout.tweaks + layout.tweaks;
+    let (rel, tweaks) = (rel.min(cap) as u64, layout.tweaks as u64);
+    let mut least = end;
+    for (q, &offset) in layout.offsets.iter().enumerate() {
+        let unit = rel.saturating_sub(offset as u64).div_ceil(tweaks);
+        least = least.min(unit as usize * layout.blocks + q);
+    }
+    least
 }
 
 /// Calls served per key, counted in test builds only (a run at a time), for the test that no
@@ -402,6 +411,37 @@ mod tests {
                     assert_eq!(got, expect[0], "{layout:?}, AND {first_and}, input {i}");
                 }
                 first_and += ands as u128;
+            }
+        }
+    }
+
+    /// The runs found in closed form against a walk that compares every input's key, for each
+    /// garbling layout, from tweaks that start mid-key, at a key's start and far out.
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+    fn runs_are_the_maximal_stretches_under_one_key() {
+        let layouts = [
+            TweakLayout::CONSECUTIVE,
+            TweakLayout { blocks: 2, tweaks: 2, offsets: &[0, 1] },
+            TweakLayout { blocks: 4, tweaks: 2, offsets: &[0, 0, 1, 1] },
+            TweakLayout { blocks: 3, tweaks: 3, offsets: &[0, 1, 2] },
+            TweakLayout { blocks: 6, tweaks: 3, offsets: &[0, 0, 1, 1, 2, 2] },
+        ];
+        for layout in layouts {
+            for first in [0u128, 1, 2, 62, 63, 64, 125, 6 * 64 + 3, (1 << 64) - 1, u128::MAX >> 8] {
+                for (start, len) in [(0, 1), (0, 5), (3, 200), (0, 512), (37, 475), (512, 512), (1000, 24)] {
+                    let mut ours = Vec::new();
+                    for_each_run(first, start, len, layout, |key, n| ours.push((key, n)));
+                    let mut walk: Vec<(u128, usize)> = Vec::new();
+                    for i in start..start + len {
+                        let key = key_index(layout.tweak(first, i));
+                        match walk.last_mut() {
+                            Some((k, n)) if *k == key => *n += 1,
+                            _ => walk.push((key, 1)),
+                        }
+                    }
+                    assert_eq!(ours, walk, "{layout:?} from tweak {first}, inputs {start}..{}", start + len);
+                }
             }
         }
     }
