@@ -121,7 +121,6 @@ pub(super) fn encrypt_runs(kernel: Kernel, blocks: &mut [Block], runs: &[(&Round
     let Some((mut key, mut left)) = runs.next() else {
         return;
     };
-    let mut keys: [&RoundKeys; CHUNK] = [key; CHUNK];
     let mut at = 0;
     while at < blocks.len() {
         if left == 0 {
@@ -141,6 +140,7 @@ pub(super) fn encrypt_runs(kernel: Kernel, blocks: &mut [Block], runs: &[(&Round
         }
         // The keys change within the stretch: its keys block by block.
         let chunk = &mut blocks[at..at + rest.min(CHUNK)];
+        let mut keys: [&RoundKeys; CHUNK] = [key; CHUNK];
         at += chunk.len();
         // Where the keys change: the common case is once (a run's end, the next one's start).
         let (mut changes, mut split) = (0, 0);
