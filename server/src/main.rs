@@ -313,6 +313,10 @@ enum BenchCommand {
         /// last level, and report its memory at both times: whether a burst's memory goes back.
         #[arg(long, value_name = "SECS")]
         settle: Option<u64>,
+        /// The mode every session computes in (standard, cut-and-choose or authenticated); the
+        /// server offers it for every service.
+        #[arg(long, value_name = "MODE", default_value = "standard", value_parser = parse_security)]
+        security: Security,
         /// Print one JSON object instead of a table.
         #[arg(long)]
         json: bool,
@@ -396,9 +400,9 @@ fn main() -> ExitCode {
             BenchCommand::Session { and_gates, memory, window, link, garbling, json } => bench::session::run(&bench::session::Options { and_gates, memory, window, link, garbling }, json),
             BenchCommand::Garble { and_gates, json } => bench::garble::run(&bench::garble::Options { and_gates }, json),
             BenchCommand::Apps { json } => bench::apps::run(json),
-            BenchCommand::Load { sessions, concurrency, and_gates, mix, duration, leave, settle, json } => {
+            BenchCommand::Load { sessions, concurrency, and_gates, mix, duration, leave, settle, security, json } => {
                 let (duration, settle) = (duration.map(std::time::Duration::from_secs), settle.map(std::time::Duration::from_secs));
-                bench::load::run(&bench::load::Options { sessions, concurrency, and_gates, mix, duration, leave, settle }, json)
+                bench::load::run(&bench::load::Options { sessions, concurrency, and_gates, mix, duration, leave, settle, security }, json)
             }
             BenchCommand::PipelinePeer { connect, and_gates } => bench::pipeline::peer(&connect, and_gates),
             BenchCommand::Malicious { json } => bench::malicious::run(json),

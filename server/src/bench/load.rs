@@ -24,6 +24,7 @@ use crate::client::{Client, ConnectOptions, Leave};
 use garblet_circuits::registry::{self, Params, ProgramSpec};
 use garblet_circuits::{InputField, Party, Plaintext, Runner};
 use garblet_core::protocol::frame::DEFAULT_WINDOW;
+use garblet_core::protocol::Security;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -46,6 +47,8 @@ pub struct Options {
     /// How long the server is left without sessions after the last level before its memory is
     /// read again.
     pub settle: Option<Duration>,
+    /// The mode every session computes in.
+    pub security: Security,
 }
 
 /// A service of the benchmark's server.
@@ -109,12 +112,12 @@ pub fn run(options: &Options, json: bool) -> Result<(), String> {
     let mut rng = Rng::from_os()?;
     let served = services(options, &mut rng)?;
     let max_concurrency = options.concurrency.iter().copied().max().unwrap_or(1);
-    let server = ServerProcess::start(&config(&served, max_concurrency))?;
+    let server = ServerProcess::start(&config(&served, max_concurrency, options.security))?;
     let url = format!("ws://{}/", server.addr);
     let connect = ConnectOptions { read_timeout: Duration::from_secs(600), ..ConnectOptions::default() };
 
     // One of each first, checked, so that the measured runs meet a warm server.
-    let warm = (0..served.len()).map(|i| session(&url, &connect, &served, i, 0.0, &mut rng)).collect::<Vec<_>>();
+    let warm = (0..served.len()).map(|i| session(&url, &connect, &served, i, 0.0, options.security, &mut rng)).collect::<Vec<_>>();
     if let Some(problem) = check(&served, &warm).first() {
         return Err(format!("warm-up: {problem}"));
     }
@@ -141,6 +144,7 @@ pub fn run(options: &Options, json: bool) -> Result<(), String> {
     report
         .set("services", Value::Array(served.iter().map(|s| json!(s.name)).collect()))
         .set("synthetic_and_gates", options.and_gates)
+        .set("security", options.security.name())
         .set("cores", cores)
         .set("runs", Value::Array(runs.clone()));
     // The goal's comparison: CPU per AND with half the cores' worth of sessions (each keeps two
@@ -195,7 +199,7 @@ fn measure(url: &str, connect: &ConnectOptions, served: &[Served], server: &Serv
                     if i >= sessions || stop_at.is_some_and(|t| Instant::now() >= t) {
                         return;
                     }
-                    let record = session(url, connect, served, i % served.len(), options.leave, &mut rng);
+                    let record = session(url, connect, served, i % served.len(), options.leave, options.security, &mut rng);
                     records.lock().unwrap_or_else(|e| e.into_inner()).push(record);
                 }
             });
@@ -256,9 +260,9 @@ fn failed(why: String) -> Record {
     Record { service: 0, inputs: Vec::new(), outcome: Outcome::Failed(why), latency: Duration::ZERO, and_gates: 0 }
 }
 
-/// One session on a fresh connection with random client inputs; with probability `leave`, one
-/// that walks away mid-computation.
-fn session(url: &str, connect: &ConnectOptions, served: &[Served], service: usize, leave: f64, rng: &mut Rng) -> Record {
+/// One session on a fresh connection with random client inputs, in `security`; with
+/// probability `leave`, one that walks away mid-computation.
+fn session(url: &str, connect: &ConnectOptions, served: &[Served], service: usize, leave: f64, security: Security, rng: &mut Rng) -> Record {
     let s = &served[service];
     let inputs: Vec<bool> = s.evaluator_fields.iter().flat_map(|f| rng.value(f.bits, &f.encoding)).collect();
     let walk_away = (rng.next_u64() as f64) < leave * u64::MAX as f64;
@@ -269,14 +273,14 @@ fn session(url: &str, connect: &ConnectOptions, served: &[Served], service: usiz
         Err(e) => return Record { service, inputs, outcome: Outcome::Failed(e.to_string()), latency: start.elapsed(), and_gates: 0 },
     };
     if walk_away {
-        let outcome = match client.compute_and_leave(s.name, s.client_params.clone(), inputs.clone(), after, how) {
+        let outcome = match client.compute_and_leave(s.name, s.client_params.clone(), inputs.clone(), security, after, how) {
             Ok(()) => Outcome::Left,
             Err(e) => Outcome::Failed(e.to_string()),
         };
         return Record { service, inputs, outcome, latency: start.elapsed(), and_gates: 0 };
     }
     let mut client = client;
-    let result = client.compute(s.name, s.client_params.clone(), inputs.clone());
+    let result = client.compute_with(s.name, s.client_params.clone(), inputs.clone(), security);
     client.close();
     let latency = start.elapsed();
     match result {
@@ -351,13 +355,15 @@ fn services(options: &Options, rng: &mut Rng) -> Result<Vec<Served>, String> {
     Ok(served)
 }
 
-/// The server's configuration: each service with its configured input (as hex), room for the
-/// concurrency asked for.
-fn config(served: &[Served], concurrency: usize) -> String {
+/// The server's configuration: each service with its configured input (as hex), offering
+/// `security`, room for the concurrency asked for.
+fn config(served: &[Served], concurrency: usize, security: Security) -> String {
     // Every session comes from this one address, as fast as the server takes them: the
-    // per-address limits meant for the open internet would measure themselves. Each session
-    // gets the window it asks for: the default pool holds 32.
-    let sessions = concurrency.max(4);
+    // per-address limits meant for the open internet would measure themselves. Room for twice
+    // the sessions asked for, so that a client's next session, which may reach the server
+    // before it has let go of the one just done, is never refused; each gets the window it
+    // asks for (the default pool holds 32).
+    let sessions = 2 * concurrency.max(4);
     let mut text = format!(
         "[server]\nlisten = \"127.0.0.1:0\"\n\n[limits]\nmax_sessions = {sessions}\nmax_sessions_per_address = {sessions}\nmax_connections_per_address = {}\n\
          handshakes_per_address_per_sec = 100000.0\nhandshake_burst_per_address = 100000\nand_gates_per_address_per_hour = {}\nidle_timeout_secs = 300\n\
@@ -367,12 +373,15 @@ fn config(served: &[Served], concurrency: usize) -> String {
         sessions as u64 * u64::from(DEFAULT_WINDOW)
     );
     for s in served {
-        let fixed: Vec<String> = s.fixed.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+        // The client's parameters default to what it asks for: a program's own default may lie
+        // outside the range the client is given.
+        let fixed: Vec<String> = s.fixed.iter().map(|&(k, v)| (k, v)).chain(s.client_params.iter().map(|(k, v)| (k.as_str(), *v))).map(|(k, v)| format!("{k} = {v}")).collect();
         let client: String = s.client_params.iter().map(|(k, v)| format!(", client_params = {{ {k} = {{ max = {v} }} }}")).collect();
         let _ = write!(
             text,
-            "\n[[service]]\nname = \"{}\"\ncircuit = {{ builtin = \"{}\", params = {{ {} }}{client} }}\ngarbler_inputs = {}\n",
+            "\n[[service]]\nname = \"{}\"\nsecurity = \"{}\"\ncircuit = {{ builtin = \"{}\", params = {{ {} }}{client} }}\ngarbler_inputs = {}\n",
             s.name,
+            security.name(),
             s.spec.name,
             fixed.join(", "),
             s.garbler_inputs

@@ -103,12 +103,13 @@ impl Client {
         }
     }
 
-    /// Starts a computation and walks away from it after `messages` messages from the server
-    /// (or at its end, if sooner): a user who cancels (`Leave::Cancel`: the `cancelled` Error
-    /// frame, then a WebSocket close) or whose tab dies (`Leave::Drop`: the TCP connection just
-    /// ends). For load tests that mix such users in; the server must shrug them off.
-    pub fn compute_and_leave(mut self, service: &str, params: Vec<(String, u64)>, inputs: Vec<bool>, messages: usize, leave: Leave) -> Result<(), ClientError> {
-        self.session.start(service, params, inputs)?;
+    /// Starts a computation in `security` and walks away from it after `messages` messages from
+    /// the server (or at its end, if sooner): a user who cancels (`Leave::Cancel`: the
+    /// `cancelled` Error frame, then a WebSocket close) or whose tab dies (`Leave::Drop`: the TCP
+    /// connection just ends). For load tests that mix such users in; the server must shrug them
+    /// off.
+    pub fn compute_and_leave(mut self, service: &str, params: Vec<(String, u64)>, inputs: Vec<bool>, security: Security, messages: usize, leave: Leave) -> Result<(), ClientError> {
+        self.session.start_with(service, params, inputs, security)?;
         for _ in 0..messages {
             self.send_pending()?;
             if self.session.poll_event().is_some() {
