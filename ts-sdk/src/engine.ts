@@ -20,8 +20,13 @@ export interface Transport {
 export interface OtHelper {
   /** Runs a share of the base OTs (`runBaseOtShare`). */
   baseOts(job: Uint8Array): Promise<Uint8Array>;
-  /** Works ahead on the OT extension: streams' sums, whole chunks of random choices (`runAheadJob`). */
-  ahead(job: Uint8Array): Promise<Uint8Array>;
+  /**
+   * Works ahead on the OT extension: streams' sums, whole chunks of random choices
+   * (`runAheadJob`); `null` if the helper skipped the job, its positions claimed already.
+   */
+  ahead(job: Uint8Array): Promise<Uint8Array | null>;
+  /** Passes on a notice of the positions the session has claimed (`noteAheadClaimed`). */
+  claimed(notice: Uint8Array): void;
 }
 
 /**
@@ -49,7 +54,7 @@ export interface WasmEvaluator {
 
 /** The generated bindings the engine needs. */
 export interface WasmApi {
-  WasmEvaluator: new (window: number, garbling?: string, maxWindow?: number, postAhead?: (job: Uint8Array) => void) => WasmEvaluator;
+  WasmEvaluator: new (window: number, garbling?: string, maxWindow?: number, postAhead?: (bytes: Uint8Array, claimed: boolean) => void) => WasmEvaluator;
   /** Runs a base-OT share in this thread: when the OT helper does not answer. */
   runBaseOtShare?: (job: Uint8Array) => Uint8Array;
   /** The instance's linear memory, for progress reports. */
@@ -133,7 +138,7 @@ export class Engine {
     /** Takes half of the base OTs and works ahead on the OT extension, where there is one (a browser's OT helper worker). */
     private readonly otHelper?: OtHelper,
   ) {
-    this.evaluator = new wasm.WasmEvaluator(window, garbling, maxWindow, otHelper && ((job) => this.workAhead(otHelper, job)));
+    this.evaluator = new wasm.WasmEvaluator(window, garbling, maxWindow, otHelper && ((bytes, claimed) => (claimed ? otHelper.claimed(bytes) : this.workAhead(otHelper, bytes))));
     this.memory = wasm.memory;
     this.runBaseOtShare = wasm.runBaseOtShare;
     transport.onFrame = (frame) => this.onFrame(frame);
@@ -298,7 +303,7 @@ export class Engine {
   private workAhead(helper: OtHelper, job: Uint8Array): void {
     helper.ahead(job).then(
       (result) => {
-        if (this.failure) return;
+        if (this.failure || !result) return;
         try {
           this.evaluator.supplyAhead(result);
         } catch (e) {

@@ -34,13 +34,17 @@ export type FromSocket =
   | { type: 'closed'; sid: number; reason: string };
 
 /**
- * The engine's worker to its OT helper worker: a share of the base OTs (`runBaseOtShare`), or
- * work ahead on the OT extension (`runAheadJob`).
+ * The engine's worker to its OT helper worker: a share of the base OTs (`runBaseOtShare`), work
+ * ahead on the OT extension (`runAheadJob`), or a notice of the positions the session has
+ * claimed, whose jobs not yet started the helper skips (`noteAheadClaimed`).
  */
-export type ToOtHelper = { type: 'init'; module: WebAssembly.Module } | { type: 'run'; id: number; job: ArrayBuffer; work: 'base-ots' | 'ahead' };
+export type ToOtHelper =
+  | { type: 'init'; module: WebAssembly.Module }
+  | { type: 'run'; id: number; job: ArrayBuffer; work: 'base-ots' | 'ahead' }
+  | { type: 'claimed'; notice: ArrayBuffer };
 
-/** The OT helper to the engine's worker: a job's result, or why not. */
-export type FromOtHelper = { type: 'done'; id: number; result: ArrayBuffer } | { type: 'failed'; id: number; message: string };
+/** The OT helper to the engine's worker: a job's result, that it skipped the job, or why not. */
+export type FromOtHelper = { type: 'done'; id: number; result: ArrayBuffer } | { type: 'skipped'; id: number } | { type: 'failed'; id: number; message: string };
 
 /**
  * A helper worker joined to this thread by a MessageChannel: the worker gets one end as its

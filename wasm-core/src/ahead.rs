@@ -113,8 +113,20 @@ impl Header {
     }
 }
 
-/// Hands a job to the driver's worker, at once (it must not call back into the session).
-pub type PostJob = Box<dyn Fn(Vec<u8>) + Send + Sync>;
+/// What the hub hands the driver's worker.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Post {
+    /// A job to run.
+    Job(Vec<u8>),
+    /// A notice ([`Claimed`]'s bytes): the session has claimed a stream's positions below a
+    /// point, so the worker should skip the jobs there it has not started.
+    Claimed(Vec<u8>),
+}
+
+/// Hands a job or a notice to the driver's worker, at once (it must not call back into the
+/// session). The worker runs the jobs in turn; a notice should overtake the jobs queued before
+/// it (a browser's helper handles its messages between jobs).
+pub type PostJob = Box<dyn Fn(Post) + Send + Sync>;
 
 /// The streams a driver's worker works ahead on, shared by the session's OT directions and the
 /// driver.
@@ -131,9 +143,13 @@ impl core::fmt::Debug for Ahead {
 
 #[derive(Debug, Default)]
 struct State {
-    next_id: u64,
     streams: BTreeMap<u64, Stream>,
 }
+
+/// The next stream's id, for every hub of the process: a helper worker may serve the sessions
+/// of one engine in turn, each with a hub of its own, and its notices ([`Skips`]) must not
+/// take one session's stream for another's.
+static NEXT_STREAM: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 #[derive(Debug)]
 struct Stream {
@@ -155,6 +171,21 @@ struct Stream {
 }
 
 impl Stream {
+    /// What to post after the session moved: a notice if it claimed past jobs still out
+    /// (their results will not be wanted, so they are no longer expected), then the jobs that
+    /// bring the stream `lookahead` ahead of `used` (none if it is), marked posted.
+    fn posts(&mut self, id: u64) -> Vec<Post> {
+        let mut posts = Vec::new();
+        let used = self.used;
+        let before = self.outstanding.len();
+        self.outstanding.retain(|&(at, blocks)| at + blocks as u128 > used);
+        if self.outstanding.len() < before {
+            posts.push(Post::Claimed(Claimed { stream: id, below: used }.to_bytes()));
+        }
+        posts.extend(self.jobs(id).into_iter().map(Post::Job));
+        posts
+    }
+
     /// The jobs that bring the stream `lookahead` ahead of `used` (none if it is), marked posted.
     fn jobs(&mut self, id: u64) -> Vec<Vec<u8>> {
         let mut jobs = Vec::new();
@@ -196,9 +227,9 @@ impl Ahead {
         self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Posts `jobs` (outside the lock: posting never calls back in, but need not be quick).
-    fn post_all(&self, jobs: Vec<Vec<u8>>) {
-        jobs.into_iter().for_each(|job| (self.post)(job));
+    /// Posts `posts` (outside the lock: posting never calls back in, but need not be quick).
+    fn post_all(&self, posts: Vec<Post>) {
+        posts.into_iter().for_each(|post| (self.post)(post));
     }
 
     /// Registers a stream whose positions from `from` on a worker can compute, `rows` blocks
@@ -210,13 +241,12 @@ impl Ahead {
         let mut stream = Stream { spec, rows, job, lookahead: (MIN_LOOKAHEAD_JOBS * job) as u128, used: from, asked: from, outstanding: VecDeque::new(), ready: VecDeque::new() };
         let (id, jobs) = {
             let mut state = self.lock();
-            let id = state.next_id;
-            state.next_id += 1;
+            let id = NEXT_STREAM.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let jobs = stream.jobs(id);
             state.streams.insert(id, stream);
             (id, jobs)
         };
-        self.post_all(jobs);
+        self.post_all(jobs.into_iter().map(Post::Job).collect());
         Ticket { hub: Arc::downgrade(self), id }
     }
 
@@ -230,6 +260,11 @@ impl Ahead {
             return Ok(());
         };
         let end = header.at + header.blocks as u128;
+        // Claimed already: its job may have been struck from those expected by a notice, and
+        // the worker ran it before the notice came.
+        if end <= stream.used {
+            return Ok(());
+        }
         let Some(i) = stream.outstanding.iter().position(|&(at, blocks)| at == header.at && blocks == header.blocks) else {
             return Err(AheadError::NotAsked { stream: header.stream, at: header.at, end });
         };
@@ -237,9 +272,6 @@ impl Ahead {
             return Err(AheadError::Malformed("its length is not its rows'"));
         }
         stream.outstanding.remove(i);
-        if end <= stream.used {
-            return Ok(());
-        }
         let place = stream.ready.iter().position(|r| r.at > header.at).unwrap_or(stream.ready.len());
         stream.ready.insert(place, Ready { at: header.at, blocks: header.blocks, result });
         Ok(())
@@ -250,6 +282,61 @@ impl Ahead {
     #[cfg(test)]
     fn outstanding(&self) -> usize {
         self.lock().streams.values().flat_map(|s| s.outstanding.iter().map(|o| o.1)).sum()
+    }
+}
+
+/// A notice to the worker: the session has claimed stream `stream` below position `below`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Claimed {
+    pub stream: u64,
+    pub below: u128,
+}
+
+impl Claimed {
+    const BYTES: usize = 8 + 16;
+
+    fn to_bytes(self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(Self::BYTES);
+        out.extend_from_slice(&self.stream.to_le_bytes());
+        out.extend_from_slice(&self.below.to_le_bytes());
+        out
+    }
+
+    /// The notice in `bytes`, if they are one.
+    pub fn from_bytes(bytes: &[u8]) -> Option<Claimed> {
+        let (stream, below) = bytes.split_first_chunk::<8>()?;
+        let below: &[u8; 16] = below.try_into().ok()?;
+        Some(Claimed { stream: u64::from_le_bytes(*stream), below: u128::from_le_bytes(*below) })
+    }
+}
+
+/// The worker's side of the notices: what each stream's session has claimed, so that a job
+/// queued before its notice came is skipped instead of run (its result would be dropped). Kept
+/// for the [`Skips::STREAMS`] newest streams (ids only grow).
+#[derive(Debug, Default)]
+pub struct Skips {
+    below: BTreeMap<u64, u128>,
+}
+
+impl Skips {
+    /// Streams whose claims are kept.
+    const STREAMS: usize = 64;
+
+    /// Takes in a notice ([`Post::Claimed`]'s bytes); malformed ones change nothing.
+    pub fn note(&mut self, notice: &[u8]) {
+        let Some(Claimed { stream, below }) = Claimed::from_bytes(notice) else {
+            return;
+        };
+        let kept = self.below.entry(stream).or_default();
+        *kept = (*kept).max(below);
+        while self.below.len() > Self::STREAMS {
+            self.below.pop_first();
+        }
+    }
+
+    /// Whether every position of `job` has been claimed (a job without a header is not).
+    pub fn is_claimed(&self, job: &[u8]) -> bool {
+        Header::split(job).is_some_and(|(h, _)| self.below.get(&h.stream).is_some_and(|&below| h.at + h.blocks as u128 <= below))
     }
 }
 
@@ -268,7 +355,7 @@ impl Ticket {
             let mut state = hub.lock();
             let stream = state.streams.get_mut(&self.id)?;
             let result = f(stream);
-            (result, stream.jobs(self.id))
+            (result, stream.posts(self.id))
         };
         hub.post_all(jobs);
         Some(result)
@@ -352,18 +439,19 @@ mod tests {
     /// Positions per job in these tests.
     const JOB: usize = 10;
 
-    /// Jobs a hub posted, in order.
-    type Posted = Arc<Mutex<VecDeque<Vec<u8>>>>;
+    /// Jobs and notices a hub posted, in order.
+    type Posted = Arc<Mutex<VecDeque<Post>>>;
 
-    /// A hub whose posted jobs land in the returned queue.
+    /// A hub whose posts land in the returned queue.
     fn hub() -> (Arc<Ahead>, Posted) {
         let posted = Arc::new(Mutex::new(VecDeque::new()));
         let queue = posted.clone();
-        (Ahead::new(Box::new(move |job| queue.lock().unwrap().push_back(job))), posted)
+        (Ahead::new(Box::new(move |post| queue.lock().unwrap().push_back(post))), posted)
     }
 
-    fn posted(queue: &Mutex<VecDeque<Vec<u8>>>) -> Vec<Vec<u8>> {
-        queue.lock().unwrap().drain(..).collect()
+    /// The jobs posted since last asked (notices left out).
+    fn posted(queue: &Mutex<VecDeque<Post>>) -> Vec<Vec<u8>> {
+        queue.lock().unwrap().drain(..).filter_map(|post| if let Post::Job(job) = post { Some(job) } else { None }).collect()
     }
 
     /// A worker for a stream of `rows` rows whose block at (row, position) is row·2^64 + position.
@@ -432,6 +520,46 @@ mod tests {
         assert_eq!(ticket.take(0, JOB + 1), None);
         hub.supply(work(&jobs[0], 1)).unwrap();
         assert_eq!(ticket.take(JOB as u128 + 1, 2), Some(expected(1, JOB as u128 + 1, 2)));
+    }
+
+    /// A claim past jobs still out posts a notice before the next jobs; the worker's side skips
+    /// the jobs it covers and runs the rest; a result of a job the notice struck, run before it
+    /// came, is dropped quietly.
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    fn a_claim_past_jobs_still_out_tells_the_worker_to_skip_them() {
+        let (other, other_queue) = hub();
+        let (hub, queue) = hub();
+        let ticket = hub.register(Vec::new(), 1, JOB, 0);
+        let jobs = posted(&queue);
+        // Claims the worker's results cover post jobs, and no notice.
+        hub.supply(work(&jobs[0], 1)).unwrap();
+        assert!(ticket.take(0, JOB).is_some());
+        assert!(queue.lock().unwrap().iter().all(|post| matches!(post, Post::Job(_))));
+        posted(&queue);
+        // The session overtakes the worker: three jobs' positions claimed, none of them back.
+        assert_eq!(ticket.take(JOB as u128, 3 * JOB), None);
+        let posts: Vec<Post> = queue.lock().unwrap().drain(..).collect();
+        let Some(Post::Claimed(notice)) = posts.first() else { panic!("the notice comes first: {posts:?}") };
+        let (header, _) = Header::split(&jobs[0]).unwrap();
+        assert_eq!(Claimed::from_bytes(notice), Some(Claimed { stream: header.stream, below: (4 * JOB) as u128 }));
+        assert!(posts[1..].iter().all(|post| matches!(post, Post::Job(_))), "then the jobs that keep it ahead");
+        let mut skips = Skips::default();
+        assert!(!skips.is_claimed(&jobs[1]));
+        skips.note(notice);
+        assert!(jobs[1..4].iter().all(|job| skips.is_claimed(job)));
+        assert!(jobs[4..].iter().all(|job| !skips.is_claimed(job)));
+        // A job of another stream, and malformed notices, are left alone.
+        skips.note(&[1, 2, 3]);
+        assert!(!skips.is_claimed(&Header { stream: header.stream + 1, at: 0, blocks: 1 }.job(&[])));
+        // Another session's hub, served by the same worker: its streams are its own.
+        let _other_ticket = other.register(Vec::new(), 1, JOB, 0);
+        assert!(posted(&other_queue).iter().all(|job| !skips.is_claimed(job)));
+        // The worker ran one before the notice came: its result is dropped, not refused.
+        hub.supply(work(&jobs[2], 1)).unwrap();
+        // The next claim, covered by a result still expected, takes it.
+        hub.supply(work(&jobs[4], 1)).unwrap();
+        assert_eq!(ticket.take((4 * JOB) as u128, JOB), Some(expected(1, (4 * JOB) as u128, JOB)));
     }
 
     #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]

@@ -12,7 +12,7 @@
 #[cfg(fuzzing)]
 compile_error!("the WebAssembly evaluator cannot be built with cfg(fuzzing): that build's randomness is predictable and its base OT insecure");
 
-use crate::ahead::Ahead;
+use crate::ahead::{Ahead, Post, Skips};
 use crate::garble::Garbling;
 use crate::protocol::{Clock, ErrorCode, ErrorKind, ErrorReport, EvaluatorConfig, EvaluatorEvent, EvaluatorSession, Security, SessionError};
 use serde_json::json;
@@ -28,12 +28,13 @@ extern "C" {
     #[wasm_bindgen(js_namespace = performance, js_name = now)]
     fn performance_now() -> f64;
 
-    /// The page's function that hands a job to its OT helper worker.
-    #[wasm_bindgen(typescript_type = "(job: Uint8Array) => void")]
+    /// The page's function that hands its OT helper worker a job (`claimed` false) or a notice
+    /// of positions claimed (`claimed` true: for `noteAheadClaimed` there).
+    #[wasm_bindgen(typescript_type = "(bytes: Uint8Array, claimed: boolean) => void")]
     pub type PostAheadJob;
 
     #[wasm_bindgen(method, catch, js_name = call)]
-    fn call(this: &PostAheadJob, this_arg: &JsValue, job: Vec<u8>) -> Result<JsValue, JsValue>;
+    fn call(this: &PostAheadJob, this_arg: &JsValue, bytes: Vec<u8>, claimed: bool) -> Result<JsValue, JsValue>;
 }
 
 thread_local! {
@@ -49,10 +50,15 @@ thread_local! {
 fn ahead_posting_to(post: PostAheadJob) -> (Arc<Ahead>, u64) {
     let id = NEXT_POSTER.with(|n| n.replace(n.get() + 1));
     POSTERS.with(|posters| posters.borrow_mut().insert(id, post));
-    let hub = Ahead::new(Box::new(move |job| POSTERS.with(|posters| {
+    let hub = Ahead::new(Box::new(move |posted| POSTERS.with(|posters| {
         if let Some(post) = posters.borrow().get(&id) {
-            // A function that throws loses the job: the session does that work itself.
-            let _ = post.call(&JsValue::UNDEFINED, job);
+            let (bytes, claimed) = match posted {
+                Post::Job(job) => (job, false),
+                Post::Claimed(notice) => (notice, true),
+            };
+            // A function that throws loses the job (the session does that work itself) or the
+            // notice (the helper runs jobs whose results will be dropped).
+            let _ = post.call(&JsValue::UNDEFINED, bytes, claimed);
         }
     })));
     (hub, id)
@@ -137,7 +143,8 @@ impl WasmEvaluator {
     /// `pollTransmit`. With `post_ahead`, another worker of the page works ahead on the OT
     /// extension (the streams' sums, whole chunks of random choices): the session calls
     /// `post_ahead` with each job for it (`runAheadJob` there; even in the middle of a call, so
-    /// the function must only pass the job on), and `supplyAhead` takes the results.
+    /// the function must only pass the job on) and with each notice of positions it has claimed
+    /// (`noteAheadClaimed` there, ahead of the jobs queued), and `supplyAhead` takes the results.
     #[wasm_bindgen(constructor)]
     pub fn new(window: u32, garbling: Option<String>, max_window: Option<u32>, post_ahead: Option<PostAheadJob>) -> Result<WasmEvaluator, JsError> {
         let defaults = EvaluatorConfig::default();
@@ -313,6 +320,24 @@ impl WasmEvaluator {
 #[wasm_bindgen(js_name = runAheadJob)]
 pub fn run_ahead_job(job: &[u8]) -> Result<Vec<u8>, JsError> {
     crate::ot::run_ahead_job(job).map_err(|e| js_error(&SessionError::Ot(e)))
+}
+
+thread_local! {
+    /// In the OT helper worker: the positions each stream's session has claimed.
+    static SKIPS: RefCell<Skips> = RefCell::new(Skips::default());
+}
+
+/// In the OT helper worker: takes in a notice a session posted (positions it has claimed).
+#[wasm_bindgen(js_name = noteAheadClaimed)]
+pub fn note_ahead_claimed(notice: &[u8]) {
+    SKIPS.with(|skips| skips.borrow_mut().note(notice));
+}
+
+/// In the OT helper worker: whether the session has claimed every position of `job` already,
+/// so that running it would only compute a result the session drops.
+#[wasm_bindgen(js_name = aheadJobClaimed)]
+pub fn ahead_job_claimed(job: &[u8]) -> bool {
+    SKIPS.with(|skips| skips.borrow().is_claimed(job))
 }
 
 /// Runs a shared base-OT job (in another worker): its products, 64 bytes per OT.

@@ -769,7 +769,12 @@ pub(crate) mod tests {
         fn new() -> Self {
             let posted = Arc::new(std::sync::Mutex::new(Vec::new()));
             let queue = posted.clone();
-            Worker { posted, hub: crate::ahead::Ahead::new(Box::new(move |job| queue.lock().unwrap().push(job))) }
+            let post = move |post| {
+                if let crate::ahead::Post::Job(job) = post {
+                    queue.lock().unwrap().push(job);
+                }
+            };
+            Worker { posted, hub: crate::ahead::Ahead::new(Box::new(post)) }
         }
 
         /// Runs the jobs posted so far: how many.
