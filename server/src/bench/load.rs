@@ -167,7 +167,7 @@ pub fn run(options: &Options, json: bool) -> Result<(), String> {
     if json {
         report.print(true);
     } else {
-        print!("{}{settled}", table(&runs));
+        print!("{} mode\n{}{settled}", options.security.name(), table(&runs));
     }
     Ok(())
 }
