@@ -375,7 +375,7 @@ fn config(served: &[Served], concurrency: usize, security: Security) -> String {
     for s in served {
         // The client's parameters default to what it asks for: a program's own default may lie
         // outside the range the client is given.
-        let fixed: Vec<String> = s.fixed.iter().map(|&(k, v)| (k, v)).chain(s.client_params.iter().map(|(k, v)| (k.as_str(), *v))).map(|(k, v)| format!("{k} = {v}")).collect();
+        let params: Vec<String> = s.fixed.iter().map(|&(k, v)| (k, v)).chain(s.client_params.iter().map(|(k, v)| (k.as_str(), *v))).map(|(k, v)| format!("{k} = {v}")).collect();
         let client: String = s.client_params.iter().map(|(k, v)| format!(", client_params = {{ {k} = {{ max = {v} }} }}")).collect();
         let _ = write!(
             text,
@@ -383,7 +383,7 @@ fn config(served: &[Served], concurrency: usize, security: Security) -> String {
             s.name,
             security.name(),
             s.spec.name,
-            fixed.join(", "),
+            params.join(", "),
             s.garbler_inputs
         );
     }
