@@ -19,8 +19,8 @@ pub type KeySchedule = SlicedKeys<Simd128>;
 #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
 pub type KeySchedule = RoundKeys;
 
-/// Expands `keys`, appending their schedules to `out`, in constant time, eight at a time where
-/// the engine can.
+/// Expands `keys`, appending their schedules to `out`, in constant time, [`keys_per_pass`] at a
+/// time where the engine can.
 pub fn expand_keys(keys: &[Block], out: &mut Vec<KeySchedule>) {
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     out.extend(bitsliced::expand_keys::<Simd128>(keys));
@@ -37,11 +37,22 @@ pub fn expand_keys(keys: &[Block], out: &mut Vec<KeySchedule>) {
     }
 }
 
-/// Encrypts `blocks` in place, run by run: the first `runs[0].1` blocks under the schedule
-/// `runs[0].0`, the next `runs[1].1` under `runs[1].0`, and so on. The runs' lengths must add up
-/// to `blocks.len()`.
-pub fn encrypt_runs(blocks: &mut [Block], runs: &[(&KeySchedule, usize)]) {
-    debug_assert_eq!(runs.iter().map(|r| r.1).sum::<usize>(), blocks.len());
+/// How many keys [`expand_keys`] expands in one pass, where fewer cost about as much: sixteen
+/// on VAES-512, eight elsewhere (the bitsliced engine's eight-block batch, AES-NI's eight
+/// interleaved schedules, VAES's four 256-bit vectors).
+pub fn keys_per_pass() -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if super::x86_keyed::kernel().is_some() {
+        return super::x86_keyed::keys_per_pass();
+    }
+    8
+}
+
+/// Encrypts `blocks` in place, run by run: the first run's length of blocks under its schedule,
+/// the next run's under the next one's, and so on. The runs' lengths must add up to
+/// `blocks.len()`. The runs come as an iterator, so a caller that finds them as it goes (the
+/// garbling hash, once per group of AND gates) stores them nowhere.
+pub fn encrypt_runs<'k>(blocks: &mut [Block], runs: impl IntoIterator<Item = (&'k KeySchedule, usize)>) {
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     bitsliced::encrypt_runs(blocks, runs);
     #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
@@ -52,7 +63,7 @@ pub fn encrypt_runs(blocks: &mut [Block], runs: &[(&KeySchedule, usize)]) {
             return;
         }
         let mut at = 0;
-        for &(schedule, len) in runs {
+        for (schedule, len) in runs {
             // Round key 0 is the key itself.
             super::Aes128::new(schedule[0]).encrypt_blocks(&mut blocks[at..at + len]);
             at += len;
@@ -108,7 +119,7 @@ mod tests {
                 let input: Vec<Block> = (0..len).map(|_| next()).collect();
                 let mut ours = input.clone();
                 let by_ref: Vec<(&KeySchedule, usize)> = runs.iter().map(|&(k, n)| (&schedules[k], n)).collect();
-                encrypt_runs(&mut ours, &by_ref);
+                encrypt_runs(&mut ours, by_ref.iter().copied());
                 let mut at = 0;
                 for &(k, n) in &runs {
                     let mut expect = input[at..at + n].to_vec();

@@ -159,7 +159,11 @@ fn encrypt_vaes(rk: &RoundKeys, blocks: &mut [Block]) {
             }
         }
     }
-    encrypt_aesni(rk, chunks.into_remainder());
+    let rest = chunks.into_remainder();
+    // Not called for none: its eleven key loads would cost a short run more than its blocks.
+    if !rest.is_empty() {
+        encrypt_aesni(rk, rest);
+    }
 }
 
 #[target_feature(enable = "aes,avx512f,vaes")]
@@ -189,7 +193,10 @@ fn encrypt_vaes512(rk: &RoundKeys, blocks: &mut [Block]) {
         }
     }
     // The rest (fewer than 32 blocks) 16 at a time; AVX-512F includes AVX2.
-    encrypt_vaes(rk, chunks.into_remainder());
+    let rest = chunks.into_remainder();
+    if !rest.is_empty() {
+        encrypt_vaes(rk, rest);
+    }
 }
 
 #[cfg(test)]

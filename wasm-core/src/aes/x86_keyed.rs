@@ -2,8 +2,9 @@
 //! ([`super::multi_key`]) encrypts runs of blocks under keys that change every few hundred
 //! blocks, and in lock-step garbling under a different key for every circuit's few blocks.
 //!
-//! Keys are expanded eight at a time, the schedules interleaved so that the AESENCLAST latency
-//! of one hides behind the others' work: on VAES two keys a 256-bit vector, else with AES-NI.
+//! Keys are expanded sixteen at a time on VAES-512 (four keys a 512-bit vector), else eight,
+//! the schedules interleaved so that the AESENCLAST latency of one hides behind the others'
+//! work: on VAES two keys a 256-bit vector, else with AES-NI.
 //! SubWord comes from AESENCLAST on the rotated last word broadcast to all four columns
 //! (ShiftRows is then the identity), the usual trick; the schedule is constant-time like the
 //! instruction.
@@ -32,17 +33,38 @@ pub(super) fn kernel() -> Option<Kernel> {
     *KERNEL.get_or_init(|| if std::is_x86_feature_detected!("ssse3") { Kernel::available().pop() } else { None })
 }
 
-/// Expands `keys` into `out` (equal lengths), eight at a time: on VAES two keys a 256-bit
-/// vector, else with AES-NI.
+/// Keys [`expand_keys`] expands in one pass: sixteen where the CPU has VAES on 512-bit vectors
+/// with AVX-512BW (four keys a vector), else eight.
+pub(super) fn keys_per_pass() -> usize {
+    if wide_expansion() {
+        16
+    } else {
+        8
+    }
+}
+
+/// Whether the key schedules run on 512-bit vectors: the VAES-512 kernel, and AVX-512BW for
+/// the byte shuffle and lane shifts.
+fn wide_expansion() -> bool {
+    matches!(kernel(), Some(Kernel::Vaes512)) && std::is_x86_feature_detected!("avx512bw")
+}
+
+/// Expands `keys` into `out` (equal lengths), [`keys_per_pass`] at a time: on VAES-512 four
+/// keys a 512-bit vector, on VAES two keys a 256-bit vector, else with AES-NI.
 pub(super) fn expand_keys(keys: &[Block], out: &mut [RoundKeys]) {
     assert_eq!(keys.len(), out.len());
+    let wide = wide_expansion();
     let vaes = matches!(kernel(), Some(Kernel::Vaes256 | Kernel::Vaes512));
-    for (keys, out) in keys.chunks(8).zip(out.chunks_mut(8)) {
+    let pass = keys_per_pass();
+    for (keys, out) in keys.chunks(pass).zip(out.chunks_mut(pass)) {
         // SAFETY: `kernel()` returned a kernel, so the CPU has AES-NI, SSE2 and SSSE3, the
         // features `expand8` is compiled with (every caller holds a kernel from `kernel()`);
-        // a VAES kernel means VAES and AVX2 too, `expand8_vaes`'s.
+        // a VAES kernel means VAES and AVX2 too, `expand8_vaes`'s; `wide` means the VAES-512
+        // kernel (AVX-512F) and AVX-512BW, `expand16_vaes512`'s.
         unsafe {
-            if vaes {
+            if wide {
+                expand16_vaes512(keys, out);
+            } else if vaes {
                 expand8_vaes(keys, out);
             } else {
                 expand8(keys, out);
@@ -88,17 +110,21 @@ fn expand8_vaes(keys: &[Block], out: &mut [RoundKeys]) {
     // SAFETY: `batch` is 8 blocks = 4 × 32 bytes, so `p.add(v)` for v < 4 stays in bounds;
     // unaligned loads.
     let mut k: [__m256i; 4] = core::array::from_fn(|v| unsafe { _mm256_loadu_si256(p.add(v)) });
-    // Round key `round` of every key in `out`: key 2v + lane is lane `lane` of vector v.
-    let store = |out: &mut [RoundKeys], k: &[__m256i; 4], round: usize| {
-        for (pair, k) in out.chunks_mut(2).zip(k) {
-            let lanes = [_mm256_castsi256_si128(*k), _mm256_extracti128_si256::<1>(*k)];
-            for (o, lane) in pair.iter_mut().zip(lanes) {
-                // SAFETY: a round key is 16 writable bytes; unaligned store.
-                unsafe { _mm_storeu_si128(o[round].as_mut_ptr().cast(), lane) };
+    // Round key `round` of every key in `out`: key 2v + lane is lane `lane` of vector v. Each
+    // vector stored from its register (passed by value: by reference, the compiler wrote the
+    // vectors to the stack and read their halves back, a store-forwarding stall each).
+    let store = |out: &mut [RoundKeys], k: [__m256i; 4], round: usize| {
+        for (v, k) in k.into_iter().enumerate() {
+            let lanes = [_mm256_castsi256_si128(k), _mm256_extracti128_si256::<1>(k)];
+            for (lane, half) in lanes.into_iter().enumerate() {
+                if let Some(o) = out.get_mut(2 * v + lane) {
+                    // SAFETY: a round key is 16 writable bytes; unaligned store.
+                    unsafe { _mm_storeu_si128(o[round].as_mut_ptr().cast(), half) };
+                }
             }
         }
     };
-    store(out, &k, 0);
+    store(out, k, 0);
     for (round, &rcon) in RCON.iter().enumerate() {
         let rcon = _mm256_set1_epi32(rcon);
         for k in k.iter_mut() {
@@ -107,7 +133,50 @@ fn expand8_vaes(keys: &[Block], out: &mut [RoundKeys]) {
             x = _mm256_xor_si256(x, _mm256_bslli_epi128::<8>(x));
             *k = _mm256_xor_si256(x, t);
         }
-        store(out, &k, round + 1);
+        store(out, k, round + 1);
+    }
+}
+
+/// The schedules of up to sixteen keys on VAES-512, four keys a 512-bit vector (the same steps
+/// per 128-bit lane): four chains of a quarter of the instructions per key.
+#[target_feature(enable = "aes,avx512f,avx512bw,vaes")]
+fn expand16_vaes512(keys: &[Block], out: &mut [RoundKeys]) {
+    let rot_last_word = _mm512_broadcast_i32x4(_mm_setr_epi8(13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15, 12));
+    // Each vector put together from its keys' 128-bit loads (zeros past the last key): a
+    // 512-bit load of keys just written 128 bits at a time would wait for the stores to drain.
+    let key = |i: usize| keys.get(i).map_or(_mm_setzero_si128(), |k| {
+        // SAFETY: a `Block` is 16 readable bytes; unaligned load.
+        unsafe { _mm_loadu_si128((k as *const Block).cast()) }
+    });
+    let mut k: [__m512i; 4] = core::array::from_fn(|v| {
+        let low = _mm512_castsi128_si512(key(4 * v));
+        let two = _mm512_inserti32x4::<1>(low, key(4 * v + 1));
+        let three = _mm512_inserti32x4::<2>(two, key(4 * v + 2));
+        _mm512_inserti32x4::<3>(three, key(4 * v + 3))
+    });
+    // Round key `round` of every key in `out`: key 4v + lane is lane `lane` of vector v, each
+    // stored from its register.
+    let store = |out: &mut [RoundKeys], k: [__m512i; 4], round: usize| {
+        for (v, k) in k.into_iter().enumerate() {
+            let lanes = [_mm512_castsi512_si128(k), _mm512_extracti32x4_epi32::<1>(k), _mm512_extracti32x4_epi32::<2>(k), _mm512_extracti32x4_epi32::<3>(k)];
+            for (lane, quarter) in lanes.into_iter().enumerate() {
+                if let Some(o) = out.get_mut(4 * v + lane) {
+                    // SAFETY: a round key is 16 writable bytes; unaligned store.
+                    unsafe { _mm_storeu_si128(o[round].as_mut_ptr().cast(), quarter) };
+                }
+            }
+        }
+    };
+    store(out, k, 0);
+    for (round, &rcon) in RCON.iter().enumerate() {
+        let rcon = _mm512_set1_epi32(rcon);
+        for k in k.iter_mut() {
+            let t = _mm512_aesenclast_epi128(_mm512_shuffle_epi8(*k, rot_last_word), rcon);
+            let mut x = _mm512_xor_si512(*k, _mm512_bslli_epi128::<4>(*k));
+            x = _mm512_xor_si512(x, _mm512_bslli_epi128::<8>(x));
+            *k = _mm512_xor_si512(x, t);
+        }
+        store(out, k, round + 1);
     }
 }
 
@@ -116,8 +185,8 @@ const CHUNK: usize = 32;
 
 /// Encrypts `blocks`, run by run: the first `runs[0].1` blocks under `runs[0].0`, and so on
 /// (the runs' lengths add up to the number of blocks). `kernel` must come from [`kernel`].
-pub(super) fn encrypt_runs(kernel: Kernel, blocks: &mut [Block], runs: &[(&RoundKeys, usize)]) {
-    let mut runs = runs.iter().copied().filter(|&(_, len)| len > 0);
+pub(super) fn encrypt_runs<'k>(kernel: Kernel, blocks: &mut [Block], runs: impl IntoIterator<Item = (&'k RoundKeys, usize)>) {
+    let mut runs = runs.into_iter().filter(|&(_, len)| len > 0);
     let Some((mut key, mut left)) = runs.next() else {
         return;
     };
@@ -314,12 +383,13 @@ mod tests {
             return;
         }
         let vaes = Kernel::available().contains(&Kernel::Vaes256);
-        for n in [1, 2, 7, 8, 9, 20] {
+        let wide = wide_expansion();
+        for n in [1, 2, 7, 8, 9, 15, 16, 17, 20, 40] {
             let keys: Vec<Block> = (0..n).map(|_| next()).collect();
             let mut out = vec![[[0u8; 16]; 11]; n];
             expand_keys(&keys, &mut out);
-            // Both engines, whichever `expand_keys` picks here.
-            let (mut aesni, mut by_vaes) = (out.clone(), out.clone());
+            // Every engine, whichever `expand_keys` picks here.
+            let (mut aesni, mut by_vaes, mut by_vaes512) = (out.clone(), out.clone(), out.clone());
             for ((keys, aesni), by_vaes) in keys.chunks(8).zip(aesni.chunks_mut(8)).zip(by_vaes.chunks_mut(8)) {
                 // SAFETY: `kernel()` found AES-NI and SSSE3; VAES and AVX2 where `vaes`.
                 unsafe {
@@ -329,11 +399,18 @@ mod tests {
                     }
                 }
             }
+            for (keys, by_vaes512) in keys.chunks(16).zip(by_vaes512.chunks_mut(16)) {
+                if wide {
+                    // SAFETY: `wide_expansion()` found the VAES-512 kernel and AVX-512BW.
+                    unsafe { expand16_vaes512(keys, by_vaes512) };
+                }
+            }
             for (i, key) in keys.iter().enumerate() {
                 let schedule = expand_key(key.to_bytes());
                 assert_eq!(out[i], schedule, "key {i} of {n}");
                 assert_eq!(aesni[i], schedule, "AES-NI, key {i} of {n}");
                 assert_eq!(by_vaes[i], schedule, "VAES, key {i} of {n}");
+                assert_eq!(by_vaes512[i], schedule, "VAES-512, key {i} of {n}");
             }
         }
     }
@@ -372,7 +449,7 @@ mod tests {
                     let input: Vec<Block> = (0..len).map(|_| next()).collect();
                     let mut ours = input.clone();
                     let by_ref: Vec<(&RoundKeys, usize)> = runs.iter().map(|&(k, n)| (&schedules[k], n)).collect();
-                    encrypt_runs(kernel, &mut ours, &by_ref);
+                    encrypt_runs(kernel, &mut ours, by_ref.iter().copied());
                     let mut at = 0;
                     for &(k, n) in &runs {
                         let mut expect = input[at..at + n].to_vec();

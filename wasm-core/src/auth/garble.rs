@@ -244,10 +244,10 @@ const GROUP: usize = 64;
 /// The garbler's hash inputs of AND gate g, in order: L_{α,0}, L_{α,1}, L_{β,0}, L_{β,1} under
 /// tweaks 4g, 4g, 4g + 1, 4g + 1 (G₀, G₁, L_{γ,0}), then the same under 4g + 2, 4g + 2,
 /// 4g + 3, 4g + 3 (T_α, T_β, Y_γ).
-const GARBLER_LAYOUT: TweakLayout = TweakLayout { blocks: 8, tweaks: 4, offsets: &[0, 0, 1, 1, 2, 2, 3, 3] };
+const GARBLER_LAYOUT: TweakLayout = TweakLayout { blocks: 8, per_tweak: 2 };
 
 /// The evaluator's: L_α under 4g, L_β under 4g + 1, L_α under 4g + 2, L_β under 4g + 3.
-const EVALUATOR_LAYOUT: TweakLayout = TweakLayout { blocks: 4, tweaks: 4, offsets: &[0, 1, 2, 3] };
+const EVALUATOR_LAYOUT: TweakLayout = TweakLayout { blocks: 4, per_tweak: 1 };
 
 /// Which AND outputs are waiting in the current group: a slot is pending while its mark is the
 /// group's epoch.
@@ -400,8 +400,8 @@ impl AndGroup<QueuedAnd> {
     fn push(&mut self, and_i: usize, q: QueuedAnd, delta: Block) {
         let g = 4 * and_i as u128;
         let inputs = [q.la, q.la ^ delta, q.lb, q.lb ^ delta, q.la, q.la ^ delta, q.lb, q.lb ^ delta];
-        for (x, &offset) in inputs.into_iter().zip(GARBLER_LAYOUT.offsets) {
-            self.batch.push(x, g + offset);
+        for (q, x) in inputs.into_iter().enumerate() {
+            self.batch.push(x, g + GARBLER_LAYOUT.offset(q));
         }
         self.queue(and_i, q.out, q);
     }
@@ -453,8 +453,8 @@ impl AndGroup<QueuedEval> {
     /// Queues the evaluator's AND `q.and_i`.
     fn push(&mut self, q: QueuedEval) {
         let g = 4 * q.and_i as u128;
-        for (x, &offset) in [q.la, q.lb, q.la, q.lb].into_iter().zip(EVALUATOR_LAYOUT.offsets) {
-            self.batch.push(x, g + offset);
+        for (k, x) in [q.la, q.lb, q.la, q.lb].into_iter().enumerate() {
+            self.batch.push(x, g + EVALUATOR_LAYOUT.offset(k));
         }
         self.queue(q.and_i, q.out, q);
     }

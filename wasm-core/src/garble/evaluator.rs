@@ -152,9 +152,18 @@ struct AndGroup {
     y: [SimdBlock; 2 * EVAL_GROUP],
 }
 
+/// How `scheme`'s evaluator hashes a full group of AND gates: the layout of the group's hash
+/// inputs and the AND gates it holds (what `bench garble` times the garbling hash on).
+pub fn evaluator_hash_group(scheme: Scheme) -> (TweakLayout, usize) {
+    match scheme {
+        Scheme::HalfGates => (AndGroup::LAYOUT, EVAL_GROUP),
+        Scheme::ThreeHalves => (three_halves::EvalGroup::LAYOUT, three_halves::GROUP),
+    }
+}
+
 impl AndGroup {
     /// Inputs A under tweak 2i, B under 2i + 1, for the i-th AND.
-    const LAYOUT: TweakLayout = TweakLayout { blocks: 2, tweaks: 2, offsets: &[0, 1] };
+    const LAYOUT: TweakLayout = TweakLayout { blocks: 2, per_tweak: 1 };
 
     /// The tweak of the group's first hash input (its ANDs have moved the counter past it).
     #[inline(always)]

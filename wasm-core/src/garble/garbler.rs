@@ -204,9 +204,18 @@ struct AndGroup {
     y: Vec<SimdBlock>,
 }
 
+/// How `scheme`'s garbler hashes a full group of AND gates: the layout of the group's hash
+/// inputs and the AND gates it holds (what `bench garble` times the garbling hash on).
+pub fn garbler_hash_group(scheme: Scheme) -> (TweakLayout, usize) {
+    match scheme {
+        Scheme::HalfGates => (AndGroup::LAYOUT, GARBLE_GROUP),
+        Scheme::ThreeHalves => (three_halves::GarbleGroup::LAYOUT, three_halves::GROUP),
+    }
+}
+
 impl AndGroup {
     /// Inputs A0, A1 under tweak 2i, B0, B1 under 2i + 1, for the i-th AND.
-    const LAYOUT: TweakLayout = TweakLayout { blocks: 4, tweaks: 2, offsets: &[0, 0, 1, 1] };
+    const LAYOUT: TweakLayout = TweakLayout { blocks: 4, per_tweak: 2 };
 
     /// The tweak of the first hash input of the group `prepare` has just prepared.
     #[inline(always)]

@@ -24,10 +24,12 @@
 //! keys K ever used, probability at most K² / 2^129, and a collision only doubles the calls under
 //! one key. docs/architecture.md states the bound with its parameters.
 //!
-//! What it costs: one key schedule per 64 tweaks, eight expanded at a time (VAES or AES-NI
-//! natively, one bitsliced pass in WebAssembly) — a few percent of the hashing it serves.
+//! What it costs: one key schedule per 64 tweaks, expanded a pass at a time (sixteen keys on
+//! VAES-512, eight on VAES or with AES-NI, one bitsliced pass of eight in WebAssembly) — a few
+//! percent of the hashing it serves. A group's runs under one key come from an iterator that
+//! computes them as the AES engine takes them, so that finding them costs next to nothing.
 
-use crate::aes::{encrypt_runs, expand_keys, FixedKeyAes, KeySchedule};
+use crate::aes::{encrypt_runs, expand_keys, keys_per_pass, FixedKeyAes, KeySchedule};
 use crate::block::Block;
 
 /// log2 of the tweaks that share a key.
@@ -37,8 +39,6 @@ const TWEAK_BITS_PER_KEY: u32 = 6;
 /// and X ⊕ Δ on the garbler's side).
 pub const MAX_CALLS_PER_KEY: usize = 2 << TWEAK_BITS_PER_KEY;
 
-/// Keys expanded at a time (and kept) when a hash moves past the keys it holds.
-const KEYS_AHEAD: u128 = 8;
 
 /// The instance seed of a part of an instance that hashes under its own keys (a
 /// cut-and-choose computation, one of its circuits, the chosen-message OT): BLAKE3 in
@@ -62,23 +62,33 @@ fn key_index(tweak: u128) -> u128 {
     tweak >> TWEAK_BITS_PER_KEY
 }
 
-/// Where the tweaks of a run of hash inputs come from: the inputs are consecutive units (an
-/// AND's hashes), `blocks` inputs each, and input `q` of unit `u` has tweak
-/// `first + u · tweaks + offsets[q]`. Tweaks never decrease along a run.
+/// Where the tweaks of a run of hash inputs come from: each tweak serves `per_tweak`
+/// consecutive inputs (one where the evaluator hashes the label it holds, two where the garbler
+/// hashes a label and the label ⊕ Δ), so input `i` of a run from `first` has tweak
+/// `first + ⌊i / per_tweak⌋`; `blocks` inputs are one AND gate's hashes.
 #[derive(Clone, Copy, Debug)]
 pub struct TweakLayout {
     pub blocks: usize,
-    pub tweaks: u128,
-    pub offsets: &'static [u128],
+    pub per_tweak: usize,
 }
 
 impl TweakLayout {
     /// Tweaks first, first + 1, … one input each.
-    pub const CONSECUTIVE: TweakLayout = TweakLayout { blocks: 1, tweaks: 1, offsets: &[0] };
+    pub const CONSECUTIVE: TweakLayout = TweakLayout { blocks: 1, per_tweak: 1 };
+
+    /// The tweaks one AND gate's hashes take.
+    pub const fn tweaks(&self) -> u128 {
+        (self.blocks / self.per_tweak) as u128
+    }
+
+    /// The tweak of an AND gate's input `q` relative to the gate's first.
+    pub const fn offset(&self, q: usize) -> u128 {
+        (q / self.per_tweak) as u128
+    }
 
     #[inline(always)]
     fn tweak(&self, first: u128, i: usize) -> u128 {
-        first + (i / self.blocks) as u128 * self.tweaks + self.offsets[i % self.blocks]
+        first + (i / self.per_tweak) as u128
     }
 }
 
@@ -164,7 +174,7 @@ impl GarblingHash {
             pi.encrypt_blocks(y);
             return;
         }
-        // Pieces of at most 512 inputs span at most nine keys, so their runs fit on the stack.
+        // Pieces of at most 512 inputs span at most nine keys: the keys held stay few.
         const PIECE: usize = 512;
         for (p, piece) in y.chunks_mut(PIECE).enumerate() {
             let start = p * PIECE;
@@ -172,13 +182,8 @@ impl GarblingHash {
             let Keying::MultiInstance { first: held, schedules, .. } = &self.keying else {
                 unreachable!("checked above");
             };
-            let mut runs: [(&KeySchedule, usize); 16] = [(&schedules[0], 0); 16];
-            let mut count = 0;
-            for_each_run(first, start, piece.len(), layout, |key, len| {
-                runs[count] = (&schedules[(key - held) as usize], len);
-                count += 1;
-            });
-            encrypt_runs(piece, &runs[..count]);
+            let len = piece.len();
+            encrypt_runs(piece, runs(first, start, len, layout).map(|(key, n)| (&schedules[(key - held) as usize], n)));
         }
     }
 
@@ -197,19 +202,17 @@ impl GarblingHash {
         for (hash, first) in parts.iter_mut() {
             hash.hold_keys(*first, 0, len, layout);
         }
-        let mut runs = Vec::with_capacity(parts.len() * 2);
-        for (hash, first) in parts.iter() {
+        let all = parts.iter().flat_map(|(hash, first)| {
             let Keying::MultiInstance { first: held, schedules, .. } = &hash.keying else {
                 unreachable!("the parts are all multi-instance hashes");
             };
-            for_each_run(*first, 0, len, layout, |key, n| runs.push((&schedules[(key - held) as usize], n)));
-        }
-        encrypt_runs(y, &runs);
+            runs(*first, 0, len, layout).map(move |(key, n)| (&schedules[(key - held) as usize], n))
+        });
+        encrypt_runs(y, all);
     }
 
     /// Makes sure the schedules of every key that inputs `start..start + len` need are held,
-    /// expanding [`KEYS_AHEAD`] at a time from the first one missing (and, in test builds,
-    /// counts the calls they will serve).
+    /// expanding those missing (and, in test builds, counts the calls they will serve).
     #[inline(always)]
     fn hold_keys(&mut self, first_tweak: u128, start: usize, len: usize, layout: TweakLayout) {
         let Keying::MultiInstance { first, schedules, counts, .. } = &mut self.keying else {
@@ -219,7 +222,9 @@ impl GarblingHash {
             return;
         }
         #[cfg(any(test, feature = "insecure-switches"))]
-        for_each_run(first_tweak, start, len, layout, |key, n| counts.add(key, n));
+        for (key, n) in runs(first_tweak, start, len, layout) {
+            counts.add(key, n);
+        }
         #[cfg(not(any(test, feature = "insecure-switches")))]
         let _ = counts;
         let (lo, hi) = (key_index(layout.tweak(first_tweak, start)), key_index(layout.tweak(first_tweak, start + len - 1)));
@@ -230,19 +235,33 @@ impl GarblingHash {
         self.expand_from(lo, hi);
     }
 
-    /// Expands the schedules of keys `lo..=hi`, at least [`KEYS_AHEAD`] of them, in place of
-    /// those held. Out of line: it runs once per 512 tweaks or so.
+    /// Holds the schedules of keys `lo..=hi`: those already held are kept (a group of three
+    /// tweaks an AND straddles the held keys' end every other time), and the rest expanded in
+    /// whole passes of the engine's ([`keys_per_pass`]: fewer cost about as much). Out of line:
+    /// it runs once per 512 tweaks or so.
     #[inline(never)]
     fn expand_from(&mut self, lo: u128, hi: u128) {
         let Keying::MultiInstance { seed, first, schedules, counts } = &mut self.keying else {
             return;
         };
-        let end = lo + (hi - lo + 1).max(KEYS_AHEAD);
-        schedules.clear();
-        // Eight keys at a time from the stack: nothing allocated once `schedules` has grown.
-        for at in (lo..end).step_by(8) {
-            let keys: [Block; 8] = core::array::from_fn(|i| Block(seed.0 ^ (at + i as u128)));
-            expand_keys(&keys[..(end - at).min(8) as usize], schedules);
+        let held_end = *first + schedules.len() as u128;
+        let from = if (*first..held_end).contains(&lo) {
+            schedules.drain(..(lo - *first) as usize);
+            held_end
+        } else {
+            schedules.clear();
+            lo
+        };
+        let pass = keys_per_pass();
+        let end = from + (hi + 1 - from).next_multiple_of(pass as u128);
+        // A pass's keys from the stack: nothing allocated once `schedules` has grown.
+        let mut keys = [Block::ZERO; 16];
+        for at in (from..end).step_by(pass) {
+            let keys = &mut keys[..pass];
+            for (i, key) in keys.iter_mut().enumerate() {
+                *key = Block(seed.0 ^ (at + i as u128));
+            }
+            expand_keys(keys, schedules);
         }
         *first = lo;
         #[cfg(any(test, feature = "insecure-switches"))]
@@ -262,40 +281,27 @@ impl GarblingHash {
     }
 }
 
-/// Calls `run(key index, length)` for each run of inputs `start..start + len` under one key,
-/// in order. Tweaks never decrease along the inputs, so a run ends at the first input whose
-/// tweak reaches the next key's first tweak, found in closed form from the layout (this runs
-/// for every group of hash inputs, so it divides only by the layout's constants).
+/// The runs of inputs `start..start + len` under one key, in order: (key index, length). A run
+/// ends at the first input of the next key's tweaks: with `per_tweak` inputs a tweak, the input
+/// (next key's first tweak − `first_tweak`) · `per_tweak` (this runs for every group of hash
+/// inputs, so it divides by nothing but the layout's constant).
 #[inline(always)]
-fn for_each_run(first_tweak: u128, start: usize, len: usize, layout: TweakLayout, mut run: impl FnMut(u128, usize)) {
+fn runs(first_tweak: u128, start: usize, len: usize, layout: TweakLayout) -> impl Iterator<Item = (u128, usize)> {
     let end = start + len;
     let mut at = start;
-    while at < end {
+    core::iter::from_fn(move || {
+        if at >= end {
+            return None;
+        }
         let key = key_index(layout.tweak(first_tweak, at));
-        let next = first_within(first_tweak, (key + 1) << TWEAK_BITS_PER_KEY, end, layout).max(at + 1);
-        run(key, next - at);
+        // Past the input at `at`, whose tweak is at least `first_tweak`: no underflow, and the
+        // result is past `at`. One beyond a usize lies past `end`.
+        let distance = ((key + 1) << TWEAK_BITS_PER_KEY) - first_tweak;
+        let next = usize::try_from(distance).ok().and_then(|d| d.checked_mul(layout.per_tweak)).map_or(end, |i| i.min(end));
+        let run = (key, next - at);
         at = next;
-    }
-}
-
-/// The first input (at most `end`) whose tweak in `layout` from `first_tweak` is at least
-/// `bound`: for each position q in a unit, the first unit u with u·tweaks + offsets[q] ≥
-/// bound − first_tweak, the least of the inputs u·blocks + q. A bound past `end`'s tweaks
-/// gives `end`.
-#[inline(always)]
-fn first_within(first_tweak: u128, bound: u128, end: usize, layout: TweakLayout) -> usize {
-    let Some(rel) = bound.checked_sub(first_tweak) else {
-        return 0;
-    };
-    // Units past `end` clamp to `end`: cap the distance there, so the arithmetic fits a u64.
-    let cap = (end / layout.blocks + 1) as u128 * layout.tweaks + layout.tweaks;
-    let (rel, tweaks) = (rel.min(cap) as u64, layout.tweaks as u64);
-    let mut least = end;
-    for (q, &offset) in layout.offsets.iter().enumerate() {
-        let unit = rel.saturating_sub(offset as u64).div_ceil(tweaks);
-        least = least.min(unit as usize * layout.blocks + q);
-    }
-    least
+        Some(run)
+    })
 }
 
 /// Calls served per key, counted in test builds only (a run at a time), for the test that no
@@ -391,17 +397,17 @@ mod tests {
         let mut next = random_blocks();
         let seed = next();
         let layouts = [
-            TweakLayout { blocks: 2, tweaks: 2, offsets: &[0, 1] },
-            TweakLayout { blocks: 4, tweaks: 2, offsets: &[0, 0, 1, 1] },
-            TweakLayout { blocks: 3, tweaks: 3, offsets: &[0, 1, 2] },
-            TweakLayout { blocks: 6, tweaks: 3, offsets: &[0, 0, 1, 1, 2, 2] },
+            TweakLayout { blocks: 2, per_tweak: 1 },
+            TweakLayout { blocks: 4, per_tweak: 2 },
+            TweakLayout { blocks: 3, per_tweak: 1 },
+            TweakLayout { blocks: 6, per_tweak: 2 },
         ];
         for layout in layouts {
             let mut hash = GarblingHash::new(seed);
             let mut first_and = 0u128;
             for ands in [1, 2, 64, 13, 40, 64, 1, 64] {
                 let y: Vec<Block> = (0..ands * layout.blocks).map(|_| next()).collect();
-                let first = first_and * layout.tweaks;
+                let first = first_and * layout.tweaks();
                 let mut ours = y.clone();
                 hash.permute(&mut ours, first, layout);
                 for (i, (&got, &y)) in ours.iter().zip(&y).enumerate() {
@@ -422,16 +428,15 @@ mod tests {
     fn runs_are_the_maximal_stretches_under_one_key() {
         let layouts = [
             TweakLayout::CONSECUTIVE,
-            TweakLayout { blocks: 2, tweaks: 2, offsets: &[0, 1] },
-            TweakLayout { blocks: 4, tweaks: 2, offsets: &[0, 0, 1, 1] },
-            TweakLayout { blocks: 3, tweaks: 3, offsets: &[0, 1, 2] },
-            TweakLayout { blocks: 6, tweaks: 3, offsets: &[0, 0, 1, 1, 2, 2] },
+            TweakLayout { blocks: 2, per_tweak: 1 },
+            TweakLayout { blocks: 4, per_tweak: 2 },
+            TweakLayout { blocks: 3, per_tweak: 1 },
+            TweakLayout { blocks: 6, per_tweak: 2 },
         ];
         for layout in layouts {
             for first in [0u128, 1, 2, 62, 63, 64, 125, 6 * 64 + 3, (1 << 64) - 1, u128::MAX >> 8] {
                 for (start, len) in [(0, 1), (0, 5), (3, 200), (0, 512), (37, 475), (512, 512), (1000, 24)] {
-                    let mut ours = Vec::new();
-                    for_each_run(first, start, len, layout, |key, n| ours.push((key, n)));
+                    let ours: Vec<(u128, usize)> = runs(first, start, len, layout).collect();
                     let mut walk: Vec<(u128, usize)> = Vec::new();
                     for i in start..start + len {
                         let key = key_index(layout.tweak(first, i));
@@ -450,7 +455,7 @@ mod tests {
     #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
     fn side_by_side_is_each_instance_alone() {
         let mut next = random_blocks();
-        let layout = TweakLayout { blocks: 2, tweaks: 2, offsets: &[0, 1] };
+        let layout = TweakLayout { blocks: 2, per_tweak: 1 };
         let mut hashes: Vec<GarblingHash> = (0..5).map(|_| GarblingHash::new(next())).collect();
         let mut alone = hashes.clone();
         for (ands, first_and) in [(1u128, 0u128), (3, 31), (1, 32), (20, 60)] {

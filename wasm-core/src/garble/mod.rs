@@ -31,8 +31,8 @@ pub mod three_halves;
 #[cfg(test)]
 mod lockstep_tests;
 
-pub use evaluator::{Evaluator, LockstepEvaluation};
-pub use garbler::{Detached, Garbler, LockstepGarbling, WireOutput};
+pub use evaluator::{evaluator_hash_group, Evaluator, LockstepEvaluation};
+pub use garbler::{garbler_hash_group, Detached, Garbler, LockstepGarbling, WireOutput};
 pub use hash::{derive_seed, GarblingHash, TweakLayout, MAX_CALLS_PER_KEY};
 
 use crate::block::Block;

@@ -390,7 +390,7 @@ pub(super) struct GarbleGroup {
 
 impl GarbleGroup {
     /// Inputs A^(0), A^(1) under tweak 3k, B^(0), B^(1) under 3k + 1, the XORs' under 3k + 2.
-    pub(super) const LAYOUT: TweakLayout = TweakLayout { blocks: 6, tweaks: 3, offsets: &[0, 0, 1, 1, 2, 2] };
+    pub(super) const LAYOUT: TweakLayout = TweakLayout { blocks: 6, per_tweak: 2 };
 
     /// A group hashing with `hash`, whose secret dicing bits come from `prg`.
     pub(super) fn new(hash: GarblingHash, prg: AesCtr) -> Self {
@@ -555,7 +555,7 @@ impl EvalGroup {
 
 impl EvalGroup {
     /// Inputs A, B and A ⊕ B under tweaks 3k, 3k + 1 and 3k + 2.
-    pub(super) const LAYOUT: TweakLayout = TweakLayout { blocks: 3, tweaks: 3, offsets: &[0, 1, 2] };
+    pub(super) const LAYOUT: TweakLayout = TweakLayout { blocks: 3, per_tweak: 1 };
 
     #[inline(always)]
     pub(super) fn len(&self) -> usize {

@@ -74,7 +74,7 @@ fn expand_pass<'k>(keys: &'k [KeySchedule], first: u128, width: usize, streams: 
     }
     runs.clear();
     runs.extend(keys.iter().map(|key| (key, width)));
-    encrypt_runs(streams, runs);
+    encrypt_runs(streams, runs.iter().copied());
 }
 
 /// One tree's sums at positions `first … first + width` (≤ [`WINDOW`]): u into

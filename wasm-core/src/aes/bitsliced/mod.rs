@@ -76,7 +76,7 @@ impl<L: SliceRegister> BitslicedAes<L> {
     /// Encrypts every block in place; lengths that are not a multiple of [`BATCH`] pad the
     /// last batch internally.
     pub fn encrypt_blocks(&self, blocks: &mut [Block]) {
-        encrypt_runs(blocks, &[(&self.keys, blocks.len())]);
+        encrypt_runs(blocks, [(&self.keys, blocks.len())]);
     }
 }
 
@@ -141,8 +141,8 @@ pub fn expand_keys<L: SliceRegister>(keys: &[Block]) -> Vec<SlicedKeys<L>> {
 /// adds that key's round keys as they are; a batch whose blocks have several keys adds round
 /// keys blended from theirs, each key's registers selected on its blocks' bits (three
 /// operations a register and key), instead of a padded batch per key.
-pub fn encrypt_runs<L: SliceRegister>(blocks: &mut [Block], runs: &[(&SlicedKeys<L>, usize)]) {
-    let mut runs = runs.iter().copied().filter(|&(_, len)| len > 0);
+pub fn encrypt_runs<'k, L: SliceRegister + 'k>(blocks: &mut [Block], runs: impl IntoIterator<Item = (&'k SlicedKeys<L>, usize)>) {
+    let mut runs = runs.into_iter().filter(|&(_, len)| len > 0);
     let Some((mut key, mut left)) = runs.next() else {
         return;
     };
@@ -341,7 +341,7 @@ mod tests {
                 let input: Vec<Block> = (0..len).map(|_| next()).collect();
                 let mut ours = input.clone();
                 let by_ref: Vec<(&SlicedKeys<L>, usize)> = runs.iter().map(|&(k, n)| (&schedules[k], n)).collect();
-                encrypt_runs(&mut ours, &by_ref);
+                encrypt_runs(&mut ours, by_ref.iter().copied());
                 let mut at = 0;
                 for &(k, n) in &runs {
                     let cipher = ::aes::Aes128::new(&keys[k].to_bytes().into());
