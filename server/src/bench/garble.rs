@@ -10,6 +10,12 @@
 //! Each scheme runs twice per round: with the garbling hash sessions use (keys per instance,
 //! re-keyed every 64 tweaks) and with the fixed-key hash it replaced, so that the report gives
 //! what the instance keys cost in the same run (`*_vs_fixed_key_*`: time with ÷ time without).
+//! The hash is also timed alone on the inputs of full groups, each side's layout
+//! (`*_hash_ns_per_and`, with the fixed key `*_hash_fixed_key_ns_per_and`) in short interleaved
+//! rounds, and its extra time per AND gate reported as a fraction of the fixed-key pipeline's
+//! (`*_hash_extra_vs_fixed_key`): the instance keys' cost with far less of the machine's noise
+//! than the whole pipeline's ratio, which moves by several percent from run to run on a shared
+//! VM.
 //!
 //! Times are the thread's CPU time, so that rates measured in the same run compare fairly even
 //! when other processes share the machine (wall-clock rates would charge one measurement for
@@ -17,8 +23,8 @@
 
 use super::report::{rate, Report};
 use super::{synthetic_circuit, SYNTHETIC_INPUTS};
-use garblet_core::aes::{encrypt_runs, expand_keys, Aes128, FixedKeyAes, KeySchedule};
-use garblet_core::garble::{random_delta, Evaluator, Garbler, GarblingHash, Scheme};
+use garblet_core::aes::{encrypt_runs, expand_keys, keys_per_pass, Aes128, FixedKeyAes, KeySchedule};
+use garblet_core::garble::{evaluator_hash_group, garbler_hash_group, random_delta, Evaluator, Garbler, GarblingHash, Scheme, TweakLayout};
 use garblet_core::Block;
 use crate::clock::thread_cpu_ms;
 
@@ -77,6 +83,19 @@ pub fn run(options: &Options, json: bool) -> Result<(), String> {
             .set(&format!("{key}_fixed_key_eval_ns_per_and"), fixed_eval_s * 1e9 / and_gates)
             .set(&format!("{key}_garble_vs_fixed_key"), garble_s / fixed_garble_s)
             .set(&format!("{key}_eval_vs_fixed_key"), eval_s / fixed_eval_s);
+    }
+    // The hash alone on full groups' inputs: what the instance keys add per AND gate, as a
+    // fraction of the fixed-key pipeline's time on the same side.
+    for (scheme, &(fixed_garble_s, fixed_eval_s, _)) in Scheme::ALL.into_iter().zip(&fixed) {
+        let key = scheme.name().replace('-', "_");
+        for (side, fixed_side_s, (layout, ands)) in [("garble", fixed_garble_s, garbler_hash_group(scheme)), ("eval", fixed_eval_s, evaluator_hash_group(scheme))] {
+            let (instance, fixed_key) = hash_ns_per_and(layout, ands);
+            let pipeline_ns = fixed_side_s * 1e9 / and_gates;
+            report
+                .set(&format!("{key}_{side}_hash_ns_per_and"), instance)
+                .set(&format!("{key}_{side}_hash_fixed_key_ns_per_and"), fixed_key)
+                .set(&format!("{key}_{side}_hash_extra_vs_fixed_key"), (instance - fixed_key) / pipeline_ns);
+        }
     }
     let keyed = keyed_aes_ns_per_block();
     report
@@ -186,7 +205,7 @@ fn keyed_aes_ns_per_block() -> KeyedAes {
             for _ in 0..500 {
                 match variant {
                     0 => pi.encrypt_blocks(&mut blocks[..len]),
-                    v => encrypt_runs(&mut blocks[..len], &runs[v - 1]),
+                    v => encrypt_runs(&mut blocks[..len], runs[v - 1].iter().copied()),
                 }
             }
             *best = best.min((cpu_seconds(origin) - start) * 1e9 / (500 * len) as f64);
@@ -195,18 +214,46 @@ fn keyed_aes_ns_per_block() -> KeyedAes {
     KeyedAes { fixed: best[0], aligned: best[1], unaligned: best[2] }
 }
 
-/// The instance keys' schedules, nanoseconds per key, expanded eight at a time as the garbling
-/// hash does (one key serves 64 tweaks: 32 AND gates of half-gates).
+/// The garbling hash on the inputs of full groups of `ands` AND gates in `layout`, one group
+/// after the next (tweaks moving on as a session's do, so the instance keys' schedules are
+/// counted), nanoseconds per AND gate: with instance keys, and with the fixed key. Fastest of
+/// interleaved rounds, each short, so that the two measure under the same load and a burst of
+/// other work spoils a round, not the figure.
+fn hash_ns_per_and(layout: TweakLayout, ands: usize) -> (f64, f64) {
+    const GROUPS: usize = 4096;
+    let mut y = vec![Block(0x5eed); layout.blocks * ands];
+    let per_group = layout.tweaks() * ands as u128;
+    let mut best = [f64::INFINITY; 2];
+    let mut first = 0u128;
+    let mut instance = GarblingHash::new(Block(0x5eed));
+    let mut fixed_key = GarblingHash::fixed_key();
+    for _ in 0..15 {
+        for (hash, best) in [&mut instance, &mut fixed_key].into_iter().zip(best.iter_mut()) {
+            let origin = std::time::Instant::now();
+            let start = cpu_seconds(origin);
+            for _ in 0..GROUPS {
+                hash.permute(&mut y, first, layout);
+                first += per_group;
+            }
+            *best = best.min((cpu_seconds(origin) - start) * 1e9 / (GROUPS * ands) as f64);
+        }
+    }
+    (best[0], best[1])
+}
+
+/// The instance keys' schedules, nanoseconds per key, expanded a pass of the engine's at a time
+/// as the garbling hash does (one key serves 64 tweaks: 32 AND gates of half-gates).
 fn key_schedule_ns() -> f64 {
-    let mut keys: Vec<Block> = (0..8u128).map(|i| Block(0x5eed ^ i)).collect();
-    let mut schedules: Vec<KeySchedule> = Vec::with_capacity(8);
+    let pass = keys_per_pass();
+    let mut keys: Vec<Block> = (0..pass as u128).map(|i| Block(0x5eed ^ i)).collect();
+    let mut schedules: Vec<KeySchedule> = Vec::with_capacity(pass);
     let keys_per_s = time_blocks(
         || {
             schedules.clear();
             expand_keys(&keys, &mut schedules);
-            keys[0] = Block(keys[0].0 ^ schedules[7][10][0] as u128);
+            keys[0] = Block(keys[0].0 ^ schedules[pass - 1][10][0] as u128);
         },
-        8,
+        pass,
     );
     1e9 / keys_per_s
 }
