@@ -23,7 +23,7 @@ pub type KeySchedule = RoundKeys;
 /// time where the engine can.
 pub fn expand_keys(keys: &[Block], out: &mut Vec<KeySchedule>) {
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-    out.extend(bitsliced::expand_keys::<Simd128>(keys));
+    bitsliced::expand_keys::<Simd128>(keys, out);
     #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
     {
         #[cfg(target_arch = "x86_64")]

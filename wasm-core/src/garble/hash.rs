@@ -39,7 +39,6 @@ const TWEAK_BITS_PER_KEY: u32 = 6;
 /// and X ⊕ Δ on the garbler's side).
 pub const MAX_CALLS_PER_KEY: usize = 2 << TWEAK_BITS_PER_KEY;
 
-
 /// The instance seed of a part of an instance that hashes under its own keys (a
 /// cut-and-choose computation, one of its circuits, the chosen-message OT): BLAKE3 in
 /// key-derivation mode over the parent seed, the purpose and an index. Pseudorandom and

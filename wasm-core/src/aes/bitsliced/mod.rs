@@ -69,7 +69,9 @@ pub struct BitslicedAes<L: SliceRegister> {
 impl<L: SliceRegister> BitslicedAes<L> {
     /// Expands the key ([`expand_keys`]), in constant time.
     pub fn new(key: [u8; 16]) -> Self {
-        let keys = expand_keys::<L>(&[Block::from_bytes(key)]).pop().expect("one key in, one schedule out");
+        let mut keys = Vec::with_capacity(1);
+        expand_keys::<L>(&[Block::from_bytes(key)], &mut keys);
+        let keys = keys.pop().expect("one key in, one schedule out");
         BitslicedAes { keys }
     }
 
@@ -86,12 +88,12 @@ impl<L: SliceRegister> BitslicedAes<L> {
 /// the price of four), a round constant on the first row and a prefix XOR along each row. Each
 /// round key is then put in its round's representation and spread from its block to all eight.
 /// Constant-time like the cipher: no table, and no branch or address that depends on a key.
-pub fn expand_keys<L: SliceRegister>(keys: &[Block]) -> Vec<SlicedKeys<L>> {
+/// The schedules are appended to `out`, each written in place.
+pub fn expand_keys<L: SliceRegister>(keys: &[Block], out: &mut Vec<SlicedKeys<L>>) {
     const RCON: [u8; 10] = [0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0x1b, 0x36];
     let ones = L::from_u128(u128::MAX);
     // Row 0 (bytes 0..4): where the round constant goes, in every column.
     let first_row = L::from_u128(0xffff_ffff);
-    let mut out = Vec::with_capacity(keys.len());
     for group in keys.chunks(BATCH) {
         let mut padded = [Block::ZERO; BATCH];
         padded[..group.len()].copy_from_slice(group);
@@ -131,9 +133,18 @@ pub fn expand_keys<L: SliceRegister>(keys: &[Block]) -> Vec<SlicedKeys<L>> {
                 }
             })
         });
-        out.extend((0..group.len() as u32).map(|slot| SlicedKeys { round_keys: stored.map(|state| state.map(|x| x.spread_slot(slot))) }));
+        // Room first, then each key's round keys spread straight into it: a schedule is 1408
+        // bytes, which built aside and moved in would be copied once more for nothing.
+        let start = out.len();
+        out.resize_with(start + group.len(), || SlicedKeys { round_keys: [[L::from_u128(0); 8]; 11] });
+        for (slot, schedule) in out[start..].iter_mut().enumerate() {
+            for (round, state) in schedule.round_keys.iter_mut().zip(&stored) {
+                for (x, &s) in round.iter_mut().zip(state) {
+                    *x = s.spread_slot(slot as u32);
+                }
+            }
+        }
     }
-    out
 }
 
 /// Encrypts `blocks`, run by run: the first `runs[0].1` blocks under `runs[0].0`, and so on
@@ -328,7 +339,8 @@ mod tests {
     fn runs_match_aes_crate<L: SliceRegister>() {
         let mut next = random_blocks();
         let keys: Vec<Block> = (0..11).map(|_| next()).collect();
-        let schedules = expand_keys::<L>(&keys);
+        let mut schedules = Vec::new();
+        expand_keys::<L>(&keys, &mut schedules);
         for shape in [100, 1, 2, 3, 5, 7, 9, 16] {
             for len in [0, 1, 5, 8, 13, 24, 41] {
                 let mut runs = Vec::new();
