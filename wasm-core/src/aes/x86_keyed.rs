@@ -183,8 +183,9 @@ fn expand16_vaes512(keys: &[Block], out: &mut [RoundKeys]) {
 /// Blocks per stretch whose keys are looked at together: one 512-bit kernel pass (8 vectors).
 const CHUNK: usize = 32;
 
-/// Encrypts `blocks`, run by run: the first `runs[0].1` blocks under `runs[0].0`, and so on
-/// (the runs' lengths add up to the number of blocks). `kernel` must come from [`kernel`].
+/// Encrypts `blocks`, run by run: the first run's length of blocks under its key, the next
+/// run's under the next one's, and so on (the runs' lengths add up to the number of blocks).
+/// `kernel` must come from [`kernel`].
 pub(super) fn encrypt_runs<'k>(kernel: Kernel, blocks: &mut [Block], runs: impl IntoIterator<Item = (&'k RoundKeys, usize)>) {
     let mut runs = runs.into_iter().filter(|&(_, len)| len > 0);
     let Some((mut key, mut left)) = runs.next() else {

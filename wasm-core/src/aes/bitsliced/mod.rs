@@ -147,8 +147,8 @@ pub fn expand_keys<L: SliceRegister>(keys: &[Block], out: &mut Vec<SlicedKeys<L>
     }
 }
 
-/// Encrypts `blocks`, run by run: the first `runs[0].1` blocks under `runs[0].0`, and so on
-/// (the runs' lengths add up to the number of blocks). A batch of eight blocks under one key
+/// Encrypts `blocks`, run by run: the first run's length of blocks under its key, the next
+/// run's under the next one's, and so on (the runs' lengths add up to the number of blocks). A batch of eight blocks under one key
 /// adds that key's round keys as they are; a batch whose blocks have several keys adds round
 /// keys blended from theirs, each key's registers selected on its blocks' bits (three
 /// operations a register and key), instead of a padded batch per key.
