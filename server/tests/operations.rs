@@ -264,6 +264,9 @@ fn metrics_in_prometheus_text_format_agree_with_the_json() {
 fn json_logs_are_one_object_a_line_with_the_session_s_fields() {
     let server = Server::start_with(&config(), &[("GARBLET_LOG_FORMAT", "json")]);
     honest_client(server.url(), 1, 1000).join().unwrap();
+    // The honest client's session ends on the server a moment after the client returns, and
+    // max_sessions = 1 would refuse the next one until then.
+    server.wait_for_active(0, std::time::Duration::from_secs(10));
     let _first = RawClient::connect(&server.url());
     server.wait_for_active(1, std::time::Duration::from_secs(10));
     RawClient::connect(&server.url()).expect_error();
