@@ -253,7 +253,8 @@ impl GarblingHash {
         };
         let pass = keys_per_pass();
         let end = from + (hi + 1 - from).next_multiple_of(pass as u128);
-        // A pass's keys from the stack: nothing allocated once `schedules` has grown.
+        // A pass's keys (sixteen at most) from the stack: nothing allocated once `schedules` has
+        // grown.
         let mut keys = [Block::ZERO; 16];
         for at in (from..end).step_by(pass) {
             let keys = &mut keys[..pass];
