@@ -1,12 +1,49 @@
 //! FIPS-197 key expansion in constant time: SubWord is the bitsliced S-box circuit
 //! (Boyar–Peralta's, `bitsliced/sbox.rs`) applied to the word's bits, with no table and no
 //! branch on the key, so secret keys may be expanded (the bitsliced keyed PRG in WebAssembly,
-//! `prg.rs`) as well as π's public one.
+//! `prg.rs`) as well as π's public one. Natively, the garbling hash's schedules are held four
+//! keys side by side ([`Quad`]).
 
 use super::bitsliced::sbox::sub_bytes_without_constant;
 
 /// The eleven AES-128 round keys, each in AES byte order.
 pub type RoundKeys = [[u8; 16]; 11];
+
+/// Four keys' schedules round by round: round key `r` of the quad's key `l` at `[r][l]`. The
+/// native engines expand four keys a 512-bit vector (or two a 256-bit one), and in this layout
+/// each vector's round key is stored whole; pulled apart into one schedule per key, three of
+/// its four lanes each took a shuffle to extract, half the schedule's time.
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+pub type Quad = [[[u8; 16]; 4]; 11];
+
+/// One key's schedule where the native engines hold it: its lane of a [`Quad`], its eleven
+/// round keys 64 bytes apart (`multi_key::encrypt_runs` takes it).
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+#[derive(Clone, Copy)]
+pub struct KeySchedule<'a> {
+    quad: &'a Quad,
+    lane: usize,
+}
+
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+impl<'a> KeySchedule<'a> {
+    /// Lane `lane` (below 4) of `quad`.
+    pub(super) fn new(quad: &'a Quad, lane: usize) -> Self {
+        debug_assert!(lane < 4);
+        KeySchedule { quad, lane }
+    }
+
+    /// Round key `round` (0 is the key itself), in AES byte order.
+    #[inline(always)]
+    pub fn round_key(&self, round: usize) -> &'a [u8; 16] {
+        &self.quad[round][self.lane]
+    }
+
+    /// Whether the two are the same schedule in the same place (not compared byte by byte).
+    pub(super) fn is(&self, other: &KeySchedule<'_>) -> bool {
+        core::ptr::eq(self.quad, other.quad) && self.lane == other.lane
+    }
+}
 
 /// The S-box as a table, computed from its definition: the reference the tests check the
 /// circuit against. Never used on keys.

@@ -13,6 +13,7 @@
 //! 140 M AND/s against 117 M.
 
 use super::expand::RoundKeys;
+use super::expand::KeySchedule;
 use crate::block::Block;
 use core::arch::x86_64::*;
 
@@ -74,13 +75,34 @@ impl X86Aes {
     }
 }
 
+/// Where a kernel reads its eleven round keys: one key's schedule ([`RoundKeys`]), or its lane
+/// of four keys' schedules ([`KeySchedule`], the garbling hash's keys).
+pub(super) trait RoundKeyTable {
+    /// Round key `round`, in AES byte order.
+    fn round_key(&self, round: usize) -> &[u8; 16];
+}
+
+impl RoundKeyTable for RoundKeys {
+    #[inline(always)]
+    fn round_key(&self, round: usize) -> &[u8; 16] {
+        &self[round]
+    }
+}
+
+impl RoundKeyTable for KeySchedule<'_> {
+    #[inline(always)]
+    fn round_key(&self, round: usize) -> &[u8; 16] {
+        KeySchedule::round_key(self, round)
+    }
+}
+
 /// Encrypts `blocks` under `round_keys` on `kernel`.
 ///
 /// # Safety
 /// The CPU must have the target features of `kernel`'s function: `kernel` must come from
 /// [`Kernel::available`].
 #[inline]
-pub(super) unsafe fn encrypt_with(kernel: Kernel, round_keys: &RoundKeys, blocks: &mut [Block]) {
+pub(super) unsafe fn encrypt_with(kernel: Kernel, round_keys: &impl RoundKeyTable, blocks: &mut [Block]) {
     // SAFETY: the caller's obligation.
     unsafe {
         match kernel {
@@ -96,13 +118,13 @@ pub(super) unsafe fn encrypt_with(kernel: Kernel, round_keys: &RoundKeys, blocks
 // loads and stores of a `Block` slice see the AES blocks themselves.
 
 #[target_feature(enable = "aes,sse2")]
-fn load_keys_128(rk: &RoundKeys) -> [__m128i; 11] {
-    // SAFETY: each `rk[i]` is 16 readable bytes; `loadu` has no alignment requirement.
-    core::array::from_fn(|i| unsafe { _mm_loadu_si128(rk[i].as_ptr().cast()) })
+fn load_keys_128(rk: &impl RoundKeyTable) -> [__m128i; 11] {
+    // SAFETY: each round key is 16 readable bytes; `loadu` has no alignment requirement.
+    core::array::from_fn(|i| unsafe { _mm_loadu_si128(rk.round_key(i).as_ptr().cast()) })
 }
 
 #[target_feature(enable = "aes,sse2")]
-fn encrypt_aesni(rk: &RoundKeys, blocks: &mut [Block]) {
+fn encrypt_aesni(rk: &impl RoundKeyTable, blocks: &mut [Block]) {
     let k = load_keys_128(rk);
     let mut chunks = blocks.chunks_exact_mut(8);
     for chunk in &mut chunks {
@@ -135,11 +157,11 @@ fn encrypt_aesni(rk: &RoundKeys, blocks: &mut [Block]) {
 }
 
 #[target_feature(enable = "aes,sse2,avx2,vaes")]
-fn encrypt_vaes(rk: &RoundKeys, blocks: &mut [Block]) {
+fn encrypt_vaes(rk: &impl RoundKeyTable, blocks: &mut [Block]) {
     // Each round key broadcast to both 128-bit lanes.
-    // SAFETY: each `rk[i]` is 16 readable bytes; `loadu` has no alignment requirement.
+    // SAFETY: each round key is 16 readable bytes; `loadu` has no alignment requirement.
     let k: [__m256i; 11] =
-        core::array::from_fn(|i| _mm256_broadcastsi128_si256(unsafe { _mm_loadu_si128(rk[i].as_ptr().cast()) }));
+        core::array::from_fn(|i| _mm256_broadcastsi128_si256(unsafe { _mm_loadu_si128(rk.round_key(i).as_ptr().cast()) }));
     // 8 registers × 2 blocks: enough independent work to cover the AES latency.
     let mut chunks = blocks.chunks_exact_mut(16);
     for chunk in &mut chunks {
@@ -167,11 +189,11 @@ fn encrypt_vaes(rk: &RoundKeys, blocks: &mut [Block]) {
 }
 
 #[target_feature(enable = "aes,avx512f,vaes")]
-fn encrypt_vaes512(rk: &RoundKeys, blocks: &mut [Block]) {
+fn encrypt_vaes512(rk: &impl RoundKeyTable, blocks: &mut [Block]) {
     // Each round key broadcast to all four 128-bit lanes.
-    // SAFETY: each `rk[i]` is 16 readable bytes; `loadu` has no alignment requirement.
+    // SAFETY: each round key is 16 readable bytes; `loadu` has no alignment requirement.
     let k: [__m512i; 11] =
-        core::array::from_fn(|i| _mm512_broadcast_i32x4(unsafe { _mm_loadu_si128(rk[i].as_ptr().cast()) }));
+        core::array::from_fn(|i| _mm512_broadcast_i32x4(unsafe { _mm_loadu_si128(rk.round_key(i).as_ptr().cast()) }));
     // 8 registers × 4 blocks, as many independent AES streams as the 256-bit kernel runs, in
     // registers that with the 11 keys still leave 13 of the 32 free.
     let mut chunks = blocks.chunks_exact_mut(32);

@@ -4,7 +4,9 @@
 //!
 //! Keys are expanded sixteen at a time on VAES-512 (four keys a 512-bit vector), else eight,
 //! the schedules interleaved so that the AESENCLAST latency of one hides behind the others'
-//! work: on VAES two keys a 256-bit vector, else with AES-NI.
+//! work: on VAES two keys a 256-bit vector, else with AES-NI. They are written four keys
+//! side by side, round by round (`multi_key::Quad`), so each vector's round key is stored
+//! whole.
 //! SubWord comes from AESENCLAST on the rotated last word broadcast to all four columns
 //! (ShiftRows is then the identity), the usual trick; the schedule is constant-time like the
 //! instruction.
@@ -18,10 +20,11 @@
 //! lane mask; a vector holding three or more keys, which only runs shorter than a vector give,
 //! is finished block by block).
 
-use super::expand::RoundKeys;
+use super::expand::{KeySchedule, Quad};
 use super::x86::Kernel;
 use crate::block::Block;
 use core::arch::x86_64::*;
+use core::mem::MaybeUninit;
 
 /// The round constants of AES-128's key schedule.
 const RCON: [i32; 10] = [0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0x1b, 0x36];
@@ -49,14 +52,16 @@ fn wide_expansion() -> bool {
     matches!(kernel(), Some(Kernel::Vaes512)) && std::is_x86_feature_detected!("avx512bw")
 }
 
-/// Expands `keys` into `out` (equal lengths), [`keys_per_pass`] at a time: on VAES-512 four
-/// keys a 512-bit vector, on VAES two keys a 256-bit vector, else with AES-NI.
-pub(super) fn expand_keys(keys: &[Block], out: &mut [RoundKeys]) {
-    assert_eq!(keys.len(), out.len());
+/// Expands `keys` into `out`, the quads that hold them (`keys.len()` rounded up to a multiple
+/// of four), [`keys_per_pass`] at a time: on VAES-512 four keys a 512-bit vector, on VAES two
+/// keys a 256-bit vector, else with AES-NI. Writes every byte of `out` (lanes past the last key
+/// hold the last key's schedule or a zero key's), which [`super::multi_key`] relies on.
+pub(super) fn expand_keys(keys: &[Block], out: &mut [MaybeUninit<Quad>]) {
+    assert_eq!(keys.len().div_ceil(4), out.len());
     let wide = wide_expansion();
     let vaes = matches!(kernel(), Some(Kernel::Vaes256 | Kernel::Vaes512));
     let pass = keys_per_pass();
-    for (keys, out) in keys.chunks(pass).zip(out.chunks_mut(pass)) {
+    for (keys, out) in keys.chunks(pass).zip(out.chunks_mut(pass / 4)) {
         // SAFETY: `kernel()` returned a kernel, so the CPU has AES-NI, SSE2 and SSSE3, the
         // features `expand8` is compiled with (every caller holds a kernel from `kernel()`);
         // a VAES kernel means VAES and AVX2 too, `expand8_vaes`'s; `wide` means the VAES-512
@@ -73,20 +78,32 @@ pub(super) fn expand_keys(keys: &[Block], out: &mut [RoundKeys]) {
     }
 }
 
-/// The key schedules of up to eight `keys` into `out`, with AES-NI, the eight interleaved.
+/// Where round key `round` of lane `lane` of `quad` goes.
+fn round_key_slot(quad: &mut MaybeUninit<Quad>, round: usize, lane: usize) -> *mut u8 {
+    // In bounds of the quad for round < 11 and lane < 4; the slot is 16 bytes.
+    quad.as_mut_ptr().cast::<[[u8; 16]; 4]>().wrapping_add(round).cast::<[u8; 16]>().wrapping_add(lane).cast()
+}
+
+/// The key schedules of up to eight `keys` into `out` (their quads), with AES-NI, the eight
+/// interleaved.
 #[target_feature(enable = "aes,sse2,ssse3")]
-fn expand8(keys: &[Block], out: &mut [RoundKeys]) {
+fn expand8(keys: &[Block], out: &mut [MaybeUninit<Quad>]) {
     // RotWord of the last word (bytes 12..16), in all four columns.
     let rot_last_word = _mm_setr_epi8(13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15, 12);
-    // SAFETY (for the loads and stores below): each `Block` and each round key is 16 bytes,
-    // read and written unaligned.
+    // SAFETY (for the loads and stores below): each `Block` is 16 bytes, read unaligned; each
+    // round key's slot (`round_key_slot`, round ≤ 10, lane < 4 of a quad of `out`) is 16
+    // writable bytes, written unaligned.
     let mut k: [__m128i; 8] = core::array::from_fn(|i| unsafe { _mm_loadu_si128((&keys[i.min(keys.len() - 1)] as *const Block).cast()) });
-    for (o, k) in out.iter_mut().zip(&k) {
-        unsafe { _mm_storeu_si128(o[0].as_mut_ptr().cast(), *k) };
-    }
+    // Every lane of every quad of `out` (4 × out.len() ≤ 8 keys), past the last key too.
+    let mut store = |k: &[__m128i; 8], round: usize| {
+        for (i, k) in k.iter().enumerate().take(4 * out.len()) {
+            unsafe { _mm_storeu_si128(round_key_slot(&mut out[i / 4], round, i % 4).cast(), *k) };
+        }
+    };
+    store(&k, 0);
     for (round, &rcon) in RCON.iter().enumerate() {
         let rcon = _mm_set1_epi32(rcon);
-        for (o, k) in out.iter_mut().zip(k.iter_mut()) {
+        for k in k.iter_mut() {
             // SubWord(RotWord(w3)) ⊕ rcon in every column (ShiftRows moves nothing when the
             // columns are equal).
             let t = _mm_aesenclast_si128(_mm_shuffle_epi8(*k, rot_last_word), rcon);
@@ -94,15 +111,16 @@ fn expand8(keys: &[Block], out: &mut [RoundKeys]) {
             let mut x = _mm_xor_si128(*k, _mm_slli_si128::<4>(*k));
             x = _mm_xor_si128(x, _mm_slli_si128::<8>(x));
             *k = _mm_xor_si128(x, t);
-            unsafe { _mm_storeu_si128(o[round + 1].as_mut_ptr().cast(), *k) };
         }
+        store(&k, round + 1);
     }
 }
 
 /// The same schedules on VAES, two keys a 256-bit vector (the same steps per 128-bit lane):
-/// four chains instead of eight, each of half the instructions per key.
+/// four chains instead of eight, each of half the instructions per key, each vector's round
+/// key stored whole, half a quad.
 #[target_feature(enable = "aes,avx2,vaes")]
-fn expand8_vaes(keys: &[Block], out: &mut [RoundKeys]) {
+fn expand8_vaes(keys: &[Block], out: &mut [MaybeUninit<Quad>]) {
     let rot_last_word = _mm256_broadcastsi128_si256(_mm_setr_epi8(13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15, 12));
     let mut batch = [Block::ZERO; 8];
     batch[..keys.len()].copy_from_slice(keys);
@@ -110,21 +128,17 @@ fn expand8_vaes(keys: &[Block], out: &mut [RoundKeys]) {
     // SAFETY: `batch` is 8 blocks = 4 × 32 bytes, so `p.add(v)` for v < 4 stays in bounds;
     // unaligned loads.
     let mut k: [__m256i; 4] = core::array::from_fn(|v| unsafe { _mm256_loadu_si256(p.add(v)) });
-    // Round key `round` of every key in `out`: key 2v + lane is lane `lane` of vector v. Each
-    // vector stored from its register (passed by value: by reference, the compiler wrote the
-    // vectors to the stack and read their halves back, a store-forwarding stall each).
-    let store = |out: &mut [RoundKeys], k: [__m256i; 4], round: usize| {
-        for (v, k) in k.into_iter().enumerate() {
-            let lanes = [_mm256_castsi256_si128(k), _mm256_extracti128_si256::<1>(k)];
-            for (lane, half) in lanes.into_iter().enumerate() {
-                if let Some(o) = out.get_mut(2 * v + lane) {
-                    // SAFETY: a round key is 16 writable bytes; unaligned store.
-                    unsafe { _mm_storeu_si128(o[round].as_mut_ptr().cast(), half) };
-                }
-            }
+    // Round key `round` of keys 2v and 2v + 1 (lanes 2(v mod 2) and the next of quad v / 2),
+    // for every vector whose quad is in `out`. Passed by value: by reference, the compiler
+    // wrote the vectors to the stack and read their halves back, a store-forwarding stall each.
+    let mut store = |k: [__m256i; 4], round: usize| {
+        for (v, k) in k.into_iter().enumerate().take(2 * out.len()) {
+            // SAFETY: two round keys' slots side by side, 32 writable bytes of a quad of
+            // `out` (round ≤ 10, lanes 0–1 or 2–3); unaligned store.
+            unsafe { _mm256_storeu_si256(round_key_slot(&mut out[v / 2], round, 2 * (v % 2)).cast(), k) };
         }
     };
-    store(out, k, 0);
+    store(k, 0);
     for (round, &rcon) in RCON.iter().enumerate() {
         let rcon = _mm256_set1_epi32(rcon);
         for k in k.iter_mut() {
@@ -133,14 +147,15 @@ fn expand8_vaes(keys: &[Block], out: &mut [RoundKeys]) {
             x = _mm256_xor_si256(x, _mm256_bslli_epi128::<8>(x));
             *k = _mm256_xor_si256(x, t);
         }
-        store(out, k, round + 1);
+        store(k, round + 1);
     }
 }
 
 /// The schedules of up to sixteen keys on VAES-512, four keys a 512-bit vector (the same steps
-/// per 128-bit lane): four chains of a quarter of the instructions per key.
+/// per 128-bit lane): four chains of a quarter of the instructions per key, each vector's round
+/// key stored whole, a quad's round.
 #[target_feature(enable = "aes,avx512f,avx512bw,vaes")]
-fn expand16_vaes512(keys: &[Block], out: &mut [RoundKeys]) {
+fn expand16_vaes512(keys: &[Block], out: &mut [MaybeUninit<Quad>]) {
     let rot_last_word = _mm512_broadcast_i32x4(_mm_setr_epi8(13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15, 12));
     // Each vector put together from its keys' 128-bit loads (zeros past the last key): a
     // 512-bit load of keys just written 128 bits at a time would wait for the stores to drain.
@@ -154,20 +169,14 @@ fn expand16_vaes512(keys: &[Block], out: &mut [RoundKeys]) {
         let three = _mm512_inserti32x4::<2>(two, key(4 * v + 2));
         _mm512_inserti32x4::<3>(three, key(4 * v + 3))
     });
-    // Round key `round` of every key in `out`: key 4v + lane is lane `lane` of vector v, each
-    // stored from its register.
-    let store = |out: &mut [RoundKeys], k: [__m512i; 4], round: usize| {
-        for (v, k) in k.into_iter().enumerate() {
-            let lanes = [_mm512_castsi512_si128(k), _mm512_extracti32x4_epi32::<1>(k), _mm512_extracti32x4_epi32::<2>(k), _mm512_extracti32x4_epi32::<3>(k)];
-            for (lane, quarter) in lanes.into_iter().enumerate() {
-                if let Some(o) = out.get_mut(4 * v + lane) {
-                    // SAFETY: a round key is 16 writable bytes; unaligned store.
-                    unsafe { _mm_storeu_si128(o[round].as_mut_ptr().cast(), quarter) };
-                }
-            }
+    // Round key `round` of the four keys of every vector whose quad is in `out`.
+    let mut store = |k: [__m512i; 4], round: usize| {
+        for (v, k) in k.into_iter().enumerate().take(out.len()) {
+            // SAFETY: a quad's round is 64 writable bytes (round ≤ 10); unaligned store.
+            unsafe { _mm512_storeu_si512(round_key_slot(&mut out[v], round, 0).cast(), k) };
         }
     };
-    store(out, k, 0);
+    store(k, 0);
     for (round, &rcon) in RCON.iter().enumerate() {
         let rcon = _mm512_set1_epi32(rcon);
         for k in k.iter_mut() {
@@ -176,7 +185,7 @@ fn expand16_vaes512(keys: &[Block], out: &mut [RoundKeys]) {
             x = _mm512_xor_si512(x, _mm512_bslli_epi128::<8>(x));
             *k = _mm512_xor_si512(x, t);
         }
-        store(out, k, round + 1);
+        store(k, round + 1);
     }
 }
 
@@ -186,7 +195,7 @@ const CHUNK: usize = 32;
 /// Encrypts `blocks`, run by run: the first run's length of blocks under its key, the next
 /// run's under the next one's, and so on (the runs' lengths add up to the number of blocks).
 /// `kernel` must come from [`kernel`].
-pub(super) fn encrypt_runs<'k>(kernel: Kernel, blocks: &mut [Block], runs: impl IntoIterator<Item = (&'k RoundKeys, usize)>) {
+pub(super) fn encrypt_runs<'k>(kernel: Kernel, blocks: &mut [Block], runs: impl IntoIterator<Item = (KeySchedule<'k>, usize)>) {
     let mut runs = runs.into_iter().filter(|&(_, len)| len > 0);
     let Some((mut key, mut left)) = runs.next() else {
         return;
@@ -204,13 +213,13 @@ pub(super) fn encrypt_runs<'k>(kernel: Kernel, blocks: &mut [Block], runs: impl 
             left -= n;
             // SAFETY: `kernel` comes from `kernel()`, which takes it from `Kernel::available`:
             // the CPU has the features of the kernel's function.
-            unsafe { super::x86::encrypt_with(kernel, key, &mut blocks[at..at + n]) };
+            unsafe { super::x86::encrypt_with(kernel, &key, &mut blocks[at..at + n]) };
             at += n;
             continue;
         }
         // The keys change within the stretch: its keys block by block.
         let chunk = &mut blocks[at..at + rest.min(CHUNK)];
-        let mut keys: [&RoundKeys; CHUNK] = [key; CHUNK];
+        let mut keys: [KeySchedule<'k>; CHUNK] = [key; CHUNK];
         at += chunk.len();
         // Where the keys change: the common case is once (a run's end, the next one's start).
         let (mut changes, mut split) = (0, 0);
@@ -242,13 +251,13 @@ pub(super) fn encrypt_runs<'k>(kernel: Kernel, blocks: &mut [Block], runs: impl 
 /// kernel's loads of every lane's round keys each round took about 6× (`bench garble`'s
 /// `keyed_aes_unaligned_vs_fixed_key`, three such stretches in twelve).
 #[target_feature(enable = "aes,avx512f,vaes")]
-fn two_keys_vaes512(blocks: &mut [Block], a: &RoundKeys, b: &RoundKeys, split: usize) {
+fn two_keys_vaes512(blocks: &mut [Block], a: KeySchedule<'_>, b: KeySchedule<'_>, split: usize) {
     let mut padded = [Block::ZERO; CHUNK];
     padded[..blocks.len()].copy_from_slice(blocks);
     // The lanes (32-bit elements) of each vector whose block is at or past `split`.
     let masks: [__mmask16; 8] = core::array::from_fn(|v| (0..4).filter(|lane| 4 * v + lane >= split).fold(0, |m, lane| m | 0xf << (4 * lane)));
     // SAFETY: each round key is 16 readable bytes; `loadu` has no alignment requirement.
-    let broadcast = |rk: &RoundKeys| -> [__m512i; 11] { core::array::from_fn(|r| _mm512_broadcast_i32x4(unsafe { _mm_loadu_si128(rk[r].as_ptr().cast()) })) };
+    let broadcast = |rk: KeySchedule<'_>| -> [__m512i; 11] { core::array::from_fn(|r| _mm512_broadcast_i32x4(unsafe { _mm_loadu_si128(rk.round_key(r).as_ptr().cast()) })) };
     let (ka, kb) = (broadcast(a), broadcast(b));
     rounds_vaes512(&mut padded, blocks.len().div_ceil(4), |v, r| _mm512_mask_blend_epi32(masks[v], ka[r], kb[r]));
     blocks.copy_from_slice(&padded[..blocks.len()]);
@@ -276,7 +285,7 @@ fn rounds_vaes512(padded: &mut [Block; CHUNK], vectors: usize, round_key: impl F
 
 /// A stretch of at most [`CHUNK`] blocks whose keys change, four blocks a vector.
 #[target_feature(enable = "aes,avx512f,vaes")]
-fn mixed_vaes512(blocks: &mut [Block], keys: &[&RoundKeys]) {
+fn mixed_vaes512(blocks: &mut [Block], keys: &[KeySchedule<'_>]) {
     let mut padded = [Block::ZERO; CHUNK];
     padded[..blocks.len()].copy_from_slice(blocks);
     // Per vector: the first lane's key, the last lane's, and the lanes (32-bit elements) that
@@ -292,15 +301,15 @@ fn mixed_vaes512(blocks: &mut [Block], keys: &[&RoundKeys]) {
         first[v] = a;
         last[v] = d;
         for (lane, &k) in lane_keys.iter().enumerate() {
-            if !core::ptr::eq(k, a) {
+            if !k.is(&a) {
                 lanes_of_last[v] |= 0xf << (4 * lane);
-                third_key[v] |= !core::ptr::eq(k, d);
+                third_key[v] |= !k.is(&d);
             }
         }
     }
     rounds_vaes512(&mut padded, vectors, |v, r| {
         // SAFETY: each round key is 16 readable bytes; unaligned loads.
-        let (a, d) = unsafe { (_mm_loadu_si128(first[v][r].as_ptr().cast()), _mm_loadu_si128(last[v][r].as_ptr().cast())) };
+        let (a, d) = unsafe { (_mm_loadu_si128(first[v].round_key(r).as_ptr().cast()), _mm_loadu_si128(last[v].round_key(r).as_ptr().cast())) };
         _mm512_mask_broadcast_i32x4(_mm512_broadcast_i32x4(a), lanes_of_last[v], d)
     });
     for v in (0..vectors).filter(|&v| third_key[v]) {
@@ -313,7 +322,7 @@ fn mixed_vaes512(blocks: &mut [Block], keys: &[&RoundKeys]) {
 
 /// A stretch whose keys change, two blocks a vector (16 blocks a pass).
 #[target_feature(enable = "aes,sse2,avx2,vaes")]
-fn mixed_vaes256(blocks: &mut [Block], keys: &[&RoundKeys]) {
+fn mixed_vaes256(blocks: &mut [Block], keys: &[KeySchedule<'_>]) {
     for (blocks, keys) in blocks.chunks_mut(16).zip(keys.chunks(16)) {
         let mut padded = [Block::ZERO; 16];
         padded[..blocks.len()].copy_from_slice(blocks);
@@ -324,8 +333,8 @@ fn mixed_vaes256(blocks: &mut [Block], keys: &[&RoundKeys]) {
         // bounds; unaligned loads and stores; each round key is 16 readable bytes.
         unsafe {
             let round_key = |v: usize, r: usize| {
-                let low = _mm256_broadcastsi128_si256(_mm_loadu_si128(lane_key(v, 0)[r].as_ptr().cast()));
-                let high = _mm256_broadcastsi128_si256(_mm_loadu_si128(lane_key(v, 1)[r].as_ptr().cast()));
+                let low = _mm256_broadcastsi128_si256(_mm_loadu_si128(lane_key(v, 0).round_key(r).as_ptr().cast()));
+                let high = _mm256_broadcastsi128_si256(_mm_loadu_si128(lane_key(v, 1).round_key(r).as_ptr().cast()));
                 _mm256_blend_epi32::<0xf0>(low, high)
             };
             let mut x: [__m256i; 8] = core::array::from_fn(|v| _mm256_xor_si256(_mm256_loadu_si256(p.add(v)), round_key(v, 0)));
@@ -344,13 +353,13 @@ fn mixed_vaes256(blocks: &mut [Block], keys: &[&RoundKeys]) {
 
 /// Blocks under keys of their own, eight at a time with AES-NI.
 #[target_feature(enable = "aes,sse2")]
-fn mixed_aesni(blocks: &mut [Block], keys: &[&RoundKeys]) {
+fn mixed_aesni(blocks: &mut [Block], keys: &[KeySchedule<'_>]) {
     for (blocks, keys) in blocks.chunks_mut(8).zip(keys.chunks(8)) {
         let n = blocks.len();
         // SAFETY: each block and each round key is 16 readable bytes, read unaligned; the
         // stores write the blocks of `blocks` in place.
         unsafe {
-            let key = |i: usize, r: usize| _mm_loadu_si128(keys[i][r].as_ptr().cast());
+            let key = |i: usize, r: usize| _mm_loadu_si128(keys[i].round_key(r).as_ptr().cast());
             let mut x: [__m128i; 8] = core::array::from_fn(|i| if i < n { _mm_xor_si128(_mm_loadu_si128((&blocks[i] as *const Block).cast()), key(i, 0)) } else { _mm_setzero_si128() });
             for r in 1..10 {
                 for (i, x) in x.iter_mut().enumerate().take(n) {
@@ -377,6 +386,9 @@ mod tests {
         }
     }
 
+    /// Each engine's schedules, key by key, against the reference key schedule; and each
+    /// writes every byte of its quads (expanded over two different fillings, the quads come
+    /// out the same), which `KeySchedules` relies on.
     #[test]
     fn batched_key_expansion_is_the_key_schedule() {
         let mut next = random_blocks();
@@ -385,33 +397,38 @@ mod tests {
         }
         let vaes = Kernel::available().contains(&Kernel::Vaes256);
         let wide = wide_expansion();
-        for n in [1, 2, 7, 8, 9, 15, 16, 17, 20, 40] {
+        type Engine = unsafe fn(&[Block], &mut [MaybeUninit<Quad>]);
+        let mut engines: Vec<(&str, usize, Engine)> = vec![("AES-NI", 8, expand8)];
+        if vaes {
+            engines.push(("VAES", 8, expand8_vaes));
+        }
+        if wide {
+            engines.push(("VAES-512", 16, expand16_vaes512));
+        }
+        for n in [1usize, 2, 3, 7, 8, 9, 15, 16, 17, 20, 40] {
             let keys: Vec<Block> = (0..n).map(|_| next()).collect();
-            let mut out = vec![[[0u8; 16]; 11]; n];
-            expand_keys(&keys, &mut out);
-            // Every engine, whichever `expand_keys` picks here.
-            let (mut aesni, mut by_vaes, mut by_vaes512) = (out.clone(), out.clone(), out.clone());
-            for ((keys, aesni), by_vaes) in keys.chunks(8).zip(aesni.chunks_mut(8)).zip(by_vaes.chunks_mut(8)) {
-                // SAFETY: `kernel()` found AES-NI and SSSE3; VAES and AVX2 where `vaes`.
-                unsafe {
-                    expand8(keys, aesni);
-                    if vaes {
-                        expand8_vaes(keys, by_vaes);
+            let mut chosen = vec![MaybeUninit::new([[[0u8; 16]; 4]; 11]); n.div_ceil(4)];
+            expand_keys(&keys, &mut chosen);
+            for (name, pass, engine) in &engines {
+                let [mut a, mut b] = [0x00, 0xff].map(|fill| vec![MaybeUninit::new([[[fill; 16]; 4]; 11]); n.div_ceil(4)]);
+                for out in [&mut a, &mut b] {
+                    for (keys, out) in keys.chunks(*pass).zip(out.chunks_mut(pass / 4)) {
+                        // SAFETY: `kernel()` found AES-NI and SSSE3; VAES and AVX2 where
+                        // `vaes`; the VAES-512 kernel and AVX-512BW where `wide`.
+                        unsafe { engine(keys, out) };
                     }
                 }
-            }
-            for (keys, by_vaes512) in keys.chunks(16).zip(by_vaes512.chunks_mut(16)) {
-                if wide {
-                    // SAFETY: `wide_expansion()` found the VAES-512 kernel and AVX-512BW.
-                    unsafe { expand16_vaes512(keys, by_vaes512) };
+                // SAFETY: every byte was initialised by its filling before the engine ran.
+                let [a, b]: [Vec<Quad>; 2] = [a, b].map(|q| q.into_iter().map(|q| unsafe { q.assume_init() }).collect());
+                assert!(a == b, "{name}: some byte of {n} keys' quads left unwritten");
+                for (i, key) in keys.iter().enumerate() {
+                    let schedule = expand_key(key.to_bytes());
+                    let lane = |quads: &[Quad]| -> [[u8; 16]; 11] { core::array::from_fn(|r| quads[i / 4][r][i % 4]) };
+                    assert_eq!(lane(&a), schedule, "{name}, key {i} of {n}");
+                    // SAFETY: initialised with zeros before `expand_keys` ran.
+                    let chosen: Vec<Quad> = chosen.iter().map(|q| unsafe { q.assume_init() }).collect();
+                    assert_eq!(lane(&chosen), schedule, "key {i} of {n}");
                 }
-            }
-            for (i, key) in keys.iter().enumerate() {
-                let schedule = expand_key(key.to_bytes());
-                assert_eq!(out[i], schedule, "key {i} of {n}");
-                assert_eq!(aesni[i], schedule, "AES-NI, key {i} of {n}");
-                assert_eq!(by_vaes[i], schedule, "VAES, key {i} of {n}");
-                assert_eq!(by_vaes512[i], schedule, "VAES-512, key {i} of {n}");
             }
         }
     }
@@ -426,8 +443,11 @@ mod tests {
             return;
         }
         let keys: Vec<Block> = (0..40).map(|_| next()).collect();
-        let mut schedules = vec![[[0u8; 16]; 11]; keys.len()];
-        expand_keys(&keys, &mut schedules);
+        let mut quads = vec![MaybeUninit::new([[[0u8; 16]; 4]; 11]); keys.len().div_ceil(4)];
+        expand_keys(&keys, &mut quads);
+        // SAFETY: initialised with zeros before `expand_keys` ran.
+        let quads: Vec<Quad> = quads.into_iter().map(|q| unsafe { q.assume_init() }).collect();
+        let schedule = |k: usize| KeySchedule::new(&quads[k / 4], k % 4);
         for kernel in Kernel::available() {
             for pattern in 0..14usize {
                 for len in [0, 1, 3, 4, 5, 8, 15, 16, 17, 31, 32, 33, 64, 100] {
@@ -449,8 +469,7 @@ mod tests {
                     }
                     let input: Vec<Block> = (0..len).map(|_| next()).collect();
                     let mut ours = input.clone();
-                    let by_ref: Vec<(&RoundKeys, usize)> = runs.iter().map(|&(k, n)| (&schedules[k], n)).collect();
-                    encrypt_runs(kernel, &mut ours, by_ref.iter().copied());
+                    encrypt_runs(kernel, &mut ours, runs.iter().map(|&(k, n)| (schedule(k), n)));
                     let mut at = 0;
                     for &(k, n) in &runs {
                         let mut expect = input[at..at + n].to_vec();

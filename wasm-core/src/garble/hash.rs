@@ -29,7 +29,7 @@
 //! percent of the hashing it serves. A group's runs under one key come from an iterator that
 //! computes them as the AES engine takes them, so that finding them costs next to nothing.
 
-use crate::aes::{encrypt_runs, expand_keys, keys_per_pass, FixedKeyAes, KeySchedule};
+use crate::aes::{encrypt_runs, keys_per_pass, FixedKeyAes, KeySchedules};
 use crate::block::Block;
 
 /// log2 of the tweaks that share a key.
@@ -101,7 +101,7 @@ pub struct GarblingHash {
 #[derive(Clone)]
 enum Keying {
     /// Keys S ⊕ ⌊j / 64⌋; the schedules of keys `first..first + schedules.len()` are held.
-    MultiInstance { seed: Block, first: u128, schedules: Vec<KeySchedule>, counts: CallCounts },
+    MultiInstance { seed: Block, first: u128, schedules: KeySchedules, counts: CallCounts },
     /// One public fixed key for every tweak (Guo–Katz–Wang–Yu 2019): secure for one instance,
     /// C·p / 2^127 across instances. Only for measuring what the instance keys cost (boxed:
     /// its round keys are the larger part).
@@ -111,7 +111,7 @@ enum Keying {
 impl GarblingHash {
     /// The hash of the instance with seed `seed` (S).
     pub fn new(seed: Block) -> Self {
-        GarblingHash { keying: Keying::MultiInstance { seed, first: 0, schedules: Vec::new(), counts: CallCounts::default() } }
+        GarblingHash { keying: Keying::MultiInstance { seed, first: 0, schedules: KeySchedules::new(), counts: CallCounts::default() } }
     }
 
     /// The fixed-key hash H(x, j) = π(σ(x) ⊕ j) ⊕ σ(x) with π under [`crate::aes::FIXED_KEY`]:
@@ -182,7 +182,7 @@ impl GarblingHash {
                 unreachable!("checked above");
             };
             let len = piece.len();
-            encrypt_runs(piece, runs(first, start, len, layout).map(|(key, n)| (&schedules[(key - held) as usize], n)));
+            encrypt_runs(piece, runs(first, start, len, layout).map(|(key, n)| (schedules.get((key - held) as usize), n)));
         }
     }
 
@@ -205,7 +205,7 @@ impl GarblingHash {
             let Keying::MultiInstance { first: held, schedules, .. } = &hash.keying else {
                 unreachable!("the parts are all multi-instance hashes");
             };
-            runs(*first, 0, len, layout).map(move |(key, n)| (&schedules[(key - held) as usize], n))
+            runs(*first, 0, len, layout).map(move |(key, n)| (schedules.get((key - held) as usize), n))
         });
         encrypt_runs(y, all);
     }
@@ -245,7 +245,7 @@ impl GarblingHash {
         };
         let held_end = *first + schedules.len() as u128;
         let from = if (*first..held_end).contains(&lo) {
-            schedules.drain(..(lo - *first) as usize);
+            schedules.drop_front((lo - *first) as usize);
             held_end
         } else {
             schedules.clear();
@@ -261,7 +261,7 @@ impl GarblingHash {
             for (i, key) in keys.iter_mut().enumerate() {
                 *key = Block(seed.0 ^ (at + i as u128));
             }
-            expand_keys(keys, schedules);
+            schedules.expand(keys);
         }
         *first = lo;
         #[cfg(any(test, feature = "insecure-switches"))]

@@ -33,7 +33,7 @@
 
 use super::ggm::{self, Shape};
 use super::OtError;
-use crate::aes::{encrypt_runs, expand_keys, KeySchedule};
+use crate::aes::{encrypt_runs, KeySchedule, KeySchedules};
 use crate::block::Block;
 use crate::garble::simd_block::SimdBlock;
 
@@ -65,7 +65,7 @@ fn fold_pass(streams: &mut [Block], width: usize, k: usize, v: &mut [[Block; WIN
 
 /// Blocks `first … first + width` of every stream of a tree (the AES-CTR streams under its
 /// leaves' `keys`), stream by stream, into `streams`; `runs` is scratch.
-fn expand_pass<'k>(keys: &'k [KeySchedule], first: u128, width: usize, streams: &mut Vec<Block>, runs: &mut Vec<(&'k KeySchedule, usize)>) {
+fn expand_pass<'k>(keys: &'k KeySchedules, first: u128, width: usize, streams: &mut Vec<Block>, runs: &mut Vec<(KeySchedule<'k>, usize)>) {
     streams.clear();
     streams.extend((0..width as u128).map(|j| Block(first + j)));
     // The same counters for every stream: copied, which is faster than counting again.
@@ -73,14 +73,14 @@ fn expand_pass<'k>(keys: &'k [KeySchedule], first: u128, width: usize, streams: 
         streams.extend_from_within(..width);
     }
     runs.clear();
-    runs.extend(keys.iter().map(|key| (key, width)));
+    runs.extend((0..keys.len()).map(|leaf| (keys.get(leaf), width)));
     encrypt_runs(streams, runs.iter().copied());
 }
 
 /// One tree's sums at positions `first … first + width` (≤ [`WINDOW`]): u into
 /// `streams[..width]`, v_b into `v[b]`. A sender's stream at its leaf `alpha` (which it lacks)
 /// is zeroed first, through a mask on every stream.
-fn window_sums<'k>(keys: &'k [KeySchedule], alpha: Option<usize>, k: usize, first: u128, width: usize, scratch: &mut (Vec<Block>, Vec<(&'k KeySchedule, usize)>), v: &mut [[Block; WINDOW]; 8]) {
+fn window_sums<'k>(keys: &'k KeySchedules, alpha: Option<usize>, k: usize, first: u128, width: usize, scratch: &mut (Vec<Block>, Vec<(KeySchedule<'k>, usize)>), v: &mut [[Block; WINDOW]; 8]) {
     let (streams, runs) = scratch;
     expand_pass(keys, first, width, streams, runs);
     if let Some(alpha) = alpha {
@@ -177,7 +177,7 @@ struct Spec<'a> {
     alphas: Option<&'a [u8]>,
     /// Every leaf's seed and AES key, tree by tree.
     seeds: Vec<Block>,
-    keys: Vec<KeySchedule>,
+    keys: Vec<KeySchedules>,
 }
 
 /// Reads back a stream's spec ([`ahead_spec`]), refusing a malformed one.
@@ -199,8 +199,7 @@ fn read_spec(spec: &[u8]) -> Result<Spec<'_>, OtError> {
         return Err(malformed(shape.trees * shape.leaves() * Block::BYTES, seeds.len()));
     }
     let seeds: Vec<Block> = seeds.chunks_exact(Block::BYTES).map(|b| Block::read(b).unwrap_or_default()).collect();
-    let mut keys = Vec::with_capacity(seeds.len());
-    expand_keys(&seeds, &mut keys);
+    let keys = seeds.chunks_exact(shape.leaves()).map(KeySchedules::of).collect();
     Ok(Spec { shape, alphas, seeds, keys })
 }
 
@@ -220,7 +219,7 @@ pub fn run_ahead_job(job: &[u8]) -> Result<Vec<u8>, OtError> {
     let mut rows = vec![Block::ZERO; ahead_rows(shape) * blocks];
     let mut v = [[Block::ZERO; WINDOW]; 8];
     let mut scratch = (Vec::new(), Vec::with_capacity(shape.leaves()));
-    for (i, keys) in keys.chunks_exact(shape.leaves()).enumerate() {
+    for (i, keys) in keys.iter().enumerate() {
         // A leaf index out of range zeroes no stream: the sums are then wrong, as a wrong Δ
         // would make them, and the check fails.
         let alpha = Some(alphas[i] as usize);
@@ -241,7 +240,7 @@ pub struct VoleReceiver {
     shape: Shape,
     /// Every leaf's PRG seed and AES key, tree by tree.
     seeds: Vec<Block>,
-    keys: Vec<KeySchedule>,
+    keys: Vec<KeySchedules>,
     /// The streams' next unclaimed block.
     next: u128,
 }
@@ -259,8 +258,7 @@ impl VoleReceiver {
             setup.extend_from_slice(&c.to_bytes());
         }
         ggm::commit(shape, transcript, direction, &checks, &mut setup);
-        let mut keys = Vec::with_capacity(seeds.len());
-        expand_keys(&seeds, &mut keys);
+        let keys = seeds.chunks_exact(shape.leaves()).map(KeySchedules::of).collect();
         (VoleReceiver { shape, seeds, keys, next: 0 }, setup)
     }
 
@@ -312,7 +310,7 @@ impl VoleReceiver {
         let mut v = [[Block::ZERO; WINDOW]; 8];
         let mut scratch = (core::mem::take(streams), Vec::with_capacity(q));
         let (d_blocks, _) = message.as_chunks_mut::<{ Block::BYTES }>();
-        for (i, keys) in self.keys.chunks_exact(q).enumerate() {
+        for (i, keys) in self.keys.iter().enumerate() {
             for first in (0..blocks).step_by(WINDOW) {
                 let width = WINDOW.min(blocks - first);
                 window_sums(keys, None, k, at + first as u128, width, &mut scratch, &mut v);
@@ -336,7 +334,7 @@ pub struct VoleSender {
     delta: Block,
     /// Every leaf's PRG seed and AES key, tree by tree (garbage at each tree's α_i).
     seeds: Vec<Block>,
-    keys: Vec<KeySchedule>,
+    keys: Vec<KeySchedules>,
     /// The streams' next unclaimed block.
     next: u128,
 }
@@ -358,8 +356,7 @@ impl VoleSender {
         if verify {
             ggm::verify(shape, transcript, direction, delta, &checks, commitment)?;
         }
-        let mut keys = Vec::with_capacity(seeds.len());
-        expand_keys(&seeds, &mut keys);
+        let keys = seeds.chunks_exact(shape.leaves()).map(KeySchedules::of).collect();
         Ok(VoleSender { shape, delta, seeds, keys, next: 0 })
     }
 
@@ -403,7 +400,7 @@ impl VoleSender {
         let (d_blocks, _) = message.as_chunks::<{ Block::BYTES }>();
         let (mut u, mut v) = ([Block::ZERO; WINDOW], [[Block::ZERO; WINDOW]; 8]);
         let mut scratch = (core::mem::take(streams), Vec::with_capacity(q));
-        for (i, keys) in self.keys.chunks_exact(q).enumerate() {
+        for (i, keys) in self.keys.iter().enumerate() {
             let alpha = ggm::alpha(self.shape, self.delta, i);
             for first in (0..blocks).step_by(WINDOW) {
                 let width = WINDOW.min(blocks - first);
