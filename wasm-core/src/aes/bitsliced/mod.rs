@@ -133,17 +133,26 @@ pub fn expand_keys<L: SliceRegister>(keys: &[Block], out: &mut Vec<SlicedKeys<L>
                 }
             })
         });
-        // Room first, then each key's round keys spread straight into it: a schedule is 1408
-        // bytes, which built aside and moved in would be copied once more for nothing.
+        // Each key's round keys spread straight into the vector's spare room: a schedule is
+        // 1408 bytes, which built aside and moved in would be copied once more, and room zeroed
+        // first written twice.
+        out.reserve(group.len());
         let start = out.len();
-        out.resize_with(start + group.len(), || SlicedKeys { round_keys: [[L::from_u128(0); 8]; 11] });
-        for (slot, schedule) in out[start..].iter_mut().enumerate() {
-            for (round, state) in schedule.round_keys.iter_mut().zip(&stored) {
-                for (x, &s) in round.iter_mut().zip(state) {
-                    *x = s.spread_slot(slot as u32);
+        for (slot, schedule) in out.spare_capacity_mut()[..group.len()].iter_mut().enumerate() {
+            // SAFETY: `schedule` is the room of one `SlicedKeys`; `addr_of_mut!` takes its field's
+            // address without reading it or making a reference to uninitialised memory, and the
+            // field is an array, 88 contiguous `L`s, each written once below.
+            let first = unsafe { core::ptr::addr_of_mut!((*schedule.as_mut_ptr()).round_keys) }.cast::<L>();
+            for (round, state) in stored.iter().enumerate() {
+                for (bit, &s) in state.iter().enumerate() {
+                    // SAFETY: round < 11 and bit < 8: within the field (see above).
+                    unsafe { first.add(8 * round + bit).write(s.spread_slot(slot as u32)) };
                 }
             }
         }
+        // SAFETY: the loop wrote every `L` of the next `group.len()` elements' only field, so
+        // they are initialised; `reserve` made room for them.
+        unsafe { out.set_len(start + group.len()) };
     }
 }
 
