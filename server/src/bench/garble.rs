@@ -52,14 +52,14 @@ pub fn run(options: &Options, json: bool) -> Result<(), String> {
     // side kept; and each round's ratios of the two hashes' times, which ran side by side.
     let mut best = [(f64::INFINITY, f64::INFINITY, 0usize); Scheme::ALL.len()];
     let mut fixed = best;
-    let mut ratios = [[[0.0; ROUNDS]; 2]; Scheme::ALL.len()];
-    for round in 0..ROUNDS {
+    let mut ratios: Vec<[Vec<f64>; 2]> = Scheme::ALL.iter().map(|_| [Vec::new(), Vec::new()]).collect();
+    for _ in 0..ROUNDS {
         for (k, scheme) in Scheme::ALL.into_iter().enumerate() {
             let [(g, e, bytes), (fixed_g, fixed_e, _)] = garble_and_evaluate_side_by_side(scheme, options.and_gates, [Hash::Instance, Hash::FixedKey])?;
             best[k] = (best[k].0.min(g), best[k].1.min(e), bytes);
             fixed[k] = (fixed[k].0.min(fixed_g), fixed[k].1.min(fixed_e), bytes);
-            ratios[k][0][round] = g / fixed_g;
-            ratios[k][1][round] = e / fixed_e;
+            ratios[k][0].push(g / fixed_g);
+            ratios[k][1].push(e / fixed_e);
         }
     }
     let and_gates = options.and_gates as f64;
@@ -115,10 +115,15 @@ pub fn run(options: &Options, json: bool) -> Result<(), String> {
     Ok(())
 }
 
-/// The median of the rounds' ratios (the mean of the middle two).
-fn median(mut ratios: [f64; ROUNDS]) -> f64 {
+/// The median of the rounds' ratios (of an even number, the mean of the middle two).
+fn median(mut ratios: Vec<f64>) -> f64 {
     ratios.sort_by(f64::total_cmp);
-    (ratios[ROUNDS / 2 - 1] + ratios[ROUNDS / 2]) / 2.0
+    let n = ratios.len();
+    if n % 2 == 1 {
+        ratios[n / 2]
+    } else {
+        (ratios[n / 2 - 1] + ratios[n / 2]) / 2.0
+    }
 }
 
 /// Which garbling hash a measurement runs with.
