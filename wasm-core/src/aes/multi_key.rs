@@ -158,9 +158,9 @@ fn expand_quads(keys: &[Block], quads: &mut Vec<Quad>) {
     unsafe { quads.set_len(start + n) };
 }
 
-/// How many keys [`KeySchedules::expand`] expands in one pass, where fewer cost about as much: sixteen
-/// on VAES-512, eight elsewhere (the bitsliced engine's eight-block batch, AES-NI's eight
-/// interleaved schedules, VAES's four 256-bit vectors).
+/// How many keys [`KeySchedules::expand`] expands in one pass, where fewer cost about as much:
+/// sixteen on VAES-512, eight elsewhere (the bitsliced engine's eight-block batch, AES-NI's
+/// eight interleaved schedules, VAES's four 256-bit vectors).
 pub fn keys_per_pass() -> usize {
     #[cfg(target_arch = "x86_64")]
     if super::x86_keyed::kernel().is_some() {

@@ -5,7 +5,7 @@
 //! Keys are expanded sixteen at a time on VAES-512 (four keys a 512-bit vector), else eight,
 //! the schedules interleaved so that the AESENCLAST latency of one hides behind the others'
 //! work: on VAES two keys a 256-bit vector, else with AES-NI. They are written four keys
-//! side by side, round by round (`multi_key::Quad`), so each vector's round key is stored
+//! side by side, round by round (`expand::Quad`), so each vector's round key is stored
 //! whole.
 //! SubWord comes from AESENCLAST on the rotated last word broadcast to all four columns
 //! (ShiftRows is then the identity), the usual trick; the schedule is constant-time like the
