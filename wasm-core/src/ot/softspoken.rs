@@ -33,7 +33,7 @@
 
 use super::ggm::{self, Shape};
 use super::OtError;
-use crate::aes::{encrypt_runs, KeySchedule, KeySchedules};
+use crate::aes::{encrypt_runs, KeySchedules};
 use crate::block::Block;
 use crate::garble::simd_block::SimdBlock;
 
@@ -64,25 +64,22 @@ fn fold_pass(streams: &mut [Block], width: usize, k: usize, v: &mut [[Block; WIN
 }
 
 /// Blocks `first … first + width` of every stream of a tree (the AES-CTR streams under its
-/// leaves' `keys`), stream by stream, into `streams`; `runs` is scratch.
-fn expand_pass<'k>(keys: &'k KeySchedules, first: u128, width: usize, streams: &mut Vec<Block>, runs: &mut Vec<(KeySchedule<'k>, usize)>) {
+/// leaves' `keys`), stream by stream, into `streams`.
+fn expand_pass(keys: &KeySchedules, first: u128, width: usize, streams: &mut Vec<Block>) {
     streams.clear();
     streams.extend((0..width as u128).map(|j| Block(first + j)));
     // The same counters for every stream: copied, which is faster than counting again.
     for _ in 1..keys.len() {
         streams.extend_from_within(..width);
     }
-    runs.clear();
-    runs.extend((0..keys.len()).map(|leaf| (keys.get(leaf), width)));
-    encrypt_runs(streams, runs.iter().copied());
+    encrypt_runs(streams, (0..keys.len()).map(|leaf| (keys.get(leaf), width)));
 }
 
 /// One tree's sums at positions `first … first + width` (≤ [`WINDOW`]): u into
-/// `streams[..width]`, v_b into `v[b]`. A sender's stream at its leaf `alpha` (which it lacks)
-/// is zeroed first, through a mask on every stream.
-fn window_sums<'k>(keys: &'k KeySchedules, alpha: Option<usize>, k: usize, first: u128, width: usize, scratch: &mut (Vec<Block>, Vec<(KeySchedule<'k>, usize)>), v: &mut [[Block; WINDOW]; 8]) {
-    let (streams, runs) = scratch;
-    expand_pass(keys, first, width, streams, runs);
+/// `streams[..width]`, v_b into `v[b]` (`streams` is scratch). A sender's stream at its leaf
+/// `alpha` (which it lacks) is zeroed first, through a mask on every stream.
+fn window_sums(keys: &KeySchedules, alpha: Option<usize>, k: usize, first: u128, width: usize, streams: &mut Vec<Block>, v: &mut [[Block; WINDOW]; 8]) {
+    expand_pass(keys, first, width, streams);
     if let Some(alpha) = alpha {
         for (x, stream) in streams.chunks_exact_mut(width).enumerate() {
             let keep = SimdBlock::from_block(Block(!ggm::eq_mask(x, alpha).0));
@@ -218,15 +215,15 @@ pub fn run_ahead_job(job: &[u8]) -> Result<Vec<u8>, OtError> {
     let (k, blocks) = (shape.k, header.blocks);
     let mut rows = vec![Block::ZERO; ahead_rows(shape) * blocks];
     let mut v = [[Block::ZERO; WINDOW]; 8];
-    let mut scratch = (Vec::new(), Vec::with_capacity(shape.leaves()));
+    let mut streams = Vec::new();
     for (i, keys) in keys.iter().enumerate() {
         // A leaf index out of range zeroes no stream: the sums are then wrong, as a wrong Δ
         // would make them, and the check fails.
         let alpha = Some(alphas[i] as usize);
         for first in (0..blocks).step_by(WINDOW) {
             let width = WINDOW.min(blocks - first);
-            window_sums(keys, alpha, k, header.at + first as u128, width, &mut scratch, &mut v);
-            let sums = WindowSums::computed(&scratch.0, &v, k, width);
+            window_sums(keys, alpha, k, header.at + first as u128, width, &mut streams, &mut v);
+            let sums = WindowSums::computed(&streams, &v, k, width);
             for (c, sum) in [sums.u].iter().chain(&sums.v[..k]).enumerate() {
                 rows[row_start(k, blocks, i, c) + first..][..width].copy_from_slice(sum);
             }
@@ -305,16 +302,15 @@ impl VoleReceiver {
     /// `message`, and column c of the receiver's matrix to `columns[c·stride ..]`; `streams`
     /// is scratch. Extensions of distinct claims may run at once.
     pub fn extend(&self, at: u128, choices: &[Block], message: &mut [u8], columns: &mut [Block], stride: usize, streams: &mut Vec<Block>) {
-        let (k, q, blocks) = (self.shape.k, self.shape.leaves(), choices.len());
+        let (k, blocks) = (self.shape.k, choices.len());
         debug_assert_eq!(message.len(), self.message_bytes(blocks));
         let mut v = [[Block::ZERO; WINDOW]; 8];
-        let mut scratch = (core::mem::take(streams), Vec::with_capacity(q));
         let (d_blocks, _) = message.as_chunks_mut::<{ Block::BYTES }>();
         for (i, keys) in self.keys.iter().enumerate() {
             for first in (0..blocks).step_by(WINDOW) {
                 let width = WINDOW.min(blocks - first);
-                window_sums(keys, None, k, at + first as u128, width, &mut scratch, &mut v);
-                let sums = WindowSums::computed(&scratch.0, &v, k, width);
+                window_sums(keys, None, k, at + first as u128, width, streams, &mut v);
+                let sums = WindowSums::computed(streams, &v, k, width);
                 for (b, v) in sums.v.iter().enumerate().take(k) {
                     columns[(i * k + b) * stride + first..][..width].copy_from_slice(v);
                 }
@@ -324,7 +320,6 @@ impl VoleReceiver {
                 }
             }
         }
-        *streams = scratch.0;
     }
 }
 
@@ -395,11 +390,10 @@ impl VoleSender {
         if message.len() != self.message_bytes(blocks) {
             return Err(OtError::WrongLength { what: "SoftSpoken extension message", expected: self.message_bytes(blocks), actual: message.len() });
         }
-        let (k, q, at) = (self.shape.k, self.shape.leaves(), claim.at);
+        let (k, at) = (self.shape.k, claim.at);
         let ahead = claim.ahead.map(|rows| AheadRows { rows, blocks, k });
         let (d_blocks, _) = message.as_chunks::<{ Block::BYTES }>();
         let (mut u, mut v) = ([Block::ZERO; WINDOW], [[Block::ZERO; WINDOW]; 8]);
-        let mut scratch = (core::mem::take(streams), Vec::with_capacity(q));
         for (i, keys) in self.keys.iter().enumerate() {
             let alpha = ggm::alpha(self.shape, self.delta, i);
             for first in (0..blocks).step_by(WINDOW) {
@@ -407,8 +401,8 @@ impl VoleSender {
                 let sums = match &ahead {
                     Some(rows) => rows.window(i, first, width),
                     None => {
-                        window_sums(keys, Some(alpha), k, at + first as u128, width, &mut scratch, &mut v);
-                        WindowSums::computed(&scratch.0, &v, k, width)
+                        window_sums(keys, Some(alpha), k, at + first as u128, width, streams, &mut v);
+                        WindowSums::computed(streams, &v, k, width)
                     }
                 };
                 // w_b ⊕ α_b·d = v'_b ⊕ α_b·(u' ⊕ d).
@@ -425,7 +419,6 @@ impl VoleSender {
                 }
             }
         }
-        *streams = scratch.0;
         Ok(())
     }
 }

@@ -157,10 +157,11 @@ pub fn expand_keys<L: SliceRegister>(keys: &[Block], out: &mut Vec<SlicedKeys<L>
 }
 
 /// Encrypts `blocks`, run by run: the first run's length of blocks under its key, the next
-/// run's under the next one's, and so on (the runs' lengths add up to the number of blocks). A batch of eight blocks under one key
-/// adds that key's round keys as they are; a batch whose blocks have several keys adds round
-/// keys blended from theirs, each key's registers selected on its blocks' bits (three
-/// operations a register and key), instead of a padded batch per key.
+/// run's under the next one's, and so on (the runs' lengths add up to the number of blocks).
+/// A batch of eight blocks under one key adds that key's round keys as they are; a batch whose
+/// blocks have several keys adds round keys blended from theirs, each key's registers selected
+/// on its blocks' bits (three operations a register and key), instead of a padded batch per
+/// key.
 pub fn encrypt_runs<'k, L: SliceRegister + 'k>(blocks: &mut [Block], runs: impl IntoIterator<Item = (&'k SlicedKeys<L>, usize)>) {
     let mut runs = runs.into_iter().filter(|&(_, len)| len > 0);
     let Some((mut key, mut left)) = runs.next() else {
@@ -361,8 +362,7 @@ mod tests {
                 }
                 let input: Vec<Block> = (0..len).map(|_| next()).collect();
                 let mut ours = input.clone();
-                let by_ref: Vec<(&SlicedKeys<L>, usize)> = runs.iter().map(|&(k, n)| (&schedules[k], n)).collect();
-                encrypt_runs(&mut ours, by_ref.iter().copied());
+                encrypt_runs(&mut ours, runs.iter().map(|&(k, n)| (&schedules[k], n)));
                 let mut at = 0;
                 for &(k, n) in &runs {
                     let cipher = ::aes::Aes128::new(&keys[k].to_bytes().into());
