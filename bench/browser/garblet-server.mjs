@@ -27,8 +27,9 @@ function benchConfig(maxWindowBytes) {
 }
 
 /**
- * Resolves to `{ address, dataFrameBytes, close }` once the server prints `listening on ADDR`;
- * `dataFrameBytes` is the garbled stream per Data frame, for a raw transfer of the same frames.
+ * Resolves to `{ address, dataFrameBytes, pid, close }` once the server prints `listening on
+ * ADDR`; `dataFrameBytes` is the garbled stream per Data frame, for a raw transfer of the same
+ * frames, and `pid` the server's process (to sample its memory).
  */
 export async function startGarbletServer({ maxWindowBytes } = {}) {
   if (!existsSync(serverBinary)) {
@@ -39,8 +40,8 @@ export async function startGarbletServer({ maxWindowBytes } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'garblet-bench-'));
   const config = join(dir, 'bench.toml');
   writeFileSync(config, text);
-  const { address, close } = await startChild(['serve', '--config', config], /listening on (\S+)/, () => rmSync(dir, { recursive: true, force: true }));
-  return { address, dataFrameBytes, close };
+  const { address, pid, close } = await startChild(['serve', '--config', config], /listening on (\S+)/, () => rmSync(dir, { recursive: true, force: true }));
+  return { address, dataFrameBytes, pid, close };
 }
 
 /**
@@ -51,7 +52,10 @@ export function startRelay(upstream, link) {
   return startChild(['relay', '--listen', '127.0.0.1:0', '--to', upstream, '--link', link], /relaying (\S+) ->/).then((relay) => ({ ...relay, link }));
 }
 
-/** Runs the server binary with `args` until it prints `ready` (its group 1 is the address); then `close` kills it. */
+/**
+ * Runs the server binary with `args` until it prints `ready` (its group 1 is the address);
+ * resolves to `{ address, pid, close }`, and `close` kills it.
+ */
 async function startChild(args, ready, cleanUp = () => {}) {
   const child = spawn(serverBinary, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GARBLET_LOG: 'warn' } });
   let stderr = '';
@@ -74,5 +78,5 @@ async function startChild(args, ready, cleanUp = () => {}) {
     await close();
     throw e;
   });
-  return { address, close };
+  return { address, pid: child.pid, close };
 }

@@ -49,6 +49,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
+import { CHROMIUM_ARGS, chromiumPath } from './chromium.mjs';
 import { startGarbletServer, startRelay } from './garblet-server.mjs';
 import { startStaticServer } from './static-server.mjs';
 import { profileAesSessions, profileAuthenticatedEngine } from './profile.mjs';
@@ -64,8 +65,6 @@ import { cores, withMachineCpu } from './machine-cpu.mjs';
  * The default window's speed is reported beside it.
  */
 const E2E_WINDOW = 16 << 20;
-
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 const { values: options } = parseArgs({
   options: {
@@ -117,7 +116,6 @@ async function main() {
   const relays = [];
   for (const link of links) relays.push(await startRelay(garblet.address, link));
   const web = await startStaticServer();
-  const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
   const browser = await chromium.launch({ executablePath: chromiumPath, args: CHROMIUM_ARGS });
   try {
     const page = await browser.newPage();

@@ -1,0 +1,149 @@
+#!/usr/bin/env node
+/**
+ * Resident memory over long computations in Chromium: `synthetic` through the SDK's browser
+ * build, at each size of `--and-gates` in turn, each in a fresh browser context (so a fresh page,
+ * workers and WebAssembly instance) against one `garblet serve` (release build, the embedded
+ * default configuration). Once a second it samples the tab's resident memory — the sum over the
+ * browser's renderer processes, which hold the page and its workers; nothing else is open — and
+ * the server's process; the SDK's progress reports give the WebAssembly memory. A quantity that
+ * moves with garbage collection and the allocator has a peak that grows with the number of
+ * samples even when it does not grow itself: sizes between the smallest and the largest tell
+ * that apart from a slow growth.
+ *
+ * Prints a line per size, then one JSON object: per size its AND gates, seconds, the peaks and
+ * the values at the end (MiB), and each of those against the first size's.
+ *
+ * Usage: node bench/browser/memory.mjs [--and-gates 1000000,10000000,100000000] [--security authenticated]
+ *   CHROMIUM=/path/to/chrome, GARBLET_BIN=/path/to/garblet override the defaults.
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { parseArgs } from 'node:util';
+import { chromium } from 'playwright-core';
+import { CHROMIUM_ARGS, chromiumPath } from './chromium.mjs';
+import { startGarbletServer } from './garblet-server.mjs';
+import { startStaticServer } from './static-server.mjs';
+
+const MiB = 2 ** 20;
+
+const { values: options } = parseArgs({
+  options: {
+    'and-gates': { type: 'string', default: '1000000,10000000,100000000' },
+    security: { type: 'string', default: 'authenticated' },
+  },
+});
+const sizes = options['and-gates'].split(',').map(Number);
+if (sizes.some((n) => !Number.isSafeInteger(n) || n < 1)) throw new Error(`--and-gates: positive integers, comma-separated (got ${options['and-gates']})`);
+
+/** Resident memory of process `pid` in bytes, or 0 if it is gone. */
+function residentBytes(pid) {
+  try {
+    const m = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** The processes running Chromium's renderers (`--type=renderer`) of this machine. */
+function rendererPids() {
+  const pids = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (cmdline.includes('--type=renderer')) pids.push(Number(entry));
+    } catch {
+      // The process ended between the listing and the read.
+    }
+  }
+  return pids;
+}
+
+/** Samples the tab's and the server's resident memory once a second until `stop()`. */
+function sampler(serverPid) {
+  const peaks = { tab: 0, server: 0 };
+  let last = { tab: 0, server: 0 };
+  const sample = () => {
+    last = { tab: rendererPids().reduce((sum, pid) => sum + residentBytes(pid), 0), server: residentBytes(serverPid) };
+    peaks.tab = Math.max(peaks.tab, last.tab);
+    peaks.server = Math.max(peaks.server, last.server);
+  };
+  sample();
+  const timer = setInterval(sample, 1000);
+  return {
+    stop() {
+      clearInterval(timer);
+      sample();
+      return { peaks, end: last };
+    },
+  };
+}
+
+async function main() {
+  const loadBefore = loadavg();
+  const garblet = await startGarbletServer();
+  const web = await startStaticServer();
+  const browser = await chromium.launch({ executablePath: chromiumPath, args: CHROMIUM_ARGS });
+  const results = [];
+  const version = browser.version();
+  try {
+    console.log(`Chromium ${version}, garblet serve on ${garblet.address}, ${options.security}, load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')}`);
+    for (const andGates of sizes) {
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      await page.goto(`${web.origin}/`);
+      const samples = sampler(garblet.pid);
+      const run = await page.evaluate(
+        async ([server, n, security]) => {
+          const { Garblet } = await import('/sdk/dist/browser.js');
+          const session = await Garblet.connect(`ws://${server}/`);
+          let wasm = { peak: 0, end: 0 };
+          const start = performance.now();
+          try {
+            const onProgress = (p) => {
+              const bytes = p.wasmMemoryBytes ?? 0;
+              wasm = { peak: Math.max(wasm.peak, bytes), end: bytes };
+            };
+            const { stats } = await session.run('synthetic', { evaluator: 0n }, { params: { and_gates: n }, security, onProgress, progressInterval: 1000 });
+            return { seconds: (performance.now() - start) / 1000, wasm, andGates: stats.evaluator.and_gates };
+          } finally {
+            session.close();
+          }
+        },
+        [garblet.address, andGates, options.security],
+      );
+      const { peaks, end } = samples.stop();
+      await context.close();
+      if (run.andGates !== andGates) throw new Error(`the run evaluated ${run.andGates} AND gates, not ${andGates}`);
+      const mib = (b) => Number((b / MiB).toFixed(1));
+      const result = {
+        and_gates: andGates,
+        seconds: Number(run.seconds.toFixed(1)),
+        tab_peak_mib: mib(peaks.tab),
+        tab_end_mib: mib(end.tab),
+        server_peak_mib: mib(peaks.server),
+        server_end_mib: mib(end.server),
+        wasm_peak_mib: mib(run.wasm.peak),
+        wasm_end_mib: mib(run.wasm.end),
+      };
+      results.push(result);
+      console.log(`${andGates.toLocaleString('en-US')} AND gates in ${result.seconds} s: tab ${result.tab_peak_mib} MiB at the peak, ${result.tab_end_mib} at the end; server ${result.server_peak_mib} and ${result.server_end_mib}; WebAssembly ${result.wasm_peak_mib} and ${result.wasm_end_mib}`);
+    }
+  } finally {
+    await browser.close();
+    await web.close();
+    await garblet.close();
+  }
+  const first = results[0];
+  const ratios = results.map((r) => ({
+    and_gates: r.and_gates,
+    ...Object.fromEntries(['tab_peak_mib', 'tab_end_mib', 'server_peak_mib', 'server_end_mib', 'wasm_peak_mib', 'wasm_end_mib'].map((k) => [k.replace('_mib', '_vs_first'), Number((r[k] / first[k]).toFixed(3))])),
+  }));
+  console.log(JSON.stringify({ security: options.security, chromium: version, runs: results, vs_first: ratios, load_avg: { before: loadBefore, after: loadavg() } }));
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
