@@ -468,12 +468,12 @@ fn an_altered_table_is_caught_as_cheating() {
     let mut altered = false;
     let err = pump_server_altered(&mut pair, |frames| {
         // The circuit is one segment: its tables are the flight before the closing one, which
-        // goes just before `Done`: four blocks per AND gate, G₀ first.
+        // goes just before `Done`: two blocks and two 64-bit check rows per AND gate, G₀ first.
         let Some(done) = frames.iter().position(|f| matches!(Frame::decode(f), Ok(Frame::Done(_)))) else { return };
         let Ok(Frame::Flight { flight, more: false, mut bytes }) = Frame::decode(&frames[done - 2]) else { panic!("the tables go in one frame") };
-        assert_eq!(bytes.len(), 64 * 6400 + 800, "the tables");
+        assert_eq!(bytes.len(), 48 * 6400 + 800, "the tables");
         for gate in 0..6400 {
-            bytes[64 * gate + 3] ^= 1;
+            bytes[48 * gate + 3] ^= 1;
         }
         frames[done - 2] = Frame::Flight { flight, more: false, bytes }.encode();
         altered = true;

@@ -9,11 +9,11 @@
 //! Λ of every AND output back, and the garbler answers with a digest of its MACs of the c_γ
 //! below: one bit per AND gate back and a round trip before the outputs. Here the garbler sends
 //! what the evaluator needs to compute that digest itself, as two more garbled rows per AND gate
-//! (T_α, T_β below): four blocks and a bit per gate instead of two blocks and a bit, and no
-//! round trip. Revealing the AND outputs' Λ to the garbler, as KRRW18 does, is harmless (see
-//! below), so their variant would be sound here too; this one trades 256 bits per AND gate for
-//! the round trip. The derivations below are this module's own; the paper could not be read
-//! here.
+//! (T_α, T_β below, 64 bits each: the check runs on upper halves, [`upper`]): two blocks,
+//! two 64-bit rows and a bit per gate instead of two blocks and a bit, and no round trip.
+//! Revealing the AND outputs' Λ to the garbler, as KRRW18 does, is harmless (see below), so
+//! their variant would be sound here too; this one trades 128 bits per AND gate for the round
+//! trip. The derivations below are this module's own; the paper could not be read here.
 //!
 //! # Masks and labels
 //!
@@ -40,19 +40,20 @@
 //! For every AND gate c_γ = (Λ_α ⊕ λ_α)(Λ_β ⊕ λ_β) ⊕ λ_γ ⊕ Λ_γ must be 0, and is linear in the
 //! authenticated shares once the Λ are known: ⟨c⟩ = Λ_α⟨λ_β⟩ ⊕ Λ_β⟨λ_α⟩ ⊕ ⟨σ ⊕ λ_γ⟩ ⊕ Λ_αΛ_β ⊕ Λ_γ.
 //! B holds its share c^B and its key for A's; c = 0 means c^A = c^B, whose MAC B can then
-//! compute: K_B[c^A] ⊕ c^B·Δ_B. A never sees the Λ, so it sends the MAC in pieces B can open only
-//! for the Λ it has:
+//! compute: K_B[c^A] ⊕ c^B·Δ_B. A never sees the Λ, so it sends the MAC's upper half ⌈·⌉ in
+//! pieces B can open only for the Λ it has:
 //!
 //! ```text
-//! A:  T_α = H(L_{α,0}, 4g+2) ⊕ H(L_{α,1}, 4g+2) ⊕ M_B[λ^A_β],
-//!     T_β = H(L_{β,0}, 4g+3) ⊕ H(L_{β,1}, 4g+3) ⊕ M_B[λ^A_α],
-//!     Y_γ = H(L_{α,0}, 4g+2) ⊕ H(L_{β,0}, 4g+3) ⊕ M_B[σ^A ⊕ λ^A_γ]
-//! B:  X_γ = H(L_α, 4g+2) ⊕ Λ_α·T_α ⊕ H(L_β, 4g+3) ⊕ Λ_β·T_β,   so X_γ ⊕ Y_γ = M_B[c^A]
+//! A:  T_α = ⌈H(L_{α,0}, 4g+2) ⊕ H(L_{α,1}, 4g+2) ⊕ M_B[λ^A_β]⌉,
+//!     T_β = ⌈H(L_{β,0}, 4g+3) ⊕ H(L_{β,1}, 4g+3) ⊕ M_B[λ^A_α]⌉,
+//!     Y_γ = ⌈H(L_{α,0}, 4g+2) ⊕ H(L_{β,0}, 4g+3) ⊕ M_B[σ^A ⊕ λ^A_γ]⌉
+//! B:  X_γ = ⌈H(L_α, 4g+2)⌉ ⊕ Λ_α·T_α ⊕ ⌈H(L_β, 4g+3)⌉ ⊕ Λ_β·T_β,   so X_γ ⊕ Y_γ = ⌈M_B[c^A]⌉
 //! ```
 //!
 //! A sends a digest (BLAKE3) of all Y_γ with the tables; B accepts only if it equals the digest
-//! of X_γ ⊕ K_B[c^A] ⊕ c^B·Δ_B over all gates. A garbler whose tables make some Λ_γ wrong makes
-//! c_γ = 1, and then passes only with the MAC of the other c^A: Δ_B, 2^−127 (127 random bits).
+//! of X_γ ⊕ ⌈K_B[c^A] ⊕ c^B·Δ_B⌉ over all gates. A garbler whose tables make some Λ_γ wrong
+//! makes c_γ = 1, and then passes only with the upper half of the MAC of the other c^A, which
+//! takes ⌈Δ_B⌉: 2^−64, one try per computation ([`upper`] argues it for the halves).
 //! B releases nothing derived from the evaluation — no output, no label — before the check
 //! passed.
 //!
@@ -100,7 +101,7 @@
 //! | B | first | λ^B bits of A's inputs ‖ digest of their MACs |
 //! | B | after A's first | Λ bits of B's inputs |
 //! | A | after both of B's | Λ bits of A's inputs ‖ the labels L_{w,Λ_w} of A's inputs, then B's |
-//! | A | per segment | per AND G₀ G₁ T_α T_β ‖ p bits |
+//! | A | per segment | per AND G₀ G₁ (16 bytes each) T_α T_β (8 bytes each) ‖ p bits |
 //! | A | after the last segment | digest of Y ‖ λ^A bits of B's outputs ‖ digest of their MACs |
 //! | B | after its check | labels of A's outputs ‖ λ^B bits of A's outputs ‖ digest of their MACs |
 
@@ -226,6 +227,31 @@ type Switches = ComputationSwitches;
 #[derive(Default, Clone, Copy)]
 struct Switches {
     _none: (),
+}
+
+/// Bytes of a check value (T_α, T_β) on the wire.
+const CHECK_VALUE_BYTES: usize = 8;
+
+/// The consistency check's part of a 128-bit value: its upper 64 bits, ⌈·⌉.
+///
+/// The check compares values of the form a ⊕ e·Δ_B, where a is what A can work out and e ≠ 0
+/// exactly when A's tables made some Λ wrong; every step that builds them (the MAC relation,
+/// the XORs, the selections by Λ) is XOR-linear, so it commutes with taking the upper half,
+/// and passing with e ≠ 0 takes ⌈Δ_B⌉: 64 uniform bits (Δ_B's one fixed bit, its lsb, is in
+/// the lower half) of which A's view tells it nothing. A gets one guess per computation: B
+/// compares A's digest with its own and sends nothing derived from either, so a failed check
+/// ends the computation (whose Δ_B is never used again) with nothing for A to search offline.
+/// That is 2^−64 against 2^−127 for the whole blocks, for half the bytes of the check rows.
+/// The rows tell B nothing more either: T_α hides ⌈M_B[λ^A_β]⌉ under ⌈H(L_{α,1−Λ_α})⌉, a hash
+/// of the label B does not hold, which depends on all of Δ_A.
+///
+/// The leaky AND's equality check ([`super::triples`]) keeps its 128 bits: there both parties
+/// open their digests, so a cheater that failed it would hold the honest party's digest of
+/// values that depend on Δ only through the bits compared — a 2^64 offline search with 64 of
+/// them, and the rest of Δ_A then follows from the labels.
+#[inline(always)]
+fn upper(b: Block) -> u64 {
+    (b.0 >> 64) as u64
 }
 
 /// The hash of a computation: its own instance, keyed by the session and the computation's
@@ -408,7 +434,7 @@ impl AndGroup<QueuedAnd> {
 
     /// Garbles the queued ANDs: their tables onto `message`, their p bits and Y values, their
     /// output zero-labels into `l0`.
-    fn flush(&mut self, hash: &mut GarblingHash, delta: Block, l0: &mut [Block], message: &mut Vec<u8>, p_bits: &mut Vec<bool>, y_values: &mut Vec<Block>) {
+    fn flush(&mut self, hash: &mut GarblingHash, delta: Block, l0: &mut [Block], message: &mut Vec<u8>, p_bits: &mut Vec<bool>, y_values: &mut Vec<u64>) {
         if self.gates.is_empty() {
             return;
         }
@@ -418,17 +444,18 @@ impl AndGroup<QueuedAnd> {
             let g0 = ha0 ^ ha1 ^ garbler_share(q.mb, delta);
             let g1 = hb0 ^ hb1 ^ garbler_share(q.ma, delta) ^ q.la;
             let l_out = ha0 ^ hb0 ^ garbler_share(q.s, delta);
-            let (mut t_alpha, mut t_beta) = (ta0 ^ ta1 ^ q.mb.mac, tb0 ^ tb1 ^ q.ma.mac);
+            let (mut t_alpha, mut t_beta) = (upper(ta0 ^ ta1 ^ q.mb.mac), upper(tb0 ^ tb1 ^ q.ma.mac));
             match q.corrupt {
                 Corrupt::None => {}
-                Corrupt::Alpha => t_alpha ^= Block(1 << 77),
-                Corrupt::Beta => t_beta ^= Block(1 << 77),
+                Corrupt::Alpha => t_alpha ^= 1 << 13,
+                Corrupt::Beta => t_beta ^= 1 << 13,
             }
-            for block in [g0, g1, t_alpha, t_beta] {
-                message.extend_from_slice(&block.to_bytes());
-            }
+            message.extend_from_slice(&g0.to_bytes());
+            message.extend_from_slice(&g1.to_bytes());
+            message.extend_from_slice(&t_alpha.to_le_bytes());
+            message.extend_from_slice(&t_beta.to_le_bytes());
             p_bits.push(l_out.lsb());
-            y_values.push(ta0 ^ tb0 ^ q.s.mac);
+            y_values.push(upper(ta0 ^ tb0 ^ q.s.mac));
             l0[q.out as usize] = l_out;
         }
         self.clear();
@@ -459,8 +486,8 @@ impl AndGroup<QueuedEval> {
         self.queue(q.and_i, q.out, q);
     }
 
-    /// Evaluates the queued ANDs on their segment's tables (`tables`, 64 bytes an AND, and p
-    /// bits, the segment's first AND gate numbered `base`): their output labels and masked
+    /// Evaluates the queued ANDs on their segment's tables (`tables`, [`TABLE_BYTES`] an AND,
+    /// and p bits, the segment's first AND gate numbered `base`): their output labels and masked
     /// values, and each gate's check value onto `expected`.
     #[allow(clippy::too_many_arguments)]
     fn flush(
@@ -471,24 +498,26 @@ impl AndGroup<QueuedEval> {
         (tables, p, base): (&[u8], &[bool], usize),
         labels: &mut [Block],
         lam: &mut [bool],
-        expected: &mut Vec<Block>,
+        expected: &mut Vec<u64>,
     ) {
         if self.gates.is_empty() {
             return;
         }
         self.batch.hash(hash, 4 * self.first as u128, EVALUATOR_LAYOUT);
         let read = |i: usize| Block::read(tables.get(i..).unwrap_or_default()).unwrap_or_default();
+        let read_check = |i: usize| tables.get(i..i + CHECK_VALUE_BYTES).and_then(|v| v.try_into().ok()).map_or(0, u64::from_le_bytes);
+        let select = |v: u64, bit: bool| v & (bit as u64).wrapping_neg();
         for (q, h) in self.gates.iter().zip(self.batch.y.chunks_exact(4)) {
-            let t = 64 * (q.and_i - base);
-            let (g0, g1, t_alpha, t_beta) = (read(t), read(t + 16), read(t + 32), read(t + 48));
+            let t = TABLE_BYTES * (q.and_i - base);
+            let (g0, g1, t_alpha, t_beta) = (read(t), read(t + 16), read_check(t + 32), read_check(t + 40));
             let (va, vb) = (q.va, q.vb);
             let e_a = h[0] ^ (g0 ^ q.mb.mac).select(va);
             let e_b = h[1] ^ (g1 ^ q.ma.mac ^ q.la).select(vb);
             let l_out = e_a ^ e_b ^ q.s.mac;
             let v_out = l_out.lsb() ^ p.get(q.and_i - base).copied().unwrap_or(false);
-            let x = h[2] ^ t_alpha.select(va) ^ h[3] ^ t_beta.select(vb);
+            let x = upper(h[2]) ^ select(t_alpha, va) ^ upper(h[3]) ^ select(t_beta, vb);
             let c_share = (q.mb.times(va) ^ q.ma.times(vb) ^ q.s).xor_public((va & vb) ^ v_out, role, delta);
-            expected.push(x ^ c_share.key ^ delta.select(c_share.bit));
+            expected.push(x ^ upper(c_share.key ^ delta.select(c_share.bit)));
             labels[q.out as usize] = l_out;
             lam[q.out as usize] = v_out;
         }
@@ -541,9 +570,12 @@ fn all_inputs_taken(inputs: &InputMaterial, seen: [usize; 2]) -> Result<(), Auth
     Ok(())
 }
 
-/// Bytes of a segment's tables: four blocks per AND gate, then its p bits.
+/// Bytes of an AND gate's tables: G₀ and G₁, then T_α and T_β.
+const TABLE_BYTES: usize = 2 * Block::BYTES + 2 * CHECK_VALUE_BYTES;
+
+/// Bytes of a segment's tables: [`TABLE_BYTES`] per AND gate, then its p bits.
 pub fn tables_len(ands: usize) -> usize {
-    64 * ands + ands.div_ceil(8)
+    TABLE_BYTES * ands + ands.div_ceil(8)
 }
 
 enum GarblerStage {
@@ -870,7 +902,7 @@ impl GarblerComputation {
         }
         group.flush(hash, delta, &mut self.l0, &mut message, &mut p_bits, &mut y_values);
         super::pack_into(&p_bits, &mut message);
-        super::update_blocks(&mut self.check, y_values.into_iter());
+        super::update_words(&mut self.check, y_values.into_iter());
         self.segments += 1;
         Ok(message)
     }
@@ -1008,7 +1040,7 @@ impl EvaluatorComputation {
         let ands = segment.ands();
         expect_len(tables, tables_len(ands), "the garbler's tables")?;
         let (role, delta) = (Role::Evaluator, self.delta);
-        let p = unpack(&tables[64 * ands..], ands, "point-and-permute bits")?;
+        let p = unpack(&tables[TABLE_BYTES * ands..], ands, "point-and-permute bits")?;
         let slots = segment.slots();
         if self.labels.len() < slots {
             self.labels.resize(slots, Block::ZERO);
@@ -1016,7 +1048,7 @@ impl EvaluatorComputation {
             self.slots.resize(slots, AuthShare::default());
             self.group.grow(slots);
         }
-        let segment_tables = (&tables[..64 * ands], &p[..], self.ands);
+        let segment_tables = (&tables[..TABLE_BYTES * ands], &p[..], self.ands);
         let mut expected = Vec::with_capacity(ands);
         let mut masks = material.masks.iter().zip(&material.sigma);
         let (hash, group) = (&mut self.hash, &mut self.group);
@@ -1078,7 +1110,7 @@ impl EvaluatorComputation {
             }
         }
         group.flush(hash, role, delta, segment_tables, &mut self.labels, &mut self.lam, &mut expected);
-        super::update_blocks(&mut self.check, expected.into_iter());
+        super::update_words(&mut self.check, expected.into_iter());
         self.segments += 1;
         Ok(())
     }

@@ -825,9 +825,9 @@ mod computations {
         (Circuit::of(make()), x, y, plain)
     }
 
-    /// AND gates of a segment's tables message of `len` bytes (64 bytes each and a p bit).
+    /// AND gates of a segment's tables message of `len` bytes (48 bytes each and a p bit).
     fn tables_ands(len: usize) -> usize {
-        (0..=len / 64).find(|&a| crate::auth::garble::tables_len(a) == len).expect("a tables message")
+        (0..=len / 48).find(|&a| crate::auth::garble::tables_len(a) == len).expect("a tables message")
     }
 
     /// A garbled row flipped (every AND gate's G₀ and G₁ in every segment): the consistency
@@ -838,7 +838,7 @@ mod computations {
         let corrupt = |m: Message, bytes: &mut Vec<u8>| {
             if m == Message::Tables {
                 for gate in 0..tables_ands(bytes.len()) {
-                    bytes[64 * gate..64 * gate + 32].iter_mut().for_each(|b| *b ^= 0x01);
+                    bytes[48 * gate..48 * gate + 32].iter_mut().for_each(|b| *b ^= 0x01);
                 }
             }
         };
@@ -861,7 +861,7 @@ mod computations {
                 seen += 1;
                 if seen == segments {
                     for gate in 0..tables_ands(bytes.len()) {
-                        bytes[64 * gate..64 * gate + 32].iter_mut().for_each(|b| *b ^= 0x01);
+                        bytes[48 * gate..48 * gate + 32].iter_mut().for_each(|b| *b ^= 0x01);
                     }
                 }
             }
