@@ -93,26 +93,9 @@ async function main() {
       const context = await browser.newContext();
       const page = await context.newPage();
       await page.goto(`${web.origin}/`);
+      await page.waitForFunction(() => 'garbletBench' in window);
       const samples = sampler(garblet.pid);
-      const run = await page.evaluate(
-        async ([server, n, security]) => {
-          const { Garblet } = await import('/sdk/dist/browser.js');
-          const session = await Garblet.connect(`ws://${server}/`);
-          let wasm = { peak: 0, end: 0 };
-          const start = performance.now();
-          try {
-            const onProgress = (p) => {
-              const bytes = p.wasmMemoryBytes ?? 0;
-              wasm = { peak: Math.max(wasm.peak, bytes), end: bytes };
-            };
-            const { stats } = await session.run('synthetic', { evaluator: 0n }, { params: { and_gates: n }, security, onProgress, progressInterval: 1000 });
-            return { seconds: (performance.now() - start) / 1000, wasm, andGates: stats.evaluator.and_gates };
-          } finally {
-            session.close();
-          }
-        },
-        [garblet.address, andGates, options.security],
-      );
+      const run = await page.evaluate(([server, n, security]) => window.garbletBench.syntheticWasmMemory(server, n, security), [garblet.address, andGates, options.security]);
       const { peaks, end } = samples.stop();
       await context.close();
       if (run.andGates !== andGates) throw new Error(`the run evaluated ${run.andGates} AND gates, not ${andGates}`);

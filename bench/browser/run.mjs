@@ -221,7 +221,7 @@ async function main() {
     results.kernel_trials = Object.fromEntries(Object.entries(kernels.trials).map(([k, v]) => [k, v.map((x) => Number(x.toPrecision(3)))]));
     let withoutDevtools;
     if (runWithoutDevtools) {
-      const u = await measureWithoutDevtools({ chromiumPath, chromiumArgs: CHROMIUM_ARGS, garblet, web, andGates, latencyRuns, linkRuns, rounds, relays, sweepWindows });
+      const u = await measureWithoutDevtools({ garblet, web, andGates, latencyRuns, linkRuns, rounds, relays, sweepWindows });
       withoutDevtools = {
         e2e_and_per_s: Math.round(u.e2eAndPerSecond),
         e2e_three_halves_and_per_s: Math.round(u.e2eThreeHalvesAndPerSecond),

@@ -9,11 +9,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CHROMIUM_ARGS, chromiumPath } from './chromium.mjs';
 
 const TIMEOUT_MS = 900_000;
 
 /** Runs page/undisturbed.html against `garblet`; resolves to what the page reports. */
-export async function measureWithoutDevtools({ chromiumPath, chromiumArgs, garblet, web, andGates, latencyRuns, linkRuns, rounds, relays = [], sweepWindows = [] }) {
+export async function measureWithoutDevtools({ garblet, web, andGates, latencyRuns, linkRuns, rounds, relays = [], sweepWindows = [] }) {
   let report;
   const reported = new Promise((resolve) => (report = resolve));
   const collector = createServer((req, res) => {
@@ -37,7 +38,7 @@ export async function measureWithoutDevtools({ chromiumPath, chromiumArgs, garbl
     report: `http://127.0.0.1:${collector.address().port}/`,
   });
   const profile = mkdtempSync(join(tmpdir(), 'garblet-chromium-'));
-  const chrome = spawn(chromiumPath, [...chromiumArgs, `--user-data-dir=${profile}`, `${web.origin}/page/undisturbed.html?${query}`], { stdio: 'ignore' });
+  const chrome = spawn(chromiumPath, [...CHROMIUM_ARGS, `--user-data-dir=${profile}`, `${web.origin}/page/undisturbed.html?${query}`], { stdio: 'ignore' });
   const exited = new Promise((resolve) => chrome.once('exit', resolve));
   let timer;
   try {

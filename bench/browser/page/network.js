@@ -33,6 +33,27 @@ export async function endToEndThroughput(server, andGates, window, garbling) {
   }
 }
 
+/**
+ * One `synthetic` computation in `security` on a fresh connection, for memory.mjs: its seconds
+ * from `run` to the result, the AND gates evaluated, and the WebAssembly memory the SDK reports
+ * (the largest and the last, sampled once a second).
+ */
+export async function syntheticWasmMemory(server, andGates, security) {
+  const session = await Garblet.connect(`ws://${server}/`);
+  let wasm = { peak: 0, end: 0 };
+  const onProgress = (p) => {
+    const bytes = p.wasmMemoryBytes ?? 0;
+    wasm = { peak: Math.max(wasm.peak, bytes), end: bytes };
+  };
+  try {
+    const start = now();
+    const { stats } = await session.run('synthetic', 0n, { params: { and_gates: andGates }, security, onProgress, progressInterval: 1000 });
+    return { seconds: (now() - start) / 1000, wasm, andGates: stats.evaluator.and_gates };
+  } finally {
+    session.close();
+  }
+}
+
 function randomBlock() {
   return crypto.getRandomValues(new Uint8Array(16));
 }
