@@ -15,6 +15,10 @@
 //!   thread CPU time per OT is reported beside it (`receiver_cpu_ns_per_ot`,
 //!   `sender_cpu_ns_per_ot`), which another process's burst does not inflate.
 //!   `upload_bytes_per_ot` is the receiver's message per OT in full chunks.
+//! * Ferret (`ferret_*`), Yang et al. 2020's LPN-based correlated OT on the parameter set the
+//!   modes use, bootstrapped from the checked forward extension at the default k: each role's
+//!   thread CPU per OT handed out over [`FERRET_ITERATIONS`] iterations, run step by step on
+//!   one thread; the bytes both ways per OT handed out; and the bootstrap's own bytes.
 //! * An input-heavy session: Hamming distance of two 10^6-bit vectors, garbler and evaluator
 //!   joined in memory, at the default k; beside it, the checks' own CPU on as many OTs (the
 //!   checked extension minus the bare one), so `inputs_checked_vs_unchecked_cpu` is what the
@@ -30,6 +34,7 @@ use crate::clock::thread_cpu_ms;
 use crate::link::{LinkSpec, Relay};
 use garblet_core::aes::{Aes128, AesCtr};
 use garblet_core::ot::bench::bare_pair;
+use garblet_core::ot::ferret::{FerretReceiver, FerretSender, Params};
 use garblet_core::ot::transpose::{engine_name, transpose_128x128};
 use garblet_core::ot::{
     gf128, k_mask, message_len, reverse_base_keys_of_receiver, reverse_base_keys_of_sender, session_id, setup_len, Binding, OtReceiver, OtSender, ALL_K, DEFAULT_K_OFFER, MAX_CHUNK,
@@ -43,6 +48,8 @@ use std::time::{Duration, Instant};
 const COT_COUNT: usize = 1 << 22;
 /// Throughput runs of each kind, alternating; the medians are reported.
 const COT_RUNS: usize = 3;
+/// Ferret iterations timed (after the bootstrap), about 450,000 OTs each.
+const FERRET_ITERATIONS: usize = 8;
 /// The input-heavy computation: Hamming distance of two vectors of this many bits.
 const INPUT_BITS: usize = 1_000_000;
 /// Its runs; medians are reported.
@@ -59,6 +66,7 @@ pub fn run(link: Option<LinkSpec>, json: bool) -> Result<(), String> {
     let mut report = Report::new();
     base_ot(&mut report);
     extension(&mut report);
+    ferret(&mut report);
     inputs(&mut report);
     if let Some(link) = link {
         over_link(&mut report, link)?;
@@ -129,6 +137,61 @@ fn extension(report: &mut Report) {
             .set(&format!("k{k}_upload_bytes_per_ot"), message_len(k, MAX_CHUNK) as f64 / MAX_CHUNK as f64)
             .set(&format!("k{k}_unchecked_upload_bytes_per_ot"), (128 / k * Block::BYTES) as f64 / 128.0)
             .set(&format!("k{k}_setup_bytes"), setup_len(k) as u64);
+    }
+}
+
+/// Ferret's iterations step by step on one thread, each role's work timed apart in thread CPU
+/// time; the outputs of the last iteration are checked after the clocks stop.
+fn ferret(report: &mut Report) {
+    let params = Params::REGULAR_524K;
+    let (mut receiver, mut sender, delta, transcript) = forward_pair(DEFAULT_K);
+    let choices = random_bits(params.base_cots());
+    let (mut bootstrap, mut t, mut q) = (0, Vec::new(), Vec::new());
+    for chunk in choices.chunks(MAX_CHUNK) {
+        let mut message = Vec::new();
+        receiver.extend(chunk, &mut message, &mut t).expect("bootstrap (receiver)");
+        sender.extend(chunk.len(), &message, &mut q).expect("bootstrap (sender)");
+        bootstrap += message.len();
+    }
+    let mut sender = FerretSender::new(params, delta, transcript, q).expect("Ferret sender");
+    let mut receiver = FerretReceiver::new(params, transcript, choices, t).expect("Ferret receiver");
+    let origin = Instant::now();
+    let now = || thread_cpu_ms().unwrap_or_else(|| origin.elapsed().as_secs_f64() * 1e3);
+    let (mut sender_ms, mut receiver_ms, mut bytes) = (0.0, 0.0, 0);
+    let (mut q, mut bits, mut t) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..FERRET_ITERATIONS {
+        let (mut trees, mut check, mut answer) = (Vec::new(), Vec::new(), Vec::new());
+        q.clear();
+        bits.clear();
+        t.clear();
+        let start = now();
+        sender.trees(&mut trees).expect("Ferret trees");
+        let sent = now();
+        receiver.receive_trees(&trees, &mut check).expect("Ferret check message");
+        let checked = now();
+        sender.finish(&check, &mut answer, &mut q).expect("Ferret sender's outputs");
+        let answered = now();
+        receiver.finish(&answer, &mut bits, &mut t).expect("Ferret receiver's outputs");
+        let end = now();
+        sender_ms += (sent - start) + (answered - checked);
+        receiver_ms += (checked - sent) + (end - answered);
+        bytes += trees.len() + check.len() + answer.len();
+    }
+    assert!((0..t.len()).all(|i| t[i] == q[i] ^ delta.select(bits[i])), "Ferret's outputs are correlated OTs");
+    let outputs = (FERRET_ITERATIONS * params.outputs()) as f64;
+    let softspoken = report.get_f64(&format!("k{DEFAULT_K}_forward_cpu_ns_per_ot"));
+    let both = (sender_ms + receiver_ms) * 1e6 / outputs;
+    report
+        .set("ferret_n", params.n() as u64)
+        .set("ferret_outputs_per_iteration", params.outputs() as u64)
+        .set("ferret_iterations", FERRET_ITERATIONS as u64)
+        .set("ferret_sender_cpu_ns_per_ot", sender_ms * 1e6 / outputs)
+        .set("ferret_receiver_cpu_ns_per_ot", receiver_ms * 1e6 / outputs)
+        .set("ferret_cpu_ns_per_ot", both)
+        .set("ferret_bytes_per_ot", bytes as f64 / outputs)
+        .set("ferret_bootstrap_bytes", bootstrap as u64);
+    if let Some(softspoken) = softspoken {
+        report.set("ferret_vs_softspoken_cpu", both / softspoken);
     }
 }
 

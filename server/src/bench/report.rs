@@ -18,6 +18,11 @@ impl Report {
         self
     }
 
+    /// A number set earlier, to put another beside it.
+    pub fn get_f64(&self, key: &str) -> Option<f64> {
+        self.fields.get(key).and_then(Value::as_f64)
+    }
+
     pub fn print(&self, json: bool) {
         if json {
             println!("{}", Value::Object(self.fields.clone()));

@@ -28,6 +28,13 @@ pub enum OtError {
     /// those of the trees it committed to.
     #[error("the OT extension's set-up failed its consistency check")]
     SetupCheckFailed,
+    /// Ferret's consistency check failed: the sender's trees are not those of one GGM forest
+    /// and Δ (or a message was altered, or replayed from elsewhere).
+    #[error("Ferret iteration {iteration} failed its consistency check")]
+    FerretCheckFailed { iteration: u64 },
+    /// A Ferret parameter set without room for output (or out of range).
+    #[error("Ferret parameters t = {trees}, depth {depth}, k = {k} are not usable")]
+    FerretParams { trees: usize, depth: usize, k: usize },
     /// A SoftSpoken parameter that this side does not run.
     #[error("SoftSpoken k = {k} is not supported (1, 2, 4 or 8)")]
     UnsupportedK { k: usize },

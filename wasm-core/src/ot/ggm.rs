@@ -1,7 +1,10 @@
 //! The punctured PRF under SoftSpoken's small-field VOLE ([`super::softspoken`]): one GGM tree
 //! (Goldreich–Goldwasser–Micali) of depth k per group of k bits of Δ, built in full by the OT
 //! receiver and known to the OT sender everywhere but at the leaf its Δ bits name — the
-//! (2^k − 1)-out-of-2^k OT of Roy 2022, from k of the 128 base OTs per tree.
+//! (2^k − 1)-out-of-2^k OT of Roy 2022, from k of the 128 base OTs per tree. Ferret's noise
+//! ([`super::ferret`]) is a forest of the same trees ([`Shape::forest`]) with the roles turned
+//! round: its OT sender builds them, and its receiver is punctured at the leaves its choice bits
+//! name ([`build_punctured_in`] takes the α_i).
 //!
 //! # Trees
 //!
@@ -63,6 +66,13 @@ impl Shape {
         Shape { k, trees: 128 / k }
     }
 
+    /// `trees` trees of depth `k`, one base OT per level of each: Ferret's forest
+    /// ([`super::ferret`]).
+    pub fn forest(trees: usize, k: usize) -> Self {
+        debug_assert!((1..=24).contains(&k));
+        Shape { k, trees }
+    }
+
     /// Leaves per tree: 2^k.
     pub fn leaves(self) -> usize {
         1 << self.k
@@ -105,27 +115,66 @@ fn expand_level(shape: Shape, hash: &mut GarblingHash, l: usize, parents: &[Bloc
     hash.hash_in_place(children, shape.level_base(l));
 }
 
-/// The receiver's trees from their `roots` (one per tree) and the base-OT key pairs (both keys of
-/// each of the 128 base OTs): every tree's leaves (tree by tree) and the set-up corrections.
+/// Room for a forest's two largest levels, kept between builds by a party that builds forests
+/// again and again (Ferret's iterations), so that it neither grows nor touches fresh memory
+/// each time. After a build, [`Levels::leaves`] are its leaves.
+#[derive(Default)]
+pub struct Levels {
+    nodes: Vec<Block>,
+    children: Vec<Block>,
+}
+
+impl Levels {
+    /// The last build's leaves, tree by tree.
+    pub fn leaves(&self) -> &[Block] {
+        &self.nodes
+    }
+
+    /// The last build's leaves, for a party that works on them in place.
+    pub fn leaves_mut(&mut self) -> &mut [Block] {
+        &mut self.nodes
+    }
+
+    /// Starts a build of `shape` from level 0's `roots`, both levels sized for the leaves
+    /// from the start.
+    fn start(&mut self, shape: Shape, roots: impl Iterator<Item = Block>) {
+        let leaves = shape.trees << shape.k;
+        for level in [&mut self.nodes, &mut self.children] {
+            level.clear();
+            level.reserve(leaves);
+        }
+        self.nodes.extend(roots);
+    }
+}
+
+/// The full builder's trees from their `roots` (one per tree) and the base-OT key pairs (both
+/// keys of each base OT, one per level of each tree — SoftSpoken's 128): every tree's leaves
+/// (tree by tree) and the corrections that puncture them for the other party.
 pub fn build_full(shape: Shape, hash: &mut GarblingHash, roots: &[Block], pairs: &[[Block; 2]]) -> (Vec<Block>, Vec<Block>) {
+    let mut levels = Levels::default();
+    let corrections = build_full_in(shape, hash, roots, pairs, &mut levels);
+    (levels.nodes, corrections)
+}
+
+/// [`build_full`] into `levels`: returns the corrections.
+pub fn build_full_in(shape: Shape, hash: &mut GarblingHash, roots: &[Block], pairs: &[[Block; 2]], levels: &mut Levels) -> Vec<Block> {
     assert_eq!(roots.len(), shape.trees);
     let k = shape.k;
     let mut corrections = vec![Block::ZERO; shape.correction_blocks()];
-    let mut nodes = roots.to_vec();
-    let mut children = Vec::new();
+    levels.start(shape, roots.iter().copied());
     for l in 1..=k {
-        expand_level(shape, hash, l, &nodes, &mut children);
+        expand_level(shape, hash, l, &levels.nodes, &mut levels.children);
         let width = 1 << l;
-        for (i, level) in children.chunks_exact(width).enumerate() {
+        for (i, level) in levels.children.chunks_exact(width).enumerate() {
             let pair = pairs[i * k + k - l];
             for b in 0..2 {
                 let sum = level.iter().skip(b).step_by(2).fold(Block::ZERO, |acc, &x| acc ^ x);
                 corrections[2 * (i * k + l - 1) + b] = sum ^ pair[1 - b];
             }
         }
-        core::mem::swap(&mut nodes, &mut children);
+        core::mem::swap(&mut levels.nodes, &mut levels.children);
     }
-    (nodes, corrections)
+    corrections
 }
 
 /// All ones if `a == b`, else zero, without a branch.
@@ -141,20 +190,28 @@ fn bit_mask(bit: usize) -> Block {
     Block(0u128.wrapping_sub((bit & 1) as u128))
 }
 
-/// The sender's view of the receiver's trees, from its Δ, its base-OT keys (`chosen[j]` =
-/// k_j^{Δ_j}) and the `corrections`: every tree's leaves, correct everywhere but at leaf α_i,
-/// whose value is garbage. Constant-time with respect to Δ (see the module documentation).
-pub fn build_punctured(shape: Shape, hash: &mut GarblingHash, delta: Block, chosen: &[Block], corrections: &[Block]) -> Vec<Block> {
+/// The punctured party's view of the full builder's trees, from the leaves it must not learn
+/// (`alphas[i]` of tree i, whose bit b is the choice of base OT i·k + b: Δ's bits in SoftSpoken),
+/// its base-OT keys (`chosen[j]` = the key of OT j's choice) and the `corrections`: every
+/// tree's leaves, correct everywhere but at leaf α_i, whose value is garbage. Constant-time with
+/// respect to the α_i (see the module documentation).
+pub fn build_punctured(shape: Shape, hash: &mut GarblingHash, alphas: &[usize], chosen: &[Block], corrections: &[Block]) -> Vec<Block> {
+    let mut levels = Levels::default();
+    build_punctured_in(shape, hash, alphas, chosen, corrections, &mut levels);
+    levels.nodes
+}
+
+/// [`build_punctured`] into `levels`.
+pub fn build_punctured_in(shape: Shape, hash: &mut GarblingHash, alphas: &[usize], chosen: &[Block], corrections: &[Block], levels: &mut Levels) {
     assert_eq!(corrections.len(), shape.correction_blocks());
+    assert_eq!(alphas.len(), shape.trees);
     let k = shape.k;
-    let alphas: Vec<usize> = (0..shape.trees).map(|i| alpha(shape, delta, i)).collect();
-    // Level 0: the roots, which the sender does not know.
-    let mut nodes = vec![Block::ZERO; shape.trees];
-    let mut children = Vec::new();
+    // Level 0: the roots, which the punctured party does not know.
+    levels.start(shape, core::iter::repeat_n(Block::ZERO, shape.trees));
     for l in 1..=k {
-        expand_level(shape, hash, l, &nodes, &mut children);
+        expand_level(shape, hash, l, &levels.nodes, &mut levels.children);
         let width = 1 << l;
-        for (i, level) in children.chunks_exact_mut(width).enumerate() {
+        for (i, level) in levels.children.chunks_exact_mut(width).enumerate() {
             // The path's node at this level, its branch, and its sibling (all secret).
             let on_path = alphas[i] >> (k - l);
             let branch = on_path & 1;
@@ -170,9 +227,13 @@ pub fn build_punctured(shape: Shape, hash: &mut GarblingHash, delta: Block, chos
                 *node ^= fix & eq_mask(c, sibling);
             }
         }
-        core::mem::swap(&mut nodes, &mut children);
+        core::mem::swap(&mut levels.nodes, &mut levels.children);
     }
-    nodes
+}
+
+/// Every tree's α_i from Δ ([`alpha`]).
+pub fn alphas(shape: Shape, delta: Block) -> Vec<usize> {
+    (0..shape.trees).map(|i| alpha(shape, delta, i)).collect()
 }
 
 /// α_i: the sender's Δ bits of tree i, bit b of α_i being bit i·k + b of Δ.
@@ -262,7 +323,7 @@ mod tests {
                 let (shape, delta, pairs, chosen, roots) = setup(k, &mut prg);
                 let transcript = [7u8; 32];
                 let (full, corrections) = build_full(shape, &mut tree_hash(&transcript, 0), &roots, &pairs);
-                let punctured = build_punctured(shape, &mut tree_hash(&transcript, 0), delta, &chosen, &corrections);
+                let punctured = build_punctured(shape, &mut tree_hash(&transcript, 0), &alphas(shape, delta), &chosen, &corrections);
                 for (i, (f, p)) in full.chunks_exact(shape.leaves()).zip(punctured.chunks_exact(shape.leaves())).enumerate() {
                     let a = alpha(shape, delta, i);
                     for x in 0..shape.leaves() {
@@ -292,7 +353,7 @@ mod tests {
             commit(shape, &transcript, 1, &checks, &mut commitment);
             assert_eq!(commitment.len(), shape.trees * COMMITMENT_BYTES);
             let sender = |corrections: &[Block], commitment: &[u8], direction: u8| {
-                let leaves = build_punctured(shape, &mut tree_hash(&transcript, direction), delta, &chosen, corrections);
+                let leaves = build_punctured(shape, &mut tree_hash(&transcript, direction), &alphas(shape, delta), &chosen, corrections);
                 let (_, own) = expand_leaves(shape, &mut tree_hash(&transcript, direction), &leaves);
                 verify(shape, &transcript, direction, delta, &own, commitment)
             };

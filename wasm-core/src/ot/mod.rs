@@ -1,8 +1,10 @@
 //! Oblivious transfer: base OT (Bellare–Micali / Naor–Pinkas style, see [`base`]) and the
 //! correlated OT extension SoftSpoken⟨k⟩ ([`softspoken`], Roy 2022; k = 1 is IKNP) with the
 //! per-column consistency check ([`check`]) that makes it secure against a malicious receiver;
-//! and chosen-message OT on the same checked extension ([`chosen`]). Sans-IO state machines:
-//! bytes in, bytes out; no sockets, clocks or threads.
+//! chosen-message OT on the same checked extension ([`chosen`]); and Ferret ([`ferret`],
+//! Yang–Weng–Lan–Zhang–Wang 2020), correlated OT from LPN at a fraction of a byte per OT,
+//! bootstrapped from the extension. Sans-IO state machines: bytes in, bytes out; no sockets,
+//! clocks or threads.
 //!
 //! Roles. The party with the global correlation Δ (lsb 1) is the [`OtSender`]: it ends up with
 //! the 0-label q_i of each OT and, inside, is the *receiver* of the 128 base OTs, whose choice
@@ -57,6 +59,7 @@ mod error;
 mod fuzzing_group;
 pub mod chosen;
 pub mod extension;
+pub mod ferret;
 pub mod ggm;
 pub mod gf128;
 pub mod softspoken;

@@ -346,7 +346,7 @@ impl VoleSender {
         let (corrections, commitment) = setup.split_at(shape.correction_blocks() * Block::BYTES);
         let corrections: Vec<Block> = corrections.chunks_exact(Block::BYTES).map(|b| Block::read(b).unwrap_or_default()).collect();
         let mut hash = ggm::tree_hash(transcript, direction);
-        let leaves = ggm::build_punctured(shape, &mut hash, delta, chosen, &corrections);
+        let leaves = ggm::build_punctured(shape, &mut hash, &ggm::alphas(shape, delta), chosen, &corrections);
         let (seeds, checks) = ggm::expand_leaves(shape, &mut hash, &leaves);
         if verify {
             ggm::verify(shape, transcript, direction, delta, &checks, commitment)?;

@@ -267,14 +267,14 @@ impl SessionError {
             Version { .. } => ErrorCode::Version,
             Garbling { .. } => ErrorCode::Garbling,
             OtParameters { .. } => ErrorCode::OtParameters,
-            Ot(OtError::CheckFailed { .. } | OtError::SetupCheckFailed) => ErrorCode::OtCheckFailed,
-            Ot(OtError::Random(_)) | Garble(GarbleError::Random(_) | GarbleError::DeltaLsb) => ErrorCode::Internal,
+            Ot(OtError::CheckFailed { .. } | OtError::SetupCheckFailed | OtError::FerretCheckFailed { .. }) => ErrorCode::OtCheckFailed,
+            Ot(OtError::Random(_) | OtError::FerretParams { .. }) | Garble(GarbleError::Random(_) | GarbleError::DeltaLsb) => ErrorCode::Internal,
             Output(OutputError::Forged { .. }) | ForgedKey { .. } => ErrorCode::OutputForged,
             Cheating(_) => ErrorCode::CheatingDetected,
             Authenticated(e) if caught_cheating(e) => ErrorCode::CheatingDetected,
             Authenticated(AuthError::OutputLabel) => ErrorCode::OutputForged,
-            Authenticated(AuthError::Ot(OtError::CheckFailed { .. } | OtError::SetupCheckFailed)) => ErrorCode::OtCheckFailed,
-            Authenticated(AuthError::Random(_) | AuthError::Ot(OtError::Random(_))) => ErrorCode::Internal,
+            Authenticated(AuthError::Ot(OtError::CheckFailed { .. } | OtError::SetupCheckFailed | OtError::FerretCheckFailed { .. })) => ErrorCode::OtCheckFailed,
+            Authenticated(AuthError::Random(_) | AuthError::Ot(OtError::Random(_) | OtError::FerretParams { .. })) => ErrorCode::Internal,
             Authenticated(_) => ErrorCode::Protocol,
             Frame(_) | Unexpected { .. } | PreparedMismatch { .. } | Credit { .. } | WindowExceeded { .. } | DataAfterEnd { .. } | Corrections { .. } | OutputBits { .. } | Ot(_) | Garble(_) | Output(_) | Topology(_) | FlightLength { .. } | Cnc(_) => {
                 ErrorCode::Protocol
@@ -637,6 +637,14 @@ fn describe_ot(e: &OtError, f: &mut Fields) -> &'static str {
             "ot-check-failed"
         }
         OtError::SetupCheckFailed => "ot-setup-check-failed",
+        OtError::FerretCheckFailed { iteration } => {
+            f.num("iteration", *iteration);
+            "ferret-check-failed"
+        }
+        OtError::FerretParams { trees, depth, k } => {
+            f.num("trees", *trees).num("depth", *depth).num("k", *k);
+            "ferret-params"
+        }
         OtError::UnsupportedK { k } => {
             f.num("k", *k);
             "ot-unsupported-k"
