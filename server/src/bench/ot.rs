@@ -15,8 +15,8 @@
 //!   thread CPU time per OT is reported beside it (`receiver_cpu_ns_per_ot`,
 //!   `sender_cpu_ns_per_ot`), which another process's burst does not inflate.
 //!   `upload_bytes_per_ot` is the receiver's message per OT in full chunks.
-//! * Ferret (`ferret_*`), Yang et al. 2020's LPN-based correlated OT on the parameter set the
-//!   modes use, bootstrapped from the checked forward extension at the default k: each role's
+//! * Ferret (`ferret_*`), Yang et al. 2020's LPN-based correlated OT on `Params::REGULAR_524K`
+//!   (no mode uses it yet), bootstrapped from the checked forward extension at the default k: each role's
 //!   thread CPU per OT handed out over [`FERRET_ITERATIONS`] iterations, run step by step on
 //!   one thread; the bytes both ways per OT handed out; and the bootstrap's own bytes.
 //! * An input-heavy session: Hamming distance of two 10^6-bit vectors, garbler and evaluator
@@ -153,8 +153,9 @@ fn ferret(report: &mut Report) {
         sender.extend(chunk.len(), &message, &mut q).expect("bootstrap (sender)");
         bootstrap += message.len();
     }
-    let mut sender = FerretSender::new(params, delta, transcript, q).expect("Ferret sender");
-    let mut receiver = FerretReceiver::new(params, transcript, choices, t).expect("Ferret receiver");
+    let binding = Binding { transcript, direction: 0 };
+    let mut sender = FerretSender::new(params, delta, binding, q).expect("Ferret sender");
+    let mut receiver = FerretReceiver::new(params, binding, choices, t).expect("Ferret receiver");
     let origin = Instant::now();
     let now = || thread_cpu_ms().unwrap_or_else(|| origin.elapsed().as_secs_f64() * 1e3);
     let (mut sender_ms, mut receiver_ms, mut bytes) = (0.0, 0.0, 0);

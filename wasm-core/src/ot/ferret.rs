@@ -14,7 +14,7 @@
 //!    side, one per block of 2^h positions (no cuckoo hashing). The sender builds t GGM trees
 //!    of depth h ([`super::ggm`], the hash under an instance of the iteration's own) with
 //!    leaves v; the receiver's noise e has exactly one 1 in each tree's 2^h positions, at
-//!    α_i, whose bit b is the choice bit of base OT i·h + b. Per level the sender sends both
+//!    α_i, whose bit b is the choice bit of base OT k + i·h + b. Per level the sender sends both
 //!    sides' sums, each masked with a key of the base OT's other choice (the keys are the base
 //!    OTs hashed: H(q), H(q ⊕ Δ) on the sender's side, H(t) on the receiver's), so the
 //!    receiver learns every leaf but α_i's; and per tree c_i = Δ ⊕ ⊕_x v_{i,x}, from which it takes
@@ -47,28 +47,37 @@
 //!   abort whether α was in it — a predicate of the noise, the leakage Ferret's functionality
 //!   allows, under LPN with static leakage (Boyle et al. 2019) as its proof assumes — while two
 //!   α with different errors pass together only if Σ χ_j·(E_j(α) ⊕ E_j(α')) = 0, probability
-//!   2^-128 over χ. A failed check ends the receiver for good ([`OtError::FerretCheckFailed`]),
-//!   so each Δ gets one guess, and the receiver hands out nothing of an iteration before its
-//!   check passed.
+//!   2^-128 over χ. So each iteration's noise can leak one predicate, for as long as the
+//!   sender's guesses are right: a failed check ends the receiver for good
+//!   ([`OtError::FerretCheckFailed`]) — its base must not serve another receiver either — and
+//!   the receiver hands out nothing of an iteration before its check passed.
 //! * *The sender against a malicious receiver.* Its only messages are the choice bits it gave
-//!   the base OTs (any bits are valid: they only choose α) and x'. The sender's answer is
+//!   the base OTs (any bits are valid: they only choose α), the seed of χ and x'. The sender's answer is
 //!   hashed: with a wrong x' the receiver holds W = V ⊕ c·Δ for a c ≠ 0 it knows, and H(V)
 //!   lets it test a guess of Δ's 127 unknown bits, nothing more. Every leaf it holds is a GGM
 //!   leaf off its path or v_α ⊕ Δ with v_α pseudorandom to it (the puncturing), and the masks of
 //!   the sums it cannot open are keys H(q ⊕ Δ) of the base OTs' other choice, which the
 //!   hash's circular correlation robustness keeps from it.
-//! * *Replays.* The trees' hash, the base OTs' keys and H(V) are keyed by the transcript and
-//!   the iteration's number, so messages from another session or iteration fail the check.
+//! * *Replays.* The trees' hash, the base OTs' keys and H(V) are keyed by the binding (the
+//!   transcript and the direction, so that the two directions of one transcript share no hash
+//!   key) and the iteration's number: messages from another session, direction or iteration
+//!   fail the check.
+//!
+//! What the base OTs must be: checked correlated OTs with the sender's Δ whose receiver's bits
+//! are uniformly random, secret and used for nothing else — the first iteration's α and the
+//! check's x* are those bits. (The code's rows may name one base OT twice, about 45 rows in
+//! 2^16 at k = 2^16, as emp-ot's code allows too; such a row has weight 8.)
 //!
 //! The parameters ([`Params::REGULAR_524K`]): regular noise of weight t = 1024 in n = 2^19
 //! positions over a secret of k = 2^16, a code of 10 ones per row. docs/architecture.md gives
 //! the security estimate, the attacks it covers and those it does not.
 
+use super::extension::Binding;
 use super::ggm::{self, Levels, Shape};
 use super::{gf128, OtError};
 use crate::aes::AesCtr;
 use crate::block::Block;
-use crate::garble::{derive_seed, GarblingHash};
+use crate::garble::GarblingHash;
 
 /// Correlated OTs of the consistency check's x* per iteration: one field element's bits.
 pub const CHECK_COTS: usize = 128;
@@ -127,7 +136,8 @@ impl Params {
         let depth_ok = (1..=20).contains(&self.depth);
         let n = self.trees.checked_mul(1 << self.depth.min(20));
         let base = self.trees.checked_mul(self.depth).and_then(|tree_ots| tree_ots.checked_add(self.k)).and_then(|b| b.checked_add(CHECK_COTS));
-        let sane = depth_ok && self.trees > 0 && (1..=u32::MAX as usize).contains(&self.k) && matches!((n, base), (Some(n), Some(base)) if n > base);
+        let bytes = n.and_then(|n| n.checked_mul(Block::BYTES)).zip(self.trees.checked_mul((2 * self.depth + 1) * Block::BYTES));
+        let sane = depth_ok && self.trees > 0 && (1..=u32::MAX as usize).contains(&self.k) && bytes.is_some() && matches!((n, base), (Some(n), Some(base)) if n > base);
         if sane {
             Ok(())
         } else {
@@ -136,21 +146,57 @@ impl Params {
     }
 }
 
-/// The iteration's hash instances: the trees' and the base OTs' keys, keyed by the transcript
-/// and the iteration's number.
-fn hashes(transcript: &[u8; 32], iteration: u64) -> (GarblingHash, GarblingHash) {
+/// A hash instance of the iteration's own for `purpose`, keyed by the binding (all of the
+/// transcript, and the direction) and the iteration's number.
+fn instance(binding: &Binding, purpose: &str, iteration: u64) -> GarblingHash {
+    let mut h = blake3::Hasher::new_derive_key("garblet Ferret hash instance v1");
+    h.update(&binding.transcript);
+    h.update(&[binding.direction]);
+    h.update(&(purpose.len() as u64).to_le_bytes());
+    h.update(purpose.as_bytes());
+    h.update(&iteration.to_le_bytes());
     let mut seed = [0u8; 16];
-    seed.copy_from_slice(&transcript[..16]);
-    let mut other = [0u8; 16];
-    other.copy_from_slice(&transcript[16..]);
-    let seed = Block::from_bytes(seed) ^ Block::from_bytes(other);
-    (GarblingHash::new(derive_seed(seed, "Ferret trees", iteration)), GarblingHash::new(derive_seed(seed, "Ferret tree keys", iteration)))
+    seed.copy_from_slice(&h.finalize().as_bytes()[..16]);
+    GarblingHash::new(Block::from_bytes(seed))
 }
 
-/// H(V): BLAKE3 bound to the transcript and the iteration.
-fn digest(transcript: &[u8; 32], iteration: u64, v: Block) -> [u8; DIGEST_LEN] {
+/// The trees' hash of an iteration.
+fn tree_hash(binding: &Binding, iteration: u64) -> GarblingHash {
+    instance(binding, "trees", iteration)
+}
+
+/// The hash that turns the trees' base OTs into random OTs.
+fn key_hash(binding: &Binding, iteration: u64) -> GarblingHash {
+    instance(binding, "tree keys", iteration)
+}
+
+/// Tweaks the key hash takes at a time: each run's q, then its q ⊕ Δ under the same tweaks,
+/// the run's keys still held for the second pass.
+const KEY_RUN: usize = 256;
+
+/// The sender's key pairs of the trees' base OTs, [H(q_j, j), H(q_j ⊕ Δ, j)], both under one
+/// tweak j, as the direction derivation makes random OTs of correlated ones.
+fn tree_key_pairs(hash: &mut GarblingHash, q: &[Block], delta: Block) -> Vec<[Block; 2]> {
+    let mut pairs = Vec::with_capacity(q.len());
+    let (mut zero, mut one) = (Vec::with_capacity(KEY_RUN), Vec::with_capacity(KEY_RUN));
+    for (r, run) in q.chunks(KEY_RUN).enumerate() {
+        let first = (r * KEY_RUN) as u128;
+        zero.clear();
+        zero.extend_from_slice(run);
+        one.clear();
+        one.extend(run.iter().map(|&q| q ^ delta));
+        hash.hash_in_place(&mut zero, first);
+        hash.hash_in_place(&mut one, first);
+        pairs.extend(zero.iter().zip(&one).map(|(&a, &b)| [a, b]));
+    }
+    pairs
+}
+
+/// H(V): BLAKE3 bound to the binding and the iteration.
+fn digest(binding: &Binding, iteration: u64, v: Block) -> [u8; DIGEST_LEN] {
     let mut h = blake3::Hasher::new_derive_key("garblet Ferret check v1");
-    h.update(transcript);
+    h.update(&binding.transcript);
+    h.update(&[binding.direction]);
     h.update(&iteration.to_le_bytes());
     h.update(&v.to_bytes());
     *h.finalize().as_bytes()
@@ -261,7 +307,7 @@ enum SenderStage {
 pub struct FerretSender {
     params: Params,
     delta: Block,
-    transcript: [u8; 32],
+    binding: Binding,
     iteration: u64,
     code: [u8; 16],
     /// q of the base OTs, in [`Params::base_cots`]' order.
@@ -273,8 +319,9 @@ pub struct FerretSender {
 
 impl FerretSender {
     /// The sender with correlation `delta` (lsb 1) on `base` ([`Params::base_cots`] of its
-    /// 0-labels, with the same Δ, from a checked extension), bound to `transcript`.
-    pub fn new(params: Params, delta: Block, transcript: [u8; 32], base: Vec<Block>) -> Result<Self, OtError> {
+    /// 0-labels, with the same Δ, from a checked extension), bound to `binding`, which no other
+    /// Ferret instance shares.
+    pub fn new(params: Params, delta: Block, binding: Binding, base: Vec<Block>) -> Result<Self, OtError> {
         params.check_valid()?;
         if !delta.lsb() {
             return Err(OtError::DeltaLsbNotSet);
@@ -282,7 +329,7 @@ impl FerretSender {
         if base.len() != params.base_cots() {
             return Err(OtError::OtRange { start: 0, end: params.base_cots(), count: base.len() });
         }
-        Ok(FerretSender { params, delta, transcript, iteration: 0, code: code_key(params), base, levels: Levels::default(), stage: SenderStage::Ready })
+        Ok(FerretSender { params, delta, binding, iteration: 0, code: code_key(params), base, levels: Levels::default(), stage: SenderStage::Ready })
     }
 
     pub fn params(&self) -> Params {
@@ -295,16 +342,10 @@ impl FerretSender {
             return Err(OtError::OutOfOrder { expected: "the receiver's check message", got: "a new iteration's trees" });
         }
         let p = self.params;
-        let (mut tree_hash, mut key_hash) = hashes(&self.transcript, self.iteration);
-        let tree_ots = &self.base[p.k..p.k + p.trees * p.depth];
-        let mut zero = tree_ots.to_vec();
-        let mut one: Vec<Block> = tree_ots.iter().map(|&q| q ^ self.delta).collect();
-        key_hash.hash_in_place(&mut zero, 0);
-        key_hash.hash_in_place(&mut one, 0);
-        let pairs: Vec<[Block; 2]> = zero.iter().zip(&one).map(|(&a, &b)| [a, b]).collect();
+        let pairs = tree_key_pairs(&mut key_hash(&self.binding, self.iteration), &self.base[p.k..p.k + p.trees * p.depth], self.delta);
         let mut roots = vec![Block::ZERO; p.trees];
         AesCtr::from_os_rng().map_err(OtError::Random)?.fill(&mut roots);
-        let corrections = ggm::build_full_in(p.shape(), &mut tree_hash, &roots, &pairs, &mut self.levels);
+        let corrections = ggm::build_full_in(p.shape(), &mut tree_hash(&self.binding, self.iteration), &roots, &pairs, &mut self.levels);
         message.reserve(p.trees_len());
         for c in &corrections {
             message.extend_from_slice(&c.to_bytes());
@@ -331,7 +372,7 @@ impl FerretSender {
         let x_prime = Block::read(&check[Block::BYTES..]).unwrap_or_default();
         let y_star = as_field_element(&self.base[p.base_cots() - CHECK_COTS..]);
         let v = fold_chi(seed, leaves, 1 << p.depth, |_, _| {}) ^ y_star ^ gf128::mul(x_prime, self.delta);
-        answer.extend_from_slice(&digest(&self.transcript, self.iteration, v));
+        answer.extend_from_slice(&digest(&self.binding, self.iteration, v));
         let base = lsb_cleared(&self.base[..p.k]);
         encode(self.code, &base, p.n(), |i, g| leaves[i] ^= g);
         self.base.clear();
@@ -355,7 +396,7 @@ enum ReceiverStage {
 /// The receiver's side of Ferret: the bits and t of its base OTs.
 pub struct FerretReceiver {
     params: Params,
-    transcript: [u8; 32],
+    binding: Binding,
     iteration: u64,
     code: [u8; 16],
     base: Vec<Block>,
@@ -368,16 +409,16 @@ pub struct FerretReceiver {
 }
 
 impl FerretReceiver {
-    /// The receiver on `base` ([`Params::base_cots`] OTs: its choice `bits` and labels t, from a
-    /// checked extension), bound to `transcript`.
-    pub fn new(params: Params, transcript: [u8; 32], bits: Vec<bool>, base: Vec<Block>) -> Result<Self, OtError> {
+    /// The receiver on `base` ([`Params::base_cots`] OTs: its choice `bits`, uniformly random
+    /// and used for nothing else, and labels t, from a checked extension), bound to `binding`.
+    pub fn new(params: Params, binding: Binding, bits: Vec<bool>, base: Vec<Block>) -> Result<Self, OtError> {
         params.check_valid()?;
         if base.len() != params.base_cots() || bits.len() != base.len() {
             return Err(OtError::OtRange { start: 0, end: params.base_cots(), count: base.len().min(bits.len()) });
         }
         Ok(FerretReceiver {
             params,
-            transcript,
+            binding,
             iteration: 0,
             code: code_key(params),
             base,
@@ -420,13 +461,12 @@ impl FerretReceiver {
         let (corrections, sums) = trees.split_at(shape.correction_blocks() * Block::BYTES);
         let corrections = read_blocks(corrections);
         let sums = read_blocks(sums);
-        let (mut tree_hash, mut key_hash) = hashes(&self.transcript, self.iteration);
         let tree_ots = p.k..p.k + p.trees * p.depth;
         let mut chosen = self.base[tree_ots.clone()].to_vec();
-        key_hash.hash_in_place(&mut chosen, 0);
+        key_hash(&self.binding, self.iteration).hash_in_place(&mut chosen, 0);
         let choice = &self.bits[tree_ots];
         let alphas: Vec<usize> = choice.chunks_exact(p.depth).map(|bits| bits.iter().rev().fold(0, |a, &b| a << 1 | b as usize)).collect();
-        ggm::build_punctured_in(shape, &mut tree_hash, &alphas, &chosen, &corrections, &mut self.levels);
+        ggm::build_punctured_in(shape, &mut tree_hash(&self.binding, self.iteration), &alphas, &chosen, &corrections, &mut self.levels);
         let w = self.levels.leaves_mut();
         // Leaf α_i: c_i ⊕ every other leaf; its garbage value is folded in and out again.
         for ((tree, &c), &alpha) in w.chunks_exact_mut(1 << p.depth).zip(&sums).zip(&alphas) {
@@ -462,7 +502,7 @@ impl FerretReceiver {
         let ReceiverStage::Checking { alphas, own } = std::mem::replace(&mut self.stage, ReceiverStage::Failed) else {
             unreachable!("matched above");
         };
-        let expected = digest(&self.transcript, self.iteration, own);
+        let expected = digest(&self.binding, self.iteration, own);
         let differs = expected.iter().zip(answer).fold(0u8, |acc, (a, b)| acc | (a ^ b));
         #[cfg(feature = "insecure-switches")]
         let differs = if self.skip_check { 0 } else { differs };
@@ -471,9 +511,12 @@ impl FerretReceiver {
         }
         let p = self.params;
         let leaves = 1 << p.depth;
+        // The noise written in full, tree by tree: no address depends on an α_i.
         let mut noise = vec![false; p.n()];
-        for (i, &alpha) in alphas.iter().enumerate() {
-            noise[i * leaves + alpha] = true;
+        for (tree, &alpha) in noise.chunks_exact_mut(leaves).zip(&alphas) {
+            for (x, bit) in tree.iter_mut().enumerate() {
+                *bit = ggm::eq_mask(x, alpha).lsb();
+            }
         }
         let base = lsb_is_bit(&self.base[..p.k], &self.bits[..p.k]);
         let w = self.levels.leaves_mut();
@@ -503,6 +546,8 @@ mod tests {
     /// Small enough for debug builds: n = 1024, 352 base OTs, 672 out.
     const SMALL: Params = Params { trees: 16, depth: 6, k: 128 };
 
+    const BINDING: Binding = Binding { transcript: [5; 32], direction: 0 };
+
     /// Base OTs from the checked SoftSpoken extension: (Δ, the sender's q, the receiver's bits
     /// and t).
     fn base(count: usize) -> (Block, Vec<Block>, Vec<bool>, Vec<Block>) {
@@ -524,8 +569,7 @@ mod tests {
 
     fn pair(params: Params) -> (Block, FerretSender, FerretReceiver) {
         let (delta, q, bits, t) = base(params.base_cots());
-        let transcript = [5u8; 32];
-        (delta, FerretSender::new(params, delta, transcript, q).unwrap(), FerretReceiver::new(params, transcript, bits, t).unwrap())
+        (delta, FerretSender::new(params, delta, BINDING, q).unwrap(), FerretReceiver::new(params, BINDING, bits, t).unwrap())
     }
 
     /// One honest iteration: its outputs.
@@ -612,6 +656,26 @@ mod tests {
         assert_eq!(seen, rows);
     }
 
+    /// No key of the trees' hash or of the key hash serves more than 128 calls (the bound the
+    /// garbling hash's multi-instance security counts), with more tree OTs than one run of the
+    /// key hash takes.
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+    fn no_hash_key_serves_more_than_128_calls() {
+        use crate::garble::MAX_CALLS_PER_KEY;
+        let p = Params { trees: 128, depth: 6, k: 2048 };
+        assert!(p.trees * p.depth > 2 * KEY_RUN);
+        let delta = Block(Block::random().unwrap().0 | 1);
+        let q: Vec<Block> = (0..p.trees * p.depth).map(|j| Block(j as u128 * 0x1234_5678_9abc + 7)).collect();
+        let mut keys = key_hash(&BINDING, 0);
+        let pairs = tree_key_pairs(&mut keys, &q, delta);
+        assert_eq!(keys.most_calls_per_key().map(|(_, calls)| calls), Some(MAX_CALLS_PER_KEY));
+        let mut trees = tree_hash(&BINDING, 0);
+        let roots: Vec<Block> = (0..p.trees as u128).map(Block).collect();
+        ggm::build_full_in(p.shape(), &mut trees, &roots, &pairs, &mut Levels::default());
+        assert!(trees.most_calls_per_key().is_some_and(|(_, calls)| calls <= MAX_CALLS_PER_KEY));
+    }
+
     /// A sender that corrupts one level's sum on the receiver's side of the last tree (whose
     /// leaves are handed out, not kept as the next base): with the check switched off the
     /// receiver takes OTs that are not correlated; with it, the iteration fails and the
@@ -649,18 +713,18 @@ mod tests {
         }
     }
 
-    /// A wrong c_i, a forged H(V) and trees from another transcript all fail the check.
+    /// A wrong c_i, a forged H(V), and trees meant for another transcript or for the other
+    /// direction of the same one all fail the check.
     #[cfg_attr(not(target_arch = "wasm32"), test)]
     #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
     fn forged_or_replayed_messages_fail_the_check() {
-        for attack in 0..3 {
-            let (delta, mut sender, receiver) = pair(SMALL);
-            let mut receiver = if attack == 2 {
-                FerretReceiver::new(SMALL, [6u8; 32], receiver.bits.clone(), receiver.base.clone()).unwrap()
-            } else {
-                receiver
+        let elsewhere = [Binding { transcript: [6; 32], ..BINDING }, Binding { direction: 1, ..BINDING }];
+        for attack in 0..4 {
+            let (_, mut sender, receiver) = pair(SMALL);
+            let mut receiver = match attack {
+                2 | 3 => FerretReceiver::new(SMALL, elsewhere[attack - 2], receiver.bits.clone(), receiver.base.clone()).unwrap(),
+                _ => receiver,
             };
-            let _ = delta;
             let (mut trees, mut check, mut answer) = (Vec::new(), Vec::new(), Vec::new());
             sender.trees(&mut trees).unwrap();
             if attack == 0 {
@@ -703,12 +767,12 @@ mod tests {
         assert_correlated(delta, &q, &bits, &t);
 
         let bad = Params { trees: 2, depth: 3, k: 8 };
-        assert!(matches!(FerretSender::new(bad, delta, [0; 32], vec![Block::ZERO; bad.base_cots()]), Err(OtError::FerretParams { .. })));
+        assert!(matches!(FerretSender::new(bad, delta, BINDING, vec![Block::ZERO; bad.base_cots()]), Err(OtError::FerretParams { .. })));
         for absurd in [Params { trees: usize::MAX, depth: 20, k: 8 }, Params { trees: 4, depth: 64, k: 8 }, Params { trees: 4, depth: 9, k: 0 }] {
-            assert!(matches!(FerretReceiver::new(absurd, [0; 32], Vec::new(), Vec::new()), Err(OtError::FerretParams { .. })), "{absurd:?}");
+            assert!(matches!(FerretReceiver::new(absurd, BINDING, Vec::new(), Vec::new()), Err(OtError::FerretParams { .. })), "{absurd:?}");
         }
-        assert!(matches!(FerretSender::new(SMALL, delta, [0; 32], vec![Block::ZERO; 3]), Err(OtError::OtRange { .. })));
-        assert!(matches!(FerretSender::new(SMALL, Block(2), [0; 32], vec![Block::ZERO; SMALL.base_cots()]), Err(OtError::DeltaLsbNotSet)));
-        assert!(matches!(FerretReceiver::new(SMALL, [0; 32], vec![false; 3], vec![Block::ZERO; SMALL.base_cots()]), Err(OtError::OtRange { .. })));
+        assert!(matches!(FerretSender::new(SMALL, delta, BINDING, vec![Block::ZERO; 3]), Err(OtError::OtRange { .. })));
+        assert!(matches!(FerretSender::new(SMALL, Block(2), BINDING, vec![Block::ZERO; SMALL.base_cots()]), Err(OtError::DeltaLsbNotSet)));
+        assert!(matches!(FerretReceiver::new(SMALL, BINDING, vec![false; 3], vec![Block::ZERO; SMALL.base_cots()]), Err(OtError::OtRange { .. })));
     }
 }
