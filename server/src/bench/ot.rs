@@ -183,6 +183,9 @@ fn ferret(report: &mut Report) {
     let softspoken = report.get_f64(&format!("k{DEFAULT_K}_forward_cpu_ns_per_ot"));
     let both = (sender_ms + receiver_ms) * 1e6 / outputs;
     report
+        .set("ferret_trees", params.trees as u64)
+        .set("ferret_depth", params.depth as u64)
+        .set("ferret_k", params.k as u64)
         .set("ferret_n", params.n() as u64)
         .set("ferret_outputs_per_iteration", params.outputs() as u64)
         .set("ferret_iterations", FERRET_ITERATIONS as u64)
