@@ -16,9 +16,10 @@
 //!   `sender_cpu_ns_per_ot`), which another process's burst does not inflate.
 //!   `upload_bytes_per_ot` is the receiver's message per OT in full chunks.
 //! * Ferret (`ferret_*`), Yang et al. 2020's LPN-based correlated OT on `Params::REGULAR_524K`
-//!   (no mode uses it yet), bootstrapped from the checked forward extension at the default k: each role's
-//!   thread CPU per OT handed out over [`FERRET_ITERATIONS`] iterations, run step by step on
-//!   one thread; the bytes both ways per OT handed out; and the bootstrap's own bytes.
+//!   (no mode uses it yet), bootstrapped from the checked forward extension at the default k:
+//!   each role's thread CPU per OT handed out over [`FERRET_ITERATIONS`] iterations, run step
+//!   by step on one thread; the bytes both ways per OT handed out; and the bootstrap's own
+//!   bytes.
 //! * An input-heavy session: Hamming distance of two 10^6-bit vectors, garbler and evaluator
 //!   joined in memory, at the default k; beside it, the checks' own CPU on as many OTs (the
 //!   checked extension minus the bare one), so `inputs_checked_vs_unchecked_cpu` is what the

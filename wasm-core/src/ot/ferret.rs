@@ -22,8 +22,9 @@
 //! 2. *The consistency check* (Ferret's, after Boyle–Couteau–Gilboa–Ishai–Kohl–Scholl 2019),
 //!    one for all t trees (as emp-ot batches it): the receiver draws a seed for
 //!    χ ∈ GF(2^128)^n *after* the trees arrive and sends it with x' = (⊕_i χ_{i,α_i}) ⊕ x*, x*
-//!    the bits of 128 more base OTs read as a field element. The sender answers H(V), V = Σ χ_j·v_j ⊕ Y* ⊕ x'·Δ, Y* its side of
-//!    those OTs; the receiver checks it against W = Σ χ_j·w_j ⊕ Z*. Honest, W = V.
+//!    the bits of 128 more base OTs read as a field element. The sender answers H(V),
+//!    V = Σ χ_j·v_j ⊕ Y* ⊕ x'·Δ, Y* its side of those OTs; the receiver checks it against
+//!    W = Σ χ_j·w_j ⊕ Z*. Honest, W = V.
 //! 3. *Primal LPN.* Output i is the noise's OT i plus the XOR of 10 of the k LPN base OTs, the
 //!    rows drawn from a public code ([`encode`]): the sender's q_i = v_i ⊕ ⊕ q_j, the
 //!    receiver's t_i = w_i ⊕ ⊕ t_j and u_i = e_i ⊕ ⊕ u_j. Linear, so t_i = q_i ⊕ u_i·Δ; the u
@@ -52,12 +53,12 @@
 //!   ([`OtError::FerretCheckFailed`]) — its base must not serve another receiver either — and
 //!   the receiver hands out nothing of an iteration before its check passed.
 //! * *The sender against a malicious receiver.* Its only messages are the choice bits it gave
-//!   the base OTs (any bits are valid: they only choose α), the seed of χ and x'. The sender's answer is
-//!   hashed: with a wrong x' the receiver holds W = V ⊕ c·Δ for a c ≠ 0 it knows, and H(V)
-//!   lets it test a guess of Δ's 127 unknown bits, nothing more. Every leaf it holds is a GGM
-//!   leaf off its path or v_α ⊕ Δ with v_α pseudorandom to it (the puncturing), and the masks of
-//!   the sums it cannot open are keys H(q ⊕ Δ) of the base OTs' other choice, which the
-//!   hash's circular correlation robustness keeps from it.
+//!   the base OTs (any bits are valid: they only choose α), the seed of χ and x'. The sender's
+//!   answer is hashed: with a wrong x' the receiver holds W = V ⊕ c·Δ for a c ≠ 0 it knows,
+//!   and H(V) lets it test a guess of Δ's 127 unknown bits, nothing more. Every leaf it holds
+//!   is a GGM leaf off its path or v_α ⊕ Δ with v_α pseudorandom to it (the puncturing), and
+//!   the masks of the sums it cannot open are keys H(q ⊕ Δ) of the base OTs' other choice,
+//!   which the hash's circular correlation robustness keeps from it.
 //! * *Replays.* The trees' hash, the base OTs' keys and H(V) are keyed by the binding (the
 //!   transcript and the direction, so that the two directions of one transcript share no hash
 //!   key) and the iteration's number: messages from another session, direction or iteration
