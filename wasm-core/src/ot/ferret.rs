@@ -276,13 +276,14 @@ fn encode(key: [u8; 16], base: &[Block], rows: usize, mut apply: impl FnMut(usiz
 /// label: the sender clears the lsb of each q, the receiver replaces that of each t by its bit.
 /// t = q ⊕ u·Δ holds after as before (lsb Δ = 1 and lsb t = lsb q ⊕ u, so the receiver's change
 /// is the sender's, lsb q): the same OTs with the sender's keys shifted by a value the receiver
-/// already knew, and the XOR of a row's labels carries the XOR of its bits in its lsb.
-fn lsb_cleared(q: &[Block]) -> Vec<Block> {
-    q.iter().map(|&q| Block(q.0 & !1)).collect()
+/// already knew, and the XOR of a row's labels carries the XOR of its bits in its lsb. Done in
+/// place on the iteration's base, which the outputs replace right after the encoding.
+fn clear_lsbs(q: &mut [Block]) {
+    q.iter_mut().for_each(|q| q.0 &= !1);
 }
 
-fn lsb_is_bit(t: &[Block], bits: &[bool]) -> Vec<Block> {
-    t.iter().zip(bits).map(|(&t, &u)| Block((t.0 & !1) | u as u128)).collect()
+fn set_lsbs_to_bits(t: &mut [Block], bits: &[bool]) {
+    t.iter_mut().zip(bits).for_each(|(t, &u)| t.0 = (t.0 & !1) | u as u128);
 }
 
 fn check_len(what: &'static str, message: &[u8], expected: usize) -> Result<(), OtError> {
@@ -374,8 +375,8 @@ impl FerretSender {
         let y_star = as_field_element(&self.base[p.base_cots() - CHECK_COTS..]);
         let v = fold_chi(seed, leaves, 1 << p.depth, |_, _| {}) ^ y_star ^ gf128::mul(x_prime, self.delta);
         answer.extend_from_slice(&digest(&self.binding, self.iteration, v));
-        let base = lsb_cleared(&self.base[..p.k]);
-        encode(self.code, &base, p.n(), |i, g| leaves[i] ^= g);
+        clear_lsbs(&mut self.base[..p.k]);
+        encode(self.code, &self.base[..p.k], p.n(), |i, g| leaves[i] ^= g);
         self.base.clear();
         self.base.extend_from_slice(&leaves[..p.base_cots()]);
         labels.extend_from_slice(&leaves[p.base_cots()..]);
@@ -519,9 +520,9 @@ impl FerretReceiver {
                 *bit = ggm::eq_mask(x, alpha).lsb();
             }
         }
-        let base = lsb_is_bit(&self.base[..p.k], &self.bits[..p.k]);
+        set_lsbs_to_bits(&mut self.base[..p.k], &self.bits[..p.k]);
         let w = self.levels.leaves_mut();
-        encode(self.code, &base, p.n(), |i, g| {
+        encode(self.code, &self.base[..p.k], p.n(), |i, g| {
             w[i] ^= g;
             noise[i] ^= g.lsb();
         });
