@@ -120,53 +120,30 @@ impl Threads {
     /// spreads them, each written once into its place: nothing is filled beforehand (a
     /// zeroing pass over a large array would be work on one thread).
     pub fn collect<T: Send>(&self, len: usize, align: usize, item: impl Fn(usize) -> T + Sync) -> Vec<T> {
-        self.collect3(len, align, |i| (item(i), (), ())).0
-    }
-
-    /// [`collect`](Self::collect) into two arrays at once, in one pass.
-    pub fn collect2<A: Send, B: Send>(&self, len: usize, align: usize, item: impl Fn(usize) -> (A, B) + Sync) -> (Vec<A>, Vec<B>) {
-        let (a, b, _) = self.collect3(len, align, |i| {
-            let (a, b) = item(i);
-            (a, b, ())
-        });
-        (a, b)
-    }
-
-    /// [`collect`](Self::collect) into three arrays at once, in one pass.
-    pub fn collect3<A: Send, B: Send, C: Send>(&self, len: usize, align: usize, item: impl Fn(usize) -> (A, B, C) + Sync) -> (Vec<A>, Vec<B>, Vec<C>) {
-        let (mut a, mut b, mut c) = (Vec::with_capacity(len), Vec::with_capacity(len), Vec::with_capacity(len));
+        let mut out = Vec::with_capacity(len);
         let ranges = self.ranges(len, align);
         let item = &item;
-        let parts = split_mut(&mut a.spare_capacity_mut()[..len], &ranges, 1)
+        let jobs: Vec<_> = split_mut(&mut out.spare_capacity_mut()[..len], &ranges, 1)
             .into_iter()
-            .zip(split_mut(&mut b.spare_capacity_mut()[..len], &ranges, 1))
-            .zip(split_mut(&mut c.spare_capacity_mut()[..len], &ranges, 1));
-        let jobs: Vec<_> = parts
             .zip(ranges.iter().cloned())
-            .map(|(((a, b), c), range)| {
+            .map(|(part, range)| {
                 move || {
-                    for (((a, b), c), i) in a.iter_mut().zip(b.iter_mut()).zip(c.iter_mut()).zip(range) {
-                        let (x, y, z) = item(i);
-                        a.write(x);
-                        b.write(y);
-                        c.write(z);
+                    for (slot, i) in part.iter_mut().zip(range) {
+                        slot.write(item(i));
                     }
                 }
             })
             .collect();
         self.run(jobs);
         // SAFETY: the ranges cover 0..len exactly ([`Threads::ranges`]), and each job wrote
-        // every slot of its range in all three arrays (the zips are over equal lengths: a part
-        // of `split_mut` is its range's length), and `run` returned only after every job did:
-        // the first `len` elements of each array are initialised. Had an `item` panicked, the
-        // panic would have left this function before here, and the arrays, still of length 0,
-        // drop nothing.
+        // every slot of its range (the zip is over equal lengths: a part of `split_mut` is its
+        // range's length), and `run` returned only after every job did: the first `len`
+        // elements are initialised. Had an `item` panicked, the panic would have left this
+        // function before here, and the array, still of length 0, drops nothing.
         unsafe {
-            a.set_len(len);
-            b.set_len(len);
-            c.set_len(len);
+            out.set_len(len);
         }
-        (a, b, c)
+        out
     }
 
     /// Appends to `out` the parts that `fill` makes from `parts` (each a work item and the
@@ -325,14 +302,6 @@ mod tests {
                 let got = backwards(count).collect(len, 64, |i| (i as u64) * 3 + 1);
                 assert_eq!(got, (0..len as u64).map(|i| i * 3 + 1).collect::<Vec<_>>());
             }
-        }
-    }
-
-    #[test]
-    fn collect3_is_three_sequential_collects() {
-        for count in [1, 3] {
-            let (a, b, c) = backwards(count).collect3(5000, 16, |i| (i, i as u8, i * 2));
-            assert!((0..5000).all(|i| a[i] == i && b[i] == i as u8 && c[i] == 2 * i));
         }
     }
 

@@ -76,7 +76,8 @@
 //! emp-ag2pc (Wang's reference implementation of both papers): its legacy WRK17 code (commit
 //! 356cfd8, `fpre.h`: the leaky AND's check, the bucketing's combination, which leaks and
 //! combines x and opens y₁ ⊕ y_j as here, and bucket sizes B = 3, 4, 5 at the thresholds
-//! 280,000, 3,100, 320 — this module's bound, rounded up) and its current code, whose comments
+//! 280,000, 3,100, 320 for a uniform permutation, where the shifted layers here take 370,728,
+//! 4,096, 431) and its current code, whose comments
 //! cite KRRW18's Figure 3 (input processing), Figure 5 (the leaky AND) and §5.2 (the
 //! function-dependent triples not used here). Those numbers are quoted second-hand; no WRK17
 //! figure or lemma number could be checked. Each check's soundness argument is given in full

@@ -31,26 +31,25 @@ pub(crate) struct Switches {
 }
 
 /// A batch in progress.
+#[derive(Default)]
 pub(crate) struct Batch {
     pub(crate) n: usize,
     pub(crate) bucket: usize,
     /// The leaky triples' index of the first in the session's hash tweaks.
     pub(crate) first_tweak: u128,
-    /// This party's bits of x ‖ y ‖ r, ℓ each (z in r's place from round 3), until round 4.
+    /// This party's bits of x ‖ y ‖ r, ℓ each (z in r's place from round 3), leaky triple j·n + i
+    /// being number i of layer j.
     pub(crate) bits: Vec<bool>,
     /// Their MACs under the peer's Δ, in the same order.
     pub(crate) macs: Vec<Block>,
-    /// This party's keys of the peer's shares, in the same order (from round 2).
+    /// This party's keys of the peer's shares, in the same order (from round 2; z's from round 4).
     pub(crate) keys: Vec<Block>,
     /// HaAND's random bits s.
     pub(crate) s: Vec<bool>,
     /// x·Φ ⊕ T per triple, then (round 3) x·Φ ⊕ S ⊕ T.
     pub(crate) phi: Vec<Block>,
-    /// The leaky triples from round 4 on, in bucket order from round 5 on: each one's MACs and
-    /// keys [M[x], K[x], M[y], K[y], M[z], K[z]] in one place, so that putting them in bucket
-    /// order reads each from one place, and their bits x | y << 1 | z << 2 beside.
-    pub(crate) leaky: Vec<[Block; 6]>,
-    pub(crate) leaky_bits: Vec<u8>,
+    /// The shifts r₁ … r_{B−1} of layers 1 … B−1 (from round 5): bucket k's members.
+    pub(crate) shifts: Vec<usize>,
     pub(crate) coin: [u8; 32],
     pub(crate) coin_nonce: [u8; 32],
     pub(crate) peer_coin_commitment: [u8; 32],
@@ -68,6 +67,17 @@ impl Batch {
 
     pub(crate) fn leaky_count(&self) -> usize {
         self.n * self.bucket
+    }
+
+    /// Leaky triple number of member `j` of bucket `k`: triple k of layer 0 for j = 0, triple
+    /// (k + r_j) mod n of layer j otherwise (the bucketing of [`super::triples`]).
+    #[inline(always)]
+    pub(crate) fn member(&self, k: usize, j: usize) -> usize {
+        if j == 0 {
+            return k;
+        }
+        let i = k + self.shifts[j - 1];
+        j * self.n + if i >= self.n { i - self.n } else { i }
     }
 }
 

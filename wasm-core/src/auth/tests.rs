@@ -242,29 +242,34 @@ fn bucket_sizes_for_2_to_the_minus_40() {
     let rows = [
         (1, 40),
         (2, 21),
-        (8, 10),
+        (3, 17),
+        (5, 13),
+        (8, 11),
+        (10, 11),
         (11, 10),
-        (12, 9),
-        (18, 9),
-        (19, 8),
-        (33, 8),
-        (34, 7),
-        (83, 7),
-        (84, 6),
-        (319, 6),
-        (320, 5),
-        (3_043, 5),
-        (3_044, 4),
-        (276_324, 4),
-        (276_325, 3),
+        (14, 10),
+        (15, 9),
+        (23, 9),
+        (24, 8),
+        (45, 8),
+        (46, 7),
+        (111, 7),
+        (112, 6),
+        (430, 6),
+        (431, 5),
+        (4_095, 5),
+        (4_096, 4),
+        (370_727, 4),
+        (370_728, 3),
         (1 << 20, 3),
     ];
     for (n, b) in rows {
         assert_eq!(triples::bucket_size(n), b, "n = {n}");
     }
-    // One batch of several: each gets 2^−40 / batches. Ten batches of 2^20 (10^7 AND gates)
-    // stay at B = 3 (2^−43.8 each); a thousand need 4; two of 276,325 move up to 4.
-    for (n, batches, b) in [(1 << 20, 10, 3), (1 << 20, 1000, 4), (276_325, 2, 4), (3_044, 1, 4)] {
+    // One batch of several: each gets 2^−40 / batches. Eight batches of 2^20 stay at B = 3
+    // (2^−43 each); ten need 4; 153 segments of 65,536 (10^7 AND gates) stay at 4, as do 4,096
+    // (2.7·10^8 AND gates), and 4,097 need 5.
+    for (n, batches, b) in [(1 << 20, 8, 3), (1 << 20, 10, 4), (65_536, 153, 4), (65_536, 4_096, 4), (65_536, 4_097, 5), (4_096, 1, 4)] {
         assert_eq!(triples::bucket_size_of(n, batches), b, "n = {n}, {batches} batches");
     }
 }
@@ -398,12 +403,12 @@ fn wrong_lengths_and_order_are_typed_errors() {
 #[cfg_attr(not(target_arch = "wasm32"), test)]
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn nonzero_padding_is_refused() {
-    // 5 triples at B = 12: 60 leaky ones, four padding bits after round 3's d bits.
-    assert_eq!(triples::bucket_size(5), 12);
+    // 5 triples at B = 13: 65 leaky ones, seven padding bits after round 3's d bits.
+    assert_eq!(triples::bucket_size(5), 13);
     let (mut g, mut e) = connect(4);
     let (_, te) = run_batch(&mut g, &mut e, 5, |round, from, m| {
         if round == 3 && from == Role::Garbler {
-            m[60 / 8] |= 0x80;
+            m[65 / 8] |= 0x80;
         }
     });
     assert_eq!(te.unwrap().unwrap_err(), AuthError::Padding { what: "round 3: d bits" });

@@ -54,51 +54,66 @@
 //! fixing its own. Nothing derived from the triples — not the bucketing openings, not the triples — leaves
 //! the party before its check passed.
 //!
-//! # Bucketing (Π_aAND)
+//! # Bucketing (Π_aAND, with layers shifted)
 //!
-//! Round 3 also carries a commitment to a coin share, opened in round 4, after every leaky
-//! triple was fixed; the two shares (hashed) seed the random permutation that puts the ℓ = n·B
-//! leaky triples into n buckets of B. In a bucket with first triple (x₁, y₁, z₁), for each
-//! j = 2 … B, d_j = y₁ ⊕ y_j is opened (round 6, MACs checked, batched as a digest of the MACs)
-//! and the triples combine as x ← x ⊕ x_j, z ← z ⊕ z_j ⊕ d_j·x_j, y = y₁:
-//! (x ⊕ x_j)·y₁ = z ⊕ x_j·(y_j ⊕ d_j) = z ⊕ z_j ⊕ d_j·x_j. The bucket's x is the XOR of B
-//! independent x's, so it stays hidden unless the cheater learnt the honest share of every one.
+//! The ℓ = n·B leaky triples form B layers of n: triple j·n + i is number i of layer j. Round 3
+//! also carries a commitment to a coin share, opened in round 4, after every leaky triple was
+//! fixed; the two shares (hashed) give B − 1 shifts r₁ … r_{B−1}, each uniform in 0 … n−1 and
+//! independent ([`shifts`]). Bucket i holds triple i of layer 0 and, for j = 1 … B−1, triple
+//! (i + r_j) mod n of layer j: each layer turned by its own shift, so that every bucket reads
+//! its members from B runs in order rather than from random places in memory. In a bucket with
+//! first triple (x₁, y₁, z₁), for each member j = 2 … B, d_j = y₁ ⊕ y_j is opened (round 6,
+//! MACs checked, batched as a digest of the MACs) and the triples combine as x ← x ⊕ x_j,
+//! z ← z ⊕ z_j ⊕ d_j·x_j, y = y₁: (x ⊕ x_j)·y₁ = z ⊕ x_j·(y_j ⊕ d_j) = z ⊕ z_j ⊕ d_j·x_j. The
+//! bucket's x is the XOR of B independent x's, so it stays hidden unless the cheater learnt the
+//! honest share of every one.
 //!
 //! # Bucket size for 2^−40
 //!
-//! A cheater that attacks t leaky triples passes round 5 with probability 2^−t and learns
-//! something only if some bucket lies entirely inside the t attacked triples. With the
-//! permutation uniform and chosen after the attack, the probability that a given bucket does is
-//! C(t, B) / C(nB, B); by the union bound over the n buckets, its success probability is at most
+//! A cheater attacks a set S_j of t_j leaky triples in each layer j, fixed before the coin is
+//! opened; it passes round 5 with probability 2^−(t₀ + … + t_{B−1}) (one honest x share per
+//! attacked triple, independent of the coin) and learns something only if some bucket holds
+//! attacked triples alone. Bucket i does so when i ∈ S₀ and (i + r_j) mod n ∈ S_j for every
+//! j ≥ 1; with the shifts uniform and independent, that has probability ∏_{j≥1} t_j / n for each
+//! i ∈ S₀, so by the union bound over S₀ the cheater succeeds with probability at most
 //!
 //! ```text
-//! ε(n, B) = max_{t ≥ B} 2^−t · n · C(t, B) / C(nB, B)
+//! 2^−(t₀+…+t_{B−1}) · t₀ · ∏_{j≥1} t_j / n  =  ∏_j (t_j·2^−t_j) / n^{B−1}  ≤  2^−B / n^{B−1}
 //! ```
 //!
-//! This is the counting argument of WRK17's bucketing analysis (in the line of Nielsen–Nordholt–
-//! Orlandi–Burra 2012), derived here because the lemma itself could not be read on this machine;
-//! [`bucket_size`] computes ε in floating point and takes the least B with ε ≤ 2^−40. The
-//! resulting table (n the triples wanted, ℓ = n·B leaky ones made):
+//! since t·2^−t ≤ 1/2 for every integer t ≥ 1 (a layer with no attacked triple leaves no
+//! bucket to learn). This is a counting argument in the line of WRK17's bucketing analysis and
+//! Nielsen–Nordholt–Orlandi–Burra 2012, written here for shifted layers (the lemma itself
+//! could not be read on this machine). A uniform permutation of all ℓ triples gives a bound
+//! about B^B/B! smaller (3.4 bits at B = 4) but reads every triple from a random place: the
+//! shifts keep the same B for every circuit of at least 4,096 AND gates per batch, and the
+//! batch's work runs through memory in order. [`bucket_size_of`] takes the least B with
+//! B + (B − 1)·log₂ n ≥ 40 (n the triples wanted):
 //!
 //! | n (triples)         | B  |
 //! |---------------------|----|
 //! | 1                   | 40 |
 //! | 2                   | 21 |
-//! | 8 – 11              | 10 |
-//! | 12 – 18             | 9  |
-//! | 19 – 33             | 8  |
-//! | 34 – 83             | 7  |
-//! | 84 – 319            | 6  |
-//! | 320 – 3,043         | 5  |
-//! | 3,044 – 276,324     | 4  |
-//! | 276,325 – 2^20      | 3  |
+//! | 3                   | 17 |
+//! | 4                   | 14 |
+//! | 5                   | 13 |
+//! | 6 – 7               | 12 |
+//! | 8 – 10              | 11 |
+//! | 11 – 14             | 10 |
+//! | 15 – 23             | 9  |
+//! | 24 – 45             | 8  |
+//! | 46 – 111            | 7  |
+//! | 112 – 430           | 6  |
+//! | 431 – 4,095         | 5  |
+//! | 4,096 – 370,727     | 4  |
+//! | 370,728 – 2^20      | 3  |
 //!
 //! (`bucket_sizes_for_2_to_the_minus_40` checks these rows.) The bound is per batch: a circuit
 //! whose triples take k batches ([`super::Preparation`], batches of at most [`MAX_TRIPLES`])
-//! sizes each for 2^−40 / k ([`bucket_size_of`]), so that all of them together fail with at most
-//! 2^−40 — ten batches of 2^20 stay at B = 3 (2^−43.8 each). On top of ε come the other failure
-//! events, each 2^−127-small per try: a z error passing the equality check (ℓ tries), a forged
-//! MAC in an opening, and a BLAKE3 collision.
+//! sizes each for 2^−40 / k, B + (B − 1)·log₂ n ≥ 40 + log₂ k, so that all of them together
+//! fail with at most 2^−40 — batches of 65,536 stay at B = 4 up to 4,096 of them (2^−52 each
+//! alone). On top of it come the other failure events, each 2^−127-small per try: a z error
+//! passing the equality check (ℓ tries), a forged MAC in an opening, and a BLAKE3 collision.
 //!
 //! # Messages of a batch of n triples (ℓ = n·B)
 //!
@@ -113,11 +128,10 @@
 
 use super::abit::AuthParty;
 use super::state::{Batch, TripleState};
-use super::{bit, check_padding, commit, expect_len, nonce, random_bits, set_bit, AuthError, AuthShare, AuthTriple, Role, COMMITMENT_BYTES};
-use crate::aes::AesCtr;
+use super::{bit, check_padding, commit, expect_len, nonce, random_bits, set_bit, AuthError, AuthTriple, Role, COMMITMENT_BYTES};
 use crate::block::Block;
 use crate::garble::{derive_seed, GarblingHash};
-use crate::spread::{split_mut, Threads};
+use crate::spread::split_mut;
 use core::ops::Range;
 
 /// Most triples in one batch: 2^20 (3 · 2^20 leaky ones at B = 3).
@@ -133,20 +147,9 @@ const SPREAD: usize = 8 * PIECE;
 /// The statistical security parameter: the bucketing's failure probability is at most 2^−40.
 pub const STATISTICAL_SECURITY: f64 = 40.0;
 
-/// log₂ ε(n, B), the bucketing bound of the module docs.
+/// log₂ of the bucketing bound of the module docs, 2^−B / n^{B−1}, for n triples in buckets of B.
 fn log2_bucket_failure(n: usize, b: usize) -> f64 {
-    let total = (n * b) as f64;
-    let mut worst = f64::NEG_INFINITY;
-    // 2^−t falls faster than C(t, B) grows once t is a few hundred past B: the maximum is near
-    // t = B / ln 2.
-    for t in b..=(n * b).min(b + 512) {
-        let mut log = (n as f64).log2() - t as f64;
-        for i in 0..b {
-            log += ((t - i) as f64 / (total - i as f64)).log2();
-        }
-        worst = worst.max(log);
-    }
-    worst
+    -(b as f64) - (b - 1) as f64 * (n as f64).log2()
 }
 
 /// The least bucket size B for which n triples from n·B leaky ones fail with probability at most
@@ -191,81 +194,25 @@ fn digest_blocks(context: &str, transcript: &[u8; 32], role: Role, blocks: impl 
 
 const CHECK_DIGEST: &str = "garblet leaky-AND equality check digest v1";
 const OPENING_MACS: &str = "garblet bucketing opening MACs v1";
-const COIN: &str = "garblet bucketing permutation seed v1";
+const COIN: &str = "garblet bucketing shifts v1";
 
-/// A uniform permutation of 0 … len−1 from a seed both parties hold: Fisher–Yates with
-/// rejection sampling. Swap k (the partner of index len − 1 − k) takes word k of AES-CTR under
-/// the seed's first half (four 32-bit words to a block); a word outside the zone [`accepted`]
-/// gives is drawn again from its own retries ([`retry`]), so the other swaps' words stay where
-/// they are and all of them can be drawn ahead.
-fn permutation(seed: &[u8; 32], len: usize, threads: &Threads) -> Vec<u32> {
-    debug_assert!(len < u32::MAX as usize);
-    let (first, second) = seed.split_at(16);
-    let key: [u8; 16] = first.try_into().unwrap_or_default();
-    let retry_key: [u8; 16] = second.try_into().unwrap_or_default();
-    shuffle(retry_key, len, &draws(key, len, threads))
-}
-
-/// Marks a draw that [`draws`] found rejected.
-const REJECTED: u32 = u32::MAX;
-
-/// Draws per block of the AES-CTR stream: a 32-bit word each, the stream's word k being bits
-/// 32·(k mod 4) … of block ⌊k/4⌋.
-const DRAWS_PER_BLOCK: usize = 4;
-
-/// Whether Fisher–Yates takes `v` for an index below `bound`: only below the largest multiple
-/// of `bound` a 32-bit word reaches, so each index is equally likely (`bound` < 2^32; a word is
-/// rejected with probability below bound/2^32: a few times in a batch of 2^18 leaky triples).
-/// That multiple, `zone`, is above 2^32 − bound (2^32 mod bound < bound): a v below that is
-/// accepted without computing it, the same decision at one division less.
-fn accepted(v: u32, bound: u32) -> bool {
-    let (v, bound, words) = (u64::from(v), u64::from(bound), 1u64 << 32);
-    v < words - bound || v < words - words % bound
-}
-
-/// Retry `c` (from 1) of swap `k`, whose earlier words were rejected: the low 32 bits of block
-/// c·2^64 + k of AES-CTR under `retry_key`, a word no other swap or retry uses.
-fn retry(retry_key: [u8; 16], k: usize, c: u64) -> u32 {
-    AesCtr::at(retry_key, (u128::from(c) << 64) | k as u128).next_block().0 as u32
-}
-
-/// Each swap's partner from its word of the AES-CTR stream under `key`, spread over
-/// `threads`: for swap k the index below `len − k`, or [`REJECTED`].
-fn draws(key: [u8; 16], len: usize, threads: &Threads) -> Vec<u32> {
-    // About a millisecond of AES and divisions a part.
-    let parts = threads.map(len.saturating_sub(1), 1 << 19, |range| {
-        let first = range.start / DRAWS_PER_BLOCK;
-        let mut blocks = vec![Block::ZERO; range.end.div_ceil(DRAWS_PER_BLOCK) - first];
-        AesCtr::at(key, first as u128).fill(&mut blocks);
-        let words = blocks.iter().flat_map(|b| (0..DRAWS_PER_BLOCK).map(move |w| (b.0 >> (32 * w)) as u32));
-        let draw = |(k, v): (usize, u32)| {
-            let bound = (len - k) as u32;
-            if accepted(v, bound) {
-                v % bound
-            } else {
-                REJECTED
+/// The shifts r₁ … r_{B−1} of layers 1 … B−1 for batches of `n` triples in buckets of `bucket`,
+/// each uniform in 0 … n−1, from the coin's output stream: 64-bit words in turn, a word taken
+/// only below the largest multiple of n that 2^64 holds (so every shift is equally likely; a
+/// word is passed over with probability below n/2^64) and reduced mod n.
+fn shifts(mut stream: blake3::OutputReader, n: usize, bucket: usize) -> Vec<usize> {
+    let n = n as u128;
+    let zone = (1u128 << 64) - (1u128 << 64) % n;
+    (1..bucket)
+        .map(|_| loop {
+            let mut word = [0u8; 8];
+            stream.fill(&mut word);
+            let v = u128::from(u64::from_le_bytes(word));
+            if v < zone {
+                break (v % n) as usize;
             }
-        };
-        words.enumerate().skip(range.start - first * DRAWS_PER_BLOCK).take(range.len()).map(|(o, v)| draw((first * DRAWS_PER_BLOCK + o, v))).collect::<Vec<u32>>()
-    });
-    parts.concat()
-}
-
-/// Fisher–Yates from the last index down, swap k with the partner `draws` gives, or, where its
-/// word was rejected, the first of its retries that is accepted.
-fn shuffle(retry_key: [u8; 16], len: usize, draws: &[u32]) -> Vec<u32> {
-    let mut p: Vec<u32> = (0..len as u32).collect();
-    for (k, &drawn) in draws.iter().enumerate() {
-        let i = len - 1 - k;
-        let bound = (i + 1) as u32;
-        let j = if drawn != REJECTED {
-            drawn
-        } else {
-            (1..).map(|c| retry(retry_key, k, c)).find(|&v| accepted(v, bound)).map_or(0, |v| v % bound)
-        };
-        p.swap(i, j as usize);
-    }
-    p
+        })
+        .collect()
 }
 
 impl AuthParty {
@@ -297,8 +244,7 @@ impl AuthParty {
             keys: Vec::new(),
             s: random_bits(&self.threads, leaky)?,
             phi: Vec::new(),
-            leaky: Vec::new(),
-            leaky_bits: Vec::new(),
+            shifts: Vec::new(),
             coin: [0; 32],
             coin_nonce: [0; 32],
             peer_coin_commitment: [0; 32],
@@ -444,17 +390,16 @@ impl AuthParty {
         let d = &peer[..bits_len];
         check_padding(d, leaky, "round 3: d bits")?;
         b.peer_coin_commitment.copy_from_slice(&peer[bits_len..]);
-        // z's keys move by d'·Δ; the leaky triples gathered into one array as they go by,
-        // range by range.
-        let (bits, macs, keys, phi, delta) = (&b.bits, &b.macs, &b.keys, &b.phi, self.delta);
-        let (h, triples, triple_bits) = self.threads.collect3(leaky, SPREAD, |i| {
-            let (y, zi) = (leaky + i, 2 * leaky + i);
-            let z_key = keys[zi] ^ delta.select(bit(d, i));
-            let h = delta.select(bits[zi]) ^ z_key ^ macs[zi] ^ phi[i];
-            (h, [macs[i], keys[i], macs[y], keys[y], macs[zi], z_key], bits[i] as u8 | (bits[y] as u8) << 1 | (bits[zi] as u8) << 2)
+        // z's keys move by d'·Δ, in place.
+        let delta = self.delta;
+        for (i, key) in b.keys[2 * leaky..].iter_mut().enumerate() {
+            *key ^= delta.select(bit(d, i));
+        }
+        let (bits, macs, keys, phi) = (&b.bits, &b.macs, &b.keys, &b.phi);
+        let h = self.threads.collect(leaky, SPREAD, |i| {
+            let zi = 2 * leaky + i;
+            delta.select(bits[zi]) ^ keys[zi] ^ macs[zi] ^ phi[i]
         });
-        (b.leaky, b.leaky_bits) = (triples, triple_bits);
-        (b.bits, b.macs, b.keys) = (Vec::new(), Vec::new(), Vec::new());
         // Both parties hash their values under the same context and the garbler's role, so that
         // equal values give equal digests.
         b.digest = digest_blocks(CHECK_DIGEST, &self.transcript, Role::Garbler, h.into_iter());
@@ -484,10 +429,7 @@ impl AuthParty {
         h.update(&self.transcript);
         h.update(&a);
         h.update(&bb);
-        // The leaky triples put in bucket order once, so that the openings and the combining
-        // below run through them in sequence: bucket k is the triples k·B … k·B + B − 1.
-        let permutation = permutation(h.finalize().as_bytes(), b.leaky_count(), &self.threads);
-        (b.leaky, b.leaky_bits) = gather(&b.leaky, &b.leaky_bits, &permutation, &self.threads);
+        b.shifts = shifts(h.finalize_xof(), b.n, b.bucket);
         let mut message = b.digest_nonce.to_vec();
         message.extend(b.digest);
         self.state = TripleState::AwaitingCheckOpening(b);
@@ -516,20 +458,21 @@ impl AuthParty {
         // Buckets a multiple of 8 at a time, so that each range's bits start on a byte.
         let ranges = self.threads.ranges(b.n, SPREAD / 4);
         let openings: Vec<_> = ranges.iter().map(|r| r.start * (bucket - 1)..r.end * (bucket - 1)).collect();
-        let (leaky, leaky_bits) = (&b.leaky, &b.leaky_bits);
+        let (batch, leaky) = (&*b, b.leaky_count());
         let parts = split_mut(&mut message, &bit_ranges(&openings), 1).into_iter().zip(split_mut(&mut macs, &openings, 1));
         let jobs: Vec<_> = parts
             .zip(ranges.iter().cloned())
             .map(|((bits_out, macs), range)| {
                 move || {
-                    let buckets = leaky[range.start * bucket..range.end * bucket].chunks_exact(bucket).zip(leaky_bits[range.start * bucket..range.end * bucket].chunks_exact(bucket));
-                    let mut i = 0;
-                    for (members, bits) in buckets {
-                        for (m, &m_bits) in members[1..].iter().zip(&bits[1..]) {
+                    let mut o = 0;
+                    for k in range {
+                        let y1 = leaky + k;
+                        for j in 1..bucket {
                             // y₁ ⊕ y_j: its bit and MAC.
-                            set_bit(bits_out, i, (bits[0] ^ m_bits) & 2 != 0);
-                            macs[i] = members[0][2] ^ m[2];
-                            i += 1;
+                            let yj = leaky + batch.member(k, j);
+                            set_bit(bits_out, o, batch.bits[y1] ^ batch.bits[yj]);
+                            macs[o] = batch.macs[y1] ^ batch.macs[yj];
+                            o += 1;
                         }
                     }
                 }
@@ -547,15 +490,14 @@ impl AuthParty {
         let bits_len = count.div_ceil(8);
         let peer_bits = &peer[..bits_len];
         check_padding(peer_bits, count, "round 6: bucketing bits")?;
-        let (delta, bucket) = (self.delta, b.bucket);
-        let (leaky, leaky_bits) = (&b.leaky, &b.leaky_bits);
+        let (delta, bucket, batch, leaky) = (self.delta, b.bucket, &*b, b.leaky_count());
         // This party's key of the peer's share of each y₁ ⊕ y_j.
         let keys: Vec<Vec<Block>> = self.threads.map(b.n, SPREAD / 4, |range| {
             let mut keys = Vec::with_capacity(range.len() * (bucket - 1));
             let mut o = range.start * (bucket - 1);
-            for members in leaky[range.start * bucket..range.end * bucket].chunks_exact(bucket) {
-                for m in &members[1..] {
-                    keys.push(members[0][3] ^ m[3] ^ delta.select(bit(peer_bits, o)));
+            for k in range {
+                for j in 1..bucket {
+                    keys.push(batch.keys[leaky + k] ^ batch.keys[leaky + batch.member(k, j)] ^ delta.select(bit(peer_bits, o)));
                     o += 1;
                 }
             }
@@ -572,13 +514,13 @@ impl AuthParty {
             return Err(AuthError::MacCheckFailed { what: "bucketing openings" });
         }
         let triples = self.threads.collect(b.n, SPREAD / 4, |k| {
-            let (members, bits) = (&leaky[k * bucket..(k + 1) * bucket], &leaky_bits[k * bucket..(k + 1) * bucket]);
-            let AuthTriple { mut x, y, mut z } = leaky_triple(&members[0], bits[0]);
-            for (j, (m, &m_bits)) in members[1..].iter().zip(&bits[1..]).enumerate() {
-                let m = leaky_triple(m, m_bits);
-                let d = (y ^ m.y).bit ^ bit(peer_bits, k * (bucket - 1) + j);
-                z = z ^ m.z ^ m.x.times(d);
-                x = x ^ m.x;
+            let (mut x, y, mut z) = (batch.share(k), batch.share(leaky + k), batch.share(2 * leaky + k));
+            for j in 1..bucket {
+                let m = batch.member(k, j);
+                let (mx, my, mz) = (batch.share(m), batch.share(leaky + m), batch.share(2 * leaky + m));
+                let d = (y ^ my).bit ^ bit(peer_bits, k * (bucket - 1) + j - 1);
+                z = z ^ mz ^ mx.times(d);
+                x = x ^ mx;
             }
             AuthTriple { x, y, z }
         });
@@ -667,51 +609,6 @@ fn leaky_and(xy: &[bool], macs: &[Block], s: &[bool], first_tweak: u128, hash: &
     }
 }
 
-/// How many elements ahead [`gather`] announces its reads.
-const PREFETCH_AHEAD: usize = 16;
-
-/// The leaky triples `v` and their bits in the order `permutation` gives: element k of each
-/// result is element `permutation[k]` of the input, spread over `threads` by output ranges.
-/// The reads are at random across an array larger than the caches, so each is announced to
-/// the processor [`PREFETCH_AHEAD`] iterations ahead where it can be.
-fn gather(v: &[[Block; 6]], bits: &[u8], permutation: &[u32], threads: &Threads) -> (Vec<[Block; 6]>, Vec<u8>) {
-    threads.collect2(permutation.len(), SPREAD, |k| {
-        prefetch(permutation.get(k + PREFETCH_AHEAD).and_then(|&j| v.get(j as usize)));
-        let i = permutation[k] as usize;
-        (v[i], bits[i])
-    })
-}
-
-/// Announces a read of `ahead` (two cache lines) to the processor.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn prefetch(ahead: Option<&[Block; 6]>) {
-    use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-    if let Some(ahead) = ahead {
-        let p = ahead as *const [Block; 6] as *const i8;
-        // SAFETY: a prefetch is a hint: it reads nothing into the program, cannot fault and
-        // changes no memory, whatever the address; both addresses are inside `ahead`, a live
-        // element of the gathered slice (96 bytes), anyway.
-        unsafe {
-            _mm_prefetch::<_MM_HINT_T0>(p);
-            _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(64));
-        }
-    }
-}
-
-/// No prefetch instruction on this target (WebAssembly has none): nothing to announce.
-#[cfg(not(target_arch = "x86_64"))]
-#[inline(always)]
-fn prefetch(_ahead: Option<&[Block; 6]>) {}
-
-/// A leaky triple from its MACs and keys [M[x], K[x], M[y], K[y], M[z], K[z]] and its bits
-/// x | y << 1 | z << 2.
-#[inline(always)]
-fn leaky_triple(blocks: &[Block; 6], bits: u8) -> AuthTriple {
-    let share = |j: usize| AuthShare { bit: bits >> j & 1 == 1, mac: blocks[2 * j], key: blocks[2 * j + 1] };
-    AuthTriple { x: share(0), y: share(1), z: share(2) }
-}
-
 /// Test-only deviations and disabled checks.
 #[cfg(feature = "insecure-switches")]
 impl AuthParty {
@@ -746,65 +643,54 @@ impl AuthParty {
     }
 }
 
-
 #[cfg(test)]
-mod permutation_tests {
+mod bucketing_tests {
     use super::*;
 
-    /// Fisher–Yates drawing each partner in turn — word k of the stream under the seed's first
-    /// half for swap k, its retries after a rejection, and swaps `forced` treated as rejected
-    /// at their first word: what [`permutation`] must give, however its draws are made.
-    fn drawn_in_turn(seed: &[u8; 32], len: usize, forced: &[usize]) -> Vec<u32> {
-        let (key, retry_key): ([u8; 16], [u8; 16]) = (seed[..16].try_into().unwrap(), seed[16..].try_into().unwrap());
-        let mut prg = AesCtr::new(key);
-        let mut words = core::iter::from_fn(|| Some(prg.next_block())).flat_map(|b| (0..4).map(move |w| (b.0 >> (32 * w)) as u32));
-        let mut p: Vec<u32> = (0..len as u32).collect();
-        for i in (1..len).rev() {
-            let (k, bound) = (len - 1 - i, (i + 1) as u32);
-            let mut v = words.next().unwrap();
-            let mut c = 0;
-            while !accepted(v, bound) || (c == 0 && forced.contains(&k)) {
-                c += 1;
-                v = retry(retry_key, k, c);
-            }
-            p.swap(i, (v % bound) as usize);
-        }
-        p
+    fn coin(seed: u8) -> blake3::OutputReader {
+        let mut h = blake3::Hasher::new_derive_key(COIN);
+        h.update(&[seed]);
+        h.finalize_xof()
     }
 
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
-    fn draws_made_ahead_give_the_permutation_drawn_in_turn() {
-        for (s, len) in [(1u8, 0), (2, 1), (3, 2), (4, 3), (5, 1000), (6, 300_000), (7, 1_200_001)] {
-            let seed = [s; 32];
-            let want = drawn_in_turn(&seed, len, &[]);
-            for threads in [1, 3] {
-                assert_eq!(permutation(&seed, len, &Threads::in_turn(threads)), want, "len {len}, {threads} threads");
+    /// Every leaky triple lands in exactly one bucket, whatever the shifts.
+    #[test]
+    fn the_buckets_partition_the_leaky_triples() {
+        for (n, bucket) in [(1, 40), (7, 12), (1000, 5), (4096, 4)] {
+            for seed in 0..4 {
+                let b = Batch { n, bucket, shifts: shifts(coin(seed), n, bucket), ..Batch::default() };
+                let mut seen = vec![false; n * bucket];
+                for k in 0..n {
+                    for j in 0..bucket {
+                        let m = b.member(k, j);
+                        assert!(m / n == j, "member {j} of bucket {k} comes from layer {j}");
+                        assert!(!seen[m], "leaky triple {m} in two buckets (n {n}, B {bucket})");
+                        seen[m] = true;
+                    }
+                }
+                assert!(seen.iter().all(|&s| s), "every leaky triple in a bucket");
             }
-            let mut sorted = want.clone();
-            sorted.sort_unstable();
-            assert!(sorted.iter().enumerate().all(|(i, &v)| v == i as u32), "a permutation of 0..{len}");
         }
     }
 
-    /// A draw that was rejected takes its own retries, and the swaps after it keep their words:
-    /// marked rejected here, the result is the permutation drawn in turn with those words
-    /// refused. Real rejections occur too in a batch this large (a word is refused with
-    /// probability up to 2^−14 here), and the permutation still matches.
-    #[cfg_attr(not(target_arch = "wasm32"), test)]
-    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test::wasm_bindgen_test)]
-    fn a_rejected_draw_takes_its_own_retries() {
-        let seed = [9u8; 32];
-        let key: [u8; 16] = seed[..16].try_into().unwrap();
-        let retry_key: [u8; 16] = seed[16..].try_into().unwrap();
-        let len = 1 << 18;
-        let mut drawn = draws(key, len, &Threads::ONE);
-        let rejected = drawn.iter().filter(|&&d| d == REJECTED).count();
-        assert!(rejected > 0, "no real rejection among {len} draws");
-        let forced = [0, 17, 18, len - 2];
-        for &k in &forced {
-            drawn[k] = REJECTED;
+    /// The shifts are the same from the same coin, below n, and spread evenly: over 6,144 coins
+    /// each of the 6 values of a shift below 6 comes 1,024 times in expectation (σ ≈ 29; the
+    /// test allows about 7σ).
+    #[test]
+    fn shifts_are_reproducible_and_even() {
+        assert_eq!(shifts(coin(1), 370_728, 3), shifts(coin(1), 370_728, 3));
+        assert_ne!(shifts(coin(1), 370_728, 3), shifts(coin(2), 370_728, 3));
+        let mut counts = [0usize; 6];
+        for seed in 0..=255u8 {
+            for salt in 0..24u8 {
+                let mut h = blake3::Hasher::new_derive_key(COIN);
+                h.update(&[seed, salt]);
+                let r = shifts(h.finalize_xof(), 6, 2);
+                assert_eq!(r.len(), 1);
+                counts[r[0]] += 1;
+            }
         }
-        assert_eq!(shuffle(retry_key, len, &drawn), drawn_in_turn(&seed, len, &forced));
+        assert_eq!(counts.iter().sum::<usize>(), 6_144);
+        assert!(counts.iter().all(|&c| (1_024 - 200..1_024 + 200).contains(&c)), "{counts:?}");
     }
 }

@@ -42,8 +42,9 @@ pub const MAGIC: &[u8; 4] = b"GRBL";
 /// check, its k per direction in the hellos. 9: the authenticated mode's set-up derived from the
 /// session's OT extension, its flights changed; the phase of a `Compute`. 10: the authenticated
 /// mode's leaky AND hashing each input once, and its bucketing permutation drawn from 32-bit
-/// words. 11: the authenticated garbling's two check rows per AND gate of 64 bits each.)
-pub const VERSION: u16 = 11;
+/// words. 11: the authenticated garbling's two check rows per AND gate of 64 bits each. 12: the
+/// authenticated mode's bucketing in shifted layers.)
+pub const VERSION: u16 = 12;
 
 /// The smallest credit window: room for a few batches of garbled data.
 pub const MIN_WINDOW: u32 = 64 << 10;
