@@ -22,18 +22,21 @@ use std::collections::VecDeque;
 /// while its triples are made.
 pub const SEGMENT_AND_GATES: usize = 1 << 16;
 
-/// Consecutive gates of a circuit.
+/// Consecutive gates of a circuit, held in the pieces they arrived in: each piece copied once
+/// into a buffer of its own size, where one growing buffer would copy the segment again at
+/// every doubling.
 #[derive(Clone, Debug, Default)]
 pub struct Segment {
-    gates: Vec<Gate>,
+    pieces: Vec<Vec<Gate>>,
     ands: usize,
     /// One past the largest slot its gates name.
     slots: usize,
 }
 
 impl Segment {
-    pub fn gates(&self) -> &[Gate] {
-        &self.gates
+    /// Its gates in order.
+    pub fn gates(&self) -> impl Iterator<Item = &Gate> {
+        self.pieces.iter().flatten()
     }
 
     /// AND gates among them.
@@ -46,19 +49,29 @@ impl Segment {
         self.slots
     }
 
-    fn push(&mut self, gate: Gate) {
-        let top = match gate {
-            Gate::Input { out, .. } => out,
-            Gate::Xor { a, b, out } | Gate::And { a, b, out } => a.max(b).max(out),
-            Gate::Not { a, out } => a.max(out),
-            Gate::Output { a, .. } => a,
-            Gate::OutputConst { .. } => 0,
-        };
-        if !matches!(gate, Gate::OutputConst { .. }) {
-            self.slots = self.slots.max(top as usize + 1);
+    fn is_empty(&self) -> bool {
+        self.pieces.is_empty()
+    }
+
+    /// Appends `gates`, none of them an AND gate past the segment's cut, as one piece.
+    fn push(&mut self, gates: &[Gate]) {
+        if gates.is_empty() {
+            return;
         }
-        self.ands += matches!(gate, Gate::And { .. }) as usize;
-        self.gates.push(gate);
+        for gate in gates {
+            let top = match *gate {
+                Gate::Input { out, .. } => out,
+                Gate::Xor { a, b, out } | Gate::And { a, b, out } => a.max(b).max(out),
+                Gate::Not { a, out } => a.max(out),
+                Gate::Output { a, .. } => a,
+                Gate::OutputConst { .. } => 0,
+            };
+            if !matches!(gate, Gate::OutputConst { .. }) {
+                self.slots = self.slots.max(top as usize + 1);
+            }
+            self.ands += matches!(gate, Gate::And { .. }) as usize;
+        }
+        self.pieces.push(gates.to_vec());
     }
 }
 
@@ -84,23 +97,25 @@ impl Segmenter {
     }
 
     /// Takes the stream's next gates.
-    pub fn push(&mut self, gates: &[Gate]) {
-        for &gate in gates {
-            if matches!(gate, Gate::And { .. }) && self.current.ands == self.max_ands {
-                // The next segment's gates in a buffer of this one's size, not grown gate by
-                // gate (which leaves freed buffers behind in an allocator that keeps them).
-                let next = Segment { gates: Vec::with_capacity(self.current.gates.len()), ..Segment::default() };
-                self.ready.push_back(std::mem::replace(&mut self.current, next));
+    pub fn push(&mut self, mut gates: &[Gate]) {
+        while !gates.is_empty() {
+            // The gates up to the AND gate that would pass the cut.
+            let room = self.max_ands - self.current.ands;
+            let cut = gates.iter().enumerate().filter(|(_, g)| matches!(g, Gate::And { .. })).nth(room).map_or(gates.len(), |(i, _)| i);
+            let (now, rest) = gates.split_at(cut);
+            self.current.push(now);
+            if !rest.is_empty() {
+                self.ready.push_back(std::mem::take(&mut self.current));
                 self.cut += 1;
             }
-            self.current.push(gate);
+            gates = rest;
         }
     }
 
     /// The stream ended: the last segment is ready (the only one, without AND gates, if the
     /// circuit has none).
     pub fn end(&mut self) {
-        if !self.ended && (!self.current.gates.is_empty() || self.cut == 0) {
+        if !self.ended && (!self.current.is_empty() || self.cut == 0) {
             self.ready.push_back(std::mem::take(&mut self.current));
             self.cut += 1;
         }
@@ -151,7 +166,7 @@ impl MaskWalk {
             self.slots.resize(segment.slots, AuthShare::default());
         }
         let mut next_and = and_masks.iter();
-        for gate in &segment.gates {
+        for gate in segment.gates() {
             visit(gate, &self.slots);
             match *gate {
                 Gate::Input { party, out } => self.slots[out as usize] = self.next_input(party, inputs)?,
@@ -181,5 +196,46 @@ pub(crate) fn party_index(party: Party) -> usize {
     match party {
         Party::Garbler => 0,
         Party::Evaluator => 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stream of inputs, XORs and AND gates (every third gate an AND), then outputs.
+    fn circuit(len: u32) -> Vec<Gate> {
+        let mut gates = vec![Gate::Input { party: Party::Garbler, out: 0 }, Gate::Input { party: Party::Evaluator, out: 1 }];
+        for i in 2..len {
+            gates.push(if i % 3 == 0 { Gate::And { a: i - 1, b: i - 2, out: i } } else { Gate::Xor { a: i - 1, b: i - 2, out: i } });
+        }
+        gates.push(Gate::Output { a: len - 1, to: garblet_circuits::Reveal::Evaluator });
+        gates
+    }
+
+    fn cut(gates: &[Gate], max_ands: usize, piece: usize) -> Vec<Vec<Gate>> {
+        let mut cutter = Segmenter::new(max_ands);
+        gates.chunks(piece).for_each(|p| cutter.push(p));
+        cutter.end();
+        std::iter::from_fn(|| cutter.pop()).map(|s| s.gates().copied().collect()).collect()
+    }
+
+    /// The cut does not depend on how the stream arrives, and falls right before the AND gate
+    /// that would pass `max_ands`.
+    #[test]
+    fn segments_are_cut_alike_whatever_the_pieces() {
+        let gates = circuit(300);
+        for max_ands in [1, 2, 7, 99, 1000] {
+            let whole = cut(&gates, max_ands, gates.len());
+            assert_eq!(whole.concat(), gates, "max {max_ands}: every gate once, in order");
+            for segment in &whole {
+                let ands = segment.iter().filter(|g| matches!(g, Gate::And { .. })).count();
+                assert!(ands <= max_ands && ands > 0, "max {max_ands}: {ands} AND gates");
+            }
+            assert!(whole.iter().skip(1).all(|s| matches!(s[0], Gate::And { .. })), "each later segment starts at an AND gate");
+            for piece in [1, 2, 3, 5, 64] {
+                assert_eq!(cut(&gates, max_ands, piece), whole, "max {max_ands}, pieces of {piece}");
+            }
+        }
     }
 }

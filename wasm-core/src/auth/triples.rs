@@ -517,9 +517,10 @@ impl AuthParty {
             let (mut x, y, mut z) = (batch.share(k), batch.share(leaky + k), batch.share(2 * leaky + k));
             for j in 1..bucket {
                 let m = batch.member(k, j);
-                let (mx, my, mz) = (batch.share(m), batch.share(leaky + m), batch.share(2 * leaky + m));
-                let d = (y ^ my).bit ^ bit(peer_bits, k * (bucket - 1) + j - 1);
-                z = z ^ mz ^ mx.times(d);
+                let mx = batch.share(m);
+                // Of y_j only its bit: d_j = y₁ ⊕ y_j opened.
+                let d = y.bit ^ batch.bits[leaky + m] ^ bit(peer_bits, k * (bucket - 1) + j - 1);
+                z = z ^ batch.share(2 * leaky + m) ^ mx.times(d);
                 x = x ^ mx;
             }
             AuthTriple { x, y, z }
