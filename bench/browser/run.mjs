@@ -19,11 +19,14 @@
  *     standard and the authenticated mode, then, on one warm connection, standard runs beside
  *     authenticated runs whose preprocessing was done ahead (`session.prepare`), for each
  *     circuit; then the OT helper's share of the authenticated mode's work: `synthetic` with
- *     `--helper-and-gates` AND gates (10^6) with the helper working ahead on the OT extension and
- *     without, alternately, `--rounds` pairs (the engine's own time per AND gate, and the wall
+ *     `--helper-and-gates` AND gates (10^6) with the helper working ahead on the OT extension,
+ *     with it turning those jobs down, and with no helper at all (one worker: the per-worker
+ *     figure), alternately, `--rounds` of each (the engine's own time per AND gate, and the wall
  *     time); `--only-cut-and-choose` measures that alone;
  *   - `--only-kernels` measures the kernels alone (AES, the evaluators, the OT extension), with
  *     their targets;
+ *   - `--per-worker` measures the authenticated engine's throughput per worker against our wasm
+ *     AES's bound, alone, in a Chromium with no DevTools client attached (undisturbed.mjs);
  *   - with `--link RATE,RTT` (repeatable), the same through `garblet relay`'s emulated link:
  *     cold (from `Garblet.connect`) and warm (a second run on the connection), and the RTT;
  *   - where that latency goes (protocol phases, worker start, wasm instantiation);
@@ -31,7 +34,7 @@
  *     the cores the end-to-end run would need, at that CPU cost, to meet its target.
  *
  * It prints a report, then the numbers as one JSON object on its last line.
- * Usage: node bench/browser/run.mjs [--and-gates N] [--rounds N] [--latency-runs N] [--cnc-runs N] [--helper-and-gates N] [--only-cut-and-choose] [--only-kernels] [--profile] [--without-devtools]
+ * Usage: node bench/browser/run.mjs [--and-gates N] [--rounds N] [--latency-runs N] [--cnc-runs N] [--helper-and-gates N] [--only-cut-and-choose] [--only-kernels] [--per-worker] [--profile] [--without-devtools]
  *          [--link RATE,RTT ...] [--link-runs N] [--window-sweep MIB,MIB,...]
  *   --profile adds CPU profiles of in-page aes128 sessions in the standard and the authenticated mode (self time per function), and of an in-page engine
  *   computing authenticated `synthetic` (--helper-and-gates) with its OT helper in a worker, also after --only-cut-and-choose.
@@ -75,6 +78,7 @@ const { values: options } = parseArgs({
     'helper-and-gates': { type: 'string', default: '1000000' },
     'only-cut-and-choose': { type: 'boolean', default: false },
     'only-kernels': { type: 'boolean', default: false },
+    'per-worker': { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
     'without-devtools': { type: 'boolean', default: false },
     link: { type: 'string', multiple: true, default: [] },
@@ -116,6 +120,15 @@ async function main() {
   const relays = [];
   for (const link of links) relays.push(await startRelay(garblet.address, link));
   const web = await startStaticServer();
+  if (options['per-worker']) {
+    try {
+      log(JSON.stringify({ ...(await perWorker(garblet, web)), load_avg: { before: loadBefore, after: loadavg() } }));
+    } finally {
+      await web.close();
+      await garblet.close();
+    }
+    return;
+  }
   const browser = await chromium.launch({ executablePath: chromiumPath, args: CHROMIUM_ARGS });
   try {
     const page = await browser.newPage();
@@ -255,6 +268,44 @@ async function main() {
   }
 }
 
+/**
+ * The authenticated engine's throughput per worker against the bound the issue sets, in one run
+ * of a Chromium with no DevTools client (whose reporting of every WebSocket frame would take
+ * the cores the engine's time counts): our wasm AES, then `synthetic` with
+ * `--helper-and-gates` AND gates with no helper, with one turning its jobs down and with one
+ * working ahead, `--rounds` of each. The bound is (AES blocks/s) ÷ (AES blocks per AND gate);
+ * the engine computes, per AND gate at k = 4 and B = 4 (16 segments of 65,536), 3B + 1 = 13
+ * correlated OTs each way — SoftSpoken's PRG 2^k/k = 4 blocks per OT as the receiver and
+ * (2^k − 1)/k = 3.75 as the sender — the leaky ANDs' 3B hashes and the garbling hash's 4 as the
+ * evaluator: 116.75 blocks.
+ */
+async function perWorker(garblet, web) {
+  const k = 4;
+  const bucket = 4;
+  const blocksPerAnd = (3 * bucket + 1) * ((2 ** k) / k + (2 ** k - 1) / k) + 3 * bucket + 4;
+  const u = await measureWithoutDevtools({ garblet, web, rounds, perWorkerAndGates: helperAndGates });
+  const { share } = u;
+  const perAnd = (ms) => Number(((ms * 1e6) / share.andGates).toFixed(1));
+  const bound = u.aesBlocksPerSecond / blocksPerAnd;
+  const figures = {
+    per_worker_and_gates: share.andGates,
+    per_worker_wasm_aes_blocks_per_s: Math.round(u.aesBlocksPerSecond),
+    per_worker_aes_blocks_per_and: blocksPerAnd,
+    per_worker_bound_and_per_s: Math.round(bound),
+    per_worker_engine_ns_per_and_without_helper: perAnd(share.none.engineMs),
+    per_worker_engine_ns_per_and_helper_declined: perAnd(share.alone.engineMs),
+    per_worker_engine_ns_per_and_with_helper: perAnd(share.ahead.engineMs),
+    per_worker_wall_ms_without_helper: Number(share.none.wallMs.toFixed(1)),
+    per_worker_wall_ms_with_helper: Number(share.ahead.wallMs.toFixed(1)),
+  };
+  figures.per_worker_vs_bound = Number((1e9 / figures.per_worker_engine_ns_per_and_without_helper / bound).toFixed(3));
+  figures.per_worker_met = figures.per_worker_vs_bound >= 0.5;
+  log(`without DevTools attached: our wasm AES ${fmt(u.aesBlocksPerSecond)} blocks/s, ${fmt(blocksPerAnd, 5)} blocks per AND gate: a bound of ${fmt(bound)} AND/s per worker`);
+  log(`  authenticated synthetic, ${fmt(share.andGates)} AND gates: the engine's own work ${fmt(figures.per_worker_engine_ns_per_and_without_helper)} ns per AND gate with no helper (${fmt(figures.per_worker_vs_bound)}× the bound), ${fmt(figures.per_worker_engine_ns_per_and_helper_declined)} with a helper turning its jobs down, ${fmt(figures.per_worker_engine_ns_per_and_with_helper)} with it working ahead; medians of ${rounds} runs of each`);
+  log(`${figures.per_worker_met ? 'MET   ' : 'MISSED'} per_worker_vs_bound: the engine's AND/s with no helper >= 0.5 x (AES blocks/s / blocks per AND gate) (${fmt(figures.per_worker_vs_bound)}x)`);
+  return figures;
+}
+
 /** Logs CPU profiles of in-page aes128 sessions in the standard and the authenticated mode. */
 async function logProfiles(page, address) {
   for (const security of ['standard', 'authenticated']) {
@@ -321,11 +372,13 @@ async function securityCosts(measure, address) {
   figures.authenticated_synthetic_helper_and_gates = share.andGates;
   figures.authenticated_synthetic_engine_ns_per_and_alone = perAnd(share.alone.engineMs);
   figures.authenticated_synthetic_engine_ns_per_and_with_helper = perAnd(share.ahead.engineMs);
+  figures.authenticated_synthetic_engine_ns_per_and_without_helper = perAnd(share.none.engineMs);
   figures.authenticated_synthetic_engine_speedup_with_helper = Number((share.alone.engineMs / share.ahead.engineMs).toFixed(3));
   figures.authenticated_synthetic_wall_ms_alone = Number(share.alone.wallMs.toFixed(1));
   figures.authenticated_synthetic_wall_ms_with_helper = Number(share.ahead.wallMs.toFixed(1));
   figures.authenticated_synthetic_wall_speedup_with_helper = Number((share.alone.wallMs / share.ahead.wallMs).toFixed(3));
-  log(`authenticated synthetic, ${fmt(share.andGates)} AND gates in Chromium: the engine's own work ${fmt(figures.authenticated_synthetic_engine_ns_per_and_alone)} ns per AND gate alone, ${fmt(figures.authenticated_synthetic_engine_ns_per_and_with_helper)} with the OT helper working ahead (${fmt(figures.authenticated_synthetic_engine_speedup_with_helper)}×); wall ${fmt(share.alone.wallMs)} and ${fmt(share.ahead.wallMs)} ms (${fmt(figures.authenticated_synthetic_wall_speedup_with_helper)}×), server CPU ${fmt(share.alone.serverMs)} and ${fmt(share.ahead.serverMs)} ms; medians of ${rounds} alternating pairs on fresh connections`);
+  figures.authenticated_synthetic_wall_ms_without_helper = Number(share.none.wallMs.toFixed(1));
+  log(`authenticated synthetic, ${fmt(share.andGates)} AND gates in Chromium: the engine's own work ${fmt(figures.authenticated_synthetic_engine_ns_per_and_alone)} ns per AND gate alone, ${fmt(figures.authenticated_synthetic_engine_ns_per_and_with_helper)} with the OT helper working ahead (${fmt(figures.authenticated_synthetic_engine_speedup_with_helper)}×), ${fmt(figures.authenticated_synthetic_engine_ns_per_and_without_helper)} with no helper (one worker); wall ${fmt(share.alone.wallMs)}, ${fmt(share.ahead.wallMs)} and ${fmt(share.none.wallMs)} ms (${fmt(figures.authenticated_synthetic_wall_speedup_with_helper)}× with the helper), server CPU ${fmt(share.alone.serverMs)}, ${fmt(share.ahead.serverMs)} and ${fmt(share.none.serverMs)} ms; medians of ${rounds} alternating runs of each on fresh connections`);
   return figures;
 }
 

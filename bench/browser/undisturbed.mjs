@@ -1,7 +1,7 @@
 /**
  * `npm run bench:browser -- --without-devtools`: the network measurements in a Chromium started
  * directly, with no DevTools client attached (Playwright attaches one, and it reports every
- * WebSocket frame). The page (page/undisturbed.js) posts its results to a one-shot HTTP
+ * WebSocket frame); `--per-worker`, the authenticated engine's work per worker there instead. The page (page/undisturbed.js) posts its results to a one-shot HTTP
  * endpoint here.
  */
 import { spawn } from 'node:child_process';
@@ -14,7 +14,7 @@ import { CHROMIUM_ARGS, chromiumPath } from './chromium.mjs';
 const TIMEOUT_MS = 900_000;
 
 /** Runs page/undisturbed.html against `garblet`; resolves to what the page reports. */
-export async function measureWithoutDevtools({ garblet, web, andGates, latencyRuns, linkRuns, rounds, relays = [], sweepWindows = [] }) {
+export async function measureWithoutDevtools({ garblet, web, andGates = 0, latencyRuns = 0, linkRuns = 0, rounds, relays = [], sweepWindows = [], perWorkerAndGates = 0 }) {
   let report;
   const reported = new Promise((resolve) => (report = resolve));
   const collector = createServer((req, res) => {
@@ -35,6 +35,7 @@ export async function measureWithoutDevtools({ garblet, web, andGates, latencyRu
     rounds: String(rounds),
     links: relays.map((r) => r.address).join(','),
     sweep: sweepWindows.join(','),
+    perWorker: String(perWorkerAndGates),
     report: `http://127.0.0.1:${collector.address().port}/`,
   });
   const profile = mkdtempSync(join(tmpdir(), 'garblet-chromium-'));

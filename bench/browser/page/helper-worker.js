@@ -1,9 +1,11 @@
 /**
  * One authenticated `synthetic` run through the SDK's engine, as the SDK's worker runs it
- * (ts-sdk/src/worker.ts), with the OT helper working ahead on the OT extension or, with
- * `ahead` false, turning every such job down (the helper then takes only its half of the base
- * OTs, and the engine does all of the extension itself). Posts the run's wall time from the
- * request to the result, the engine's time in its own calls and the server's CPU time.
+ * (ts-sdk/src/worker.ts), with `helper` 'ahead': the OT helper working ahead on the OT
+ * extension; 'declined': the helper turning every such job down (it then takes only its half
+ * of the base OTs, and the engine does all of the extension itself); 'none': no helper at all,
+ * the engine doing everything in its one worker, as on a page that has no worker to spare.
+ * Posts the run's wall time from the request to the result, the engine's time in its own calls
+ * and the server's CPU time.
  */
 import { Engine } from '/sdk/dist/engine.js';
 import { otHelperOver } from '/sdk/dist/ot-helper.js';
@@ -15,7 +17,7 @@ let socketPort;
 let otHelperPort;
 let otHelper;
 
-self.onmessage = async ({ data: { ports, module, url, andGates, ahead } }) => {
+self.onmessage = async ({ data: { ports, module, url, andGates, helper: mode } }) => {
   if (ports) {
     [socketPort, otHelperPort] = ports;
     return;
@@ -25,8 +27,8 @@ self.onmessage = async ({ data: { ports, module, url, andGates, ahead } }) => {
     const opening = openSocket(socketPort, url);
     initSync({ module });
     const transport = await opening;
-    const helper = ahead ? otHelper : { baseOts: otHelper.baseOts, ahead: () => Promise.reject(new Error('turned down')) };
-    const engine = new Engine(wasm, transport, { window: 4 << 20 }, helper);
+    const helpers = { ahead: otHelper, declined: { baseOts: otHelper.baseOts, ahead: () => Promise.reject(new Error('turned down')) }, none: undefined };
+    const engine = new Engine(wasm, transport, { window: 4 << 20 }, helpers[mode]);
     await engine.ready();
     const start = performance.now();
     const { stats } = await engine.run({ service: 'synthetic', inputs: { evaluator: 0n }, params: { and_gates: andGates }, progressInterval: 1e9, security: 'authenticated' }, () => {});

@@ -126,10 +126,10 @@ function workerSession(worker, module, server, t0) {
 }
 
 /**
- * The OT helper's share of the authenticated mode's work: `rounds` pairs of `synthetic` runs
+ * The OT helper's share of the authenticated mode's work: `rounds` triples of `synthetic` runs
  * with `andGates` AND gates on fresh connections, one with the helper working ahead on both OT
- * directions and one without (helper-worker.js), in the SDK's three workers
- * kept warm; medians of each. `engineMs` is the engine worker's own work, the measure of
+ * directions, one with it turning those jobs down, and one with no helper (helper-worker.js),
+ * in the SDK's three workers kept warm; medians of each. `engineMs` is the engine worker's own work, the measure of
  * what a second worker takes off it whatever the machine's spare cores; `wallMs` also shows
  * whether the machine had a core for the helper (here the server and Chromium's own threads
  * share two).
@@ -140,19 +140,20 @@ export async function helperShare(server, andGates, rounds = 3) {
   const socket = startSocketWorker();
   const otHelper = startOtHelper();
   worker.postMessage({ ports: [socket.port, otHelper.port] }, [socket.port, otHelper.port]);
-  const run = (ahead) =>
+  const run = (helper) =>
     new Promise((resolve, reject) => {
       worker.onmessage = ({ data }) => (data.error ? reject(new Error(data.error)) : resolve(data));
-      worker.postMessage({ module, url: `ws://${server}/`, andGates, ahead });
+      worker.postMessage({ module, url: `ws://${server}/`, andGates, helper });
     });
   try {
-    const runs = { ahead: [], alone: [] };
+    const runs = { ahead: [], alone: [], none: [] };
     for (let i = 0; i < rounds; i++) {
-      runs.ahead.push(await run(true));
-      runs.alone.push(await run(false));
+      runs.ahead.push(await run('ahead'));
+      runs.alone.push(await run('declined'));
+      runs.none.push(await run('none'));
     }
     const medians = (rs) => ({ wallMs: median(rs.map((r) => r.wallMs)), engineMs: median(rs.map((r) => r.engineMs)), serverMs: median(rs.map((r) => r.serverMs)) });
-    return { andGates, ahead: medians(runs.ahead), alone: medians(runs.alone), runs };
+    return { andGates, ahead: medians(runs.ahead), alone: medians(runs.alone), none: medians(runs.none), runs };
   } finally {
     worker.terminate();
     socket.worker.terminate();

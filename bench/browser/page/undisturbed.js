@@ -4,7 +4,9 @@
  * Under Playwright, DevTools reports every WebSocket frame to the driver, and that work takes
  * most of the machine during a transfer; here the numbers are the browser's own.
  */
+import { kernelThroughput } from './kernels.js';
 import { aesColdWarm, aesLatency, endToEndThroughput, rawWebSocketThroughput, windowSweep } from './network.js';
+import { helperShare } from './phases.js';
 
 const query = new URLSearchParams(location.search);
 const server = query.get('server');
@@ -17,28 +19,47 @@ const rounds = Number(query.get('rounds'));
 const links = query.get('links')?.split(',').filter(Boolean) ?? [];
 /** Starting windows (bytes) to sweep over; none unless asked for. */
 const sweep = query.get('sweep')?.split(',').filter(Boolean).map(Number) ?? [];
+/** AND gates of the per-worker measurement, which then runs alone; 0 for the network ones. */
+const perWorker = Number(query.get('perWorker') ?? 0);
 const post = (result) => fetch(query.get('report'), { method: 'POST', body: JSON.stringify(result) });
 
-try {
-  await aesLatency(server, latencyRuns); // warm-up: workers, and the wasm tiered up
-  const latency = await aesLatency(server, latencyRuns);
-  const halfGates = await endToEndThroughput(server, andGates, undefined, 'half-gates');
-  const threeHalves = await endToEndThroughput(server, andGates, undefined, 'three-halves');
-  const e2e = await endToEndThroughput(server, andGates);
-  const raw = await rawWebSocketThroughput(server, Math.round(andGates * e2e.bytesPerAnd), frame);
-  const overLinks = [];
-  for (const relay of links) overLinks.push(await aesColdWarm(relay, linkRuns));
-  const swept = sweep.length ? await windowSweep(server, andGates, sweep, rounds) : [];
-  await post({
-    aes128LatencyMs: latency.medianMs,
-    e2eAndPerSecond: e2e.andPerSecond,
-    e2eHalfGatesAndPerSecond: halfGates.andPerSecond,
-    e2eThreeHalvesAndPerSecond: threeHalves.andPerSecond,
-    wsBytesPerSecond: raw.bytesPerSecond,
-    bytesPerAnd: e2e.bytesPerAnd,
-    links: overLinks.map(({ samples, ...medians }) => medians),
-    sweep: swept,
-  });
-} catch (e) {
-  await post({ error: String(e?.message ?? e) });
+if (perWorker > 0) {
+  // Our wasm AES, then the authenticated engine with no helper, with one turning its jobs
+  // down and with one working ahead, `rounds` of each.
+  try {
+    const kernels = await kernelThroughput();
+    const share = await helperShare(server, perWorker, rounds);
+    await post({ aesBlocksPerSecond: kernels.ours, share });
+  } catch (e) {
+    await post({ error: String(e?.message ?? e) });
+  }
+} else {
+  await networkMeasurements();
+}
+
+/** The network measurements: latency, end to end, raw WebSocket, links, window sweep. */
+async function networkMeasurements() {
+  try {
+    await aesLatency(server, latencyRuns); // warm-up: workers, and the wasm tiered up
+    const latency = await aesLatency(server, latencyRuns);
+    const halfGates = await endToEndThroughput(server, andGates, undefined, 'half-gates');
+    const threeHalves = await endToEndThroughput(server, andGates, undefined, 'three-halves');
+    const e2e = await endToEndThroughput(server, andGates);
+    const raw = await rawWebSocketThroughput(server, Math.round(andGates * e2e.bytesPerAnd), frame);
+    const overLinks = [];
+    for (const relay of links) overLinks.push(await aesColdWarm(relay, linkRuns));
+    const swept = sweep.length ? await windowSweep(server, andGates, sweep, rounds) : [];
+    await post({
+      aes128LatencyMs: latency.medianMs,
+      e2eAndPerSecond: e2e.andPerSecond,
+      e2eHalfGatesAndPerSecond: halfGates.andPerSecond,
+      e2eThreeHalvesAndPerSecond: threeHalves.andPerSecond,
+      wsBytesPerSecond: raw.bytesPerSecond,
+      bytesPerAnd: e2e.bytesPerAnd,
+      links: overLinks.map(({ samples, ...medians }) => medians),
+      sweep: swept,
+    });
+  } catch (e) {
+    await post({ error: String(e?.message ?? e) });
+  }
 }
