@@ -86,8 +86,8 @@
 //! Nielsen–Nordholt–Orlandi–Burra 2012, written here for shifted layers (the lemma itself
 //! could not be read on this machine). A uniform permutation of all ℓ triples gives a bound
 //! about B^B/B! smaller (3.4 bits at B = 4) but reads every triple from a random place: the
-//! shifts keep the same B for every circuit of at least 4,096 AND gates per batch, and the
-//! batch's work runs through memory in order. [`bucket_size_of`] takes the least B with
+//! shifts keep the same B for every batch of 4,096 to 276,324 triples (the sessions' batches,
+//! a segment each, hold at most 65,536), and the batch's work runs through memory in order. [`bucket_size_of`] takes the least B with
 //! B + (B − 1)·log₂ n ≥ 40 (n the triples wanted):
 //!
 //! | n (triples)         | B  |
