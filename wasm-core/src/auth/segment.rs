@@ -22,21 +22,18 @@ use std::collections::VecDeque;
 /// while its triples are made.
 pub const SEGMENT_AND_GATES: usize = 1 << 16;
 
-/// Consecutive gates of a circuit, held in the pieces they arrived in: each piece copied once
-/// into a buffer of its own size, where one growing buffer would copy the segment again at
-/// every doubling.
+/// Consecutive gates of a circuit.
 #[derive(Clone, Debug, Default)]
 pub struct Segment {
-    pieces: Vec<Vec<Gate>>,
+    gates: Vec<Gate>,
     ands: usize,
     /// One past the largest slot its gates name.
     slots: usize,
 }
 
 impl Segment {
-    /// Its gates in order.
-    pub fn gates(&self) -> impl Iterator<Item = &Gate> {
-        self.pieces.iter().flatten()
+    pub fn gates(&self) -> &[Gate] {
+        &self.gates
     }
 
     /// AND gates among them.
@@ -49,29 +46,19 @@ impl Segment {
         self.slots
     }
 
-    fn is_empty(&self) -> bool {
-        self.pieces.is_empty()
-    }
-
-    /// Appends `gates`, none of them an AND gate past the segment's cut, as one piece.
-    fn push(&mut self, gates: &[Gate]) {
-        if gates.is_empty() {
-            return;
+    fn push(&mut self, gate: Gate) {
+        let top = match gate {
+            Gate::Input { out, .. } => out,
+            Gate::Xor { a, b, out } | Gate::And { a, b, out } => a.max(b).max(out),
+            Gate::Not { a, out } => a.max(out),
+            Gate::Output { a, .. } => a,
+            Gate::OutputConst { .. } => 0,
+        };
+        if !matches!(gate, Gate::OutputConst { .. }) {
+            self.slots = self.slots.max(top as usize + 1);
         }
-        for gate in gates {
-            let top = match *gate {
-                Gate::Input { out, .. } => out,
-                Gate::Xor { a, b, out } | Gate::And { a, b, out } => a.max(b).max(out),
-                Gate::Not { a, out } => a.max(out),
-                Gate::Output { a, .. } => a,
-                Gate::OutputConst { .. } => 0,
-            };
-            if !matches!(gate, Gate::OutputConst { .. }) {
-                self.slots = self.slots.max(top as usize + 1);
-            }
-            self.ands += matches!(gate, Gate::And { .. }) as usize;
-        }
-        self.pieces.push(gates.to_vec());
+        self.ands += matches!(gate, Gate::And { .. }) as usize;
+        self.gates.push(gate);
     }
 }
 
@@ -97,25 +84,23 @@ impl Segmenter {
     }
 
     /// Takes the stream's next gates.
-    pub fn push(&mut self, mut gates: &[Gate]) {
-        while !gates.is_empty() {
-            // The gates up to the AND gate that would pass the cut.
-            let room = self.max_ands - self.current.ands;
-            let cut = gates.iter().enumerate().filter(|(_, g)| matches!(g, Gate::And { .. })).nth(room).map_or(gates.len(), |(i, _)| i);
-            let (now, rest) = gates.split_at(cut);
-            self.current.push(now);
-            if !rest.is_empty() {
-                self.ready.push_back(std::mem::take(&mut self.current));
+    pub fn push(&mut self, gates: &[Gate]) {
+        for &gate in gates {
+            if matches!(gate, Gate::And { .. }) && self.current.ands == self.max_ands {
+                // The next segment's gates in a buffer of this one's size, not grown gate by
+                // gate (which leaves freed buffers behind in an allocator that keeps them).
+                let next = Segment { gates: Vec::with_capacity(self.current.gates.len()), ..Segment::default() };
+                self.ready.push_back(std::mem::replace(&mut self.current, next));
                 self.cut += 1;
             }
-            gates = rest;
+            self.current.push(gate);
         }
     }
 
     /// The stream ended: the last segment is ready (the only one, without AND gates, if the
     /// circuit has none).
     pub fn end(&mut self) {
-        if !self.ended && (!self.current.is_empty() || self.cut == 0) {
+        if !self.ended && (!self.current.gates.is_empty() || self.cut == 0) {
             self.ready.push_back(std::mem::take(&mut self.current));
             self.cut += 1;
         }
@@ -166,7 +151,7 @@ impl MaskWalk {
             self.slots.resize(segment.slots, AuthShare::default());
         }
         let mut next_and = and_masks.iter();
-        for gate in segment.gates() {
+        for gate in &segment.gates {
             visit(gate, &self.slots);
             match *gate {
                 Gate::Input { party, out } => self.slots[out as usize] = self.next_input(party, inputs)?,
@@ -217,7 +202,7 @@ mod tests {
         let mut cutter = Segmenter::new(max_ands);
         gates.chunks(piece).for_each(|p| cutter.push(p));
         cutter.end();
-        std::iter::from_fn(|| cutter.pop()).map(|s| s.gates().copied().collect()).collect()
+        std::iter::from_fn(|| cutter.pop()).map(|s| s.gates().to_vec()).collect()
     }
 
     /// The cut does not depend on how the stream arrives, and falls right before the AND gate
