@@ -18,8 +18,8 @@ use std::collections::VecDeque;
 
 /// AND gates of one segment at most: one batch of triples, whose bucket size this fixes with
 /// the number of segments ([`super::triples::bucket_size_of`]): B = 4 from 2^−40 up to 4,096
-/// segments (2.7·10^8 AND gates), 5 beyond. Each party holds about 300 bytes per AND gate of a segment
-/// while its triples are made.
+/// segments (2.7·10^8 AND gates), 5 beyond. Each party holds about 300 bytes per AND gate of a
+/// segment while its triples are made.
 pub const SEGMENT_AND_GATES: usize = 1 << 16;
 
 /// Consecutive gates of a circuit.

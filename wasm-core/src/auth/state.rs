@@ -79,6 +79,13 @@ impl Batch {
         let i = k + self.shifts[j - 1];
         j * self.n + if i >= self.n { i - self.n } else { i }
     }
+
+    /// The bucketing's openings y₁ ⊕ y_j of buckets `buckets`, in the order they travel (bucket
+    /// by bucket, j = 2 … B): the places of y₁ and y_j in the batch's bits, MACs and keys.
+    pub(crate) fn opened_pairs(&self, buckets: core::ops::Range<usize>) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let leaky = self.leaky_count();
+        buckets.flat_map(move |k| (1..self.bucket).map(move |j| (leaky + k, leaky + self.member(k, j))))
+    }
 }
 
 /// Where a party is in a batch; each state names the peer's message it waits for.

@@ -458,22 +458,16 @@ impl AuthParty {
         // Buckets a multiple of 8 at a time, so that each range's bits start on a byte.
         let ranges = self.threads.ranges(b.n, SPREAD / 4);
         let openings: Vec<_> = ranges.iter().map(|r| r.start * (bucket - 1)..r.end * (bucket - 1)).collect();
-        let (batch, leaky) = (&*b, b.leaky_count());
+        let batch = &*b;
         let parts = split_mut(&mut message, &bit_ranges(&openings), 1).into_iter().zip(split_mut(&mut macs, &openings, 1));
         let jobs: Vec<_> = parts
             .zip(ranges.iter().cloned())
             .map(|((bits_out, macs), range)| {
                 move || {
-                    let mut o = 0;
-                    for k in range {
-                        let y1 = leaky + k;
-                        for j in 1..bucket {
-                            // y₁ ⊕ y_j: its bit and MAC.
-                            let yj = leaky + batch.member(k, j);
-                            set_bit(bits_out, o, batch.bits[y1] ^ batch.bits[yj]);
-                            macs[o] = batch.macs[y1] ^ batch.macs[yj];
-                            o += 1;
-                        }
+                    // y₁ ⊕ y_j: its bit and MAC.
+                    for (o, (y1, yj)) in batch.opened_pairs(range).enumerate() {
+                        set_bit(bits_out, o, batch.bits[y1] ^ batch.bits[yj]);
+                        macs[o] = batch.macs[y1] ^ batch.macs[yj];
                     }
                 }
             })
@@ -493,15 +487,8 @@ impl AuthParty {
         let (delta, bucket, batch, leaky) = (self.delta, b.bucket, &*b, b.leaky_count());
         // This party's key of the peer's share of each y₁ ⊕ y_j.
         let keys: Vec<Vec<Block>> = self.threads.map(b.n, SPREAD / 4, |range| {
-            let mut keys = Vec::with_capacity(range.len() * (bucket - 1));
-            let mut o = range.start * (bucket - 1);
-            for k in range {
-                for j in 1..bucket {
-                    keys.push(batch.keys[leaky + k] ^ batch.keys[leaky + batch.member(k, j)] ^ delta.select(bit(peer_bits, o)));
-                    o += 1;
-                }
-            }
-            keys
+            let first = range.start * (bucket - 1);
+            batch.opened_pairs(range).enumerate().map(|(o, (y1, yj))| batch.keys[y1] ^ batch.keys[yj] ^ delta.select(bit(peer_bits, first + o))).collect()
         });
         let expected = digest_blocks(OPENING_MACS, &self.transcript, self.role.peer(), keys.into_iter().flatten());
         #[allow(unused_mut)]
