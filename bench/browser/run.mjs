@@ -285,16 +285,15 @@ async function perWorker(garblet, web) {
   const blocksPerAnd = (3 * bucket + 1) * ((2 ** k) / k + (2 ** k - 1) / k) + 3 * bucket + 4;
   const u = await measureWithoutDevtools({ garblet, web, rounds, perWorkerAndGates: helperAndGates });
   const { share } = u;
-  const perAnd = (ms) => Number(((ms * 1e6) / share.andGates).toFixed(1));
   const bound = u.aesBlocksPerSecond / blocksPerAnd;
   const figures = {
     per_worker_and_gates: share.andGates,
     per_worker_wasm_aes_blocks_per_s: Math.round(u.aesBlocksPerSecond),
     per_worker_aes_blocks_per_and: blocksPerAnd,
     per_worker_bound_and_per_s: Math.round(bound),
-    per_worker_engine_ns_per_and_without_helper: perAnd(share.none.engineMs),
-    per_worker_engine_ns_per_and_helper_declined: perAnd(share.alone.engineMs),
-    per_worker_engine_ns_per_and_with_helper: perAnd(share.ahead.engineMs),
+    per_worker_engine_ns_per_and_without_helper: nsPerAnd(share, share.none.engineMs),
+    per_worker_engine_ns_per_and_helper_declined: nsPerAnd(share, share.alone.engineMs),
+    per_worker_engine_ns_per_and_with_helper: nsPerAnd(share, share.ahead.engineMs),
     per_worker_wall_ms_without_helper: Number(share.none.wallMs.toFixed(1)),
     per_worker_wall_ms_with_helper: Number(share.ahead.wallMs.toFixed(1)),
   };
@@ -368,11 +367,10 @@ async function securityCosts(measure, address) {
   }
   // The OT helper's share of the authenticated mode's work in the browser, on a long computation.
   const share = await measure('helperShare', address, helperAndGates, rounds);
-  const perAnd = (ms) => Number(((ms * 1e6) / share.andGates).toFixed(1));
   figures.authenticated_synthetic_helper_and_gates = share.andGates;
-  figures.authenticated_synthetic_engine_ns_per_and_alone = perAnd(share.alone.engineMs);
-  figures.authenticated_synthetic_engine_ns_per_and_with_helper = perAnd(share.ahead.engineMs);
-  figures.authenticated_synthetic_engine_ns_per_and_without_helper = perAnd(share.none.engineMs);
+  figures.authenticated_synthetic_engine_ns_per_and_alone = nsPerAnd(share, share.alone.engineMs);
+  figures.authenticated_synthetic_engine_ns_per_and_with_helper = nsPerAnd(share, share.ahead.engineMs);
+  figures.authenticated_synthetic_engine_ns_per_and_without_helper = nsPerAnd(share, share.none.engineMs);
   figures.authenticated_synthetic_engine_speedup_with_helper = Number((share.alone.engineMs / share.ahead.engineMs).toFixed(3));
   figures.authenticated_synthetic_wall_ms_alone = Number(share.alone.wallMs.toFixed(1));
   figures.authenticated_synthetic_wall_ms_with_helper = Number(share.ahead.wallMs.toFixed(1));
@@ -380,6 +378,11 @@ async function securityCosts(measure, address) {
   figures.authenticated_synthetic_wall_ms_without_helper = Number(share.none.wallMs.toFixed(1));
   log(`authenticated synthetic, ${fmt(share.andGates)} AND gates in Chromium: the engine's own work ${fmt(figures.authenticated_synthetic_engine_ns_per_and_alone)} ns per AND gate alone, ${fmt(figures.authenticated_synthetic_engine_ns_per_and_with_helper)} with the OT helper working ahead (${fmt(figures.authenticated_synthetic_engine_speedup_with_helper)}×), ${fmt(figures.authenticated_synthetic_engine_ns_per_and_without_helper)} with no helper (one worker); wall ${fmt(share.alone.wallMs)}, ${fmt(share.ahead.wallMs)} and ${fmt(share.none.wallMs)} ms (${fmt(figures.authenticated_synthetic_wall_speedup_with_helper)}× with the helper), server CPU ${fmt(share.alone.serverMs)}, ${fmt(share.ahead.serverMs)} and ${fmt(share.none.serverMs)} ms; medians of ${rounds} alternating runs of each on fresh connections`);
   return figures;
+}
+
+/** Nanoseconds per AND gate of `ms` milliseconds over a `helperShare` result's AND gates. */
+function nsPerAnd(share, ms) {
+  return Number(((ms * 1e6) / share.andGates).toFixed(1));
 }
 
 /** The element of `xs` whose `key` is the median (the upper one of an even count). */
