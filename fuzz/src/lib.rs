@@ -11,8 +11,9 @@
 //! never exceeds the reader's limit, a parsed value has the width asked for.
 
 use garblet_circuits::bristol::{self, BristolProgram};
-use garblet_circuits::{value, Encoding, Plaintext, Reveal, Runner};
+use garblet_circuits::{value, Backend, Encoding, Plaintext, Reveal, Runner};
 use garblet_core::protocol::catalog::{EncodingInfo, FieldInfo};
+use garblet_core::protocol::topology::{end_record, StreamStep, TopologyHasher, TopologyReader, TopologyWriter, HEADER_BYTES};
 use garblet_core::protocol::{EvaluatorConfig, Frame, GarblerConfig, Services};
 use garblet_server::client::commands::{input_bits, parse_param};
 use garblet_server::serve::config::Config;
@@ -157,7 +158,9 @@ pub fn evaluator_session(data: &[u8]) {
 const MAX_RUN_GATES: usize = 1 << 16;
 
 /// A Bristol Fashion file: scanned as the server does at start-up, and when it scans, built as a
-/// program (all inputs the evaluator's, every output to it) and run in the clear on zero inputs.
+/// program (all inputs the evaluator's, every output to it) and run in the clear on inputs that
+/// follow a fixed pattern; then streamed as a server streams it, in small batches so that wires
+/// outlive their records, and the evaluator's reading of the stream run in the clear again.
 pub fn bristol(data: &[u8]) {
     let Ok(info) = bristol::scan(data) else { return };
     if info.header.gates > MAX_RUN_GATES || info.header.wires > MAX_RUN_GATES * 4 {
@@ -165,11 +168,35 @@ pub fn bristol(data: &[u8]) {
     }
     let (inputs, outputs) = bristol::default_io(&info.header, &[], Reveal::Evaluator);
     let (input_bits, output_bits) = (info.header.input_wires(), info.header.output_wires());
+    let x: Vec<bool> = (0..input_bits).map(|i| i % 3 == 1).collect();
     let program = BristolProgram::new(data, Arc::new(info), inputs, outputs).unwrap_or_else(|e| panic!("a scanned circuit does not build: {e}"));
-    let runner = Runner::new(Box::new(program));
-    let mut plain = Plaintext::new(vec![], vec![false; input_bits]);
-    runner.run(&mut plain).unwrap_or_else(|e| panic!("a scanned circuit does not run: {e}"));
+    let mut runner = Runner::with_batch_gates(Box::new(program), 61);
+    let (mut plain, mut streamed) = (Plaintext::new(vec![], x.clone()), Plaintext::new(vec![], x));
+    let (mut writer, mut records, mut hasher) = (TopologyWriter::new(), Vec::new(), TopologyHasher::new());
+    while let Some(batch) = runner.next_batch().unwrap_or_else(|e| panic!("a scanned circuit does not build: {e}")) {
+        plain.process(batch).unwrap_or_else(|e| panic!("a scanned circuit does not run: {e}"));
+        let start = records.len();
+        writer.record(batch, &mut records);
+        hasher.update(&records[start..]);
+    }
     assert_eq!(plain.outputs().len(), output_bits, "outputs");
+    records.extend_from_slice(&end_record());
+    hasher.update(&end_record());
+    let mut reader = TopologyReader::new(hasher.finish(), u32::MAX);
+    let mut at = 0;
+    loop {
+        match reader.step(&records[at..]).unwrap_or_else(|e| panic!("the stream of a scanned circuit does not read: {e}")) {
+            StreamStep::Header => at += HEADER_BYTES,
+            StreamStep::Decoded(n) => {
+                at += n;
+                streamed.process(reader.batch()).unwrap_or_else(|e| panic!("a streamed circuit does not run: {e}"));
+            }
+            StreamStep::Payload => reader.payload_read(),
+            StreamStep::End => break,
+            StreamStep::NeedBytes => panic!("the stream ends early"),
+        }
+    }
+    assert_eq!(streamed.outputs(), plain.outputs(), "the streamed circuit's outputs");
 }
 
 /// A configuration file, loaded and its services built as `garblet serve` does at start-up,

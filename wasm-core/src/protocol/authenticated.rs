@@ -54,7 +54,7 @@ use super::mode::{output_values, send_done, send_flight, ComputationResult, Ende
 use super::plan::{GateSource, Plan, RecordedCircuit};
 use super::session::{Counters, Outbox};
 use super::stats::Stats;
-use super::topology::{encode_record, end_record, StreamStep, TopologyReader, HEADER_BYTES};
+use super::topology::{end_record, StreamStep, TopologyReader, TopologyWriter, HEADER_BYTES};
 use super::SessionError;
 use crate::auth::garble::{tables_len, EvaluatorComputation, GarblerComputation, InputMaterial, SegmentMaterial};
 use crate::auth::segment::{segments_of, Segment, Segmenter, SEGMENT_AND_GATES};
@@ -227,6 +227,7 @@ impl Segments {
 fn survey(gates: GateSource, known: Option<u64>, topology: bool, limit: u64) -> Result<(u64, Vec<u8>, Source), SessionError> {
     let over = |n: u64| if n > limit { Err(SessionError::AndGateLimit { limit, requested: None }) } else { Ok(()) };
     let mut records = Vec::new();
+    let mut writer = TopologyWriter::new();
     let mut and_gates = 0u64;
     // Counts one batch, keeps its record if the client needs the topology.
     let mut take = |batch: &garblet_circuits::Batch, record: Option<&[u8]>| {
@@ -234,7 +235,7 @@ fn survey(gates: GateSource, known: Option<u64>, topology: bool, limit: u64) -> 
         if topology {
             match record {
                 Some(record) => records.extend_from_slice(record),
-                None => encode_record(batch, &mut records),
+                None => writer.record(batch, &mut records),
             }
         }
         over(and_gates)

@@ -32,7 +32,7 @@ use super::mode::{output_values, send_done, send_flight, Gathering, ComputationR
 use super::plan::{GateSource, RecordedCircuit};
 use super::session::{Counters, Outbox};
 use super::stats::Stats;
-use super::topology::{encode_record, end_record, StreamStep, TopologyReader, HEADER_BYTES};
+use super::topology::{end_record, StreamStep, TopologyReader, TopologyWriter, HEADER_BYTES};
 use super::SessionError;
 use crate::aes::AesCtr;
 use crate::block::Block;
@@ -469,6 +469,8 @@ pub(super) struct CncGarbler {
     x: Vec<bool>,
     gates: Gates,
     stream_topology: bool,
+    /// The streamed topology's writer, once a batch built here (not replayed) needs a record.
+    writer: Option<TopologyWriter>,
     rng: AesCtr,
     encoding: EncodingKind,
     /// The computation's garbling-hash instance seed ([`FromSession`]).
@@ -533,6 +535,7 @@ impl CncGarbler {
             x,
             gates: Gates::from_source(source)?,
             stream_topology,
+            writer: None,
             rng: AesCtr::from_os_rng().map_err(SessionError::Random)?,
             encoding,
             instance: from_session.computation,
@@ -723,7 +726,7 @@ impl CncGarbler {
                                     Some(record) => send(0, record),
                                     None => {
                                         let mut record = Vec::new();
-                                        encode_record(batch, &mut record);
+                                        self.writer.get_or_insert_with(TopologyWriter::new).record(batch, &mut record);
                                         send(0, &record);
                                     }
                                 }

@@ -28,7 +28,7 @@ use crate::ot::MAX_CHUNK;
 use garblet_circuits::{count_and_gates, Shape};
 use super::plan::{GateSource, Plan, RecordedCircuit};
 use super::stats::Stats;
-use super::topology::{encode_record, end_record};
+use super::topology::{end_record, TopologyWriter};
 use super::SessionError;
 use crate::block::Block;
 use garblet_circuits::Runner;
@@ -60,6 +60,8 @@ pub(super) struct StandardGarbler {
     stage: Stage,
     batches: Batches,
     stream_topology: bool,
+    /// The streamed topology's writer, once a batch built here (not replayed) needs a record.
+    writer: Option<TopologyWriter>,
     evaluator_bits: u64,
     /// Evaluator input labels whose corrections have been sent.
     corrected: u64,
@@ -103,6 +105,7 @@ impl StandardGarbler {
                 GateSource::Factory(make) => Batches::Built(Runner::new(make()?)),
             },
             stream_topology: plan.stream_topology,
+            writer: None,
             evaluator_bits: request.evaluator_bits,
             corrected: 0,
             pending: super::frame::data_frame(parts.limits.data_frame + FRAME_SLACK),
@@ -271,7 +274,7 @@ impl GarblerMode for StandardGarbler {
                     if self.stream_topology {
                         match record {
                             Some(record) => self.pending.extend_from_slice(record),
-                            None => encode_record(batch, &mut self.pending),
+                            None => self.writer.get_or_insert_with(TopologyWriter::new).record(batch, &mut self.pending),
                         }
                     }
                     parts.engine.garble(batch, &mut self.pending)?;
