@@ -10,10 +10,14 @@
  * samples even when it does not grow itself: sizes between the smallest and the largest tell
  * that apart from a slow growth.
  *
+ * With `--without-devtools` each size runs in a Chromium started afresh with no DevTools client
+ * (undisturbed.mjs) instead of a Playwright context: Playwright's DevTools client is sent every
+ * WebSocket frame, and what the browser holds for it is in the tab's memory too.
+ *
  * Prints a line per size, then one JSON object: per size its AND gates, seconds, the peaks and
  * the values at the end (MiB), and each of those against the first size's.
  *
- * Usage: node bench/browser/memory.mjs [--and-gates 1000000,10000000,100000000] [--security authenticated]
+ * Usage: node bench/browser/memory.mjs [--and-gates 1000000,10000000,100000000] [--security authenticated] [--without-devtools]
  *   CHROMIUM=/path/to/chrome, GARBLET_BIN=/path/to/garblet override the defaults.
  */
 import { readFileSync, readdirSync } from 'node:fs';
@@ -23,6 +27,7 @@ import { chromium } from 'playwright-core';
 import { CHROMIUM_ARGS, chromiumPath } from './chromium.mjs';
 import { startGarbletServer } from './garblet-server.mjs';
 import { startStaticServer } from './static-server.mjs';
+import { measureWithoutDevtools } from './undisturbed.mjs';
 
 const MiB = 2 ** 20;
 
@@ -30,8 +35,10 @@ const { values: options } = parseArgs({
   options: {
     'and-gates': { type: 'string', default: '1000000,10000000,100000000' },
     security: { type: 'string', default: 'authenticated' },
+    'without-devtools': { type: 'boolean', default: false },
   },
 });
+const withoutDevtools = options['without-devtools'];
 const sizes = options['and-gates'].split(',').map(Number);
 if (sizes.some((n) => !Number.isSafeInteger(n) || n < 1)) throw new Error(`--and-gates: positive integers, comma-separated (got ${options['and-gates']})`);
 
@@ -60,7 +67,10 @@ function rendererPids() {
   return pids;
 }
 
-/** Samples the tab's and the server's resident memory once a second until `stop()`. */
+/**
+ * Samples the tab's and the server's resident memory once a second until `stop()`, which takes
+ * a last sample unless `resample` is false (the browser already gone: the last second's stands).
+ */
 function sampler(serverPid) {
   const peaks = { tab: 0, server: 0 };
   let last = { tab: 0, server: 0 };
@@ -72,9 +82,9 @@ function sampler(serverPid) {
   sample();
   const timer = setInterval(sample, 1000);
   return {
-    stop() {
+    stop(resample = true) {
       clearInterval(timer);
-      sample();
+      if (resample) sample();
       return { peaks, end: last };
     },
   };
@@ -87,17 +97,25 @@ async function main() {
   const browser = await chromium.launch({ executablePath: chromiumPath, args: CHROMIUM_ARGS });
   const results = [];
   const version = browser.version();
+  if (withoutDevtools) await browser.close();
   try {
-    console.log(`Chromium ${version}, garblet serve on ${garblet.address}, ${options.security}, load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')}`);
+    console.log(`Chromium ${version}${withoutDevtools ? ' (no DevTools client)' : ''}, garblet serve on ${garblet.address}, ${options.security}, load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')}`);
     for (const andGates of sizes) {
-      const context = await browser.newContext();
-      const page = await context.newPage();
-      await page.goto(`${web.origin}/`);
-      await page.waitForFunction(() => 'garbletBench' in window);
-      const samples = sampler(garblet.pid);
-      const run = await page.evaluate(([server, n, security]) => window.garbletBench.syntheticWasmMemory(server, n, security), [garblet.address, andGates, options.security]);
-      const { peaks, end } = samples.stop();
-      await context.close();
+      let run, peaks, end;
+      if (withoutDevtools) {
+        const samples = sampler(garblet.pid);
+        run = await measureWithoutDevtools({ garblet, web, memory: { andGates, security: options.security } });
+        ({ peaks, end } = samples.stop(false));
+      } else {
+        const context = await browser.newContext();
+        const page = await context.newPage();
+        await page.goto(`${web.origin}/`);
+        await page.waitForFunction(() => 'garbletBench' in window);
+        const samples = sampler(garblet.pid);
+        run = await page.evaluate(([server, n, security]) => window.garbletBench.syntheticWasmMemory(server, n, security), [garblet.address, andGates, options.security]);
+        ({ peaks, end } = samples.stop());
+        await context.close();
+      }
       if (run.andGates !== andGates) throw new Error(`the run evaluated ${run.andGates} AND gates, not ${andGates}`);
       const mib = (b) => Number((b / MiB).toFixed(1));
       const result = {
@@ -114,7 +132,7 @@ async function main() {
       console.log(`${andGates.toLocaleString('en-US')} AND gates in ${result.seconds} s: tab ${result.tab_peak_mib} MiB at the peak, ${result.tab_end_mib} at the end; server ${result.server_peak_mib} and ${result.server_end_mib}; WebAssembly ${result.wasm_peak_mib} and ${result.wasm_end_mib}`);
     }
   } finally {
-    await browser.close();
+    if (browser.isConnected()) await browser.close();
     await web.close();
     await garblet.close();
   }
@@ -123,7 +141,7 @@ async function main() {
     and_gates: r.and_gates,
     ...Object.fromEntries(['tab_peak_mib', 'tab_end_mib', 'server_peak_mib', 'server_end_mib', 'wasm_peak_mib', 'wasm_end_mib'].map((k) => [k.replace('_mib', '_vs_first'), Number((r[k] / first[k]).toFixed(3))])),
   }));
-  console.log(JSON.stringify({ security: options.security, chromium: version, runs: results, vs_first: ratios, load_avg: { before: loadBefore, after: loadavg() } }));
+  console.log(JSON.stringify({ security: options.security, chromium: version, devtools: !withoutDevtools, runs: results, vs_first: ratios, load_avg: { before: loadBefore, after: loadavg() } }));
 }
 
 main().catch((e) => {

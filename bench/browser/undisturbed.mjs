@@ -1,8 +1,9 @@
 /**
  * `npm run bench:browser -- --without-devtools`: the network measurements in a Chromium started
  * directly, with no DevTools client attached (Playwright attaches one, and it reports every
- * WebSocket frame); `--per-worker`, the authenticated engine's work per worker there instead. The page (page/undisturbed.js) posts its results to a one-shot HTTP
- * endpoint here.
+ * WebSocket frame); `--per-worker`, the authenticated engine's work per worker there instead;
+ * memory.mjs's `--without-devtools`, one long `synthetic` run. The page (page/undisturbed.js)
+ * posts its results to a one-shot HTTP endpoint here.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -11,10 +12,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CHROMIUM_ARGS, chromiumPath } from './chromium.mjs';
 
-const TIMEOUT_MS = 900_000;
+/** How long the page may take, the memory benchmark's long runs included. */
+const TIMEOUT_MS = 1_800_000;
 
 /** Runs page/undisturbed.html against `garblet`; resolves to what the page reports. */
-export async function measureWithoutDevtools({ garblet, web, andGates = 0, latencyRuns = 0, linkRuns = 0, rounds, relays = [], sweepWindows = [], perWorkerAndGates = 0 }) {
+export async function measureWithoutDevtools({ garblet, web, andGates = 0, latencyRuns = 0, linkRuns = 0, rounds, relays = [], sweepWindows = [], perWorkerAndGates = 0, memory }) {
   let report;
   const reported = new Promise((resolve) => (report = resolve));
   const collector = createServer((req, res) => {
@@ -36,6 +38,8 @@ export async function measureWithoutDevtools({ garblet, web, andGates = 0, laten
     links: relays.map((r) => r.address).join(','),
     sweep: sweepWindows.join(','),
     perWorker: String(perWorkerAndGates),
+    memoryAndGates: String(memory?.andGates ?? 0),
+    security: memory?.security ?? '',
     report: `http://127.0.0.1:${collector.address().port}/`,
   });
   const profile = mkdtempSync(join(tmpdir(), 'garblet-chromium-'));
@@ -52,6 +56,10 @@ export async function measureWithoutDevtools({ garblet, web, andGates = 0, laten
     collector.close();
     // Chromium's helper processes may still write to the profile for a moment after it died.
     await exited;
-    rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
+    try {
+      rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
+    } catch (e) {
+      console.warn(`left ${profile} behind: ${e.message}`);
+    }
   }
 }

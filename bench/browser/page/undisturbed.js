@@ -1,11 +1,13 @@
 /**
  * The network measurements again, in a Chromium that no DevTools client is attached to
  * (see ../undisturbed.mjs): the page runs them by itself and posts the results to `report`.
+ * Or, asked for, the per-worker measurement or one long `synthetic` run of the memory benchmark
+ * (../memory.mjs) instead.
  * Under Playwright, DevTools reports every WebSocket frame to the driver, and that work takes
  * most of the machine during a transfer; here the numbers are the browser's own.
  */
 import { kernelThroughput } from './kernels.js';
-import { aesColdWarm, aesLatency, endToEndThroughput, rawWebSocketThroughput, windowSweep } from './network.js';
+import { aesColdWarm, aesLatency, endToEndThroughput, rawWebSocketThroughput, syntheticWasmMemory, windowSweep } from './network.js';
 import { helperShare } from './phases.js';
 
 const query = new URLSearchParams(location.search);
@@ -21,9 +23,17 @@ const links = query.get('links')?.split(',').filter(Boolean) ?? [];
 const sweep = query.get('sweep')?.split(',').filter(Boolean).map(Number) ?? [];
 /** AND gates of the per-worker measurement, which then runs alone; 0 for the network ones. */
 const perWorker = Number(query.get('perWorker') ?? 0);
+/** AND gates of the memory benchmark's run (in the mode `security`), which then runs alone. */
+const memoryAndGates = Number(query.get('memoryAndGates') ?? 0);
 const post = (result) => fetch(query.get('report'), { method: 'POST', body: JSON.stringify(result) });
 
-if (perWorker > 0) {
+if (memoryAndGates > 0) {
+  try {
+    await post(await syntheticWasmMemory(server, memoryAndGates, query.get('security')));
+  } catch (e) {
+    await post({ error: String(e?.message ?? e) });
+  }
+} else if (perWorker > 0) {
   // Our wasm AES, then the authenticated engine with no helper, with one turning its jobs
   // down and with one working ahead, `rounds` of each.
   try {
