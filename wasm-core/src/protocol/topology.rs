@@ -323,7 +323,8 @@ pub struct TopologyWriter {
     held: Vec<Slot>,
     /// Per operand of the batch, in order: whether it is its wire's last read.
     last: Vec<bool>,
-    /// Per garbler slot, while walking the batch backwards: what the batch does to it next.
+    /// Per garbler slot, while walking the batch backwards: what the batch does to it next
+    /// (`Nothing` between batches).
     next: Vec<Next>,
 }
 
@@ -415,8 +416,9 @@ impl TopologyWriter {
     /// Flags each read after which the batch writes its slot before reading it again: the
     /// wire's last read. (A read followed by nothing in the batch is not flagged.)
     fn mark_last_reads(&mut self, batch: &Batch) {
-        self.next.clear();
-        self.next.resize(batch.slots as usize, Next::Nothing);
+        if self.next.len() < batch.slots as usize {
+            self.next.resize(batch.slots as usize, Next::Nothing);
+        }
         self.last.clear();
         for gate in batch.gates.iter().rev() {
             let (reads, n, writes) = slots_of(gate);
@@ -429,6 +431,14 @@ impl TopologyWriter {
             }
         }
         self.last.reverse();
+        // Back to `Nothing` for the next batch, at the cost of this batch's gates rather than of
+        // every slot (a wide circuit has far more slots than a batch has gates).
+        for gate in &batch.gates {
+            let (reads, n, writes) = slots_of(gate);
+            for &s in reads[..n].iter().chain(&writes) {
+                self.next[s as usize] = Next::Nothing;
+            }
+        }
     }
 }
 
