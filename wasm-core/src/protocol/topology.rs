@@ -847,55 +847,61 @@ mod tests {
         // 111 then code 15.
         assert_eq!(reason(decode(&RecordHeader { gates: 1, ..header }, &[0b0111_1111], 1000)), "unknown operation");
         // An AND gate first: its operands name wires before the first.
-        let mut bytes = Vec::new();
-        let mut w = BitWriter::new(&mut bytes);
-        w.bits(0b01, 2);
-        for _ in 0..2 {
-            w.exp_golomb(0);
-            w.bits(0, 1);
-        }
-        w.finish();
-        assert_eq!(reason(decode(&RecordHeader { gates: 1, ..header }, &bytes, 1000)), "a reference to a wire before the first");
+        let header = RecordHeader { gates: 1, ..header };
+        let and_first = hand_written(|w| {
+            w.bits(0b01, 2);
+            for _ in 0..2 {
+                w.exp_golomb(0);
+                w.bits(0, 1);
+            }
+        });
+        assert_eq!(reason(decode(&header, &and_first, 1000)), "a reference to a wire before the first");
+        let two = RecordHeader { gates: 2, slots: 10, topology_bytes: 0 };
         // An input, then a NOT whose operand names slot 5 (reference RING + 5).
-        let mut bytes = Vec::new();
-        let mut w = BitWriter::new(&mut bytes);
-        w.bits(op::PREFIX | op::INPUT_GARBLER << 3, 7);
-        w.bits(0b011, 3);
-        w.exp_golomb(RING as u64 + 5);
-        w.bits(0, 1);
-        w.finish();
-        assert_eq!(reason(decode(&RecordHeader { gates: 2, slots: 10, topology_bytes: 0 }, &bytes, 1000)), "a reference to a slot with no wire");
-        // XOR of the input with itself, both reads marked last: freed twice.
-        let mut bytes = Vec::new();
-        let mut w = BitWriter::new(&mut bytes);
-        w.bits(op::PREFIX | op::INPUT_GARBLER << 3, 7);
-        w.bits(0, 1);
-        for _ in 0..2 {
-            w.exp_golomb(0);
-            w.bits(1, 1);
-        }
-        w.finish();
-        assert_eq!(reason(decode(&RecordHeader { gates: 2, slots: 10, topology_bytes: 0 }, &bytes, 1000)), "a wire freed twice");
+        let empty_slot = hand_written(|w| {
+            w.bits(op::PREFIX | op::INPUT_GARBLER << 3, 7);
+            w.bits(0b011, 3);
+            w.exp_golomb(RING as u64 + 5);
+            w.bits(0, 1);
+        });
+        assert_eq!(reason(decode(&two, &empty_slot, 1000)), "a reference to a slot with no wire");
+        // An input, then the XOR of it with itself, both reads marked last.
+        let freed_twice = hand_written(|w| {
+            w.bits(op::PREFIX | op::INPUT_GARBLER << 3, 7);
+            w.bits(0, 1);
+            for _ in 0..2 {
+                w.exp_golomb(0);
+                w.bits(1, 1);
+            }
+        });
+        assert_eq!(reason(decode(&two, &freed_twice, 1000)), "a wire freed twice");
         // An input, then a NOT whose reference has more zeros than any slot needs.
+        let too_long = hand_written(|w| {
+            w.bits(op::PREFIX | op::INPUT_GARBLER << 3, 7);
+            w.bits(0b011, 3);
+            w.bits(0, MAX_ZEROS + 1);
+            w.bits(1, 1);
+        });
+        assert_eq!(reason(decode(&two, &too_long, 1000)), "reference too long");
+        assert!(RecordHeader::parse(&end_record()).is_end());
+    }
+
+    /// The bytes `write` puts through a bit writer.
+    fn hand_written(write: impl FnOnce(&mut BitWriter<'_>)) -> Vec<u8> {
         let mut bytes = Vec::new();
         let mut w = BitWriter::new(&mut bytes);
-        w.bits(op::PREFIX | op::INPUT_GARBLER << 3, 7);
-        w.bits(0b011, 3);
-        w.bits(0, MAX_ZEROS + 1);
-        w.bits(1, 1);
+        write(&mut w);
         w.finish();
-        assert_eq!(reason(decode(&RecordHeader { gates: 2, slots: 10, topology_bytes: 0 }, &bytes, 1000)), "reference too long");
-        assert!(RecordHeader::parse(&end_record()).is_end());
+        bytes
     }
 
     #[test]
     fn references_round_trip_at_their_edges() {
         for v in [0, 1, 7, 8, 9, RING as u64 - 1, RING as u64, RING as u64 + u32::MAX as u64] {
-            let mut bytes = Vec::new();
-            let mut w = BitWriter::new(&mut bytes);
-            w.bits(1, 1);
-            w.exp_golomb(v);
-            w.finish();
+            let bytes = hand_written(|w| {
+                w.bits(1, 1);
+                w.exp_golomb(v);
+            });
             let mut r = BitReader::new(&bytes);
             assert_eq!((r.bits(1), r.exp_golomb(), r.at_end()), (Ok(1), Ok(v), true), "{v}");
         }
