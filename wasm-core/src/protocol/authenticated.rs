@@ -227,7 +227,7 @@ impl Segments {
 fn survey(gates: GateSource, known: Option<u64>, topology: bool, limit: u64) -> Result<(u64, Vec<u8>, Source), SessionError> {
     let over = |n: u64| if n > limit { Err(SessionError::AndGateLimit { limit, requested: None }) } else { Ok(()) };
     let mut records = Vec::new();
-    let mut writer = TopologyWriter::new();
+    let mut writer = None;
     let mut and_gates = 0u64;
     // Counts one batch, keeps its record if the client needs the topology.
     let mut take = |batch: &garblet_circuits::Batch, record: Option<&[u8]>| {
@@ -235,7 +235,7 @@ fn survey(gates: GateSource, known: Option<u64>, topology: bool, limit: u64) -> 
         if topology {
             match record {
                 Some(record) => records.extend_from_slice(record),
-                None => writer.record(batch, &mut records),
+                None => writer.get_or_insert_with(TopologyWriter::new).record(batch, &mut records),
             }
         }
         over(and_gates)

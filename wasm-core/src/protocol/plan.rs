@@ -12,8 +12,10 @@ use std::sync::Arc;
 /// it: the session neither builds it nor encodes its topology again. (The server keeps its
 /// small Bristol circuits this way, parsed once instead of once per session.)
 pub trait RecordedCircuit {
-    /// Batch `index` and its topology record ([`encode_record`](super::topology::encode_record)); `None` past the last batch
-    /// (the end record is implied).
+    /// Batch `index` and its topology record (written by one
+    /// [`TopologyWriter`](super::topology::TopologyWriter) for the whole circuit, in order: a
+    /// record refers back to earlier ones); `None` past the last batch (the end record is
+    /// implied).
     fn batch(&self, index: usize) -> Option<(&Batch, &[u8])>;
 }
 
