@@ -81,6 +81,27 @@ pub enum Gate {
     OutputConst { value: bool, to: Reveal },
 }
 
+impl Gate {
+    /// The slots the gate reads, in operand order: the first `n` of the array.
+    #[inline]
+    pub fn reads(&self) -> ([Slot; 2], usize) {
+        match *self {
+            Gate::Xor { a, b, .. } | Gate::And { a, b, .. } => ([a, b], 2),
+            Gate::Not { a, .. } | Gate::Output { a, .. } => ([a, 0], 1),
+            Gate::Input { .. } | Gate::OutputConst { .. } => ([0; 2], 0),
+        }
+    }
+
+    /// The slot the gate writes, if it makes a wire.
+    #[inline]
+    pub fn writes(&self) -> Option<Slot> {
+        match *self {
+            Gate::Input { out, .. } | Gate::Xor { out, .. } | Gate::And { out, .. } | Gate::Not { out, .. } => Some(out),
+            Gate::Output { .. } | Gate::OutputConst { .. } => None,
+        }
+    }
+}
+
 /// Gate counts of a batch or a whole circuit.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GateCounts {

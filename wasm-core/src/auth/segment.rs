@@ -47,14 +47,8 @@ impl Segment {
     }
 
     fn push(&mut self, gate: Gate) {
-        let top = match gate {
-            Gate::Input { out, .. } => out,
-            Gate::Xor { a, b, out } | Gate::And { a, b, out } => a.max(b).max(out),
-            Gate::Not { a, out } => a.max(out),
-            Gate::Output { a, .. } => a,
-            Gate::OutputConst { .. } => 0,
-        };
-        if !matches!(gate, Gate::OutputConst { .. }) {
+        let (reads, n) = gate.reads();
+        if let Some(&top) = reads[..n].iter().chain(&gate.writes()).max() {
             self.slots = self.slots.max(top as usize + 1);
         }
         self.ands += matches!(gate, Gate::And { .. }) as usize;

@@ -98,17 +98,6 @@ fn reveal_from(i: u64) -> Option<Reveal> {
     [Reveal::Evaluator, Reveal::Garbler, Reveal::Both].get(i as usize).copied()
 }
 
-/// The slots a gate reads (the first `n` of them) and the slot it writes.
-fn slots_of(gate: &Gate) -> ([Slot; 2], usize, Option<Slot>) {
-    match *gate {
-        Gate::Xor { a, b, out } | Gate::And { a, b, out } => ([a, b], 2, Some(out)),
-        Gate::Not { a, out } => ([a, 0], 1, Some(out)),
-        Gate::Input { out, .. } => ([0; 2], 0, Some(out)),
-        Gate::Output { a, .. } => ([a, 0], 1, None),
-        Gate::OutputConst { .. } => ([0; 2], 0, None),
-    }
-}
-
 /// The evaluator's slots, as the reader keeps them and the writer models them.
 struct Wires {
     /// Per slot, the definition number of the wire in it, or `FREED`.
@@ -359,7 +348,7 @@ impl TopologyWriter {
         let mut w = BitWriter::new(out);
         let mut last = self.last.iter().copied();
         for gate in &batch.gates {
-            let (reads, n, writes) = slots_of(gate);
+            let ((reads, n), writes) = (gate.reads(), gate.writes());
             let mut is_last = [false; 2];
             for flag in &mut is_last[..n] {
                 *flag = last.next().expect("one flag per operand");
@@ -421,7 +410,7 @@ impl TopologyWriter {
         }
         self.last.clear();
         for gate in batch.gates.iter().rev() {
-            let (reads, n, writes) = slots_of(gate);
+            let ((reads, n), writes) = (gate.reads(), gate.writes());
             if let Some(o) = writes {
                 self.next[o as usize] = Next::Write;
             }
@@ -434,7 +423,7 @@ impl TopologyWriter {
         // Back to `Nothing` for the next batch, at the cost of this batch's gates rather than of
         // every slot (a wide circuit has far more slots than a batch has gates).
         for gate in &batch.gates {
-            let (reads, n, writes) = slots_of(gate);
+            let ((reads, n), writes) = (gate.reads(), gate.writes());
             for &s in reads[..n].iter().chain(&writes) {
                 self.next[s as usize] = Next::Nothing;
             }
@@ -765,7 +754,7 @@ mod tests {
             assert_eq!(decoded.len(), batches.len(), "{file}");
             for (d, b) in decoded.iter().zip(&batches) {
                 assert_eq!((d.counts, d.slots), (b.counts, b.slots), "{file}");
-                assert!(d.gates.iter().all(|g| slots_of(g).0[..slots_of(g).1].iter().chain(&slots_of(g).2).all(|&s| s < d.slots)), "{file}: a slot past the record's");
+                assert!(d.gates.iter().all(|g| g.reads().0[..g.reads().1].iter().chain(&g.writes()).all(|&s| s < d.slots)), "{file}: a slot past the record's");
             }
             assert_eq!(trace(&decoded), trace(&batches), "{file} in batches of {batch_gates}");
         }
