@@ -24,7 +24,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
-import { CHROMIUM_ARGS, chromiumPath } from './chromium.mjs';
+import { CHROMIUM_ARGS, chromiumPath, chromiumVersion } from './chromium.mjs';
 import { startGarbletServer } from './garblet-server.mjs';
 import { startStaticServer } from './static-server.mjs';
 import { measureWithoutDevtools } from './undisturbed.mjs';
@@ -94,10 +94,10 @@ async function main() {
   const loadBefore = loadavg();
   const garblet = await startGarbletServer();
   const web = await startStaticServer();
-  const browser = await chromium.launch({ executablePath: chromiumPath, args: CHROMIUM_ARGS });
+  // Without DevTools each size starts a Chromium of its own; Playwright's only with them.
+  const browser = withoutDevtools ? null : await chromium.launch({ executablePath: chromiumPath, args: CHROMIUM_ARGS });
   const results = [];
-  const version = browser.version();
-  if (withoutDevtools) await browser.close();
+  const version = browser?.version() ?? chromiumVersion();
   try {
     console.log(`Chromium ${version}${withoutDevtools ? ' (no DevTools client)' : ''}, garblet serve on ${garblet.address}, ${options.security}, load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')}`);
     for (const andGates of sizes) {
@@ -132,7 +132,7 @@ async function main() {
       console.log(`${andGates.toLocaleString('en-US')} AND gates in ${result.seconds} s: tab ${result.tab_peak_mib} MiB at the peak, ${result.tab_end_mib} at the end; server ${result.server_peak_mib} and ${result.server_end_mib}; WebAssembly ${result.wasm_peak_mib} and ${result.wasm_end_mib}`);
     }
   } finally {
-    if (browser.isConnected()) await browser.close();
+    if (browser?.isConnected()) await browser.close();
     await web.close();
     await garblet.close();
   }
