@@ -394,14 +394,8 @@ impl<Q> AndGroup<Q> {
 
     /// Whether `gate` reads or overwrites an output of the queued ANDs, so must wait for them.
     fn waits(&self, gate: &Gate) -> bool {
-        let p = |slot| self.pending.pending(slot);
-        match *gate {
-            Gate::Input { out, .. } => p(out),
-            Gate::Xor { a, b, out } | Gate::And { a, b, out } => p(a) | p(b) | p(out),
-            Gate::Not { a, out } => p(a) | p(out),
-            Gate::Output { a, .. } => p(a),
-            Gate::OutputConst { .. } => false,
-        }
+        let (reads, n) = gate.reads();
+        reads[..n].iter().any(|&slot| self.pending.pending(slot)) | gate.writes().is_some_and(|slot| self.pending.pending(slot))
     }
 
     /// Queues AND gate `and_i` (its hash inputs already in the batch), its output `out`.
