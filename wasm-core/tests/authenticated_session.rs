@@ -336,6 +336,78 @@ fn a_circuit_of_several_segments_streams_through_the_sessions() {
     assert!(seen.contains(&(SEGMENT_AND_GATES as u64)), "progress after the first segment: {:?}", seen.iter().max());
 }
 
+/// Each flight of one side, whole (its frames' bytes together), and whether that side held
+/// work back right after sending its last frame: the flights of a computation driven frame by
+/// frame.
+#[derive(Debug)]
+struct Sent {
+    flight: u8,
+    len: usize,
+    whole: bool,
+    deferred_after: bool,
+}
+
+/// Notes `frame` (sent by a side that now has `deferred` work held back) in `sent`.
+fn note(sent: &mut Vec<Sent>, frame: &[u8], deferred: bool) {
+    let Ok(Frame::Flight { flight, more, bytes }) = Frame::decode(frame) else { return };
+    match sent.last_mut() {
+        Some(last) if !last.whole => last.len += bytes.len(),
+        _ => sent.push(Sent { flight, len: bytes.len(), whole: false, deferred_after: false }),
+    }
+    let last = sent.last_mut().expect("just noted");
+    last.whole = !more;
+    last.deferred_after = deferred;
+}
+
+/// Each side puts the short message the other waits for on the wire before it computes the
+/// first round of a segment's preprocessing (the session's deferred work, done by the next
+/// `poll_transmit`), so that the two sides compute at once: the client's masked inputs, the
+/// server's inputs and each segment's tables. Were the round computed first, the message would
+/// wait behind it, and the other side with it.
+#[test]
+fn the_awaited_message_leaves_before_the_next_round_is_computed() {
+    use garblet_core::auth::garble::tables_len;
+    use garblet_core::auth::segment::SEGMENT_AND_GATES;
+    let y: Vec<bool> = (0..128).map(|i| i % 7 == 0).collect();
+    let (and_gates, want) = two_segments(&y);
+    let mut pair = Pair::new(4 << 20);
+    pair.evaluator.start_with("synthetic_protected", vec![("and_gates".to_string(), and_gates)], y, Security::Authenticated).unwrap();
+    // The sides take turns, as two that compute at once would: in its turn a side sends what
+    // it has queued, and computes what it held back only in its next turn, once the other side
+    // had the frames.
+    let (mut client, mut server) = (Vec::new(), Vec::new());
+    loop {
+        let mut moved = false;
+        let mut sent = false;
+        while !(sent && pair.evaluator.has_deferred_work()) {
+            let Some(frame) = pair.evaluator.poll_transmit().unwrap() else { break };
+            note(&mut client, &frame, pair.evaluator.has_deferred_work());
+            pair.garbler.handle(&frame).unwrap();
+            (sent, moved) = (true, true);
+        }
+        sent = false;
+        while !(sent && pair.garbler.has_deferred_work()) {
+            let Some(frame) = pair.garbler.poll_transmit().unwrap() else { break };
+            note(&mut server, &frame, pair.garbler.has_deferred_work());
+            pair.evaluator.handle(&frame).unwrap();
+            (sent, moved) = (true, true);
+        }
+        if !moved {
+            break;
+        }
+    }
+    assert_eq!(finished(&mut pair).outputs[0].bits, want);
+    let deferred_after = |sent: &[Sent], flight: u8| sent.iter().find(|s| s.flight == flight).map(|s| s.deferred_after);
+    // The client's flight 3 (its opening and masked inputs), the server's flight 5 (its masked
+    // inputs and the input labels): each followed by the first segment's first round, large.
+    assert_eq!(deferred_after(&client, 3), Some(true), "client {client:?}");
+    assert_eq!(deferred_after(&server, 5), Some(true), "server {server:?}");
+    assert!(client[3].len > 100_000 && server[5].len > 100_000, "the round after them: {} and {} bytes", client[3].len, server[5].len);
+    // The first segment's tables: followed by the second segment's start.
+    let tables = server.iter().find(|s| s.len == tables_len(SEGMENT_AND_GATES)).expect("the first segment's tables");
+    assert!(tables.deferred_after, "{tables:?}");
+}
+
 #[test]
 fn a_service_that_offers_less_is_refused_before_anything_is_sent() {
     let mut pair = Pair::new(4 << 20);

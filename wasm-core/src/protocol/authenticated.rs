@@ -32,7 +32,11 @@
 //! [`SEGMENT_AND_GATES`] AND gates, and preprocesses, garbles or evaluates one at a time, so
 //! that its memory is bounded by a segment and the circuit's width, whatever its length. B
 //! starts a segment's preprocessing as soon as the previous one's is over, while it waits for
-//! that one's tables. The bucket size of every segment's triples depends on the number of
+//! that one's tables. Each side starts a segment's first round only once the short message the
+//! other side waits for has been sent — B's masked inputs or a segment's ANDs, A's inputs or a
+//! segment's tables — as the session's deferred work ([`EvaluatorMode::run_deferred`],
+//! [`GarblerMode::produce`]): otherwise that message would wait behind the round's OT
+//! extension and hashing, and the other side with it, where the two can compute at once. The bucket size of every segment's triples depends on the number of
 //! segments, which A's AND count in flight 1 fixes: a circuit with more AND gates than that is
 //! refused before the extra segment is preprocessed, and one with fewer only paid larger
 //! buckets than it needed.
@@ -367,6 +371,10 @@ enum GarblerStage {
     Inputs { work: Option<Box<Work>>, computation: GarblerComputation, ready: VecDeque<Prepped> },
     /// A segment's preprocessing in flight; garbled as soon as it is over.
     Garbling(Box<Work>, GarblerComputation),
+    /// The next segment's preprocessing, to start once what is queued has been sent
+    /// ([`GarblerMode::produce`]): A's inputs or the last segment's tables, which B waits for,
+    /// leave before the expensive first round.
+    Next(Box<Work>, GarblerComputation),
     /// A [`Phase::Prepare`] run: the segments' preprocessing in flight, each kept.
     Preparing(Box<Work>, InputMaterial, VecDeque<Prepped>),
     /// The closing message and `Done` sent; waiting for B's message with A's outputs.
@@ -476,7 +484,8 @@ impl AuthGarbler {
                 opening + masked
             }
             GarblerStage::Outputs(computation, _) => computation.outputs_len(),
-            GarblerStage::Ended => 0,
+            // Never asked: `handle` starts the deferred segment first.
+            GarblerStage::Next(..) | GarblerStage::Ended => 0,
         }
     }
 
@@ -523,7 +532,7 @@ impl AuthGarbler {
                     self.sender.send(parts.outbox, &tables);
                 }
                 match work {
-                    Some(work) => self.garble_next(work, computation, parts)?,
+                    Some(work) => GarblerStage::Next(work, computation),
                     None => self.close(computation, parts)?,
                 }
             }
@@ -534,7 +543,7 @@ impl AuthGarbler {
                     Some((segment, material)) => {
                         let tables = computation.garble(&segment, material)?;
                         self.sender.send(parts.outbox, &tables);
-                        self.garble_next(work, computation, parts)?
+                        GarblerStage::Next(work, computation)
                     }
                 }
             }
@@ -553,8 +562,18 @@ impl AuthGarbler {
                 self.ended = Some(Ended { stats, garbler_outputs: outputs, produced: 0, consumed: 0 });
                 GarblerStage::Ended
             }
+            GarblerStage::Next(..) => unreachable!("the deferred segment starts before a message is taken"),
             GarblerStage::Ended => return Err(SessionError::Unexpected { frame: "Flight", state: "finished" }),
         };
+        Ok(())
+    }
+
+    /// Starts the segment whose preprocessing waits for the queue to drain, if one does.
+    fn start_deferred(&mut self, parts: &mut GarblerParts<'_>) -> Result<(), SessionError> {
+        if let GarblerStage::Next(..) = self.stage {
+            let GarblerStage::Next(work, computation) = std::mem::replace(&mut self.stage, GarblerStage::Ended) else { unreachable!("matched above") };
+            self.stage = self.garble_next(work, computation, parts)?;
+        }
         Ok(())
     }
 
@@ -613,13 +632,16 @@ impl GarblerMode for AuthGarbler {
             GarblerStage::Setup(..) => "awaiting the authenticated mode's set-up",
             GarblerStage::InputMasks(_) | GarblerStage::Preparing(..) => "preprocessing an authenticated computation",
             GarblerStage::Inputs { .. } => "awaiting the client's masked inputs",
-            GarblerStage::Garbling(..) => "preprocessing and garbling an authenticated computation",
+            GarblerStage::Garbling(..) | GarblerStage::Next(..) => "preprocessing and garbling an authenticated computation",
             GarblerStage::Outputs(..) => "awaiting the garbler's outputs",
             GarblerStage::Ended => "finished",
         }
     }
 
     fn handle(&mut self, frame: Frame, parts: &mut GarblerParts<'_>) -> Result<(), SessionError> {
+        // A driver may hand over B's next flight before it drained the queue: the segment that
+        // waited for the drain starts first, as it would have.
+        self.start_deferred(parts)?;
         let limit = self.awaited_len();
         let state = GarblerMode::stage(self);
         if let Some(message) = self.receiver.piece(frame, limit, state)? {
@@ -636,13 +658,19 @@ impl GarblerMode for AuthGarbler {
         Ok(0)
     }
 
-    /// Everything is sent as the flights that answer the client's arrive.
-    fn produce(&mut self, _parts: &mut GarblerParts<'_>) -> Result<(), SessionError> {
-        Ok(())
+    /// The flights that answer the client's go out as they arrive; what waits for the queue to
+    /// drain is the start of the next segment's preprocessing.
+    fn produce(&mut self, parts: &mut GarblerParts<'_>) -> Result<(), SessionError> {
+        self.start_deferred(parts)
     }
 
     fn waits_for_credit(&self, _window: u64) -> bool {
         false
+    }
+
+    /// The next segment's preprocessing, behind A's inputs or the last segment's tables.
+    fn has_deferred_work(&self) -> bool {
+        matches!(self.stage, GarblerStage::Next(..))
     }
 
     fn garbled(&self) -> u64 {
@@ -676,6 +704,10 @@ struct Evaluating {
     inputs_in: bool,
     /// Segments preprocessed, waiting for their tables, in order.
     ready: VecDeque<Prepped>,
+    /// The next segment's preprocessing is to start once what is queued has been sent
+    /// ([`EvaluatorMode::run_deferred`]): B's masked inputs or a segment's ANDs, which A waits
+    /// for, leave before the expensive first round.
+    start_pending: bool,
 }
 
 enum EvaluatorStage {
@@ -885,9 +917,8 @@ impl AuthEvaluator {
             EvaluatorStage::Opening { work, mut computation, opening, ready } => {
                 let masked = computation.mask_inputs(&message)?;
                 self.sender.send(parts.outbox, &[opening, masked].concat());
-                let mut evaluating = Box::new(Evaluating { work, computation: *computation, inputs_in: false, ready });
-                self.prepare_ahead(&mut evaluating, parts)?;
-                EvaluatorStage::Evaluating(evaluating)
+                let start_pending = work.is_some();
+                EvaluatorStage::Evaluating(Box::new(Evaluating { work, computation: *computation, inputs_in: false, ready, start_pending }))
             }
             EvaluatorStage::Evaluating(mut e) => {
                 if !e.inputs_in {
@@ -902,7 +933,7 @@ impl AuthEvaluator {
                     work.step(&message, &mut self.sender, parts.outbox)?;
                     if let Some(done) = work.pre.take_segment() {
                         e.ready.push_back(done);
-                        self.prepare_ahead(&mut e, parts)?;
+                        e.start_pending = true;
                     }
                     EvaluatorStage::Evaluating(e)
                 } else {
@@ -934,8 +965,13 @@ impl AuthEvaluator {
         Ok(())
     }
 
-    /// During the evaluation: the next segment's preprocessing, or none left to do.
-    fn prepare_ahead(&mut self, e: &mut Evaluating, parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError> {
+    /// During the evaluation: the next segment's preprocessing if it waits to start, or none
+    /// left to do.
+    fn prepare_ahead(&mut self, parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError> {
+        let EvaluatorStage::Evaluating(e) = &mut self.stage else { return Ok(()) };
+        if !std::mem::take(&mut e.start_pending) {
+            return Ok(());
+        }
         if let Some(mut work) = e.work.take() {
             if work.start_next(&mut e.ready, &mut self.sender, parts.outbox)? {
                 e.work = Some(work);
@@ -988,6 +1024,9 @@ impl EvaluatorMode for AuthEvaluator {
             self.ended = Some(EvaluatorEnded { result, progress });
             return Ok(());
         }
+        // A driver may hand over A's next flight before it drained the queue: the segment that
+        // waited for the drain starts first, as it would have.
+        self.prepare_ahead(parts)?;
         let limit = self.awaited_len();
         let state = EvaluatorMode::stage(self);
         if let Some(message) = self.receiver.piece(frame, limit, state)? {
@@ -996,15 +1035,24 @@ impl EvaluatorMode for AuthEvaluator {
         Ok(())
     }
 
-    /// The set-up's first step extends the session's correlated OT: the session does its base
-    /// OTs first if no computation has yet.
-    fn awaits_ot_extension(&self) -> bool {
-        matches!(self.stage, EvaluatorStage::Setup { setup: None, .. })
+    /// The set-up's first step, which extends the session's correlated OT (the session does its
+    /// base OTs first if no computation has yet), and the start of each segment's
+    /// preprocessing.
+    fn has_deferred_work(&self) -> bool {
+        match &self.stage {
+            EvaluatorStage::Setup { setup: None, .. } => true,
+            EvaluatorStage::Evaluating(e) => e.start_pending,
+            _ => false,
+        }
     }
 
     /// The set-up's first step: Δ_B drawn, 128 OTs of the session's extension carrying it, sent
-    /// as B's flight 1. Both directions then run on OTs of their own, within the flights.
-    fn extend(&mut self, parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError> {
+    /// as B's flight 1 (both directions then run on OTs of their own, within the flights). Or
+    /// the next segment's first round of preprocessing.
+    fn run_deferred(&mut self, parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError> {
+        if let EvaluatorStage::Evaluating(_) = self.stage {
+            return self.prepare_ahead(parts);
+        }
         let EvaluatorStage::Setup { setup: setup @ None, source, and_gates } = &mut self.stage else { return Ok(()) };
         let (ready, chunk) = EvaluatorSetup::new(parts.ot, self.index, self.k)?;
         self.sender.send(parts.outbox, &chunk);

@@ -829,6 +829,11 @@ impl GarblerMode for CncGarbler {
         CncGarbler::waits_for_credit(self, window)
     }
 
+    /// Its work beyond the stream answers the client's frames as they arrive.
+    fn has_deferred_work(&self) -> bool {
+        false
+    }
+
     fn garbled(&self) -> u64 {
         self.garbled
     }
@@ -1369,11 +1374,11 @@ impl EvaluatorMode for CncEvaluator {
     }
 
     /// Its OTs are the chosen-message OT's, run within its flights.
-    fn awaits_ot_extension(&self) -> bool {
+    fn has_deferred_work(&self) -> bool {
         false
     }
 
-    fn extend(&mut self, _parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError> {
+    fn run_deferred(&mut self, _parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError> {
         Ok(())
     }
 

@@ -191,13 +191,15 @@ impl EvaluatorSession {
         self.window
     }
 
-    /// The next frame to send ([`Session::poll_transmit`]). Once a computation's request has
-    /// left, this is where the base OTs (the first time) and the OT extension happen — the
-    /// evaluator's expensive set-up, done while the garbler already streams. An error there
-    /// closes the session; the `Error` frame for the server is what the next call returns.
+    /// The next frame to send ([`Session::poll_transmit`]). Once everything queued has left,
+    /// this is where a computation's deferred work happens: the base OTs (the first time) and
+    /// the OT extension after its request — the evaluator's expensive set-up, done while the
+    /// garbler already streams — and, in the authenticated mode, each segment's preprocessing
+    /// behind the message the garbler waits for. An error there closes the session; the
+    /// `Error` frame for the server is what the next call returns.
     pub fn poll_transmit(&mut self) -> Result<Option<Vec<u8>>, SessionError> {
         if self.outbox.is_empty() {
-            if let Err(e) = self.extend_inputs() {
+            if let Err(e) = self.run_deferred() {
                 self.close_with(&e);
                 return Err(e);
             }
@@ -205,19 +207,20 @@ impl EvaluatorSession {
         Ok(self.outbox.pop())
     }
 
-    /// Whether the next [`poll_transmit`](Self::poll_transmit) will do the base OTs or the OT
-    /// extension (milliseconds to tens of milliseconds in a browser) because everything else is
-    /// sent. A driver whose sends leave only when it yields to its event loop — a browser's
-    /// WebSocket — should yield first, so that the request is on its way while it computes.
+    /// Whether the next [`poll_transmit`](Self::poll_transmit) will do deferred work (the base
+    /// OTs, the OT extension, a segment's preprocessing: milliseconds to tens of milliseconds in
+    /// a browser) because everything else is sent. A driver whose sends leave only when it
+    /// yields to its event loop — a browser's WebSocket — should yield first, so that what was
+    /// sent is on its way while it computes.
     pub fn has_deferred_work(&self) -> bool {
         let waiting_for_share = matches!(&self.shared, SharedBaseOt::Out { ours: Some(_), returned: None, .. });
-        self.outbox.is_empty() && !waiting_for_share && self.inputs_pending()
+        self.outbox.is_empty() && !waiting_for_share && self.deferred_pending()
     }
 
-    /// Whether a computation waits for the OT extension of this party's inputs (and, the first
-    /// time, the base OTs).
-    fn inputs_pending(&self) -> bool {
-        matches!(&self.state, State::Running(run) if run.awaits_ot_extension())
+    /// Whether the running computation has work it left until everything queued was sent
+    /// (and, the first time, the base OTs wait with it).
+    fn deferred_pending(&self) -> bool {
+        matches!(&self.state, State::Running(run) if run.has_deferred_work())
     }
 
     /// Hands the multiplications of the last `count` base OTs to another thread of this party
@@ -227,7 +230,7 @@ impl EvaluatorSession {
     /// [`complete_base_ot_share`](Self::complete_base_ot_share); meanwhile `poll_transmit` does
     /// the other OTs. `None` when there is nothing to share.
     pub fn take_base_ot_share(&mut self, count: usize) -> Option<Vec<u8>> {
-        if !self.inputs_pending() || self.ot.is_ready() || !matches!(self.shared, SharedBaseOt::No) || count == 0 {
+        if !self.deferred_pending() || self.ot.is_ready() || !matches!(self.shared, SharedBaseOt::No) || count == 0 {
             return None;
         }
         let theirs = BASE_OT_COUNT - count.min(BASE_OT_COUNT)..BASE_OT_COUNT;
@@ -253,10 +256,10 @@ impl EvaluatorSession {
         result
     }
 
-    /// The OT extension for a computation's inputs, if it is due; the base OTs first if they are
+    /// The running computation's deferred work, if it has any; the base OTs first if they are
     /// not done yet.
-    fn extend_inputs(&mut self) -> Result<(), SessionError> {
-        if !self.inputs_pending() {
+    fn run_deferred(&mut self) -> Result<(), SessionError> {
+        if !self.deferred_pending() {
             return Ok(());
         }
         if !self.ot.is_ready() {
@@ -278,7 +281,7 @@ impl EvaluatorSession {
             }
             self.base_ot_points = None;
         }
-        self.step(|run, parts| run.extend(parts))
+        self.step(|run, parts| run.run_deferred(parts))
     }
 
     /// What the running computation may use of the session for one step.

@@ -221,7 +221,8 @@ impl GarblerSession {
         result
     }
 
-    /// The next frame to send, garbling more if the credit window allows
+    /// The next frame to send, garbling more if the credit window allows, or doing the work
+    /// the running computation held back until everything queued had been sent
     /// ([`Session::poll_transmit`]). `Ok(None)`: nothing to send until the client sends
     /// something.
     pub fn poll_transmit(&mut self) -> Result<Option<Vec<u8>>, SessionError> {
@@ -237,6 +238,14 @@ impl GarblerSession {
             }
         }
         Ok(self.outbox.pop())
+    }
+
+    /// Whether the next [`poll_transmit`](Self::poll_transmit) will do work the running
+    /// computation held back until everything queued had been sent — the authenticated mode's
+    /// next segment, behind the inputs or tables the client waits for — because everything is
+    /// sent.
+    pub fn has_deferred_work(&self) -> bool {
+        self.outbox.is_empty() && matches!(&self.state, State::Running(run) if run.has_deferred_work())
     }
 
 

@@ -246,6 +246,10 @@ pub(super) trait GarblerMode {
     fn produce(&mut self, parts: &mut GarblerParts<'_>) -> Result<(), SessionError>;
     /// Whether it has a window's worth of stream unacknowledged (and so waits for the client).
     fn waits_for_credit(&self, window: u64) -> bool;
+    /// Whether it holds back work until everything queued has been sent, beside the garbled
+    /// stream that [`produce`](Self::produce) makes within the credit window: the next
+    /// `produce` does it.
+    fn has_deferred_work(&self) -> bool;
     /// AND gates garbled so far, every copy of every circuit: what the limits charge.
     fn garbled(&self) -> u64;
     /// The computation's end, once (`None` while it runs and after it has been taken).
@@ -350,11 +354,13 @@ pub(super) trait EvaluatorMode {
     /// Any other frame of the computation's own (never `Error`, which the session takes); one
     /// it does not expect now is [`SessionError::Unexpected`].
     fn handle(&mut self, frame: Frame, parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError>;
-    /// Whether it waits for correlated OTs from the session's receiver: the session then does
-    /// the base OTs (the first time) and calls [`extend`](Self::extend), once everything queued
-    /// has been sent.
-    fn awaits_ot_extension(&self) -> bool;
-    fn extend(&mut self, parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError>;
+    /// Whether it has work it leaves until everything queued has been sent: the OT extension
+    /// of its inputs, or expensive preprocessing behind a short message the garbler waits for.
+    /// The session calls [`run_deferred`](Self::run_deferred) once its outbox is empty, after
+    /// doing the base OTs the first time (every mode's deferred work rests on them); a driver
+    /// whose socket sends only when it yields lets that message leave first.
+    fn has_deferred_work(&self) -> bool;
+    fn run_deferred(&mut self, parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError>;
     fn progress(&self, engine: &Evaluator, counters: &Counters) -> Progress;
     /// The computation's end, once (`None` while it runs and after it has been taken).
     fn take_ended(&mut self) -> Option<EvaluatorEnded>;

@@ -309,6 +309,11 @@ impl GarblerMode for StandardGarbler {
         self.stage == Stage::Streaming && self.produced - self.consumed >= window
     }
 
+    /// Its work beyond the stream answers the client's frames as they arrive.
+    fn has_deferred_work(&self) -> bool {
+        false
+    }
+
     fn garbled(&self) -> u64 {
         self.and_now - self.start_and
     }
@@ -616,12 +621,13 @@ impl EvaluatorMode for StandardEvaluator {
         }
     }
 
-    fn awaits_ot_extension(&self) -> bool {
+    /// The OT extension of its inputs.
+    fn has_deferred_work(&self) -> bool {
         matches!(self.inputs, InputLabels::Pending(_))
     }
 
     /// Correlated OT for every input bit, in chunks: the garbler learns nothing of the bits.
-    fn extend(&mut self, parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError> {
+    fn run_deferred(&mut self, parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError> {
         let InputLabels::Pending(choices) = &self.inputs else { return Ok(()) };
         let mut labels = Vec::with_capacity(choices.len());
         for part in choices.chunks(MAX_CHUNK) {
