@@ -234,11 +234,13 @@ export class Engine {
   }
 
   /**
-   * Sends what the session has to say. After a run's request, the session computes the base
-   * OTs (first run only) and the OT extension in `pollTransmit`; the engine yields to the event
-   * loop first, so that the request is on its way even where a socket sends only when its
-   * thread is free (a page's own WebSocket), and the server streams meanwhile. If they fail,
-   * the session's Error frame still goes to the server.
+   * Sends what the session has to say. The session does its deferred work in `pollTransmit`
+   * once everything queued is out — after a run's request, the base OTs (first run only) and
+   * the OT extension; in the authenticated mode, each segment's first round behind the message
+   * the server waits for — and the engine yields to the event loop first, so that what was
+   * sent is on its way even where a socket sends only when its thread is free (a page's own
+   * WebSocket), and the server computes meanwhile. If that work fails, the session's Error
+   * frame still goes to the server.
    */
   private flush(): void {
     try {

@@ -183,8 +183,9 @@ impl WasmEvaluator {
         self.session.poll_transmit().map_err(|e| js_error(&e))
     }
 
-    /// Whether the next `pollTransmit` will compute the base OTs or the OT extension: yield to
-    /// the event loop first, so that the frames already sent leave while it computes.
+    /// Whether the next `pollTransmit` will do deferred work (the base OTs, the OT extension, an
+    /// authenticated segment's first round): yield to the event loop first, so that the frames
+    /// already sent leave while it computes.
     #[wasm_bindgen(js_name = hasDeferredWork)]
     pub fn has_deferred_work(&self) -> bool {
         self.session.has_deferred_work()

@@ -32,14 +32,14 @@
 //! [`SEGMENT_AND_GATES`] AND gates, and preprocesses, garbles or evaluates one at a time, so
 //! that its memory is bounded by a segment and the circuit's width, whatever its length. B
 //! starts a segment's preprocessing as soon as the previous one's is over, while it waits for
-//! that one's tables. Each side starts a segment's first round only once the short message the
-//! other side waits for has been sent — B's masked inputs or a segment's ANDs, A's inputs or a
-//! segment's tables — as the session's deferred work ([`EvaluatorMode::run_deferred`],
+//! that one's tables. Each side starts a segment's first round only once what it queued has
+//! been sent — B's masked inputs, A's inputs or the last segment's tables, which the other
+//! side waits for — as the session's deferred work ([`EvaluatorMode::run_deferred`],
 //! [`GarblerMode::produce`]): otherwise that message would wait behind the round's OT
-//! extension and hashing, and the other side with it, where the two can compute at once. The bucket size of every segment's triples depends on the number of
-//! segments, which A's AND count in flight 1 fixes: a circuit with more AND gates than that is
-//! refused before the extra segment is preprocessed, and one with fewer only paid larger
-//! buckets than it needed.
+//! extension and hashing, and the other side with it, where the two can compute at once. The
+//! bucket size of every segment's triples depends on the number of segments, which A's AND
+//! count in flight 1 fixes: a circuit with more AND gates than that is refused before the extra
+//! segment is preprocessed, and one with fewer only paid larger buckets than it needed.
 //!
 //! Everything up to the end of the preprocessing needs only the circuit, so it can run ahead: a
 //! request of phase [`Phase::Prepare`] runs the set-up and the preprocessing of every segment,
@@ -562,7 +562,8 @@ impl AuthGarbler {
                 self.ended = Some(Ended { stats, garbler_outputs: outputs, produced: 0, consumed: 0 });
                 GarblerStage::Ended
             }
-            GarblerStage::Next(..) => unreachable!("the deferred segment starts before a message is taken"),
+            // `handle` starts the deferred segment before it takes a message.
+            GarblerStage::Next(..) => return Err(SessionError::NotReady { state: "with a segment still to start" }),
             GarblerStage::Ended => return Err(SessionError::Unexpected { frame: "Flight", state: "finished" }),
         };
         Ok(())
@@ -570,10 +571,10 @@ impl AuthGarbler {
 
     /// Starts the segment whose preprocessing waits for the queue to drain, if one does.
     fn start_deferred(&mut self, parts: &mut GarblerParts<'_>) -> Result<(), SessionError> {
-        if let GarblerStage::Next(..) = self.stage {
-            let GarblerStage::Next(work, computation) = std::mem::replace(&mut self.stage, GarblerStage::Ended) else { unreachable!("matched above") };
-            self.stage = self.garble_next(work, computation, parts)?;
-        }
+        self.stage = match std::mem::replace(&mut self.stage, GarblerStage::Ended) {
+            GarblerStage::Next(work, computation) => self.garble_next(work, computation, parts)?,
+            other => other,
+        };
         Ok(())
     }
 
@@ -705,8 +706,8 @@ struct Evaluating {
     /// Segments preprocessed, waiting for their tables, in order.
     ready: VecDeque<Prepped>,
     /// The next segment's preprocessing is to start once what is queued has been sent
-    /// ([`EvaluatorMode::run_deferred`]): B's masked inputs or a segment's ANDs, which A waits
-    /// for, leave before the expensive first round.
+    /// ([`EvaluatorMode::run_deferred`]): B's masked inputs, which A waits for, leave before
+    /// the expensive first round (between segments nothing is queued ahead of it).
     start_pending: bool,
 }
 
