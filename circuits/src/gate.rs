@@ -100,6 +100,13 @@ impl Gate {
             Gate::Output { .. } | Gate::OutputConst { .. } => None,
         }
     }
+
+    /// Every slot the gate touches: those it reads, in operand order, then the one it writes.
+    #[inline]
+    pub fn slots(&self) -> impl Iterator<Item = Slot> {
+        let ((reads, n), writes) = (self.reads(), self.writes());
+        reads.into_iter().take(n).chain(writes)
+    }
 }
 
 /// Gate counts of a batch or a whole circuit.

@@ -394,8 +394,7 @@ impl<Q> AndGroup<Q> {
 
     /// Whether `gate` reads or overwrites an output of the queued ANDs, so must wait for them.
     fn waits(&self, gate: &Gate) -> bool {
-        let (reads, n) = gate.reads();
-        reads[..n].iter().any(|&slot| self.pending.pending(slot)) | gate.writes().is_some_and(|slot| self.pending.pending(slot))
+        gate.slots().any(|slot| self.pending.pending(slot))
     }
 
     /// Queues AND gate `and_i` (its hash inputs already in the batch), its output `out`.

@@ -47,8 +47,7 @@ impl Segment {
     }
 
     fn push(&mut self, gate: Gate) {
-        let (reads, n) = gate.reads();
-        if let Some(&top) = reads[..n].iter().chain(&gate.writes()).max() {
+        if let Some(top) = gate.slots().max() {
             self.slots = self.slots.max(top as usize + 1);
         }
         self.ands += matches!(gate, Gate::And { .. }) as usize;

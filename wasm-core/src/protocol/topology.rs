@@ -422,11 +422,8 @@ impl TopologyWriter {
         self.last.reverse();
         // Back to `Nothing` for the next batch, at the cost of this batch's gates rather than of
         // every slot (a wide circuit has far more slots than a batch has gates).
-        for gate in &batch.gates {
-            let ((reads, n), writes) = (gate.reads(), gate.writes());
-            for &s in reads[..n].iter().chain(&writes) {
-                self.next[s as usize] = Next::Nothing;
-            }
+        for s in batch.gates.iter().flat_map(Gate::slots) {
+            self.next[s as usize] = Next::Nothing;
         }
     }
 }
@@ -754,7 +751,7 @@ mod tests {
             assert_eq!(decoded.len(), batches.len(), "{file}");
             for (d, b) in decoded.iter().zip(&batches) {
                 assert_eq!((d.counts, d.slots), (b.counts, b.slots), "{file}");
-                assert!(d.gates.iter().all(|g| g.reads().0[..g.reads().1].iter().chain(&g.writes()).all(|&s| s < d.slots)), "{file}: a slot past the record's");
+                assert!(d.gates.iter().flat_map(Gate::slots).all(|s| s < d.slots), "{file}: a slot past the record's");
             }
             assert_eq!(trace(&decoded), trace(&batches), "{file} in batches of {batch_gates}");
         }
