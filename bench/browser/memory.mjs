@@ -15,9 +15,12 @@
  * WebSocket frame, and what the browser holds for it is in the tab's memory too.
  *
  * Prints a line per size, then one JSON object: per size its AND gates, seconds, the peaks and
- * the values at the end (MiB), and each of those against the first size's.
+ * the values at the end (MiB), the tab's median and 90th percentile over the samples taken while
+ * the computation ran (its last `seconds` before the page reported), and each of those against
+ * the first size's. The peak of a sawtooth grows with the number of samples; the percentiles do
+ * not, so they tell a higher sawtooth from a longer one.
  *
- * Usage: node bench/browser/memory.mjs [--and-gates 1000000,10000000,100000000] [--security authenticated] [--without-devtools]
+ * Usage: node bench/browser/memory.mjs [--and-gates 1000000,10000000,100000000] [--security authenticated] [--without-devtools] [--sample-ms 1000]
  *   CHROMIUM=/path/to/chrome, GARBLET_BIN=/path/to/garblet override the defaults.
  */
 import { readFileSync, readdirSync } from 'node:fs';
@@ -36,11 +39,14 @@ const { values: options } = parseArgs({
     'and-gates': { type: 'string', default: '1000000,10000000,100000000' },
     security: { type: 'string', default: 'authenticated' },
     'without-devtools': { type: 'boolean', default: false },
+    'sample-ms': { type: 'string', default: '1000' },
   },
 });
 const withoutDevtools = options['without-devtools'];
 const sizes = options['and-gates'].split(',').map(Number);
 if (sizes.some((n) => !Number.isSafeInteger(n) || n < 1)) throw new Error(`--and-gates: positive integers, comma-separated (got ${options['and-gates']})`);
+const sampleMs = Number(options['sample-ms']);
+if (!Number.isSafeInteger(sampleMs) || sampleMs < 50) throw new Error(`--sample-ms: an integer of at least 50 (got ${options['sample-ms']})`);
 
 /** Resident memory of process `pid` in bytes, or 0 if it is gone. */
 function residentBytes(pid) {
@@ -68,26 +74,38 @@ function rendererPids() {
 }
 
 /**
- * Samples the tab's and the server's resident memory once a second until `stop()`, which takes
- * a last sample unless `resample` is false (the browser already gone: the last second's stands).
+ * Samples the tab's and the server's resident memory every `sampleMs` until `stop()`, which
+ * takes a last sample unless `resample` is false (the browser already gone: the last sample
+ * stands). Keeps the tab's samples with their times, for its percentiles.
  */
 function sampler(serverPid) {
   const peaks = { tab: 0, server: 0 };
   let last = { tab: 0, server: 0 };
+  const tab = [];
   const sample = () => {
     last = { tab: rendererPids().reduce((sum, pid) => sum + residentBytes(pid), 0), server: residentBytes(serverPid) };
     peaks.tab = Math.max(peaks.tab, last.tab);
     peaks.server = Math.max(peaks.server, last.server);
+    tab.push({ at: performance.now(), bytes: last.tab });
   };
   sample();
-  const timer = setInterval(sample, 1000);
+  const timer = setInterval(sample, sampleMs);
   return {
+    /** The tab's samples of the last `seconds` before now. */
     stop(resample = true) {
       clearInterval(timer);
+      const stopped = performance.now();
       if (resample) sample();
-      return { peaks, end: last };
+      return { peaks, end: last, tabDuring: (seconds) => tab.filter((s) => s.at >= stopped - seconds * 1000).map((s) => s.bytes) };
     },
   };
+}
+
+/** The `q` quantile of `values` (nearest rank), 0 for none. */
+function quantile(values, q) {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
 }
 
 async function main() {
@@ -101,11 +119,11 @@ async function main() {
   try {
     console.log(`Chromium ${version}${withoutDevtools ? ' (no DevTools client)' : ''}, garblet serve on ${garblet.address}, ${options.security}, load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')}`);
     for (const andGates of sizes) {
-      let run, peaks, end;
+      let run, peaks, end, tabDuring;
       if (withoutDevtools) {
         const samples = sampler(garblet.pid);
         run = await measureWithoutDevtools({ garblet, web, memory: { andGates, security: options.security } });
-        ({ peaks, end } = samples.stop(false));
+        ({ peaks, end, tabDuring } = samples.stop(false));
       } else {
         const context = await browser.newContext();
         const page = await context.newPage();
@@ -113,23 +131,27 @@ async function main() {
         await page.waitForFunction(() => 'garbletBench' in window);
         const samples = sampler(garblet.pid);
         run = await page.evaluate(([server, n, security]) => window.garbletBench.syntheticWasmMemory(server, n, security), [garblet.address, andGates, options.security]);
-        ({ peaks, end } = samples.stop());
+        ({ peaks, end, tabDuring } = samples.stop());
         await context.close();
       }
       if (run.andGates !== andGates) throw new Error(`the run evaluated ${run.andGates} AND gates, not ${andGates}`);
       const mib = (b) => Number((b / MiB).toFixed(1));
+      const during = tabDuring(run.seconds);
       const result = {
         and_gates: andGates,
         seconds: Number(run.seconds.toFixed(1)),
         tab_peak_mib: mib(peaks.tab),
         tab_end_mib: mib(end.tab),
+        tab_p50_mib: mib(quantile(during, 0.5)),
+        tab_p90_mib: mib(quantile(during, 0.9)),
+        tab_samples: during.length,
         server_peak_mib: mib(peaks.server),
         server_end_mib: mib(end.server),
         wasm_peak_mib: mib(run.wasm.peak),
         wasm_end_mib: mib(run.wasm.end),
       };
       results.push(result);
-      console.log(`${andGates.toLocaleString('en-US')} AND gates in ${result.seconds} s: tab ${result.tab_peak_mib} MiB at the peak, ${result.tab_end_mib} at the end; server ${result.server_peak_mib} and ${result.server_end_mib}; WebAssembly ${result.wasm_peak_mib} and ${result.wasm_end_mib}`);
+      console.log(`${andGates.toLocaleString('en-US')} AND gates in ${result.seconds} s: tab ${result.tab_peak_mib} MiB at the peak, ${result.tab_end_mib} at the end, ${result.tab_p50_mib} and ${result.tab_p90_mib} at the median and the 90th percentile of ${result.tab_samples} samples; server ${result.server_peak_mib} and ${result.server_end_mib}; WebAssembly ${result.wasm_peak_mib} and ${result.wasm_end_mib}`);
     }
   } finally {
     if (browser?.isConnected()) await browser.close();
@@ -139,7 +161,7 @@ async function main() {
   const first = results[0];
   const ratios = results.map((r) => ({
     and_gates: r.and_gates,
-    ...Object.fromEntries(['tab_peak_mib', 'tab_end_mib', 'server_peak_mib', 'server_end_mib', 'wasm_peak_mib', 'wasm_end_mib'].map((k) => [k.replace('_mib', '_vs_first'), Number((r[k] / first[k]).toFixed(3))])),
+    ...Object.fromEntries(['tab_peak_mib', 'tab_end_mib', 'tab_p50_mib', 'tab_p90_mib', 'server_peak_mib', 'server_end_mib', 'wasm_peak_mib', 'wasm_end_mib'].map((k) => [k.replace('_mib', '_vs_first'), Number((r[k] / first[k]).toFixed(3))])),
   }));
   console.log(JSON.stringify({ security: options.security, chromium: version, devtools: !withoutDevtools, runs: results, vs_first: ratios, load_avg: { before: loadBefore, after: loadavg() } }));
 }
