@@ -19,6 +19,10 @@
 //! than the whole pipeline's ratio, which moves by several percent from run to run on a shared
 //! VM.
 //!
+//! The topology of a streamed circuit (`protocol::topology`, the bundled AES-128) is timed too:
+//! the garbler writing it and the evaluator reading it, per gate (`topology_*_ns_per_gate`),
+//! which the evaluator does for every gate of a streamed circuit, before its evaluation.
+//!
 //! Times are the thread's CPU time, so that rates measured in the same run compare fairly even
 //! when other processes share the machine (wall-clock rates would charge one measurement for
 //! another process's burst).
@@ -29,6 +33,10 @@ use garblet_core::aes::{encrypt_runs, keys_per_pass, Aes128, FixedKeyAes, KeySch
 use garblet_core::garble::{evaluator_hash_group, garbler_hash_group, random_delta, Evaluator, Garbler, GarblingHash, Scheme, TweakLayout};
 use garblet_core::Block;
 use crate::clock::thread_cpu_ms;
+use garblet_circuits::bristol::{self, BristolProgram};
+use garblet_circuits::{Party, Reveal, Runner};
+use garblet_core::protocol::topology::{self, StreamStep, TopologyReader, TopologyWriter, HEADER_BYTES};
+use std::sync::Arc;
 
 /// CPU seconds of this thread since some fixed point (wall time where CPU time is unknown).
 fn cpu_seconds(start: std::time::Instant) -> f64 {
@@ -105,6 +113,12 @@ pub fn run(options: &Options, json: bool) -> Result<(), String> {
         .set("keyed_aes_aligned_vs_fixed_key", keyed.aligned / keyed.fixed)
         .set("keyed_aes_unaligned_vs_fixed_key", keyed.unaligned / keyed.fixed)
         .set("key_schedule_ns", key_schedule_ns());
+    let topology = topology_ns_per_gate()?;
+    report
+        .set("topology_gates", topology.gates)
+        .set("topology_bytes_per_gate", topology.bytes as f64 / topology.gates as f64)
+        .set("topology_write_ns_per_gate", topology.write_ns)
+        .set("topology_read_ns_per_gate", topology.read_ns);
     let (hg, th) = (best[0], best[1]);
     report
         .set("three_halves_vs_half_gates_garble", hg.0 / th.0)
@@ -116,6 +130,62 @@ pub fn run(options: &Options, json: bool) -> Result<(), String> {
 }
 
 /// The median of the rounds' ratios (of an even number, the mean of the middle two).
+/// The bundled AES-128's streamed topology: its gates and bytes, and the fastest of
+/// [`ROUNDS`] runs each of writing it (the garbler, once per circuit it keeps) and reading it
+/// (the evaluator, checking every reference and the circuit's hash), in ns of CPU per gate.
+struct TopologyTimes {
+    gates: usize,
+    bytes: usize,
+    write_ns: f64,
+    read_ns: f64,
+}
+
+fn topology_ns_per_gate() -> Result<TopologyTimes, String> {
+    let text = crate::serve::bundled::find("aes_128").ok_or("the bundled aes_128 is missing")?;
+    let info = Arc::new(bristol::scan(text).map_err(|e| e.to_string())?);
+    let (inputs, outputs) = bristol::default_io(&info.header, &[Party::Garbler, Party::Evaluator], Reveal::Evaluator);
+    let mut runner = Runner::new(Box::new(BristolProgram::new(text, info, inputs, outputs).map_err(|e| e.to_string())?));
+    let mut batches = Vec::new();
+    let id = topology::circuit_id(&mut runner, |batch, _| batches.push(batch.clone())).map_err(|e| e.to_string())?;
+    let gates: usize = batches.iter().map(|b| b.gates.len()).sum();
+    let (mut write_s, mut read_s, mut stream) = (f64::INFINITY, f64::INFINITY, Vec::new());
+    for _ in 0..ROUNDS {
+        let start = std::time::Instant::now();
+        let before = cpu_seconds(start);
+        let mut writer = TopologyWriter::new();
+        stream.clear();
+        for batch in &batches {
+            writer.record(batch, &mut stream);
+        }
+        stream.extend_from_slice(&topology::end_record());
+        write_s = write_s.min(cpu_seconds(start) - before);
+    }
+    for _ in 0..ROUNDS {
+        let start = std::time::Instant::now();
+        let before = cpu_seconds(start);
+        let mut reader = TopologyReader::new(id, u32::MAX);
+        let mut at = 0;
+        let mut read = 0;
+        loop {
+            match reader.step(&stream[at..]).map_err(|e| e.to_string())? {
+                StreamStep::NeedBytes => return Err("the topology ends early".into()),
+                StreamStep::Header => at += HEADER_BYTES,
+                StreamStep::Decoded(n) => {
+                    at += n;
+                    read += reader.batch().gates.len();
+                }
+                StreamStep::Payload => reader.payload_read(),
+                StreamStep::End => break,
+            }
+        }
+        read_s = read_s.min(cpu_seconds(start) - before);
+        if read != gates {
+            return Err(format!("read {read} gates of the topology, not {gates}"));
+        }
+    }
+    Ok(TopologyTimes { gates, bytes: stream.len(), write_ns: write_s * 1e9 / gates as f64, read_ns: read_s * 1e9 / gates as f64 })
+}
+
 fn median(mut ratios: Vec<f64>) -> f64 {
     ratios.sort_by(f64::total_cmp);
     let n = ratios.len();
