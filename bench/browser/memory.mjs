@@ -91,7 +91,7 @@ function sampler(serverPid) {
   sample();
   const timer = setInterval(sample, sampleMs);
   return {
-    /** The tab's samples of the last `seconds` before now. */
+    /** Stops; `tabDuring(seconds)` gives the tab's samples of the last `seconds` before the stop. */
     stop(resample = true) {
       clearInterval(timer);
       const stopped = performance.now();

@@ -129,10 +129,7 @@ pub fn run(options: &Options, json: bool) -> Result<(), String> {
     Ok(())
 }
 
-/// The median of the rounds' ratios (of an even number, the mean of the middle two).
-/// The bundled AES-128's streamed topology: its gates and bytes, and the fastest of
-/// [`ROUNDS`] runs each of writing it (the garbler, once per circuit it keeps) and reading it
-/// (the evaluator, checking every reference and the circuit's hash), in ns of CPU per gate.
+/// A streamed topology's gates and bytes, and the CPU its writing and reading take per gate.
 struct TopologyTimes {
     gates: usize,
     bytes: usize,
@@ -140,6 +137,9 @@ struct TopologyTimes {
     read_ns: f64,
 }
 
+/// The bundled AES-128's streamed topology, timed as the fastest of [`ROUNDS`] runs each of
+/// writing it (the garbler, once per circuit it keeps) and reading it (the evaluator, checking
+/// every reference and the circuit's hash).
 fn topology_ns_per_gate() -> Result<TopologyTimes, String> {
     let text = crate::serve::bundled::find("aes_128").ok_or("the bundled aes_128 is missing")?;
     let info = Arc::new(bristol::scan(text).map_err(|e| e.to_string())?);
@@ -149,20 +149,19 @@ fn topology_ns_per_gate() -> Result<TopologyTimes, String> {
     let id = topology::circuit_id(&mut runner, |batch, _| batches.push(batch.clone())).map_err(|e| e.to_string())?;
     let gates: usize = batches.iter().map(|b| b.gates.len()).sum();
     let (mut write_s, mut read_s, mut stream) = (f64::INFINITY, f64::INFINITY, Vec::new());
+    let origin = std::time::Instant::now();
     for _ in 0..ROUNDS {
-        let start = std::time::Instant::now();
-        let before = cpu_seconds(start);
+        let start = cpu_seconds(origin);
         let mut writer = TopologyWriter::new();
         stream.clear();
         for batch in &batches {
             writer.record(batch, &mut stream);
         }
         stream.extend_from_slice(&topology::end_record());
-        write_s = write_s.min(cpu_seconds(start) - before);
+        write_s = write_s.min(cpu_seconds(origin) - start);
     }
     for _ in 0..ROUNDS {
-        let start = std::time::Instant::now();
-        let before = cpu_seconds(start);
+        let start = cpu_seconds(origin);
         let mut reader = TopologyReader::new(id, u32::MAX);
         let mut at = 0;
         let mut read = 0;
@@ -178,7 +177,7 @@ fn topology_ns_per_gate() -> Result<TopologyTimes, String> {
                 StreamStep::End => break,
             }
         }
-        read_s = read_s.min(cpu_seconds(start) - before);
+        read_s = read_s.min(cpu_seconds(origin) - start);
         if read != gates {
             return Err(format!("read {read} gates of the topology, not {gates}"));
         }
@@ -186,6 +185,7 @@ fn topology_ns_per_gate() -> Result<TopologyTimes, String> {
     Ok(TopologyTimes { gates, bytes: stream.len(), write_ns: write_s * 1e9 / gates as f64, read_ns: read_s * 1e9 / gates as f64 })
 }
 
+/// The median of the rounds' ratios (of an even number, the mean of the middle two).
 fn median(mut ratios: Vec<f64>) -> f64 {
     ratios.sort_by(f64::total_cmp);
     let n = ratios.len();
