@@ -7,7 +7,7 @@
 //   npm run fuzz                                  every target, 30 s each
 //   npm run fuzz -- --seconds 1800 --runs 10000000 ws_reader bristol
 //                                                 the long run: until 10^7 executions or 30 min
-//   npm run fuzz -- --record                      record the seed corpora again (after a protocol
+//   npm run fuzz -- --record                      record the starting corpora again (after a protocol
 //                                                 change), with the stable toolchain; no fuzzing
 //   npm run fuzz -- --cmin garbler_session        minimise corpora (in the build they run with)
 //   npm run fuzz -- --asan garbler_session        a session target with AddressSanitizer

@@ -1,4 +1,4 @@
-//! Writes the seed corpora under `fuzz/corpus/<target>/`: the session targets' mutation
+//! Writes the starting corpora under `fuzz/corpus/<target>/`: the session targets' mutation
 //! programs (fuzz/src/mutation.rs) — every computation of the fuzz services run honestly, a few
 //! sessions of two computations or other options, and, for a standard and a cut-and-choose
 //! computation, a flip in each frame the peer sends — and traffic recorded from those sessions
@@ -136,7 +136,7 @@ fn main() {
         write(&dir, "protocol_frame", name, bytes);
     }
     other_seeds(&dir);
-    println!("seed corpora written under {}", dir.display());
+    println!("starting corpora written under {}", dir.display());
 }
 
 /// The seeds that are not session traffic.
