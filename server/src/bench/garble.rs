@@ -28,15 +28,13 @@
 //! another process's burst).
 
 use super::report::{rate, Report};
-use super::{synthetic_circuit, SYNTHETIC_INPUTS};
+use super::{synthetic_circuit, BundledBristol, SYNTHETIC_INPUTS};
 use garblet_core::aes::{encrypt_runs, keys_per_pass, Aes128, FixedKeyAes, KeySchedule, KeySchedules};
 use garblet_core::garble::{evaluator_hash_group, garbler_hash_group, random_delta, Evaluator, Garbler, GarblingHash, Scheme, TweakLayout};
 use garblet_core::Block;
 use crate::clock::thread_cpu_ms;
-use garblet_circuits::bristol::{self, BristolProgram};
-use garblet_circuits::{Party, Reveal, Runner};
-use garblet_core::protocol::topology::{self, StreamStep, TopologyReader, TopologyWriter, HEADER_BYTES};
-use std::sync::Arc;
+use garblet_circuits::Runner;
+use garblet_core::protocol::topology::{self, TopologyError, TopologyReader, TopologyWriter, WholeStream};
 
 /// CPU seconds of this thread since some fixed point (wall time where CPU time is unknown).
 fn cpu_seconds(start: std::time::Instant) -> f64 {
@@ -141,10 +139,7 @@ struct TopologyTimes {
 /// writing it (the garbler, once per circuit it keeps) and reading it (the evaluator, checking
 /// every reference and the circuit's hash).
 fn topology_ns_per_gate() -> Result<TopologyTimes, String> {
-    let text = crate::serve::bundled::find("aes_128").ok_or("the bundled aes_128 is missing")?;
-    let info = Arc::new(bristol::scan(text).map_err(|e| e.to_string())?);
-    let (inputs, outputs) = bristol::default_io(&info.header, &[Party::Garbler, Party::Evaluator], Reveal::Evaluator);
-    let mut runner = Runner::new(Box::new(BristolProgram::new(text, info, inputs, outputs).map_err(|e| e.to_string())?));
+    let mut runner = Runner::new(Box::new(BundledBristol::find("aes_128")?.program()?));
     let mut batches = Vec::new();
     let id = topology::circuit_id(&mut runner, |batch, _| batches.push(batch.clone())).map_err(|e| e.to_string())?;
     let gates: usize = batches.iter().map(|b| b.gates.len()).sum();
@@ -162,23 +157,13 @@ fn topology_ns_per_gate() -> Result<TopologyTimes, String> {
     }
     for _ in 0..ROUNDS {
         let start = cpu_seconds(origin);
-        let mut reader = TopologyReader::new(id, u32::MAX);
-        let mut at = 0;
         let mut read = 0;
-        loop {
-            match reader.step(&stream[at..]).map_err(|e| e.to_string())? {
-                StreamStep::NeedBytes => return Err("the topology ends early".into()),
-                StreamStep::Header => at += HEADER_BYTES,
-                StreamStep::Decoded(n) => {
-                    at += n;
-                    read += reader.batch().gates.len();
-                }
-                StreamStep::Payload => reader.payload_read(),
-                StreamStep::End => break,
-            }
-        }
+        let walk = TopologyReader::new(id, u32::MAX).read_whole(&stream, |batch| {
+            read += batch.gates.len();
+            Ok::<_, TopologyError>(())
+        });
         read_s = read_s.min(cpu_seconds(origin) - start);
-        if read != gates {
+        if walk.map_err(|e| e.to_string())? != WholeStream::Ended(stream.len()) || read != gates {
             return Err(format!("read {read} gates of the topology, not {gates}"));
         }
     }

@@ -37,7 +37,7 @@
 //! the report carries how busy the machine was meanwhile.
 
 use super::report::Report;
-use super::MachineBusy;
+use super::{BundledBristol, MachineBusy};
 use crate::client::{Client, ConnectOptions};
 use crate::clock::thread_cpu_ms;
 use crate::serve::config::{Config, InputOwner};
@@ -45,8 +45,7 @@ use crate::serve::values::ValueSource;
 use crate::serve::{self, ServeOptions};
 use crate::service_table::{CircuitSource, ServiceDef, ServiceTable};
 use crate::service_table::BristolText;
-use garblet_circuits::bristol::{self, BristolProgram};
-use garblet_circuits::{Party, Plaintext, Program, Reveal, Runner};
+use garblet_circuits::{Party, Plaintext, Program, Runner};
 use garblet_core::aes::AesCtr;
 use garblet_core::cnc::exchange::{split_outputs, Exchange, Report as CncReport};
 use garblet_core::cnc::params::{fixed_check_cheat_bound, sample_fixed_check_set, sample_main_check_set, FIXED_CIRCUITS, FIXED_EVALUATED, MAIN_CIRCUITS, RECOVERY_CHECKS, RECOVERY_CIRCUITS};
@@ -135,15 +134,17 @@ fn prepare(circuit: &Circuit) -> Result<Prepared, String> {
             })
         }
         Circuit::Bristol { file } => {
-            let text = crate::serve::bundled::find(file).ok_or("no such bundled circuit")?;
-            let info = Arc::new(bristol::scan(text).map_err(|e| e.to_string())?);
-            let parties = [Party::Garbler, Party::Evaluator];
-            let (inputs, outputs) = bristol::default_io(&info.header, &parties, Reveal::Evaluator);
-            let secret_bits = info.header.inputs.first().copied().unwrap_or(0);
-            let (i, o, n) = (inputs.clone(), outputs.clone(), info.clone());
+            let bundled = Arc::new(BundledBristol::find(file)?);
+            let secret_bits = bundled.info.header.inputs.first().copied().unwrap_or(0);
+            let made = bundled.clone();
             Ok(Prepared {
-                service: Box::new(move || CircuitSource::Bristol { text: BristolText::Embedded(text), info: info.clone(), inputs: inputs.clone(), outputs: outputs.clone() }),
-                make: Box::new(move || Box::new(BristolProgram::new(text, n.clone(), i.clone(), o.clone()).expect("a bundled circuit")) as Box<dyn Program>),
+                service: Box::new(move || CircuitSource::Bristol {
+                    text: BristolText::Embedded(bundled.text),
+                    info: bundled.info.clone(),
+                    inputs: bundled.inputs.clone(),
+                    outputs: bundled.outputs.clone(),
+                }),
+                make: Box::new(move || Box::new(made.program().expect("a bundled circuit")) as Box<dyn Program>),
                 secret_bits,
                 derive: None,
             })

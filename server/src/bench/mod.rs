@@ -11,7 +11,8 @@ pub mod pipeline;
 pub mod report;
 pub mod session;
 
-use garblet_circuits::Encoding;
+use garblet_circuits::bristol::{self, BristolInfo, BristolInput, BristolOutput, BristolProgram};
+use garblet_circuits::{Encoding, Party, Reveal};
 use garblet_core::Block;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -24,6 +25,29 @@ pub const SYNTHETIC_INPUTS: usize = 256;
 /// The benchmarks' `synthetic` circuit with `and_gates` ANDs, as one party builds it.
 pub fn synthetic_circuit(and_gates: u64) -> garblet_circuits::Runner<'static> {
     garblet_circuits::Runner::new(Box::new(garblet_circuits::library::synthetic::Synthetic::new(and_gates, 1, 2 * SYNTHETIC_INPUTS as u64, 1)))
+}
+
+/// A bundled Bristol circuit as the default configuration serves it: scanned, the first input
+/// the garbler's and the rest the evaluator's, every output the evaluator's.
+pub struct BundledBristol {
+    pub text: &'static [u8],
+    pub info: Arc<BristolInfo>,
+    pub inputs: Vec<BristolInput>,
+    pub outputs: Vec<BristolOutput>,
+}
+
+impl BundledBristol {
+    pub fn find(name: &str) -> Result<Self, String> {
+        let text = crate::serve::bundled::find(name).ok_or_else(|| format!("no bundled circuit {name}"))?;
+        let info = Arc::new(bristol::scan(text).map_err(|e| e.to_string())?);
+        let (inputs, outputs) = bristol::default_io(&info.header, &[Party::Garbler, Party::Evaluator], Reveal::Evaluator);
+        Ok(BundledBristol { text, info, inputs, outputs })
+    }
+
+    /// The circuit as a program, built as a party runs it.
+    pub fn program(&self) -> Result<BristolProgram<&'static [u8]>, String> {
+        BristolProgram::new(self.text, self.info.clone(), self.inputs.clone(), self.outputs.clone()).map_err(|e| e.to_string())
+    }
 }
 
 /// SplitMix64 from an OS-random seed: benchmark data, not keys (the server's key in this

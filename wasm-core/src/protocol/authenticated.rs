@@ -58,7 +58,7 @@ use super::mode::{output_values, send_done, send_flight, ComputationResult, Ende
 use super::plan::{GateSource, Plan, RecordedCircuit};
 use super::session::{Counters, Outbox};
 use super::stats::Stats;
-use super::topology::{end_record, StreamStep, TopologyReader, TopologyWriter, HEADER_BYTES};
+use super::topology::{end_record, TopologyReader, TopologyWriter, WholeStream, HEADER_BYTES};
 use super::SessionError;
 use crate::auth::garble::{tables_len, EvaluatorComputation, GarblerComputation, InputMaterial, SegmentMaterial};
 use crate::auth::segment::{segments_of, Segment, Segmenter, SEGMENT_AND_GATES};
@@ -288,33 +288,19 @@ fn survey(gates: GateSource, known: Option<u64>, topology: bool, limit: u64) -> 
 /// A streamed circuit from its records (each with an empty payload), checked against the
 /// identity the catalog announced.
 fn read_topology(bytes: &[u8], circuit_id: [u8; 32], max_slots: u32) -> Result<Vec<Gate>, SessionError> {
-    let mut reader = TopologyReader::new(circuit_id, max_slots);
     let mut gates = Vec::new();
-    let mut at = 0;
-    loop {
-        match reader.step(&bytes[at..])? {
-            StreamStep::NeedBytes => {
-                return Err(SessionError::FlightLength { flight: 1, expected: (COUNT_BYTES + at + HEADER_BYTES) as u64, got: bytes.len() as u64 })
-            }
-            StreamStep::Header => at += HEADER_BYTES,
-            StreamStep::Decoded(n) => {
-                at += n;
-                gates.extend_from_slice(&reader.batch().gates);
-                if gates.len() as u64 > MAX_CIRCUIT_GATES {
-                    return Err(SessionError::KeptCircuit { limit: MAX_CIRCUIT_GATES });
-                }
-            }
-            StreamStep::Payload => reader.payload_read(),
-            StreamStep::End => {
-                at += HEADER_BYTES;
-                break;
-            }
+    let walk = TopologyReader::new(circuit_id, max_slots).read_whole(bytes, |batch| {
+        gates.extend_from_slice(&batch.gates);
+        if gates.len() as u64 > MAX_CIRCUIT_GATES {
+            return Err(SessionError::KeptCircuit { limit: MAX_CIRCUIT_GATES });
         }
+        Ok(())
+    })?;
+    match walk {
+        WholeStream::Short(at) => Err(SessionError::FlightLength { flight: 1, expected: (COUNT_BYTES + at + HEADER_BYTES) as u64, got: bytes.len() as u64 }),
+        WholeStream::Ended(at) if at != bytes.len() => Err(SessionError::DataAfterEnd { extra: (bytes.len() - at) as u64 }),
+        WholeStream::Ended(_) => Ok(gates),
     }
-    if at != bytes.len() {
-        return Err(SessionError::DataAfterEnd { extra: (bytes.len() - at) as u64 });
-    }
-    Ok(gates)
 }
 
 // ---- The garbler (party A, the server) ----

@@ -605,6 +605,35 @@ impl TopologyReader {
     pub fn payload_read(&mut self) {
         self.header = None;
     }
+
+    /// Reads records that carry no payload (a circuit sent whole, ahead of its tables) from the
+    /// front of `bytes` to the end record, handing `each` every decoded batch; an error of
+    /// `each` stops the walk. Stops early, with [`WholeStream::Short`], where `bytes` end first.
+    pub fn read_whole<E: From<TopologyError>>(&mut self, bytes: &[u8], mut each: impl FnMut(&Batch) -> Result<(), E>) -> Result<WholeStream, E> {
+        let mut at = 0;
+        loop {
+            match self.step(&bytes[at..])? {
+                StreamStep::NeedBytes => return Ok(WholeStream::Short(at)),
+                StreamStep::Header => at += HEADER_BYTES,
+                StreamStep::Decoded(n) => {
+                    at += n;
+                    each(&self.batch)?;
+                }
+                StreamStep::Payload => self.payload_read(),
+                StreamStep::End => return Ok(WholeStream::Ended(at + HEADER_BYTES)),
+            }
+        }
+    }
+}
+
+/// Where [`TopologyReader::read_whole`] stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WholeStream {
+    /// At the end record, the circuit being the announced one: this many bytes, the end record's
+    /// included, were read.
+    Ended(usize),
+    /// At the end of the bytes, before the end record, having read this many.
+    Short(usize),
 }
 
 /// Hashes records (without payloads) into the streamed circuit's identity.
@@ -682,20 +711,13 @@ mod tests {
 
     /// Reads a stream of payload-less records to its end.
     fn read(bytes: &[u8], expected: [u8; 32], max_slots: u32) -> Result<Vec<Batch>, TopologyError> {
-        let mut reader = TopologyReader::new(expected, max_slots);
-        let (mut at, mut batches) = (0, Vec::new());
-        loop {
-            match reader.step(&bytes[at..])? {
-                StreamStep::NeedBytes => panic!("the stream ends early"),
-                StreamStep::Header => at += HEADER_BYTES,
-                StreamStep::Decoded(n) => {
-                    at += n;
-                    batches.push(reader.batch().clone());
-                }
-                StreamStep::Payload => reader.payload_read(),
-                StreamStep::End => return Ok(batches),
-            }
-        }
+        let mut batches = Vec::new();
+        let walk = TopologyReader::new(expected, max_slots).read_whole(bytes, |batch| {
+            batches.push(batch.clone());
+            Ok::<_, TopologyError>(())
+        })?;
+        assert_eq!(walk, WholeStream::Ended(bytes.len()), "the stream ends at its end record");
+        Ok(batches)
     }
 
     /// The identity of a stream of payload-less records.
