@@ -155,6 +155,10 @@ enum ReceiverState {
     Failed,
 }
 
+/// The fewest base OTs worth a thread of their own: 32 variable-base multiplications take
+/// milliseconds, where starting a thread takes tens of microseconds.
+const BASE_OTS_PER_THREAD: usize = 32;
+
 impl OtReceiver {
     /// Starts the base OTs: returns the receiver and message 1' (R, 32 bytes).
     pub fn new() -> Result<(Self, [u8; base::SENDER_MESSAGE_BYTES]), OtError> {
@@ -173,7 +177,21 @@ impl OtReceiver {
     /// multiplications, the receiver's one expensive step of set-up. The extension will be
     /// SoftSpoken⟨`k`⟩ (the hellos' choice). Any error is final.
     pub fn finish_base_ot(&mut self, reply: &[u8], k: usize) -> Result<(), OtError> {
-        match self.base_ot_products(reply, 0..base::BASE_OT_COUNT) {
+        self.finish_base_ot_over(reply, k, &Threads::ONE)
+    }
+
+    /// [`finish_base_ot`](Self::finish_base_ot) with the multiplications spread over `threads`:
+    /// on a fresh connection they hold up the party's first computation, while the other party
+    /// has finished its part of the base OTs and waits.
+    pub fn finish_base_ot_over(&mut self, reply: &[u8], k: usize, threads: &Threads) -> Result<(), OtError> {
+        let products = self.base_ot_sender().and_then(|sender| {
+            let parts = threads.map(base::BASE_OT_COUNT, BASE_OTS_PER_THREAD, |range| sender.products(reply, range));
+            parts.into_iter().try_fold(Vec::with_capacity(2 * base::BASE_OT_COUNT), |mut all, part| {
+                all.extend(part?);
+                Ok(all)
+            })
+        });
+        match products {
             Ok(products) => self.finish_base_ot_with(reply, &products, k),
             Err(e) => {
                 if matches!(self.state, ReceiverState::AwaitingBaseOtReply(_)) {
@@ -568,6 +586,11 @@ mod tests {
     }
 
     fn connect_with(delta: Block, k: usize) -> (OtReceiver, OtSender) {
+        connect_over(delta, k, &Threads::ONE)
+    }
+
+    /// [`connect_with`], the receiver's base-OT multiplications cut into parts as `threads` cuts them.
+    fn connect_over(delta: Block, k: usize, threads: &Threads) -> (OtReceiver, OtSender) {
         let (mut sender, points) = OtSender::new(delta).unwrap();
         assert_eq!(points.len(), base::RECEIVER_MESSAGE_BYTES);
         sender.finish_base_ot(); // before R: does nothing
@@ -576,7 +599,7 @@ mod tests {
         sender.receive_base_ot(&r, k).unwrap();
         sender.finish_base_ot();
         sender.finish_base_ot();
-        receiver.finish_base_ot(&points, k).unwrap();
+        receiver.finish_base_ot_over(&points, k, threads).unwrap();
         assert!(receiver.is_ready());
         (receiver, sender)
     }
@@ -625,6 +648,28 @@ mod tests {
             let (t, q) = extend_all(&mut receiver, &mut sender, &choices, MAX_CHUNK);
             assert_correlated(&t, &q, &choices, delta);
         }
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+    fn base_ots_cut_into_parts_give_the_same_correlation() {
+        // Three parts of 32, 32 and 64 OTs: each part's products must land in its OTs' places.
+        assert_eq!(Threads::in_turn(3).ranges(base::BASE_OT_COUNT, BASE_OTS_PER_THREAD), [0..32, 32..64, 64..128]);
+        let delta = random_delta();
+        let (mut receiver, mut sender) = connect_over(delta, 4, &Threads::in_turn(3));
+        let choices = random_choices(1000);
+        let (t, q) = extend_all(&mut receiver, &mut sender, &choices, MAX_CHUNK);
+        assert_correlated(&t, &q, &choices, delta);
+
+        // A bad point in a later part is refused as in one part, and ends the receiver.
+        let (_, mut points) = OtSender::new(delta).unwrap();
+        points[100 * base::POINT_BYTES..101 * base::POINT_BYTES].fill(0);
+        let (mut receiver, _) = OtReceiver::new().unwrap();
+        assert!(matches!(
+            receiver.finish_base_ot_over(&points, 4, &Threads::in_turn(3)),
+            Err(OtError::IdentityPoint { point: BasePoint::ReceiverKey(100) })
+        ));
+        assert!(matches!(receiver.finish_base_ot(&points, 4), Err(OtError::OutOfOrder { .. })));
     }
 
     #[cfg_attr(not(target_arch = "wasm32"), test)]

@@ -266,7 +266,7 @@ impl EvaluatorSession {
             // Kept from the server's hello until the base OTs are done, so always here.
             let points = self.base_ot_points.as_deref().ok_or(SessionError::NotReady { state: "without the server's base-OT points" })?;
             match &mut self.shared {
-                SharedBaseOt::No => self.ot.finish_base_ot(points, self.ot_k[0])?,
+                SharedBaseOt::No => self.ot.finish_base_ot_over(points, self.ot_k[0], &self.config.threads)?,
                 SharedBaseOt::Out { theirs, ours, returned } => {
                     if ours.is_none() {
                         *ours = Some(self.ot.base_ot_products(points, 0..theirs.start)?);
