@@ -21,7 +21,9 @@
 //!
 //! The topology of a streamed circuit (`protocol::topology`, the bundled AES-128) is timed too:
 //! the garbler writing it and the evaluator reading it, per gate (`topology_*_ns_per_gate`),
-//! which the evaluator does for every gate of a streamed circuit, before its evaluation.
+//! which the evaluator does for every gate of a streamed circuit, before its evaluation. And
+//! building a library program (edit distance of 100 × 100 symbols, `build_ns_per_gate`), which
+//! both parties do for every computation of one.
 //!
 //! Times are the thread's CPU time, so that rates measured in the same run compare fairly even
 //! when other processes share the machine (wall-clock rates would charge one measurement for
@@ -117,6 +119,8 @@ pub fn run(options: &Options, json: bool) -> Result<(), String> {
         .set("topology_bytes_per_gate", topology.bytes as f64 / topology.gates as f64)
         .set("topology_write_ns_per_gate", topology.write_ns)
         .set("topology_read_ns_per_gate", topology.read_ns);
+    let (build_gates, build_ns) = build_ns_per_gate()?;
+    report.set("build_gates", build_gates as u64).set("build_ns_per_gate", build_ns);
     let (hg, th) = (best[0], best[1]);
     report
         .set("three_halves_vs_half_gates_garble", hg.0 / th.0)
@@ -125,6 +129,26 @@ pub fn run(options: &Options, json: bool) -> Result<(), String> {
         .set("timing", format!("thread CPU time, fastest of {ROUNDS} interleaved rounds; the instance keys' ratios the median of the rounds', both hashes side by side batch by batch"));
     report.print(json);
     Ok(())
+}
+
+/// The library's edit distance of 100 × 100 symbols (`levenshtein`, its default cell) built
+/// gate by gate as each party builds it for every computation: its gates, and the CPU per gate,
+/// the fastest of [`ROUNDS`] builds.
+fn build_ns_per_gate() -> Result<(usize, f64), String> {
+    let spec = garblet_circuits::registry::find("levenshtein").ok_or("the levenshtein program is missing")?;
+    let params = spec.resolve([("n", 100), ("m", 100)]).map_err(|e| e.to_string())?;
+    let (mut gates, mut best) = (0, f64::INFINITY);
+    let origin = std::time::Instant::now();
+    for _ in 0..ROUNDS {
+        let start = cpu_seconds(origin);
+        let mut runner = Runner::new(spec.instantiate(&params).map_err(|e| e.to_string())?);
+        gates = 0;
+        while let Some(batch) = runner.next_batch().map_err(|e| e.to_string())? {
+            gates += batch.gates.len();
+        }
+        best = best.min(cpu_seconds(origin) - start);
+    }
+    Ok((gates, best * 1e9 / gates as f64))
 }
 
 /// A streamed topology's gates and bytes, and the CPU its writing and reading take per gate.
