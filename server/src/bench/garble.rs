@@ -187,7 +187,10 @@ fn topology_ns_per_gate() -> Result<TopologyTimes, String> {
             Ok::<_, TopologyError>(())
         });
         read_s = read_s.min(cpu_seconds(origin) - start);
-        if walk.map_err(|e| e.to_string())? != WholeStream::Ended(stream.len()) || read != gates {
+        if walk.map_err(|e| e.to_string())? != WholeStream::Ended(stream.len()) {
+            return Err("the topology does not end at its end record".into());
+        }
+        if read != gates {
             return Err(format!("read {read} gates of the topology, not {gates}"));
         }
     }
