@@ -13,7 +13,7 @@
 use garblet_circuits::bristol::{self, BristolProgram};
 use garblet_circuits::{value, Backend, Encoding, Plaintext, Reveal, Runner};
 use garblet_core::protocol::catalog::{EncodingInfo, FieldInfo};
-use garblet_core::protocol::topology::{end_record, StreamStep, TopologyHasher, TopologyReader, TopologyWriter, HEADER_BYTES};
+use garblet_core::protocol::topology::{end_record, TopologyError, TopologyHasher, TopologyReader, TopologyWriter, WholeStream};
 use garblet_core::protocol::{EvaluatorConfig, Frame, GarblerConfig, Services};
 use garblet_server::client::commands::{input_bits, parse_param};
 use garblet_server::serve::config::Config;
@@ -182,20 +182,13 @@ pub fn bristol(data: &[u8]) {
     assert_eq!(plain.outputs().len(), output_bits, "outputs");
     records.extend_from_slice(&end_record());
     hasher.update(&end_record());
-    let mut reader = TopologyReader::new(hasher.finish(), u32::MAX);
-    let mut at = 0;
-    loop {
-        match reader.step(&records[at..]).unwrap_or_else(|e| panic!("the stream of a scanned circuit does not read: {e}")) {
-            StreamStep::Header => at += HEADER_BYTES,
-            StreamStep::Decoded(n) => {
-                at += n;
-                streamed.process(reader.batch()).unwrap_or_else(|e| panic!("a streamed circuit does not run: {e}"));
-            }
-            StreamStep::Payload => reader.payload_read(),
-            StreamStep::End => break,
-            StreamStep::NeedBytes => panic!("the stream ends early"),
-        }
-    }
+    let walk = TopologyReader::new(hasher.finish(), u32::MAX)
+        .read_whole(&records, |batch| {
+            streamed.process(batch).unwrap_or_else(|e| panic!("a streamed circuit does not run: {e}"));
+            Ok::<_, TopologyError>(())
+        })
+        .unwrap_or_else(|e| panic!("the stream of a scanned circuit does not read: {e}"));
+    assert_eq!(walk, WholeStream::Ended(records.len()), "the stream ends at its end record");
     assert_eq!(streamed.outputs(), plain.outputs(), "the streamed circuit's outputs");
 }
 
