@@ -24,9 +24,11 @@
 //! | ANDs | ⌈2m/8⌉ + 32 | shares of d₁ … d_m, e₁ … e_m ‖ digest of their MACs |
 
 use super::abit::AuthParty;
+use super::digest;
 use super::state::{Pending, PendingAnds, TripleState};
 use super::{bit, check_padding, expect_len, set_bit, AuthError, AuthShare, AuthTriple, Role};
 use crate::block::Block;
+use crate::spread::Threads;
 
 const OPENING_MACS: &str = "garblet Beaver opening MACs v1";
 
@@ -34,14 +36,10 @@ const OPENING_MACS: &str = "garblet Beaver opening MACs v1";
 /// part must be large to be worth a thread.
 const SPREAD: usize = 1 << 15;
 
-/// The digest of an opener's MACs in the session's AND round `round`.
-fn macs_digest(transcript: &[u8; 32], round: u64, role: Role, macs: impl Iterator<Item = Block>) -> [u8; 32] {
-    let mut h = blake3::Hasher::new_derive_key(OPENING_MACS);
-    h.update(transcript);
-    h.update(&round.to_le_bytes());
-    h.update(&[role.byte()]);
-    super::update_blocks(&mut h, macs);
-    *h.finalize().as_bytes()
+/// The digest of an opener's `count` MACs, which `fill` makes, in the session's AND round
+/// `round` ([`digest::blocks`], spread over `threads`).
+fn macs_digest(threads: &Threads, transcript: &[u8; 32], round: u64, role: Role, count: usize, fill: impl Fn(usize, &mut [Block]) + Sync) -> [u8; 32] {
+    digest::blocks(threads, OPENING_MACS, &[transcript, &round.to_le_bytes(), &[role.byte()]], count, fill)
 }
 
 impl AuthShare {
@@ -107,7 +105,12 @@ impl AuthParty {
         for (i, o) in openings.iter().enumerate() {
             set_bit(&mut message, i, o.bit);
         }
-        message.extend(macs_digest(&self.transcript, self.and_rounds, self.role, openings.iter().map(|o| o.mac)));
+        let digest = macs_digest(&self.threads, &self.transcript, self.and_rounds, self.role, openings.len(), |first, out| {
+            for (mac, o) in out.iter_mut().zip(&openings[first..]) {
+                *mac = o.mac;
+            }
+        });
+        message.extend(digest);
         self.state = TripleState::AwaitingAnds(Box::new(PendingAnds { triples, openings }));
         Ok(message)
     }
@@ -126,12 +129,12 @@ impl AuthParty {
         let peer_bits = &peer[..bits_len];
         check_padding(peer_bits, count, "AND openings")?;
         let delta = self.delta;
-        let expected = macs_digest(
-            &self.transcript,
-            self.and_rounds,
-            self.role.peer(),
-            pending.openings.iter().enumerate().map(|(i, o)| o.key ^ delta.select(bit(peer_bits, i))),
-        );
+        let openings = &pending.openings;
+        let expected = macs_digest(&self.threads, &self.transcript, self.and_rounds, self.role.peer(), count, |first, out| {
+            for ((i, key), o) in (first..).zip(out.iter_mut()).zip(&openings[first..]) {
+                *key = o.key ^ delta.select(bit(peer_bits, i));
+            }
+        });
         #[allow(unused_mut)]
         let mut enforce = true;
         #[cfg(feature = "insecure-switches")]

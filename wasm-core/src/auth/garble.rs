@@ -119,7 +119,7 @@ fn macs_digest(context: &str, scope: &[u8; 32], role: Role, macs: impl Iterator<
     let mut h = blake3::Hasher::new_derive_key(context);
     h.update(scope);
     h.update(&[role.byte()]);
-    super::update_blocks(&mut h, macs);
+    super::digest::update_blocks(&mut h, macs);
     *h.finalize().as_bytes()
 }
 
@@ -895,7 +895,7 @@ impl GarblerComputation {
         }
         group.flush(hash, delta, &mut self.l0, &mut message, &mut p_bits, &mut y_values);
         super::pack_into(&p_bits, &mut message);
-        super::update_words(&mut self.check, y_values.into_iter());
+        super::digest::update_words(&mut self.check, y_values.into_iter());
         self.segments += 1;
         Ok(message)
     }
@@ -1103,7 +1103,7 @@ impl EvaluatorComputation {
             }
         }
         group.flush(hash, role, delta, segment_tables, &mut self.labels, &mut self.lam, &mut expected);
-        super::update_words(&mut self.check, expected.into_iter());
+        super::digest::update_words(&mut self.check, expected.into_iter());
         self.segments += 1;
         Ok(())
     }

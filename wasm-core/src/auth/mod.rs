@@ -85,6 +85,7 @@
 
 pub mod abit;
 pub mod beaver;
+mod digest;
 pub mod garble;
 pub mod prepare;
 pub mod segment;
@@ -251,36 +252,6 @@ pub(crate) fn bit(bytes: &[u8], i: usize) -> bool {
 pub(crate) fn set_bit(bytes: &mut [u8], i: usize, value: bool) {
     bytes[i / 8] |= (value as u8) << (i % 8);
 }
-
-/// Feeds `blocks` to `hasher` as their bytes in order, gathered into large pieces: the same
-/// digest as one `update` per block, at BLAKE3's speed on long inputs.
-pub(crate) fn update_blocks(hasher: &mut blake3::Hasher, blocks: impl Iterator<Item = Block>) {
-    update_pieces(hasher, blocks.map(Block::to_bytes));
-}
-
-/// Feeds 64-bit values to `hasher` as their little-endian bytes in order, as [`update_blocks`]
-/// does blocks.
-pub(crate) fn update_words(hasher: &mut blake3::Hasher, values: impl Iterator<Item = u64>) {
-    update_pieces(hasher, values.map(u64::to_le_bytes));
-}
-
-fn update_pieces<const N: usize>(hasher: &mut blake3::Hasher, items: impl Iterator<Item = [u8; N]>) {
-    // 64 KiB a piece: BLAKE3 hashes the chunks of a long input side by side, all but the last
-    // chunk of each `update`, which it keeps in case more follows and compresses on its own.
-    const PIECE: usize = 64 << 10;
-    let mut buffer = vec![0u8; PIECE];
-    let mut n = 0;
-    for item in items {
-        buffer[n..n + N].copy_from_slice(&item);
-        n += N;
-        if n + N > PIECE {
-            hasher.update(&buffer[..n]);
-            n = 0;
-        }
-    }
-    hasher.update(&buffer[..n]);
-}
-
 
 /// Refuses a message of the wrong length.
 pub(crate) fn expect_len(message: &[u8], expected: usize, what: &'static str) -> Result<(), AuthError> {

@@ -86,6 +86,13 @@ impl Batch {
         let leaky = self.leaky_count();
         buckets.flat_map(move |k| (1..self.bucket).map(move |j| (leaky + k, leaky + self.member(k, j))))
     }
+
+    /// [`opened_pairs`](Self::opened_pairs) of every bucket from opening `first` on: the batch's
+    /// opening `first % (B − 1)` of bucket `first / (B − 1)`, and all after it.
+    pub(crate) fn opened_pairs_from(&self, first: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let per_bucket = self.bucket - 1;
+        self.opened_pairs(first / per_bucket..self.n).skip(first % per_bucket)
+    }
 }
 
 /// Where a party is in a batch; each state names the peer's message it waits for.

@@ -127,11 +127,12 @@
 //! | 6 | ⌈n(B−1)/8⌉ + 32 | bucketing bits ‖ digest of their MACs |
 
 use super::abit::AuthParty;
+use super::digest;
 use super::state::{Batch, TripleState};
 use super::{bit, check_padding, commit, expect_len, nonce, random_bits, set_bit, AuthError, AuthTriple, Role, COMMITMENT_BYTES};
 use crate::block::Block;
 use crate::garble::{derive_seed, GarblingHash};
-use crate::spread::split_mut;
+use crate::spread::{split_mut, Threads};
 use core::ops::Range;
 
 /// Most triples in one batch: 2^20 (3 · 2^20 leaky ones at B = 3).
@@ -183,13 +184,10 @@ fn instance(transcript: &[u8; 32], purpose: &str, owner: Role) -> GarblingHash {
 
 const LEAKY_AND: &str = "authenticated garbling: leaky AND";
 
-/// BLAKE3 (key-derivation mode, `context`) over the session, a party and blocks.
-fn digest_blocks(context: &str, transcript: &[u8; 32], role: Role, blocks: impl Iterator<Item = Block>) -> [u8; 32] {
-    let mut h = blake3::Hasher::new_derive_key(context);
-    h.update(transcript);
-    h.update(&[role.byte()]);
-    super::update_blocks(&mut h, blocks);
-    *h.finalize().as_bytes()
+/// BLAKE3 (key-derivation mode, `context`) over the session, a party and `count` blocks that
+/// `fill` makes ([`digest::blocks`], spread over `threads`).
+fn digest_blocks(threads: &Threads, context: &str, transcript: &[u8; 32], role: Role, count: usize, fill: impl Fn(usize, &mut [Block]) + Sync) -> [u8; 32] {
+    digest::blocks(threads, context, &[transcript, &[role.byte()]], count, fill)
 }
 
 const CHECK_DIGEST: &str = "garblet leaky-AND equality check digest v1";
@@ -395,14 +393,14 @@ impl AuthParty {
         for (i, key) in b.keys[2 * leaky..].iter_mut().enumerate() {
             *key ^= delta.select(bit(d, i));
         }
-        let (bits, macs, keys, phi) = (&b.bits, &b.macs, &b.keys, &b.phi);
-        let h = self.threads.collect(leaky, SPREAD, |i| {
-            let zi = 2 * leaky + i;
-            delta.select(bits[zi]) ^ keys[zi] ^ macs[zi] ^ phi[i]
-        });
+        let (bits, macs, keys, phi) = (&b.bits[2 * leaky..], &b.macs[2 * leaky..], &b.keys[2 * leaky..], &b.phi);
         // Both parties hash their values under the same context and the garbler's role, so that
         // equal values give equal digests.
-        b.digest = digest_blocks(CHECK_DIGEST, &self.transcript, Role::Garbler, h.into_iter());
+        b.digest = digest_blocks(&self.threads, CHECK_DIGEST, &self.transcript, Role::Garbler, leaky, |first, out| {
+            for (i, h) in (first..).zip(out) {
+                *h = delta.select(bits[i]) ^ keys[i] ^ macs[i] ^ phi[i];
+            }
+        });
         b.phi = Vec::new();
         b.digest_nonce = nonce()?;
         let mut message = commit(&self.transcript, self.role, "leaky-AND check", &b.digest_nonce, &b.digest).to_vec();
@@ -454,26 +452,30 @@ impl AuthParty {
         }
         let (bucket, count) = (b.bucket, b.n * (b.bucket - 1));
         let mut message = vec![0u8; count.div_ceil(8)];
-        let mut macs = vec![Block::ZERO; count];
         // Buckets a multiple of 8 at a time, so that each range's bits start on a byte.
         let ranges = self.threads.ranges(b.n, SPREAD / 4);
         let openings: Vec<_> = ranges.iter().map(|r| r.start * (bucket - 1)..r.end * (bucket - 1)).collect();
         let batch = &*b;
-        let parts = split_mut(&mut message, &bit_ranges(&openings), 1).into_iter().zip(split_mut(&mut macs, &openings, 1));
-        let jobs: Vec<_> = parts
+        let jobs: Vec<_> = split_mut(&mut message, &bit_ranges(&openings), 1)
+            .into_iter()
             .zip(ranges.iter().cloned())
-            .map(|((bits_out, macs), range)| {
+            .map(|(bits_out, range)| {
                 move || {
-                    // y₁ ⊕ y_j: its bit and MAC.
+                    // y₁ ⊕ y_j: its bit.
                     for (o, (y1, yj)) in batch.opened_pairs(range).enumerate() {
                         set_bit(bits_out, o, batch.bits[y1] ^ batch.bits[yj]);
-                        macs[o] = batch.macs[y1] ^ batch.macs[yj];
                     }
                 }
             })
             .collect();
         self.threads.run(jobs);
-        message.extend(digest_blocks(OPENING_MACS, &self.transcript, self.role, macs.into_iter()));
+        // And its MAC.
+        let digest = digest_blocks(&self.threads, OPENING_MACS, &self.transcript, self.role, count, |first, out| {
+            for ((y1, yj), mac) in batch.opened_pairs_from(first).zip(out) {
+                *mac = batch.macs[y1] ^ batch.macs[yj];
+            }
+        });
+        message.extend(digest);
         self.state = TripleState::AwaitingBucketing(b);
         Ok(Progress::Send(message))
     }
@@ -486,11 +488,11 @@ impl AuthParty {
         check_padding(peer_bits, count, "round 6: bucketing bits")?;
         let (delta, bucket, batch, leaky) = (self.delta, b.bucket, &*b, b.leaky_count());
         // This party's key of the peer's share of each y₁ ⊕ y_j.
-        let keys: Vec<Vec<Block>> = self.threads.map(b.n, SPREAD / 4, |range| {
-            let first = range.start * (bucket - 1);
-            batch.opened_pairs(range).enumerate().map(|(o, (y1, yj))| batch.keys[y1] ^ batch.keys[yj] ^ delta.select(bit(peer_bits, first + o))).collect()
+        let expected = digest_blocks(&self.threads, OPENING_MACS, &self.transcript, self.role.peer(), count, |first, out| {
+            for ((o, (y1, yj)), key) in (first..).zip(batch.opened_pairs_from(first)).zip(out) {
+                *key = batch.keys[y1] ^ batch.keys[yj] ^ delta.select(bit(peer_bits, o));
+            }
         });
-        let expected = digest_blocks(OPENING_MACS, &self.transcript, self.role.peer(), keys.into_iter().flatten());
         #[allow(unused_mut)]
         let mut enforce = true;
         #[cfg(feature = "insecure-switches")]

@@ -31,9 +31,10 @@ use std::sync::Arc;
 /// per-chunk costs (padding, check values, the hash's set-up) vanish.
 pub const MAX_CHUNK: usize = 1 << 14;
 
-/// The fewest chunks a thread takes in a spread extension: 2^16 OTs, a few milliseconds of
-/// work, well above what starting a thread costs.
-const SPREAD_CHUNKS: usize = 4;
+/// The fewest chunks a thread takes in a spread extension: 2^15 OTs, about half a millisecond
+/// of one role's work on a fast core, still well above what starting a thread costs — and few
+/// enough that a segment's 2^16 wire masks take two threads.
+const SPREAD_CHUNKS: usize = 2;
 
 /// The SoftSpoken parameters supported: k = 1 (IKNP), 2, 4, 8.
 pub const SUPPORTED_K: [usize; 4] = [1, 2, 4, 8];
