@@ -388,11 +388,21 @@ impl AuthParty {
         let d = &peer[..bits_len];
         check_padding(d, leaky, "round 3: d bits")?;
         b.peer_coin_commitment.copy_from_slice(&peer[bits_len..]);
-        // z's keys move by d'·Δ, in place.
+        // z's keys move by d'·Δ, in place, range by range.
         let delta = self.delta;
-        for (i, key) in b.keys[2 * leaky..].iter_mut().enumerate() {
-            *key ^= delta.select(bit(d, i));
-        }
+        let ranges = self.threads.ranges(leaky, SPREAD);
+        let jobs: Vec<_> = split_mut(&mut b.keys[2 * leaky..], &ranges, 1)
+            .into_iter()
+            .zip(ranges.iter().cloned())
+            .map(|(keys, range)| {
+                move || {
+                    for (key, i) in keys.iter_mut().zip(range) {
+                        *key ^= delta.select(bit(d, i));
+                    }
+                }
+            })
+            .collect();
+        self.threads.run(jobs);
         let (bits, macs, keys, phi) = (&b.bits[2 * leaky..], &b.macs[2 * leaky..], &b.keys[2 * leaky..], &b.phi);
         // Both parties hash their values under the same context and the garbler's role, so that
         // equal values give equal digests.
