@@ -388,9 +388,10 @@ impl AuthParty {
         let d = &peer[..bits_len];
         check_padding(d, leaky, "round 3: d bits")?;
         b.peer_coin_commitment.copy_from_slice(&peer[bits_len..]);
-        // z's keys move by d'·Δ, in place, range by range.
+        // z's keys move by d'·Δ, in place, range by range (a few XORs a key, so four times the
+        // hashing rounds' least part).
         let delta = self.delta;
-        let ranges = self.threads.ranges(leaky, SPREAD);
+        let ranges = self.threads.ranges(leaky, 4 * SPREAD);
         let jobs: Vec<_> = split_mut(&mut b.keys[2 * leaky..], &ranges, 1)
             .into_iter()
             .zip(ranges.iter().cloned())
@@ -479,7 +480,7 @@ impl AuthParty {
             })
             .collect();
         self.threads.run(jobs);
-        // And its MAC.
+        // The digest of their MACs, made as they are hashed.
         let digest = digest_blocks(&self.threads, OPENING_MACS, &self.transcript, self.role, count, |first, out| {
             for ((y1, yj), mac) in batch.opened_pairs_from(first).zip(out) {
                 *mac = batch.macs[y1] ^ batch.macs[yj];
