@@ -106,29 +106,19 @@ fn children(pieces: &[ChainingValue], len: usize, mode: Mode<'_>) -> (ChainingVa
     (subtree(&pieces[..split / PIECE], split, mode), subtree(&pieces[split / PIECE..], len - split, mode))
 }
 
-/// Feeds `blocks` to `hasher` as their bytes in order, gathered into large pieces: the same
-/// digest as one `update` per block, at BLAKE3's speed on long inputs.
-pub(crate) fn update_blocks(hasher: &mut Hasher, blocks: impl Iterator<Item = Block>) {
-    update_pieces(hasher, blocks.map(Block::to_bytes));
-}
-
-/// Feeds 64-bit values to `hasher` as their little-endian bytes in order, as [`update_blocks`]
-/// does blocks.
+/// Feeds 64-bit values to `hasher` as their little-endian bytes in order, gathered into large
+/// pieces: the same digest as one `update` per value, at BLAKE3's speed on long inputs.
 pub(crate) fn update_words(hasher: &mut Hasher, values: impl Iterator<Item = u64>) {
-    update_pieces(hasher, values.map(u64::to_le_bytes));
-}
-
-fn update_pieces<const N: usize>(hasher: &mut Hasher, items: impl Iterator<Item = [u8; N]>) {
     // 64 KiB at a time: BLAKE3 hashes the chunks of a long input side by side, all but the last
     // chunk of each `update`, which it keeps in case more follows and compresses on its own.
     const GATHER: usize = 64 << 10;
     let mut buffer = vec![0u8; GATHER];
     let mut n = 0;
-    for item in items {
-        buffer[n..n + N].copy_from_slice(&item);
-        n += N;
-        if n + N > GATHER {
-            hasher.update(&buffer[..n]);
+    for value in values {
+        buffer[n..n + 8].copy_from_slice(&value.to_le_bytes());
+        n += 8;
+        if n == GATHER {
+            hasher.update(&buffer);
             n = 0;
         }
     }

@@ -105,22 +105,22 @@
 //! | A | after the last segment | digest of Y ‖ λ^A bits of B's outputs ‖ digest of their MACs |
 //! | B | after its check | labels of A's outputs ‖ λ^B bits of A's outputs ‖ digest of their MACs |
 
+use super::digest;
 use super::segment::{party_index, Segment};
 use super::{expect_len, pack, unpack, AuthError, AuthShare, Role};
 use crate::aes::AesCtr;
 use crate::block::Block;
 use crate::garble::{derive_seed, GarblingHash, TweakLayout};
+use crate::spread::Threads;
 use garblet_circuits::{Gate, Party};
 
 const OPENING_MACS: &str = "garblet authenticated garbling opening MACs v1";
 const CHECK: &str = "garblet authenticated garbling consistency check v1";
 
-fn macs_digest(context: &str, scope: &[u8; 32], role: Role, macs: impl Iterator<Item = Block>) -> [u8; 32] {
-    let mut h = blake3::Hasher::new_derive_key(context);
-    h.update(scope);
-    h.update(&[role.byte()]);
-    super::digest::update_blocks(&mut h, macs);
-    *h.finalize().as_bytes()
+/// The digest of an opener's `count` MACs, which `fill` makes ([`digest::blocks`]; the
+/// openings here are of input and output wires, so on one thread).
+fn macs_digest(context: &str, scope: &[u8; 32], role: Role, count: usize, fill: impl Fn(usize, &mut [Block]) + Sync) -> [u8; 32] {
+    digest::blocks(&Threads::ONE, context, &[scope, &[role.byte()]], count, fill)
 }
 
 /// What an opening's or the check's digest is bound to: the session (its transcript), the
@@ -148,7 +148,11 @@ mod purpose {
 fn open(shares: &[AuthShare], scope: &[u8; 32], role: Role) -> Vec<u8> {
     let bits: Vec<bool> = shares.iter().map(|s| s.bit).collect();
     let mut out = pack(&bits);
-    out.extend(macs_digest(OPENING_MACS, scope, role, shares.iter().map(|s| s.mac)));
+    out.extend(macs_digest(OPENING_MACS, scope, role, shares.len(), |first, out| {
+        for (mac, s) in out.iter_mut().zip(&shares[first..]) {
+            *mac = s.mac;
+        }
+    }));
     out
 }
 
@@ -169,7 +173,11 @@ fn receive_opening(
 ) -> Result<Vec<bool>, AuthError> {
     let bits_len = mine.len().div_ceil(8);
     let bits = unpack(&message[..bits_len], mine.len(), what)?;
-    let expected = macs_digest(OPENING_MACS, scope, peer, mine.iter().zip(&bits).map(|(s, &b)| s.key ^ delta.select(b)));
+    let expected = macs_digest(OPENING_MACS, scope, peer, mine.len(), |first, out| {
+        for ((key, s), &b) in out.iter_mut().zip(&mine[first..]).zip(&bits[first..]) {
+            *key = s.key ^ delta.select(b);
+        }
+    });
     if enforce && expected[..] != message[bits_len..bits_len + 32] {
         return Err(AuthError::MacCheckFailed { what });
     }
@@ -895,7 +903,7 @@ impl GarblerComputation {
         }
         group.flush(hash, delta, &mut self.l0, &mut message, &mut p_bits, &mut y_values);
         super::pack_into(&p_bits, &mut message);
-        super::digest::update_words(&mut self.check, y_values.into_iter());
+        digest::update_words(&mut self.check, y_values.into_iter());
         self.segments += 1;
         Ok(message)
     }
@@ -1103,7 +1111,7 @@ impl EvaluatorComputation {
             }
         }
         group.flush(hash, role, delta, segment_tables, &mut self.labels, &mut self.lam, &mut expected);
-        super::digest::update_words(&mut self.check, expected.into_iter());
+        digest::update_words(&mut self.check, expected.into_iter());
         self.segments += 1;
         Ok(())
     }
