@@ -17,7 +17,7 @@ mod x86;
 mod x86_keyed;
 
 pub use expand::{expand_key, RoundKeys};
-pub use multi_key::{encrypt_runs, engine_name as multi_key_engine_name, keys_per_pass, KeySchedule, KeySchedules};
+pub use multi_key::{counter_streams, encrypt_runs, engine_name as multi_key_engine_name, keys_per_pass, KeySchedule, KeySchedules};
 pub use prg::{AesCtr, Aes128};
 
 use crate::block::Block;

@@ -1,7 +1,8 @@
 //! AES-128 under many keys at once: each run of blocks under a key of its own, keys expanded
 //! in batches. The engine of the multi-instance garbling hash (`garble/hash.rs`), whose key
-//! changes every 64 tweaks: AES-NI or VAES natively (`x86_keyed.rs`), the bitsliced engine in
-//! WebAssembly (`bitsliced::encrypt_runs`), the `aes` crate, one run at a time, elsewhere.
+//! changes every 64 tweaks, and of SoftSpoken's PRG streams ([`counter_streams`]): AES-NI or
+//! VAES natively (`x86_keyed.rs`), the bitsliced engine in WebAssembly
+//! (`bitsliced::encrypt_runs`), the `aes` crate, one run at a time, elsewhere.
 
 use crate::block::Block;
 
@@ -192,6 +193,32 @@ pub fn encrypt_runs<'k>(blocks: &mut [Block], runs: impl IntoIterator<Item = (Ke
     }
 }
 
+/// Blocks `first … first + width` of the AES-CTR stream under each of `keys`, stream by
+/// stream, into `out` (resized to `width · keys.len()`): `out[x·width + j]` is block
+/// `first + j` of key x's stream, E_x(first + j) with the counter a little-endian u128 as
+/// [`super::AesCtr`] counts. SoftSpoken's PRG streams ([`crate::ot::softspoken`]). On VAES-512
+/// the counters are made in registers; elsewhere they are written once, copied for every key
+/// and encrypted in place, run by run.
+pub fn counter_streams(keys: &KeySchedules, first: u128, width: usize, out: &mut Vec<Block>) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(kernel) = super::x86_keyed::kernel() {
+        // The scratch keeps its length from call to call: resized only when that changes.
+        if out.len() != width * keys.len() {
+            out.resize(width * keys.len(), Block::ZERO);
+        }
+        if super::x86_keyed::counter_streams(kernel, (0..keys.len()).map(|x| keys.get(x)), first, width, out) {
+            return;
+        }
+    }
+    out.clear();
+    out.extend((0..width as u128).map(|j| Block(first.wrapping_add(j))));
+    // The same counters for every stream: copied, which is faster than counting again.
+    for _ in 1..keys.len() {
+        out.extend_from_within(..width);
+    }
+    encrypt_runs(out, (0..keys.len()).map(|x| (keys.get(x), width)));
+}
+
 /// Which engine [`encrypt_runs`] uses: "vaes-512", "vaes", "aes-ni", "bitsliced-simd128" or
 /// "aes-crate".
 pub fn engine_name() -> &'static str {
@@ -217,6 +244,27 @@ mod tests {
         move || {
             seed = seed.wrapping_mul(0x2360_ed05_1fc6_5da4_4385_df64_9fcc_f645).wrapping_add(1);
             Block(seed ^ (seed >> 61))
+        }
+    }
+
+    /// Each key's counter stream, against the `aes` crate on the counters: at widths that do
+    /// and do not fill the kernel's 32 blocks, on a scratch of another length, and where the
+    /// counters' low 64 bits reach or cross 2^64 (the path that fills and encrypts).
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+    fn counter_streams_are_each_keys_aes_ctr() {
+        let mut next = random_blocks();
+        let keys: Vec<Block> = (0..16).map(|_| next()).collect();
+        let schedules = KeySchedules::of(&keys);
+        let mut out = vec![Block(5); 3];
+        for (first, width) in [(0u128, 32), (7, 1), (1 << 70 | 3, 33), (5, 64), (u64::MAX as u128 - 40, 32), (u64::MAX as u128 - 2, 5), (9, 0)] {
+            counter_streams(&schedules, first, width, &mut out);
+            assert_eq!(out.len(), width * keys.len());
+            for (x, key) in keys.iter().enumerate() {
+                let mut expect: Vec<Block> = (0..width as u128).map(|j| Block(first.wrapping_add(j))).collect();
+                Aes128::new(key.to_bytes()).encrypt_blocks(&mut expect);
+                assert_eq!(out[x * width..][..width], expect[..], "key {x}, first {first}, width {width}");
+            }
         }
     }
 

@@ -221,6 +221,57 @@ fn encrypt_vaes512(rk: &impl RoundKeyTable, blocks: &mut [Block]) {
     }
 }
 
+/// Blocks `first … first + out.len()` of the AES-CTR stream under `rk` into `out`: block j is
+/// E(first + j), the counter a little-endian u128 as [`super::AesCtr`] counts. The counters are
+/// made in registers, four blocks a vector, where filling a buffer with them and encrypting it
+/// in place stores and loads every block once more. Returns false, having written nothing,
+/// where the low 64 bits of a counter it makes would wrap (the caller then fills and encrypts).
+#[target_feature(enable = "aes,avx512f,vaes")]
+pub(super) fn counters_vaes512(rk: &impl RoundKeyTable, first: u128, out: &mut [Block]) -> bool {
+    // Whole chunks of 32 counters are made, the last one's beyond `out` unused.
+    let (low, high) = (first as u64, (first >> 64) as u64);
+    if low.checked_add(out.len().next_multiple_of(32) as u64).is_none() {
+        return false;
+    }
+    // SAFETY: each round key is 16 readable bytes; `loadu` has no alignment requirement.
+    let k: [__m512i; 11] =
+        core::array::from_fn(|i| _mm512_broadcast_i32x4(unsafe { _mm_loadu_si128(rk.round_key(i).as_ptr().cast()) }));
+    // Lane i (a 128-bit block): low word `low + i`, high word `high` (the words as i64 bits).
+    let (l, h) = (low as i64, high as i64);
+    let mut counter = _mm512_set_epi64(h, l.wrapping_add(3), h, l.wrapping_add(2), h, l.wrapping_add(1), h, l);
+    let four = _mm512_set_epi64(0, 4, 0, 4, 0, 4, 0, 4);
+    let mut chunks = out.chunks_mut(32);
+    for chunk in &mut chunks {
+        let mut x: [__m512i; 8] = core::array::from_fn(|_| {
+            let v = _mm512_xor_si512(counter, k[0]);
+            counter = _mm512_add_epi64(counter, four);
+            v
+        });
+        for key in &k[1..10] {
+            for v in x.iter_mut() {
+                *v = _mm512_aesenc_epi128(*v, *key);
+            }
+        }
+        if chunk.len() == 32 {
+            let p = chunk.as_mut_ptr().cast::<__m512i>();
+            for (i, v) in x.iter().enumerate() {
+                // SAFETY: `chunk` has exactly 32 blocks = 8 × 64 bytes, so `p.add(i)` for i < 8
+                // stays in bounds; unaligned stores.
+                unsafe { _mm512_storeu_si512(p.add(i), _mm512_aesenclast_epi128(*v, k[10])) };
+            }
+        } else {
+            let mut whole = [Block::ZERO; 32];
+            let p = whole.as_mut_ptr().cast::<__m512i>();
+            for (i, v) in x.iter().enumerate() {
+                // SAFETY: as above, into the 32 blocks of `whole`.
+                unsafe { _mm512_storeu_si512(p.add(i), _mm512_aesenclast_epi128(*v, k[10])) };
+            }
+            chunk.copy_from_slice(&whole[..chunk.len()]);
+        }
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -244,6 +244,24 @@ pub(super) fn encrypt_runs<'k>(kernel: Kernel, blocks: &mut [Block], runs: impl 
     }
 }
 
+/// Blocks `first … first + width` of the AES-CTR stream under each key of `keys` in turn, into
+/// `out` (`width` blocks a key), on the VAES-512 kernel that makes the counters in registers
+/// ([`super::x86::counters_vaes512`]). Returns false, having written nothing, where `kernel` is
+/// not VAES-512 or a counter's low 64 bits would wrap. `kernel` must come from [`kernel`].
+pub(super) fn counter_streams<'k>(kernel: Kernel, keys: impl IntoIterator<Item = KeySchedule<'k>>, first: u128, width: usize, out: &mut [Block]) -> bool {
+    if kernel != Kernel::Vaes512 || (first as u64).checked_add(width.next_multiple_of(32) as u64).is_none() {
+        return false;
+    }
+    for (key, stream) in keys.into_iter().zip(out.chunks_exact_mut(width.max(1))) {
+        // SAFETY: `kernel` is VAES-512 and comes from `kernel()`, which takes it from
+        // `Kernel::available`: the CPU has AES-NI, VAES and AVX-512F. The counters do not wrap
+        // (checked above), so the kernel writes the whole stream.
+        let written = unsafe { super::x86::counters_vaes512(&key, first, stream) };
+        debug_assert!(written);
+    }
+    true
+}
+
 /// A stretch of at most [`CHUNK`] blocks under two keys: `a` for the first `split` blocks, `b`
 /// for the rest — where one run ends and the next begins. Both keys' round keys stay in
 /// registers, and each vector takes its own from them by a lane mask: a blend per vector and

@@ -63,6 +63,7 @@ pub mod ferret;
 pub mod ggm;
 pub mod gf128;
 pub mod softspoken;
+mod stream_sums;
 pub mod transpose;
 
 pub use error::{BasePoint, OtError};

@@ -23,70 +23,48 @@
 //! that garbling wants, the sender's row the zero-label. The receiver's upload is one d^{(i)}
 //! per group: 128/k bits per OT.
 //!
-//! The sender computes with the seed it lacks too (garbage), and removes its stream by a mask,
-//! and takes α_i's bits by masks: nothing it does branches on Δ or reads memory by it. With the
-//! punctured stream zeroed, its sums u' = u ⊕ G_{α_i} and v'_b = v_b ⊕ α_{i,b}·G_{α_i} give
-//! w_b = v'_b ⊕ α_{i,b}·u' — the receiver's own sums over public patterns, plus one masked XOR.
+//! The sender sums its streams exactly as the receiver does, the one at α_i (whose seed it
+//! lacks: garbage) included: U = ⊕_x G'_x and V_b = ⊕_{x: bit b of x set} G'_x give
+//! w_b = V_b ⊕ α_{i,b}·U, since the coefficient of G'_x there is x_b ⊕ α_{i,b}, zero at
+//! x = α_i whatever that stream holds. So its sums are the receiver's, over public patterns,
+//! and α_i's bits enter only as masks on the results: nothing it does branches on Δ or reads
+//! memory by it, and nothing it computes depends on the garbage stream.
 //!
 //! This module is the extension without its check, which a receiver that uses different r in
 //! different groups gets around: [`super::check`] is the check, [`super`] puts them together.
 
 use super::ggm::{self, Shape};
+use super::stream_sums;
 use super::OtError;
-use crate::aes::{encrypt_runs, KeySchedules};
+use crate::aes::{counter_streams, KeySchedules};
 use crate::block::Block;
 use crate::garble::simd_block::SimdBlock;
 
 /// Blocks of each stream computed per pass: a tree's 2^k streams of them stay in L1 (k ≤ 4).
 const WINDOW: usize = 32;
 
-/// The sums of a pass's 2^k streams (stream x's `width` blocks at `streams[x·width ..]`), in
-/// place: v_b, the sum of the streams whose index has bit b set, into `v[b]`, and u, the sum of
-/// all, into the first stream's place. A butterfly over the index bits: at level b the streams
-/// are pairwise sums over runs of 2^b indices; the upper of each pair (bit b set) goes into v_b
-/// and is folded into the lower. 2·(2^k − 1) block XORs per block of a stream, where summing
-/// each v_b directly takes (k/2 + 1)·2^k. (x is public: its bits steer the loops.)
-fn fold_pass(streams: &mut [Block], width: usize, k: usize, v: &mut [[Block; WINDOW]; 8]) {
-    for (b, v) in v.iter_mut().enumerate().take(k) {
-        let v = &mut v[..width];
-        v.fill(Block::ZERO);
-        let step = width << b;
-        for pair in streams.chunks_exact_mut(2 * step) {
-            let (lower, upper) = pair.split_at_mut(step);
-            // In SIMD registers: as u128s the compiler XORs them 64 bits at a time.
-            for ((v, l), &h) in v.iter_mut().zip(&mut lower[..width]).zip(&upper[..width]) {
-                let h = SimdBlock::from_block(h);
-                *v = SimdBlock::from_block(*v).xor(h).to_block();
-                *l = SimdBlock::from_block(*l).xor(h).to_block();
-            }
-        }
-    }
+/// One tree's sums at positions `first … first + width`, width = `u.len()` ≤ [`WINDOW`]: u
+/// into `u` and v_b into `v[b]` ([`stream_sums`]); `streams` is scratch. The same for a
+/// sender, whose stream at the leaf it lacks cancels where its sums are used
+/// ([`VoleSender::extend`]).
+fn window_sums(keys: &KeySchedules, k: usize, first: u128, streams: &mut Vec<Block>, u: &mut [Block], v: &mut [&mut [Block]]) {
+    counter_streams(keys, first, u.len(), streams);
+    stream_sums::sums(streams, k, u, v);
 }
 
-/// Blocks `first … first + width` of every stream of a tree (the AES-CTR streams under its
-/// leaves' `keys`), stream by stream, into `streams`.
-fn expand_pass(keys: &KeySchedules, first: u128, width: usize, streams: &mut Vec<Block>) {
-    streams.clear();
-    streams.extend((0..width as u128).map(|j| Block(first + j)));
-    // The same counters for every stream: copied, which is faster than counting again.
-    for _ in 1..keys.len() {
-        streams.extend_from_within(..width);
+/// Positions `first … first + width` of `count` (at most 9) consecutive rows from row `row`
+/// of a matrix whose row r starts at `matrix[r·stride ..]`: a tree's columns of the extension,
+/// or its u and v rows of a worker's result. The rest of the array is empty.
+fn row_windows(matrix: &mut [Block], stride: usize, row: usize, count: usize, first: usize, width: usize) -> [&mut [Block]; 9] {
+    let mut windows: [&mut [Block]; 9] = Default::default();
+    let mut rest = &mut matrix[row * stride..];
+    for window in windows.iter_mut().take(count) {
+        let len = stride.min(rest.len());
+        let (this, next) = core::mem::take(&mut rest).split_at_mut(len);
+        *window = &mut this[first..first + width];
+        rest = next;
     }
-    encrypt_runs(streams, (0..keys.len()).map(|leaf| (keys.get(leaf), width)));
-}
-
-/// One tree's sums at positions `first … first + width` (≤ [`WINDOW`]): u into
-/// `streams[..width]`, v_b into `v[b]` (`streams` is scratch). A sender's stream at its leaf
-/// `alpha` (which it lacks) is zeroed first, through a mask on every stream.
-fn window_sums(keys: &KeySchedules, alpha: Option<usize>, k: usize, first: u128, width: usize, streams: &mut Vec<Block>, v: &mut [[Block; WINDOW]; 8]) {
-    expand_pass(keys, first, width, streams);
-    if let Some(alpha) = alpha {
-        for (x, stream) in streams.chunks_exact_mut(width).enumerate() {
-            let keep = SimdBlock::from_block(Block(!ggm::eq_mask(x, alpha).0));
-            stream.iter_mut().for_each(|g| *g = SimdBlock::from_block(*g).and(keep).to_block());
-        }
-    }
-    fold_pass(streams, width, k, v);
+    windows
 }
 
 /// Blocks per position of a stream's sums as a worker computes them ahead
@@ -123,17 +101,6 @@ struct WindowSums<'a> {
     v: [&'a [Block]; 8],
 }
 
-impl<'a> WindowSums<'a> {
-    /// The sums [`window_sums`] computed into `streams` and `v`, `width` positions.
-    fn computed(streams: &'a [Block], v: &'a [[Block; WINDOW]; 8], k: usize, width: usize) -> Self {
-        let mut sums = WindowSums { u: &streams[..width], v: [&[]; 8] };
-        for (b, v) in v.iter().enumerate().take(k) {
-            sums.v[b] = &v[..width];
-        }
-        sums
-    }
-}
-
 impl<'a> AheadRows<'a> {
     /// Tree `tree`'s sums at `first … first + width`, read in place.
     fn window(&self, tree: usize, first: usize, width: usize) -> WindowSums<'a> {
@@ -151,16 +118,13 @@ impl<'a> AheadRows<'a> {
 /// (which [`super::extension`] asserts), few enough to bound what a job's result takes.
 pub const MAX_AHEAD_BLOCKS: usize = 256;
 
-/// A stream's spec for a worker ([`crate::ahead`]): k; whether it is a sender's, and then each
-/// tree's α_i (the leaf it lacks, a byte) from `delta`; every leaf's seed. As secret as the
-/// seeds and Δ: it must not leave the page.
-fn ahead_spec(shape: Shape, delta: Option<Block>, seeds: &[Block]) -> Vec<u8> {
-    let mut spec = Vec::with_capacity(2 + shape.trees + seeds.len() * Block::BYTES);
+/// A stream's spec for a worker ([`crate::ahead`]): k; whether it is a sender's; every leaf's
+/// seed. No bit of Δ: a sender's sums need none. As secret as the seeds: it must not leave the
+/// page.
+fn ahead_spec(shape: Shape, sender: bool, seeds: &[Block]) -> Vec<u8> {
+    let mut spec = Vec::with_capacity(2 + seeds.len() * Block::BYTES);
     spec.push(shape.k as u8);
-    spec.push(delta.is_some() as u8);
-    if let Some(delta) = delta {
-        spec.extend((0..shape.trees).map(|i| ggm::alpha(shape, delta, i) as u8));
-    }
+    spec.push(sender as u8);
     for seed in seeds {
         spec.extend_from_slice(&seed.to_bytes());
     }
@@ -168,17 +132,17 @@ fn ahead_spec(shape: Shape, delta: Option<Block>, seeds: &[Block]) -> Vec<u8> {
 }
 
 /// A stream's spec ([`ahead_spec`]) read back.
-struct Spec<'a> {
+struct Spec {
     shape: Shape,
-    /// Each tree's α_i, if it is a sender's.
-    alphas: Option<&'a [u8]>,
+    /// Whether the streams are a sender's.
+    sender: bool,
     /// Every leaf's seed and AES key, tree by tree.
     seeds: Vec<Block>,
     keys: Vec<KeySchedules>,
 }
 
 /// Reads back a stream's spec ([`ahead_spec`]), refusing a malformed one.
-fn read_spec(spec: &[u8]) -> Result<Spec<'_>, OtError> {
+fn read_spec(spec: &[u8]) -> Result<Spec, OtError> {
     let malformed = |expected: usize, actual: usize| OtError::WrongLength { what: "OT helper job", expected, actual };
     let (&[k, sender], spec) = spec.split_first_chunk::<2>().ok_or(malformed(2, spec.len()))?;
     let k = k as usize;
@@ -187,9 +151,9 @@ fn read_spec(spec: &[u8]) -> Result<Spec<'_>, OtError> {
         return Err(OtError::UnsupportedK { k });
     }
     let shape = Shape::new(k);
-    let (alphas, seeds) = match sender {
-        0 => (None, spec),
-        1 => spec.split_at_checked(shape.trees).map(|(a, s)| (Some(a), s)).ok_or(malformed(shape.trees, spec.len()))?,
+    let (sender, seeds) = match sender {
+        0 => (false, spec),
+        1 => (true, spec),
         _ => return Err(malformed(1, sender as usize)),
     };
     if seeds.len() != shape.trees * shape.leaves() * Block::BYTES {
@@ -197,7 +161,7 @@ fn read_spec(spec: &[u8]) -> Result<Spec<'_>, OtError> {
     }
     let seeds: Vec<Block> = seeds.chunks_exact(Block::BYTES).map(|b| Block::read(b).unwrap_or_default()).collect();
     let keys = seeds.chunks_exact(shape.leaves()).map(KeySchedules::of).collect();
-    Ok(Spec { shape, alphas, seeds, keys })
+    Ok(Spec { shape, sender, seeds, keys })
 }
 
 /// Runs a job of [`crate::ahead`] for a sender's streams ([`VoleSender::ahead_spec`]): the sums
@@ -207,26 +171,23 @@ fn read_spec(spec: &[u8]) -> Result<Spec<'_>, OtError> {
 pub fn run_ahead_job(job: &[u8]) -> Result<Vec<u8>, OtError> {
     let malformed = |expected: usize, actual: usize| OtError::WrongLength { what: "OT helper job", expected, actual };
     let (header, spec) = crate::ahead::Header::split(job).ok_or(malformed(crate::ahead::HEADER_BYTES, job.len()))?;
-    let Spec { shape, alphas, keys, .. } = read_spec(spec)?;
-    let alphas = alphas.ok_or(malformed(1, 0))?;
+    let Spec { shape, sender, keys, .. } = read_spec(spec)?;
+    if !sender {
+        return Err(malformed(1, 0));
+    }
     if header.blocks > MAX_AHEAD_BLOCKS {
         return Err(OtError::ChunkTooLarge { count: header.blocks, max: MAX_AHEAD_BLOCKS });
     }
     let (k, blocks) = (shape.k, header.blocks);
     let mut rows = vec![Block::ZERO; ahead_rows(shape) * blocks];
-    let mut v = [[Block::ZERO; WINDOW]; 8];
     let mut streams = Vec::new();
     for (i, keys) in keys.iter().enumerate() {
-        // A leaf index out of range zeroes no stream: the sums are then wrong, as a wrong Δ
-        // would make them, and the check fails.
-        let alpha = Some(alphas[i] as usize);
         for first in (0..blocks).step_by(WINDOW) {
             let width = WINDOW.min(blocks - first);
-            window_sums(keys, alpha, k, header.at + first as u128, width, &mut streams, &mut v);
-            let sums = WindowSums::computed(&streams, &v, k, width);
-            for (c, sum) in [sums.u].iter().chain(&sums.v[..k]).enumerate() {
-                rows[row_start(k, blocks, i, c) + first..][..width].copy_from_slice(sum);
-            }
+            // Tree i's rows u, v_0 … v_{k−1} (row_start's layout).
+            let mut sums = row_windows(&mut rows, blocks, i * (k + 1), k + 1, first, width);
+            let [u, v @ ..] = &mut sums;
+            window_sums(keys, k, header.at + first as u128, &mut streams, u, &mut v[..k]);
         }
     }
     Ok(header.result(&rows))
@@ -271,15 +232,15 @@ impl VoleReceiver {
     /// What a worker needs to extend this receiver's chunks ahead ([`super::extension`]'s
     /// drawn chunks): k and every leaf's seed.
     pub fn ahead_spec(&self) -> Vec<u8> {
-        ahead_spec(self.shape, None, &self.seeds)
+        ahead_spec(self.shape, false, &self.seeds)
     }
 
     /// The receiver a receiver's [`ahead_spec`](Self::ahead_spec) describes, for a worker that
     /// extends whole chunks of it ([`super::extension`]); its claims are the worker's caller's.
     pub(crate) fn from_ahead_spec(spec: &[u8]) -> Result<Self, OtError> {
         match read_spec(spec)? {
-            Spec { shape, alphas: None, seeds, keys } => Ok(VoleReceiver { shape, seeds, keys, next: 0 }),
-            Spec { alphas: Some(_), .. } => Err(OtError::WrongLength { what: "OT helper job", expected: 0, actual: 1 }),
+            Spec { shape, sender: false, seeds, keys } => Ok(VoleReceiver { shape, seeds, keys, next: 0 }),
+            Spec { sender: true, .. } => Err(OtError::WrongLength { what: "OT helper job", expected: 0, actual: 1 }),
         }
     }
 
@@ -304,18 +265,16 @@ impl VoleReceiver {
     pub fn extend(&self, at: u128, choices: &[Block], message: &mut [u8], columns: &mut [Block], stride: usize, streams: &mut Vec<Block>) {
         let (k, blocks) = (self.shape.k, choices.len());
         debug_assert_eq!(message.len(), self.message_bytes(blocks));
-        let mut v = [[Block::ZERO; WINDOW]; 8];
+        let mut u = [Block::ZERO; WINDOW];
         let (d_blocks, _) = message.as_chunks_mut::<{ Block::BYTES }>();
         for (i, keys) in self.keys.iter().enumerate() {
             for first in (0..blocks).step_by(WINDOW) {
                 let width = WINDOW.min(blocks - first);
-                window_sums(keys, None, k, at + first as u128, width, streams, &mut v);
-                let sums = WindowSums::computed(streams, &v, k, width);
-                for (b, v) in sums.v.iter().enumerate().take(k) {
-                    columns[(i * k + b) * stride + first..][..width].copy_from_slice(v);
-                }
+                // v_b straight into column i·k + b.
+                let mut v = row_windows(columns, stride, i * k, k, first, width);
+                window_sums(keys, k, at + first as u128, streams, &mut u[..width], &mut v[..k]);
                 let d = &mut d_blocks[i * blocks + first..][..width];
-                for ((d, &u), &r) in d.iter_mut().zip(sums.u).zip(&choices[first..first + width]) {
+                for ((d, &u), &r) in d.iter_mut().zip(&u[..width]).zip(&choices[first..first + width]) {
                     *d = (u ^ r).to_bytes();
                 }
             }
@@ -366,7 +325,7 @@ impl VoleSender {
 
     /// What a worker needs to compute this sender's sums ahead ([`run_ahead_job`]).
     pub fn ahead_spec(&self) -> Vec<u8> {
-        ahead_spec(self.shape, Some(self.delta), &self.seeds)
+        ahead_spec(self.shape, true, &self.seeds)
     }
 
     /// Bytes of the d^{(i)} for `blocks` blocks of OTs.
@@ -393,28 +352,32 @@ impl VoleSender {
         let (k, at) = (self.shape.k, claim.at);
         let ahead = claim.ahead.map(|rows| AheadRows { rows, blocks, k });
         let (d_blocks, _) = message.as_chunks::<{ Block::BYTES }>();
-        let (mut u, mut v) = ([Block::ZERO; WINDOW], [[Block::ZERO; WINDOW]; 8]);
+        let mut u = [Block::ZERO; WINDOW];
         for (i, keys) in self.keys.iter().enumerate() {
             let alpha = ggm::alpha(self.shape, self.delta, i);
             for first in (0..blocks).step_by(WINDOW) {
                 let width = WINDOW.min(blocks - first);
-                let sums = match &ahead {
-                    Some(rows) => rows.window(i, first, width),
-                    None => {
-                        window_sums(keys, Some(alpha), k, at + first as u128, width, streams, &mut v);
-                        WindowSums::computed(streams, &v, k, width)
+                let u = &mut u[..width];
+                // V_b straight into column i·k + b, where w_b ⊕ α_b·d ends up.
+                let mut v = row_windows(columns, stride, i * k, k, first, width);
+                match &ahead {
+                    Some(rows) => {
+                        let sums = rows.window(i, first, width);
+                        u.copy_from_slice(sums.u);
+                        for (v, sum) in v.iter_mut().zip(&sums.v[..k]) {
+                            v.copy_from_slice(sum);
+                        }
                     }
-                };
-                // w_b ⊕ α_b·d = v'_b ⊕ α_b·(u' ⊕ d).
-                for (j, (u, &g)) in u[..width].iter_mut().zip(sums.u).enumerate() {
-                    *u = g ^ Block::from_bytes(d_blocks[i * blocks + first + j]);
+                    None => window_sums(keys, k, at + first as u128, streams, u, &mut v[..k]),
                 }
-                for (b, v) in sums.v.iter().enumerate().take(k) {
-                    let alpha_b = Block(0u128.wrapping_sub(((alpha >> b) & 1) as u128));
-                    let column = &mut columns[(i * k + b) * stride + first..][..width];
-                    let alpha_b = SimdBlock::from_block(alpha_b);
-                    for ((c, &v), &u) in column.iter_mut().zip(*v).zip(&u[..width]) {
-                        *c = SimdBlock::from_block(v).xor(SimdBlock::from_block(u).and(alpha_b)).to_block();
+                // w_b ⊕ α_b·d = V_b ⊕ α_b·(U ⊕ d), the garbage stream cancelling (module docs).
+                for (j, u) in u.iter_mut().enumerate() {
+                    *u ^= Block::from_bytes(d_blocks[i * blocks + first + j]);
+                }
+                for (b, column) in v.iter_mut().enumerate().take(k) {
+                    let alpha_b = SimdBlock::from_block(Block(0u128.wrapping_sub(((alpha >> b) & 1) as u128)));
+                    for (c, &u) in column.iter_mut().zip(u.iter()) {
+                        *c = SimdBlock::from_block(*c).xor(SimdBlock::from_block(u).and(alpha_b)).to_block();
                     }
                 }
             }
