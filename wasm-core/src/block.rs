@@ -108,6 +108,30 @@ impl fmt::Debug for Block {
     }
 }
 
+/// Appends the first `count` bits of `bytes` to `out`, each byte's least significant bit first:
+/// bit i of a [`Block`] is bit i of its byte form, so blocks' bytes give their bits in order.
+/// Each byte is spread to its eight bits by a multiplication rather than eight shifts.
+pub fn unpack_bits(bytes: &[u8], count: usize, out: &mut Vec<bool>) {
+    assert!(count <= 8 * bytes.len(), "unpack_bits: {count} bits from {} bytes", bytes.len());
+    out.reserve(count);
+    let whole = count / 8;
+    for &byte in &bytes[..whole] {
+        out.extend(spread(byte));
+    }
+    if !count.is_multiple_of(8) {
+        out.extend_from_slice(&spread(bytes[whole])[..count % 8]);
+    }
+}
+
+/// A byte's bits, least significant first: the byte copied into each of eight byte lanes, lane
+/// i keeping bit i, and each lane's nonzero value carried into its top bit (no lane overflows:
+/// 0x80 + 0x7f = 0xff) and brought down to 0 or 1.
+fn spread(byte: u8) -> [bool; 8] {
+    let lanes = (byte as u64).wrapping_mul(0x0101_0101_0101_0101) & 0x8040_2010_0804_0201;
+    let ones = ((lanes + 0x7f7f_7f7f_7f7f_7f7f) >> 7) & 0x0101_0101_0101_0101;
+    ones.to_le_bytes().map(|lane| lane == 1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,6 +146,24 @@ mod tests {
         assert_ne!(f(x), f(y));
         assert_eq!(x.sigma().0 >> 64, (0x0123_4567_89ab_cdefu128 ^ 0xfedc_ba98_7654_3210));
         assert_eq!(x.sigma().0 as u64, 0x0123_4567_89ab_cdef);
+    }
+
+    /// Every byte, and counts that end inside a byte, against the bits by their definition.
+    #[test]
+    fn unpack_bits_gives_each_bytes_bits_low_first() {
+        let bytes: Vec<u8> = (0..=255).collect();
+        for count in [0, 1, 7, 8, 9, 2047, 2048] {
+            let mut out = vec![true];
+            unpack_bits(&bytes, count, &mut out);
+            let want: Vec<bool> = core::iter::once(true).chain((0..count).map(|i| bytes[i / 8] >> (i % 8) & 1 == 1)).collect();
+            assert_eq!(out, want, "{count} bits");
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "unpack_bits")]
+    fn unpack_bits_refuses_more_bits_than_bytes_hold() {
+        unpack_bits(&[0; 2], 17, &mut Vec::new());
     }
 
     #[test]

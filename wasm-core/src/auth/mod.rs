@@ -222,11 +222,8 @@ pub(crate) fn pack_into(bits: &[bool], out: &mut Vec<u8>) {
 /// Padding bits must be zero, so that a message has one encoding.
 pub(crate) fn unpack(bytes: &[u8], count: usize, what: &'static str) -> Result<Vec<bool>, AuthError> {
     check_padding(bytes, count, what)?;
-    let mut out = Vec::with_capacity(count + 7);
-    for &byte in bytes {
-        out.extend((0..8).map(|j| byte >> j & 1 == 1));
-    }
-    out.truncate(count);
+    let mut out = Vec::new();
+    crate::block::unpack_bits(bytes, count, &mut out);
     Ok(out)
 }
 

@@ -22,7 +22,7 @@ use super::transpose::{column_stride, columns_to_rows};
 use super::OtError;
 use crate::aes::AesCtr;
 use crate::ahead::{Ahead, Header, Ticket, HEADER_BYTES};
-use crate::block::Block;
+use crate::block::{unpack_bits, Block};
 use crate::spread::{split_mut, Threads};
 use std::sync::Arc;
 
@@ -203,15 +203,22 @@ impl CheckedReceiver {
             };
             match drawn {
                 Some(drawn) => {
-                    bits.extend((0..MAX_CHUNK).map(|i| drawn.choice(i)));
+                    drawn.choices(bits);
                     let at = self.vole.claim(chunk_blocks(MAX_CHUNK));
                     chunks.push(ReceiverChunk { at, index: self.chunk, count: MAX_CHUNK, choices: Vec::new(), drawn: Some(drawn) });
                     self.chunk += 1;
                 }
                 None => {
-                    let start = bits.len();
-                    bits.extend(self.random.bits(n));
-                    chunks.push(self.claim_chunk(&bits[start..]));
+                    // The bits drawn packed, as the chunk takes them, and unpacked once.
+                    let mut choices = vec![Block::ZERO; n.div_ceil(128)];
+                    self.random.fill(&mut choices);
+                    if let Some(last) = choices.last_mut().filter(|_| !n.is_multiple_of(128)) {
+                        *last = Block(last.0 & ((1u128 << (n % 128)) - 1));
+                    }
+                    for (i, block) in choices.iter().enumerate() {
+                        unpack_bits(&block.to_bytes(), 128.min(n - 128 * i), bits);
+                    }
+                    chunks.push(self.claim_packed(choices, n));
                 }
             }
         }
@@ -223,10 +230,15 @@ impl CheckedReceiver {
 
     /// Claims the next chunk's place in the streams, its index and padding, for `choices`.
     fn claim_chunk(&mut self, choices: &[bool]) -> ReceiverChunk {
-        let blocks = chunk_blocks(choices.len());
-        let mut packed: Vec<Block> = choices.chunks(128).map(pack_bits).collect();
+        self.claim_packed(choices.chunks(128).map(pack_bits).collect(), choices.len())
+    }
+
+    /// [`claim_chunk`](Self::claim_chunk) for `count` choice bits packed 128 a block (the
+    /// last block's bits past `count` zero).
+    fn claim_packed(&mut self, mut packed: Vec<Block>, count: usize) -> ReceiverChunk {
+        let blocks = chunk_blocks(count);
         packed.extend((0..PADDING_BLOCKS).map(|_| self.random.next_block()));
-        let chunk = ReceiverChunk { at: self.vole.claim(blocks), index: self.chunk, count: choices.len(), choices: packed, drawn: None };
+        let chunk = ReceiverChunk { at: self.vole.claim(blocks), index: self.chunk, count, choices: packed, drawn: None };
         self.chunk += 1;
         chunk
     }
@@ -387,8 +399,9 @@ impl Drawing {
 
 impl Drawn {
     /// Choice bit `i` of the chunk.
-    fn choice(&self, i: usize) -> bool {
-        self.result[HEADER_BYTES + i / 8] >> (i % 8) & 1 == 1
+    /// Appends the chunk's choice bits to `bits`.
+    fn choices(&self, bits: &mut Vec<bool>) {
+        unpack_bits(&self.result[HEADER_BYTES..HEADER_BYTES + MAX_CHUNK / 8], MAX_CHUNK, bits);
     }
 
     /// Writes the chunk's message to `message` and its rows to `rows`.
