@@ -202,10 +202,6 @@ pub fn encrypt_runs<'k>(blocks: &mut [Block], runs: impl IntoIterator<Item = (Ke
 pub fn counter_streams(keys: &KeySchedules, first: u128, width: usize, out: &mut Vec<Block>) {
     #[cfg(target_arch = "x86_64")]
     if let Some(kernel) = super::x86_keyed::kernel() {
-        // The scratch keeps its length from call to call: resized only when that changes.
-        if out.len() != width * keys.len() {
-            out.resize(width * keys.len(), Block::ZERO);
-        }
         if super::x86_keyed::counter_streams(kernel, (0..keys.len()).map(|x| keys.get(x)), first, width, out) {
             return;
         }

@@ -245,19 +245,24 @@ pub(super) fn encrypt_runs<'k>(kernel: Kernel, blocks: &mut [Block], runs: impl 
 }
 
 /// Blocks `first … first + width` of the AES-CTR stream under each key of `keys` in turn, into
-/// `out` (`width` blocks a key), on the VAES-512 kernel that makes the counters in registers
-/// ([`super::x86::counters_vaes512`]). Returns false, having written nothing, where `kernel` is
-/// not VAES-512 or a counter's low 64 bits would wrap. `kernel` must come from [`kernel`].
-pub(super) fn counter_streams<'k>(kernel: Kernel, keys: impl IntoIterator<Item = KeySchedule<'k>>, first: u128, width: usize, out: &mut [Block]) -> bool {
-    if kernel != Kernel::Vaes512 || (first as u64).checked_add(width.next_multiple_of(32) as u64).is_none() {
+/// `out` (resized to `width` blocks a key), on the VAES-512 kernel that makes the counters in
+/// registers ([`super::x86::counters_vaes512`]). Returns false, having written no block, where
+/// `kernel` is not VAES-512 or a counter's low 64 bits would wrap: every stream has the same
+/// counters, so the first refuses if any would. `kernel` must come from [`kernel`].
+pub(super) fn counter_streams<'k>(kernel: Kernel, keys: impl ExactSizeIterator<Item = KeySchedule<'k>>, first: u128, width: usize, out: &mut Vec<Block>) -> bool {
+    if kernel != Kernel::Vaes512 {
         return false;
     }
-    for (key, stream) in keys.into_iter().zip(out.chunks_exact_mut(width.max(1))) {
+    // The scratch keeps its length from call to call: resized only when that changes.
+    if out.len() != width * keys.len() {
+        out.resize(width * keys.len(), Block::ZERO);
+    }
+    for (key, stream) in keys.zip(out.chunks_exact_mut(width.max(1))) {
         // SAFETY: `kernel` is VAES-512 and comes from `kernel()`, which takes it from
-        // `Kernel::available`: the CPU has AES-NI, VAES and AVX-512F. The counters do not wrap
-        // (checked above), so the kernel writes the whole stream.
-        let written = unsafe { super::x86::counters_vaes512(&key, first, stream) };
-        debug_assert!(written);
+        // `Kernel::available`: the CPU has AES-NI, VAES and AVX-512F.
+        if !unsafe { super::x86::counters_vaes512(&key, first, stream) } {
+            return false;
+        }
     }
     true
 }

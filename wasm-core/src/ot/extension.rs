@@ -398,7 +398,6 @@ impl Drawing {
 }
 
 impl Drawn {
-    /// Choice bit `i` of the chunk.
     /// Appends the chunk's choice bits to `bits`.
     fn choices(&self, bits: &mut Vec<bool>) {
         unpack_bits(&self.result[HEADER_BYTES..HEADER_BYTES + MAX_CHUNK / 8], MAX_CHUNK, bits);
