@@ -7,8 +7,8 @@
 //! to a server that spreads.
 //!
 //! The core starts no thread itself, as it reads no clock: the driver lends it a [`Spawner`]
-//! (the server's and the native client's run the parts on scoped threads and count their CPU
-//! time into the session's clock). Without one — in WebAssembly, where a page has no threads
+//! (the server's and the native client's run the parts on a pool of helper threads, the calling
+//! thread helping, and count their CPU time into the session's clock). Without one — in WebAssembly, where a page has no threads
 //! without SharedArrayBuffer — a step runs its parts in turn on the calling thread, cut the
 //! same way; what a page's spare worker can do there is work handed over as bytes, ahead of
 //! time ([`crate::ahead`], which a driver lends here too).
@@ -23,6 +23,13 @@ pub trait Spawner: Send + Sync + core::fmt::Debug {
     /// Runs every job, the first on the calling thread, and returns once all have run. A job
     /// that panics makes this panic too, after every other job has ended.
     fn run_all<'a>(&self, jobs: Vec<Box<dyn FnOnce() + Send + 'a>>);
+
+    /// How many parts per thread a step is cut into: more than one where the spawner's threads
+    /// take parts as they come free, so that parts of unequal cost, or a thread busy elsewhere
+    /// ([`Threads::join`]), leave no thread idle while another finishes.
+    fn parts_per_thread(&self) -> usize {
+        1
+    }
 }
 
 /// How many parts a party's steps are cut into, what runs them at once (if anything), and
@@ -77,7 +84,8 @@ impl Threads {
         self.count.get()
     }
 
-    /// `0..len` cut into at most [`count`](Self::count) contiguous ranges of about equal size,
+    /// `0..len` cut into at most [`count`](Self::count) contiguous ranges (times the spawner's
+    /// [`parts_per_thread`](Spawner::parts_per_thread)) of about equal size,
     /// each but the last a multiple of `align` (≥ 1) items, and none shorter than `align` unless
     /// `len` is: `align` is also the least work worth a thread. None for `len` 0.
     pub fn ranges(&self, len: usize, align: usize) -> Vec<Range<usize>> {
@@ -86,7 +94,8 @@ impl Threads {
         }
         let align = align.max(1);
         let units = (len / align).max(1);
-        let pieces = self.count().min(units);
+        let per_thread = self.spawner.as_ref().map_or(1, |s| s.parts_per_thread().max(1));
+        let pieces = self.count().saturating_mul(per_thread).min(units);
         let mut ranges = Vec::with_capacity(pieces);
         let mut start = 0;
         for p in 0..pieces {
@@ -114,6 +123,26 @@ impl Threads {
             .collect();
         spawner.run_all(boxed);
         results.into_iter().map(|r| r.expect("a spawner runs every job before it returns")).collect()
+    }
+
+    /// Whether steps run on more than one thread: a spawner lent, and more than one thread.
+    pub fn spreads(&self) -> bool {
+        self.count() > 1 && self.spawner.is_some()
+    }
+
+    /// Runs two different steps that share nothing, `here` and `there`, at once when
+    /// [`spreads`](Self::spreads) (`here` on the calling thread), in turn otherwise, `here`
+    /// first; returns both results. `there` may spread steps of its own over these threads:
+    /// cut into several parts per thread, they go to whichever thread comes free, the one that
+    /// ran `here` too where the spawner's callers help ([`Spawner::parts_per_thread`]).
+    pub fn join<A: Send, B: Send>(&self, here: impl FnOnce() -> A + Send, there: impl FnOnce() -> B + Send) -> (A, B) {
+        let Some(spawner) = self.spawner.as_ref().filter(|_| self.count() > 1) else {
+            let a = here();
+            return (a, there());
+        };
+        let (mut a, mut b) = (None, None);
+        spawner.run_all(vec![Box::new(|| a = Some(here())), Box::new(|| b = Some(there()))]);
+        (a.expect("a spawner runs every job before it returns"), b.expect("a spawner runs every job before it returns"))
     }
 
     /// `(0..len).map(item).collect()`, the items made range by range as [`map`](Self::map)
@@ -330,6 +359,47 @@ mod tests {
             assert_eq!(threads.append_parts(&mut out, parts, 1, &mut scratch, failing), Err(3));
             assert_eq!(out, want, "nothing appended");
         }
+    }
+
+    #[test]
+    fn join_returns_both_results_spread_or_in_turn() {
+        let spawner = Arc::new(Backwards::default());
+        let threads = Threads::new(2, spawner.clone());
+        assert!(threads.spreads());
+        let (a, b) = threads.join(|| 1, || threads.map(4, 1, |r| r.start));
+        assert_eq!((a, b), (1, vec![0, 2]));
+        assert_eq!(spawner.0.load(Ordering::Relaxed), 2, "the join and the step inside it went to the spawner");
+        let mut order = Vec::new();
+        for threads in [Threads::in_turn(2), Threads::ONE, Threads::new(1, spawner.clone())] {
+            assert!(!threads.spreads());
+            let ((), b) = threads.join(|| order.push("here"), || "there");
+            order.push(b);
+        }
+        assert_eq!(order, ["here", "there"].repeat(3), "in turn, the calling thread's step first");
+        assert_eq!(spawner.0.load(Ordering::Relaxed), 2, "one thread spawns nothing");
+    }
+
+    /// A spawner whose threads take parts as they come free: steps cut into more parts.
+    #[derive(Debug)]
+    struct Sharing;
+
+    impl Spawner for Sharing {
+        fn run_all<'a>(&self, jobs: Vec<Box<dyn FnOnce() + Send + 'a>>) {
+            jobs.into_iter().for_each(|job| job());
+        }
+
+        fn parts_per_thread(&self) -> usize {
+            3
+        }
+    }
+
+    #[test]
+    fn a_spawner_that_shares_parts_out_gets_more_of_them() {
+        let threads = Threads::new(2, Arc::new(Sharing));
+        assert_eq!(threads.ranges(600, 1).len(), 6);
+        assert_eq!(threads.ranges(600, 150).len(), 4, "never below the alignment");
+        assert_eq!(Threads::in_turn(2).ranges(600, 1).len(), 2);
+        assert_eq!(threads.collect(1000, 7, |i| i), (0..1000).collect::<Vec<_>>());
     }
 
     #[test]

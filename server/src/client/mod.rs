@@ -45,7 +45,8 @@ impl Client {
 
     fn hello(ws: ClientSocket, options: &ConnectOptions) -> Result<Client, ClientError> {
         let clock = ThreadClock::new();
-        let threads = crate::threads::metered(crate::threads::cores(AUTO_THREADS), &clock);
+        let cores = crate::threads::cores(AUTO_THREADS);
+        let threads = crate::threads::metered(cores, &crate::threads::HelperPool::start(cores.saturating_sub(1)), &clock);
         let session = EvaluatorSession::with_garbling(EvaluatorConfig { window: options.window, ot_k: options.ot_k, threads, ..EvaluatorConfig::default() }, options.garbling, Box::new(clock))?;
         let mut client = Client { ws, session };
         match client.next_event()? {

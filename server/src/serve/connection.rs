@@ -175,6 +175,7 @@ where
     let settings = SessionSettings {
         garbler,
         computation_threads: server.computation_threads,
+        helpers: server.helpers.clone(),
         garbling: server.garbling,
         hello_deadline: deadline,
         idle_timeout: server.limits.idle_timeout(),

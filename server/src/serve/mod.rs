@@ -200,6 +200,7 @@ async fn listen(config: &Config, services: ServiceTable, options: ServeOptions) 
     let (shutdown, shutdown_rx) = watch::channel(Phase::Running);
     let metrics = Arc::new(Metrics::new());
     let request_and_gates = config.services.iter().map(|s| (s.name.clone(), s.max_and_gates.unwrap_or(config.limits.max_and_gates_per_request))).collect();
+    let computation_threads = config.computation_threads().map_err(|message| ConfigError::Invalid { origin: config.origin.clone(), message })?;
     let server = Arc::new(Server {
         services: Arc::new(services),
         slots: slots::Slots::new(config.limits.max_sessions, config.limits.pressure_idle(), metrics.clone()),
@@ -212,7 +213,8 @@ async fn listen(config: &Config, services: ServiceTable, options: ServeOptions) 
         raw_throughput_endpoint: config.server.raw_throughput_endpoint,
         garbling: config.garbling().map_err(|message| ConfigError::Invalid { origin: config.origin.clone(), message })?,
         ot_k: config.ot_k().map_err(|message| ConfigError::Invalid { origin: config.origin.clone(), message })?,
-        computation_threads: config.computation_threads().map_err(|message| ConfigError::Invalid { origin: config.origin.clone(), message })?,
+        computation_threads,
+        helpers: crate::threads::HelperPool::start(computation_threads.saturating_sub(1)),
         session_hook: options.session_hook,
         metrics,
         shutdown: shutdown_rx,

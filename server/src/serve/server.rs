@@ -43,8 +43,10 @@ pub struct Server {
     pub garbling: garblet_core::garble::Garbling,
     /// SoftSpoken's k offered for both OT directions (`server.ot_k`).
     pub ot_k: Vec<u8>,
-    /// The threads each authenticated computation spreads over (`server.computation_threads`).
+    /// The threads each authenticated computation spreads over (`server.computation_threads`),
+    /// its own and `computation_threads − 1` helpers of this pool, which every session shares.
     pub computation_threads: usize,
+    pub helpers: Arc<crate::threads::HelperPool>,
     /// Called on each new session's garbler ([`SessionHook`]); none in `garblet serve`.
     pub session_hook: Option<SessionHook>,
     pub metrics: Arc<Metrics>,

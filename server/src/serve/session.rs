@@ -55,8 +55,10 @@ pub const SHUTDOWN_MESSAGE: &str = "the server is shutting down";
 
 pub struct SessionSettings {
     pub garbler: GarblerConfig,
-    /// The threads an authenticated computation spreads over (`server.computation_threads`).
+    /// The threads an authenticated computation spreads over (`server.computation_threads`),
+    /// and the server's pool of helpers among them.
     pub computation_threads: usize,
+    pub helpers: Arc<crate::threads::HelperPool>,
     /// The garbling schemes offered in the hello (`server.garbling`).
     pub garbling: garblet_core::garble::Garbling,
     /// When the client's hello must have arrived.
@@ -109,7 +111,7 @@ pub fn spawn(id: u64, settings: SessionSettings, services: Arc<ServiceTable>, me
         // The Δ and base OT made ahead for this session, or its own.
         // The session's clock counts its helper threads' CPU too.
         let clock = ThreadClock::new();
-        let garbler = GarblerConfig { threads: crate::threads::metered(settings.computation_threads, &clock), ..settings.garbler.clone() };
+        let garbler = GarblerConfig { threads: crate::threads::metered(settings.computation_threads, &settings.helpers, &clock), ..settings.garbler.clone() };
         let garbling = settings.garbling;
         let prepared = settings.prepared_ot.take();
         let start = move |prepared: PreparedOt| GarblerSession::with_prepared(garbler, garbling, prepared, Box::new(clock), services);

@@ -526,6 +526,9 @@ impl AuthGarbler {
                 work.step(&message, &mut self.sender, parts.outbox)?;
                 match work.pre.take_segment() {
                     None => GarblerStage::Garbling(work, computation),
+                    // With threads to spare, the garbling and the next segment's first round
+                    // run at once.
+                    Some(prepped) if parts.threads.spreads() => self.garble_beside_next(work, computation, prepped, parts)?,
                     Some((segment, material)) => {
                         let tables = computation.garble(&segment, material)?;
                         self.sender.send(parts.outbox, &tables);
@@ -577,6 +580,32 @@ impl AuthGarbler {
             return Ok(GarblerStage::Garbling(work, computation));
         }
         self.close(computation, parts)
+    }
+
+    /// Garbles `segment` while the next segment's preprocessing starts, then sends the tables
+    /// and the first round in that order, the order of one thread: B reads the same flights
+    /// either way. The garbling runs on this thread; the first round on the others, and on
+    /// this one too once the garbling is done ([`crate::spread::Threads::join`]). What this
+    /// costs B is the tables' head start on the first round, which one thread gives it by
+    /// sending them first. The circuit is cut into the segment here, before: its source stays
+    /// on this thread.
+    fn garble_beside_next(&mut self, mut work: Box<Work>, mut computation: GarblerComputation, (segment, material): Prepped, parts: &mut GarblerParts<'_>) -> Result<GarblerStage, SessionError> {
+        let next = work.segments.next()?;
+        let Work { party, pre, .. } = &mut *work;
+        let start = move || next.map(|next| pre.start_segment(party, next)).transpose();
+        let (tables, first) = parts.threads.join(|| computation.garble(&segment, material), start);
+        self.sender.send(parts.outbox, &tables?);
+        if let Some(first) = first?.flatten() {
+            self.sender.send(parts.outbox, &first);
+            return Ok(GarblerStage::Garbling(work, computation));
+        }
+        // After the last segment, or before one without AND gates (ready at once): on as one
+        // thread goes.
+        if let Some((segment, material)) = work.pre.take_segment() {
+            let tables = computation.garble(&segment, material)?;
+            self.sender.send(parts.outbox, &tables);
+        }
+        self.garble_next(work, computation, parts)
     }
 
     /// The closing message and `Done`.

@@ -249,7 +249,8 @@ pub fn drain(evaluator: &mut EvaluatorSession) -> Result<Vec<Vec<u8>>, SessionEr
 }
 
 
-/// Runs a step's parts on scoped threads, as the server does (`garblet_server::threads`).
+/// Runs each of a step's parts on a scoped thread of its own (the server's pool, in
+/// `garblet_server::threads`, shares a few threads out instead).
 #[derive(Debug)]
 pub struct ScopedThreads;
 
