@@ -38,7 +38,7 @@ const SPREAD: usize = 1 << 15;
 
 /// The digest of an opener's `count` MACs, which `fill` makes, in the session's AND round
 /// `round` ([`digest::blocks`], spread over `threads`).
-fn macs_digest(threads: &Threads, transcript: &[u8; 32], round: u64, role: Role, count: usize, fill: impl Fn(usize, &mut [Block]) + Sync) -> [u8; 32] {
+fn macs_digest(threads: &Threads, transcript: &[u8; 32], round: u64, role: Role, count: usize, fill: impl Fn(usize, &mut [[u8; 16]]) + Sync) -> [u8; 32] {
     digest::blocks(threads, OPENING_MACS, &[transcript, &round.to_le_bytes(), &[role.byte()]], count, fill)
 }
 
@@ -107,7 +107,7 @@ impl AuthParty {
         }
         let digest = macs_digest(&self.threads, &self.transcript, self.and_rounds, self.role, openings.len(), |first, out| {
             for (mac, o) in out.iter_mut().zip(&openings[first..]) {
-                *mac = o.mac;
+                *mac = o.mac.to_bytes();
             }
         });
         message.extend(digest);
@@ -132,7 +132,7 @@ impl AuthParty {
         let openings = &pending.openings;
         let expected = macs_digest(&self.threads, &self.transcript, self.and_rounds, self.role.peer(), count, |first, out| {
             for ((i, key), o) in (first..).zip(out.iter_mut()).zip(&openings[first..]) {
-                *key = o.key ^ delta.select(bit(peer_bits, i));
+                *key = (o.key ^ delta.select(bit(peer_bits, i))).to_bytes();
             }
         });
         #[allow(unused_mut)]

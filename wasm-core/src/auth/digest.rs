@@ -11,10 +11,9 @@
 //! byte for byte, whatever the number of threads. So the peers need not agree on their
 //! threads, and nothing on the wire changes. The tests check both against `blake3::Hasher`.
 //!
-//! The blocks are made as they are hashed, a piece at a time, from a function of their index:
-//! the run is never held whole.
+//! The blocks are made as they are hashed, a piece at a time, from a function of their index,
+//! straight as the bytes BLAKE3 reads: the run is never held whole, nor copied.
 
-use crate::block::Block;
 use crate::spread::Threads;
 use blake3::hazmat::{hash_derive_key_context, left_subtree_len, merge_subtrees_non_root, merge_subtrees_root, ChainingValue, ContextKey, HasherExt, Mode};
 use blake3::Hasher;
@@ -32,9 +31,10 @@ const MIN_PIECES: usize = 4;
 const RUN: usize = 4096;
 
 /// BLAKE3 in key-derivation mode under `context` over `header` and then the 16 bytes of each of
-/// `count` blocks, which `fill(first, out)` makes: `out[i]` is block `first + i`. Computed in
-/// pieces over `threads` when the run is long enough to be worth it.
-pub(crate) fn blocks(threads: &Threads, context: &str, header: &[&[u8]], count: usize, fill: impl Fn(usize, &mut [Block]) + Sync) -> [u8; 32] {
+/// `count` blocks, which `fill(first, out)` makes: `out[i]` is the bytes of block `first + i`
+/// ([`crate::block::Block::to_bytes`]). Computed in pieces over `threads` when the run is long
+/// enough to be worth it.
+pub(crate) fn blocks(threads: &Threads, context: &str, header: &[&[u8]], count: usize, fill: impl Fn(usize, &mut [[u8; 16]]) + Sync) -> [u8; 32] {
     let header = header.concat();
     debug_assert!(header.len() < PIECE, "the header lies in the first piece");
     let key = hash_derive_key_context(context);
@@ -59,7 +59,7 @@ pub(crate) fn blocks(threads: &Threads, context: &str, header: &[&[u8]], count: 
 
 /// The chaining value of piece `p` (bytes p·PIECE onwards, PIECE of them or to the end) of
 /// `header` ‖ the blocks: the header lies in the first piece, as it is shorter than a piece.
-fn piece(key: &ContextKey, header: &[u8], count: usize, fill: &(impl Fn(usize, &mut [Block]) + Sync), p: usize) -> ChainingValue {
+fn piece(key: &ContextKey, header: &[u8], count: usize, fill: &(impl Fn(usize, &mut [[u8; 16]]) + Sync), p: usize) -> ChainingValue {
     let (start, end) = (p * PIECE, ((p + 1) * PIECE).min(header.len() + 16 * count));
     let mut hasher = Hasher::new_from_context_key(key);
     hasher.set_input_offset(start as u64);
@@ -74,16 +74,13 @@ fn piece(key: &ContextKey, header: &[u8], count: usize, fill: &(impl Fn(usize, &
 
 /// Feeds `hasher` `len` bytes of the blocks `fill` makes, starting `skip` bytes into block
 /// `first`, [`RUN`] blocks at a time (a working set that stays in the core's caches).
-fn feed(hasher: &mut Hasher, fill: &(impl Fn(usize, &mut [Block]) + Sync), mut first: usize, mut skip: usize, mut len: usize) {
-    let mut run = vec![Block::ZERO; RUN.min((skip + len).div_ceil(16))];
-    let mut bytes: Vec<[u8; 16]> = Vec::with_capacity(run.len());
+fn feed(hasher: &mut Hasher, fill: &(impl Fn(usize, &mut [[u8; 16]]) + Sync), mut first: usize, mut skip: usize, mut len: usize) {
+    let mut run = vec![[0u8; 16]; RUN.min((skip + len).div_ceil(16))];
     while len > 0 {
         let run = &mut run[..RUN.min((skip + len).div_ceil(16))];
         fill(first, run);
-        bytes.clear();
-        bytes.extend(run.iter().map(|b| b.to_bytes()));
         let take = (16 * run.len() - skip).min(len);
-        hasher.update(&bytes.as_flattened()[skip..skip + take]);
+        hasher.update(&run.as_flattened()[skip..skip + take]);
         (first, skip, len) = (first + run.len(), 0, len - take);
     }
 }
@@ -128,6 +125,7 @@ pub(crate) fn update_words(hasher: &mut Hasher, values: impl Iterator<Item = u64
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::block::Block;
 
     fn block(i: usize) -> Block {
         Block((i as u128).wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835) ^ 0x0123_4567)
@@ -156,7 +154,7 @@ mod tests {
                 for threads in [Threads::ONE, Threads::in_turn(2), Threads::in_turn(3), Threads::in_turn(8)] {
                     let got = blocks(&threads, "garblet test digest", &[header], count, |first, out| {
                         for (k, b) in out.iter_mut().enumerate() {
-                            *b = block(first + k);
+                            *b = block(first + k).to_bytes();
                         }
                     });
                     assert_eq!(got, want, "{count} blocks after {} header bytes, {} threads", header.len(), threads.count());
@@ -168,7 +166,7 @@ mod tests {
     /// A header in parts is the same as whole, and a different context is another digest.
     #[test]
     fn the_header_and_context_enter_the_digest() {
-        let fill = |first: usize, out: &mut [Block]| out.iter_mut().enumerate().for_each(|(k, b)| *b = block(first + k));
+        let fill = |first: usize, out: &mut [[u8; 16]]| out.iter_mut().enumerate().for_each(|(k, b)| *b = block(first + k).to_bytes());
         let whole = blocks(&Threads::in_turn(4), "a", &[b"session role"], 20 * PIECE / 16, fill);
         assert_eq!(blocks(&Threads::in_turn(4), "a", &[b"session", b" role"], 20 * PIECE / 16, fill), whole);
         assert_ne!(blocks(&Threads::in_turn(4), "b", &[b"session role"], 20 * PIECE / 16, fill), whole);

@@ -119,7 +119,7 @@ const CHECK: &str = "garblet authenticated garbling consistency check v1";
 
 /// The digest of an opener's `count` MACs, which `fill` makes ([`digest::blocks`]; the
 /// openings here are of input and output wires, so on one thread).
-fn macs_digest(context: &str, scope: &[u8; 32], role: Role, count: usize, fill: impl Fn(usize, &mut [Block]) + Sync) -> [u8; 32] {
+fn macs_digest(context: &str, scope: &[u8; 32], role: Role, count: usize, fill: impl Fn(usize, &mut [[u8; 16]]) + Sync) -> [u8; 32] {
     digest::blocks(&Threads::ONE, context, &[scope, &[role.byte()]], count, fill)
 }
 
@@ -150,7 +150,7 @@ fn open(shares: &[AuthShare], scope: &[u8; 32], role: Role) -> Vec<u8> {
     let mut out = pack(&bits);
     out.extend(macs_digest(OPENING_MACS, scope, role, shares.len(), |first, out| {
         for (mac, s) in out.iter_mut().zip(&shares[first..]) {
-            *mac = s.mac;
+            *mac = s.mac.to_bytes();
         }
     }));
     out
@@ -175,7 +175,7 @@ fn receive_opening(
     let bits = unpack(&message[..bits_len], mine.len(), what)?;
     let expected = macs_digest(OPENING_MACS, scope, peer, mine.len(), |first, out| {
         for ((key, s), &b) in out.iter_mut().zip(&mine[first..]).zip(&bits[first..]) {
-            *key = s.key ^ delta.select(b);
+            *key = (s.key ^ delta.select(b)).to_bytes();
         }
     });
     if enforce && expected[..] != message[bits_len..bits_len + 32] {

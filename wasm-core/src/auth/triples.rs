@@ -186,7 +186,7 @@ const LEAKY_AND: &str = "authenticated garbling: leaky AND";
 
 /// BLAKE3 (key-derivation mode, `context`) over the session, a party and `count` blocks that
 /// `fill` makes ([`digest::blocks`], spread over `threads`).
-fn digest_blocks(threads: &Threads, context: &str, transcript: &[u8; 32], role: Role, count: usize, fill: impl Fn(usize, &mut [Block]) + Sync) -> [u8; 32] {
+fn digest_blocks(threads: &Threads, context: &str, transcript: &[u8; 32], role: Role, count: usize, fill: impl Fn(usize, &mut [[u8; 16]]) + Sync) -> [u8; 32] {
     digest::blocks(threads, context, &[transcript, &[role.byte()]], count, fill)
 }
 
@@ -409,7 +409,7 @@ impl AuthParty {
         // equal values give equal digests.
         b.digest = digest_blocks(&self.threads, CHECK_DIGEST, &self.transcript, Role::Garbler, leaky, |first, out| {
             for (i, h) in (first..).zip(out) {
-                *h = delta.select(bits[i]) ^ keys[i] ^ macs[i] ^ phi[i];
+                *h = (delta.select(bits[i]) ^ keys[i] ^ macs[i] ^ phi[i]).to_bytes();
             }
         });
         b.phi = Vec::new();
@@ -483,7 +483,7 @@ impl AuthParty {
         // The digest of their MACs, made as they are hashed.
         let digest = digest_blocks(&self.threads, OPENING_MACS, &self.transcript, self.role, count, |first, out| {
             for ((y1, yj), mac) in batch.opened_pairs_from(first).zip(out) {
-                *mac = batch.macs[y1] ^ batch.macs[yj];
+                *mac = (batch.macs[y1] ^ batch.macs[yj]).to_bytes();
             }
         });
         message.extend(digest);
@@ -501,7 +501,7 @@ impl AuthParty {
         // This party's key of the peer's share of each y₁ ⊕ y_j.
         let expected = digest_blocks(&self.threads, OPENING_MACS, &self.transcript, self.role.peer(), count, |first, out| {
             for ((o, (y1, yj)), key) in (first..).zip(batch.opened_pairs_from(first)).zip(out) {
-                *key = batch.keys[y1] ^ batch.keys[yj] ^ delta.select(bit(peer_bits, o));
+                *key = (batch.keys[y1] ^ batch.keys[yj] ^ delta.select(bit(peer_bits, o))).to_bytes();
             }
         });
         #[allow(unused_mut)]

@@ -590,17 +590,21 @@ impl AuthGarbler {
     /// sending them first. The circuit is cut into the segment here, before: its source stays
     /// on this thread.
     fn garble_beside_next(&mut self, mut work: Box<Work>, mut computation: GarblerComputation, (segment, material): Prepped, parts: &mut GarblerParts<'_>) -> Result<GarblerStage, SessionError> {
-        let next = work.segments.next()?;
+        let Some(next) = work.segments.next()? else {
+            // The last segment: nothing to run beside it.
+            let tables = computation.garble(&segment, material)?;
+            self.sender.send(parts.outbox, &tables);
+            return self.close(computation, parts);
+        };
         let Work { party, pre, .. } = &mut *work;
-        let start = move || next.map(|next| pre.start_segment(party, next)).transpose();
-        let (tables, first) = parts.threads.join(|| computation.garble(&segment, material), start);
+        let (tables, first) = parts.threads.join(|| computation.garble(&segment, material), || pre.start_segment(party, next));
         self.sender.send(parts.outbox, &tables?);
-        if let Some(first) = first?.flatten() {
+        if let Some(first) = first? {
             self.sender.send(parts.outbox, &first);
             return Ok(GarblerStage::Garbling(work, computation));
         }
-        // After the last segment, or before one without AND gates (ready at once): on as one
-        // thread goes.
+        // Before a segment without AND gates (ready at once; only a circuit without any has
+        // one): on as one thread goes.
         if let Some((segment, material)) = work.pre.take_segment() {
             let tables = computation.garble(&segment, material)?;
             self.sender.send(parts.outbox, &tables);
