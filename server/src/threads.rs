@@ -345,6 +345,29 @@ mod tests {
         });
     }
 
+    /// Without helpers, each session's thread runs all of its own steps' parts and none of the
+    /// others', though they all wait on the same queue: a thread that helps takes only its own
+    /// computation's parts.
+    #[test]
+    fn a_thread_that_helps_takes_only_its_own_parts() {
+        let pool = HelperPool::start(0);
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                let threads = unmetered_on(pool.clone(), 4);
+                s.spawn(move || {
+                    let me = std::thread::current().id();
+                    for _ in 0..200 {
+                        let ran_on = threads.map(8, 1, |_| {
+                            spin(2_000);
+                            std::thread::current().id()
+                        });
+                        assert!(ran_on.iter().all(|id| *id == me), "a part of this session ran on another's thread");
+                    }
+                });
+            }
+        });
+    }
+
     fn unmetered_on(pool: Arc<HelperPool>, count: usize) -> Threads {
         Threads::new(count, Arc::new(PooledThreads { pool, helper_ns: None }))
     }
