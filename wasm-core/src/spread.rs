@@ -8,10 +8,10 @@
 //!
 //! The core starts no thread itself, as it reads no clock: the driver lends it a [`Spawner`]
 //! (the server's and the native client's run the parts on a pool of helper threads, the calling
-//! thread helping, and count their CPU time into the session's clock). Without one — in WebAssembly, where a page has no threads
-//! without SharedArrayBuffer — a step runs its parts in turn on the calling thread, cut the
-//! same way; what a page's spare worker can do there is work handed over as bytes, ahead of
-//! time ([`crate::ahead`], which a driver lends here too).
+//! thread helping, and count their CPU time into the session's clock). Without one — in
+//! WebAssembly, where a page has no threads without SharedArrayBuffer — a step runs its parts in
+//! turn on the calling thread, cut the same way; what a page's spare worker can do there is work
+//! handed over as bytes, ahead of time ([`crate::ahead`], which a driver lends here too).
 
 use crate::ahead::Ahead;
 use core::num::NonZeroUsize;

@@ -91,7 +91,8 @@ pub struct ServerConfig {
     pub ot_k: Vec<u8>,
     /// Threads each authenticated computation's preprocessing spreads over (its correlated
     /// OTs, leaky ANDs and bucketing; `garblet_core::spread`): 0 for this machine's cores, at
-    /// most [`AUTO_THREADS`]. The session's own thread is one of them.
+    /// most [`AUTO_THREADS`]. The session's own thread is one of them; the others come from
+    /// one pool of helpers every session shares ([`crate::threads::HelperPool`]).
     pub computation_threads: usize,
 }
 
