@@ -85,7 +85,8 @@ impl Threads {
     }
 
     /// `0..len` cut into at most [`count`](Self::count) contiguous ranges (times the spawner's
-    /// [`parts_per_thread`](Spawner::parts_per_thread)) of about equal size,
+    /// [`parts_per_thread`](Spawner::parts_per_thread) when there are several threads) of about
+    /// equal size,
     /// each but the last a multiple of `align` (≥ 1) items, and none shorter than `align` unless
     /// `len` is: `align` is also the least work worth a thread. None for `len` 0.
     pub fn ranges(&self, len: usize, align: usize) -> Vec<Range<usize>> {
@@ -94,7 +95,7 @@ impl Threads {
         }
         let align = align.max(1);
         let units = (len / align).max(1);
-        let per_thread = self.spawner.as_ref().map_or(1, |s| s.parts_per_thread().max(1));
+        let per_thread = self.spawner.as_ref().filter(|_| self.count() > 1).map_or(1, |s| s.parts_per_thread().max(1));
         let pieces = self.count().saturating_mul(per_thread).min(units);
         let mut ranges = Vec::with_capacity(pieces);
         let mut start = 0;
@@ -399,6 +400,7 @@ mod tests {
         assert_eq!(threads.ranges(600, 1).len(), 6);
         assert_eq!(threads.ranges(600, 150).len(), 4, "never below the alignment");
         assert_eq!(Threads::in_turn(2).ranges(600, 1).len(), 2);
+        assert_eq!(Threads::new(1, Arc::new(Sharing)).ranges(600, 1).len(), 1, "one thread: one part");
         assert_eq!(threads.collect(1000, 7, |i| i), (0..1000).collect::<Vec<_>>());
     }
 
