@@ -7,7 +7,7 @@
 //! Why a pool of its own rather than a thread per step or a work-stealing library's pool:
 //!
 //! * An authenticated computation spreads a few hundred steps a second; starting a thread for
-//!   each cost about a tenth of a millisecond, much of what a short step gains on a second core.
+//!   each cost 50–110 µs on the VMs measured, much of what a short step gains on a second core.
 //! * The calling thread **helps**: once its own part is done it takes the step's parts that no
 //!   helper has started, where rayon's pool, for a thread that is not one of its own, only
 //!   blocks. So the pool has one thread fewer than the threads a step uses: on a machine of n
@@ -38,7 +38,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 /// at least about a millisecond of work; `garblet_core::spread`).
 const PARTS_PER_THREAD: usize = 2;
 
-/// A job whose borrows [`PooledThreads::run_all`] outlives (see the SAFETY note there).
+/// A queued part's job, the lifetime of its borrows erased: they outlive it, as
+/// [`PooledThreads::run_all`] returns only once it has run (see the SAFETY note there).
 type Job = Box<dyn FnOnce() + Send + 'static>;
 
 /// Threads that run the parts of spread steps, shared by every session that lends them.
