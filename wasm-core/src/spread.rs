@@ -137,7 +137,7 @@ impl Threads {
     /// cut into several parts per thread, they go to whichever thread comes free, the one that
     /// ran `here` too where the spawner's callers help ([`Spawner::parts_per_thread`]).
     pub fn join<A: Send, B: Send>(&self, here: impl FnOnce() -> A + Send, there: impl FnOnce() -> B + Send) -> (A, B) {
-        let Some(spawner) = self.spawner.as_ref().filter(|_| self.count() > 1) else {
+        let Some(spawner) = self.spawner.as_ref().filter(|_| self.spreads()) else {
             let a = here();
             return (a, there());
         };

@@ -513,10 +513,7 @@ impl AuthGarbler {
                 let at = opening.min(message.len());
                 let inputs = computation.inputs(&message[..at], &message[at..])?;
                 self.sender.send(parts.outbox, &inputs);
-                for (segment, material) in ready {
-                    let tables = computation.garble(&segment, material)?;
-                    self.sender.send(parts.outbox, &tables);
-                }
+                self.garble_all(&mut computation, ready, parts.outbox)?;
                 match work {
                     Some(work) => GarblerStage::Next(work, computation),
                     None => self.close(computation, parts)?,
@@ -529,9 +526,8 @@ impl AuthGarbler {
                     // With threads to spare, the garbling and the next segment's first round
                     // run at once.
                     Some(prepped) if parts.threads.spreads() => self.garble_beside_next(work, computation, prepped, parts)?,
-                    Some((segment, material)) => {
-                        let tables = computation.garble(&segment, material)?;
-                        self.sender.send(parts.outbox, &tables);
+                    Some(prepped) => {
+                        self.garble_all(&mut computation, [prepped], parts.outbox)?;
                         GarblerStage::Next(work, computation)
                     }
                 }
@@ -561,21 +557,26 @@ impl AuthGarbler {
     /// Starts the segment whose preprocessing waits for the queue to drain, if one does.
     fn start_deferred(&mut self, parts: &mut GarblerParts<'_>) -> Result<(), SessionError> {
         self.stage = match std::mem::replace(&mut self.stage, GarblerStage::Ended) {
-            GarblerStage::Next(work, computation) => self.garble_next(work, computation, parts)?,
+            GarblerStage::Next(work, computation) => self.garble_next(work, computation, VecDeque::new(), parts)?,
             other => other,
         };
         Ok(())
     }
 
-    /// Starts the next segment's preprocessing, garbling at once those without AND gates; after
-    /// the last, the closing message.
-    fn garble_next(&mut self, mut work: Box<Work>, mut computation: GarblerComputation, parts: &mut GarblerParts<'_>) -> Result<GarblerStage, SessionError> {
-        let mut ready = VecDeque::new();
-        let in_flight = work.start_next(&mut ready, &mut self.sender, parts.outbox)?;
+    /// Garbles each segment of `ready` in turn, sending its tables.
+    fn garble_all(&mut self, computation: &mut GarblerComputation, ready: impl IntoIterator<Item = Prepped>, outbox: &mut Outbox) -> Result<(), SessionError> {
         for (segment, material) in ready {
             let tables = computation.garble(&segment, material)?;
-            self.sender.send(parts.outbox, &tables);
+            self.sender.send(outbox, &tables);
         }
+        Ok(())
+    }
+
+    /// Starts the next segment's preprocessing, then garbles `ready` and the segments without
+    /// AND gates met on the way (ready at once); after the last, the closing message.
+    fn garble_next(&mut self, mut work: Box<Work>, mut computation: GarblerComputation, mut ready: VecDeque<Prepped>, parts: &mut GarblerParts<'_>) -> Result<GarblerStage, SessionError> {
+        let in_flight = work.start_next(&mut ready, &mut self.sender, parts.outbox)?;
+        self.garble_all(&mut computation, ready, parts.outbox)?;
         if in_flight {
             return Ok(GarblerStage::Garbling(work, computation));
         }
@@ -592,9 +593,7 @@ impl AuthGarbler {
     fn garble_beside_next(&mut self, mut work: Box<Work>, mut computation: GarblerComputation, (segment, material): Prepped, parts: &mut GarblerParts<'_>) -> Result<GarblerStage, SessionError> {
         let Some(next) = work.segments.next()? else {
             // The last segment: nothing to run beside it.
-            let tables = computation.garble(&segment, material)?;
-            self.sender.send(parts.outbox, &tables);
-            return self.close(computation, parts);
+            return self.garble_next(work, computation, VecDeque::from([(segment, material)]), parts);
         };
         let Work { party, pre, .. } = &mut *work;
         let (tables, first) = parts.threads.join(|| computation.garble(&segment, material), || pre.start_segment(party, next));
@@ -605,11 +604,8 @@ impl AuthGarbler {
         }
         // Before a segment without AND gates (ready at once; only a circuit without any has
         // one): on as one thread goes.
-        if let Some((segment, material)) = work.pre.take_segment() {
-            let tables = computation.garble(&segment, material)?;
-            self.sender.send(parts.outbox, &tables);
-        }
-        self.garble_next(work, computation, parts)
+        let ready = work.pre.take_segment().into_iter().collect();
+        self.garble_next(work, computation, ready, parts)
     }
 
     /// The closing message and `Done`.
