@@ -324,8 +324,10 @@ impl AuthParty {
     }
 
     pub(crate) fn send_bits(&mut self, bits: &[bool], message: &mut Vec<u8>, macs: &mut Vec<Block>) -> Result<(), AuthError> {
+        let first = macs.len();
         // The extension sizes the message once, to its exact length.
         self.mine.extend_chunks(bits, message, macs, &self.threads)?;
+        pin_macs(&mut macs[first..], bits);
         Ok(())
     }
 
@@ -333,7 +335,9 @@ impl AuthParty {
     /// [`send_bits`](Self::send_bits) on bits drawn from the OS, where a lent worker may have
     /// drawn and extended whole chunks of them ahead.
     pub(crate) fn send_random_bits(&mut self, count: usize, bits: &mut Vec<bool>, message: &mut Vec<u8>, macs: &mut Vec<Block>) -> Result<(), AuthError> {
+        let (first, first_bit) = (macs.len(), bits.len());
         self.mine.extend_random(count, bits, message, macs, &self.threads)?;
+        pin_macs(&mut macs[first..], &bits[first_bit..]);
         Ok(())
     }
 
@@ -348,7 +352,19 @@ impl AuthParty {
     pub(crate) fn receive_bits(&mut self, count: usize, message: &[u8], keys: &mut Vec<Block>) -> Result<(), AuthError> {
         let expected = self.peer_bits_len(count);
         super::expect_len(message, expected, "authenticated bits")?;
+        let first = keys.len();
         self.theirs.extend_chunks(count, message, keys, &self.threads)?;
+        for key in &mut keys[first..] {
+            key.0 &= !1;
+        }
         Ok(())
+    }
+}
+
+/// Sets the lsb of each MAC to its bit (the receiver's half of the pins of [`super::AuthShare`]; the
+/// sender clears its keys' lsb in [`AuthParty::receive_bits`]).
+fn pin_macs(macs: &mut [Block], bits: &[bool]) {
+    for (mac, &b) in macs.iter_mut().zip(bits) {
+        mac.0 = (mac.0 & !1) | b as u128;
     }
 }

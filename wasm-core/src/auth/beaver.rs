@@ -26,7 +26,7 @@
 use super::abit::AuthParty;
 use super::digest;
 use super::state::{Pending, PendingAnds, TripleState};
-use super::{bit, check_padding, expect_len, set_bit, AuthError, AuthShare, AuthTriple, Role};
+use super::{bit, check_padding, expect_len, set_bit, AuthError, AuthShare, AuthTriple, Role, LSB};
 use crate::block::Block;
 use crate::spread::Threads;
 
@@ -43,12 +43,14 @@ fn macs_digest(threads: &Threads, transcript: &[u8; 32], round: u64, role: Role,
 }
 
 impl AuthShare {
-    /// The share of x ⊕ c for a public bit c: the garbler's bit flips, and with it the key the
-    /// evaluator holds for it (by Δ_B), so that the MAC relation still holds.
+    /// The share of x ⊕ c for a public bit c: the garbler's bit flips, and with it the lsb of its
+    /// MAC; the key the evaluator holds for it moves by Δ_B ⊕ 1, so that the MAC relation still
+    /// holds and the key's lsb stays 0 ([`AuthShare`]).
+    #[inline(always)]
     pub fn xor_public(self, c: bool, role: Role, delta: Block) -> AuthShare {
         match role {
-            Role::Garbler => AuthShare { bit: self.bit ^ c, ..self },
-            Role::Evaluator => AuthShare { key: self.key ^ delta.select(c), ..self },
+            Role::Garbler => AuthShare { mac: self.mac ^ LSB.select(c), ..self },
+            Role::Evaluator => AuthShare { key: self.key ^ (delta ^ LSB).select(c), ..self },
         }
     }
 }
@@ -71,7 +73,7 @@ impl AuthParty {
             self.send_random_bits(n, &mut bits, &mut message, &mut macs)
         };
         sent.inspect_err(|_| self.state = TripleState::Failed)?;
-        self.state = TripleState::AwaitingMasks(Box::new(Pending { bits, macs }));
+        self.state = TripleState::AwaitingMasks(Box::new(Pending { macs }));
         Ok(message)
     }
 
@@ -80,7 +82,7 @@ impl AuthParty {
         let TripleState::AwaitingMasks(pending) = &self.state else {
             return Err(AuthError::OutOfOrder { expected: self.state.expecting(), got: "the peer's mask shares" });
         };
-        let n = pending.bits.len();
+        let n = pending.macs.len();
         let expected = self.peer_bits_len(n);
         expect_len(peer, expected, "mask shares")?;
         let TripleState::AwaitingMasks(pending) = core::mem::replace(&mut self.state, TripleState::Failed) else {
@@ -89,7 +91,7 @@ impl AuthParty {
         let mut keys = Vec::with_capacity(n);
         self.receive_bits(n, peer, &mut keys)?;
         self.state = TripleState::Idle;
-        Ok(self.threads.collect(n, SPREAD, |i| AuthShare { bit: pending.bits[i], mac: pending.macs[i], key: keys[i] }))
+        Ok(self.threads.collect(n, SPREAD, |i| AuthShare { mac: pending.macs[i], key: keys[i] }))
     }
 
     /// Starts the ANDs of the pairs `inputs`, one triple each (`triples`, consumed): returns this
@@ -103,7 +105,7 @@ impl AuthParty {
         let openings: Vec<AuthShare> = self.threads.collect(2 * m, SPREAD, |i| if i < m { inputs[i].0 ^ triples[i].x } else { inputs[i - m].1 ^ triples[i - m].y });
         let mut message = vec![0u8; openings.len().div_ceil(8)];
         for (i, o) in openings.iter().enumerate() {
-            set_bit(&mut message, i, o.bit);
+            set_bit(&mut message, i, o.bit());
         }
         let digest = macs_digest(&self.threads, &self.transcript, self.and_rounds, self.role, openings.len(), |first, out| {
             for (mac, o) in out.iter_mut().zip(&openings[first..]) {
@@ -146,7 +148,7 @@ impl AuthParty {
         }
         self.and_rounds += 1;
         let m = pending.triples.len();
-        let open = |i: usize| pending.openings[i].bit ^ bit(peer_bits, i);
+        let open = |i: usize| pending.openings[i].bit() ^ bit(peer_bits, i);
         let role = self.role;
         let products = self.threads.collect(m, SPREAD, |i| {
             let t = &pending.triples[i];

@@ -146,7 +146,7 @@ mod purpose {
 
 /// Opening of shares: bits ‖ digest of MACs.
 fn open(shares: &[AuthShare], scope: &[u8; 32], role: Role) -> Vec<u8> {
-    let bits: Vec<bool> = shares.iter().map(|s| s.bit).collect();
+    let bits: Vec<bool> = shares.iter().map(|s| s.bit()).collect();
     let mut out = pack(&bits);
     out.extend(macs_digest(OPENING_MACS, scope, role, shares.len(), |first, out| {
         for (mac, s) in out.iter_mut().zip(&shares[first..]) {
@@ -518,7 +518,7 @@ impl AndGroup<QueuedEval> {
             let v_out = l_out.lsb() ^ p.get(q.and_i - base).copied().unwrap_or(false);
             let x = upper(h[2]) ^ select(t_alpha, va) ^ upper(h[3]) ^ select(t_beta, vb);
             let c_share = (q.mb.times(va) ^ q.ma.times(vb) ^ q.s).xor_public((va & vb) ^ v_out, role, delta);
-            expected.push(x ^ upper(c_share.key ^ delta.select(c_share.bit)));
+            expected.push(x ^ upper(c_share.key ^ delta.select(c_share.bit())));
             labels[q.out as usize] = l_out;
             lam[q.out as usize] = v_out;
         }
@@ -757,7 +757,7 @@ fn check_hasher(transcript: &[u8; 32], computation: u64) -> blake3::Hasher {
 
 /// [λΔ_A] on A's side: its key of B's share and its own share times Δ_A.
 fn garbler_share(s: AuthShare, delta: Block) -> Block {
-    s.key ^ delta.select(s.bit)
+    s.key ^ delta.select(s.bit())
 }
 
 impl GarblerComputation {
@@ -789,7 +789,7 @@ impl GarblerComputation {
         let scope = scope(&self.transcript, self.index, purpose::EVALUATOR_INPUT_MASKS);
         let peer_bits = receive_opening(mine, openings, &scope, Role::Evaluator, delta, "input-mask opening", enforce_macs(&self.switches))?;
         let their_masked = unpack(masked, theirs.len(), "masked inputs")?;
-        let my_masked: Vec<bool> = (0..mine.len()).map(|i| self.x[i] ^ mine[i].bit ^ peer_bits[i]).collect();
+        let my_masked: Vec<bool> = (0..mine.len()).map(|i| self.x[i] ^ mine[i].bit() ^ peer_bits[i]).collect();
         let mut prg = AesCtr::from_os_rng()?;
         let mut message = pack(&my_masked);
         message.reserve(16 * (mine.len() + theirs.len()));
@@ -962,7 +962,7 @@ impl GarblerComputation {
         }
         let scope = scope(&self.transcript, self.index, purpose::GARBLER_OUTPUT_MASKS);
         let peer = receive_opening(&self.output_masks, &message[16 * n..], &scope, Role::Evaluator, delta, "output-mask opening", enforce_macs(&self.switches))?;
-        let values: Vec<bool> = (0..n).map(|i| masked[i] ^ self.output_masks[i].bit ^ peer[i]).collect();
+        let values: Vec<bool> = (0..n).map(|i| masked[i] ^ self.output_masks[i].bit() ^ peer[i]).collect();
         Ok(with_constants(&self.order, values))
     }
 }
@@ -992,7 +992,7 @@ impl EvaluatorComputation {
         self.stage = EvaluatorStage::Done;
         let scope = scope(&self.transcript, self.index, purpose::GARBLER_INPUT_MASKS);
         let peer = receive_opening(mine, openings, &scope, Role::Garbler, self.delta, "input-mask opening", enforce_macs(&self.switches))?;
-        let lam: Vec<bool> = (0..mine.len()).map(|i| self.y[i] ^ mine[i].bit ^ peer[i]).collect();
+        let lam: Vec<bool> = (0..mine.len()).map(|i| self.y[i] ^ mine[i].bit() ^ peer[i]).collect();
         let message = pack(&lam);
         self.input_lam[1] = lam;
         self.y = Vec::new();
@@ -1143,7 +1143,7 @@ impl EvaluatorComputation {
         let my_output_masks: Vec<AuthShare> = self.outputs_b.iter().map(|o| o.1).collect();
         let scope_b = scope(&transcript, self.index, purpose::EVALUATOR_OUTPUT_MASKS);
         let peer = receive_opening(&my_output_masks, &message[32..], &scope_b, Role::Garbler, delta, "output-mask opening", enforce_macs(&self.switches))?;
-        let values: Vec<bool> = self.outputs_b.iter().zip(&peer).map(|(o, &p)| o.0 ^ o.1.bit ^ p).collect();
+        let values: Vec<bool> = self.outputs_b.iter().zip(&peer).map(|(o, &p)| o.0 ^ o.1.bit() ^ p).collect();
         let mut reply = Vec::new();
         self.outputs_a.iter().for_each(|o| reply.extend(o.0.to_bytes()));
         let masks_a: Vec<AuthShare> = self.outputs_a.iter().map(|o| o.1).collect();

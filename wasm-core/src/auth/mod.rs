@@ -16,6 +16,14 @@
 //! B holds  x_B,  M_A[x_B] = K_A[x_B] ⊕ x_B·Δ_A,  K_B[x_A]
 //! ```
 //!
+//! A share's bit is not stored apart: it is the lsb of its MAC, and every key's lsb is 0. Both
+//! hold from the moment a bit is authenticated ([`abit`]): with lsb(Δ) = 1, M = K ⊕ x·Δ gives
+//! lsb M = lsb K ⊕ x, so the receiver setting lsb M to x and the sender clearing lsb K keeps the
+//! relation bit for bit, and leaves the other 127 bits of each as the OT made them. Nothing
+//! secret moves: the MAC's holder knows its bit, and a forger still needs bits 1 … 127 of Δ. A
+//! share is then two blocks, 32 bytes instead of 48 with a separate bit, which is what the
+//! preprocessing and the garbling stream through memory (`emp-ag2pc` keeps shares the same way).
+//!
 //! XOR of shares is XOR of every field, so linear functions cost nothing. Opening x means each
 //! party sends its bit and MAC; the other accepts only if the MAC is K ⊕ bit·Δ under its own key
 //! and Δ. Forging a MAC for the flipped bit means finding the honest party's Δ: probability
@@ -183,28 +191,39 @@ impl From<getrandom::Error> for AuthError {
     }
 }
 
-/// One party's view of an authenticated bit x = x_mine ⊕ x_peer: its share, the MAC of its
-/// share under the peer's Δ, and its key for the peer's share under its own Δ.
+/// One party's view of an authenticated bit x = x_mine ⊕ x_peer: the MAC of its share under the
+/// peer's Δ, whose lsb is the share, and its key for the peer's share under its own Δ, whose lsb
+/// is 0 (the module docs say why the two pins hold and cost nothing).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct AuthShare {
-    pub bit: bool,
     pub mac: Block,
     pub key: Block,
 }
 
 impl core::ops::BitXor for AuthShare {
     type Output = AuthShare;
+    #[inline(always)]
     fn bitxor(self, rhs: AuthShare) -> AuthShare {
-        AuthShare { bit: self.bit ^ rhs.bit, mac: self.mac ^ rhs.mac, key: self.key ^ rhs.key }
+        AuthShare { mac: self.mac ^ rhs.mac, key: self.key ^ rhs.key }
     }
 }
 
 impl AuthShare {
+    /// This party's share of the bit.
+    #[inline(always)]
+    pub fn bit(self) -> bool {
+        self.mac.lsb()
+    }
+
     /// The share of c·x for a public bit c.
+    #[inline(always)]
     pub fn times(self, c: bool) -> AuthShare {
-        AuthShare { bit: self.bit & c, mac: self.mac.select(c), key: self.key.select(c) }
+        AuthShare { mac: self.mac.select(c), key: self.key.select(c) }
     }
 }
+
+/// The lsb alone: what flips a MAC's bit ([`AuthShare`]).
+pub(crate) const LSB: Block = Block(1);
 
 /// Bits packed least significant first, eight a byte.
 pub(crate) fn pack(bits: &[bool]) -> Vec<u8> {

@@ -40,9 +40,10 @@ pub(crate) struct Batch {
     /// This party's bits of x ‖ y ‖ r, ℓ each (z in r's place from round 3), leaky triple j·n + i
     /// being number i of layer j.
     pub(crate) bits: Vec<bool>,
-    /// Their MACs under the peer's Δ, in the same order.
+    /// Their MACs under the peer's Δ, in the same order (each MAC's lsb its bit).
     pub(crate) macs: Vec<Block>,
-    /// This party's keys of the peer's shares, in the same order (from round 2; z's from round 4).
+    /// This party's keys of the peer's shares, in the same order (from round 2; z's from round 4;
+    /// each key's lsb 0).
     pub(crate) keys: Vec<Block>,
     /// HaAND's random bits s.
     pub(crate) s: Vec<bool>,
@@ -62,7 +63,8 @@ impl Batch {
     /// Share `i` of x ‖ y ‖ r (z).
     #[inline(always)]
     pub(crate) fn share(&self, i: usize) -> AuthShare {
-        AuthShare { bit: self.bits[i], mac: self.macs[i], key: self.keys[i] }
+        debug_assert_eq!(self.macs[i].lsb(), self.bits[i], "a MAC's lsb is its bit");
+        AuthShare { mac: self.macs[i], key: self.keys[i] }
     }
 
     pub(crate) fn leaky_count(&self) -> usize {
@@ -126,9 +128,8 @@ impl TripleState {
     }
 }
 
-/// Masks or ANDs in flight.
+/// Masks in flight: this party's MACs of its shares (each MAC's lsb its bit).
 pub(crate) struct Pending {
-    pub(crate) bits: Vec<bool>,
     pub(crate) macs: Vec<Block>,
 }
 

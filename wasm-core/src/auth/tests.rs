@@ -78,9 +78,9 @@ fn step(party: &mut AuthParty, message: &[u8], out: &mut Outcome) -> Vec<u8> {
 fn honest(_: usize, _: Role, _: &mut Vec<u8>) {}
 
 /// The MAC of `mine` (held by the party whose global key is not `peer_delta`) against the
-/// peer's key.
+/// peer's key, and the key's lsb pinned to 0 (a MAC's lsb is its bit by construction).
 fn mac_holds(mine: AuthShare, peers: AuthShare, peer_delta: Block) -> bool {
-    mine.mac == peers.key ^ peer_delta.select(mine.bit)
+    mine.mac == peers.key ^ peer_delta.select(mine.bit()) && !peers.key.lsb()
 }
 
 fn authenticated(a: AuthShare, b: AuthShare, delta_a: Block, delta_b: Block) -> bool {
@@ -93,7 +93,7 @@ fn bad_triples(g: &[AuthTriple], e: &[AuthTriple], delta_a: Block, delta_b: Bloc
     g.iter()
         .zip(e)
         .filter(|(g, e)| {
-            let (x, y, z) = (g.x.bit ^ e.x.bit, g.y.bit ^ e.y.bit, g.z.bit ^ e.z.bit);
+            let (x, y, z) = (g.x.bit() ^ e.x.bit(), g.y.bit() ^ e.y.bit(), g.z.bit() ^ e.z.bit());
             z != (x & y)
                 || !authenticated(g.x, e.x, delta_a, delta_b)
                 || !authenticated(g.y, e.y, delta_a, delta_b)
@@ -206,7 +206,7 @@ fn triples_are_and_triples_authenticated_on_both_sides() {
         assert_eq!(bad_triples(&tg, &te, g.delta(), e.delta()), 0, "n = {n}");
         // x and y are random: not all equal in a large batch.
         if n >= 200 {
-            let ones = tg.iter().zip(&te).filter(|(g, e)| g.x.bit ^ e.x.bit).count();
+            let ones = tg.iter().zip(&te).filter(|(g, e)| g.x.bit() ^ e.x.bit()).count();
             assert!(ones > n / 4 && ones < 3 * n / 4, "{ones} of {n} x bits are 1");
         }
     }
@@ -435,11 +435,11 @@ impl AndRun {
     /// The ANDs whose bits are wrong or whose MACs do not hold.
     fn wrong(&self) -> usize {
         let products_e = self.products_e.as_ref().unwrap();
-        let bit = |i: usize| self.masks_g[i].bit ^ self.masks_e[i].bit;
+        let bit = |i: usize| self.masks_g[i].bit() ^ self.masks_e[i].bit();
         (0..self.products_g.len())
             .filter(|&i| {
                 let (pg, pe) = (self.products_g[i], products_e[i]);
-                pg.bit ^ pe.bit != bit(2 * i) & bit(2 * i + 1) || !authenticated(pg, pe, self.g.delta(), self.e.delta())
+                pg.bit() ^ pe.bit() != bit(2 * i) & bit(2 * i + 1) || !authenticated(pg, pe, self.g.delta(), self.e.delta())
             })
             .count()
     }
@@ -552,7 +552,7 @@ fn the_check_value_hides_the_half_and_bit() {
                 let (h0, h1) = (bit(&half_and[..bits_len], i), bit(&half_and[bits_len..], i));
                 // The evaluator's own: its y share with its MAC, its key of the garbler's y.
                 let mine = eb.share(leaky + i);
-                let guess = u.lsb() ^ h0 ^ h1 ^ mine.mac.lsb() ^ mine.bit ^ mine.key.lsb();
+                let guess = u.lsb() ^ h0 ^ h1 ^ mine.mac.lsb() ^ mine.bit() ^ mine.key.lsb();
                 guess == gb.bits[leaky + i]
             })
             .count();

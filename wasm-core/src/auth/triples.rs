@@ -6,7 +6,15 @@
 //! optimisation of Katz–Ranellucci–Rosulek–Wang 2018, whose leaky AND takes the wire masks as
 //! its x and y so that triples are function-dependent and skip a Beaver step, is not what is
 //! implemented here. The distributed garbling consumes each triple with one Beaver step
-//! (opening λ_α ⊕ x and λ_β ⊕ y, [`super::beaver`]).
+//! (opening λ_α ⊕ x and λ_β ⊕ y, [`super::beaver`]). Why not: a leaky AND lets a cheater that
+//! passes learn the honest party's share of its x (the leakage below), which bucketing hides
+//! only because a bucket's x is the XOR of B such x's. With the bucket's first x the wire mask
+//! λ_α itself, as `emp-ag2pc`'s current `compute_inplace` takes it, the server would learn the
+//! browser's share of λ_α, and with the masked value Λ_α the browser sends for its own input
+//! wires, that input bit, at the cost of aborting half the time. The argument that rules this
+//! out, if there is one, could not be read where this was written; until it is, the triples
+//! stay function-independent (four fewer correlated OTs and a cheaper Beaver step per AND gate
+//! are what it would save).
 //!
 //! # One leaky triple (Π_HaAND and Π_LaAND)
 //!
@@ -23,8 +31,8 @@
 //!          check:  Φ = K[y'] ⊕ M[y] ⊕ y·Δ,   T = H̄(K[x']),
 //!            U = H̄(K[x']) ⊕ H̄(K[x'] ⊕ Δ) ⊕ Φ                           ── h₀, h₁, U ──►
 //! round 3  v = s ⊕ h'_x ⊕ lsb H'(M[x])       (so v ⊕ v' = x·y' ⊕ x'·y)
-//!          z = x·y ⊕ v,   d = z ⊕ r;  ⟨z⟩ := ⟨r⟩ ⊕ d  (the MAC stays, the key of the
-//!          peer's share moves by d'·Δ)                                  ── d ──►
+//!          z = x·y ⊕ v,   d = z ⊕ r;  ⟨z⟩ := ⟨r⟩ ⊕ d  (the MAC's lsb, the share,
+//!          flips by d; the key of the peer's share moves by d'·(Δ ⊕ 1))  ── d ──►
 //!          S = H̄'(M[x]) ⊕ x·U'               (so S ⊕ T' = x·Φ')
 //! round 4  H = z·Δ ⊕ K[z'] ⊕ M[z] ⊕ x·Φ ⊕ S ⊕ T                         ── commit(digest of all H) ──►
 //! round 5  open; each party checks the peer's opening against its commitment and the peer's
@@ -42,9 +50,9 @@
 //! one of the two outputs, H(K[x'] ⊕ x'·Δ), whole; the other, H(K[x'] ⊕ (1 ⊕ x')·Δ), is to it a
 //! uniform 128-bit value (the hash's circular correlation robustness), whose lsb masks y in h₀ or
 //! h₁ and whose bits 1 … 127 mask those of Φ in U: disjoint bits of a uniform value, so the two
-//! masks are independent. Bit 0 of U is `lsb Φ = lsb K[y'] ⊕ lsb M[y] ⊕ y`, which with
-//! `lsb Δ = lsb Δ' = 1` equals `lsb M[y'] ⊕ y' ⊕ lsb K'[y]`: all the peer's own, so U tells it
-//! nothing there.
+//! masks are independent. Bit 0 of U is `lsb Φ = lsb K[y'] ⊕ lsb M[y] ⊕ y`, which is 0: a
+//! key's lsb is 0 and a MAC's is its bit ([`super::AuthShare`]), so U tells the peer nothing
+//! there.
 //! Were bit 0 of the check's hash not cleared, lsb U ⊕ h₀ ⊕ h₁ would give the peer lsb Φ ⊕ y,
 //! and so y (`the_check_value_hides_the_half_and_bit` shows it). The identity above holds bit
 //! for bit whatever H̄ is, as long as both parties use the same one.
@@ -129,7 +137,7 @@
 use super::abit::AuthParty;
 use super::digest;
 use super::state::{Batch, TripleState};
-use super::{bit, check_padding, commit, expect_len, nonce, random_bits, set_bit, AuthError, AuthTriple, Role, COMMITMENT_BYTES};
+use super::{bit, check_padding, commit, expect_len, nonce, random_bits, set_bit, AuthError, AuthTriple, Role, COMMITMENT_BYTES, LSB};
 use crate::block::Block;
 use crate::garble::{derive_seed, GarblingHash};
 use crate::spread::{split_mut, Threads};
@@ -308,7 +316,7 @@ impl AuthParty {
     pub fn awaited_len(&mut self) -> Option<usize> {
         match &self.state {
             TripleState::AwaitingMasks(pending) => {
-                let n = pending.bits.len();
+                let n = pending.macs.len();
                 Some(self.peer_bits_len(n))
             }
             TripleState::AwaitingAnds(pending) => Some(pending.openings.len().div_ceil(8) + 32),
@@ -364,12 +372,14 @@ impl AuthParty {
         let bytes = bit_ranges(&ranges);
         let batch = &mut *b;
         let (xy, r) = batch.bits.split_at_mut(2 * leaky);
-        let (xy, macs, s, first_tweak, hash) = (&*xy, &batch.macs[..leaky], &batch.s, batch.first_tweak, &hash);
+        let (x_macs, rest) = batch.macs.split_at_mut(leaky);
+        let r_macs = &mut rest[leaky..];
+        let (xy, x_macs, s, first_tweak, hash) = (&*xy, &*x_macs, &batch.s, batch.first_tweak, &hash);
         let peer_half = &HalfAndMessage { h0, h1, u };
-        let parts = split_mut(&mut message, &bytes, 1).into_iter().zip(split_mut(r, &ranges, 1)).zip(split_mut(&mut batch.phi, &ranges, 1));
+        let parts = split_mut(&mut message, &bytes, 1).into_iter().zip(split_mut(r, &ranges, 1)).zip(split_mut(r_macs, &ranges, 1)).zip(split_mut(&mut batch.phi, &ranges, 1));
         let jobs: Vec<_> = parts
             .zip(ranges.iter().cloned())
-            .map(|(((d, r), phi), range)| move || leaky_and(xy, macs, s, first_tweak, hash, peer_half, lie, range, d, r, phi))
+            .map(|((((d, r), r_macs), phi), range)| move || leaky_and(xy, x_macs, s, first_tweak, hash, peer_half, lie, range, d, (r, r_macs), phi))
             .collect();
         self.threads.run(jobs);
         b.s = Vec::new();
@@ -388,9 +398,10 @@ impl AuthParty {
         let d = &peer[..bits_len];
         check_padding(d, leaky, "round 3: d bits")?;
         b.peer_coin_commitment.copy_from_slice(&peer[bits_len..]);
-        // z's keys move by d'·Δ, in place, range by range (a few XORs a key, so four times the
-        // hashing rounds' least part).
+        // z's keys move by d'·(Δ ⊕ 1), in place, range by range (a few XORs a key, so four times
+        // the hashing rounds' least part): the peer's share moved by d' and its MAC's lsb with it.
         let delta = self.delta;
+        let moved = delta ^ LSB;
         let ranges = self.threads.ranges(leaky, 4 * SPREAD);
         let jobs: Vec<_> = split_mut(&mut b.keys[2 * leaky..], &ranges, 1)
             .into_iter()
@@ -398,7 +409,7 @@ impl AuthParty {
             .map(|(keys, range)| {
                 move || {
                     for (key, i) in keys.iter_mut().zip(range) {
-                        *key ^= delta.select(bit(d, i));
+                        *key ^= moved.select(bit(d, i));
                     }
                 }
             })
@@ -519,7 +530,7 @@ impl AuthParty {
                 let m = batch.member(k, j);
                 let mx = batch.share(m);
                 // Of y_j only its bit: d_j = y₁ ⊕ y_j opened.
-                let d = y.bit ^ batch.bits[leaky + m] ^ bit(peer_bits, k * (bucket - 1) + j - 1);
+                let d = y.bit() ^ batch.bits[leaky + m] ^ bit(peer_bits, k * (bucket - 1) + j - 1);
                 z = z ^ batch.share(2 * leaky + m) ^ mx.times(d);
                 x = x ^ mx;
             }
@@ -568,8 +579,8 @@ fn half_and(b: &Batch, delta: Block, hash: &GarblingHash, check_hash_lsb: bool, 
             let (i, local) = (start + k, start - range.start + k);
             let (x, y, s) = (b.bits[i], b.share(leaky + i), b.s[i]);
             set_bit(h0_bits, local, zero[k].lsb() ^ s);
-            set_bit(h1_bits, local, one[k].lsb() ^ s ^ y.bit);
-            let phi = y.key ^ y.mac ^ delta.select(y.bit);
+            set_bit(h1_bits, local, one[k].lsb() ^ s ^ y.bit());
+            let phi = y.key ^ y.mac ^ delta.select(y.bit());
             let (t0, t1) = (zero[k] & check_mask, one[k] & check_mask);
             u[16 * local..16 * local + 16].copy_from_slice(&(t0 ^ t1 ^ phi).to_bytes());
             kept[local] = phi.select(x) ^ t0;
@@ -583,10 +594,11 @@ const CHECK_BITS: Block = Block(!1);
 
 /// Round 3 on leaky triples `range` (its start a multiple of [`PIECE`]), a piece at a time:
 /// M[x] hashed once under the peer's instance (`hash`, tweaks from the batch's `first_tweak`);
-/// z into `r` (the range's part of the r bits, which become z), d = z ⊕ r into `d`, and S added
-/// to `phi`. `lie` flips one triple's z (test builds' attack only).
+/// z into `r` (the range's part of the r bits and their MACs, which become z's: a MAC's lsb is
+/// its bit), d = z ⊕ r into `d`, and S added to `phi`. `lie` flips one triple's z (test builds'
+/// attack only).
 #[allow(clippy::too_many_arguments)]
-fn leaky_and(xy: &[bool], macs: &[Block], s: &[bool], first_tweak: u128, hash: &GarblingHash, peer: &HalfAndMessage<'_>, lie: Option<usize>, range: Range<usize>, d: &mut [u8], r: &mut [bool], phi: &mut [Block]) {
+fn leaky_and(xy: &[bool], macs: &[Block], s: &[bool], first_tweak: u128, hash: &GarblingHash, peer: &HalfAndMessage<'_>, lie: Option<usize>, range: Range<usize>, d: &mut [u8], (r, r_macs): (&mut [bool], &mut [Block]), phi: &mut [Block]) {
     let leaky = macs.len();
     let mut hash = hash.clone();
     let mut buffer = vec![Block::ZERO; PIECE];
@@ -601,9 +613,11 @@ fn leaky_and(xy: &[bool], macs: &[Block], s: &[bool], first_tweak: u128, hash: &
             let received = if x { bit(peer.h1, i) } else { bit(peer.h0, i) };
             let v = s[i] ^ received ^ m.lsb();
             let zb = (x & xy[leaky + i]) ^ v ^ (lie == Some(i));
-            // ⟨z⟩ := ⟨r⟩ ⊕ d: r's MAC and key stay (in r's place), the bit becomes z.
-            set_bit(d, local, zb ^ r[local]);
+            // ⟨z⟩ := ⟨r⟩ ⊕ d: in r's place the bit becomes z, and the MAC's lsb with it.
+            let flip = zb ^ r[local];
+            set_bit(d, local, flip);
             r[local] = zb;
+            r_macs[local] ^= LSB.select(flip);
             let u_peer = Block::read(&peer.u[16 * i..]).unwrap_or_default();
             phi[local] ^= (m & CHECK_BITS) ^ u_peer.select(x);
         }

@@ -89,7 +89,7 @@ pub(super) fn charged(and_gates: u64) -> u64 {
 
 /// The most AND gates a server lets a session hold prepared ahead unless configured otherwise
 /// ([`super::GarblerConfig::max_prepared_and_gates`]): a preparation holds the material of all
-/// its segments (96 bytes per AND gate) and their gates on each side until a computation uses it.
+/// its segments (64 bytes per AND gate) and their gates on each side until a computation uses it.
 /// A client holds as much at most by default ([`super::EvaluatorConfig::max_prepared_and_gates`]).
 pub const DEFAULT_MAX_PREPARED_AND_GATES: u64 = 400_000;
 
