@@ -162,11 +162,8 @@ struct Receiver {
 }
 
 impl Receiver {
-    fn piece(&mut self, frame: Frame, limit: usize, state: &'static str) -> Result<Option<Vec<u8>>, SessionError> {
-        let Frame::Flight { flight, more, bytes } = frame else {
-            return Err(SessionError::Unexpected { frame: frame.name(), state });
-        };
-        let message = self.gathering.piece(self.numbering.peek(), flight, more, &bytes, limit, state)?;
+    fn piece(&mut self, (flight, more, piece): (u8, bool, &[u8]), limit: usize, state: &'static str) -> Result<Option<Vec<u8>>, SessionError> {
+        let message = self.gathering.piece(self.numbering.peek(), flight, more, piece, limit, state)?;
         if message.is_some() {
             self.numbering.next();
         }
@@ -655,12 +652,19 @@ impl GarblerMode for AuthGarbler {
     }
 
     fn handle(&mut self, frame: Frame, parts: &mut GarblerParts<'_>) -> Result<(), SessionError> {
+        let Frame::Flight { flight, more, bytes } = frame else {
+            return Err(SessionError::Unexpected { frame: frame.name(), state: GarblerMode::stage(self) });
+        };
+        self.flight(flight, more, &bytes, parts)
+    }
+
+    fn flight(&mut self, number: u8, more: bool, piece: &[u8], parts: &mut GarblerParts<'_>) -> Result<(), SessionError> {
         // A driver may hand over B's next flight before it drained the queue: the segment that
         // waited for the drain starts first, as it would have.
         self.start_deferred(parts)?;
         let limit = self.awaited_len();
         let state = GarblerMode::stage(self);
-        if let Some(message) = self.receiver.piece(frame, limit, state)? {
+        if let Some(message) = self.receiver.piece((number, more, piece), limit, state)? {
             self.message(message, parts)?;
         }
         Ok(())
@@ -1040,12 +1044,19 @@ impl EvaluatorMode for AuthEvaluator {
             self.ended = Some(EvaluatorEnded { result, progress });
             return Ok(());
         }
+        let Frame::Flight { flight, more, bytes } = frame else {
+            return Err(SessionError::Unexpected { frame: frame.name(), state: EvaluatorMode::stage(self) });
+        };
+        self.flight(flight, more, &bytes, parts)
+    }
+
+    fn flight(&mut self, number: u8, more: bool, piece: &[u8], parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError> {
         // A driver may hand over A's next flight before it drained the queue: the segment that
         // waited for the drain starts first, as it would have.
         self.prepare_ahead(parts)?;
         let limit = self.awaited_len();
         let state = EvaluatorMode::stage(self);
-        if let Some(message) = self.receiver.piece(frame, limit, state)? {
+        if let Some(message) = self.receiver.piece((number, more, piece), limit, state)? {
             self.message(message, parts)?;
         }
         Ok(())

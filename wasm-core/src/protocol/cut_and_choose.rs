@@ -806,7 +806,11 @@ impl GarblerMode for CncGarbler {
         let Frame::Flight { flight, more, bytes } = frame else {
             return Err(SessionError::Unexpected { frame: frame.name(), state: GarblerMode::stage(self) });
         };
-        self.handle_flight(flight, more, &bytes, parts.chosen, parts.outbox, &parts.limits)?;
+        self.flight(flight, more, &bytes, parts)
+    }
+
+    fn flight(&mut self, number: u8, more: bool, piece: &[u8], parts: &mut GarblerParts<'_>) -> Result<(), SessionError> {
+        self.handle_flight(number, more, piece, parts.chosen, parts.outbox, &parts.limits)?;
         parts.check_and_gates(self.garbled)
     }
 
@@ -1359,7 +1363,7 @@ impl EvaluatorMode for CncEvaluator {
 
     fn handle(&mut self, frame: Frame, parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError> {
         match frame {
-            Frame::Flight { flight, more, bytes } => self.handle_flight(flight, more, &bytes, parts.chosen, parts.outbox, parts.max_frame),
+            Frame::Flight { flight, more, bytes } => self.flight(flight, more, &bytes, parts),
             Frame::Done(stats) => {
                 let outcome = self.done(stats)?;
                 let evaluator = self.start.stats(parts.clock.now_ms(), parts.clock.cpu_ms(), &parts.outbox.counters, self.and_gates);
@@ -1371,6 +1375,10 @@ impl EvaluatorMode for CncEvaluator {
             }
             frame => Err(SessionError::Unexpected { frame: frame.name(), state: EvaluatorMode::stage(self) }),
         }
+    }
+
+    fn flight(&mut self, number: u8, more: bool, piece: &[u8], parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError> {
+        self.handle_flight(number, more, piece, parts.chosen, parts.outbox, parts.max_frame)
     }
 
     /// Its OTs are the chosen-message OT's, run within its flights.

@@ -395,6 +395,10 @@ impl EvaluatorSession {
         if let (State::Running(_), Some(data)) = (&self.state, super::frame::data_content(bytes)) {
             return self.step(|run, parts| run.data(data, parts));
         }
+        // So are a mode's flights, the bulk of an authenticated or cut-and-choose computation's.
+        if let (State::Running(_), Some((number, more, piece))) = (&self.state, super::frame::flight_content(bytes)) {
+            return self.step(|run, parts| run.flight(number, more, piece, parts));
+        }
         let frame = Frame::decode(bytes)?;
         if let Frame::Error { code, message, retry_after_ms } = frame {
             return Err(SessionError::Remote { code, message, retry_after_ms });

@@ -248,6 +248,16 @@ pub fn data_content(frame: &[u8]) -> Option<&[u8]> {
     }
 }
 
+/// A well-formed `Flight` frame's number, `more` flag and piece, borrowed (None for any other
+/// frame, or a malformed one, which [`Frame::decode`] then refuses with its error): a mode's
+/// messages are read in place instead of decoded into an owned copy first.
+pub fn flight_content(frame: &[u8]) -> Option<(u8, bool, &[u8])> {
+    match frame {
+        [tag::FLIGHT, flight, more @ (0 | 1), piece @ ..] => Some((*flight, *more == 1, piece)),
+        _ => None,
+    }
+}
+
 impl Frame {
     pub fn name(&self) -> &'static str {
         match self {
@@ -614,6 +624,22 @@ mod tests {
         for (flight, more, bytes) in [(2u8, true, vec![8u8; 300]), (7, false, vec![]), (255, false, vec![1, 2, 3])] {
             assert_eq!(Frame::encode_flight(flight, more, &bytes), Frame::Flight { flight, more, bytes: bytes.clone() }.encode());
         }
+    }
+
+    /// A flight read in place is the flight `decode` gives; anything else is left to `decode`.
+    #[test]
+    fn flight_content_is_the_decoded_flight() {
+        for f in frames() {
+            let bytes = f.encode();
+            match (&f, flight_content(&bytes)) {
+                (Frame::Flight { flight, more, bytes }, Some((n, m, piece))) => assert_eq!((*flight, *more, bytes.as_slice()), (n, m, piece)),
+                (Frame::Flight { .. }, None) => panic!("a flight not read in place"),
+                (other, Some(_)) => panic!("{} read as a flight", other.name()),
+                (_, None) => {}
+            }
+        }
+        assert_eq!(flight_content(&[tag::FLIGHT, 1, 2]), None, "a bad flag is decode's to refuse");
+        assert_eq!(flight_content(&[tag::FLIGHT, 1]), None, "a truncated header is decode's to refuse");
     }
 
     #[test]

@@ -399,6 +399,17 @@ impl GarblerSession {
     }
 
     fn handle_frame(&mut self, bytes: &[u8]) -> Result<(), SessionError> {
+        // A mode's flights, the bulk of the traffic from an authenticated or cut-and-choose
+        // client, are read in place rather than decoded into a copy.
+        if let (State::Running(_), Some((number, more, piece))) = (&self.state, super::frame::flight_content(bytes)) {
+            let State::Running(mut run) = std::mem::replace(&mut self.state, State::Closed) else { unreachable!("matched above") };
+            let result = run.flight(number, more, piece, &mut self.parts());
+            self.state = State::Running(run);
+            result?;
+            self.state = self.after_step();
+            self.progress += 1;
+            return Ok(());
+        }
         let frame = Frame::decode(bytes)?;
         if let Frame::Error { code, message, retry_after_ms } = frame {
             return Err(SessionError::Remote { code, message, retry_after_ms });

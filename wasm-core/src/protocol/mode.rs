@@ -239,6 +239,11 @@ pub(super) trait GarblerMode {
     /// A frame of the computation's own (never `Credit`, `Window` or `Error`, which the session
     /// takes); one it does not expect now is [`SessionError::Unexpected`].
     fn handle(&mut self, frame: Frame, parts: &mut GarblerParts<'_>) -> Result<(), SessionError>;
+    /// A `Flight` frame's piece, read in place. A mode whose messages are flights takes it as it
+    /// is; the default hands [`handle`](Self::handle) the frame.
+    fn flight(&mut self, number: u8, more: bool, piece: &[u8], parts: &mut GarblerParts<'_>) -> Result<(), SessionError> {
+        self.handle(Frame::Flight { flight: number, more, bytes: piece.to_vec() }, parts)
+    }
     /// The evaluator's credit: the bytes it has consumed of this computation's stream. Returns
     /// how many of them it acknowledges for the first time (the session's progress).
     fn credit(&mut self, consumed: u64) -> Result<u64, SessionError>;
@@ -354,6 +359,11 @@ pub(super) trait EvaluatorMode {
     /// Any other frame of the computation's own (never `Error`, which the session takes); one
     /// it does not expect now is [`SessionError::Unexpected`].
     fn handle(&mut self, frame: Frame, parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError>;
+    /// A `Flight` frame's piece, read in place. A mode whose messages are flights takes it as it
+    /// is; the default hands [`handle`](Self::handle) the frame.
+    fn flight(&mut self, number: u8, more: bool, piece: &[u8], parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError> {
+        self.handle(Frame::Flight { flight: number, more, bytes: piece.to_vec() }, parts)
+    }
     /// Whether it has work it leaves until everything queued has been sent: the OT extension
     /// of its inputs, or expensive preprocessing behind a short message the garbler waits for.
     /// The session calls [`run_deferred`](Self::run_deferred) once its outbox is empty, after
