@@ -651,11 +651,9 @@ impl GarblerMode for AuthGarbler {
         }
     }
 
-    fn handle(&mut self, frame: Frame, parts: &mut GarblerParts<'_>) -> Result<(), SessionError> {
-        let Frame::Flight { flight, more, bytes } = frame else {
-            return Err(SessionError::Unexpected { frame: frame.name(), state: GarblerMode::stage(self) });
-        };
-        self.flight(flight, more, &bytes, parts)
+    /// Every message is a flight: any other frame is unexpected.
+    fn handle(&mut self, frame: Frame, _parts: &mut GarblerParts<'_>) -> Result<(), SessionError> {
+        Err(SessionError::Unexpected { frame: frame.name(), state: GarblerMode::stage(self) })
     }
 
     fn flight(&mut self, number: u8, more: bool, piece: &[u8], parts: &mut GarblerParts<'_>) -> Result<(), SessionError> {
@@ -1044,10 +1042,7 @@ impl EvaluatorMode for AuthEvaluator {
             self.ended = Some(EvaluatorEnded { result, progress });
             return Ok(());
         }
-        let Frame::Flight { flight, more, bytes } = frame else {
-            return Err(SessionError::Unexpected { frame: frame.name(), state: EvaluatorMode::stage(self) });
-        };
-        self.flight(flight, more, &bytes, parts)
+        Err(SessionError::Unexpected { frame: frame.name(), state: EvaluatorMode::stage(self) })
     }
 
     fn flight(&mut self, number: u8, more: bool, piece: &[u8], parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError> {

@@ -802,11 +802,9 @@ impl GarblerMode for CncGarbler {
         "running a cut-and-choose computation"
     }
 
-    fn handle(&mut self, frame: Frame, parts: &mut GarblerParts<'_>) -> Result<(), SessionError> {
-        let Frame::Flight { flight, more, bytes } = frame else {
-            return Err(SessionError::Unexpected { frame: frame.name(), state: GarblerMode::stage(self) });
-        };
-        self.flight(flight, more, &bytes, parts)
+    /// Every message is a flight: any other frame is unexpected.
+    fn handle(&mut self, frame: Frame, _parts: &mut GarblerParts<'_>) -> Result<(), SessionError> {
+        Err(SessionError::Unexpected { frame: frame.name(), state: GarblerMode::stage(self) })
     }
 
     fn flight(&mut self, number: u8, more: bool, piece: &[u8], parts: &mut GarblerParts<'_>) -> Result<(), SessionError> {
@@ -1363,7 +1361,6 @@ impl EvaluatorMode for CncEvaluator {
 
     fn handle(&mut self, frame: Frame, parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError> {
         match frame {
-            Frame::Flight { flight, more, bytes } => self.flight(flight, more, &bytes, parts),
             Frame::Done(stats) => {
                 let outcome = self.done(stats)?;
                 let evaluator = self.start.stats(parts.clock.now_ms(), parts.clock.cpu_ms(), &parts.outbox.counters, self.and_gates);

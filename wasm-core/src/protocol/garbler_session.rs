@@ -402,11 +402,7 @@ impl GarblerSession {
         // A mode's flights, the bulk of the traffic from an authenticated or cut-and-choose
         // client, are read in place rather than decoded into a copy.
         if let (State::Running(_), Some((number, more, piece))) = (&self.state, super::frame::flight_content(bytes)) {
-            let State::Running(mut run) = std::mem::replace(&mut self.state, State::Closed) else { unreachable!("matched above") };
-            let result = run.flight(number, more, piece, &mut self.parts());
-            self.state = State::Running(run);
-            result?;
-            self.state = self.after_step();
+            self.step(|run, parts| run.flight(number, more, piece, parts))?;
             self.progress += 1;
             return Ok(());
         }
@@ -460,11 +456,11 @@ impl GarblerSession {
                 self.state = State::Idle;
                 return Ok(());
             }
-            (State::Running(mut run), frame @ (Frame::OtChunk(_) | Frame::Flight { .. } | Frame::GarblerOutputs { .. })) => {
-                let result = run.handle(frame, &mut self.parts());
-                self.state = State::Running(run);
-                result?;
-                self.after_step()
+            (state @ State::Running(_), frame @ (Frame::OtChunk(_) | Frame::GarblerOutputs { .. })) => {
+                self.state = state;
+                self.step(|run, parts| run.handle(frame, parts))?;
+                self.progress += 1;
+                return Ok(());
             }
             (state, frame) => {
                 self.state = state;
@@ -539,8 +535,14 @@ impl GarblerSession {
         if !matches!(self.state, State::Running(_)) {
             return Ok(());
         }
-        let State::Running(mut run) = std::mem::replace(&mut self.state, State::Closed) else { unreachable!("checked above") };
-        let result = run.produce(&mut self.parts());
+        self.step(|run, parts| run.produce(parts))
+    }
+
+    /// Hands the running computation a step: an error leaves it running; after a step that went
+    /// through, the state [`after_step`](Self::after_step) gives.
+    fn step(&mut self, f: impl FnOnce(&mut dyn GarblerMode, &mut GarblerParts<'_>) -> Result<(), SessionError>) -> Result<(), SessionError> {
+        let State::Running(mut run) = std::mem::replace(&mut self.state, State::Closed) else { unreachable!("a step of a running computation") };
+        let result = f(run.as_mut(), &mut self.parts());
         self.state = State::Running(run);
         result?;
         self.state = self.after_step();

@@ -237,10 +237,12 @@ pub(super) trait GarblerMode {
     /// Where the computation stands, for the error naming an unexpected frame.
     fn stage(&self) -> &'static str;
     /// A frame of the computation's own (never `Credit`, `Window` or `Error`, which the session
-    /// takes); one it does not expect now is [`SessionError::Unexpected`].
+    /// takes, nor a `Flight`, which goes to [`flight`](Self::flight)); one it does not expect now
+    /// is [`SessionError::Unexpected`].
     fn handle(&mut self, frame: Frame, parts: &mut GarblerParts<'_>) -> Result<(), SessionError>;
     /// A `Flight` frame's piece, read in place. A mode whose messages are flights takes it as it
-    /// is; the default hands [`handle`](Self::handle) the frame.
+    /// is; the default, for a mode without flights, hands [`handle`](Self::handle) the frame to
+    /// refuse.
     fn flight(&mut self, number: u8, more: bool, piece: &[u8], parts: &mut GarblerParts<'_>) -> Result<(), SessionError> {
         self.handle(Frame::Flight { flight: number, more, bytes: piece.to_vec() }, parts)
     }
@@ -356,11 +358,13 @@ pub(super) trait EvaluatorMode {
     fn stage(&self) -> &'static str;
     /// The content of a `Data` frame (read in place: the bulk of the traffic).
     fn data(&mut self, data: &[u8], parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError>;
-    /// Any other frame of the computation's own (never `Error`, which the session takes); one
-    /// it does not expect now is [`SessionError::Unexpected`].
+    /// Any other frame of the computation's own (never `Error`, which the session takes, nor a
+    /// `Flight`, which goes to [`flight`](Self::flight)); one it does not expect now is
+    /// [`SessionError::Unexpected`].
     fn handle(&mut self, frame: Frame, parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError>;
     /// A `Flight` frame's piece, read in place. A mode whose messages are flights takes it as it
-    /// is; the default hands [`handle`](Self::handle) the frame.
+    /// is; the default, for a mode without flights, hands [`handle`](Self::handle) the frame to
+    /// refuse.
     fn flight(&mut self, number: u8, more: bool, piece: &[u8], parts: &mut EvaluatorParts<'_>) -> Result<(), SessionError> {
         self.handle(Frame::Flight { flight: number, more, bytes: piece.to_vec() }, parts)
     }
