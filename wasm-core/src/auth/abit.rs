@@ -179,7 +179,7 @@ impl GarblerSetup {
         let mut message = Vec::new();
         let keys = mine.extend_reverse_base_ots(delta, &mut message, &derived.transcripts[0], derived.steps[1])?;
         let theirs = OtSender::from_base_keys(delta, &keys, k, derived.binding(0))?;
-        Ok((AuthParty::new(Role::Garbler, delta, derived.computation, mine, theirs), message))
+        Ok((AuthParty::new(Role::Garbler, delta, derived.computation, mine, theirs)?, message))
     }
 }
 
@@ -223,7 +223,7 @@ impl EvaluatorSetup {
         let EvaluatorSetup { delta, derived, k, mut theirs } = self;
         let pairs = theirs.extend_reverse_base_ots(chunk, &derived.transcripts[0], derived.steps[1])?;
         let mine = OtReceiver::from_base_keys(&pairs, k, derived.binding(0))?;
-        Ok(AuthParty::new(Role::Evaluator, delta, derived.computation, mine, theirs))
+        AuthParty::new(Role::Evaluator, delta, derived.computation, mine, theirs)
     }
 }
 
@@ -253,8 +253,13 @@ pub struct AuthParty {
 }
 
 impl AuthParty {
-    fn new(role: Role, delta: Block, transcript: [u8; 32], mine: OtReceiver, theirs: OtSender) -> Self {
-        AuthParty {
+    /// The party on its two directions, whose OTs from here on come pinned: every MAC's lsb
+    /// its bit, every key's lsb 0 ([`super::AuthShare`]). The set-up's reverse base OTs, taken
+    /// before, hash the rows as the OT made them.
+    fn new(role: Role, delta: Block, transcript: [u8; 32], mut mine: OtReceiver, mut theirs: OtSender) -> Result<Self, AuthError> {
+        mine.pin_lsbs()?;
+        theirs.pin_lsbs()?;
+        Ok(AuthParty {
             role,
             delta,
             transcript,
@@ -268,7 +273,7 @@ impl AuthParty {
             threads: Threads::ONE,
             #[cfg(feature = "insecure-switches")]
             switches: Default::default(),
-        }
+        })
     }
 
     /// Spreads this party's heavy steps over `threads`, and has the worker they lend (if any)
@@ -324,10 +329,8 @@ impl AuthParty {
     }
 
     pub(crate) fn send_bits(&mut self, bits: &[bool], message: &mut Vec<u8>, macs: &mut Vec<Block>) -> Result<(), AuthError> {
-        let first = macs.len();
         // The extension sizes the message once, to its exact length.
         self.mine.extend_chunks(bits, message, macs, &self.threads)?;
-        pin_macs(&mut macs[first..], bits);
         Ok(())
     }
 
@@ -335,9 +338,7 @@ impl AuthParty {
     /// [`send_bits`](Self::send_bits) on bits drawn from the OS, where a lent worker may have
     /// drawn and extended whole chunks of them ahead.
     pub(crate) fn send_random_bits(&mut self, count: usize, bits: &mut Vec<bool>, message: &mut Vec<u8>, macs: &mut Vec<Block>) -> Result<(), AuthError> {
-        let (first, first_bit) = (macs.len(), bits.len());
         self.mine.extend_random(count, bits, message, macs, &self.threads)?;
-        pin_macs(&mut macs[first..], &bits[first_bit..]);
         Ok(())
     }
 
@@ -352,19 +353,7 @@ impl AuthParty {
     pub(crate) fn receive_bits(&mut self, count: usize, message: &[u8], keys: &mut Vec<Block>) -> Result<(), AuthError> {
         let expected = self.peer_bits_len(count);
         super::expect_len(message, expected, "authenticated bits")?;
-        let first = keys.len();
         self.theirs.extend_chunks(count, message, keys, &self.threads)?;
-        for key in &mut keys[first..] {
-            key.0 &= !1;
-        }
         Ok(())
-    }
-}
-
-/// Sets the lsb of each MAC to its bit (the receiver's half of the pins of [`super::AuthShare`]; the
-/// sender clears its keys' lsb in [`AuthParty::receive_bits`]).
-fn pin_macs(macs: &mut [Block], bits: &[bool]) {
-    for (mac, &b) in macs.iter_mut().zip(bits) {
-        mac.0 = (mac.0 & !1) | b as u128;
     }
 }

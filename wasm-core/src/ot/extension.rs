@@ -101,6 +101,8 @@ pub struct CheckedReceiver {
     scratch: Vec<Scratch>,
     /// Whole random chunks a worker draws ahead, if the driver lent one.
     drawing: Option<Drawing>,
+    /// Whether each row's lsb is its choice bit ([`CheckedReceiver::pin_lsbs`]).
+    pinned: bool,
     /// Test builds only: the protocol variant whose challenge leaves the message out.
     #[cfg(feature = "insecure-switches")]
     unbound_challenge: bool,
@@ -123,9 +125,22 @@ impl CheckedReceiver {
             random,
             scratch: Vec::new(),
             drawing: None,
+            pinned: false,
             #[cfg(feature = "insecure-switches")]
             unbound_challenge: false,
         })
+    }
+
+    /// From the next extension on, sets each row's lsb to its choice bit, as the rows are
+    /// written out. With a sender that pins too ([`CheckedSender::pin_lsbs`]: its 0-labels'
+    /// lsb cleared) and lsb(Δ) = 1, t_i = q_i ⊕ b_i·Δ still holds bit for bit, since
+    /// lsb t_i = lsb q_i ⊕ b_i; the rows then carry their choice bits, which a user that keeps
+    /// both (an authenticated bit and its MAC) need not store apart. Nothing secret moves: the
+    /// receiver knows b_i, and the label it does not hold, t_i ⊕ Δ, keeps the 127 bits of Δ it
+    /// never saw. The check runs on the rows before they are pinned, so the messages are the
+    /// same either way.
+    pub fn pin_lsbs(&mut self) {
+        self.pinned = true;
     }
 
     /// Has the worker `threads` lends draw this receiver's random extensions ahead, a whole
@@ -260,16 +275,25 @@ impl CheckedReceiver {
             let count = chunk.count;
             ((chunk, message), count)
         }).collect();
-        let (vole, binding, k, bound) = (&self.vole, self.binding, self.k, self.bound());
+        let (vole, binding, k, bound, pinned) = (&self.vole, self.binding, self.k, self.bound(), self.pinned);
         let extended = threads.append_parts(labels, parts, SPREAD_CHUNKS, &mut self.scratch, |(chunk, message), scratch| {
+            let rows = ..chunk.count;
             match &chunk.drawn {
-                Some(drawn) => drawn.write(message, &mut scratch.rows),
+                Some(drawn) => {
+                    drawn.write(message, &mut scratch.rows);
+                    if pinned {
+                        pin_rows(&mut scratch.rows[rows], drawn.packed_choices());
+                    }
+                }
                 None => {
                     let id = ChunkId { transcript: &binding.transcript, direction: binding.direction, k, index: chunk.index, count: chunk.count };
                     extend_chunk(vole, &chunk, id, bound, message, scratch);
+                    if pinned {
+                        pin_rows(&mut scratch.rows[rows], chunk.choices.iter().map(|b| b.0));
+                    }
                 }
             }
-            Ok::<_, core::convert::Infallible>(&scratch.rows[..chunk.count])
+            Ok::<_, core::convert::Infallible>(&scratch.rows[rows])
         });
         let Ok(()) = extended;
     }
@@ -398,9 +422,19 @@ impl Drawing {
 }
 
 impl Drawn {
+    /// The chunk's choice bits, packed (bit i of the chunk in bit i % 128 of word i / 128).
+    fn choice_bytes(&self) -> &[u8] {
+        &self.result[HEADER_BYTES..HEADER_BYTES + MAX_CHUNK / 8]
+    }
+
     /// Appends the chunk's choice bits to `bits`.
     fn choices(&self, bits: &mut Vec<bool>) {
-        unpack_bits(&self.result[HEADER_BYTES..HEADER_BYTES + MAX_CHUNK / 8], MAX_CHUNK, bits);
+        unpack_bits(self.choice_bytes(), MAX_CHUNK, bits);
+    }
+
+    /// The chunk's choice bits, 128 a word, as [`pack_bits`] packs them.
+    fn packed_choices(&self) -> impl Iterator<Item = u128> + '_ {
+        self.choice_bytes().chunks_exact(Block::BYTES).map(|b| Block::read(b).unwrap_or_default().0)
     }
 
     /// Writes the chunk's message to `message` and its rows to `rows`.
@@ -490,6 +524,16 @@ pub fn pack_bits(bits: &[bool]) -> Block {
     Block::from_bytes(bytes)
 }
 
+/// Sets the lsb of row i to choice bit i, the bits packed 128 a word as [`pack_bits`] packs
+/// them ([`CheckedReceiver::pin_lsbs`]).
+fn pin_rows(rows: &mut [Block], packed: impl Iterator<Item = u128>) {
+    for (rows, word) in rows.chunks_mut(128).zip(packed) {
+        for (j, row) in rows.iter_mut().enumerate() {
+            row.0 = (row.0 & !1) | ((word >> j) & 1);
+        }
+    }
+}
+
 /// The checked extension's sender.
 pub struct CheckedSender {
     delta: Block,
@@ -501,6 +545,8 @@ pub struct CheckedSender {
     scratch: Vec<Scratch>,
     /// The streams' registration with a worker that expands them ahead, if the driver lent one.
     ahead: Option<Ticket>,
+    /// Whether each 0-label's lsb is cleared ([`CheckedSender::pin_lsbs`]).
+    pinned: bool,
     /// Test builds only: accept every chunk, to show what the check prevents.
     #[cfg(feature = "insecure-switches")]
     skip_check: bool,
@@ -531,6 +577,7 @@ impl CheckedSender {
             chunk: 0,
             scratch: Vec::new(),
             ahead: None,
+            pinned: false,
             #[cfg(feature = "insecure-switches")]
             skip_check: false,
             #[cfg(feature = "insecure-switches")]
@@ -547,6 +594,18 @@ impl CheckedSender {
     /// What binds this direction's chunks.
     pub fn binding(&self) -> Binding {
         self.binding
+    }
+
+    /// From the next extension on, clears each 0-label's lsb as the labels are written out: the
+    /// sender's half of [`CheckedReceiver::pin_lsbs`], which needs lsb(Δ) = 1 (refused
+    /// otherwise). The 0-label's lsb was one random bit; what hides the label the receiver does
+    /// not hold is Δ, untouched.
+    pub fn pin_lsbs(&mut self) -> Result<(), OtError> {
+        if !self.delta.lsb() {
+            return Err(OtError::DeltaLsbNotSet);
+        }
+        self.pinned = true;
+        Ok(())
     }
 
     /// Turns the per-chunk check off (test builds only): the attack tests show that a receiver
@@ -651,7 +710,7 @@ impl CheckedSender {
             ticket.keep_ahead(chunks.iter().map(|c| chunk_blocks(c.count)).sum());
         }
         let parts: Vec<_> = chunks.iter().map(|chunk| (chunk, chunk.count)).collect();
-        let (vole, binding, k, delta) = (&**vole, self.binding, self.k, self.delta);
+        let (vole, binding, k, delta, pinned) = (&**vole, self.binding, self.k, self.delta, self.pinned);
         #[allow(unused_mut)]
         let (mut bound, mut enforce) = (true, true);
         #[cfg(feature = "insecure-switches")]
@@ -663,7 +722,11 @@ impl CheckedSender {
         threads.append_parts(labels, parts, SPREAD_CHUNKS, &mut self.scratch, |chunk, scratch| {
             let id = ChunkId { transcript: &binding.transcript, direction: binding.direction, k, index: chunk.index, count: chunk.count };
             check_chunk(vole, delta, chunk, id, bound, enforce, scratch)?;
-            Ok(&scratch.rows[..chunk.count])
+            let labels = &mut scratch.rows[..chunk.count];
+            if pinned {
+                labels.iter_mut().for_each(|q| q.0 &= !1);
+            }
+            Ok(&*labels)
         })
     }
 }
@@ -873,6 +936,47 @@ pub(crate) mod tests {
             assert!(worker.run(flip) >= crate::ahead::MIN_LOOKAHEAD_JOBS);
             assert!(matches!(extend(MAX_CHUNK, &mut receiver, &mut sender), Err(OtError::CheckFailed { .. })));
         }
+    }
+
+    /// Pinned on both sides, every row's lsb is its choice bit and every 0-label's lsb is 0, and
+    /// the rows still correlate, whichever way the receiver extends: chosen bits spread over
+    /// threads, random bits of its own, and random chunks a worker drew ahead. The sender's
+    /// check passes, so the rows were pinned after it. A Δ with lsb 0 cannot pin.
+    #[cfg_attr(not(target_arch = "wasm32"), test)]
+    #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+    fn pinned_rows_carry_their_choice_bits_and_still_correlate() {
+        let mut prg = AesCtr::new([17; 16]);
+        let delta = Block(prg.next_block().0 | 1);
+        let (mut receiver, mut sender) = pair(4, delta, BINDING, &mut prg);
+        receiver.pin_lsbs();
+        sender.pin_lsbs().unwrap();
+        let worker = Worker::new();
+        let lent = Threads::ONE.with_ahead(worker.hub.clone());
+        let check = |bits: &[bool], t: &[Block], q: &[Block], how: &str| {
+            assert_eq!((t.len(), q.len()), (bits.len(), bits.len()), "{how}");
+            for (i, ((&b, t), q)) in bits.iter().zip(t).zip(q).enumerate() {
+                assert_eq!(*t, *q ^ delta.select(b), "{how}: OT {i}");
+                assert_eq!((t.lsb(), q.lsb()), (b, false), "{how}: OT {i}");
+            }
+        };
+        let count = 2 * MAX_CHUNK + 300;
+        let choices = bits(count, &mut prg);
+        let (mut message, mut t, mut q) = (Vec::new(), Vec::new(), Vec::new());
+        receiver.extend_chunks(&choices, &mut message, &mut t, &Threads::in_turn(2));
+        sender.extend_chunks(count, &message, &mut q, &Threads::in_turn(2)).unwrap();
+        check(&choices, &t, &q, "chosen bits");
+        receiver.draw_ahead(&lent);
+        for how in ["random bits", "chunks drawn ahead"] {
+            if how == "chunks drawn ahead" {
+                assert!(worker.run(|_, _| ()) > 0);
+            }
+            let (mut bits, mut message, mut t, mut q) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            receiver.extend_random(MAX_CHUNK + 7, &mut bits, &mut message, &mut t, &lent);
+            sender.extend_chunks(MAX_CHUNK + 7, &message, &mut q, &Threads::ONE).unwrap();
+            check(&bits, &t, &q, how);
+        }
+        let (_, mut even) = pair(4, Block(delta.0 ^ 1), BINDING, &mut prg);
+        assert!(matches!(even.pin_lsbs(), Err(OtError::DeltaLsbNotSet)));
     }
 
     /// A job for a drawn chunk that is cut short, or names more than one chunk or one before

@@ -296,6 +296,18 @@ impl OtReceiver {
         }
     }
 
+    /// Sets each row's lsb to its choice bit from the next extension on
+    /// ([`extension::CheckedReceiver::pin_lsbs`]); once the base OTs are done.
+    pub fn pin_lsbs(&mut self) -> Result<(), OtError> {
+        match &mut self.state {
+            ReceiverState::Extending(extension) => {
+                extension.pin_lsbs();
+                Ok(())
+            }
+            other => Err(OtError::OutOfOrder { expected: other.expecting(), got: "rows with their choice bits" }),
+        }
+    }
+
     /// Whether the base OTs are done and [`extend`](Self::extend) may be called.
     pub fn is_ready(&self) -> bool {
         matches!(self.state, ReceiverState::Extending(_))
@@ -492,6 +504,16 @@ impl OtSender {
         match &self.state {
             SenderState::Extending(extension) => extension.chunks_len(count),
             _ => 0,
+        }
+    }
+
+    /// Clears each 0-label's lsb from the next extension on, the receiver having pinned its rows
+    /// ([`extension::CheckedSender::pin_lsbs`]); once the base OTs are done.
+    pub fn pin_lsbs(&mut self) -> Result<(), OtError> {
+        self.finish_base_ot();
+        match &mut self.state {
+            SenderState::Extending(extension) => extension.pin_lsbs(),
+            other => Err(OtError::OutOfOrder { expected: other.expecting(), got: "0-labels with lsb 0" }),
         }
     }
 
