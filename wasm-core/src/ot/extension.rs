@@ -527,9 +527,13 @@ pub fn pack_bits(bits: &[bool]) -> Block {
 /// Sets the lsb of row i to choice bit i, the bits packed 128 a word as [`pack_bits`] packs
 /// them ([`CheckedReceiver::pin_lsbs`]).
 fn pin_rows(rows: &mut [Block], packed: impl Iterator<Item = u128>) {
+    // A byte of bits to eight rows: shifts of a byte by a constant, where shifting the word by
+    // a row's index would be a 128-bit shift each.
     for (rows, word) in rows.chunks_mut(128).zip(packed) {
-        for (j, row) in rows.iter_mut().enumerate() {
-            row.0 = (row.0 & !1) | ((word >> j) & 1);
+        for (rows, byte) in rows.chunks_mut(8).zip(word.to_le_bytes()) {
+            for (j, row) in rows.iter_mut().enumerate() {
+                row.0 = (row.0 & !1) | ((byte >> j) & 1) as u128;
+            }
         }
     }
 }
