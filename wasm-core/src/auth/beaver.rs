@@ -26,7 +26,7 @@
 use super::abit::AuthParty;
 use super::digest;
 use super::state::{Pending, PendingAnds, TripleState};
-use super::{bit, check_padding, expect_len, set_bit, AuthError, AuthShare, AuthTriple, Role, LSB};
+use super::{bit, check_padding, expect_len, AuthError, BitWriter, AuthShare, AuthTriple, Role, LSB};
 use crate::block::Block;
 use crate::spread::Threads;
 
@@ -104,9 +104,9 @@ impl AuthParty {
         let m = inputs.len();
         let openings: Vec<AuthShare> = self.threads.collect(2 * m, SPREAD, |i| if i < m { inputs[i].0 ^ triples[i].x } else { inputs[i - m].1 ^ triples[i - m].y });
         let mut message = vec![0u8; openings.len().div_ceil(8)];
-        for (i, o) in openings.iter().enumerate() {
-            set_bit(&mut message, i, o.bit());
-        }
+        let mut bits = BitWriter::new(&mut message);
+        openings.iter().for_each(|o| bits.push(o.bit()));
+        bits.finish();
         let digest = macs_digest(&self.threads, &self.transcript, self.and_rounds, self.role, openings.len(), |first, out| {
             for (mac, o) in out.iter_mut().zip(&openings[first..]) {
                 *mac = o.mac.to_bytes();

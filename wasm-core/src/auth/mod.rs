@@ -264,10 +264,38 @@ pub(crate) fn bit(bytes: &[u8], i: usize) -> bool {
     bytes[i / 8] >> (i % 8) & 1 == 1
 }
 
-/// Sets bit `i` of packed bits to `value` where it was zero.
-#[inline(always)]
-pub(crate) fn set_bit(bytes: &mut [u8], i: usize, value: bool) {
-    bytes[i / 8] |= (value as u8) << (i % 8);
+/// Writes bits in turn into packed bits (as [`pack`] lays them out), from bit 0 of `bytes`, a
+/// 64-bit word at a time: setting each bit in its byte would chain every bit's store to the
+/// next bit's load of the same byte, in the loops that make a bit per leaky triple.
+pub(crate) struct BitWriter<'a> {
+    bytes: &'a mut [u8],
+    word: u64,
+    written: usize,
+}
+
+impl<'a> BitWriter<'a> {
+    pub(crate) fn new(bytes: &'a mut [u8]) -> Self {
+        BitWriter { bytes, word: 0, written: 0 }
+    }
+
+    #[inline(always)]
+    pub(crate) fn push(&mut self, value: bool) {
+        self.word |= (value as u64) << (self.written % 64);
+        self.written += 1;
+        if self.written.is_multiple_of(64) {
+            let at = self.written / 8 - 8;
+            self.bytes[at..at + 8].copy_from_slice(&self.word.to_le_bytes());
+            self.word = 0;
+        }
+    }
+
+    /// Writes the last bits' bytes. Bytes past them are left as they were.
+    pub(crate) fn finish(self) {
+        let rest = self.written % 64;
+        let at = (self.written - rest) / 8;
+        let len = rest.div_ceil(8);
+        self.bytes[at..at + len].copy_from_slice(&self.word.to_le_bytes()[..len]);
+    }
 }
 
 /// Refuses a message of the wrong length.

@@ -420,6 +420,22 @@ fn unpack_round_trips() {
     assert_eq!(unpack(&pack(&bits), 77, "test").unwrap(), bits);
 }
 
+/// Bits written in turn are the bits packed, at every length around the writer's words, and the
+/// bytes after them are left alone.
+#[test]
+fn bits_written_in_turn_are_the_bits_packed() {
+    for n in [0, 1, 7, 8, 9, 63, 64, 65, 127, 128, 200] {
+        let bits = random_bits(n);
+        let mut bytes = vec![0u8; n.div_ceil(8)];
+        bytes.push(0xa5);
+        let mut writer = BitWriter::new(&mut bytes);
+        bits.iter().for_each(|&b| writer.push(b));
+        writer.finish();
+        assert_eq!(bytes.pop(), Some(0xa5), "{n} bits");
+        assert_eq!(bytes, pack(&bits), "{n} bits");
+    }
+}
+
 /// A run of ANDs: both parties, their masks (pair i is masks 2i, 2i + 1) and their products
 /// (the evaluator's as it ended).
 struct AndRun {

@@ -137,7 +137,7 @@
 use super::abit::AuthParty;
 use super::digest;
 use super::state::{Batch, TripleState};
-use super::{bit, check_padding, commit, expect_len, nonce, random_bits, set_bit, AuthError, AuthTriple, Role, COMMITMENT_BYTES, LSB};
+use super::{bit, check_padding, commit, expect_len, nonce, random_bits, AuthError, BitWriter, AuthTriple, Role, COMMITMENT_BYTES, LSB};
 use crate::block::Block;
 use crate::garble::{derive_seed, GarblingHash};
 use crate::spread::{split_mut, Threads};
@@ -484,9 +484,9 @@ impl AuthParty {
             .map(|(bits_out, range)| {
                 move || {
                     // y₁ ⊕ y_j: its bit.
-                    for (o, (y1, yj)) in batch.opened_pairs(range).enumerate() {
-                        set_bit(bits_out, o, batch.bits[y1] ^ batch.bits[yj]);
-                    }
+                    let mut bits = BitWriter::new(bits_out);
+                    batch.opened_pairs(range).for_each(|(y1, yj)| bits.push(batch.bits[y1] ^ batch.bits[yj]));
+                    bits.finish();
                 }
             })
             .collect();
@@ -564,6 +564,7 @@ fn half_and(b: &Batch, delta: Block, hash: &GarblingHash, check_hash_lsb: bool, 
     let mut hash = hash.clone();
     let check_mask = if check_hash_lsb { Block::ONES } else { CHECK_BITS };
     let mut buffer = vec![Block::ZERO; 2 * PIECE];
+    let (mut h0_bits, mut h1_bits) = (BitWriter::new(h0_bits), BitWriter::new(h1_bits));
     for start in range.clone().step_by(PIECE) {
         let len = PIECE.min(range.end - start);
         let (zero, one) = buffer.split_at_mut(PIECE);
@@ -578,14 +579,16 @@ fn half_and(b: &Batch, delta: Block, hash: &GarblingHash, check_hash_lsb: bool, 
         for k in 0..len {
             let (i, local) = (start + k, start - range.start + k);
             let (x, y, s) = (b.bits[i], b.share(leaky + i), b.s[i]);
-            set_bit(h0_bits, local, zero[k].lsb() ^ s);
-            set_bit(h1_bits, local, one[k].lsb() ^ s ^ y.bit());
+            h0_bits.push(zero[k].lsb() ^ s);
+            h1_bits.push(one[k].lsb() ^ s ^ y.bit());
             let phi = y.key ^ y.mac ^ delta.select(y.bit());
             let (t0, t1) = (zero[k] & check_mask, one[k] & check_mask);
             u[16 * local..16 * local + 16].copy_from_slice(&(t0 ^ t1 ^ phi).to_bytes());
             kept[local] = phi.select(x) ^ t0;
         }
     }
+    h0_bits.finish();
+    h1_bits.finish();
 }
 
 /// The bits of a leaky-AND hash output that the check uses: all but bit 0, which the half-AND
@@ -602,6 +605,7 @@ fn leaky_and(xy: &[bool], macs: &[Block], s: &[bool], first_tweak: u128, hash: &
     let leaky = macs.len();
     let mut hash = hash.clone();
     let mut buffer = vec![Block::ZERO; PIECE];
+    let mut d = BitWriter::new(d);
     for start in range.clone().step_by(PIECE) {
         let len = PIECE.min(range.end - start);
         let m = &mut buffer[..len];
@@ -615,13 +619,14 @@ fn leaky_and(xy: &[bool], macs: &[Block], s: &[bool], first_tweak: u128, hash: &
             let zb = (x & xy[leaky + i]) ^ v ^ (lie == Some(i));
             // ⟨z⟩ := ⟨r⟩ ⊕ d: in r's place the bit becomes z, and the MAC's lsb with it.
             let flip = zb ^ r[local];
-            set_bit(d, local, flip);
+            d.push(flip);
             r[local] = zb;
             r_macs[local] ^= LSB.select(flip);
             let u_peer = Block::read(&peer.u[16 * i..]).unwrap_or_default();
             phi[local] ^= (m & CHECK_BITS) ^ u_peer.select(x);
         }
     }
+    d.finish();
 }
 
 /// Test-only deviations and disabled checks.
