@@ -20,10 +20,11 @@
 //! hold from the moment a bit is authenticated ([`abit`]): with lsb(Δ) = 1, M = K ⊕ x·Δ gives
 //! lsb M = lsb K ⊕ x, so the receiver setting lsb M to x and the sender clearing lsb K keeps the
 //! relation bit for bit, and leaves the other 127 bits of each as the OT made them. The OT
-//! extension does both as it writes its rows out (`pin_lsbs`), while they are in the cache. Nothing
-//! secret moves: the MAC's holder knows its bit, and a forger still needs bits 1 … 127 of Δ. A
-//! share is then two blocks, 32 bytes instead of 48 with a separate bit, which is what the
-//! preprocessing and the garbling stream through memory (`emp-ag2pc` keeps shares the same way).
+//! extension does both as it writes its rows out (`pin_lsbs`), while they are in the cache.
+//! Nothing secret moves: the MAC's holder knows its bit, and a forger still needs bits 1 … 127
+//! of Δ. A share is then two blocks, 32 bytes instead of 48 with a separate bit, which is what
+//! the preprocessing and the garbling stream through memory (`emp-ag2pc` keeps shares the same
+//! way).
 //!
 //! XOR of shares is XOR of every field, so linear functions cost nothing. Opening x means each
 //! party sends its bit and MAC; the other accepts only if the MAC is K ⊕ bit·Δ under its own key
