@@ -325,32 +325,28 @@ impl PendingOutputs {
     }
 }
 
-/// Hash inputs σ(x) ⊕ tweak for one permutation call, and the σ(x) that finish H(x, tweak).
+/// Hash inputs σ(x) ⊕ tweak for one permutation call. The σ(x) that finish H(x, tweak) =
+/// π(σ(x) ⊕ tweak) ⊕ σ(x) are not kept: σ is linear, so each flush makes them again from the
+/// gate's labels and σ(Δ_A), two σ per gate, where keeping them wrote and read a block per input.
 #[derive(Default)]
 struct HashBatch {
     y: Vec<Block>,
-    sigma: Vec<Block>,
 }
 
 impl HashBatch {
+    /// Adds the input whose σ is `sigma`.
     #[inline(always)]
-    fn push(&mut self, x: Block, tweak: u128) {
-        let s = x.sigma();
-        self.sigma.push(s);
-        self.y.push(s ^ Block(tweak));
+    fn push(&mut self, sigma: Block, tweak: u128) {
+        self.y.push(sigma ^ Block(tweak));
     }
 
-    /// H(x_i, tweak_i) of every input, in place of `y`.
-    fn hash(&mut self, hash: &mut GarblingHash, first: u128, layout: TweakLayout) {
+    /// π(σ(x_i) ⊕ tweak_i) of every input, in place of `y`: H(x_i, tweak_i) once σ(x_i) is added.
+    fn permute(&mut self, hash: &mut GarblingHash, first: u128, layout: TweakLayout) {
         hash.permute(&mut self.y, first, layout);
-        for (y, &s) in self.y.iter_mut().zip(&self.sigma) {
-            *y ^= s;
-        }
     }
 
     fn clear(&mut self) {
         self.y.clear();
-        self.sigma.clear();
     }
 }
 
@@ -426,9 +422,11 @@ impl AndGroup<QueuedAnd> {
     /// Queues the garbler's AND number `and_i`.
     fn push(&mut self, and_i: usize, q: QueuedAnd, delta: Block) {
         let g = 4 * and_i as u128;
-        let inputs = [q.la, q.la ^ delta, q.lb, q.lb ^ delta, q.la, q.la ^ delta, q.lb, q.lb ^ delta];
-        for (q, x) in inputs.into_iter().enumerate() {
-            self.batch.push(x, g + GARBLER_LAYOUT.offset(q));
+        let (sa, sb, sd) = (q.la.sigma(), q.lb.sigma(), delta.sigma());
+        // σ of L_{α,0}, L_{α,1}, L_{β,0}, L_{β,1}, twice.
+        let inputs = [sa, sa ^ sd, sb, sb ^ sd, sa, sa ^ sd, sb, sb ^ sd];
+        for (k, sigma) in inputs.into_iter().enumerate() {
+            self.batch.push(sigma, g + GARBLER_LAYOUT.offset(k));
         }
         self.queue(and_i, q.out, q);
     }
@@ -439,9 +437,12 @@ impl AndGroup<QueuedAnd> {
         if self.gates.is_empty() {
             return;
         }
-        self.batch.hash(hash, 4 * self.first as u128, GARBLER_LAYOUT);
+        self.batch.permute(hash, 4 * self.first as u128, GARBLER_LAYOUT);
+        let sd = delta.sigma();
         for (q, h) in self.gates.iter().zip(self.batch.y.chunks_exact(8)) {
-            let (ha0, ha1, hb0, hb1, ta0, ta1, tb0, tb1) = (h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]);
+            let (sa, sb) = (q.la.sigma(), q.lb.sigma());
+            let (ha0, ha1, hb0, hb1) = (h[0] ^ sa, h[1] ^ sa ^ sd, h[2] ^ sb, h[3] ^ sb ^ sd);
+            let (ta0, ta1, tb0, tb1) = (h[4] ^ sa, h[5] ^ sa ^ sd, h[6] ^ sb, h[7] ^ sb ^ sd);
             let g0 = ha0 ^ ha1 ^ garbler_share(q.mb, delta);
             let g1 = hb0 ^ hb1 ^ garbler_share(q.ma, delta) ^ q.la;
             let l_out = ha0 ^ hb0 ^ garbler_share(q.s, delta);
@@ -481,8 +482,9 @@ impl AndGroup<QueuedEval> {
     /// Queues the evaluator's AND `q.and_i`.
     fn push(&mut self, q: QueuedEval) {
         let g = 4 * q.and_i as u128;
-        for (k, x) in [q.la, q.lb, q.la, q.lb].into_iter().enumerate() {
-            self.batch.push(x, g + EVALUATOR_LAYOUT.offset(k));
+        let (sa, sb) = (q.la.sigma(), q.lb.sigma());
+        for (k, sigma) in [sa, sb, sa, sb].into_iter().enumerate() {
+            self.batch.push(sigma, g + EVALUATOR_LAYOUT.offset(k));
         }
         self.queue(q.and_i, q.out, q);
     }
@@ -504,11 +506,13 @@ impl AndGroup<QueuedEval> {
         if self.gates.is_empty() {
             return;
         }
-        self.batch.hash(hash, 4 * self.first as u128, EVALUATOR_LAYOUT);
+        self.batch.permute(hash, 4 * self.first as u128, EVALUATOR_LAYOUT);
         let read = |i: usize| Block::read(tables.get(i..).unwrap_or_default()).unwrap_or_default();
         let read_check = |i: usize| tables.get(i..i + CHECK_VALUE_BYTES).and_then(|v| v.try_into().ok()).map_or(0, u64::from_le_bytes);
         let select = |v: u64, bit: bool| v & (bit as u64).wrapping_neg();
-        for (q, h) in self.gates.iter().zip(self.batch.y.chunks_exact(4)) {
+        for (q, y) in self.gates.iter().zip(self.batch.y.chunks_exact(4)) {
+            let (sa, sb) = (q.la.sigma(), q.lb.sigma());
+            let h = [y[0] ^ sa, y[1] ^ sb, y[2] ^ sa, y[3] ^ sb];
             let t = TABLE_BYTES * (q.and_i - base);
             let (g0, g1, t_alpha, t_beta) = (read(t), read(t + 16), read_check(t + 32), read_check(t + 40));
             let (va, vb) = (q.va, q.vb);
