@@ -60,7 +60,7 @@
 //! # Messages
 //!
 //! Set-up: B's 128 OTs of the session's extension carrying Δ_B; A's answer, direction 1's first
-//! chunk (128 OTs carrying Δ_A). Then a batch of n triples is six
+//! chunk (128 OTs carrying Δ_A). Then a batch of n triples is five
 //! rounds of crossing messages, each party calling [`AuthParty::triples_step`] with the peer's
 //! message of the previous round ([`triples`] lists their content). Every length is checked
 //! before anything is consumed ([`AuthError::WrongLength`]), a call in the wrong state is

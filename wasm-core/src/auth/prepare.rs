@@ -1,12 +1,13 @@
 //! A party's preprocessing for one computation, as a sequence of messages: first the random
 //! masks of every input wire, then, segment by segment ([`super::segment`]), a batch of
-//! triples, the random masks of the segment's AND outputs, and the ANDs that give each of its
-//! AND gates σ = λ_α ∧ λ_β. Both parties run the same sequence; each message of a party
+//! triples with the random masks of the segment's AND outputs (authenticated in the batch's
+//! first round, beside the triples' bits), and the ANDs that give each of its AND gates
+//! σ = λ_α ∧ λ_β. Both parties run the same sequence; each message of a party
 //! answers the peer's previous one, so a transport passes every message of the peer to
 //! [`Preprocessor::step`] in order and sends back whatever it returns.
 //!
 //! ```text
-//! input masks, then per segment: batch round 1 … round 6, masks, ANDs   (each side, crossing the peer's)
+//! input masks, then per segment: batch round 1 (with the masks) … round 5, ANDs   (each side, crossing the peer's)
 //! ```
 //!
 //! A segment without AND gates (only a circuit without any has one) takes no message. The
@@ -33,7 +34,7 @@
 
 use super::garble::{InputMaterial, SegmentMaterial};
 use super::segment::{segments_of, MaskWalk, Segment};
-use super::{AuthError, AuthParty, AuthShare, AuthTriple, Progress};
+use super::{AuthError, AuthParty, AuthShare, Progress};
 
 enum Stage {
     /// The input masks in flight.
@@ -41,8 +42,8 @@ enum Stage {
     InputsReady(InputMaterial),
     /// Waiting for the next segment.
     Idle,
+    /// Its batch of triples, with the masks of its AND outputs.
     Triples(Segment),
-    Masks(Segment, Vec<AuthTriple>),
     Ands(Segment, Vec<AuthShare>),
     Ready(Segment, SegmentMaterial),
     /// Failed.
@@ -87,7 +88,7 @@ impl Preprocessor {
     /// The length of the peer's next message, or `None` while this party waits for none.
     pub fn awaited_len(&self, party: &mut AuthParty) -> Option<usize> {
         match self.stage {
-            Stage::Inputs | Stage::Triples(_) | Stage::Masks(..) | Stage::Ands(..) => party.awaited_len(),
+            Stage::Inputs | Stage::Triples(_) | Stage::Ands(..) => party.awaited_len(),
             Stage::InputsReady(_) | Stage::Idle | Stage::Ready(..) | Stage::Over => None,
         }
     }
@@ -109,25 +110,20 @@ impl Preprocessor {
                     self.stage = Stage::Triples(segment);
                     Ok(Some(message))
                 }
-                Progress::Done(triples) => {
-                    let message = party.start_masks(segment.ands())?;
-                    self.stage = Stage::Masks(segment, triples);
+                // The masks of the segment's AND outputs rode with its triples.
+                Progress::Done(triples, masks) => {
+                    let mut pairs = Vec::with_capacity(segment.ands());
+                    let inputs = [&self.inputs[0][..], &self.inputs[1][..]];
+                    self.walk.walk(&segment, inputs, &masks, party.role, party.delta, |gate, slots| {
+                        if let garblet_circuits::Gate::And { a, b, .. } = *gate {
+                            pairs.push((slots[a as usize], slots[b as usize]));
+                        }
+                    })?;
+                    let message = party.start_ands(&pairs, triples)?;
+                    self.stage = Stage::Ands(segment, masks);
                     Ok(Some(message))
                 }
             },
-            Stage::Masks(segment, triples) => {
-                let masks = party.finish_masks(peer)?;
-                let mut pairs = Vec::with_capacity(segment.ands());
-                let inputs = [&self.inputs[0][..], &self.inputs[1][..]];
-                self.walk.walk(&segment, inputs, &masks, party.role, party.delta, |gate, slots| {
-                    if let garblet_circuits::Gate::And { a, b, .. } = *gate {
-                        pairs.push((slots[a as usize], slots[b as usize]));
-                    }
-                })?;
-                let message = party.start_ands(&pairs, triples)?;
-                self.stage = Stage::Ands(segment, masks);
-                Ok(Some(message))
-            }
             Stage::Ands(segment, masks) => {
                 let sigma = party.finish_ands(peer)?;
                 let material = SegmentMaterial { masks, sigma, computation: self.computation, segment: self.started - 1 };
@@ -180,7 +176,7 @@ impl Preprocessor {
             self.stage = Stage::Ready(segment, material);
             return Ok(None);
         }
-        let message = party.start_triples_of(segment.ands(), self.segments as usize)?;
+        let message = party.start_triples_of(segment.ands(), self.segments as usize, segment.ands())?;
         self.stage = Stage::Triples(segment);
         Ok(Some(message))
     }

@@ -35,10 +35,12 @@ pub(crate) struct Switches {
 pub(crate) struct Batch {
     pub(crate) n: usize,
     pub(crate) bucket: usize,
+    /// Random authenticated bits that ride with the batch, after x ‖ y ‖ r (a segment's masks).
+    pub(crate) masks: usize,
     /// The leaky triples' index of the first in the session's hash tweaks.
     pub(crate) first_tweak: u128,
     /// This party's bits of x ‖ y ‖ r, ℓ each (z in r's place from round 3), leaky triple j·n + i
-    /// being number i of layer j. Each is also its MAC's lsb; this dense copy is what the loops
+    /// being number i of layer j, and then the masks'. Each is also its MAC's lsb; this dense copy is what the loops
     /// that read bits alone stream through, a byte a bit instead of a MAC's sixteen.
     pub(crate) bits: Vec<bool>,
     /// Their MACs under the peer's Δ, in the same order (each MAC's lsb its bit).
@@ -106,7 +108,6 @@ pub(crate) enum TripleState {
     AwaitingD(Box<Batch>),
     AwaitingCheckCommitment(Box<Batch>),
     AwaitingCheckOpening(Box<Batch>),
-    AwaitingBucketing(Box<Batch>),
     AwaitingMasks(Box<Pending>),
     AwaitingAnds(Box<PendingAnds>),
     Failed,
@@ -120,8 +121,7 @@ impl TripleState {
             TripleState::AwaitingHalfAnd(_) => "the peer's half-AND and check message (round 2)",
             TripleState::AwaitingD(_) => "the peer's d bits and coin commitment (round 3)",
             TripleState::AwaitingCheckCommitment(_) => "the peer's check commitment and coin opening (round 4)",
-            TripleState::AwaitingCheckOpening(_) => "the peer's check opening (round 5)",
-            TripleState::AwaitingBucketing(_) => "the peer's bucketing openings (round 6)",
+            TripleState::AwaitingCheckOpening(_) => "the peer's check opening and bucketing openings (round 5)",
             TripleState::AwaitingMasks(_) => "the peer's mask shares",
             TripleState::AwaitingAnds(_) => "the peer's AND openings",
             TripleState::Failed => "nothing (a check failed)",

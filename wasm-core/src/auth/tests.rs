@@ -41,12 +41,12 @@ fn connect(k: usize) -> (AuthParty, AuthParty) {
 type Outcome = Option<Result<Vec<AuthTriple>, AuthError>>;
 
 /// Runs a batch of `n` triples; `tamper(round, sender, message)` may alter a message in
-/// transit (round 1 … 6). A party that failed stops; the other then waits for nothing more.
+/// transit (round 1 … 5). A party that failed stops; the other then waits for nothing more.
 fn run_batch(g: &mut AuthParty, e: &mut AuthParty, n: usize, mut tamper: impl FnMut(usize, Role, &mut Vec<u8>)) -> (Outcome, Outcome) {
     let mut to_e = g.start_triples(n).unwrap();
     let mut to_g = e.start_triples(n).unwrap();
     let (mut g_out, mut e_out) = (None, None);
-    for round in 1..=6 {
+    for round in 1..=5 {
         tamper(round, Role::Garbler, &mut to_e);
         tamper(round, Role::Evaluator, &mut to_g);
         let (next_e, next_g) = (step(g, &to_g, &mut g_out), step(e, &to_e, &mut e_out));
@@ -64,7 +64,7 @@ fn step(party: &mut AuthParty, message: &[u8], out: &mut Outcome) -> Vec<u8> {
     }
     match party.triples_step(message) {
         Ok(Progress::Send(next)) => next,
-        Ok(Progress::Done(triples)) => {
+        Ok(Progress::Done(triples, _)) => {
             *out = Some(Ok(triples));
             Vec::new()
         }
@@ -326,9 +326,10 @@ fn a_failing_equality_check_ends_the_batch() {
 #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
 fn a_forged_opening_fails_the_mac_check() {
     let flip = |round: usize, from: Role, m: &mut Vec<u8>| {
-        if round == 6 && from == Role::Garbler {
+        // Round 5's bucketing bits, past the check opening (64 bytes), all but the last byte.
+        if round == 5 && from == Role::Garbler {
             let bits = m.len() - 32;
-            m[..bits - 1].iter_mut().for_each(|b| *b ^= 0xff);
+            m[64..bits - 1].iter_mut().for_each(|b| *b ^= 0xff);
         }
     };
     let (mut g, mut e) = connect(4);
@@ -489,6 +490,54 @@ fn masks_and_their_ands_are_authenticated() {
         assert!(authenticated(run.masks_g[i], run.masks_e[i], run.g.delta(), run.e.delta()), "mask {i}");
     }
     assert_eq!(run.wrong(), 0);
+}
+
+/// Masks that ride with a batch of triples come out authenticated under both Δs, random on
+/// each side, and leave the triples as they were; a peer that expects a batch without them
+/// refuses the longer first message.
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn masks_that_ride_with_a_batch_are_authenticated() {
+    let (n, m) = (300, 1000);
+    let (mut g, mut e) = connect(4);
+    let mut to_e = g.start_triples_of(n, 1, m).unwrap();
+    let mut to_g = e.start_triples_of(n, 1, m).unwrap();
+    let (mut out_g, mut out_e) = (None, None);
+    while out_g.is_none() || out_e.is_none() {
+        let next_e = match g.triples_step(&to_g).unwrap() {
+            Progress::Send(next) => next,
+            Progress::Done(triples, masks) => {
+                out_g = Some((triples, masks));
+                Vec::new()
+            }
+        };
+        let next_g = match e.triples_step(&to_e).unwrap() {
+            Progress::Send(next) => next,
+            Progress::Done(triples, masks) => {
+                out_e = Some((triples, masks));
+                Vec::new()
+            }
+        };
+        (to_e, to_g) = (next_e, next_g);
+    }
+    let ((triples_g, masks_g), (triples_e, masks_e)) = (out_g.unwrap(), out_e.unwrap());
+    assert_eq!(triples_g.len(), n);
+    assert_eq!(bad_triples(&triples_g, &triples_e, g.delta(), e.delta()), 0);
+    assert_eq!((masks_g.len(), masks_e.len()), (m, m));
+    for i in 0..m {
+        assert!(authenticated(masks_g[i], masks_e[i], g.delta(), e.delta()), "mask {i}");
+    }
+    // Each side's shares random: 1,000 fair bits fall outside 350 … 650 ones with probability
+    // below 2^-60 (Hoeffding).
+    for masks in [&masks_g, &masks_e] {
+        let ones = masks.iter().filter(|s| s.bit()).count();
+        assert!((350..=650).contains(&ones), "{ones} ones of {m}");
+    }
+
+    let (mut g, mut e) = connect(4);
+    let with_masks = g.start_triples_of(n, 1, m).unwrap();
+    e.start_triples(n).unwrap();
+    assert!(matches!(e.triples_step(&with_masks), Err(AuthError::WrongLength { .. })));
 }
 
 /// Flipped shares of d in the ANDs' openings: refused; with the MAC check off, wrong ANDs.

@@ -1,5 +1,5 @@
 //! Authenticated AND triples: WRK17's leaky AND (Π_LaAND, on their half-authenticated AND
-//! Π_HaAND) and bucketing (Π_aAND), as a state machine of six crossing rounds per batch.
+//! Π_HaAND) and bucketing (Π_aAND), as a state machine of five crossing rounds per batch.
 //!
 //! The triples are **function-independent**: random x, y with z = x ∧ y, all authenticated,
 //! produced before (and without knowing) the circuit. WRK17 makes them this way; the later
@@ -35,8 +35,8 @@
 //!          flips by d; the key of the peer's share moves by d'·(Δ ⊕ 1))  ── d ──►
 //!          S = H̄'(M[x]) ⊕ x·U'               (so S ⊕ T' = x·Φ')
 //! round 4  H = z·Δ ⊕ K[z'] ⊕ M[z] ⊕ x·Φ ⊕ S ⊕ T                         ── commit(digest of all H) ──►
-//! round 5  open; each party checks the peer's opening against its commitment and the peer's
-//!          digest against its own
+//! round 5  open, with the bucketing openings; each party checks the peer's opening against its
+//!          commitment and the peer's digest against its own, and only then reads the rest
 //! ```
 //!
 //! Why it is sound. Φ ⊕ Φ' = y·(Δ ⊕ Δ') for y = y ⊕ y'; S ⊕ T' and S' ⊕ T share x'·Φ and x·Φ',
@@ -59,8 +59,16 @@
 //!
 //! The check is committed, then opened (BLAKE3 with 32 fresh random bytes, bound to the session
 //! and the committer; `commit` in the module root): neither party sees the other's value before
-//! fixing its own. Nothing derived from the triples — not the bucketing openings, not the triples — leaves
-//! the party before its check passed.
+//! fixing its own. A party's bucketing openings (below) go out beside its check opening, before
+//! it knows whether the peer's check passes, where WRK17 opens them a round after the check:
+//! one round trip fewer per batch. What the party *uses* still waits for the check — it reads
+//! the peer's openings and combines the triples only once the check passed. Sending early gives
+//! a cheater nothing: an opening is y₁ ⊕ y_j of this party's y shares, fresh random bits that no
+//! input, mask, Δ or other batch enters, and the digest beside it is of MACs under the peer's
+//! own Δ, which the peer could compute from the bits; if the check then fails, the batch and
+//! everything in it are dropped with the connection. A rushing peer sees the openings before it
+//! sends its own, as it did when they had a round of their own: its check value was committed a
+//! round earlier, and its openings are MAC-checked all the same.
 //!
 //! # Bucketing (Π_aAND, with layers shifted)
 //!
@@ -70,7 +78,7 @@
 //! independent ([`shifts`]). Bucket i holds triple i of layer 0 and, for j = 1 … B−1, triple
 //! (i + r_j) mod n of layer j: each layer turned by its own shift, so that every bucket reads
 //! its members from B runs in order rather than from random places in memory. In a bucket with
-//! first triple (x₁, y₁, z₁), for each member j = 2 … B, d_j = y₁ ⊕ y_j is opened (round 6,
+//! first triple (x₁, y₁, z₁), for each member j = 2 … B, d_j = y₁ ⊕ y_j is opened (round 5,
 //! MACs checked, batched as a digest of the MACs) and the triples combine as x ← x ⊕ x_j,
 //! z ← z ⊕ z_j ⊕ d_j·x_j, y = y₁: (x ⊕ x_j)·y₁ = z ⊕ x_j·(y_j ⊕ d_j) = z ⊕ z_j ⊕ d_j·x_j. The
 //! bucket's x is the XOR of B independent x's, so it stays hidden unless the cheater learnt the
@@ -127,17 +135,16 @@
 //!
 //! | round | bytes | content |
 //! |-------|-------|---------|
-//! | 1 | OT chunks for 3ℓ bits | aBits x ‖ y ‖ r of this party ([`super::abit`]) |
+//! | 1 | OT chunks for 3ℓ + m bits | aBits x ‖ y ‖ r of this party ([`super::abit`]) ‖ m masks that ride with the batch |
 //! | 2 | 2·⌈ℓ/8⌉ + 16ℓ | h₀ bits ‖ h₁ bits ‖ U blocks |
 //! | 3 | ⌈ℓ/8⌉ + 32 | d bits ‖ commitment to the coin share |
 //! | 4 | 32 + 64 | commitment to the check digest ‖ coin opening (randomness ‖ share) |
-//! | 5 | 64 | check opening (randomness ‖ digest) |
-//! | 6 | ⌈n(B−1)/8⌉ + 32 | bucketing bits ‖ digest of their MACs |
+//! | 5 | 64 + ⌈n(B−1)/8⌉ + 32 | check opening (randomness ‖ digest) ‖ bucketing bits ‖ digest of their MACs |
 
 use super::abit::AuthParty;
 use super::digest;
 use super::state::{Batch, TripleState};
-use super::{bit, check_padding, commit, expect_len, nonce, random_bits, AuthError, BitWriter, AuthTriple, Role, COMMITMENT_BYTES, LSB};
+use super::{bit, check_padding, commit, expect_len, nonce, random_bits, AuthError, AuthShare, AuthTriple, BitWriter, Role, COMMITMENT_BYTES, LSB};
 use crate::block::Block;
 use crate::garble::{derive_seed, GarblingHash};
 use crate::spread::{split_mut, Threads};
@@ -180,7 +187,9 @@ pub fn bucket_size_of(n: usize, batches: usize) -> usize {
 #[derive(Debug)]
 pub enum Progress {
     Send(Vec<u8>),
-    Done(Vec<AuthTriple>),
+    /// The triples, and the random authenticated bits that rode with them
+    /// ([`AuthParty::start_triples_of`]'s `masks`).
+    Done(Vec<AuthTriple>, Vec<AuthShare>),
 }
 
 /// The hash instance for `purpose` of the keys under `owner`'s Δ in this session.
@@ -199,6 +208,9 @@ fn digest_blocks(threads: &Threads, context: &str, transcript: &[u8; 32], role: 
 }
 
 const CHECK_DIGEST: &str = "garblet leaky-AND equality check digest v1";
+
+/// Bytes of a check opening: the commitment's randomness and the digest.
+const CHECK_OPENING_BYTES: usize = 64;
 const OPENING_MACS: &str = "garblet bucketing opening MACs v1";
 const COIN: &str = "garblet bucketing shifts v1";
 
@@ -224,26 +236,31 @@ fn shifts(mut stream: blake3::OutputReader, n: usize, bucket: usize) -> Vec<usiz
 impl AuthParty {
     /// Starts a batch of `n` triples: returns round 1's message (this party's aBits).
     pub fn start_triples(&mut self, n: usize) -> Result<Vec<u8>, AuthError> {
-        self.start_triples_of(n, 1)
+        self.start_triples_of(n, 1, 0)
     }
 
     /// Starts a batch of `n` triples that is one of `batches` made for the same purpose (its
-    /// bucket size [`bucket_size_of`]); both parties must pass the same numbers.
-    pub fn start_triples_of(&mut self, n: usize, batches: usize) -> Result<Vec<u8>, AuthError> {
+    /// bucket size [`bucket_size_of`]), with `masks` random authenticated bits besides (a
+    /// segment's wire masks): they take their OTs in round 1's message, after the triples'
+    /// bits, and come out with the triples, which spares them a round of their own. Both
+    /// parties must pass the same numbers.
+    pub fn start_triples_of(&mut self, n: usize, batches: usize, masks: usize) -> Result<Vec<u8>, AuthError> {
         self.idle_for("a new batch")?;
         if n == 0 || n > MAX_TRIPLES {
             return Err(AuthError::BatchSize { count: n, max: MAX_TRIPLES });
         }
         let bucket = bucket_size_of(n, batches);
         let leaky = n * bucket;
-        let (mut bits, mut message, mut macs) = (Vec::with_capacity(3 * leaky), Vec::new(), Vec::with_capacity(3 * leaky));
-        if let Err(e) = self.send_random_bits(3 * leaky, &mut bits, &mut message, &mut macs) {
+        let count = 3 * leaky + masks;
+        let (mut bits, mut message, mut macs) = (Vec::with_capacity(count), Vec::new(), Vec::with_capacity(count));
+        if let Err(e) = self.send_batch_bits(3 * leaky, masks, &mut bits, &mut message, &mut macs) {
             self.state = TripleState::Failed;
             return Err(e);
         }
         let batch = Batch {
             n,
             bucket,
+            masks,
             first_tweak: self.triples_done as u128,
             bits,
             macs,
@@ -262,6 +279,18 @@ impl AuthParty {
         Ok(message)
     }
 
+    /// Authenticates `leaky` random bits and then `masks` more, in one extension: random too,
+    /// but for the zero masks of a test build's known-masks attack.
+    fn send_batch_bits(&mut self, leaky: usize, masks: usize, bits: &mut Vec<bool>, message: &mut Vec<u8>, macs: &mut Vec<Block>) -> Result<(), AuthError> {
+        #[cfg(feature = "insecure-switches")]
+        if self.switches.known_masks && masks > 0 {
+            bits.extend(random_bits(&self.threads, leaky)?);
+            bits.resize(leaky + masks, false);
+            return self.send_bits(bits, message, macs);
+        }
+        self.send_random_bits(leaky + masks, bits, message, macs)
+    }
+
     fn idle_for(&self, got: &'static str) -> Result<(), AuthError> {
         match self.state {
             TripleState::Idle => Ok(()),
@@ -270,7 +299,7 @@ impl AuthParty {
     }
 
     /// Takes the peer's message of the round this party waits for; returns this party's next
-    /// message, or the batch's triples after round 6. A message of the wrong length changes
+    /// message, or the batch's triples after round 5. A message of the wrong length changes
     /// nothing; any other error ends the party.
     pub fn triples_step(&mut self, peer: &[u8]) -> Result<Progress, AuthError> {
         let Some((what, expected)) = self.batch_message_awaited() else {
@@ -282,8 +311,7 @@ impl AuthParty {
             TripleState::AwaitingHalfAnd(b) => self.round_3(b, peer),
             TripleState::AwaitingD(b) => self.round_4(b, peer),
             TripleState::AwaitingCheckCommitment(b) => self.round_5(b, peer),
-            TripleState::AwaitingCheckOpening(b) => self.round_6(b, peer),
-            TripleState::AwaitingBucketing(b) => self.finish(b, peer).map(Progress::Done),
+            TripleState::AwaitingCheckOpening(b) => self.finish(b, peer).map(|(triples, masks)| Progress::Done(triples, masks)),
             other => {
                 // Refused above; kept as it was.
                 self.state = other;
@@ -299,13 +327,13 @@ impl AuthParty {
         Some(match &self.state {
             TripleState::AwaitingBits(b) => {
                 let leaky = b.leaky_count();
-                ("round 1: authenticated bits", self.peer_bits_len(3 * leaky))
+                let count = 3 * leaky + b.masks;
+                ("round 1: authenticated bits", self.peer_bits_len(count))
             }
             TripleState::AwaitingHalfAnd(b) => ("round 2: half-AND and check", 2 * b.leaky_count().div_ceil(8) + 16 * b.leaky_count()),
             TripleState::AwaitingD(b) => ("round 3: d bits and coin commitment", b.leaky_count().div_ceil(8) + COMMITMENT_BYTES),
             TripleState::AwaitingCheckCommitment(_) => ("round 4: check commitment and coin opening", COMMITMENT_BYTES + 64),
-            TripleState::AwaitingCheckOpening(_) => ("round 5: check opening", 64),
-            TripleState::AwaitingBucketing(b) => ("round 6: bucketing openings", (b.n * (b.bucket - 1)).div_ceil(8) + 32),
+            TripleState::AwaitingCheckOpening(b) => ("round 5: check opening and bucketing openings", CHECK_OPENING_BYTES + (b.n * (b.bucket - 1)).div_ceil(8) + 32),
             _ => return None,
         })
     }
@@ -327,8 +355,9 @@ impl AuthParty {
     /// Round 1 received: keys for the peer's bits; HaAND and the check's U.
     fn round_2(&mut self, mut b: Box<Batch>, peer: &[u8]) -> Result<Progress, AuthError> {
         let leaky = b.leaky_count();
-        let mut keys = Vec::with_capacity(3 * leaky);
-        self.receive_bits(3 * leaky, peer, &mut keys)?;
+        let count = 3 * leaky + b.masks;
+        let mut keys = Vec::with_capacity(count);
+        self.receive_bits(count, peer, &mut keys)?;
         b.keys = keys;
         let bits_len = leaky.div_ceil(8);
         // h₀ bits ‖ h₁ bits ‖ U blocks, written in place, range by range.
@@ -371,8 +400,8 @@ impl AuthParty {
         let ranges = self.threads.ranges(leaky, SPREAD);
         let bytes = bit_ranges(&ranges);
         let batch = &mut *b;
-        let (xy, r) = batch.bits.split_at_mut(2 * leaky);
-        let (x_macs, rest) = batch.macs.split_at_mut(leaky);
+        let (xy, r) = batch.bits[..3 * leaky].split_at_mut(2 * leaky);
+        let (x_macs, rest) = batch.macs[..3 * leaky].split_at_mut(leaky);
         let r_macs = &mut rest[leaky..];
         let (xy, x_macs, s, first_tweak, hash) = (&*xy, &*x_macs, &batch.s, batch.first_tweak, &hash);
         let peer_half = &HalfAndMessage { h0, h1, u };
@@ -403,7 +432,7 @@ impl AuthParty {
         let delta = self.delta;
         let moved = delta ^ LSB;
         let ranges = self.threads.ranges(leaky, 4 * SPREAD);
-        let jobs: Vec<_> = split_mut(&mut b.keys[2 * leaky..], &ranges, 1)
+        let jobs: Vec<_> = split_mut(&mut b.keys[2 * leaky..3 * leaky], &ranges, 1)
             .into_iter()
             .zip(ranges.iter().cloned())
             .map(|(keys, range)| {
@@ -415,7 +444,7 @@ impl AuthParty {
             })
             .collect();
         self.threads.run(jobs);
-        let (bits, macs, keys, phi) = (&b.bits[2 * leaky..], &b.macs[2 * leaky..], &b.keys[2 * leaky..], &b.phi);
+        let (bits, macs, keys, phi) = (&b.bits[2 * leaky..3 * leaky], &b.macs[2 * leaky..3 * leaky], &b.keys[2 * leaky..3 * leaky], &b.phi);
         // Both parties hash their values under the same context and the garbler's role, so that
         // equal values give equal digests.
         b.digest = digest_blocks(&self.threads, CHECK_DIGEST, &self.transcript, Role::Garbler, leaky, |first, out| {
@@ -432,8 +461,8 @@ impl AuthParty {
         Ok(Progress::Send(message))
     }
 
-    /// Round 4 received: the peer's check commitment kept; its coin share checked; the
-    /// permutation; this party's check opening.
+    /// Round 4 received: the peer's check commitment kept; its coin share checked; the shifts;
+    /// this party's check opening and its bucketing openings.
     fn round_5(&mut self, mut b: Box<Batch>, peer: &[u8]) -> Result<Progress, AuthError> {
         b.peer_digest_commitment.copy_from_slice(&peer[..32]);
         let peer_nonce: [u8; 32] = peer[32..64].try_into().unwrap_or_default();
@@ -450,35 +479,15 @@ impl AuthParty {
         h.update(&a);
         h.update(&bb);
         b.shifts = shifts(h.finalize_xof(), b.n, b.bucket);
+        let (bucket, count) = (b.bucket, b.n * (b.bucket - 1));
         let mut message = b.digest_nonce.to_vec();
         message.extend(b.digest);
-        self.state = TripleState::AwaitingCheckOpening(b);
-        Ok(Progress::Send(message))
-    }
-
-    /// Round 5 received: the equality check. Only once it passed, the bucketing openings.
-    fn round_6(&mut self, b: Box<Batch>, peer: &[u8]) -> Result<Progress, AuthError> {
-        let peer_nonce: [u8; 32] = peer[..32].try_into().unwrap_or_default();
-        let peer_digest: [u8; 32] = peer[32..64].try_into().unwrap_or_default();
-        if commit(&self.transcript, self.role.peer(), "leaky-AND check", &peer_nonce, &peer_digest) != b.peer_digest_commitment {
-            return Err(AuthError::CommitmentMismatch { what: "leaky-AND check" });
-        }
-        #[allow(unused_mut)]
-        let mut enforce = true;
-        #[cfg(feature = "insecure-switches")]
-        if self.switches.skip_equality_check {
-            enforce = false;
-        }
-        if enforce && peer_digest != b.digest {
-            return Err(AuthError::EqualityCheckFailed);
-        }
-        let (bucket, count) = (b.bucket, b.n * (b.bucket - 1));
-        let mut message = vec![0u8; count.div_ceil(8)];
+        message.resize(CHECK_OPENING_BYTES + count.div_ceil(8), 0);
         // Buckets a multiple of 8 at a time, so that each range's bits start on a byte.
         let ranges = self.threads.ranges(b.n, SPREAD / 4);
         let openings: Vec<_> = ranges.iter().map(|r| r.start * (bucket - 1)..r.end * (bucket - 1)).collect();
         let batch = &*b;
-        let jobs: Vec<_> = split_mut(&mut message, &bit_ranges(&openings), 1)
+        let jobs: Vec<_> = split_mut(&mut message[CHECK_OPENING_BYTES..], &bit_ranges(&openings), 1)
             .into_iter()
             .zip(ranges.iter().cloned())
             .map(|(bits_out, range)| {
@@ -498,16 +507,32 @@ impl AuthParty {
             }
         });
         message.extend(digest);
-        self.state = TripleState::AwaitingBucketing(b);
+        self.state = TripleState::AwaitingCheckOpening(b);
         Ok(Progress::Send(message))
     }
 
-    /// Round 6 received: the openings' MACs checked, the buckets combined.
-    fn finish(&mut self, b: Box<Batch>, peer: &[u8]) -> Result<Vec<AuthTriple>, AuthError> {
+    /// Round 5 received: the equality check, and only once it passed, the bucketing openings'
+    /// MACs checked and the buckets combined; the masks that rode with the batch handed out.
+    fn finish(&mut self, b: Box<Batch>, peer: &[u8]) -> Result<(Vec<AuthTriple>, Vec<AuthShare>), AuthError> {
+        let peer_nonce: [u8; 32] = peer[..32].try_into().unwrap_or_default();
+        let peer_digest: [u8; 32] = peer[32..64].try_into().unwrap_or_default();
+        if commit(&self.transcript, self.role.peer(), "leaky-AND check", &peer_nonce, &peer_digest) != b.peer_digest_commitment {
+            return Err(AuthError::CommitmentMismatch { what: "leaky-AND check" });
+        }
+        #[allow(unused_mut)]
+        let mut enforce = true;
+        #[cfg(feature = "insecure-switches")]
+        if self.switches.skip_equality_check {
+            enforce = false;
+        }
+        if enforce && peer_digest != b.digest {
+            return Err(AuthError::EqualityCheckFailed);
+        }
+        let peer = &peer[CHECK_OPENING_BYTES..];
         let count = b.n * (b.bucket - 1);
         let bits_len = count.div_ceil(8);
         let peer_bits = &peer[..bits_len];
-        check_padding(peer_bits, count, "round 6: bucketing bits")?;
+        check_padding(peer_bits, count, "round 5: bucketing bits")?;
         let (delta, bucket, batch, leaky) = (self.delta, b.bucket, &*b, b.leaky_count());
         // This party's key of the peer's share of each y₁ ⊕ y_j.
         let expected = digest_blocks(&self.threads, OPENING_MACS, &self.transcript, self.role.peer(), count, |first, out| {
@@ -536,9 +561,10 @@ impl AuthParty {
             }
             AuthTriple { x, y, z }
         });
+        let masks = self.threads.collect(b.masks, SPREAD, |i| batch.share(3 * leaky + i));
         self.triples_done += b.leaky_count() as u64;
         self.state = TripleState::Idle;
-        Ok(triples)
+        Ok((triples, masks))
     }
 }
 

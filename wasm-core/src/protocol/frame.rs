@@ -44,7 +44,7 @@ pub const MAGIC: &[u8; 4] = b"GRBL";
 /// mode's leaky AND hashing each input once, and its bucketing permutation drawn from 32-bit
 /// words. 11: the authenticated garbling's two check rows per AND gate of 64 bits each. 12: the
 /// authenticated mode's bucketing in shifted layers.)
-pub const VERSION: u16 = 14;
+pub const VERSION: u16 = 15;
 
 /// The smallest credit window: room for a few batches of garbled data.
 pub const MIN_WINDOW: u32 = 64 << 10;
