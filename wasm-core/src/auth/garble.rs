@@ -107,6 +107,7 @@
 
 use super::digest;
 use super::segment::{party_index, Segment};
+use super::state::TripleState;
 use super::{expect_len, pack, unpack, AuthError, AuthShare, Role};
 use crate::aes::AesCtr;
 use crate::block::Block;
@@ -146,11 +147,16 @@ mod purpose {
 
 /// Opening of shares: bits ‖ digest of MACs.
 fn open(shares: &[AuthShare], scope: &[u8; 32], role: Role) -> Vec<u8> {
-    let bits: Vec<bool> = shares.iter().map(|s| s.bit()).collect();
+    open_macs(shares.len(), |i| shares[i].mac, scope, role)
+}
+
+/// Opening of the `count` shares whose MACs `mac` gives (a share's bit is its MAC's lsb).
+fn open_macs(count: usize, mac: impl Fn(usize) -> Block + Sync, scope: &[u8; 32], role: Role) -> Vec<u8> {
+    let bits: Vec<bool> = (0..count).map(|i| mac(i).lsb()).collect();
     let mut out = pack(&bits);
-    out.extend(macs_digest(OPENING_MACS, scope, role, shares.len(), |first, out| {
-        for (mac, s) in out.iter_mut().zip(&shares[first..]) {
-            *mac = s.mac.to_bytes();
+    out.extend(macs_digest(OPENING_MACS, scope, role, count, |first, out| {
+        for (i, m) in (first..).zip(out.iter_mut()) {
+            *m = mac(i).to_bytes();
         }
     }));
     out
@@ -663,10 +669,34 @@ pub struct EvaluatorComputation {
 }
 
 impl super::AuthParty {
-    /// Starts the session's next computation as the garbler with input `x`: returns the opening
-    /// of its masks of B's inputs. Computations are numbered in the order they start, the same on
-    /// both sides; the number keys the computation's hash instance, so no tweak repeats.
-    pub fn garbler_computation(&mut self, inputs: InputMaterial, x: Vec<bool>) -> Result<(GarblerComputation, Vec<u8>), AuthError> {
+    /// A's opening of its masks of B's input wires, made while the masks are in flight (right
+    /// after [`start_masks`](Self::start_masks) of the computation's input masks, A's first):
+    /// the same message as [`GarblerComputation::input_opening`] of the computation about to
+    /// start. It needs only A's own shares, which its masks' message has just fixed, so it can
+    /// leave with that message rather than a round trip later, once B's masks are in: B then
+    /// masks its inputs as soon as its own masks are out. B sees A's shares before it fixes its
+    /// own on those wires, which lets it choose the masks of its own input wires; it learns them
+    /// anyway, and they only hide its input from A, which its own share does whatever it is.
+    pub fn garbler_input_opening(&self, garbler_inputs: usize) -> Result<Vec<u8>, AuthError> {
+        if self.role != Role::Garbler {
+            return Err(AuthError::OutOfOrder { expected: "the evaluator's computation", got: "the garbler's" });
+        }
+        let TripleState::AwaitingMasks(pending) = &self.state else {
+            return Err(AuthError::OutOfOrder { expected: self.state.expecting(), got: "an opening of the input masks in flight" });
+        };
+        if garbler_inputs > pending.macs.len() {
+            return Err(AuthError::MaterialCount { what: "input masks (more garbler inputs than masks)", needed: garbler_inputs, given: pending.macs.len() });
+        }
+        let theirs = &pending.macs[garbler_inputs..];
+        Ok(open_macs(theirs.len(), |i| theirs[i], &scope(&self.transcript, self.computations, purpose::GARBLER_INPUT_MASKS), Role::Garbler))
+    }
+
+    /// Starts the session's next computation as the garbler with input `x`. Computations are
+    /// numbered in the order they start, the same on both sides; the number keys the
+    /// computation's hash instance, so no tweak repeats. Its first message, the opening of its
+    /// masks of B's inputs, is [`GarblerComputation::input_opening`] (or, sent ahead,
+    /// [`garbler_input_opening`](Self::garbler_input_opening)).
+    pub fn garbler_computation(&mut self, inputs: InputMaterial, x: Vec<bool>) -> Result<GarblerComputation, AuthError> {
         if self.role != Role::Garbler {
             return Err(AuthError::OutOfOrder { expected: "the evaluator's computation", got: "the garbler's" });
         }
@@ -675,9 +705,8 @@ impl super::AuthParty {
             return Err(AuthError::MaterialCount { what: "garbler input bits", needed: inputs.masks[0].len(), given: x.len() });
         }
         let index = self.computations;
-        let message = open(&inputs.masks[1], &scope(&self.transcript, index, purpose::GARBLER_INPUT_MASKS), Role::Garbler);
         self.computations += 1;
-        let me = GarblerComputation {
+        Ok(GarblerComputation {
             inputs,
             delta: self.delta,
             transcript: self.transcript,
@@ -700,8 +729,7 @@ impl super::AuthParty {
             order: Vec::new(),
             #[cfg(feature = "insecure-switches")]
             attack: (Vec::new(), false),
-        };
-        Ok((me, message))
+        })
     }
 
     /// Starts the session's next computation as the evaluator with input `y`: returns the
@@ -768,6 +796,11 @@ impl GarblerComputation {
     #[cfg(feature = "insecure-switches")]
     pub fn switches(&mut self) -> &mut ComputationSwitches {
         &mut self.switches
+    }
+
+    /// The computation's first message: the opening of A's masks of B's inputs.
+    pub fn input_opening(&self) -> Vec<u8> {
+        open(&self.inputs.masks[1], &scope(&self.transcript, self.index, purpose::GARBLER_INPUT_MASKS), Role::Garbler)
     }
 
     /// Bytes of B's opening of its masks of A's inputs, and of B's masked inputs: the two

@@ -751,7 +751,8 @@ mod computations {
         skip_macs: bool,
     ) -> Ended {
         let Prepared { mut g, mut e, inputs, segments } = prepare_over(circuit, max_ands, threads);
-        let (mut gc, mut g1) = g.garbler_computation(inputs.0, x.to_vec()).unwrap();
+        let mut gc = g.garbler_computation(inputs.0, x.to_vec()).unwrap();
+        let mut g1 = gc.input_opening();
         let (mut ec, e1) = e.evaluator_computation(inputs.1, y.to_vec()).unwrap();
         if skip_check {
             ec.switches().skip_consistency_check = true;
@@ -949,7 +950,8 @@ mod computations {
         let outputs_to_garbler = circuit.gates.iter().filter(|g| matches!(g, Gate::Output { to, .. } if to.to_garbler())).count();
         let run = |alter: &dyn Fn(&mut Vec<u8>), skip_macs: bool| {
             let Prepared { mut g, mut e, inputs, segments } = prepare(&circuit, SEGMENT);
-            let (mut gc, g1) = g.garbler_computation(inputs.0, x.clone()).unwrap();
+            let mut gc = g.garbler_computation(inputs.0, x.clone()).unwrap();
+            let g1 = gc.input_opening();
             let (mut ec, e1) = e.evaluator_computation(inputs.1, y.clone()).unwrap();
             gc.switches().skip_mac_check = skip_macs;
             let e2 = ec.mask_inputs(&g1).unwrap();
@@ -989,13 +991,32 @@ mod computations {
         assert_ne!(ended.evaluator.unwrap(), plain);
     }
 
+    /// A's opening of its masks of B's inputs, made while its masks are in flight (as the
+    /// sessions send it), is the message its computation makes once the masks are in; only A
+    /// makes it, and only then.
+    #[test]
+    fn the_opening_sent_with_the_input_masks_is_the_computations() {
+        let (circuit, x, _, _) = small();
+        let (mut g, mut e) = connect(4);
+        let (inputs, ands) = (circuit.inputs(), circuit.ands() as u64);
+        let (mut pg, to_e) = Preprocessor::start(&mut g, inputs, ands, SEGMENT).unwrap();
+        let early = g.garbler_input_opening(inputs[0]).unwrap();
+        assert!(matches!(e.garbler_input_opening(inputs[0]), Err(AuthError::OutOfOrder { .. })), "B opens nothing ahead");
+        let (mut pe, to_g) = Preprocessor::start(&mut e, inputs, ands, SEGMENT).unwrap();
+        cross(&mut g, &mut e, &mut pg, &mut pe, to_e, to_g);
+        assert!(matches!(g.garbler_input_opening(inputs[0]), Err(AuthError::OutOfOrder { .. })), "not once the masks are in");
+        let computation = g.garbler_computation(pg.take_inputs().unwrap(), x).unwrap();
+        assert_eq!(early, computation.input_opening());
+    }
+
     /// Steps out of order, messages of the wrong length, material of another computation or
     /// segment, and an opening from another session.
     #[test]
     fn computation_steps_refuse_order_lengths_and_other_sessions() {
         let (circuit, x, y, plain) = small();
         let Prepared { mut g, mut e, inputs, segments } = prepare(&circuit, SEGMENT);
-        let (mut gc, g1) = g.garbler_computation(inputs.0, x.clone()).unwrap();
+        let mut gc = g.garbler_computation(inputs.0, x.clone()).unwrap();
+        let g1 = gc.input_opening();
         let (mut ec, e1) = e.evaluator_computation(inputs.1, y.clone()).unwrap();
         let empty = |segment| SegmentMaterial { masks: vec![], sigma: vec![], computation: 0, segment };
         let first = &segments[0].0;
@@ -1025,7 +1046,7 @@ mod computations {
         // The same step of another session: its MACs are under other keys, its digest bound
         // to another session id.
         let Prepared { g: mut g_other, inputs: inputs_other, .. } = prepare(&circuit, SEGMENT);
-        let (_, g1_other) = g_other.garbler_computation(inputs_other.0, x.clone()).unwrap();
+        let g1_other = g_other.garbler_computation(inputs_other.0, x.clone()).unwrap().input_opening();
         let Prepared { e: mut e_fresh, inputs: inputs_fresh, .. } = prepare(&circuit, SEGMENT);
         let (mut ec_fresh, _) = e_fresh.evaluator_computation(inputs_fresh.1, y.clone()).unwrap();
         assert_eq!(ec_fresh.mask_inputs(&g1_other).unwrap_err(), AuthError::MacCheckFailed { what: "input-mask opening" });

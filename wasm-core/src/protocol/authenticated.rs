@@ -420,8 +420,8 @@ impl AuthGarbler {
             {
                 delta = Some(party.delta());
             }
-            let (computation, opening) = party.garbler_computation(inputs, plan.garbler_inputs)?;
-            sender.send(parts.outbox, &opening);
+            let computation = party.garbler_computation(inputs, plan.garbler_inputs)?;
+            sender.send(parts.outbox, &computation.input_opening());
             (GarblerStage::Inputs { work: None, computation, ready: segments }, Vec::new(), and_gates, 0)
         } else {
             let limit = parts.and_gate_limit.saturating_sub(parts.and_gates_before);
@@ -486,7 +486,13 @@ impl AuthGarbler {
                         party.known_masks();
                     }
                 }
-                GarblerStage::InputMasks(Work::start(party, self.input_bits, self.and_gates, segments, &mut self.sender, parts.outbox)?)
+                let work = Work::start(party, self.input_bits, self.and_gates, segments, &mut self.sender, parts.outbox)?;
+                if self.prepare.is_none() {
+                    // The opening of A's masks of B's inputs right behind them: B can mask its
+                    // inputs a round trip sooner.
+                    self.sender.send(parts.outbox, &work.party.garbler_input_opening(self.input_bits[0])?);
+                }
+                GarblerStage::InputMasks(work)
             }
             GarblerStage::InputMasks(mut work) => {
                 work.step(&message, &mut self.sender, parts.outbox)?;
@@ -494,13 +500,13 @@ impl AuthGarbler {
                     None => GarblerStage::InputMasks(work),
                     Some(inputs) if self.prepare.is_some() => self.prepare_next(work, inputs, VecDeque::new(), parts)?,
                     Some(inputs) => {
+                        // Its opening of its masks of B's inputs went out with the masks.
                         #[allow(unused_mut)]
-                        let (mut computation, opening) = work.party.garbler_computation(inputs, std::mem::take(&mut self.x))?;
+                        let mut computation = work.party.garbler_computation(inputs, std::mem::take(&mut self.x))?;
                         #[cfg(feature = "insecure-switches")]
                         {
                             computation.switches().corrupt_input_check = self.deviation.1;
                         }
-                        self.sender.send(parts.outbox, &opening);
                         GarblerStage::Inputs { work: Some(work), computation, ready: VecDeque::new() }
                     }
                 }
