@@ -342,6 +342,19 @@ impl AuthParty {
         Ok(())
     }
 
+    /// Authenticates `random` random bits and then `masks` wire masks, in one extension: the
+    /// masks are random too, but for a test build's known-masks attack, which draws them as
+    /// zeros (`known_masks`).
+    pub(crate) fn send_random_and_masks(&mut self, random: usize, masks: usize, bits: &mut Vec<bool>, message: &mut Vec<u8>, macs: &mut Vec<Block>) -> Result<(), AuthError> {
+        #[cfg(feature = "insecure-switches")]
+        if self.switches.known_masks {
+            bits.extend(super::random_bits(&self.threads, random)?);
+            bits.resize(random + masks, false);
+            return self.send_bits(bits, message, macs);
+        }
+        self.send_random_bits(random + masks, bits, message, macs)
+    }
+
     /// Bytes of the peer's message for `count` of its bits: the direction's set-up with the
     /// first chunk if it has not gone yet, then whole chunks.
     pub(crate) fn peer_bits_len(&mut self, count: usize) -> usize {

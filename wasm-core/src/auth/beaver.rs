@@ -62,17 +62,7 @@ impl AuthParty {
     pub fn start_masks(&mut self, n: usize) -> Result<Vec<u8>, AuthError> {
         self.idle_for_step("random masks")?;
         let (mut bits, mut message, mut macs) = (Vec::with_capacity(n), Vec::new(), Vec::with_capacity(n));
-        #[cfg(feature = "insecure-switches")]
-        let known = self.switches.known_masks;
-        #[cfg(not(feature = "insecure-switches"))]
-        let known = false;
-        let sent = if known {
-            bits.resize(n, false);
-            self.send_bits(&bits, &mut message, &mut macs)
-        } else {
-            self.send_random_bits(n, &mut bits, &mut message, &mut macs)
-        };
-        sent.inspect_err(|_| self.state = TripleState::Failed)?;
+        self.send_random_and_masks(0, n, &mut bits, &mut message, &mut macs).inspect_err(|_| self.state = TripleState::Failed)?;
         self.state = TripleState::AwaitingMasks(Box::new(Pending { macs }));
         Ok(message)
     }

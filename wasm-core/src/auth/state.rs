@@ -40,8 +40,9 @@ pub(crate) struct Batch {
     /// The leaky triples' index of the first in the session's hash tweaks.
     pub(crate) first_tweak: u128,
     /// This party's bits of x ‖ y ‖ r, ℓ each (z in r's place from round 3), leaky triple j·n + i
-    /// being number i of layer j, and then the masks'. Each is also its MAC's lsb; this dense copy is what the loops
-    /// that read bits alone stream through, a byte a bit instead of a MAC's sixteen.
+    /// being number i of layer j, and then the masks'. Each is also its MAC's lsb; this dense
+    /// copy is what the loops that read bits alone stream through, a byte a bit instead of a
+    /// MAC's sixteen.
     pub(crate) bits: Vec<bool>,
     /// Their MACs under the peer's Δ, in the same order (each MAC's lsb its bit).
     pub(crate) macs: Vec<Block>,

@@ -253,7 +253,7 @@ impl AuthParty {
         let leaky = n * bucket;
         let count = 3 * leaky + masks;
         let (mut bits, mut message, mut macs) = (Vec::with_capacity(count), Vec::new(), Vec::with_capacity(count));
-        if let Err(e) = self.send_batch_bits(3 * leaky, masks, &mut bits, &mut message, &mut macs) {
+        if let Err(e) = self.send_random_and_masks(3 * leaky, masks, &mut bits, &mut message, &mut macs) {
             self.state = TripleState::Failed;
             return Err(e);
         }
@@ -277,18 +277,6 @@ impl AuthParty {
         };
         self.state = TripleState::AwaitingBits(Box::new(batch));
         Ok(message)
-    }
-
-    /// Authenticates `leaky` random bits and then `masks` more, in one extension: random too,
-    /// but for the zero masks of a test build's known-masks attack.
-    fn send_batch_bits(&mut self, leaky: usize, masks: usize, bits: &mut Vec<bool>, message: &mut Vec<u8>, macs: &mut Vec<Block>) -> Result<(), AuthError> {
-        #[cfg(feature = "insecure-switches")]
-        if self.switches.known_masks && masks > 0 {
-            bits.extend(random_bits(&self.threads, leaky)?);
-            bits.resize(leaky + masks, false);
-            return self.send_bits(bits, message, macs);
-        }
-        self.send_random_bits(leaky + masks, bits, message, macs)
     }
 
     fn idle_for(&self, got: &'static str) -> Result<(), AuthError> {

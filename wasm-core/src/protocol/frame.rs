@@ -43,7 +43,10 @@ pub const MAGIC: &[u8; 4] = b"GRBL";
 /// session's OT extension, its flights changed; the phase of a `Compute`. 10: the authenticated
 /// mode's leaky AND hashing each input once, and its bucketing permutation drawn from 32-bit
 /// words. 11: the authenticated garbling's two check rows per AND gate of 64 bits each. 12: the
-/// authenticated mode's bucketing in shifted layers.)
+/// authenticated mode's bucketing in shifted layers. 13: a streamed circuit's topology naming
+/// operands by age. 14: in the authenticated mode a MAC's lsb is its bit and a key's lsb 0. 15:
+/// the authenticated mode's segment masks in the first round of its triples, and its bucketing
+/// openings beside the check's opening.)
 pub const VERSION: u16 = 15;
 
 /// The smallest credit window: room for a few batches of garbled data.
