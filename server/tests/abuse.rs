@@ -625,3 +625,65 @@ fn credit_for_nothing_from_four_addresses_does_not_lock_a_fifth_out() {
 fn credit_dripped_at_the_minimum_rate_from_four_addresses_does_not_lock_a_fifth_out() {
     honest_client_gets_in_under_pressure(Hold::Drip);
 }
+
+/// The protected computations' memory (`max_computation_memory_bytes`): a preparation parked on
+/// one session holds part of it, so another session's authenticated computation that needs
+/// more than is left is refused with Busy and a retry-after, and one that needs more than all
+/// of it with Limit, while standard computations run uncharged; once the preparation is used,
+/// the memory is free again and the refused computation runs.
+#[test]
+fn computation_memory() {
+    use garblet_core::protocol::Security;
+    use garblet_server::client::{Client, ClientError, ConnectOptions};
+    // One thread per computation, so that the estimates do not depend on the machine's cores:
+    // 20,000 AND gates prepared ahead park about 5 MB and take about 26 MB while preparing;
+    // 40,000 take about 41 MB; 65,536 about 65 MB. 40 MiB holds the first two one at a time,
+    // not together, and never the third.
+    let server = Server::start(&format!(
+        "[server]\ncomputation_threads = 1\n[limits]\nmax_computation_memory_bytes = {}\n{}",
+        40 << 20,
+        honest_services(1_000_000_000).replace("garbler_inputs = {", "security = \"authenticated\"\ngarbler_inputs = {")
+    ));
+    let synthetic = |and_gates: u64| vec![("and_gates".to_string(), and_gates)];
+    let e_bits = |seed: u64| garblet_circuits::testing::TestRng::new(seed).bits(256);
+    let mut holder = Client::connect(&server.url(), &ConnectOptions::default()).unwrap();
+    holder.prepare("synthetic", synthetic(20_000)).unwrap();
+    assert!(server.metric("computation_memory_bytes") > 0, "the parked preparation is charged: {}", server.metrics());
+
+    let mut raw = RawClient::connect_from(&server.url(), ATTACKER).unwrap();
+    let mut session = raw.hello();
+    // Standard computations are charged nothing.
+    let result = raw.compute(&mut session, "synthetic", synthetic(100_000), e_bits(1)).unwrap();
+    assert_eq!(result.outputs[0].bits, common::synthetic_plain(100_000, e_bits(1)));
+    session.start_with("synthetic", synthetic(40_000), e_bits(2), Security::Authenticated).unwrap();
+    for frame in drain(&mut session) {
+        raw.send(frame);
+    }
+    assert_busy(raw.expect_refusal(), "memory");
+
+    let mut other = Client::connect(&server.url(), &ConnectOptions::default()).unwrap();
+    match other.compute_with("synthetic", synthetic(65_536), e_bits(3), Security::Authenticated) {
+        Err(ClientError::Server { code, message }) => assert_eq!(code, "limit", "{message}"),
+        other => panic!("a computation larger than the whole budget: {other:?}"),
+    }
+    assert_eq!(server.metric("refused_computation_memory"), 2);
+
+    // The preparation's own computation runs, and gives back what it held.
+    let result = holder.compute_with("synthetic", synthetic(20_000), e_bits(4), Security::Authenticated).unwrap();
+    assert_eq!(result.outputs[0].bits, common::synthetic_plain(20_000, e_bits(4)));
+    wait_for_metric_at_most(&server, "computation_memory_bytes", 0);
+    let mut other = Client::connect(&server.url(), &ConnectOptions::default()).unwrap();
+    let result = other.compute_with("synthetic", synthetic(40_000), e_bits(2), Security::Authenticated).unwrap();
+    assert_eq!(result.outputs[0].bits, common::synthetic_plain(40_000, e_bits(2)));
+    wait_for_metric_at_most(&server, "computation_memory_bytes", 0);
+    server.stop();
+}
+
+/// Waits until `/metrics` shows `key` at `n` or less.
+fn wait_for_metric_at_most(server: &Server, key: &str, n: u64) {
+    let start = Instant::now();
+    while server.metric(key) > n {
+        assert!(start.elapsed() < Duration::from_secs(60), "{key} stayed above {n}: {}", server.metrics());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

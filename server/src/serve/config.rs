@@ -179,12 +179,18 @@ pub struct Limits {
     /// `max_and_gates`.
     pub max_and_gates_per_request: u64,
     /// AND gates of the computations one session holds prepared ahead in the authenticated mode
-    /// and not yet used (their whole preprocessing in memory, about 1.3 KB per AND gate).
+    /// and not yet used (their masks, σ shares and gates in memory, about 160 bytes per AND gate
+    /// on the server).
     pub max_prepared_and_gates: u64,
     /// All sessions' credit windows together: what stalled clients can make the server hold.
     /// A session gets the window it asks for while this has room, a smaller one (down to the
     /// protocol's minimum) when it is nearly spent, and a Busy refusal when it is.
     pub max_window_memory_bytes: u64,
+    /// What the cut-and-choose and authenticated computations running at once and the
+    /// preparations parked on sessions hold together, beyond their windows, as the core
+    /// estimates it from above: a computation that would take it past this is refused with Busy
+    /// (or with Limit, if it needs more than all of it).
+    pub max_computation_memory_bytes: u64,
 }
 
 impl Default for Limits {
@@ -210,6 +216,7 @@ impl Default for Limits {
             max_and_gates_per_request: 2_000_000_000,
             max_prepared_and_gates: garblet_core::protocol::DEFAULT_MAX_PREPARED_AND_GATES,
             max_window_memory_bytes: 128 << 20,
+            max_computation_memory_bytes: 1 << 30,
         }
     }
 }

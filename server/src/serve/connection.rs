@@ -187,7 +187,7 @@ where
     };
     span.in_scope(|| info!(window = window.bytes, "session started"));
     let activity = slot.activity.clone();
-    match session::spawn(id, settings, server.services.clone(), server.metrics.clone(), SessionPlaces { slot, address, window }, span.clone()) {
+    match session::spawn(id, settings, server.services.clone(), server.metrics.clone(), SessionPlaces { slot, address, window, memory: server.computation_memory.grant() }, span.clone()) {
         Ok(channels) => {
             let finished = channels.finished.clone();
             let timeouts = Timeouts { idle: server.limits.idle_timeout(), write: server.limits.write_timeout() };

@@ -51,6 +51,9 @@ pub struct Metrics {
     reclaimed: [AtomicU64; Reclaim::ALL.len()],
     /// Bytes of credit window the running sessions hold together (`max_window_memory_bytes`).
     window_memory_bytes: AtomicU64,
+    /// Bytes the sessions' computations and preparations hold together, as estimated
+    /// (`max_computation_memory_bytes`).
+    computation_memory_bytes: AtomicU64,
 }
 
 /// Which abuse limit refused a connection, session or computation (each is a `/metrics` key).
@@ -68,10 +71,12 @@ pub enum Refusal {
     RequestWork,
     /// `max_window_memory_bytes`.
     WindowMemory,
+    /// `max_computation_memory_bytes`.
+    ComputationMemory,
 }
 
 impl Refusal {
-    pub const ALL: [Refusal; 6] = [Refusal::AddressConnections, Refusal::AddressSessions, Refusal::HandshakeRate, Refusal::AddressWork, Refusal::RequestWork, Refusal::WindowMemory];
+    pub const ALL: [Refusal; 7] = [Refusal::AddressConnections, Refusal::AddressSessions, Refusal::HandshakeRate, Refusal::AddressWork, Refusal::RequestWork, Refusal::WindowMemory, Refusal::ComputationMemory];
 
     pub fn metric(self) -> &'static str {
         match self {
@@ -81,6 +86,7 @@ impl Refusal {
             Refusal::AddressWork => "refused_address_work",
             Refusal::RequestWork => "refused_request_work",
             Refusal::WindowMemory => "refused_window_memory",
+            Refusal::ComputationMemory => "refused_computation_memory",
         }
     }
 
@@ -148,6 +154,7 @@ impl Metrics {
             refusals: Default::default(),
             reclaimed: Default::default(),
             window_memory_bytes: AtomicU64::new(0),
+            computation_memory_bytes: AtomicU64::new(0),
         }
     }
 
@@ -161,6 +168,10 @@ impl Metrics {
 
     pub fn set_window_memory(&self, bytes: u64) {
         self.window_memory_bytes.store(bytes, Relaxed);
+    }
+
+    pub fn set_computation_memory(&self, bytes: u64) {
+        self.computation_memory_bytes.store(bytes, Relaxed);
     }
 
     /// Counts a session as running until the returned guard is dropped.
@@ -236,6 +247,7 @@ impl Metrics {
             "forged_outputs": self.forged_outputs.load(Relaxed),
             "cheating_reports": self.cheating_reports.load(Relaxed),
             "window_memory_bytes": self.window_memory_bytes.load(Relaxed),
+            "computation_memory_bytes": self.computation_memory_bytes.load(Relaxed),
         });
         if let Value::Object(map) = &mut json {
             for why in Refusal::ALL {
@@ -284,6 +296,7 @@ impl Metrics {
         family("garblet_forged_outputs_total", "counter", "Sessions ended because the client returned an output label the server never made.", &one(load(&self.forged_outputs)));
         family("garblet_cheating_reports_total", "counter", "Sessions the client ended with a cheating-detected Error frame: its cut-and-choose or authenticated-garbling checks failed against this server (reports, not proof). Cheating recoveries are counted by clients only.", &one(load(&self.cheating_reports)));
         family("garblet_window_memory_bytes", "gauge", "Bytes of credit window the running sessions hold together.", &one(load(&self.window_memory_bytes)));
+        family("garblet_computation_memory_bytes", "gauge", "Bytes the running cut-and-choose and authenticated computations and the parked preparations hold together, as estimated from above.", &one(load(&self.computation_memory_bytes)));
         let mut refusals = vec![(Some(("cause", "max_sessions")), load(&self.sessions_refused))];
         refusals.extend(Refusal::ALL.map(|why| (Some(("cause", why.cause())), load(&self.refusals[why as usize]))));
         family("garblet_refusals_total", "counter", "Connections, sessions and computations refused with Busy, by the limit that refused them.", &refusals);

@@ -9,6 +9,7 @@
 
 mod addresses;
 pub mod bundled;
+mod computation_memory;
 pub mod config;
 mod connection;
 pub mod http;
@@ -206,6 +207,7 @@ async fn listen(config: &Config, services: ServiceTable, options: ServeOptions) 
         slots: slots::Slots::new(config.limits.max_sessions, config.limits.pressure_idle(), metrics.clone()),
         addresses: addresses::Addresses::new(config.limits.clone(), metrics.clone()),
         windows: windows::WindowPool::new(config.limits.max_window_memory_bytes, metrics.clone()),
+        computation_memory: computation_memory::ComputationMemory::new(config.limits.max_computation_memory_bytes, metrics.clone()),
         request_and_gates: Arc::new(request_and_gates),
         limits: config.limits.clone(),
         origins,

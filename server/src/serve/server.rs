@@ -7,6 +7,7 @@ use super::metrics::Metrics;
 use super::origin::OriginPolicy;
 use super::proxy::TrustedProxies;
 use super::slots::Slots;
+use super::computation_memory::ComputationMemory;
 use super::windows::WindowPool;
 use crate::service_table::ServiceTable;
 use garblet_core::protocol::{GarblerConfig, GarblerSession, PreparedOt};
@@ -56,6 +57,9 @@ pub struct Server {
     pub addresses: Arc<Addresses>,
     /// The sessions' credit windows together (`max_window_memory_bytes`).
     pub windows: Arc<WindowPool>,
+    /// The sessions' protected computations and preparations together
+    /// (`max_computation_memory_bytes`).
+    pub computation_memory: Arc<ComputationMemory>,
     /// AND gates per computation, by service (`max_and_gates`, or `max_and_gates_per_request`).
     pub request_and_gates: Arc<HashMap<String, u64>>,
     pub shutdown: watch::Receiver<Phase>,

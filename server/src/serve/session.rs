@@ -14,6 +14,7 @@
 //! ```
 
 use super::addresses::SessionGuard;
+use super::computation_memory::{MemoryGrant, Shortfall};
 use super::metrics::{Metrics, Reclaim, Refusal};
 use super::slots::{Activity, Slot};
 use super::windows::WindowGrant;
@@ -76,13 +77,19 @@ pub struct SessionSettings {
 }
 
 /// What a session holds of the server's shared limits until it ends: its slot among
-/// `max_sessions` and its address's sessions (which it also charges its AND gates to), and its
-/// credit window.
+/// `max_sessions` and its address's sessions (which it also charges its AND gates to), its
+/// credit window, and its share of the computations' memory (none until it computes in a
+/// protected mode).
 pub struct SessionPlaces {
     pub slot: Slot,
     pub address: SessionGuard,
     pub window: WindowGrant,
+    pub memory: MemoryGrant,
 }
+
+/// When a computation refused for the computations' memory may try again: protected
+/// computations last from tens of milliseconds to seconds.
+const RETRY_WHEN_MEMORY_FULL: Duration = Duration::from_secs(1);
 
 /// The connection's ends of a running session's channels.
 pub struct SessionChannels {
@@ -106,7 +113,7 @@ pub fn spawn(id: u64, settings: SessionSettings, services: Arc<ServiceTable>, me
         // reader of /metrics who sees the session gone also finds its place free.
         let _finished = finished_tx;
         let _entered = span.enter();
-        let SessionPlaces { slot, address, window } = places;
+        let SessionPlaces { slot, address, window, memory } = places;
         let activity = slot.activity.clone();
         // The Δ and base OT made ahead for this session, or its own.
         // The session's clock counts its helper threads' CPU too.
@@ -123,7 +130,7 @@ pub fn spawn(id: u64, settings: SessionSettings, services: Arc<ServiceTable>, me
                     hook(&mut session);
                 }
                 let pace = Pace { idle_since: Instant::now(), progress: 0, allowance: 0.0, request: None };
-                let mut driver = Driver { session, inbox: inbox_rx, outbox: outbox_tx, settings, metrics: &metrics, address, window, activity: activity.clone(), charged: 0, pace, hello_received: false, draining: false, failure: None, cancelled: None };
+                let mut driver = Driver { session, inbox: inbox_rx, outbox: outbox_tx, settings, metrics: &metrics, address, window, memory, activity: activity.clone(), charged: 0, pace, hello_received: false, draining: false, failure: None, cancelled: None };
                 driver.pace.allowance = driver.allowance_cap();
                 driver.run()
             }
@@ -196,6 +203,8 @@ struct Driver<'m> {
     address: SessionGuard,
     /// The server's window memory this session holds (see [`Driver::fit_window`]).
     window: WindowGrant,
+    /// The computations' memory this session holds (see [`Driver::hold_memory`]).
+    memory: MemoryGrant,
     /// What the pressure policy sees of the session ([`super::slots`]).
     activity: Arc<Activity>,
     /// AND gates charged to the address so far.
@@ -404,6 +413,7 @@ impl Driver<'_> {
         self.activity.set_computing(!self.session.is_idle());
         if self.session.is_idle() {
             self.pace.request = None;
+            self.hold_memory();
         } else if was_idle {
             // A computation starts: with a full allowance and the first credit's wait, and only
             // within the address's budget.
@@ -414,11 +424,41 @@ impl Driver<'_> {
                 self.failure.get_or_insert(busy.message);
                 return;
             }
+            if !self.hold_memory() {
+                return;
+            }
             if let Ok(Frame::Compute(request)) = Frame::decode(frame) {
                 let cap = self.settings.request_and_gates.get(&request.service).copied().unwrap_or(u64::MAX);
                 self.pace.request = Some((request.service, cap, self.session.and_gates()));
             }
         }
+    }
+
+    /// Backs the session's computations with the server's budget for their memory: at a
+    /// computation's start, what the session will hold until it ends (its preparations parked
+    /// and the computation's working memory, estimated from above by the core), refused with
+    /// Busy when the budget lacks the room now and with Limit when it never will; once the
+    /// session is idle again, what stays parked. Returns whether the session may go on.
+    fn hold_memory(&mut self) -> bool {
+        let needed = self.session.memory();
+        let refusal = match self.memory.set(needed) {
+            Ok(()) => return true,
+            // Only a computation's start raises the grant: an idle session's parked
+            // preparations are part of what its last computation held.
+            Err(_) if self.session.is_idle() => return true,
+            Err(Shortfall::Busy { needed, free }) => (
+                ErrorCode::Busy,
+                format!("the server's protected computations hold its maximum of memory: this one needs about {} MiB and {} MiB are free; try again later", needed >> 20, free >> 20),
+                Some(retry_after_ms(RETRY_WHEN_MEMORY_FULL)),
+            ),
+            Err(Shortfall::TooLarge { needed, capacity }) => (ErrorCode::Limit, format!("the computation needs about {} MiB of memory, more than the server's max_computation_memory_bytes ({} MiB)", needed >> 20, capacity >> 20), None),
+        };
+        let (code, message, retry_after) = refusal;
+        info!(%message, "computation refused");
+        self.metrics.refused(Refusal::ComputationMemory);
+        self.session.refuse(code, &message, retry_after);
+        self.failure.get_or_insert(message);
+        false
     }
 
     /// Backs the session's window with the server's window memory: a hello or a `Window` frame
@@ -514,6 +554,8 @@ impl Driver<'_> {
 
     fn report_events(&mut self) {
         while let Some(GarblerEvent::Finished { service, stats, garbler_outputs, security, phase }) = self.session.poll_event() {
+            // What the computation held is free for others once it has ended.
+            self.hold_memory();
             // A preparation ahead is counted apart: it computes nothing yet, and the computation
             // that uses it is counted when it ends.
             let what = if phase == Phase::Prepare {

@@ -87,9 +87,39 @@ pub(super) fn charged(and_gates: u64) -> u64 {
     and_gates.saturating_mul(1 + bucket_size_of(segment, segments) as u64)
 }
 
+/// The garbler's heap for one computation, from above ([`GarblerMode::working_memory`]): what
+/// its largest segment's preprocessing holds at once — the correlated OTs' bits, MACs and keys
+/// of its leaky triples and masks, the leaky ANDs' hashes and check values, the triples, the
+/// tables — about 800 to 880 bytes per AND gate of the segment, and the set-up's OT streams; each
+/// thread beyond the first adds the scratch of its parts. A run on a preparation holds the
+/// preparation it took off the session ([`parked_memory`]) and its tables; a
+/// [`Phase::Prepare`] run, what it will park besides its working memory. `tests/computation_memory.rs` measures
+/// the heap and holds these figures above it.
+pub(super) fn working_memory(and_gates: u64, phase: Phase, threads: usize) -> u64 {
+    const FIXED: u64 = 2 << 20;
+    const PER_SEGMENT_AND: u64 = 960;
+    const PER_TABLE: u64 = 64;
+    const PER_THREAD: u64 = 5 << 18;
+    let segment = and_gates.min(SEGMENT_AND_GATES as u64);
+    match phase {
+        Phase::Prepared { .. } => parked_memory(1, and_gates) + FIXED + PER_TABLE * segment,
+        Phase::Whole => FIXED + PER_SEGMENT_AND * segment + PER_THREAD * threads.saturating_sub(1) as u64,
+        Phase::Prepare => working_memory(and_gates, Phase::Whole, threads) + parked_memory(1, and_gates),
+    }
+}
+
+/// The heap that `preparations` parked on a session hold together, from above, for
+/// `and_gates` AND gates in all: each its party after the set-up (the OT streams and the
+/// session's extension state), and per AND gate its masks, σ shares and gate.
+pub(super) fn parked_memory(preparations: usize, and_gates: u64) -> u64 {
+    const PER_PREPARATION: u64 = 3 << 19;
+    const PER_AND: u64 = 160;
+    PER_PREPARATION * preparations as u64 + PER_AND * and_gates
+}
+
 /// The most AND gates a server lets a session hold prepared ahead unless configured otherwise
 /// ([`super::GarblerConfig::max_prepared_and_gates`]): a preparation holds the material of all
-/// its segments (64 bytes per AND gate) and their gates on each side until a computation uses it.
+/// its segments and their gates on each side until a computation uses it ([`parked_memory`]).
 /// A client holds as much at most by default ([`super::EvaluatorConfig::max_prepared_and_gates`]).
 pub const DEFAULT_MAX_PREPARED_AND_GATES: u64 = 400_000;
 
@@ -381,6 +411,8 @@ pub(super) struct AuthGarbler {
     /// What the session's limits charge this run: nothing for a computation on a preparation,
     /// whose run was charged.
     charge: u64,
+    /// Its heap at the most ([`working_memory`]).
+    memory: u64,
     start: Start,
     ended: Option<Ended>,
     /// Test builds only: known masks, and the selective-failure attack.
@@ -448,6 +480,7 @@ impl AuthGarbler {
             prepare,
             phase: request.phase,
             charge,
+            memory: working_memory(and_gates, request.phase, parts.threads.count()),
             start: context.start,
             ended: None,
             #[cfg(feature = "insecure-switches")]
@@ -699,6 +732,10 @@ impl GarblerMode for AuthGarbler {
 
     fn garbled(&self) -> u64 {
         self.charge
+    }
+
+    fn working_memory(&self) -> u64 {
+        self.memory
     }
 
     fn take_ended(&mut self) -> Option<Ended> {

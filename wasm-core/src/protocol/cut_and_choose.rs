@@ -72,6 +72,12 @@ const KEY_BYTES: usize = KEY_BITS.div_ceil(8);
 /// up front when it is larger, comes from the server this mode distrusts.
 pub const MAX_KEPT_GATES: u64 = 1 << 22;
 
+/// The garbler's heap for one computation, from above ([`GarblerMode::working_memory`]): the
+/// batches of its 49 primary circuits, then of its 123 recovery circuits, garbled side by side,
+/// with their hashers and commitments — about 17 MB whatever the circuit's length, as the mode
+/// streams (`tests/computation_memory.rs` measures it and holds this figure above it).
+const WORKING_MEMORY: u64 = 24 << 20;
+
 /// The parameters both sides use: 49 primary circuits of which 15 are evaluated (a cheating
 /// garbler goes undetected with probability 2^-40.52), and 123 recovery circuits of which 74
 /// are checked (2^-40.26) — docs/cut-and-choose.md, "Parameters".
@@ -838,6 +844,10 @@ impl GarblerMode for CncGarbler {
 
     fn garbled(&self) -> u64 {
         self.garbled
+    }
+
+    fn working_memory(&self) -> u64 {
+        WORKING_MEMORY
     }
 
     fn take_ended(&mut self) -> Option<Ended> {

@@ -380,6 +380,18 @@ impl GarblerSession {
         self.ended_and_gates + running
     }
 
+    /// The heap this session's computations hold at the most from now until the running one
+    /// ends, estimated from above: the preparations parked on it and the running computation's
+    /// working memory in its mode (none for the standard mode, whose stream the credit window
+    /// bounds). What a server's budget for its computations' memory charges the session.
+    pub fn memory(&self) -> u64 {
+        let running = match &self.state {
+            State::Running(run) => run.working_memory(),
+            _ => 0,
+        };
+        super::authenticated::parked_memory(self.parked.len(), self.parked.and_gates()) + running
+    }
+
     /// Closes the session after `e`. The first error is the one the client hears: a frame that
     /// arrives after it (the OT chunk right behind a refused request, say) must not replace its
     /// Error frame.

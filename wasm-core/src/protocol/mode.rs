@@ -259,6 +259,13 @@ pub(super) trait GarblerMode {
     fn has_deferred_work(&self) -> bool;
     /// AND gates garbled so far, every copy of every circuit: what the limits charge.
     fn garbled(&self) -> u64;
+    /// The most heap this computation holds at once, from above: what a server's budget for
+    /// its computations' memory charges it ([`super::GarblerSession::memory`]). Not the stream
+    /// in flight, which the credit window bounds and the server's window memory counts; so a
+    /// mode that holds little besides, the standard one, says 0.
+    fn working_memory(&self) -> u64 {
+        0
+    }
     /// The computation's end, once (`None` while it runs and after it has been taken).
     fn take_ended(&mut self) -> Option<Ended>;
 

@@ -142,7 +142,12 @@ impl Services for TestServices {
 }
 
 pub fn services() -> Arc<TestServices> {
-    TestServices::new(vec![
+    TestServices::new(service_list())
+}
+
+/// The services of [`services`], to add to.
+pub fn service_list() -> Vec<TestService> {
+    vec![
         bristol_service("aes128", "aes_128.txt", vec![("key", Party::Garbler, Encoding::Bytes), ("plaintext", Party::Evaluator, Encoding::Bytes)], Reveal::Evaluator, value::from_bytes(&AES_KEY)).offering(Security::Authenticated),
         bristol_service("add", "adder64.txt", vec![("a", Party::Garbler, Encoding::UInt), ("b", Party::Evaluator, Encoding::UInt)], Reveal::Both, value::from_u128(1000, 64)).offering(Security::Authenticated),
         bristol_service("add_to_garbler", "adder64.txt", vec![("a", Party::Garbler, Encoding::UInt), ("b", Party::Evaluator, Encoding::UInt)], Reveal::Garbler, value::from_u128(1000, 64)).offering(Security::Authenticated),
@@ -162,7 +167,7 @@ pub fn services() -> Arc<TestServices> {
             vec![true; 128],
         )
         .offering(Security::Authenticated),
-    ])
+    ]
 }
 
 pub struct Pair {
