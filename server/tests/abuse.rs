@@ -636,8 +636,8 @@ fn computation_memory() {
     use garblet_core::protocol::Security;
     use garblet_server::client::{Client, ClientError, ConnectOptions};
     // One thread per computation, so that the estimates do not depend on the machine's cores:
-    // 20,000 AND gates prepared ahead park about 5 MB and take about 26 MB while preparing;
-    // 40,000 take about 41 MB; 65,536 about 65 MB. 40 MiB holds the first two one at a time,
+    // 20,000 AND gates prepared ahead are charged 7.5 MB parked and 29 MB while preparing;
+    // 40,000 computed whole 40.5 MB; 65,536 65 MB. 40 MiB holds the first two one at a time,
     // not together, and never the third.
     let server = Server::start(&format!(
         "[server]\ncomputation_threads = 1\n[limits]\nmax_computation_memory_bytes = {}\n{}",

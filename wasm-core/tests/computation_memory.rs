@@ -192,12 +192,17 @@ fn the_estimate_bounds_preparations_and_their_computations() {
     let mut pair = pair(1);
     for Computation { service, params, input } in computations() {
         let parked_before = pair.garbler.memory();
+        let live_before = LIVE[GARBLER].load(Ordering::Relaxed);
         let prepared = measure(&mut pair, |pair| pair.evaluator.prepare(service, params.clone()).unwrap());
         check(&format!("preparing {service} {params:?}"), (prepared.0, prepared.1 - parked_before));
-        // What stays parked is charged until a computation takes it.
+        // What stays parked is charged until a computation takes it…
         let parked = pair.garbler.memory() - parked_before;
+        let held = (LIVE[GARBLER].load(Ordering::Relaxed) - live_before) as u64;
+        check(&format!("{service} {params:?} parked"), (held, parked));
+        // …and covers that computation too, which so never waits for the budget.
         let online = measure(&mut pair, |pair| pair.evaluator.start_prepared(service, params.clone(), input, Security::Authenticated).unwrap());
-        check(&format!("computing {service} {params:?} on its preparation"), (online.0 + parked, online.1 - parked_before));
+        assert_eq!(online.1, parked_before + parked, "a computation on a preparation is charged what the preparation was");
+        check(&format!("computing {service} {params:?} on its preparation"), (held + online.0, parked));
         assert_eq!(pair.garbler.memory(), parked_before, "nothing charged once the preparation is used");
     }
 }

@@ -90,19 +90,18 @@ pub(super) fn charged(and_gates: u64) -> u64 {
 /// The garbler's heap for one computation, from above ([`GarblerMode::working_memory`]): what
 /// its largest segment's preprocessing holds at once — the correlated OTs' bits, MACs and keys
 /// of its leaky triples and masks, the leaky ANDs' hashes and check values, the triples, the
-/// tables — about 800 to 880 bytes per AND gate of the segment, and the set-up's OT streams; each
-/// thread beyond the first adds the scratch of its parts. A run on a preparation holds the
-/// preparation it took off the session ([`parked_memory`]) and its tables; a
-/// [`Phase::Prepare`] run, what it will park besides its working memory. `tests/computation_memory.rs` measures
-/// the heap and holds these figures above it.
+/// tables — 800 to 880 bytes per AND gate of the segment, and the set-up's OT streams; each
+/// thread beyond the first adds the scratch of its parts. A [`Phase::Prepare`] run holds what it
+/// will park besides; a run on a preparation, what its preparation was charged parked
+/// ([`parked_memory`]) and no more, so that it never waits for a server's memory budget.
+/// `tests/computation_memory.rs` measures the heap and holds these figures above it.
 pub(super) fn working_memory(and_gates: u64, phase: Phase, threads: usize) -> u64 {
     const FIXED: u64 = 2 << 20;
     const PER_SEGMENT_AND: u64 = 960;
-    const PER_TABLE: u64 = 64;
     const PER_THREAD: u64 = 5 << 18;
     let segment = and_gates.min(SEGMENT_AND_GATES as u64);
     match phase {
-        Phase::Prepared { .. } => parked_memory(1, and_gates) + FIXED + PER_TABLE * segment,
+        Phase::Prepared { .. } => parked_memory(1, and_gates),
         Phase::Whole => FIXED + PER_SEGMENT_AND * segment + PER_THREAD * threads.saturating_sub(1) as u64,
         Phase::Prepare => working_memory(and_gates, Phase::Whole, threads) + parked_memory(1, and_gates),
     }
@@ -110,10 +109,12 @@ pub(super) fn working_memory(and_gates: u64, phase: Phase, threads: usize) -> u6
 
 /// The heap that `preparations` parked on a session hold together, from above, for
 /// `and_gates` AND gates in all: each its party after the set-up (the OT streams and the
-/// session's extension state), and per AND gate its masks, σ shares and gate.
+/// session's extension state, 0.3–1.4 MB) and per AND gate its masks, σ shares and gate
+/// (120–150 bytes), and what the computation that uses it holds besides (a segment's tables
+/// at a time, about 2.5 MB for full segments).
 pub(super) fn parked_memory(preparations: usize, and_gates: u64) -> u64 {
-    const PER_PREPARATION: u64 = 3 << 19;
-    const PER_AND: u64 = 160;
+    const PER_PREPARATION: u64 = 7 << 19;
+    const PER_AND: u64 = 192;
     PER_PREPARATION * preparations as u64 + PER_AND * and_gates
 }
 
