@@ -10,6 +10,9 @@
 //! holds the protocol to: a cold connection takes the upgrade plus one round trip (the base OTs
 //! folded into the request's round), a warm one a single round trip — for a streamed (Bristol)
 //! circuit, and for a built-in program whose output the server learns too.
+//!
+//! The authenticated mode's count is its own: five round trips for a circuit of one segment
+//! (its test below says where they go).
 // Native only: the services read the bundled Bristol files from disk.
 #![cfg(not(target_arch = "wasm32"))]
 
@@ -170,4 +173,25 @@ fn the_servers_output_arrives_before_the_next_request_is_served() {
     let learned: Vec<Vec<bool>> = std::iter::from_fn(|| link.garbler.poll_event().map(|GarblerEvent::Finished { garbler_outputs, .. }| garbler_outputs)).collect();
     assert_eq!(learned, vec![vec![false]], "the first computation's output, heard with the second request");
     assert_eq!(server_learns(&mut link), Some(vec![true]));
+}
+
+/// The authenticated mode's round trips from request to result, cold and warm: the set-up (B's
+/// chunk of the session's extension, answered by A's on direction 1), the input masks, the six
+/// crossing rounds of a segment's preprocessing, two a round trip, and the tables — five in all
+/// for a circuit of one segment, the base OTs of a cold connection folded into the first.
+#[test]
+fn an_authenticated_computation_of_one_segment_takes_five_round_trips() {
+    use garblet_core::protocol::Security;
+    let services = TestServices::new(vec![bristol_service("aes128", "aes_128.txt", vec![("key", Party::Garbler, Encoding::Bytes), ("plaintext", Party::Evaluator, Encoding::Bytes)], Reveal::Evaluator, value::from_bytes(&AES_KEY)).offering(Security::Authenticated)]);
+    let plaintext = value::parse_uint("0x00112233445566778899aabbccddeeff", 128).unwrap();
+    let (mut link, upgrade) = connect(services);
+    for connection in ["cold", "warm"] {
+        let before = link.flights.len();
+        link.evaluator.start_with("aes128", vec![], plaintext.clone(), Security::Authenticated).unwrap();
+        let (event, trips) = link.until_event();
+        let EvaluatorEvent::Finished(result) = event else { panic!("{connection}: {event:?}") };
+        assert_eq!(value::to_hex(&result.outputs[0].bits), "0x69c4e0d86a7b0430d8cdb78070b4c55a", "FIPS-197's example");
+        assert_eq!(trips, 5, "{connection}: request → result; flights {:?}", &link.flights[before..]);
+    }
+    assert_eq!(upgrade, 1);
 }
