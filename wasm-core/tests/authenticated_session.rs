@@ -362,8 +362,10 @@ fn note(sent: &mut Vec<Sent>, frame: &[u8], deferred: bool) {
 /// Each side puts the short message the other waits for on the wire before it computes the
 /// first round of a segment's preprocessing (the session's deferred work, done by the next
 /// `poll_transmit`), so that the two sides compute at once: the client's masked inputs, the
-/// server's inputs and each segment's tables. Were the round computed first, the message would
-/// wait behind it, and the other side with it.
+/// server's input masks and its opening of its masks of the client's inputs (the first
+/// segment's first round goes right behind those, ahead of the server's inputs) and each
+/// segment's tables. Were the round computed first, the message would wait behind it, and the
+/// other side with it.
 #[test]
 fn the_awaited_message_leaves_before_the_next_round_is_computed() {
     use garblet_core::auth::garble::tables_len;
@@ -398,11 +400,14 @@ fn the_awaited_message_leaves_before_the_next_round_is_computed() {
     }
     assert_eq!(finished(&mut pair).outputs[0].bits, want);
     let deferred_after = |sent: &[Sent], flight: u8| sent.iter().find(|s| s.flight == flight).map(|s| s.deferred_after);
-    // The client's flight 3 (its opening and masked inputs), the server's flight 5 (its masked
-    // inputs and the input labels): each followed by the first segment's first round, large.
+    // The client's flight 3 (its opening and masked inputs), the server's flight 4 (its opening
+    // of its masks of the client's inputs): each followed by the first segment's first round,
+    // large.
     assert_eq!(deferred_after(&client, 3), Some(true), "client {client:?}");
-    assert_eq!(deferred_after(&server, 5), Some(true), "server {server:?}");
-    assert!(client[3].len > 100_000 && server[5].len > 100_000, "the round after them: {} and {} bytes", client[3].len, server[5].len);
+    assert_eq!(deferred_after(&server, 4), Some(true), "server {server:?}");
+    assert!(client[3].len > 100_000 && server[4].len > 100_000, "the round after them: {} and {} bytes", client[3].len, server[4].len);
+    // The server's inputs (flight 6) wait for nothing: its first round is already out.
+    assert_eq!((server[5].flight, server[5].deferred_after), (6, false), "server {server:?}");
     // The first segment's tables: followed by the second segment's start.
     let tables = server.iter().find(|s| s.len == tables_len(SEGMENT_AND_GATES)).expect("the first segment's tables");
     assert!(tables.deferred_after, "{tables:?}");

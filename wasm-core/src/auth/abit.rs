@@ -238,6 +238,9 @@ pub struct AuthParty {
     /// The OT sender with this party's Δ, for the peer's bits.
     theirs: OtSender,
     pub(crate) state: TripleState,
+    /// The input masks in flight ([`AuthParty::start_masks`]): beside the batch steps of
+    /// `state`, so that a computation's first batch can start before the peer's masks are in.
+    pub(crate) input_masks: Option<Box<super::state::Pending>>,
     /// Triples generated in this session so far: the next batch's first hash tweak.
     pub(crate) triples_done: u64,
     /// Computations started in this session: the next one's hash instance.
@@ -266,6 +269,7 @@ impl AuthParty {
             mine,
             theirs,
             state: TripleState::Idle,
+            input_masks: None,
             triples_done: 0,
             computations: 0,
             prepared: 0,

@@ -56,31 +56,32 @@ impl AuthShare {
 }
 
 impl AuthParty {
-    /// Starts `n` random authenticated bits (wire masks): this party draws its shares and
-    /// returns the message authenticating them. The peer does the same; then
-    /// [`finish_masks`](Self::finish_masks) with the peer's message.
+    /// Starts `n` random authenticated bits (a computation's input masks): this party draws its
+    /// shares and returns the message authenticating them. The peer does the same; then
+    /// [`finish_masks`](Self::finish_masks) with the peer's message. A batch may start while
+    /// they are in flight (its bits come after theirs in the correlated OTs, on both sides), but
+    /// the peer's masks are the next message this party takes.
     pub fn start_masks(&mut self, n: usize) -> Result<Vec<u8>, AuthError> {
         self.idle_for_step("random masks")?;
+        if self.input_masks.is_some() {
+            return Err(AuthError::OutOfOrder { expected: "the peer's mask shares", got: "random masks" });
+        }
         let (mut bits, mut message, mut macs) = (Vec::with_capacity(n), Vec::new(), Vec::with_capacity(n));
         self.send_random_and_masks(0, n, &mut bits, &mut message, &mut macs).inspect_err(|_| self.state = TripleState::Failed)?;
-        self.state = TripleState::AwaitingMasks(Box::new(Pending { macs }));
+        self.input_masks = Some(Box::new(Pending { macs }));
         Ok(message)
     }
 
     /// The masks, from the peer's message authenticating its shares.
     pub fn finish_masks(&mut self, peer: &[u8]) -> Result<Vec<AuthShare>, AuthError> {
-        let TripleState::AwaitingMasks(pending) = &self.state else {
+        let (Some(pending), false) = (&self.input_masks, matches!(self.state, TripleState::Failed)) else {
             return Err(AuthError::OutOfOrder { expected: self.state.expecting(), got: "the peer's mask shares" });
         };
         let n = pending.macs.len();
-        let expected = self.peer_bits_len(n);
-        expect_len(peer, expected, "mask shares")?;
-        let TripleState::AwaitingMasks(pending) = core::mem::replace(&mut self.state, TripleState::Failed) else {
-            return Err(AuthError::OutOfOrder { expected: "random masks", got: "the peer's mask shares" });
-        };
+        expect_len(peer, self.peer_bits_len(n), "mask shares")?;
+        let pending = self.input_masks.take().expect("checked above");
         let mut keys = Vec::with_capacity(n);
-        self.receive_bits(n, peer, &mut keys)?;
-        self.state = TripleState::Idle;
+        self.receive_bits(n, peer, &mut keys).inspect_err(|_| self.state = TripleState::Failed)?;
         Ok(self.threads.collect(n, SPREAD, |i| AuthShare { mac: pending.macs[i], key: keys[i] }))
     }
 

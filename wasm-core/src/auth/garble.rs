@@ -107,7 +107,6 @@
 
 use super::digest;
 use super::segment::{party_index, Segment};
-use super::state::TripleState;
 use super::{expect_len, pack, unpack, AuthError, AuthShare, Role};
 use crate::aes::AesCtr;
 use crate::block::Block;
@@ -681,7 +680,7 @@ impl super::AuthParty {
         if self.role != Role::Garbler {
             return Err(AuthError::OutOfOrder { expected: "the evaluator's computation", got: "the garbler's" });
         }
-        let TripleState::AwaitingMasks(pending) = &self.state else {
+        let Some(pending) = &self.input_masks else {
             return Err(AuthError::OutOfOrder { expected: self.state.expecting(), got: "an opening of the input masks in flight" });
         };
         if garbler_inputs > pending.macs.len() {

@@ -10,6 +10,11 @@
 //! input masks, then per segment: batch round 1 (with the masks) … round 5, ANDs   (each side, crossing the peer's)
 //! ```
 //!
+//! The first segment's round 1 needs nothing from the peer's input masks (its bits are fresh):
+//! a party may start it while they are in flight ([`Preprocessor::start_segment`]), right
+//! behind its own, and the peer then answers it a round sooner. The peer's input masks are
+//! still the first of its messages this party takes.
+//!
 //! A segment without AND gates (only a circuit without any has one) takes no message. The
 //! order of the messages on each side is the order in which the correlated-OT streams are
 //! consumed, the same on both.
@@ -36,10 +41,15 @@ use super::garble::{InputMaterial, SegmentMaterial};
 use super::segment::{segments_of, MaskWalk, Segment};
 use super::{AuthError, AuthParty, AuthShare, Progress};
 
+/// Where the input masks are.
+enum Inputs {
+    InFlight,
+    Ready(InputMaterial),
+    Taken,
+}
+
+/// Where the segments are.
 enum Stage {
-    /// The input masks in flight.
-    Inputs,
-    InputsReady(InputMaterial),
     /// Waiting for the next segment.
     Idle,
     /// Its batch of triples, with the masks of its AND outputs.
@@ -52,6 +62,7 @@ enum Stage {
 
 /// One party's preprocessing for a computation.
 pub struct Preprocessor {
+    input_stage: Inputs,
     stage: Stage,
     /// The party's computation the material is for.
     computation: u64,
@@ -74,7 +85,8 @@ impl Preprocessor {
         let computation = party.prepared;
         party.prepared += 1;
         let me = Preprocessor {
-            stage: Stage::Inputs,
+            input_stage: Inputs::InFlight,
+            stage: Stage::Idle,
             computation,
             segments: segments_of(and_gates, max_ands),
             started: 0,
@@ -87,9 +99,9 @@ impl Preprocessor {
 
     /// The length of the peer's next message, or `None` while this party waits for none.
     pub fn awaited_len(&self, party: &mut AuthParty) -> Option<usize> {
-        match self.stage {
-            Stage::Inputs | Stage::Triples(_) | Stage::Ands(..) => party.awaited_len(),
-            Stage::InputsReady(_) | Stage::Idle | Stage::Ready(..) | Stage::Over => None,
+        match (&self.input_stage, &self.stage) {
+            (Inputs::InFlight, _) | (_, Stage::Triples(_) | Stage::Ands(..)) => party.awaited_len(),
+            (_, Stage::Idle | Stage::Ready(..) | Stage::Over) => None,
         }
     }
 
@@ -97,14 +109,14 @@ impl Preprocessor {
     /// over ([`take_inputs`](Self::take_inputs) or [`take_segment`](Self::take_segment) then
     /// has its result).
     pub fn step(&mut self, party: &mut AuthParty, peer: &[u8]) -> Result<Option<Vec<u8>>, AuthError> {
+        if let Inputs::InFlight = self.input_stage {
+            let mut masks = party.finish_masks(peer)?;
+            let theirs = masks.split_off(self.garbler_inputs.min(masks.len()));
+            self.inputs = [masks.clone(), theirs.clone()];
+            self.input_stage = Inputs::Ready(InputMaterial { masks: [masks, theirs], computation: self.computation });
+            return Ok(None);
+        }
         match std::mem::replace(&mut self.stage, Stage::Over) {
-            Stage::Inputs => {
-                let mut masks = party.finish_masks(peer)?;
-                let theirs = masks.split_off(self.garbler_inputs.min(masks.len()));
-                self.inputs = [masks.clone(), theirs.clone()];
-                self.stage = Stage::InputsReady(InputMaterial { masks: [masks, theirs], computation: self.computation });
-                Ok(None)
-            }
             Stage::Triples(segment) => match party.triples_step(peer)? {
                 Progress::Send(message) => {
                     self.stage = Stage::Triples(segment);
@@ -130,7 +142,7 @@ impl Preprocessor {
                 self.stage = Stage::Ready(segment, material);
                 Ok(None)
             }
-            stage @ (Stage::InputsReady(_) | Stage::Idle | Stage::Ready(..) | Stage::Over) => {
+            stage @ (Stage::Idle | Stage::Ready(..) | Stage::Over) => {
                 self.stage = stage;
                 Err(AuthError::OutOfOrder { expected: "nothing (no preprocessing step is in flight)", got: "a preprocessing message" })
             }
@@ -139,16 +151,18 @@ impl Preprocessor {
 
     /// The masks of the input wires, once their step is over (once).
     pub fn take_inputs(&mut self) -> Option<InputMaterial> {
-        match std::mem::replace(&mut self.stage, Stage::Over) {
-            Stage::InputsReady(material) => {
-                self.stage = Stage::Idle;
-                Some(material)
-            }
+        match std::mem::replace(&mut self.input_stage, Inputs::Taken) {
+            Inputs::Ready(material) => Some(material),
             stage => {
-                self.stage = stage;
+                self.input_stage = stage;
                 None
             }
         }
+    }
+
+    /// Whether a segment's preprocessing is in flight.
+    pub fn segment_in_flight(&self) -> bool {
+        matches!(self.stage, Stage::Triples(_) | Stage::Ands(..))
     }
 
     /// Whether every segment the computation announced has been started.
@@ -158,13 +172,17 @@ impl Preprocessor {
 
     /// Starts the preprocessing of the computation's next segment: returns this party's first
     /// message for it, or `None` for a segment without AND gates, whose (empty) material is then
-    /// ready at once.
+    /// ready at once. The first may start while the input masks are in flight, if it has AND
+    /// gates (the walk of one without needs the masks now).
     pub fn start_segment(&mut self, party: &mut AuthParty, segment: Segment) -> Result<Option<Vec<u8>>, AuthError> {
         if !matches!(self.stage, Stage::Idle) {
             return Err(AuthError::OutOfOrder { expected: "the step in flight to end", got: "a new segment" });
         }
         if self.started == self.segments {
             return Err(AuthError::MaterialCount { what: "segments (more AND gates than announced)", needed: self.segments as usize + 1, given: self.segments as usize });
+        }
+        if segment.ands() == 0 && matches!(self.input_stage, Inputs::InFlight) {
+            return Err(AuthError::OutOfOrder { expected: "the input masks", got: "a segment without AND gates" });
         }
         self.started += 1;
         if segment.ands() == 0 {

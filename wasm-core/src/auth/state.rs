@@ -109,7 +109,6 @@ pub(crate) enum TripleState {
     AwaitingD(Box<Batch>),
     AwaitingCheckCommitment(Box<Batch>),
     AwaitingCheckOpening(Box<Batch>),
-    AwaitingMasks(Box<Pending>),
     AwaitingAnds(Box<PendingAnds>),
     Failed,
 }
@@ -123,14 +122,13 @@ impl TripleState {
             TripleState::AwaitingD(_) => "the peer's d bits and coin commitment (round 3)",
             TripleState::AwaitingCheckCommitment(_) => "the peer's check commitment and coin opening (round 4)",
             TripleState::AwaitingCheckOpening(_) => "the peer's check opening and bucketing openings (round 5)",
-            TripleState::AwaitingMasks(_) => "the peer's mask shares",
             TripleState::AwaitingAnds(_) => "the peer's AND openings",
             TripleState::Failed => "nothing (a check failed)",
         }
     }
 }
 
-/// Masks in flight: this party's MACs of its shares (each MAC's lsb its bit).
+/// Input masks in flight: this party's MACs of its shares (each MAC's lsb its bit).
 pub(crate) struct Pending {
     pub(crate) macs: Vec<Block>,
 }

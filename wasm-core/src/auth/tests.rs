@@ -562,6 +562,10 @@ fn ands_refuse_the_wrong_triple_count_and_order() {
     assert!(matches!(g.finish_masks(&[]), Err(AuthError::OutOfOrder { .. })));
     g.start_masks(5).unwrap();
     assert!(matches!(g.finish_masks(&[0; 3]), Err(AuthError::WrongLength { .. })));
+    assert!(matches!(g.start_masks(5), Err(AuthError::OutOfOrder { .. })), "one set of input masks in flight at a time");
+    // A batch may start beside them (a computation's first round goes ahead of the peer's
+    // masks), but not a second one.
+    g.start_triples(5).unwrap();
     assert!(matches!(g.start_triples(5), Err(AuthError::OutOfOrder { .. })));
 }
 

@@ -330,11 +330,11 @@ impl AuthParty {
     /// shares or the AND openings — or `None` when it waits for none. A transport gathering
     /// the message from pieces refuses more than this as soon as it arrives.
     pub fn awaited_len(&mut self) -> Option<usize> {
+        // The peer's input masks come before anything of a batch started beside them.
+        if let Some(pending) = &self.input_masks {
+            return Some(self.peer_bits_len(pending.macs.len()));
+        }
         match &self.state {
-            TripleState::AwaitingMasks(pending) => {
-                let n = pending.macs.len();
-                Some(self.peer_bits_len(n))
-            }
             TripleState::AwaitingAnds(pending) => Some(pending.openings.len().div_ceil(8) + 32),
             _ => self.batch_message_awaited().map(|(_, len)| len),
         }

@@ -12,18 +12,22 @@
 //! Compute ───────────────────────────────────────▶ plan; AND gates counted; Δ_A drawn
 //! Δ_B drawn; 1: 128 OTs of the session's extension (Δ_B) ──▶
 //!         ◀── 1: AND gates (8 bytes) ‖ topology (a streamed circuit's records, checked by its hash)
-//!         ◀── 2: direction 1's first chunk: 128 OTs (Δ_A); 3: input masks
-//! 2: input masks ───────────────────────────────▶ 4: A's opening of its masks of B's inputs
-//! 3: B's opening of its masks of A's inputs ‖ B's masked inputs ──▶
-//!         ◀── A's masked inputs ‖ input labels
-//!   per segment (crossing): triples rounds 1–6, masks, ANDs; then ◀── the segment's tables
+//!         ◀── 2: direction 1's first chunk: 128 OTs (Δ_A); 3: input masks;
+//!             4: A's opening of its masks of B's inputs; 5: the first segment's round 1
+//! 2: input masks; 3: B's opening of its masks of A's inputs ‖ B's masked inputs;
+//! 4, 5: the first segment's rounds 1 and 2 ──▶
+//!         ◀── 6: A's masked inputs ‖ input labels; its rounds 2 and 3 …
+//!   per segment (crossing): triples rounds 1–5 (the segment's masks in round 1), ANDs;
+//!   then ◀── the segment's tables
 //!         ◀── closing: consistency digest ‖ A's masks of B's outputs; Done
 //! B: check, then outputs; the labels and masks of A's outputs ──▶ (if A learns any)
 //! ```
 //!
 //! B's flight 1 needs nothing from A: it goes right behind the request, once the session's base
 //! OTs are done (the first computation of a connection does them, as the standard mode's
-//! does), and crosses A's flight 1. Each computation runs its own set-up — fresh global keys,
+//! does), and crosses A's flight 1. A's first round of the first segment needs nothing from
+//! B's input masks either (its bits are fresh): it goes right behind A's own, so B answers it
+//! in the flight that carries B's, a round trip sooner than if it waited for them. Each computation runs its own set-up — fresh global keys,
 //! both directions derived from the session's correlated OT with no public-key operation
 //! ([`crate::auth::abit`]).
 //!
@@ -378,8 +382,10 @@ impl Work {
 enum GarblerStage {
     /// Waiting for B's chunk of the session's extension.
     Setup(Box<GarblerSetup>, Segments),
-    /// Waiting for B's input masks.
-    InputMasks(Box<Work>),
+    /// Waiting for B's input masks. The first segment's preprocessing starts meanwhile, once
+    /// what is queued has been sent (`first_pending` until then): its first round needs nothing
+    /// of B's masks, and B answers it in the flight that carries them.
+    InputMasks { work: Box<Work>, first_pending: bool },
     /// Waiting for B's opening of its masks of A's inputs and B's masked inputs; `work` is
     /// `None` for a computation on a preparation, whose segments are all in `ready`.
     Inputs { work: Option<Box<Work>>, computation: GarblerComputation, ready: VecDeque<Prepped> },
@@ -495,7 +501,7 @@ impl AuthGarbler {
     fn awaited_len(&mut self) -> usize {
         match &mut self.stage {
             GarblerStage::Setup(setup, _) => setup.reply_len(),
-            GarblerStage::InputMasks(work) | GarblerStage::Garbling(work, _) | GarblerStage::Preparing(work, ..) => work.pre.awaited_len(&mut work.party).unwrap_or(0),
+            GarblerStage::InputMasks { work, .. } | GarblerStage::Garbling(work, _) | GarblerStage::Preparing(work, ..) => work.pre.awaited_len(&mut work.party).unwrap_or(0),
             GarblerStage::Inputs { computation, .. } => {
                 let (opening, masked) = computation.inputs_len();
                 opening + masked
@@ -526,12 +532,14 @@ impl AuthGarbler {
                     // inputs a round trip sooner.
                     self.sender.send(parts.outbox, &work.party.garbler_input_opening(self.input_bits[0])?);
                 }
-                GarblerStage::InputMasks(work)
+                // A circuit without AND gates has no first round to send ahead.
+                GarblerStage::InputMasks { work, first_pending: self.and_gates > 0 }
             }
-            GarblerStage::InputMasks(mut work) => {
+            GarblerStage::InputMasks { mut work, first_pending } => {
                 work.step(&message, &mut self.sender, parts.outbox)?;
                 match work.pre.take_inputs() {
-                    None => GarblerStage::InputMasks(work),
+                    None => GarblerStage::InputMasks { work, first_pending },
+                    Some(inputs) if self.prepare.is_some() && work.pre.segment_in_flight() => GarblerStage::Preparing(work, inputs, VecDeque::new()),
                     Some(inputs) if self.prepare.is_some() => self.prepare_next(work, inputs, VecDeque::new(), parts)?,
                     Some(inputs) => {
                         // Its opening of its masks of B's inputs went out with the masks.
@@ -552,6 +560,8 @@ impl AuthGarbler {
                 self.sender.send(parts.outbox, &inputs);
                 self.garble_all(&mut computation, ready, parts.outbox)?;
                 match work {
+                    // The first segment's preprocessing went ahead of the inputs.
+                    Some(work) if work.pre.segment_in_flight() => GarblerStage::Garbling(work, computation),
                     Some(work) => GarblerStage::Next(work, computation),
                     None => self.close(computation, parts)?,
                 }
@@ -594,6 +604,15 @@ impl AuthGarbler {
     /// Starts the segment whose preprocessing waits for the queue to drain, if one does.
     fn start_deferred(&mut self, parts: &mut GarblerParts<'_>) -> Result<(), SessionError> {
         self.stage = match std::mem::replace(&mut self.stage, GarblerStage::Ended) {
+            GarblerStage::InputMasks { mut work, first_pending: true } => {
+                let mut ready = VecDeque::new();
+                // A circuit with AND gates has some in its first segment (segments are cut
+                // before the AND gate that would pass one): it is in flight now.
+                if !work.start_next(&mut ready, &mut self.sender, parts.outbox)? || !ready.is_empty() {
+                    return Err(SessionError::NotReady { state: "with a first segment without AND gates" });
+                }
+                GarblerStage::InputMasks { work, first_pending: false }
+            }
             GarblerStage::Next(work, computation) => self.garble_next(work, computation, VecDeque::new(), parts)?,
             other => other,
         };
@@ -683,7 +702,7 @@ impl GarblerMode for AuthGarbler {
     fn stage(&self) -> &'static str {
         match self.stage {
             GarblerStage::Setup(..) => "awaiting the authenticated mode's set-up",
-            GarblerStage::InputMasks(_) | GarblerStage::Preparing(..) => "preprocessing an authenticated computation",
+            GarblerStage::InputMasks { .. } | GarblerStage::Preparing(..) => "preprocessing an authenticated computation",
             GarblerStage::Inputs { .. } => "awaiting the client's masked inputs",
             GarblerStage::Garbling(..) | GarblerStage::Next(..) => "preprocessing and garbling an authenticated computation",
             GarblerStage::Outputs(..) => "awaiting the garbler's outputs",
@@ -726,9 +745,10 @@ impl GarblerMode for AuthGarbler {
         false
     }
 
-    /// The next segment's preprocessing, behind A's inputs or the last segment's tables.
+    /// The next segment's preprocessing, behind A's inputs or the last segment's tables; the
+    /// first, behind A's input masks and its opening of its masks of B's inputs.
     fn has_deferred_work(&self) -> bool {
-        matches!(self.stage, GarblerStage::Next(..))
+        matches!(self.stage, GarblerStage::Next(..) | GarblerStage::InputMasks { first_pending: true, .. })
     }
 
     fn garbled(&self) -> u64 {
@@ -762,6 +782,9 @@ struct Evaluating {
     /// preparation).
     work: Option<Box<Work>>,
     computation: EvaluatorComputation,
+    /// Whether A's first round of the first segment's preprocessing, which A sends ahead of
+    /// its inputs, is still to come.
+    first_round_pending: bool,
     /// Whether A's inputs message is in.
     inputs_in: bool,
     /// Segments preprocessed, waiting for their tables, in order.
@@ -904,7 +927,9 @@ impl AuthEvaluator {
             EvaluatorStage::InputMasks(work) | EvaluatorStage::Preparing(work, ..) => work.pre.awaited_len(&mut work.party).unwrap_or(0),
             EvaluatorStage::Opening { computation, .. } => computation.input_masks_len(),
             EvaluatorStage::Evaluating(e) => {
-                if !e.inputs_in {
+                if let (true, Some(work)) = (e.first_round_pending, &mut e.work) {
+                    work.pre.awaited_len(&mut work.party).unwrap_or(0)
+                } else if !e.inputs_in {
                     e.computation.inputs_len()
                 } else if let Some((segment, _)) = e.ready.front() {
                     tables_len(segment.ands())
@@ -980,10 +1005,17 @@ impl AuthEvaluator {
                 let masked = computation.mask_inputs(&message)?;
                 self.sender.send(parts.outbox, &[opening, masked].concat());
                 let start_pending = work.is_some();
-                EvaluatorStage::Evaluating(Box::new(Evaluating { work, computation: *computation, inputs_in: false, ready, start_pending }))
+                let first_round_pending = start_pending && self.and_total.unwrap_or(0) > 0;
+                EvaluatorStage::Evaluating(Box::new(Evaluating { work, computation: *computation, first_round_pending, inputs_in: false, ready, start_pending }))
             }
             EvaluatorStage::Evaluating(mut e) => {
-                if !e.inputs_in {
+                if let (true, Some(work)) = (e.first_round_pending, &mut e.work) {
+                    // A's first round, sent ahead of its inputs: B's own went out before it
+                    // was read ([`EvaluatorMode::flight`]), and B answers it now.
+                    work.step(&message, &mut self.sender, parts.outbox)?;
+                    e.first_round_pending = false;
+                    EvaluatorStage::Evaluating(e)
+                } else if !e.inputs_in {
                     e.computation.inputs(&message)?;
                     e.inputs_in = true;
                     EvaluatorStage::Evaluating(e)

@@ -46,8 +46,9 @@ pub const MAGIC: &[u8; 4] = b"GRBL";
 /// authenticated mode's bucketing in shifted layers. 13: a streamed circuit's topology naming
 /// operands by age. 14: in the authenticated mode a MAC's lsb is its bit and a key's lsb 0. 15:
 /// the authenticated mode's segment masks in the first round of its triples, and its bucketing
-/// openings beside the check's opening.)
-pub const VERSION: u16 = 15;
+/// openings beside the check's opening. 16: the garbler's first round of the authenticated
+/// mode's first segment right behind its input masks, ahead of its inputs.)
+pub const VERSION: u16 = 16;
 
 /// The smallest credit window: room for a few batches of garbled data.
 pub const MIN_WINDOW: u32 = 64 << 10;
