@@ -174,15 +174,19 @@ fn check(what: &str, (peak, estimate): (u64, u64)) {
     assert!(peak < 4 << 20 || 2 * peak >= estimate, "{what}: the estimate, {estimate} bytes, is more than twice the {peak} the garbler held");
 }
 
+/// Checks every computation of [`computations`], run whole in `security` on `pair`.
+fn check_each(pair: &mut Pair, security: Security, label: &str) {
+    for Computation { service, params, input } in computations() {
+        let measured = measure(pair, |pair| pair.evaluator.start_with(service, params.clone(), input, security).unwrap());
+        check(&format!("{label} {service} {params:?}"), measured);
+    }
+}
+
 #[test]
 fn the_estimate_bounds_what_an_authenticated_garbler_holds() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     for threads in [1, 2, 4] {
-        let mut pair = pair(threads);
-        for Computation { service, params, input } in computations() {
-            let measured = measure(&mut pair, |pair| pair.evaluator.start_with(service, params.clone(), input, Security::Authenticated).unwrap());
-            check(&format!("{service} {params:?}, {threads} threads"), measured);
-        }
+        check_each(&mut pair(threads), Security::Authenticated, &format!("{threads} threads:"));
     }
 }
 
@@ -210,11 +214,7 @@ fn the_estimate_bounds_preparations_and_their_computations() {
 #[test]
 fn the_estimate_bounds_what_a_cut_and_choose_garbler_holds() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let mut pair = pair(1);
-    for Computation { service, params, input } in computations() {
-        let measured = measure(&mut pair, |pair| pair.evaluator.start_with(service, params.clone(), input, Security::CutAndChoose).unwrap());
-        check(&format!("cut-and-choose {service} {params:?}"), measured);
-    }
+    check_each(&mut pair(1), Security::CutAndChoose, "cut-and-choose");
 }
 
 #[test]

@@ -19,7 +19,7 @@
 mod support;
 
 use garblet_circuits::{value, Encoding, Party, Reveal};
-use garblet_core::protocol::{EvaluatorConfig, EvaluatorEvent, EvaluatorSession, GarblerConfig, GarblerEvent, GarblerSession, NoClock};
+use garblet_core::protocol::{EvaluatorConfig, EvaluatorEvent, EvaluatorSession, GarblerConfig, GarblerEvent, GarblerSession, NoClock, Security};
 use support::{bristol_service, builtin_service, TestServices, AES_KEY};
 
 /// One side's turn: everything the client has queued goes to the server, or the other way.
@@ -105,7 +105,7 @@ fn connect(services: std::sync::Arc<TestServices>) -> (Link, usize) {
 
 fn services() -> std::sync::Arc<TestServices> {
     TestServices::new(vec![
-        bristol_service("aes128", "aes_128.txt", vec![("key", Party::Garbler, Encoding::Bytes), ("plaintext", Party::Evaluator, Encoding::Bytes)], Reveal::Evaluator, value::from_bytes(&AES_KEY)),
+        bristol_service("aes128", "aes_128.txt", vec![("key", Party::Garbler, Encoding::Bytes), ("plaintext", Party::Evaluator, Encoding::Bytes)], Reveal::Evaluator, value::from_bytes(&AES_KEY)).offering(Security::Authenticated),
         builtin_service("millionaires", "millionaires", &[("n", 32)], vec![], value::from_u128(1_500_000, 32)),
     ])
 }
@@ -182,10 +182,8 @@ fn the_servers_output_arrives_before_the_next_request_is_served() {
 /// one segment, the base OTs of a cold connection folded into the first.
 #[test]
 fn an_authenticated_computation_of_one_segment_takes_four_round_trips() {
-    use garblet_core::protocol::Security;
-    let services = TestServices::new(vec![bristol_service("aes128", "aes_128.txt", vec![("key", Party::Garbler, Encoding::Bytes), ("plaintext", Party::Evaluator, Encoding::Bytes)], Reveal::Evaluator, value::from_bytes(&AES_KEY)).offering(Security::Authenticated)]);
     let plaintext = value::parse_uint("0x00112233445566778899aabbccddeeff", 128).unwrap();
-    let (mut link, upgrade) = connect(services);
+    let (mut link, upgrade) = connect(services());
     for connection in ["cold", "warm"] {
         let before = link.flights.len();
         link.evaluator.start_with("aes128", vec![], plaintext.clone(), Security::Authenticated).unwrap();

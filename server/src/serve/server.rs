@@ -2,12 +2,12 @@
 //! server is in its life.
 
 use super::addresses::Addresses;
+use super::computation_memory::ComputationMemory;
 use super::config::Limits;
 use super::metrics::Metrics;
 use super::origin::OriginPolicy;
 use super::proxy::TrustedProxies;
 use super::slots::Slots;
-use super::computation_memory::ComputationMemory;
 use super::windows::WindowPool;
 use crate::service_table::ServiceTable;
 use garblet_core::protocol::{GarblerConfig, GarblerSession, PreparedOt};

@@ -413,7 +413,6 @@ impl Driver<'_> {
         self.activity.set_computing(!self.session.is_idle());
         if self.session.is_idle() {
             self.pace.request = None;
-            self.hold_memory();
         } else if was_idle {
             // A computation starts: with a full allowance and the first credit's wait, and only
             // within the address's budget.
@@ -438,7 +437,8 @@ impl Driver<'_> {
     /// computation's start, what the session will hold until it ends (its preparations parked
     /// and the computation's working memory, estimated from above by the core), refused with
     /// Busy when the budget lacks the room now and with Limit when it never will; once the
-    /// session is idle again, what stays parked. Returns whether the session may go on.
+    /// computation has ended ([`Driver::report_events`]), what stays parked. Returns whether the
+    /// session may go on.
     fn hold_memory(&mut self) -> bool {
         let needed = self.session.memory();
         let refusal = match self.memory.set(needed) {

@@ -383,9 +383,9 @@ enum GarblerStage {
     /// Waiting for B's chunk of the session's extension.
     Setup(Box<GarblerSetup>, Segments),
     /// Waiting for B's input masks. The first segment's preprocessing starts meanwhile, once
-    /// what is queued has been sent (`first_pending` until then): its first round needs nothing
-    /// of B's masks, and B answers it in the flight that carries them.
-    InputMasks { work: Box<Work>, first_pending: bool },
+    /// what is queued has been sent ([`AuthGarbler::first_segment_waits`] until then): its first
+    /// round needs nothing of B's masks, and B answers it in the flight that carries them.
+    InputMasks(Box<Work>),
     /// Waiting for B's opening of its masks of A's inputs and B's masked inputs; `work` is
     /// `None` for a computation on a preparation, whose segments are all in `ready`.
     Inputs { work: Option<Box<Work>>, computation: GarblerComputation, ready: VecDeque<Prepped> },
@@ -501,7 +501,7 @@ impl AuthGarbler {
     fn awaited_len(&mut self) -> usize {
         match &mut self.stage {
             GarblerStage::Setup(setup, _) => setup.reply_len(),
-            GarblerStage::InputMasks { work, .. } | GarblerStage::Garbling(work, _) | GarblerStage::Preparing(work, ..) => work.pre.awaited_len(&mut work.party).unwrap_or(0),
+            GarblerStage::InputMasks(work) | GarblerStage::Garbling(work, _) | GarblerStage::Preparing(work, ..) => work.pre.awaited_len(&mut work.party).unwrap_or(0),
             GarblerStage::Inputs { computation, .. } => {
                 let (opening, masked) = computation.inputs_len();
                 opening + masked
@@ -532,14 +532,12 @@ impl AuthGarbler {
                     // inputs a round trip sooner.
                     self.sender.send(parts.outbox, &work.party.garbler_input_opening(self.input_bits[0])?);
                 }
-                // A circuit without AND gates has no first round to send ahead.
-                GarblerStage::InputMasks { work, first_pending: self.and_gates > 0 }
+                GarblerStage::InputMasks(work)
             }
-            GarblerStage::InputMasks { mut work, first_pending } => {
+            GarblerStage::InputMasks(mut work) => {
                 work.step(&message, &mut self.sender, parts.outbox)?;
                 match work.pre.take_inputs() {
-                    None => GarblerStage::InputMasks { work, first_pending },
-                    Some(inputs) if self.prepare.is_some() && work.pre.segment_in_flight() => GarblerStage::Preparing(work, inputs, VecDeque::new()),
+                    None => GarblerStage::InputMasks(work),
                     Some(inputs) if self.prepare.is_some() => self.prepare_next(work, inputs, VecDeque::new(), parts)?,
                     Some(inputs) => {
                         // Its opening of its masks of B's inputs went out with the masks.
@@ -601,17 +599,24 @@ impl AuthGarbler {
         Ok(())
     }
 
+    /// Whether the first segment's preprocessing waits, in [`GarblerStage::InputMasks`], to
+    /// start behind A's input masks: until it has started, for a circuit with AND gates (one
+    /// without has no first round to send ahead).
+    fn first_segment_waits(&self, work: &Work) -> bool {
+        self.and_gates > 0 && !work.pre.segment_in_flight()
+    }
+
     /// Starts the segment whose preprocessing waits for the queue to drain, if one does.
     fn start_deferred(&mut self, parts: &mut GarblerParts<'_>) -> Result<(), SessionError> {
         self.stage = match std::mem::replace(&mut self.stage, GarblerStage::Ended) {
-            GarblerStage::InputMasks { mut work, first_pending: true } => {
+            GarblerStage::InputMasks(mut work) if self.first_segment_waits(&work) => {
                 let mut ready = VecDeque::new();
                 // A circuit with AND gates has some in its first segment (segments are cut
                 // before the AND gate that would pass one): it is in flight now.
                 if !work.start_next(&mut ready, &mut self.sender, parts.outbox)? || !ready.is_empty() {
                     return Err(SessionError::NotReady { state: "with a first segment without AND gates" });
                 }
-                GarblerStage::InputMasks { work, first_pending: false }
+                GarblerStage::InputMasks(work)
             }
             GarblerStage::Next(work, computation) => self.garble_next(work, computation, VecDeque::new(), parts)?,
             other => other,
@@ -679,7 +684,8 @@ impl AuthGarbler {
     /// A [`Phase::Prepare`] run: starts the next segment's preprocessing; after the last, parks
     /// the preparation and ends the run.
     fn prepare_next(&mut self, mut work: Box<Work>, inputs: InputMaterial, mut ready: VecDeque<Prepped>, parts: &mut GarblerParts<'_>) -> Result<GarblerStage, SessionError> {
-        if work.start_next(&mut ready, &mut self.sender, parts.outbox)? {
+        // The first segment's preprocessing may be in flight already, started behind the masks.
+        if work.pre.segment_in_flight() || work.start_next(&mut ready, &mut self.sender, parts.outbox)? {
             return Ok(GarblerStage::Preparing(work, inputs, ready));
         }
         let key = self.prepare.take().ok_or(SessionError::NotReady { state: "without a preparation's key" })?;
@@ -748,7 +754,11 @@ impl GarblerMode for AuthGarbler {
     /// The next segment's preprocessing, behind A's inputs or the last segment's tables; the
     /// first, behind A's input masks and its opening of its masks of B's inputs.
     fn has_deferred_work(&self) -> bool {
-        matches!(self.stage, GarblerStage::Next(..) | GarblerStage::InputMasks { first_pending: true, .. })
+        match &self.stage {
+            GarblerStage::Next(..) => true,
+            GarblerStage::InputMasks(work) => self.first_segment_waits(work),
+            _ => false,
+        }
     }
 
     fn garbled(&self) -> u64 {
