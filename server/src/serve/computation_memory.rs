@@ -1,7 +1,7 @@
 //! The memory of all sessions' computations together (`max_computation_memory_bytes`): what
 //! the cut-and-choose and authenticated computations running at once, and the preparations
 //! parked on sessions, hold beyond their credit windows. A cut-and-choose computation holds
-//! about 17 MB, an authenticated one up to about 55 MB (a segment's preprocessing), where a
+//! about 17 MB, an authenticated one up to about 54 MB (a segment's preprocessing), where a
 //! standard one holds little besides its window — so without a budget, clients that all start
 //! protected computations at once could make the server hold `max_sessions` times that.
 //!

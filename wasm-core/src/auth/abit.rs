@@ -251,6 +251,9 @@ pub struct AuthParty {
     pub(crate) and_rounds: u64,
     /// What its heavy steps spread over ([`crate::spread`]).
     pub(crate) threads: Threads,
+    /// The arrays of the last batch's MACs and keys, emptied and kept for the next batch of the
+    /// same computation ([`AuthParty::array_for`]), until [`AuthParty::release_arrays`].
+    pub(crate) spare_arrays: Vec<Vec<Block>>,
     #[cfg(feature = "insecure-switches")]
     pub(crate) switches: super::state::Switches,
 }
@@ -275,6 +278,7 @@ impl AuthParty {
             prepared: 0,
             and_rounds: 0,
             threads: Threads::ONE,
+            spare_arrays: Vec::new(),
             #[cfg(feature = "insecure-switches")]
             switches: Default::default(),
         })
@@ -288,6 +292,33 @@ impl AuthParty {
         self.theirs.expand_ahead(&threads);
         self.mine.draw_ahead(&threads);
         self.threads = threads;
+    }
+
+    /// An empty array for `count` blocks: one a finished batch left ([`AuthParty::keep_arrays`])
+    /// where there is one, else a new one.
+    ///
+    /// Every segment's batch takes two arrays of about the same size, the largest it holds (13
+    /// MiB each for a segment of 65,536 AND gates). Freed and allocated anew, batch after batch,
+    /// they did not land on the same pages: the allocator kept the freed ones and spread a long
+    /// computation over more of them, and the server's peak resident memory grew with the
+    /// computation's length while its heap did not (docs/performance.md, "Resident memory over
+    /// a long computation"). Handed on, they stay where they are.
+    pub(crate) fn array_for(&mut self, count: usize) -> Vec<Block> {
+        let mut array = self.spare_arrays.pop().unwrap_or_default();
+        array.clear();
+        array.reserve_exact(count);
+        array
+    }
+
+    /// Keeps a finished batch's arrays for the next batch ([`AuthParty::array_for`]).
+    pub(crate) fn keep_arrays(&mut self, arrays: [Vec<Block>; 2]) {
+        self.spare_arrays.extend(arrays);
+    }
+
+    /// Frees the arrays kept for a next batch: the computation has no more batches to run, and a
+    /// preparation parked, or a session waiting for its next request, must not hold them.
+    pub(crate) fn release_arrays(&mut self) {
+        self.spare_arrays = Vec::new();
     }
 
     /// Which party this is.

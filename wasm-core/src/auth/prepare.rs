@@ -124,6 +124,10 @@ impl Preprocessor {
                 }
                 // The masks of the segment's AND outputs rode with its triples.
                 Progress::Done(triples, masks) => {
+                    if self.all_started() {
+                        // The computation's last batch: nothing will take its arrays.
+                        party.release_arrays();
+                    }
                     let mut pairs = Vec::with_capacity(segment.ands());
                     let inputs = [&self.inputs[0][..], &self.inputs[1][..]];
                     self.walk.walk(&segment, inputs, &masks, party.role, party.delta, |gate, slots| {

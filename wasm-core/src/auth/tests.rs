@@ -212,6 +212,30 @@ fn triples_are_and_triples_authenticated_on_both_sides() {
     }
 }
 
+/// A finished batch hands its two arrays (MACs, keys) to the next batch, larger or smaller, whose
+/// triples are as good; once released, nothing is kept.
+#[cfg_attr(not(target_arch = "wasm32"), test)]
+#[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
+fn batches_hand_their_arrays_on_until_released() {
+    let (mut g, mut e) = connect(4);
+    let places = |p: &AuthParty| {
+        let mut places: Vec<*const Block> = p.spare_arrays.iter().map(|a| a.as_ptr()).collect();
+        places.sort();
+        places
+    };
+    run_batch(&mut g, &mut e, 4000, honest);
+    let kept = places(&g);
+    assert_eq!(kept.len(), 2, "a batch's MACs and keys kept");
+    for n in [9, 3000] {
+        let (tg, te) = run_batch(&mut g, &mut e, n, honest);
+        let (tg, te) = (tg.unwrap().unwrap(), te.unwrap().unwrap());
+        assert_eq!(bad_triples(&tg, &te, g.delta(), e.delta()), 0, "n = {n}");
+        assert_eq!(places(&g), kept, "the same arrays handed on (n = {n})");
+    }
+    g.release_arrays();
+    assert!(g.spare_arrays.is_empty());
+}
+
 /// Each party's steps spread over threads, as many or as few as it likes: the triples are the
 /// same kind, and a lie in a share far into the batch is still caught.
 #[cfg_attr(not(target_arch = "wasm32"), test)]

@@ -252,7 +252,7 @@ impl AuthParty {
         let bucket = bucket_size_of(n, batches);
         let leaky = n * bucket;
         let count = 3 * leaky + masks;
-        let (mut bits, mut message, mut macs) = (Vec::with_capacity(count), Vec::new(), Vec::with_capacity(count));
+        let (mut bits, mut message, mut macs) = (Vec::with_capacity(count), Vec::new(), self.array_for(count));
         if let Err(e) = self.send_random_and_masks(3 * leaky, masks, &mut bits, &mut message, &mut macs) {
             self.state = TripleState::Failed;
             return Err(e);
@@ -344,7 +344,7 @@ impl AuthParty {
     fn round_2(&mut self, mut b: Box<Batch>, peer: &[u8]) -> Result<Progress, AuthError> {
         let leaky = b.leaky_count();
         let count = 3 * leaky + b.masks;
-        let mut keys = Vec::with_capacity(count);
+        let mut keys = self.array_for(count);
         self.receive_bits(count, peer, &mut keys)?;
         b.keys = keys;
         let bits_len = leaky.div_ceil(8);
@@ -551,6 +551,8 @@ impl AuthParty {
         });
         let masks = self.threads.collect(b.masks, SPREAD, |i| batch.share(3 * leaky + i));
         self.triples_done += b.leaky_count() as u64;
+        let Batch { macs, keys, .. } = *b;
+        self.keep_arrays([macs, keys]);
         self.state = TripleState::Idle;
         Ok((triples, masks))
     }
