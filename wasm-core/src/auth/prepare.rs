@@ -117,29 +117,38 @@ impl Preprocessor {
             return Ok(None);
         }
         match std::mem::replace(&mut self.stage, Stage::Over) {
-            Stage::Triples(segment) => match party.triples_step(peer)? {
-                Progress::Send(message) => {
-                    self.stage = Stage::Triples(segment);
-                    Ok(Some(message))
-                }
-                // The masks of the segment's AND outputs rode with its triples.
-                Progress::Done(triples, masks) => {
-                    if self.all_started() {
-                        // The computation's last batch: nothing will take its arrays.
-                        party.release_arrays();
-                    }
-                    let mut pairs = Vec::with_capacity(segment.ands());
-                    let inputs = [&self.inputs[0][..], &self.inputs[1][..]];
-                    self.walk.walk(&segment, inputs, &masks, party.role, party.delta, |gate, slots| {
+            Stage::Triples(segment) => {
+                // The walk that pairs each AND gate's input masks needs the masks of the segment's
+                // AND outputs, which rode with its triples: it runs beside the batch's last step,
+                // while the buckets combine on the other threads.
+                let (role, delta, inputs, walk) = (party.role, party.delta, [&self.inputs[0][..], &self.inputs[1][..]], &mut self.walk);
+                let mut pairs = Vec::new();
+                let mut walked = Ok(());
+                let progress = party.triples_step_beside(peer, |masks| {
+                    pairs.reserve_exact(segment.ands());
+                    walked = walk.walk(&segment, inputs, masks, role, delta, |gate, slots| {
                         if let garblet_circuits::Gate::And { a, b, .. } = *gate {
                             pairs.push((slots[a as usize], slots[b as usize]));
                         }
-                    })?;
-                    let message = party.start_ands(&pairs, triples)?;
-                    self.stage = Stage::Ands(segment, masks);
-                    Ok(Some(message))
+                    });
+                })?;
+                match progress {
+                    Progress::Send(message) => {
+                        self.stage = Stage::Triples(segment);
+                        Ok(Some(message))
+                    }
+                    Progress::Done(triples, masks) => {
+                        walked?;
+                        if self.all_started() {
+                            // The computation's last batch: nothing will take its arrays.
+                            party.release_arrays();
+                        }
+                        let message = party.start_ands(&pairs, triples)?;
+                        self.stage = Stage::Ands(segment, masks);
+                        Ok(Some(message))
+                    }
                 }
-            },
+            }
             Stage::Ands(segment, masks) => {
                 let sigma = party.finish_ands(peer)?;
                 let material = SegmentMaterial { masks, sigma, computation: self.computation, segment: self.started - 1 };

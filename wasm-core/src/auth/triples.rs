@@ -290,6 +290,15 @@ impl AuthParty {
     /// message, or the batch's triples after round 5. A message of the wrong length changes
     /// nothing; any other error ends the party.
     pub fn triples_step(&mut self, peer: &[u8]) -> Result<Progress, AuthError> {
+        self.triples_step_beside(peer, |_| {})
+    }
+
+    /// [`triples_step`](Self::triples_step), and on the last round `beside` the buckets'
+    /// combination, on the calling thread while the combination's parts spread over the others
+    /// ([`Threads::join`]): it gets the masks that rode with the batch, as
+    /// [`Progress::Done`] will hand them out. Work of the caller's that needs them and nothing
+    /// else of the batch (the walk that pairs a segment's AND inputs) runs there instead of after.
+    pub fn triples_step_beside(&mut self, peer: &[u8], beside: impl FnOnce(&[AuthShare]) + Send) -> Result<Progress, AuthError> {
         let Some((what, expected)) = self.batch_message_awaited() else {
             return Err(AuthError::OutOfOrder { expected: self.state.expecting(), got: "a batch's message" });
         };
@@ -299,7 +308,7 @@ impl AuthParty {
             TripleState::AwaitingHalfAnd(b) => self.round_3(b, peer),
             TripleState::AwaitingD(b) => self.round_4(b, peer),
             TripleState::AwaitingCheckCommitment(b) => self.round_5(b, peer),
-            TripleState::AwaitingCheckOpening(b) => self.finish(b, peer).map(|(triples, masks)| Progress::Done(triples, masks)),
+            TripleState::AwaitingCheckOpening(b) => self.finish(b, peer, beside).map(|(triples, masks)| Progress::Done(triples, masks)),
             other => {
                 // Refused above; kept as it was.
                 self.state = other;
@@ -501,7 +510,7 @@ impl AuthParty {
 
     /// Round 5 received: the equality check, and only once it passed, the bucketing openings'
     /// MACs checked and the buckets combined; the masks that rode with the batch handed out.
-    fn finish(&mut self, b: Box<Batch>, peer: &[u8]) -> Result<(Vec<AuthTriple>, Vec<AuthShare>), AuthError> {
+    fn finish(&mut self, b: Box<Batch>, peer: &[u8], beside: impl FnOnce(&[AuthShare]) + Send) -> Result<(Vec<AuthTriple>, Vec<AuthShare>), AuthError> {
         let peer_nonce: [u8; 32] = peer[..32].try_into().unwrap_or_default();
         let peer_digest: [u8; 32] = peer[32..64].try_into().unwrap_or_default();
         if commit(&self.transcript, self.role.peer(), "leaky-AND check", &peer_nonce, &peer_digest) != b.peer_digest_commitment {
@@ -537,7 +546,9 @@ impl AuthParty {
         if enforce && expected[..] != peer[bits_len..] {
             return Err(AuthError::MacCheckFailed { what: "bucketing openings" });
         }
-        let triples = self.threads.collect(b.n, SPREAD / 4, |k| {
+        let masks = self.threads.collect(b.masks, SPREAD, |i| batch.share(3 * leaky + i));
+        let threads = &self.threads;
+        let ((), triples) = threads.join(|| beside(&masks), || threads.collect(b.n, SPREAD / 4, |k| {
             let (mut x, y, mut z) = (batch.share(k), batch.share(leaky + k), batch.share(2 * leaky + k));
             for j in 1..bucket {
                 let m = batch.member(k, j);
@@ -548,8 +559,7 @@ impl AuthParty {
                 x = x ^ mx;
             }
             AuthTriple { x, y, z }
-        });
-        let masks = self.threads.collect(b.masks, SPREAD, |i| batch.share(3 * leaky + i));
+        }));
         self.triples_done += b.leaky_count() as u64;
         let Batch { macs, keys, .. } = *b;
         self.keep_arrays([macs, keys]);
