@@ -708,7 +708,7 @@ impl GarblerMode for AuthGarbler {
     fn stage(&self) -> &'static str {
         match self.stage {
             GarblerStage::Setup(..) => "awaiting the authenticated mode's set-up",
-            GarblerStage::InputMasks { .. } | GarblerStage::Preparing(..) => "preprocessing an authenticated computation",
+            GarblerStage::InputMasks(_) | GarblerStage::Preparing(..) => "preprocessing an authenticated computation",
             GarblerStage::Inputs { .. } => "awaiting the client's masked inputs",
             GarblerStage::Garbling(..) | GarblerStage::Next(..) => "preprocessing and garbling an authenticated computation",
             GarblerStage::Outputs(..) => "awaiting the garbler's outputs",
