@@ -67,7 +67,8 @@ const RUNS: usize = 21;
 /// configuration, `loopback_<key>`, e.g. `loopback_aes128_authenticated`, or
 /// `loopback_aes128_authenticated_online` for the warm pair of [`loopback_warm`]);
 /// `GARBLET_BENCH_MALICIOUS_RUNS` the runs of each in-memory configuration;
-/// `GARBLET_BENCH_SYNTHETIC_AND_GATES` the synthetic computation's AND gates.
+/// `GARBLET_BENCH_SYNTHETIC_AND_GATES` the synthetic computation's AND gates;
+/// `GARBLET_BENCH_SYNTHETIC_ROUNDS` its rounds ([`SYNTHETIC_ROUNDS`]).
 struct Only(Option<Vec<String>>);
 
 impl Only {
@@ -253,6 +254,13 @@ fn plaintext(make: &dyn Fn() -> Box<dyn Program>, x: &[bool], y: &[bool]) -> Vec
     }
 }
 
+/// The median of the rounds' `values` as `key`, and their least and greatest as `key_least` and
+/// `key_most`: how far one round could have strayed.
+fn set_spread(report: &mut Report, key: &str, values: Vec<f64>) {
+    let (least, most) = values.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, m), &x| (l.min(x), m.max(x)));
+    report.set(key, median(values)).set(&format!("{key}_least"), least).set(&format!("{key}_most"), most);
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -362,12 +370,17 @@ pub fn run(json: bool) -> Result<(), String> {
 /// AND gates of the large authenticated computation.
 const SYNTHETIC_AND_GATES: u64 = 10_000_000;
 
+/// Rounds of the large computation: each runs it on one thread, then again on each of
+/// [`SPREAD_THREADS`]; CPU, wall time and speedups are the rounds' medians.
+const SYNTHETIC_ROUNDS: u64 = 3;
+
 /// The server's thread counts the large computation runs again with, where the machine has
 /// the cores.
 const SPREAD_THREADS: [usize; 4] = [2, 4, 8, 16];
 
-/// One authenticated computation of `synthetic` with [`SYNTHETIC_AND_GATES`] AND gates through
-/// the sessions, against what correlated OT alone would allow: the checked extension's CPU per
+/// Authenticated computations of `synthetic` with [`SYNTHETIC_AND_GATES`] AND gates through
+/// the sessions ([`SYNTHETIC_ROUNDS`] on one thread, as many on each spread thread count), the
+/// median against what correlated OT alone would allow: the checked extension's CPU per
 /// OT (forward direction, both roles), measured in this run, times the correlated OTs an AND
 /// gate takes — each party authenticates 3 bits per leaky AND (B per triple) and one mask per
 /// AND gate, so 2·(3B + 1) OTs per AND gate, both directions together.
@@ -380,15 +393,28 @@ fn synthetic(report: &mut Report) -> Result<(), String> {
     let secret = bits(&mut rng, prepared.secret_bits);
     let y = bits(&mut rng, shape.input_bits(Party::Evaluator));
     let want = plaintext(&|| (prepared.make)(), &secret, &y);
-    let started = Instant::now();
-    let t = sessions("synthetic", (prepared.service)(), &secret, &y, &want, Security::Authenticated)?;
-    let wall = started.elapsed().as_secs_f64();
-    // The server's own work spread over its threads: the garbler's wall time in its calls (the
-    // evaluator, on the same thread in turn, left out), against its one-thread run above.
-    let mut spread = Vec::new();
-    for threads in SPREAD_THREADS.into_iter().filter(|&n| n <= crate::threads::cores(usize::MAX)) {
-        let spread_run = sessions_over("synthetic", (prepared.service)(), &secret, &y, &want, Security::Authenticated, crate::threads::unmetered(threads))?;
-        spread.push((threads, spread_run.garbler.wall_ms));
+    // Rounds of one run on one thread and one per spread thread count, alternating, so that a
+    // shared machine's drift falls on both sides of each ratio; medians are reported.
+    let rounds = env_count("GARBLET_BENCH_SYNTHETIC_ROUNDS", SYNTHETIC_ROUNDS).max(1);
+    let counts: Vec<usize> = SPREAD_THREADS.into_iter().filter(|&n| n <= crate::threads::cores(usize::MAX)).collect();
+    let (mut cpu_ms, mut wall_s, mut one_thread_ms, mut cot_ns, mut bytes) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), 0.0);
+    let mut spread: Vec<(Vec<f64>, Vec<f64>)> = counts.iter().map(|_| (Vec::new(), Vec::new())).collect();
+    for _ in 0..rounds {
+        let started = Instant::now();
+        let t = sessions("synthetic", (prepared.service)(), &secret, &y, &want, Security::Authenticated)?;
+        wall_s.push(started.elapsed().as_secs_f64());
+        cpu_ms.push(t.garbler.ms + t.evaluator.ms);
+        one_thread_ms.push(t.garbler.wall_ms);
+        bytes = t.garbler.bytes + t.evaluator.bytes;
+        cot_ns.extend(super::ot::checked_cot_cpu_ns_per_ot(super::ot::DEFAULT_K));
+        // The server's own work spread over its threads: the garbler's wall time in its calls
+        // (the evaluator, on the same thread in turn, left out), against the one-thread run
+        // of the same round.
+        for (&threads, (walls, speedups)) in counts.iter().zip(&mut spread) {
+            let spread_run = sessions_over("synthetic", (prepared.service)(), &secret, &y, &want, Security::Authenticated, crate::threads::unmetered(threads))?;
+            walls.push(spread_run.garbler.wall_ms);
+            speedups.push(t.garbler.wall_ms / spread_run.garbler.wall_ms);
+        }
     }
     let k = super::ot::DEFAULT_K;
     let segment = garblet_core::auth::segment::SEGMENT_AND_GATES;
@@ -396,32 +422,34 @@ fn synthetic(report: &mut Report) -> Result<(), String> {
     let bucket = garblet_core::auth::triples::bucket_size_of(and_gates.min(segment as u64) as usize, segments as usize);
     let cots_per_and = 2.0 * (3.0 * bucket as f64 + 1.0);
     let n = and_gates as f64;
-    let cpu_ns_per_and = (t.garbler.ms + t.evaluator.ms) * 1e6 / n;
+    let cpu_ns_per_and = median(cpu_ms.clone()) * 1e6 / n;
     report
         .set("authenticated_synthetic_and_gates", and_gates)
         .set("authenticated_synthetic_bucket", bucket as u64)
         .set("authenticated_synthetic_cpu_ns_per_and", cpu_ns_per_and)
         .set("authenticated_synthetic_and_per_cpu_s", 1e9 / cpu_ns_per_and)
-        .set("authenticated_synthetic_wall_s", wall)
-        .set("authenticated_synthetic_bytes_per_and", (t.garbler.bytes + t.evaluator.bytes) / n)
+        .set("authenticated_synthetic_rounds", rounds)
+        .set("authenticated_synthetic_wall_s", median(wall_s))
+        .set("authenticated_synthetic_bytes_per_and", bytes / n)
         .set("authenticated_synthetic_cots_per_and", cots_per_and)
         .set("authenticated_synthetic_cot_k", k as u64)
         .set("authenticated_synthetic_segments", segments)
         // Both parties in one process; the whole process's peak (the benchmarks run before it
         // included when not run alone).
         .set("authenticated_synthetic_max_rss_mb", super::max_rss_mb())
-        .set("authenticated_synthetic_server_wall_ms_threads_1", t.garbler.wall_ms);
-    for (threads, wall_ms) in spread {
-        report
-            .set(&format!("authenticated_synthetic_server_wall_ms_threads_{threads}"), wall_ms)
-            .set(&format!("authenticated_synthetic_server_speedup_threads_{threads}"), t.garbler.wall_ms / wall_ms);
+        .set("authenticated_synthetic_server_wall_ms_threads_1", median(one_thread_ms));
+    for (threads, (walls, speedups)) in counts.into_iter().zip(spread) {
+        report.set(&format!("authenticated_synthetic_server_wall_ms_threads_{threads}"), median(walls));
+        set_spread(report, &format!("authenticated_synthetic_server_speedup_threads_{threads}"), speedups);
     }
-    if let Some(cot_ns) = super::ot::checked_cot_cpu_ns_per_ot(k) {
-        let bound = 1e9 / (cot_ns * cots_per_and);
+    // Each round's computation against the correlated OTs measured right after it.
+    if cot_ns.len() == cpu_ms.len() {
+        let vs_bound = cpu_ms.iter().zip(&cot_ns).map(|(&ms, &ot)| ot * cots_per_and / (ms * 1e6 / n)).collect();
+        let cot_ns = median(cot_ns);
         report
             .set("authenticated_synthetic_cot_cpu_ns_per_ot", cot_ns)
-            .set("authenticated_synthetic_cot_bound_and_per_cpu_s", bound)
-            .set("authenticated_synthetic_vs_cot_bound", 1e9 / cpu_ns_per_and / bound);
+            .set("authenticated_synthetic_cot_bound_and_per_cpu_s", 1e9 / (cot_ns * cots_per_and));
+        set_spread(report, "authenticated_synthetic_vs_cot_bound", vs_bound);
     }
     Ok(())
 }
