@@ -86,7 +86,7 @@ impl Threads {
 
     /// `0..len` cut into at most [`count`](Self::count) contiguous ranges (times the spawner's
     /// [`parts_per_thread`](Spawner::parts_per_thread) when there are several threads) of about
-    /// equal size,
+    /// equal size, the larger first,
     /// each but the last a multiple of `align` (≥ 1) items, and none shorter than `align` unless
     /// `len` is: `align` is also the least work worth a thread. None for `len` 0.
     pub fn ranges(&self, len: usize, align: usize) -> Vec<Range<usize>> {
@@ -100,9 +100,11 @@ impl Threads {
         let mut ranges = Vec::with_capacity(pieces);
         let mut start = 0;
         for p in 0..pieces {
-            // Units p·units/pieces … (p+1)·units/pieces, the last taking the remainder too:
-            // sizes differ by one unit and the remainder at most.
-            let end = if p + 1 == pieces { len } else { (p + 1) * units / pieces * align };
+            // The first `units % pieces` parts take one unit more than the others, and the last
+            // takes the remainder of `len` too. Threads take parts in order as they come free,
+            // so the parts taken last, whose end the others wait for, are the shorter ones: with
+            // sizes alternating, two threads taking four parts could each take two of a size.
+            let end = if p + 1 == pieces { len } else { ((p + 1) * (units / pieces) + (p + 1).min(units % pieces)) * align };
             ranges.push(start..end);
             start = end;
         }
@@ -299,6 +301,21 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Of parts that differ in size, the larger come first (the last part's remainder aside).
+    #[test]
+    fn larger_parts_come_first() {
+        let threads = Threads::in_turn(4);
+        for (len, align) in [(52, 2), (13, 1), (10_000, 8), (2049, 7)] {
+            let ranges = threads.ranges(len, align);
+            let units: Vec<usize> = ranges.iter().map(|r| r.len() / align).collect();
+            assert!(units.windows(2).all(|w| w[0] >= w[1]), "{len} {align}: {ranges:?}");
+            assert!(units[0] - units[units.len() - 1] <= 1, "{len} {align}: {ranges:?}");
+        }
+        // 26 units in four parts on two threads: as 6, 7, 6, 7 the calling thread would take
+        // the two of 6 and wait for the helper's 14; as 7, 7, 6, 6 both end at 13.
+        assert_eq!(threads.ranges(52, 2), [0..14, 14..28, 28..40, 40..52]);
     }
 
     #[test]

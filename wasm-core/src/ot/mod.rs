@@ -676,8 +676,8 @@ mod tests {
     #[cfg_attr(not(target_arch = "wasm32"), test)]
     #[cfg_attr(target_arch = "wasm32", wasm_bindgen_test)]
     fn base_ots_cut_into_parts_give_the_same_correlation() {
-        // Three parts of 32, 32 and 64 OTs: each part's products must land in its OTs' places.
-        assert_eq!(Threads::in_turn(3).ranges(base::BASE_OT_COUNT, BASE_OTS_PER_THREAD), [0..32, 32..64, 64..128]);
+        // Three parts of 64, 32 and 32 OTs: each part's products must land in its OTs' places.
+        assert_eq!(Threads::in_turn(3).ranges(base::BASE_OT_COUNT, BASE_OTS_PER_THREAD), [0..64, 64..96, 96..128]);
         let delta = random_delta();
         let (mut receiver, mut sender) = connect_over(delta, 4, &Threads::in_turn(3));
         let choices = random_choices(1000);
