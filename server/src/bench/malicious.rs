@@ -396,6 +396,7 @@ fn synthetic(report: &mut Report) -> Result<(), String> {
     // Rounds of one run on one thread and one per spread thread count, alternating, so that a
     // shared machine's drift falls on both sides of each ratio; medians are reported.
     let rounds = env_count("GARBLET_BENCH_SYNTHETIC_ROUNDS", SYNTHETIC_ROUNDS).max(1);
+    let k = super::ot::DEFAULT_K;
     let counts: Vec<usize> = SPREAD_THREADS.into_iter().filter(|&n| n <= crate::threads::cores(usize::MAX)).collect();
     let (mut cpu_ms, mut wall_s, mut one_thread_ms, mut cot_ns, mut bytes) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), 0.0);
     let mut spread: Vec<(Vec<f64>, Vec<f64>)> = counts.iter().map(|_| (Vec::new(), Vec::new())).collect();
@@ -406,7 +407,7 @@ fn synthetic(report: &mut Report) -> Result<(), String> {
         cpu_ms.push(t.garbler.ms + t.evaluator.ms);
         one_thread_ms.push(t.garbler.wall_ms);
         bytes = t.garbler.bytes + t.evaluator.bytes;
-        cot_ns.extend(super::ot::checked_cot_cpu_ns_per_ot(super::ot::DEFAULT_K));
+        cot_ns.extend(super::ot::checked_cot_cpu_ns_per_ot(k));
         // The server's own work spread over its threads: the garbler's wall time in its calls
         // (the evaluator, on the same thread in turn, left out), against the one-thread run
         // of the same round.
@@ -416,7 +417,6 @@ fn synthetic(report: &mut Report) -> Result<(), String> {
             speedups.push(t.garbler.wall_ms / spread_run.garbler.wall_ms);
         }
     }
-    let k = super::ot::DEFAULT_K;
     let segment = garblet_core::auth::segment::SEGMENT_AND_GATES;
     let segments = garblet_core::auth::segment::segments_of(and_gates, segment);
     let bucket = garblet_core::auth::triples::bucket_size_of(and_gates.min(segment as u64) as usize, segments as usize);

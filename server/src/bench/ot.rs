@@ -430,10 +430,33 @@ fn cot_throughput(count: usize, (delta, mut receive, mut send): Parties) -> CotR
     let wall = start.elapsed();
 
     assert_eq!((t.len(), q.len()), (last_len, last_len));
-    for ((t, q), &r) in t.iter().zip(&q).zip(&last_choices) {
+    assert_correlated(delta, &t, &q, &last_choices);
+    CotRun { wall, receiver_cpu_ms, sender_cpu_ms }
+}
+
+/// Panics unless the receiver's rows `t` are the sender's `q` moved by Δ where the choice is 1.
+fn assert_correlated(delta: Block, t: &[Block], q: &[Block], choices: &[bool]) {
+    for ((t, q), &r) in t.iter().zip(q).zip(choices) {
         assert_eq!(*t, *q ^ delta.select(r), "OT extension broke the correlation");
     }
-    CotRun { wall, receiver_cpu_ms, sender_cpu_ms }
+}
+
+/// Both roles of `parties` taking turns on the calling thread over `choices`, chunk by chunk, as
+/// a session's two parties on one thread do: their CPU milliseconds together (NaN where the
+/// platform has no thread clock). The last chunk's correlation is checked after the clock stops.
+fn in_turn_cpu_ms((delta, mut receive, mut send): Parties, choices: &[bool]) -> f64 {
+    let (mut message, mut t, mut q) = (Vec::new(), Vec::with_capacity(MAX_CHUNK), Vec::with_capacity(MAX_CHUNK));
+    let start = thread_cpu_ms();
+    for chunk in choices.chunks(MAX_CHUNK) {
+        message.clear();
+        t.clear();
+        q.clear();
+        receive(chunk, &mut message, &mut t);
+        send(chunk.len(), &message, &mut q);
+    }
+    let cpu_ms = thread_cpu_ms().zip(start).map_or(f64::NAN, |(end, start)| end - start);
+    assert_correlated(delta, &t, &q, choices.chunks(MAX_CHUNK).last().unwrap_or_default());
+    cpu_ms
 }
 
 /// Both roles' CPU nanoseconds per checked correlated OT of the forward direction under
@@ -442,23 +465,8 @@ fn cot_throughput(count: usize, (delta, mut receive, mut send): Parties) -> CotR
 /// conditions their sessions run in (both parties on one thread), not the two threads of
 /// [`cot_throughput`], whose figure moves with how busy the machine's other core is.
 pub(super) fn checked_cot_cpu_ns_per_ot(k: usize) -> Option<f64> {
-    let (delta, mut receive, mut send) = checked_extension(k, Direction::Forward);
-    let choices = random_bits(COT_COUNT);
-    let (mut message, mut t, mut q) = (Vec::new(), Vec::with_capacity(MAX_CHUNK), Vec::with_capacity(MAX_CHUNK));
-    let start = thread_cpu_ms()?;
-    for chunk in choices.chunks(MAX_CHUNK) {
-        message.clear();
-        t.clear();
-        q.clear();
-        receive(chunk, &mut message, &mut t);
-        send(chunk.len(), &message, &mut q);
-    }
-    let cpu_ms = thread_cpu_ms()? - start;
-    let last = &choices[(COT_COUNT - 1) / MAX_CHUNK * MAX_CHUNK..];
-    for ((t, q), &r) in t.iter().zip(&q).zip(last) {
-        assert_eq!(*t, *q ^ delta.select(r), "OT extension broke the correlation");
-    }
-    Some(cpu_ms * 1e6 / COT_COUNT as f64)
+    let cpu_ms = in_turn_cpu_ms(checked_extension(k, Direction::Forward), &random_bits(COT_COUNT));
+    cpu_ms.is_finite().then(|| cpu_ms * 1e6 / COT_COUNT as f64)
 }
 
 /// One input-heavy computation and the checks' share of it.
@@ -538,22 +546,11 @@ fn inputs_session(bits: usize) -> InputsRun {
     let Some(EvaluatorEvent::Finished(result)) = evaluator.poll_event() else { panic!("the benchmark's computation did not finish") };
     let session_cpu_ms = cpu() - start;
 
-    let ot_cpu = |(_, mut receive, mut send): Parties| {
-        let choices = random_bits(bits);
-        let start = cpu();
-        let (mut message, mut t, mut q) = (Vec::new(), Vec::new(), Vec::new());
-        for chunk in choices.chunks(MAX_CHUNK) {
-            message.clear();
-            receive(chunk, &mut message, &mut t);
-            send(chunk.len(), &message, &mut q);
-        }
-        cpu() - start
-    };
     InputsRun {
         and_gates: result.garbler.and_gates,
         session_cpu_ms,
-        checked_ot_cpu_ms: ot_cpu(checked_extension(DEFAULT_K, Direction::Forward)),
-        unchecked_ot_cpu_ms: ot_cpu(unchecked_extension(DEFAULT_K)),
+        checked_ot_cpu_ms: in_turn_cpu_ms(checked_extension(DEFAULT_K, Direction::Forward), &random_bits(bits)),
+        unchecked_ot_cpu_ms: in_turn_cpu_ms(unchecked_extension(DEFAULT_K), &random_bits(bits)),
     }
 }
 
