@@ -40,9 +40,14 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// Parts per thread a spread step is cut into: enough that a thread that comes free finds parts
-/// left to take, few enough that each stays well above what handing it over costs (a part is
-/// at least about a millisecond of work; `garblet_core::spread`).
-const PARTS_PER_THREAD: usize = 2;
+/// left to take, so that a thread that starts late (busy beside the step, in a
+/// [`Threads::join`], or woken from sleep) leaves the others at most a short part to wait on;
+/// few enough that each stays well above what handing it over costs (a part is at least a few
+/// tenths of a millisecond of work, `garblet_core::spread`; a helper took up a step's parts
+/// 30 µs after the step began at the median, 70 µs at the 90th percentile, on a 2-vCPU VM). On
+/// that VM, four parts per thread cut the time the threads of spread steps spent waiting on
+/// each other by about a third against two (docs/performance.md).
+const PARTS_PER_THREAD: usize = 4;
 
 /// How long a thread with nothing to do spins before it sleeps. On a 2-vCPU VM, spinning for
 /// 25 µs and for 100 µs both took the two-thread speedup of `garblet bench malicious`'s

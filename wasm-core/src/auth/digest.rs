@@ -22,9 +22,11 @@ use blake3::Hasher;
 /// and as much making the blocks.
 const PIECE: usize = 256 << 10;
 
-/// The fewest pieces a thread takes: about a millisecond of work, well above what starting a
-/// thread costs.
-const MIN_PIECES: usize = 4;
+/// The fewest pieces a part takes: about half a millisecond of work, well above what handing a
+/// part to another thread costs, and small enough that the common digests (2, 3 and 4 MiB: 8,
+/// 12 and 16 pieces) cut into parts that two threads share evenly, where four pieces a part
+/// cut 12 pieces into three parts, one thread taking two of them.
+const MIN_PIECES: usize = 2;
 
 /// Blocks made at a time for a sequential digest: 64 KiB, long enough for BLAKE3 to hash the
 /// chunks of each `update` side by side.

@@ -58,7 +58,7 @@
 
 use super::catalog::{ResolvedCircuit, Security};
 use super::frame::{ComputeRequest, Frame, Phase};
-use super::mode::{output_values, send_done, send_flight, ComputationResult, Ended, EvaluatorEnded, EvaluatorMode, EvaluatorParts, EvaluatorStart, GarblerMode, GarblerParts, Gathering, Parked, PreparedKey, Progress, Start, StartContext};
+use super::mode::{flight_frames, output_values, send_done, send_flight, ComputationResult, Ended, EvaluatorEnded, EvaluatorMode, EvaluatorParts, EvaluatorStart, GarblerMode, GarblerParts, Gathering, Parked, PreparedKey, Progress, Start, StartContext};
 use super::plan::{GateSource, Plan, RecordedCircuit};
 use super::session::{Counters, Outbox};
 use super::stats::Stats;
@@ -186,6 +186,26 @@ struct Sender {
 impl Sender {
     fn send(&mut self, outbox: &mut Outbox, message: &[u8]) {
         send_flight(outbox, self.numbering.next(), message, self.max_frame);
+    }
+
+    /// Numbers the next flight now, for frames made later, where the flight is made: on a
+    /// thread beside other work. The frames must be pushed before those of any flight
+    /// numbered after it.
+    fn number_next(&mut self) -> FlightNumber {
+        FlightNumber { number: self.numbering.next(), max_frame: self.max_frame }
+    }
+}
+
+/// A flight's number, taken in turn, and its frames' size.
+#[derive(Clone, Copy)]
+struct FlightNumber {
+    number: u8,
+    max_frame: usize,
+}
+
+impl FlightNumber {
+    fn frames(self, message: &[u8]) -> Vec<Vec<u8>> {
+        flight_frames(self.number, message, self.max_frame)
     }
 }
 
@@ -657,8 +677,13 @@ impl AuthGarbler {
             return self.garble_next(work, computation, VecDeque::from([(segment, material)]), parts);
         };
         let Work { party, pre, .. } = &mut *work;
-        let (tables, first) = parts.threads.join(|| computation.garble(&segment, material), || pre.start_segment(party, next));
-        self.sender.send(parts.outbox, &tables?);
+        // The tables go first, so their flight is numbered first; cutting them into frames is
+        // done beside the next segment's first round too, which usually outlasts the garbling.
+        let flight = self.sender.number_next();
+        let (tables, first) = parts.threads.join(|| computation.garble(&segment, material).map(|tables| flight.frames(&tables)), || pre.start_segment(party, next));
+        for frame in tables? {
+            parts.outbox.push(frame);
+        }
         if let Some(first) = first? {
             self.sender.send(parts.outbox, &first);
             return Ok(GarblerStage::Garbling(work, computation));

@@ -430,14 +430,24 @@ const FLIGHT_OVERHEAD: usize = 3;
 
 /// Sends `bytes` as flight `number`, in pieces that fit `max_frame`.
 pub(super) fn send_flight(outbox: &mut Outbox, number: u8, bytes: &[u8], max_frame: usize) {
+    for frame in flight_frames(number, bytes, max_frame) {
+        outbox.push(frame);
+    }
+}
+
+/// The frames of flight `number`: `bytes` in pieces that fit `max_frame`, one empty piece for
+/// an empty flight.
+pub(super) fn flight_frames(number: u8, bytes: &[u8], max_frame: usize) -> Vec<Vec<u8>> {
     let piece = max_frame.saturating_sub(FLIGHT_OVERHEAD).max(1);
+    if bytes.is_empty() {
+        return vec![Frame::Flight { flight: number, more: false, bytes: Vec::new() }.encode()];
+    }
     let mut pieces = bytes.chunks(piece).peekable();
-    if pieces.peek().is_none() {
-        outbox.push(Frame::Flight { flight: number, more: false, bytes: Vec::new() }.encode());
-    }
+    let mut frames = Vec::with_capacity(bytes.len().div_ceil(piece));
     while let Some(p) = pieces.next() {
-        outbox.push(Frame::encode_flight(number, pieces.peek().is_some(), p));
+        frames.push(Frame::encode_flight(number, pieces.peek().is_some(), p));
     }
+    frames
 }
 
 /// The largest flight [`Gathering`] reserves in full on its first piece (larger limits, such
@@ -470,5 +480,34 @@ impl Gathering {
         }
         self.bytes.extend_from_slice(bytes);
         Ok((!more).then(|| std::mem::take(&mut self.bytes)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::frame::flight_content;
+    use super::*;
+
+    /// A flight's frames fit the frame size, are marked `more` but for the last, and gather
+    /// back into the flight, whatever its length against the pieces' size: empty, shorter
+    /// than a piece, a whole number of pieces, or one byte more.
+    #[test]
+    fn a_flight_cut_into_frames_gathers_back_whole() {
+        let max_frame = 64;
+        let piece = max_frame - FLIGHT_OVERHEAD;
+        for len in [0, 1, piece - 1, piece, piece + 1, 3 * piece, 3 * piece + 1] {
+            let flight: Vec<u8> = (0..len).map(|i| (i * 7 + 3) as u8).collect();
+            let frames = flight_frames(9, &flight, max_frame);
+            assert_eq!(frames.len(), len.div_ceil(piece).max(1), "{len} bytes");
+            let mut gathering = Gathering::default();
+            let mut gathered = None;
+            for (i, frame) in frames.iter().enumerate() {
+                assert!(frame.len() <= max_frame, "a frame of {} bytes for {len}", frame.len());
+                let (number, more, bytes) = flight_content(frame).expect("a flight frame");
+                assert_eq!((number, more), (9, i + 1 < frames.len()), "frame {i} of {len} bytes");
+                gathered = gathering.piece(9, number, more, bytes, len, "testing").expect("within the limit");
+            }
+            assert_eq!(gathered, Some(flight), "{len} bytes");
+        }
     }
 }
