@@ -75,8 +75,8 @@ function rendererPids() {
 
 /**
  * Samples the tab's and the server's resident memory every `sampleMs` until `stop()`, which
- * takes a last sample unless `resample` is false (the browser already gone: the last sample
- * stands). Keeps the tab's samples with their times, for its percentiles.
+ * takes a last sample: call it while the browser still runs, as a sample of a browser closing
+ * reads its processes gone. Keeps the tab's samples with their times, for its percentiles.
  */
 function sampler(serverPid) {
   const peaks = { tab: 0, server: 0 };
@@ -92,10 +92,10 @@ function sampler(serverPid) {
   const timer = setInterval(sample, sampleMs);
   return {
     /** Stops; `tabDuring(seconds)` gives the tab's samples of the last `seconds` before the stop. */
-    stop(resample = true) {
+    stop() {
       clearInterval(timer);
       const stopped = performance.now();
-      if (resample) sample();
+      sample();
       return { peaks, end: last, tabDuring: (seconds) => tab.filter((s) => s.at >= stopped - seconds * 1000).map((s) => s.bytes) };
     },
   };
@@ -122,8 +122,9 @@ async function main() {
       let run, peaks, end, tabDuring;
       if (withoutDevtools) {
         const samples = sampler(garblet.pid);
-        run = await measureWithoutDevtools({ garblet, web, memory: { andGates, security: options.security } });
-        ({ peaks, end, tabDuring } = samples.stop(false));
+        let stopped;
+        run = await measureWithoutDevtools({ garblet, web, memory: { andGates, security: options.security }, beforeClose: () => (stopped ??= samples.stop()) });
+        ({ peaks, end, tabDuring } = stopped);
       } else {
         const context = await browser.newContext();
         const page = await context.newPage();

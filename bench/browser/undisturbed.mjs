@@ -15,8 +15,11 @@ import { CHROMIUM_ARGS, chromiumPath } from './chromium.mjs';
 /** How long the page may take, the memory benchmark's long runs included. */
 const TIMEOUT_MS = 1_800_000;
 
-/** Runs page/undisturbed.html against `garblet`; resolves to what the page reports. */
-export async function measureWithoutDevtools({ garblet, web, andGates = 0, latencyRuns = 0, linkRuns = 0, rounds, relays = [], sweepWindows = [], perWorkerAndGates = 0, memory }) {
+/**
+ * Runs page/undisturbed.html against `garblet`; resolves to what the page reports. Calls
+ * `beforeClose`, if given, once the page has reported (or failed), before Chromium is closed.
+ */
+export async function measureWithoutDevtools({ garblet, web, andGates = 0, latencyRuns = 0, linkRuns = 0, rounds, relays = [], sweepWindows = [], perWorkerAndGates = 0, memory, beforeClose }) {
   let report;
   const reported = new Promise((resolve) => (report = resolve));
   const collector = createServer((req, res) => {
@@ -52,6 +55,9 @@ export async function measureWithoutDevtools({ garblet, web, andGates = 0, laten
     return result;
   } finally {
     clearTimeout(timer);
+    // While Chromium still runs: a caller sampling its processes stops here, not on a browser
+    // half gone.
+    beforeClose?.();
     chrome.kill('SIGKILL');
     collector.close();
     // Chromium's helper processes may still write to the profile for a moment after it died.
