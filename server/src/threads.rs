@@ -45,8 +45,8 @@ use std::time::{Duration, Instant};
 /// few enough that each stays well above what handing it over costs (a part is at least a few
 /// tenths of a millisecond of work, `garblet_core::spread`; a helper took up a step's parts
 /// 30 µs after the step began at the median, 70 µs at the 90th percentile, on a 2-vCPU VM). On
-/// that VM, four parts per thread cut the time the threads of spread steps spent waiting on
-/// each other by about a third against two (docs/performance.md).
+/// that VM, four parts per thread instead of two cut the time the threads of spread steps spent
+/// waiting on each other by about a sixth (docs/performance.md).
 const PARTS_PER_THREAD: usize = 4;
 
 /// How long a thread with nothing to do spins before it sleeps. On a 2-vCPU VM, spinning for
