@@ -31,6 +31,8 @@ export type FromSocket =
   | { type: 'open'; sid: number }
   | { type: 'failed'; sid: number; message: string }
   | { type: 'frame'; sid: number; frame: ArrayBuffer }
+  /** A frame the engine sent, once the socket has taken its bytes: handed back, to be freed in the engine's heap. */
+  | { type: 'sent'; sid: number; frame: ArrayBuffer }
   | { type: 'closed'; sid: number; reason: string };
 
 /**

@@ -30,6 +30,8 @@ export function openSocket(port: MessagePort, url: string): Promise<Transport> {
           return reject(new ConnectionError(m.message, 'unreachable'));
         case 'frame':
           return transport.onFrame?.(new Uint8Array(m.frame));
+        case 'sent':
+          return; // garbage now, in this worker's heap, which is collected often
         case 'closed':
           return transport.onClose?.(m.reason);
       }
